@@ -1,0 +1,174 @@
+// The neutral exchange: every inbound shape decodes into these types and every upstream shape
+// encodes from them, so each wire format needs one decoder and one encoder, never a pair matrix.
+// Usage keeps Anthropic semantics (uncached input apart from cache reads and writes); the edges
+// convert.
+
+export type Role = 'user' | 'assistant'
+
+export interface CacheControl {
+  type: 'ephemeral'
+  ttl?: '5m' | '1h'
+}
+
+export type ImageSource =
+  | { kind: 'base64'; mediaType: string; data: string }
+  | { kind: 'url'; url: string }
+
+export interface TextBlock {
+  type: 'text'
+  text: string
+  cacheControl?: CacheControl
+}
+
+export interface ImageBlock {
+  type: 'image'
+  source: ImageSource
+  cacheControl?: CacheControl
+}
+
+export interface ThinkingBlock {
+  type: 'thinking'
+  thinking: string
+  /** Anthropic's opaque signature; empty or absent when another provider produced the reasoning. */
+  signature?: string
+}
+
+export interface RedactedThinkingBlock {
+  type: 'redacted_thinking'
+  data: string
+}
+
+export interface ToolUseBlock {
+  type: 'tool_use'
+  id: string
+  name: string
+  input: unknown
+  cacheControl?: CacheControl
+}
+
+export interface ToolResultBlock {
+  type: 'tool_result'
+  toolUseId: string
+  content: (TextBlock | ImageBlock)[]
+  isError?: boolean
+  cacheControl?: CacheControl
+}
+
+export type ContentBlock =
+  | TextBlock
+  | ImageBlock
+  | ThinkingBlock
+  | RedactedThinkingBlock
+  | ToolUseBlock
+  | ToolResultBlock
+
+export interface Message {
+  role: Role
+  content: ContentBlock[]
+}
+
+export interface ToolDefinition {
+  name: string
+  description?: string
+  /** JSON Schema of the arguments object. */
+  inputSchema: Record<string, unknown>
+  cacheControl?: CacheControl
+}
+
+export type ToolChoice =
+  | { type: 'auto'; disableParallel?: boolean }
+  | { type: 'any'; disableParallel?: boolean }
+  | { type: 'tool'; name: string; disableParallel?: boolean }
+  | { type: 'none' }
+
+export type ReasoningEffort = 'minimal' | 'low' | 'medium' | 'high' | 'xhigh' | 'max'
+
+export type Thinking =
+  | { type: 'enabled'; budgetTokens: number }
+  | { type: 'adaptive'; effort?: ReasoningEffort }
+  | { type: 'disabled' }
+
+export interface ExchangeRequest {
+  system: TextBlock[]
+  messages: Message[]
+  tools: ToolDefinition[]
+  toolChoice?: ToolChoice
+  maxTokens: number
+  temperature?: number
+  topP?: number
+  topK?: number
+  stopSequences?: string[]
+  thinking?: Thinking
+  stream: boolean
+  /** Opaque end-user id (Anthropic metadata.user_id, OpenAI user / safety_identifier). */
+  user?: string
+}
+
+export type StopReason =
+  | 'end_turn'
+  | 'max_tokens'
+  | 'tool_use'
+  | 'stop_sequence'
+  | 'refusal'
+  | 'pause_turn'
+  | 'context_exceeded'
+  | 'error'
+
+/** Token counts in Anthropic semantics: `input` excludes cache reads and cache writes. */
+export interface Usage {
+  input: number
+  cacheRead: number
+  cacheWrite: number
+  output: number
+  /** Part of `output` spent on reasoning, where the upstream says. */
+  reasoning: number
+}
+
+export const emptyUsage = (): Usage => ({ input: 0, cacheRead: 0, cacheWrite: 0, output: 0, reasoning: 0 })
+
+/** The total prompt size as OpenAI counts it (cache reads and writes included). */
+export const totalInput = (u: Usage): number => u.input + u.cacheRead + u.cacheWrite
+
+export type OutputBlock = TextBlock | ThinkingBlock | RedactedThinkingBlock | ToolUseBlock
+
+export interface ExchangeResponse {
+  /** The upstream's own id; the gateway replaces it with its own at the edge. */
+  id: string
+  model: string
+  content: OutputBlock[]
+  stopReason: StopReason
+  stopSequence: string | null
+  usage: Usage
+}
+
+export type BlockStart =
+  | { kind: 'text' }
+  | { kind: 'thinking' }
+  | { kind: 'redacted_thinking'; data: string }
+  | { kind: 'tool_use'; id: string; name: string }
+
+export interface UpstreamErrorInfo {
+  status: number
+  /** Anthropic error type vocabulary: overloaded_error, api_error, rate_limit_error, … */
+  type: string
+  message: string
+}
+
+/**
+ * The neutral event stream. Block indices are dense and start at 0, in the order blocks open.
+ * `usage` events are cumulative: the latest value overwrites earlier ones, never adds.
+ * A well-formed stream is: start, (block_start, deltas…, block_stop)*, usage*, finish.
+ * `finish` may come before the final `usage` (Chat sends usage after finish_reason); encoders that
+ * need both hold the finish until the stream ends.
+ */
+export type ExchangeEvent =
+  | { type: 'start'; id: string; model: string; usage?: Partial<Usage> }
+  | { type: 'block_start'; index: number; block: BlockStart }
+  | { type: 'text_delta'; index: number; text: string }
+  | { type: 'thinking_delta'; index: number; thinking: string }
+  | { type: 'signature_delta'; index: number; signature: string }
+  | { type: 'tool_args_delta'; index: number; partialJson: string }
+  | { type: 'block_stop'; index: number }
+  | { type: 'usage'; usage: Partial<Usage> }
+  | { type: 'finish'; reason: StopReason; stopSequence?: string | null }
+  | { type: 'error'; error: UpstreamErrorInfo }

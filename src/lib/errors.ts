@@ -1,0 +1,57 @@
+// One error type for the whole gateway. Routes render it in the client's own error shape
+// (Anthropic's or OpenAI's); the router reads `retryable` to decide whether to fall back.
+
+export type ErrorKind =
+  | 'invalid_request'
+  | 'authentication'
+  | 'billing'
+  | 'permission'
+  | 'not_found'
+  | 'method_not_allowed'
+  | 'request_too_large'
+  | 'rate_limit'
+  | 'api_error'
+  | 'overloaded'
+  | 'timeout'
+
+const defaultStatus: Record<ErrorKind, number> = {
+  invalid_request: 400,
+  authentication: 401,
+  billing: 402,
+  permission: 403,
+  not_found: 404,
+  method_not_allowed: 405,
+  request_too_large: 413,
+  rate_limit: 429,
+  api_error: 500,
+  overloaded: 529,
+  timeout: 504,
+}
+
+export class GatewayError extends Error {
+  readonly kind: ErrorKind
+  readonly status: number
+  /** True when another candidate may succeed where this one failed (before any byte was sent). */
+  readonly retryable: boolean
+  /** Seconds the upstream asked us to wait (429/529 retry-after). */
+  readonly retryAfterSeconds?: number
+  /** Which request field is wrong, when one is (OpenAI's `param`). */
+  readonly param?: string
+
+  constructor(
+    kind: ErrorKind,
+    message: string,
+    options: { status?: number; retryable?: boolean; retryAfterSeconds?: number; param?: string; cause?: unknown } = {},
+  ) {
+    super(message, { cause: options.cause })
+    this.name = 'GatewayError'
+    this.kind = kind
+    this.status = options.status ?? defaultStatus[kind]
+    this.retryable = options.retryable ?? false
+    this.retryAfterSeconds = options.retryAfterSeconds
+    this.param = options.param
+  }
+}
+
+export const invalidRequest = (message: string, param?: string) =>
+  new GatewayError('invalid_request', message, { param })

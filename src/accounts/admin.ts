@@ -1,0 +1,182 @@
+// The operator's verbs: accounts, keys, grants, usage. The CLI and the admin HTTP API both call
+// these, so the two can never disagree on a rule.
+import type { Config } from '../config/load'
+import { type ScopeCostType, scopeCostTypes } from '../ledger/credit'
+import type { Account, Ledger } from '../ledger/ledger'
+import { usdToNanos } from '../ledger/pricing'
+import { GatewayError, invalidRequest } from '../lib/errors'
+import { issueApiKey } from './api-keys'
+import { openProviderKey, providerKeyHint, sealProviderKey } from './provider-keys'
+
+export interface GrantInput {
+  account: string
+  /** Exactly one of usd or amountNanos. */
+  usd?: number
+  amountNanos?: number
+  costType?: string
+  routingModes?: string[]
+  models?: string[]
+  providers?: string[]
+  /** RFC 3339 */
+  expiresAt?: string
+  source?: string
+}
+
+const routingModes = ['pro', 'max', 'ultra_saver']
+
+export function createAdmin(deps: { ledger: Ledger; config: Config; clock: () => number }) {
+  const { ledger, config } = deps
+
+  async function findAccount(nameOrId: string): Promise<Account> {
+    const account = (await ledger.getAccountByName(nameOrId)) ?? (await ledger.getAccount(nameOrId))
+    if (!account) throw new GatewayError('not_found', `no account named ${JSON.stringify(nameOrId)}`)
+    return account
+  }
+
+  function requireMasterKey(): string {
+    if (!config.server.masterKey) {
+      throw new GatewayError(
+        'invalid_request',
+        'provider keys need a master key: set SVC_MASTER_KEY (or [server] master_key_env) before storing one',
+      )
+    }
+    return config.server.masterKey
+  }
+
+  return {
+    findAccount,
+
+    async createAccount(name: string) {
+      if (!/^[A-Za-z0-9][A-Za-z0-9._@-]{0,63}$/.test(name)) {
+        throw invalidRequest('account name: 1–64 characters of letters, digits, . _ @ -, starting with a letter or digit', 'name')
+      }
+      if (await ledger.getAccountByName(name)) throw invalidRequest(`account ${name} already exists`, 'name')
+      return ledger.createAccount(name)
+    },
+
+    listAccounts: () => ledger.listAccounts(),
+
+    async createKey(input: { account: string; name?: string }) {
+      const account = await findAccount(input.account)
+      return issueApiKey(ledger, account.id, input.name?.trim() || 'default')
+    },
+
+    async listKeys(input: { account?: string }) {
+      const account = input.account ? await findAccount(input.account) : undefined
+      return ledger.listApiKeys(account?.id)
+    },
+
+    async revokeKey(id: string) {
+      const key = await ledger.getApiKey(id)
+      if (!key) throw new GatewayError('not_found', `no API key with id ${id}`)
+      return (await ledger.revokeApiKey(id)) ?? key
+    },
+
+    async addGrant(input: GrantInput) {
+      const account = await findAccount(input.account)
+      if ((input.usd === undefined) === (input.amountNanos === undefined)) {
+        throw invalidRequest('give the amount once: usd or amount_nanos', 'amount')
+      }
+      let amountNanos: number
+      try {
+        amountNanos = input.amountNanos ?? usdToNanos(input.usd ?? Number.NaN)
+      } catch {
+        throw invalidRequest('the amount must be a non-negative number of USD', 'usd')
+      }
+      if (!Number.isSafeInteger(amountNanos) || amountNanos <= 0) {
+        throw invalidRequest('the amount must be more than zero', 'amount')
+      }
+      const costType = (input.costType ?? 'all') as ScopeCostType
+      if (!scopeCostTypes.includes(costType)) {
+        throw invalidRequest(`scope_cost_type must be one of ${scopeCostTypes.join(', ')}`, 'scope_cost_type')
+      }
+      for (const mode of input.routingModes ?? []) {
+        if (!routingModes.includes(mode)) {
+          throw invalidRequest(`routing mode ${mode} is not one of ${routingModes.join(', ')}`, 'routing_modes')
+        }
+      }
+      let expiresAt: number | null = null
+      if (input.expiresAt !== undefined) {
+        expiresAt = Date.parse(input.expiresAt)
+        if (Number.isNaN(expiresAt) || !/^\d{4}-\d{2}-\d{2}T/.test(input.expiresAt)) {
+          throw invalidRequest('expires_at must be an RFC 3339 timestamp', 'expires_at')
+        }
+      }
+      return ledger.addGrant({
+        accountId: account.id,
+        amountNanos,
+        scopeCostType: costType,
+        source: input.source?.trim() || 'admin',
+        scopeRoutingModes: input.routingModes ?? null,
+        scopeModels: input.models ?? null,
+        scopeProviders: input.providers ?? null,
+        expiresAt,
+      })
+    },
+
+    async listGrants(accountName: string) {
+      const account = await findAccount(accountName)
+      return ledger.listGrants(account.id)
+    },
+
+    async addProviderKey(input: { account: string; provider: string; key: string }) {
+      const masterKey = requireMasterKey()
+      const account = await findAccount(input.account)
+      if (!config.providers[input.provider]) {
+        throw invalidRequest(
+          `provider ${input.provider} is not configured (known: ${Object.keys(config.providers).join(', ') || 'none'})`,
+          'provider',
+        )
+      }
+      if (input.key.trim().length < 8) throw invalidRequest('the provider key looks too short', 'key')
+      return ledger.putProviderKey({
+        accountId: account.id,
+        providerId: input.provider,
+        sealed: sealProviderKey(masterKey, input.key.trim(), account.id),
+        hint: providerKeyHint(input.key.trim()),
+      })
+    },
+
+    async listProviderKeys(input: { account?: string }) {
+      const account = input.account ? await findAccount(input.account) : undefined
+      return ledger.listProviderKeys(account?.id)
+    },
+
+    async removeProviderKey(input: { account: string; provider: string }) {
+      const account = await findAccount(input.account)
+      if (!(await ledger.deleteProviderKey(account.id, input.provider))) {
+        throw new GatewayError('not_found', `account ${input.account} has no key for ${input.provider}`)
+      }
+    },
+
+    /** Decrypts an account's provider key for one upstream call; never logged, never returned. */
+    async openProviderKey(accountId: string, providerId: string): Promise<string | undefined> {
+      if (!config.server.masterKey) return undefined
+      const row = (await ledger.listProviderKeys(accountId)).find((k) => k.providerId === providerId)
+      return row ? openProviderKey(config.server.masterKey, row.sealed, accountId) : undefined
+    },
+
+    /**
+     * On an empty database: a first account with a key and the configured starter grant, so a
+     * fresh `svc serve` is usable at once. Returns undefined when accounts already exist.
+     */
+    async bootstrap() {
+      if ((await ledger.listAccounts()).length > 0) return undefined
+      const account = await ledger.createAccount('default')
+      const { key } = await issueApiKey(ledger, account.id, 'first key')
+      const starter = config.billing.starterGrant
+      const grant = starter
+        ? await ledger.addGrant({
+            accountId: account.id,
+            amountNanos: starter.nanos,
+            scopeCostType: 'all',
+            source: 'starter',
+            expiresAt: starter.expiresInDays ? deps.clock() + starter.expiresInDays * 86_400_000 : null,
+          })
+        : undefined
+      return { account, key, grant }
+    },
+  }
+}
+
+export type Admin = ReturnType<typeof createAdmin>

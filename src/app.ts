@@ -1,0 +1,68 @@
+// createApp(deps) → the Elysia app. It never listens: `svc serve` does, tests call app.handle().
+import { Elysia, ValidationError } from 'elysia'
+import type { Deps } from './deps'
+import { adminRoutes } from './http/admin'
+import { errorResponse, type Surface } from './http/errors'
+import { healthRoutes } from './http/health'
+import { usageRoutes } from './http/usage'
+import { GatewayError, invalidRequest } from './lib/errors'
+import { describeValueError } from './lib/schema-errors'
+
+/** Which error shape a path answers in: OpenAI's for the responses surface, Anthropic's elsewhere. */
+export const surfaceOf = (path: string): Surface =>
+  path.startsWith('/compat-b/') || path.startsWith('/openai/') ? 'openai' : 'anthropic'
+
+/** Routes and their methods, so a wrong method is a 405 rather than a 404. */
+const knownRoutes: { pattern: RegExp; methods: string }[] = [
+  { pattern: /^\/v1\/usage(\/requests(\/[^/]+)?|\/sessions(\/list)?)?$/, methods: 'GET' },
+  { pattern: /^\/v1\/usage\/requests\/[^/]+\/feedback$/, methods: 'POST' },
+  { pattern: /^\/(healthz|readyz)$/, methods: 'GET' },
+]
+
+function describeValidation(error: ValidationError): string {
+  return error.valueError ? describeValueError(error.valueError) : 'request body does not match the expected shape'
+}
+
+export function createApp(deps: Deps) {
+  const maxBody = deps.config.server.maxBodyBytes
+  return new Elysia({ name: 'svc' })
+    .onRequest(({ request }) => {
+      const length = Number(request.headers.get('content-length') ?? 0)
+      if (length > maxBody) {
+        const path = new URL(request.url).pathname
+        return errorResponse(
+          new GatewayError('request_too_large', `request body is ${length} bytes; the limit is ${maxBody}`),
+          surfaceOf(path),
+        )
+      }
+    })
+    .onError(({ code, error, request, path }) => {
+      const surface = surfaceOf(path)
+      switch (code) {
+        case 'NOT_FOUND': {
+          const route = knownRoutes.find((r) => r.pattern.test(path))
+          if (route && !route.methods.split(',').includes(request.method)) {
+            return errorResponse(
+              new GatewayError('method_not_allowed', `${request.method} is not allowed on ${path}; use ${route.methods}`, {
+                cause: route.methods,
+              }),
+              surface,
+            )
+          }
+          return errorResponse(new GatewayError('not_found', `no route ${request.method} ${path}`), surface)
+        }
+        case 'PARSE':
+          return errorResponse(invalidRequest('request body is not valid JSON'), surface)
+        case 'VALIDATION':
+          return errorResponse(invalidRequest(describeValidation(error as ValidationError)), surface)
+        default:
+          if (!(error instanceof GatewayError)) deps.log.error('unhandled error', { path, error: String(error) })
+          return errorResponse(error, surface)
+      }
+    })
+    .use(healthRoutes(deps))
+    .use(usageRoutes(deps))
+    .use(adminRoutes(deps))
+}
+
+export type App = ReturnType<typeof createApp>

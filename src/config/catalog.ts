@@ -1,0 +1,155 @@
+// The built-in catalog: current list prices (USD per million tokens) and facts of the models svc
+// routes to, per provider that serves them. To update: edit the rows below from the providers'
+// pricing pages (anthropic.com/pricing, openai.com/api/pricing, api-docs.deepseek.com/quick_start/pricing,
+// openrouter.ai/models), or override any row from svc.toml with a [[models]] entry of the same id
+// and provider. Prices last checked 2026-11.
+import type { RoutingMode } from './schema'
+
+export interface CatalogRow {
+  id: string
+  provider: string
+  upstreamModel: string
+  displayName: string
+  profiles: RoutingMode[]
+  /** 0–100, a blended judgement of coding-agent quality; the ranking's main input for `max`. */
+  quality: number
+  inputUsdPerMtok: number
+  outputUsdPerMtok: number
+  cacheReadUsdPerMtok: number
+  cacheWriteUsdPerMtok: number
+  contextWindow: number
+  maxOutputTokens: number
+  tools: boolean
+  vision: boolean
+  thinking: boolean
+  promptCaching: boolean
+}
+
+type Facts = Omit<CatalogRow, 'provider' | 'upstreamModel'>
+
+const claudeOpus: Facts = {
+  id: 'claude-opus-4-5',
+  displayName: 'Claude Opus 4.5',
+  profiles: ['max'],
+  quality: 96,
+  inputUsdPerMtok: 5,
+  outputUsdPerMtok: 25,
+  cacheReadUsdPerMtok: 0.5,
+  cacheWriteUsdPerMtok: 6.25,
+  contextWindow: 200_000,
+  maxOutputTokens: 64_000,
+  tools: true,
+  vision: true,
+  thinking: true,
+  promptCaching: true,
+}
+const claudeSonnet: Facts = {
+  ...claudeOpus,
+  id: 'claude-sonnet-4-5',
+  displayName: 'Claude Sonnet 4.5',
+  profiles: ['max', 'pro'],
+  quality: 92,
+  inputUsdPerMtok: 3,
+  outputUsdPerMtok: 15,
+  cacheReadUsdPerMtok: 0.3,
+  cacheWriteUsdPerMtok: 3.75,
+}
+const claudeHaiku: Facts = {
+  ...claudeOpus,
+  id: 'claude-haiku-4-5',
+  displayName: 'Claude Haiku 4.5',
+  profiles: ['pro', 'ultra_saver'],
+  quality: 80,
+  inputUsdPerMtok: 1,
+  outputUsdPerMtok: 5,
+  cacheReadUsdPerMtok: 0.1,
+  cacheWriteUsdPerMtok: 1.25,
+}
+// OpenAI bills no separate cache write: written tokens cost the plain input price.
+const gpt51: Facts = {
+  id: 'gpt-5.1',
+  displayName: 'GPT-5.1',
+  profiles: ['max', 'pro'],
+  quality: 93,
+  inputUsdPerMtok: 1.25,
+  outputUsdPerMtok: 10,
+  cacheReadUsdPerMtok: 0.125,
+  cacheWriteUsdPerMtok: 1.25,
+  contextWindow: 400_000,
+  maxOutputTokens: 128_000,
+  tools: true,
+  vision: true,
+  thinking: true,
+  promptCaching: true,
+}
+const gpt5Mini: Facts = {
+  ...gpt51,
+  id: 'gpt-5-mini',
+  displayName: 'GPT-5 mini',
+  profiles: ['pro', 'ultra_saver'],
+  quality: 82,
+  inputUsdPerMtok: 0.25,
+  outputUsdPerMtok: 2,
+  cacheReadUsdPerMtok: 0.025,
+  cacheWriteUsdPerMtok: 0.25,
+}
+const gpt5Nano: Facts = {
+  ...gpt51,
+  id: 'gpt-5-nano',
+  displayName: 'GPT-5 nano',
+  profiles: ['ultra_saver'],
+  quality: 66,
+  inputUsdPerMtok: 0.05,
+  outputUsdPerMtok: 0.4,
+  cacheReadUsdPerMtok: 0.005,
+  cacheWriteUsdPerMtok: 0.05,
+}
+// DeepSeek V3.2: one price for both modes; cache hits at a tenth of the input price.
+const deepseekChat: Facts = {
+  id: 'deepseek-chat',
+  displayName: 'DeepSeek V3.2',
+  profiles: ['ultra_saver'],
+  quality: 76,
+  inputUsdPerMtok: 0.28,
+  outputUsdPerMtok: 0.42,
+  cacheReadUsdPerMtok: 0.028,
+  cacheWriteUsdPerMtok: 0.28,
+  contextWindow: 128_000,
+  maxOutputTokens: 8_000,
+  tools: true,
+  vision: false,
+  thinking: false,
+  promptCaching: true,
+}
+const deepseekReasoner: Facts = {
+  ...deepseekChat,
+  id: 'deepseek-reasoner',
+  displayName: 'DeepSeek V3.2 (thinking)',
+  profiles: ['pro', 'ultra_saver'],
+  quality: 79,
+  maxOutputTokens: 64_000,
+  thinking: true,
+}
+
+const servedBy = (facts: Facts, provider: string, upstreamModel: string): CatalogRow => ({
+  ...facts,
+  provider,
+  upstreamModel,
+})
+
+export const builtinCatalog: readonly CatalogRow[] = [
+  servedBy(claudeOpus, 'anthropic', 'claude-opus-4-5-20251101'),
+  servedBy(claudeSonnet, 'anthropic', 'claude-sonnet-4-5-20250929'),
+  servedBy(claudeHaiku, 'anthropic', 'claude-haiku-4-5-20251001'),
+  servedBy(gpt51, 'openai', 'gpt-5.1'),
+  servedBy(gpt5Mini, 'openai', 'gpt-5-mini'),
+  servedBy(gpt5Nano, 'openai', 'gpt-5-nano'),
+  servedBy(deepseekChat, 'deepseek', 'deepseek-chat'),
+  servedBy(deepseekReasoner, 'deepseek', 'deepseek-reasoner'),
+  // OpenRouter passes the first-party list price through.
+  servedBy(claudeOpus, 'openrouter', 'anthropic/claude-opus-4.5'),
+  servedBy(claudeSonnet, 'openrouter', 'anthropic/claude-sonnet-4.5'),
+  servedBy(claudeHaiku, 'openrouter', 'anthropic/claude-haiku-4.5'),
+  servedBy(gpt51, 'openrouter', 'openai/gpt-5.1'),
+  servedBy(gpt5Mini, 'openrouter', 'openai/gpt-5-mini'),
+]

@@ -1,0 +1,275 @@
+// svc.toml + environment → one validated Config. This folder is the only place that reads
+// process.env; everything else receives the resolved values.
+import { existsSync, readFileSync } from 'node:fs'
+import { homedir } from 'node:os'
+import { join, resolve } from 'node:path'
+import { Value } from '@sinclair/typebox/value'
+import { parse as parseToml } from 'smol-toml'
+import { describeValueError } from '../lib/schema-errors'
+import { type Price, usdPerMtokToNanosPerToken, usdToNanos } from '../ledger/pricing'
+import { builtinCatalog, type CatalogRow } from './catalog'
+import { ConfigFile, type ModelSection, type ProviderKind, type RoutingMode } from './schema'
+
+export type Env = Record<string, string | undefined>
+
+export interface ProviderConfig {
+  id: string
+  kind: ProviderKind
+  baseUrl: string
+  /** The platform's key for this provider, resolved from the environment; absent → BYOK only. */
+  apiKey?: string
+  headers: Record<string, string>
+  maxTokensField: 'max_tokens' | 'max_completion_tokens'
+}
+
+export interface CatalogModel {
+  id: string
+  provider: string
+  upstreamModel: string
+  displayName: string
+  profiles: RoutingMode[]
+  quality: number
+  /** null when the entry gives no price: such a model is never routed to (no price, no route). */
+  price: Price | null
+  contextWindow: number
+  maxOutputTokens: number
+  capabilities: { tools: boolean; vision: boolean; thinking: boolean; promptCaching: boolean }
+}
+
+export interface Config {
+  server: {
+    host: string
+    port: number
+    database: string
+    adminToken?: string
+    /** 32-byte key for sealing BYOK provider keys; absent → BYOK keys cannot be stored or used. */
+    masterKey?: string
+    maxBodyBytes: number
+    shutdownGraceSeconds: number
+  }
+  billing: {
+    byokFeePercent: number
+    starterGrant: { nanos: number; expiresInDays?: number } | null
+  }
+  routing: { connectTimeoutMs: number; firstByteTimeoutMs: number; idleTimeoutMs: number; maxAttempts: number }
+  providers: Record<string, ProviderConfig>
+  models: CatalogModel[]
+  /** The file this came from, if any. */
+  source?: string
+}
+
+export class ConfigError extends Error {
+  override name = 'ConfigError'
+}
+
+export interface LoadOptions {
+  /** --config FILE */
+  path?: string
+  env: Env
+  cwd?: string
+  /** Command-line flags; they win over the file. */
+  overrides?: { host?: string; port?: number; database?: string }
+}
+
+/** Providers that the usual environment variables configure with no file at all. */
+const wellKnownProviders: Record<string, { env: string; kind: ProviderKind; baseUrl: string; maxTokensField?: 'max_completion_tokens' }> = {
+  anthropic: { env: 'ANTHROPIC_API_KEY', kind: 'anthropic', baseUrl: 'https://api.anthropic.com' },
+  openai: {
+    env: 'OPENAI_API_KEY',
+    kind: 'openai-chat',
+    baseUrl: 'https://api.openai.com/v1',
+    maxTokensField: 'max_completion_tokens',
+  },
+  openrouter: { env: 'OPENROUTER_API_KEY', kind: 'openai-chat', baseUrl: 'https://openrouter.ai/api/v1' },
+  deepseek: { env: 'DEEPSEEK_API_KEY', kind: 'openai-chat', baseUrl: 'https://api.deepseek.com' },
+}
+
+export function findConfigPath(opts: { path?: string; env: Env; cwd?: string }): string | undefined {
+  if (opts.path) return resolve(opts.cwd ?? '.', opts.path)
+  if (opts.env.SVC_CONFIG) return resolve(opts.cwd ?? '.', opts.env.SVC_CONFIG)
+  const local = resolve(opts.cwd ?? '.', 'svc.toml')
+  return existsSync(local) ? local : undefined
+}
+
+export function loadConfig(opts: LoadOptions): Config {
+  const path = findConfigPath(opts)
+  let raw: unknown = {}
+  if (path) {
+    if (!existsSync(path)) throw new ConfigError(`config file ${path} does not exist`)
+    try {
+      raw = parseToml(readFileSync(path, 'utf8'))
+    } catch (err) {
+      throw new ConfigError(`${path}: not valid TOML: ${(err as Error).message}`)
+    }
+  }
+  return resolveConfig(raw, { ...opts, source: path })
+}
+
+/** Validates a parsed config object and resolves secrets and defaults. */
+export function resolveConfig(raw: unknown, opts: LoadOptions & { source?: string }): Config {
+  const where = opts.source ?? 'config'
+  const firstError = Value.Errors(ConfigFile, raw).First()
+  if (firstError) {
+    throw new ConfigError(`${where}: ${describeValueError(firstError)}`)
+  }
+  const file = raw as ConfigFile
+  const env = opts.env
+  const server = file.server ?? {}
+  const adminTokenEnv = server.admin_token_env ?? 'SVC_ADMIN_TOKEN'
+  const masterKeyEnv = server.master_key_env ?? 'SVC_MASTER_KEY'
+
+  const providers = resolveProviders(file, env)
+  const models = resolveModels(file, where)
+
+  const starter = file.billing?.starter_grant ?? { usd: 5, expires_in_days: undefined }
+  return {
+    server: {
+      host: opts.overrides?.host ?? server.host ?? '127.0.0.1',
+      port: opts.overrides?.port ?? server.port ?? 8080,
+      database: resolve(
+        opts.cwd ?? '.',
+        opts.overrides?.database ?? server.database ?? env.SVC_DATABASE ?? join('.svc', 'svc.db'),
+      ),
+      adminToken: nonEmpty(env[adminTokenEnv]),
+      masterKey: nonEmpty(env[masterKeyEnv]),
+      maxBodyBytes: server.max_body_bytes ?? 32 * 1024 * 1024,
+      shutdownGraceSeconds: server.shutdown_grace_seconds ?? 30,
+    },
+    billing: {
+      byokFeePercent: file.billing?.byok_fee_percent ?? 5,
+      starterGrant:
+        starter.usd > 0 ? { nanos: usdToNanos(starter.usd), expiresInDays: starter.expires_in_days } : null,
+    },
+    routing: {
+      connectTimeoutMs: file.routing?.connect_timeout_ms ?? 10_000,
+      firstByteTimeoutMs: file.routing?.first_byte_timeout_ms ?? 120_000,
+      idleTimeoutMs: file.routing?.idle_timeout_ms ?? 300_000,
+      maxAttempts: file.routing?.max_attempts ?? 3,
+    },
+    providers,
+    models,
+    source: opts.source,
+  }
+}
+
+const nonEmpty = (v: string | undefined) => (v && v.length > 0 ? v : undefined)
+
+function resolveProviders(file: ConfigFile, env: Env): Record<string, ProviderConfig> {
+  const providers: Record<string, ProviderConfig> = {}
+  for (const [id, known] of Object.entries(wellKnownProviders)) {
+    const apiKey = nonEmpty(env[known.env])
+    if (!apiKey) continue
+    providers[id] = {
+      id,
+      kind: known.kind,
+      baseUrl: known.baseUrl,
+      apiKey,
+      headers: {},
+      maxTokensField: known.maxTokensField ?? 'max_tokens',
+    }
+  }
+  for (const [id, section] of Object.entries(file.providers ?? {})) {
+    const keyEnv = section.api_key_env ?? wellKnownProviders[id]?.env
+    providers[id] = {
+      id,
+      kind: section.kind,
+      baseUrl: section.base_url.replace(/\/+$/, ''),
+      apiKey: keyEnv ? nonEmpty(env[keyEnv]) : undefined,
+      headers: section.headers ?? {},
+      maxTokensField: section.max_tokens_field ?? wellKnownProviders[id]?.maxTokensField ?? 'max_tokens',
+    }
+  }
+  return providers
+}
+
+function resolveModels(file: ConfigFile, where: string): CatalogModel[] {
+  const useBuiltin = file.catalog?.builtin ?? true
+  const rows = new Map<string, CatalogRow | undefined>()
+  const keyOf = (id: string, provider: string) => `${id}\u0000${provider}`
+  if (useBuiltin) for (const row of builtinCatalog) rows.set(keyOf(row.id, row.provider), row)
+
+  for (const [i, entry] of (file.models ?? []).entries()) {
+    const key = keyOf(entry.id, entry.provider)
+    if (entry.enabled === false) {
+      rows.set(key, undefined)
+      continue
+    }
+    const base = rows.get(key) ?? [...rows.values()].find((r) => r?.id === entry.id)
+    rows.set(key, mergeModel(entry, base, `${where}: models[${i}]`))
+  }
+
+  const models: CatalogModel[] = []
+  for (const row of rows.values()) {
+    if (!row) continue
+    models.push(toCatalogModel(row))
+  }
+  return models
+}
+
+/** A [[models]] entry overrides the matching built-in row field by field, or stands alone. */
+function mergeModel(entry: ModelSection, base: CatalogRow | undefined, where: string): CatalogRow {
+  const pick = <T>(value: T | undefined, fallback: T | undefined, name: string, required = true): T => {
+    if (value !== undefined) return value
+    if (fallback !== undefined) return fallback
+    if (required) throw new ConfigError(`${where}: ${name} is required for a model that is not in the built-in catalog`)
+    return undefined as T
+  }
+  const price = (value: number | undefined, fallback: number | undefined) =>
+    value ?? fallback ?? Number.NaN
+  return {
+    id: entry.id,
+    provider: entry.provider,
+    upstreamModel: pick(entry.upstream_model, base?.provider === entry.provider ? base.upstreamModel : entry.id, 'upstream_model'),
+    displayName: entry.display_name ?? base?.displayName ?? entry.id,
+    profiles: pick(entry.profiles, base?.profiles, 'profiles'),
+    quality: pick(entry.quality, base?.quality, 'quality'),
+    inputUsdPerMtok: price(entry.input_usd_per_mtok, base?.inputUsdPerMtok),
+    outputUsdPerMtok: price(entry.output_usd_per_mtok, base?.outputUsdPerMtok),
+    // An unpriced cache read or write costs what plain input costs: never free by omission.
+    cacheReadUsdPerMtok: price(entry.cache_read_usd_per_mtok, base?.cacheReadUsdPerMtok ?? entry.input_usd_per_mtok),
+    cacheWriteUsdPerMtok: price(
+      entry.cache_write_usd_per_mtok,
+      base?.cacheWriteUsdPerMtok ?? entry.input_usd_per_mtok,
+    ),
+    contextWindow: entry.context_window ?? base?.contextWindow ?? 128_000,
+    maxOutputTokens: entry.max_output_tokens ?? base?.maxOutputTokens ?? 8_192,
+    tools: entry.tools ?? base?.tools ?? true,
+    vision: entry.vision ?? base?.vision ?? false,
+    thinking: entry.thinking ?? base?.thinking ?? false,
+    promptCaching: entry.prompt_caching ?? base?.promptCaching ?? false,
+  }
+}
+
+function toCatalogModel(row: CatalogRow): CatalogModel {
+  const prices = [row.inputUsdPerMtok, row.outputUsdPerMtok, row.cacheReadUsdPerMtok, row.cacheWriteUsdPerMtok]
+  let price: Price | null = null
+  if (prices.every((p) => Number.isFinite(p))) {
+    try {
+      price = {
+        inputNanosPerToken: usdPerMtokToNanosPerToken(row.inputUsdPerMtok),
+        outputNanosPerToken: usdPerMtokToNanosPerToken(row.outputUsdPerMtok),
+        cacheReadNanosPerToken: usdPerMtokToNanosPerToken(row.cacheReadUsdPerMtok),
+        cacheWriteNanosPerToken: usdPerMtokToNanosPerToken(row.cacheWriteUsdPerMtok),
+      }
+    } catch (err) {
+      throw new ConfigError(`model ${row.id} (${row.provider}): ${(err as Error).message}`)
+    }
+  }
+  return {
+    id: row.id,
+    provider: row.provider,
+    upstreamModel: row.upstreamModel,
+    displayName: row.displayName,
+    profiles: row.profiles,
+    quality: row.quality,
+    price,
+    contextWindow: row.contextWindow,
+    maxOutputTokens: row.maxOutputTokens,
+    capabilities: { tools: row.tools, vision: row.vision, thinking: row.thinking, promptCaching: row.promptCaching },
+  }
+}
+
+/** Where `svc login` keeps the gateway URL and key: $XDG_CONFIG_HOME/svc or ~/.config/svc. */
+export function userConfigDir(env: Env): string {
+  return join(env.XDG_CONFIG_HOME || join(env.HOME || homedir(), '.config'), 'svc')
+}

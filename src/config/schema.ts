@@ -1,0 +1,103 @@
+// The svc.toml schema. Every table is closed (additionalProperties: false) so a misspelt key
+// stops start-up with a message that names it instead of being silently ignored.
+import { type Static, Type as T } from '@sinclair/typebox'
+
+const closed = { additionalProperties: false } as const
+
+export const RoutingModeName = T.Union([T.Literal('pro'), T.Literal('max'), T.Literal('ultra_saver')])
+
+export const ProviderKind = T.Union([T.Literal('anthropic'), T.Literal('openai-chat'), T.Literal('openai-responses')])
+
+export const ProviderSection = T.Object(
+  {
+    kind: ProviderKind,
+    base_url: T.String({ minLength: 1 }),
+    /** Name of the environment variable that holds the key; the key itself never sits in the file. */
+    api_key_env: T.Optional(T.String({ minLength: 1 })),
+    /** Extra headers sent upstream (OpenRouter's HTTP-Referer, say). */
+    headers: T.Optional(T.Record(T.String(), T.String())),
+    /** openai-chat only: OpenAI's reasoning models refuse `max_tokens` and want `max_completion_tokens`. */
+    max_tokens_field: T.Optional(T.Union([T.Literal('max_tokens'), T.Literal('max_completion_tokens')])),
+  },
+  closed,
+)
+
+export const ModelSection = T.Object(
+  {
+    id: T.String({ minLength: 1 }),
+    provider: T.String({ minLength: 1 }),
+    upstream_model: T.Optional(T.String({ minLength: 1 })),
+    display_name: T.Optional(T.String()),
+    profiles: T.Optional(T.Array(RoutingModeName)),
+    quality: T.Optional(T.Number({ minimum: 0, maximum: 100 })),
+    input_usd_per_mtok: T.Optional(T.Number({ minimum: 0 })),
+    output_usd_per_mtok: T.Optional(T.Number({ minimum: 0 })),
+    cache_read_usd_per_mtok: T.Optional(T.Number({ minimum: 0 })),
+    cache_write_usd_per_mtok: T.Optional(T.Number({ minimum: 0 })),
+    context_window: T.Optional(T.Integer({ minimum: 1 })),
+    max_output_tokens: T.Optional(T.Integer({ minimum: 1 })),
+    tools: T.Optional(T.Boolean()),
+    vision: T.Optional(T.Boolean()),
+    thinking: T.Optional(T.Boolean()),
+    prompt_caching: T.Optional(T.Boolean()),
+    /** false removes a built-in entry with the same id and provider. */
+    enabled: T.Optional(T.Boolean()),
+  },
+  closed,
+)
+
+export const ConfigFile = T.Object(
+  {
+    server: T.Optional(
+      T.Object(
+        {
+          host: T.Optional(T.String()),
+          port: T.Optional(T.Integer({ minimum: 0, maximum: 65535 })),
+          database: T.Optional(T.String({ minLength: 1 })),
+          admin_token_env: T.Optional(T.String({ minLength: 1 })),
+          master_key_env: T.Optional(T.String({ minLength: 1 })),
+          max_body_bytes: T.Optional(T.Integer({ minimum: 1024 })),
+          shutdown_grace_seconds: T.Optional(T.Number({ minimum: 0 })),
+        },
+        closed,
+      ),
+    ),
+    billing: T.Optional(
+      T.Object(
+        {
+          byok_fee_percent: T.Optional(T.Number({ minimum: 0, maximum: 100 })),
+          starter_grant: T.Optional(
+            T.Object(
+              {
+                usd: T.Number({ minimum: 0 }),
+                expires_in_days: T.Optional(T.Integer({ minimum: 1 })),
+              },
+              closed,
+            ),
+          ),
+        },
+        closed,
+      ),
+    ),
+    routing: T.Optional(
+      T.Object(
+        {
+          connect_timeout_ms: T.Optional(T.Integer({ minimum: 1 })),
+          first_byte_timeout_ms: T.Optional(T.Integer({ minimum: 1 })),
+          idle_timeout_ms: T.Optional(T.Integer({ minimum: 1 })),
+          max_attempts: T.Optional(T.Integer({ minimum: 1, maximum: 10 })),
+        },
+        closed,
+      ),
+    ),
+    catalog: T.Optional(T.Object({ builtin: T.Optional(T.Boolean()) }, closed)),
+    providers: T.Optional(T.Record(T.String({ pattern: '^[a-z0-9][a-z0-9_-]*$' }), ProviderSection)),
+    models: T.Optional(T.Array(ModelSection)),
+  },
+  closed,
+)
+
+export type ConfigFile = Static<typeof ConfigFile>
+export type ProviderKind = Static<typeof ProviderKind>
+export type RoutingMode = Static<typeof RoutingModeName>
+export type ModelSection = Static<typeof ModelSection>

@@ -1,0 +1,173 @@
+// The ledger's tables. Money columns are integer USD nanos; times are integer epoch milliseconds
+// (rendered as RFC 3339 at the API edge). Scope lists are JSON arrays; null means "no scope".
+
+import { index, integer, sqliteTable, text, uniqueIndex } from 'drizzle-orm/sqlite-core'
+
+export const accounts = sqliteTable('accounts', {
+  id: text('id').primaryKey(),
+  name: text('name').notNull().unique(),
+  createdAt: integer('created_at').notNull(),
+})
+
+export const apiKeys = sqliteTable(
+  'api_keys',
+  {
+    id: text('id').primaryKey(),
+    accountId: text('account_id')
+      .notNull()
+      .references(() => accounts.id),
+    name: text('name').notNull(),
+    /** The first characters of the key, shown in listings and used to find the row. */
+    prefix: text('prefix').notNull(),
+    /** SHA-256 of the whole key, hex. The key itself is never stored. */
+    hash: text('hash').notNull(),
+    createdAt: integer('created_at').notNull(),
+    revokedAt: integer('revoked_at'),
+  },
+  (t) => [uniqueIndex('api_keys_prefix').on(t.prefix), index('api_keys_account').on(t.accountId)],
+)
+
+export const grants = sqliteTable(
+  'grants',
+  {
+    id: text('id').primaryKey(),
+    accountId: text('account_id')
+      .notNull()
+      .references(() => accounts.id),
+    amountNanos: integer('amount_nanos').notNull(),
+    remainingNanos: integer('remaining_nanos').notNull(),
+    scopeCostType: text('scope_cost_type').notNull(),
+    source: text('source').notNull(),
+    scopeRoutingModes: text('scope_routing_modes', { mode: 'json' }).$type<string[] | null>(),
+    scopeModels: text('scope_models', { mode: 'json' }).$type<string[] | null>(),
+    scopeProviders: text('scope_providers', { mode: 'json' }).$type<string[] | null>(),
+    expiresAt: integer('expires_at'),
+    createdAt: integer('created_at').notNull(),
+  },
+  (t) => [index('grants_account').on(t.accountId)],
+)
+
+export const providerKeys = sqliteTable(
+  'provider_keys',
+  {
+    id: text('id').primaryKey(),
+    accountId: text('account_id')
+      .notNull()
+      .references(() => accounts.id),
+    providerId: text('provider_id').notNull(),
+    /** AES-256-GCM: base64 of iv ‖ ciphertext ‖ tag, under the master key from the environment. */
+    sealed: text('sealed').notNull(),
+    /** Last four characters, so an operator can tell keys apart without seeing them. */
+    hint: text('hint').notNull(),
+    createdAt: integer('created_at').notNull(),
+  },
+  (t) => [uniqueIndex('provider_keys_account_provider').on(t.accountId, t.providerId)],
+)
+
+export const requests = sqliteTable(
+  'requests',
+  {
+    id: text('id').primaryKey(),
+    accountId: text('account_id')
+      .notNull()
+      .references(() => accounts.id),
+    apiKeyId: text('api_key_id'),
+    /** Which inbound surface: messages | responses. */
+    surface: text('surface').notNull(),
+    routingMode: text('routing_mode').notNull(),
+    /** in_progress | completed | failed | aborted */
+    status: text('status').notNull(),
+    httpStatus: integer('http_status'),
+    errorType: text('error_type'),
+    errorMessage: text('error_message'),
+    stream: integer('stream', { mode: 'boolean' }).notNull(),
+    selectedModelId: text('selected_model_id'),
+    selectedProviderId: text('selected_provider_id'),
+    providerRanks: text('provider_ranks', { mode: 'json' }).$type<unknown[]>().notNull(),
+    attempts: integer('attempts').notNull().default(0),
+    totalCostNanos: integer('total_cost_nanos').notNull().default(0),
+    chargedNanos: integer('charged_nanos').notNull().default(0),
+    totalInputTokens: integer('total_input_tokens').notNull().default(0),
+    totalCachedInputTokens: integer('total_cached_input_tokens').notNull().default(0),
+    totalCacheCreationInputTokens: integer('total_cache_creation_input_tokens').notNull().default(0),
+    totalOutputTokens: integer('total_output_tokens').notNull().default(0),
+    sessionId: text('session_id'),
+    agentId: text('agent_id'),
+    sessionSource: text('session_source'),
+    byok: integer('byok', { mode: 'boolean' }).notNull().default(false),
+    createdAt: integer('created_at').notNull(),
+    firstByteAt: integer('first_byte_at'),
+    endedAt: integer('ended_at'),
+  },
+  (t) => [
+    index('requests_account_created').on(t.accountId, t.createdAt, t.id),
+    index('requests_account_session').on(t.accountId, t.sessionId, t.createdAt),
+  ],
+)
+
+export const usageEvents = sqliteTable(
+  'usage_events',
+  {
+    id: text('id').primaryKey(),
+    requestId: text('request_id')
+      .notNull()
+      .references(() => requests.id),
+    accountId: text('account_id').notNull(),
+    /** 1-based attempt number within the request. */
+    attempt: integer('attempt').notNull(),
+    modelId: text('model_id').notNull(),
+    providerId: text('provider_id').notNull(),
+    upstreamModel: text('upstream_model').notNull(),
+    committed: integer('committed', { mode: 'boolean' }).notNull(),
+    estimated: integer('estimated', { mode: 'boolean' }).notNull(),
+    /** ok | failed | aborted | in_progress */
+    outcome: text('outcome').notNull(),
+    error: text('error'),
+    inputTokens: integer('input_tokens').notNull().default(0),
+    cachedInputTokens: integer('cached_input_tokens').notNull().default(0),
+    cacheCreationInputTokens: integer('cache_creation_input_tokens').notNull().default(0),
+    outputTokens: integer('output_tokens').notNull().default(0),
+    costNanos: integer('cost_nanos').notNull().default(0),
+    chargedNanos: integer('charged_nanos').notNull().default(0),
+    byok: integer('byok', { mode: 'boolean' }).notNull().default(false),
+    createdAt: integer('created_at').notNull(),
+    endedAt: integer('ended_at'),
+  },
+  (t) => [index('usage_events_request').on(t.requestId), index('usage_events_account_created').on(t.accountId, t.createdAt)],
+)
+
+/** Which grant paid how much of which leg: the audit trail behind remaining_nanos. */
+export const grantCharges = sqliteTable(
+  'grant_charges',
+  {
+    id: integer('id').primaryKey({ autoIncrement: true }),
+    grantId: text('grant_id')
+      .notNull()
+      .references(() => grants.id),
+    usageEventId: text('usage_event_id')
+      .notNull()
+      .references(() => usageEvents.id),
+    requestId: text('request_id').notNull(),
+    costType: text('cost_type').notNull(),
+    amountNanos: integer('amount_nanos').notNull(),
+    createdAt: integer('created_at').notNull(),
+  },
+  (t) => [index('grant_charges_request').on(t.requestId), index('grant_charges_grant').on(t.grantId)],
+)
+
+export const feedback = sqliteTable(
+  'feedback',
+  {
+    id: text('id').primaryKey(),
+    requestId: text('request_id')
+      .notNull()
+      .references(() => requests.id),
+    accountId: text('account_id').notNull(),
+    rating: text('rating'),
+    reason: text('reason'),
+    comment: text('comment'),
+    createdAt: integer('created_at').notNull(),
+  },
+  (t) => [index('feedback_request').on(t.requestId)],
+)
+

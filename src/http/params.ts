@@ -1,0 +1,25 @@
+// Query-string bounds, checked by hand so a 400 can say exactly which bound was broken.
+import { invalidRequest } from '../lib/errors'
+
+export function readLimit(
+  raw: string | undefined,
+  bounds: { name?: string; min: number; max: number; fallback: number },
+): number {
+  const name = bounds.name ?? 'limit'
+  if (raw === undefined || raw === '') return bounds.fallback
+  if (!/^-?\d+$/.test(raw)) throw invalidRequest(`${name} must be an integer from ${bounds.min} to ${bounds.max}`, name)
+  const value = Number(raw)
+  if (value < bounds.min || value > bounds.max) {
+    throw invalidRequest(`${name} must be from ${bounds.min} to ${bounds.max} (got ${raw})`, name)
+  }
+  return value
+}
+
+/** RFC 3339 with a time zone, e.g. 2026-11-22T10:00:00.123Z or …+02:00. */
+export function readTimestamp(raw: string, name: string): number {
+  const ms = Date.parse(raw)
+  if (!/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?(Z|[+-]\d{2}:\d{2})$/i.test(raw) || Number.isNaN(ms)) {
+    throw invalidRequest(`${name} must be an RFC 3339 timestamp such as 2026-11-22T10:00:00.000Z`, name)
+  }
+  return ms
+}

@@ -1,0 +1,93 @@
+// The usage surface: credit position, request history, sessions, feedback. Authenticated like the
+// model routes, but never behind the quota gate: an account with no credit can still see why.
+import { Elysia, t } from 'elysia'
+import type { Deps } from '../deps'
+import { GatewayError, invalidRequest } from '../lib/errors'
+import { feedbackView, requestSummaryView, requestView, sessionView, usageSummaryView } from '../ledger/views'
+import { requirePrincipal } from './auth'
+import { readLimit, readTimestamp } from './params'
+
+/** Documented bounds (README, "Usage API"). */
+export const usageLimits = {
+  usage: { min: 1, max: 200, fallback: 20 },
+  requests: { min: 1, max: 200, fallback: 50 },
+  sessionsList: { min: 1, max: 100, fallback: 30 },
+  sessionIds: 100,
+  feedbackComment: 4000,
+} as const
+
+export const feedbackReasons = ['too_expensive', 'too_slow', 'great_value', 'stronger_model_needed', 'wrong_model'] as const
+
+const FeedbackBody = t.Object(
+  {
+    rating: t.Optional(t.Union([t.Literal('up'), t.Literal('down')])),
+    comment: t.Optional(t.String({ maxLength: usageLimits.feedbackComment })),
+    reason: t.Optional(t.Union(feedbackReasons.map((r) => t.Literal(r)))),
+  },
+  { additionalProperties: false },
+)
+
+export const usageRoutes = (deps: Deps) =>
+  new Elysia({ name: 'http.usage' })
+    .resolve(async ({ request }) => ({ principal: await requirePrincipal(deps, request.headers, false) }))
+    .get('/v1/usage', async ({ principal, query }) =>
+      usageSummaryView(deps.ledger, principal.accountId, {
+        limit: readLimit(query.limit, usageLimits.usage),
+        now: deps.clock(),
+      }),
+    )
+    .get('/v1/usage/requests', async ({ principal, query }) => {
+      const limit = readLimit(query.limit, usageLimits.requests)
+      if ((query.before === undefined) !== (query.before_id === undefined)) {
+        throw invalidRequest('before and before_id go together: take both from the last item of the previous page', 'before')
+      }
+      const before =
+        query.before !== undefined && query.before_id !== undefined
+          ? { at: readTimestamp(query.before, 'before'), id: query.before_id }
+          : undefined
+      const rows = await deps.ledger.listRequests({
+        accountId: principal.accountId,
+        before,
+        sessionId: query.session_id,
+        limit: limit + 1,
+      })
+      return { items: rows.slice(0, limit).map(requestSummaryView), has_more: rows.length > limit }
+    })
+    .get('/v1/usage/requests/:id', async ({ principal, params }) => {
+      const detail = await deps.ledger.getRequest(principal.accountId, params.id)
+      if (!detail) throw new GatewayError('not_found', `no request ${params.id} in this account`)
+      return requestView(detail)
+    })
+    .post(
+      '/v1/usage/requests/:id/feedback',
+      async ({ principal, params, body, set }) => {
+        if (body.rating === undefined && body.comment === undefined && body.reason === undefined) {
+          throw invalidRequest('feedback needs a rating (up or down), a reason or a comment', 'rating')
+        }
+        const detail = await deps.ledger.getRequest(principal.accountId, params.id)
+        if (!detail) throw new GatewayError('not_found', `no request ${params.id} in this account`)
+        const saved = await deps.ledger.addFeedback({
+          requestId: params.id,
+          accountId: principal.accountId,
+          rating: body.rating ?? null,
+          reason: body.reason ?? null,
+          comment: body.comment ?? null,
+        })
+        set.status = 201
+        return feedbackView(saved)
+      },
+      { body: FeedbackBody },
+    )
+    .get('/v1/usage/sessions', async ({ principal, query }) => {
+      const ids = [...new Set((query.ids ?? '').split(',').map((s) => s.trim()).filter(Boolean))]
+      if (ids.length === 0) throw invalidRequest('ids is required: a comma-separated list of session ids', 'ids')
+      if (ids.length > usageLimits.sessionIds) {
+        throw invalidRequest(`ids takes at most ${usageLimits.sessionIds} session ids (got ${ids.length})`, 'ids')
+      }
+      const sessions = await deps.ledger.sessionsByIds(principal.accountId, ids)
+      return { items: sessions.map(sessionView) }
+    })
+    .get('/v1/usage/sessions/list', async ({ principal, query }) => {
+      const sessions = await deps.ledger.listSessions(principal.accountId, readLimit(query.limit, usageLimits.sessionsList))
+      return sessions.map(sessionView)
+    })

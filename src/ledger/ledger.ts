@@ -1,0 +1,187 @@
+// The ledger's narrow interface. Everything that reads or writes the database goes through it, so
+// a PostgreSQL twin for several gateway instances implements this one interface and nothing else.
+import type { CostType, GrantState } from './credit'
+
+export interface Account {
+  id: string
+  name: string
+  createdAt: number
+}
+
+export interface ApiKeyRecord {
+  id: string
+  accountId: string
+  name: string
+  prefix: string
+  hash: string
+  createdAt: number
+  revokedAt: number | null
+}
+
+export interface GrantRecord extends GrantState {
+  accountId: string
+  source: string
+}
+
+export interface NewGrant {
+  accountId: string
+  amountNanos: number
+  scopeCostType: string
+  source: string
+  scopeRoutingModes?: string[] | null
+  scopeModels?: string[] | null
+  scopeProviders?: string[] | null
+  expiresAt?: number | null
+}
+
+export interface ProviderKeyRecord {
+  id: string
+  accountId: string
+  providerId: string
+  sealed: string
+  hint: string
+  createdAt: number
+}
+
+export type RequestStatus = 'completed' | 'failed' | 'aborted'
+export type LegOutcome = 'ok' | 'failed' | 'aborted'
+
+export interface LegRecord {
+  id: string
+  requestId: string
+  accountId: string
+  attempt: number
+  modelId: string
+  providerId: string
+  upstreamModel: string
+  committed: boolean
+  estimated: boolean
+  outcome: LegOutcome
+  error: string | null
+  inputTokens: number
+  cachedInputTokens: number
+  cacheCreationInputTokens: number
+  outputTokens: number
+  costNanos: number
+  chargedNanos: number
+  byok: boolean
+  createdAt: number
+  endedAt: number | null
+}
+
+export interface RequestRecord {
+  id: string
+  accountId: string
+  apiKeyId: string | null
+  surface: string
+  routingMode: string
+  status: RequestStatus
+  httpStatus: number | null
+  errorType: string | null
+  errorMessage: string | null
+  stream: boolean
+  selectedModelId: string | null
+  selectedProviderId: string | null
+  providerRanks: unknown[]
+  attempts: number
+  totalCostNanos: number
+  chargedNanos: number
+  totalInputTokens: number
+  totalCachedInputTokens: number
+  totalCacheCreationInputTokens: number
+  totalOutputTokens: number
+  sessionId: string | null
+  agentId: string | null
+  sessionSource: string | null
+  byok: boolean
+  createdAt: number
+  firstByteAt: number | null
+  endedAt: number | null
+}
+
+/** What a leg owes: the relay decides the amount (full cost, or the BYOK fee); the ledger pays it. */
+export interface LegCharge {
+  costType: CostType
+  amountNanos: number
+}
+
+export interface FinishedRequest {
+  request: Omit<RequestRecord, 'chargedNanos'>
+  legs: (Omit<LegRecord, 'chargedNanos'> & { charge: LegCharge })[]
+}
+
+export interface GrantChargeRecord {
+  grantId: string
+  usageEventId: string
+  costType: string
+  amountNanos: number
+}
+
+export interface FeedbackRecord {
+  id: string
+  requestId: string
+  accountId: string
+  rating: 'up' | 'down' | null
+  reason: string | null
+  comment: string | null
+  createdAt: number
+}
+
+export interface SessionSummary {
+  sessionId: string
+  sessionSource: string | null
+  agentId: string | null
+  requestCount: number
+  totalCostNanos: number
+  firstAt: number
+  latestAt: number
+}
+
+export interface RequestPageQuery {
+  accountId: string
+  /** Keyset cursor: rows strictly older than (before, beforeId) in (created_at, id) order. */
+  before?: { at: number; id: string }
+  sessionId?: string
+  limit: number
+}
+
+export interface Ledger {
+  // accounts and keys
+  createAccount(name: string): Promise<Account>
+  getAccount(id: string): Promise<Account | undefined>
+  getAccountByName(name: string): Promise<Account | undefined>
+  listAccounts(): Promise<Account[]>
+  insertApiKey(key: Omit<ApiKeyRecord, 'createdAt' | 'revokedAt'>): Promise<ApiKeyRecord>
+  findApiKeyByPrefix(prefix: string): Promise<ApiKeyRecord | undefined>
+  getApiKey(id: string): Promise<ApiKeyRecord | undefined>
+  listApiKeys(accountId?: string): Promise<ApiKeyRecord[]>
+  revokeApiKey(id: string): Promise<ApiKeyRecord | undefined>
+
+  // credit
+  addGrant(grant: NewGrant): Promise<GrantRecord>
+  listGrants(accountId: string): Promise<GrantRecord[]>
+
+  // BYOK
+  putProviderKey(key: Omit<ProviderKeyRecord, 'id' | 'createdAt'>): Promise<ProviderKeyRecord>
+  listProviderKeys(accountId?: string): Promise<ProviderKeyRecord[]>
+  deleteProviderKey(accountId: string, providerId: string): Promise<boolean>
+
+  // the request path
+  /** Writes the request, its legs and their grant charges in one transaction; returns the charges. */
+  recordRequest(finished: FinishedRequest): Promise<RequestRecord>
+
+  // usage queries
+  getRequest(accountId: string, id: string): Promise<{ request: RequestRecord; legs: LegRecord[]; charges: GrantChargeRecord[]; feedback: FeedbackRecord[] } | undefined>
+  listRequests(query: RequestPageQuery): Promise<RequestRecord[]>
+  recentLegs(accountId: string, limit: number): Promise<LegRecord[]>
+  sessionsByIds(accountId: string, ids: string[]): Promise<SessionSummary[]>
+  listSessions(accountId: string, limit: number): Promise<SessionSummary[]>
+  addFeedback(feedback: Omit<FeedbackRecord, 'id' | 'createdAt'>): Promise<FeedbackRecord>
+
+  /**
+   * True when another process (the admin CLI, another gateway) wrote to the database since the
+   * last call: in-memory caches of keys and grants must then be dropped.
+   */
+  changedElsewhere(): boolean
+  close(): void
+}

@@ -1,0 +1,269 @@
+// The Ledger over bun:sqlite with Drizzle. Writes on the request path happen once per request,
+// in one synchronous IMMEDIATE transaction (bun:sqlite transactions cannot span an await).
+import { and, desc, eq, inArray, isNotNull, lt, or, sql } from 'drizzle-orm'
+import type { Db } from '../db/open'
+import * as s from '../db/schema'
+import { newId } from '../lib/ids'
+import { allocateCharge } from './credit'
+import type {
+  Account,
+  ApiKeyRecord,
+  FeedbackRecord,
+  FinishedRequest,
+  GrantChargeRecord,
+  GrantRecord,
+  Ledger,
+  LegRecord,
+  NewGrant,
+  ProviderKeyRecord,
+  RequestPageQuery,
+  RequestRecord,
+  SessionSummary,
+} from './ledger'
+
+export function createSqliteLedger(db: Db, clock: () => number = Date.now): Ledger {
+  const client = db.$client
+  const dataVersion = client.prepare<{ data_version: number }, []>('PRAGMA data_version')
+  let seenVersion = dataVersion.get()?.data_version ?? 0
+
+  const sessionColumns = {
+    sessionId: s.requests.sessionId,
+    sessionSource: sql<string | null>`max(${s.requests.sessionSource})`,
+    agentId: sql<string | null>`max(${s.requests.agentId})`,
+    requestCount: sql<number>`count(*)`,
+    totalCostNanos: sql<number>`coalesce(sum(${s.requests.totalCostNanos}), 0)`,
+    firstAt: sql<number>`min(${s.requests.createdAt})`,
+    latestAt: sql<number>`max(${s.requests.createdAt})`,
+  }
+
+  const ledger: Ledger = {
+    async createAccount(name) {
+      const account: Account = { id: newId('acct'), name, createdAt: clock() }
+      db.insert(s.accounts).values(account).run()
+      return account
+    },
+    async getAccount(id) {
+      return db.select().from(s.accounts).where(eq(s.accounts.id, id)).get()
+    },
+    async getAccountByName(name) {
+      return db.select().from(s.accounts).where(eq(s.accounts.name, name)).get()
+    },
+    async listAccounts() {
+      return db.select().from(s.accounts).orderBy(s.accounts.createdAt).all()
+    },
+
+    async insertApiKey(key) {
+      const row: ApiKeyRecord = { ...key, createdAt: clock(), revokedAt: null }
+      db.insert(s.apiKeys).values(row).run()
+      return row
+    },
+    async findApiKeyByPrefix(prefix) {
+      return db.select().from(s.apiKeys).where(eq(s.apiKeys.prefix, prefix)).get()
+    },
+    async getApiKey(id) {
+      return db.select().from(s.apiKeys).where(eq(s.apiKeys.id, id)).get()
+    },
+    async listApiKeys(accountId) {
+      const q = db.select().from(s.apiKeys)
+      return (accountId ? q.where(eq(s.apiKeys.accountId, accountId)) : q).orderBy(s.apiKeys.createdAt).all()
+    },
+    async revokeApiKey(id) {
+      return db
+        .update(s.apiKeys)
+        .set({ revokedAt: clock() })
+        .where(and(eq(s.apiKeys.id, id), sql`${s.apiKeys.revokedAt} is null`))
+        .returning()
+        .get()
+    },
+
+    async addGrant(grant: NewGrant) {
+      const row: GrantRecord = {
+        id: newId('grant'),
+        accountId: grant.accountId,
+        amountNanos: grant.amountNanos,
+        remainingNanos: grant.amountNanos,
+        scopeCostType: grant.scopeCostType,
+        source: grant.source,
+        scopeRoutingModes: emptyToNull(grant.scopeRoutingModes),
+        scopeModels: emptyToNull(grant.scopeModels),
+        scopeProviders: emptyToNull(grant.scopeProviders),
+        expiresAt: grant.expiresAt ?? null,
+        createdAt: clock(),
+      }
+      db.insert(s.grants).values(row).run()
+      return row
+    },
+    async listGrants(accountId) {
+      return db.select().from(s.grants).where(eq(s.grants.accountId, accountId)).orderBy(s.grants.createdAt).all()
+    },
+
+    async putProviderKey(key) {
+      const row: ProviderKeyRecord = { ...key, id: newId('pkey'), createdAt: clock() }
+      db.insert(s.providerKeys)
+        .values(row)
+        .onConflictDoUpdate({
+          target: [s.providerKeys.accountId, s.providerKeys.providerId],
+          set: { sealed: row.sealed, hint: row.hint, createdAt: row.createdAt },
+        })
+        .run()
+      return row
+    },
+    async listProviderKeys(accountId) {
+      const q = db.select().from(s.providerKeys)
+      return (accountId ? q.where(eq(s.providerKeys.accountId, accountId)) : q).all()
+    },
+    async deleteProviderKey(accountId, providerId) {
+      const gone = db
+        .delete(s.providerKeys)
+        .where(and(eq(s.providerKeys.accountId, accountId), eq(s.providerKeys.providerId, providerId)))
+        .returning()
+        .all()
+      return gone.length > 0
+    },
+
+    async recordRequest(finished: FinishedRequest) {
+      return db.transaction(
+        (tx) => {
+          const { request } = finished
+          const grants = tx.select().from(s.grants).where(eq(s.grants.accountId, request.accountId)).all()
+          let chargedTotal = 0
+          const legs: LegRecord[] = []
+          const charges: (typeof s.grantCharges.$inferInsert)[] = []
+          for (const { charge, ...leg } of finished.legs) {
+            let charged = 0
+            if (charge.amountNanos > 0) {
+              const scope = {
+                routingMode: request.routingMode,
+                modelId: leg.modelId,
+                providerId: leg.providerId,
+                costType: charge.costType,
+                now: leg.createdAt,
+              }
+              for (const part of allocateCharge(grants, scope, charge.amountNanos).parts) {
+                const grant = grants.find((g) => g.id === part.grantId)!
+                grant.remainingNanos -= part.amountNanos
+                charged += part.amountNanos
+                charges.push({
+                  grantId: part.grantId,
+                  usageEventId: leg.id,
+                  requestId: request.id,
+                  costType: charge.costType,
+                  amountNanos: part.amountNanos,
+                  createdAt: leg.endedAt ?? leg.createdAt,
+                })
+              }
+            }
+            chargedTotal += charged
+            legs.push({ ...leg, chargedNanos: charged })
+          }
+          const record: RequestRecord = { ...request, chargedNanos: chargedTotal }
+          tx.insert(s.requests).values(record).run()
+          if (legs.length > 0) tx.insert(s.usageEvents).values(legs).run()
+          if (charges.length > 0) {
+            tx.insert(s.grantCharges).values(charges).run()
+            for (const grantId of new Set(charges.map((c) => c.grantId))) {
+              const g = grants.find((x) => x.id === grantId)!
+              tx.update(s.grants).set({ remainingNanos: g.remainingNanos }).where(eq(s.grants.id, grantId)).run()
+            }
+          }
+          return record
+        },
+        { behavior: 'immediate' },
+      )
+    },
+
+    async getRequest(accountId, id) {
+      const request = db
+        .select()
+        .from(s.requests)
+        .where(and(eq(s.requests.id, id), eq(s.requests.accountId, accountId)))
+        .get()
+      if (!request) return undefined
+      const legs = db.select().from(s.usageEvents).where(eq(s.usageEvents.requestId, id)).orderBy(s.usageEvents.attempt).all()
+      const charges: GrantChargeRecord[] = db
+        .select({
+          grantId: s.grantCharges.grantId,
+          usageEventId: s.grantCharges.usageEventId,
+          costType: s.grantCharges.costType,
+          amountNanos: s.grantCharges.amountNanos,
+        })
+        .from(s.grantCharges)
+        .where(eq(s.grantCharges.requestId, id))
+        .orderBy(s.grantCharges.id)
+        .all()
+      const feedback = db.select().from(s.feedback).where(eq(s.feedback.requestId, id)).orderBy(s.feedback.createdAt).all()
+      return { request: request as RequestRecord, legs: legs as LegRecord[], charges, feedback: feedback as FeedbackRecord[] }
+    },
+
+    async listRequests(q: RequestPageQuery) {
+      const conditions = [eq(s.requests.accountId, q.accountId)]
+      if (q.sessionId !== undefined) conditions.push(eq(s.requests.sessionId, q.sessionId))
+      if (q.before) {
+        conditions.push(
+          or(
+            lt(s.requests.createdAt, q.before.at),
+            and(eq(s.requests.createdAt, q.before.at), lt(s.requests.id, q.before.id)),
+          )!,
+        )
+      }
+      return db
+        .select()
+        .from(s.requests)
+        .where(and(...conditions))
+        .orderBy(desc(s.requests.createdAt), desc(s.requests.id))
+        .limit(q.limit)
+        .all() as RequestRecord[]
+    },
+
+    async recentLegs(accountId, limit) {
+      return db
+        .select()
+        .from(s.usageEvents)
+        .where(eq(s.usageEvents.accountId, accountId))
+        .orderBy(desc(s.usageEvents.createdAt), desc(s.usageEvents.id))
+        .limit(limit)
+        .all() as LegRecord[]
+    },
+
+    async sessionsByIds(accountId, ids) {
+      if (ids.length === 0) return []
+      return db
+        .select(sessionColumns)
+        .from(s.requests)
+        .where(and(eq(s.requests.accountId, accountId), inArray(s.requests.sessionId, ids)))
+        .groupBy(s.requests.sessionId)
+        .all() as SessionSummary[]
+    },
+
+    async listSessions(accountId, limit) {
+      return db
+        .select(sessionColumns)
+        .from(s.requests)
+        .where(and(eq(s.requests.accountId, accountId), isNotNull(s.requests.sessionId)))
+        .groupBy(s.requests.sessionId)
+        .orderBy(desc(sql`max(${s.requests.createdAt})`), desc(s.requests.sessionId))
+        .limit(limit)
+        .all() as SessionSummary[]
+    },
+
+    async addFeedback(feedback) {
+      const row: FeedbackRecord = { ...feedback, id: newId('fb'), createdAt: clock() }
+      db.insert(s.feedback).values(row).run()
+      return row
+    },
+
+    changedElsewhere() {
+      const version = dataVersion.get()?.data_version ?? 0
+      if (version === seenVersion) return false
+      seenVersion = version
+      return true
+    },
+
+    close() {
+      client.close()
+    },
+  }
+  return ledger
+}
+
+const emptyToNull = (list: string[] | null | undefined) => (list && list.length > 0 ? list : null)

@@ -1,0 +1,58 @@
+// Builds an app in-process for a test: its own in-memory database, a controllable clock, a first
+// account with a key, and a helper that calls app.handle() with that key.
+import { createApp } from '../../src/app'
+import { type Config, resolveConfig } from '../../src/config/load'
+import type { ConfigFile } from '../../src/config/schema'
+import { openDatabase } from '../../src/db/open'
+import { createDeps, type Deps } from '../../src/deps'
+import { createLogger } from '../../src/lib/log'
+
+export interface Harness {
+  app: ReturnType<typeof createApp>
+  deps: Deps
+  config: Config
+  /** The first account's API key. */
+  key: string
+  accountId: string
+  clock: { now: number; advance(ms: number): void }
+  call(path: string, init?: RequestInit & { json?: unknown; key?: string | null }): Promise<Response>
+}
+
+export async function createHarness(
+  opts: { config?: ConfigFile; env?: Record<string, string>; grantUsd?: number; now?: number } = {},
+): Promise<Harness> {
+  const config = resolveConfig(opts.config ?? {}, {
+    env: { SVC_ADMIN_TOKEN: 'admin-secret', SVC_MASTER_KEY: 'test-master-key', ...opts.env },
+    overrides: { database: ':memory:' },
+  })
+  config.server.database = ':memory:'
+  config.billing.starterGrant = opts.grantUsd === undefined ? null : { nanos: Math.round(opts.grantUsd * 1e9) }
+  const clock = {
+    now: opts.now ?? Date.parse('2026-11-22T10:00:00.000Z'),
+    advance(ms: number) {
+      clock.now += ms
+    },
+  }
+  const deps = createDeps(config, {
+    db: openDatabase(':memory:'),
+    clock: () => clock.now,
+    log: createLogger('silent'),
+  })
+  const first = await deps.admin.bootstrap()
+  if (!first) throw new Error('bootstrap did not run on an empty database')
+  const app = createApp(deps)
+  const call: Harness['call'] = (path, init = {}) => {
+    const headers = new Headers(init.headers)
+    const key = init.key === undefined ? first.key : init.key
+    if (key !== null && !headers.has('authorization') && !headers.has('x-api-key')) {
+      headers.set('authorization', `Bearer ${key}`)
+    }
+    let body = init.body
+    if (init.json !== undefined) {
+      headers.set('content-type', 'application/json')
+      body = JSON.stringify(init.json)
+    }
+    return app.handle(new Request(`http://localhost${path}`, { ...init, headers, body }))
+  }
+  return { app, deps, config, key: first.key, accountId: first.account.id, clock, call }
+}

@@ -1,0 +1,45 @@
+# svc — the front door. `make run` and `make test` work on a fresh machine: both set up first.
+SHELL := /bin/bash
+BUN ?= $(shell command -v bun 2>/dev/null || echo bun)
+export PATH := $(HOME)/.bun/bin:$(shell npm prefix -g 2>/dev/null)/bin:$(PATH)
+
+.PHONY: setup run test check typecheck lint fmt build db-generate bench clean
+
+## setup: install Bun from npm when missing, then the project's dependencies
+setup:
+	@command -v bun >/dev/null 2>&1 || npm install -g bun
+	@bun install --frozen-lockfile
+
+## run: start the gateway on the default database (.svc/svc.db)
+run: setup
+	bun src/main.ts serve
+
+## test: the whole suite
+test: setup
+	bun test
+
+typecheck: setup
+	bunx tsc --noEmit -p .
+
+lint: setup
+	bunx biome check src test
+
+fmt: setup
+	bunx biome check --write src test
+
+## check: typecheck + lint + tests
+check: typecheck lint test
+
+## build: one executable with migrations embedded, proven on an empty database
+build: setup
+	bun build --compile --minify --sourcemap src/main.ts --outfile dist/svc
+	@tmp=$$(mktemp -d) && cd $$tmp && env -i HOME=$$tmp PATH=/usr/bin:/bin $(CURDIR)/dist/svc serve --once --port 0 --db $$tmp/svc.db && rm -rf $$tmp
+	@echo "dist/svc built and booted on an empty database"
+
+## db-generate: a new migration from src/db/schema.ts, embedded for the binary
+db-generate: setup
+	bunx drizzle-kit generate
+	bun src/db/embed-migrations.ts
+
+clean:
+	rm -rf dist

@@ -1,0 +1,80 @@
+// What every CLI verb shares: flags parsed the same way, config loaded the same way, output as
+// text or --json, and failures as one line on stderr with a non-zero exit.
+import { parseArgs, type ParseArgsConfig } from 'node:util'
+import { ConfigError, type Config, loadConfig } from '../config/load'
+import { createDeps, type Deps } from '../deps'
+import { GatewayError } from '../lib/errors'
+import { createLogger } from '../lib/log'
+
+export interface Io {
+  env: Record<string, string | undefined>
+  cwd: string
+  out(text: string): void
+  err(text: string): void
+}
+
+export const processIo = (): Io => ({
+  env: process.env,
+  cwd: process.cwd(),
+  out: (t) => process.stdout.write(t.endsWith('\n') ? t : `${t}\n`),
+  err: (t) => process.stderr.write(t.endsWith('\n') ? t : `${t}\n`),
+})
+
+export class UsageError extends Error {
+  override name = 'UsageError'
+}
+
+export const commonOptions = {
+  config: { type: 'string' },
+  db: { type: 'string' },
+  json: { type: 'boolean' },
+  help: { type: 'boolean', short: 'h' },
+} as const satisfies ParseArgsConfig['options']
+
+export function parseFlags<O extends NonNullable<ParseArgsConfig['options']>>(args: string[], options: O) {
+  try {
+    return parseArgs({ args, options: { ...commonOptions, ...options }, allowPositionals: true, strict: true })
+  } catch (err) {
+    throw new UsageError((err as Error).message)
+  }
+}
+
+export function loadCliConfig(io: Io, flags: { config?: string; db?: string; host?: string; port?: number }): Config {
+  return loadConfig({
+    path: flags.config,
+    env: io.env,
+    cwd: io.cwd,
+    overrides: { database: flags.db, host: flags.host, port: flags.port },
+  })
+}
+
+/** Deps for a one-shot admin verb: same database, quiet logs. */
+export function openForAdmin(io: Io, flags: { config?: string; db?: string }): Deps {
+  return createDeps(loadCliConfig(io, flags), { log: createLogger('warn') })
+}
+
+export function print(io: Io, json: boolean | undefined, value: unknown, text: () => string): void {
+  io.out(json ? JSON.stringify(value, null, 2) : text())
+}
+
+/** Turns the errors a verb may raise into a message and an exit code; anything else is a bug. */
+export function reportFailure(io: Io, err: unknown): number {
+  if (err instanceof UsageError) {
+    io.err(`svc: ${err.message}\nRun 'svc help' for usage.`)
+    return 2
+  }
+  if (err instanceof ConfigError || err instanceof GatewayError) {
+    io.err(`svc: ${err.message}`)
+    return 1
+  }
+  io.err(`svc: unexpected error: ${(err as Error)?.stack ?? String(err)}`)
+  return 1
+}
+
+export function table(rows: Record<string, unknown>[], columns: string[]): string {
+  if (rows.length === 0) return '(none)'
+  const cells = rows.map((r) => columns.map((c) => (r[c] === null || r[c] === undefined ? '-' : String(r[c]))))
+  const widths = columns.map((c, i) => Math.max(c.length, ...cells.map((row) => row[i]!.length)))
+  const line = (values: string[]) => values.map((v, i) => v.padEnd(widths[i]!)).join('  ').trimEnd()
+  return [line(columns), ...cells.map(line)].join('\n')
+}

@@ -1,0 +1,79 @@
+// `svc init`: writes a commented example svc.toml.
+import { existsSync, writeFileSync } from 'node:fs'
+import { resolve } from 'node:path'
+import { type Io, parseFlags, UsageError } from './context'
+
+export const exampleConfig = `# svc.toml — configuration of the svc gateway.
+# Secrets never go in this file: it names the environment variables that hold them.
+
+[server]
+host = "127.0.0.1"
+port = 8080
+# SQLite ledger (WAL). Created with its folder on first start.
+database = ".svc/svc.db"
+# Bearer token of the admin API (/v1/admin); unset = admin API off.
+admin_token_env = "SVC_ADMIN_TOKEN"
+# Master key that encrypts BYOK provider keys (AES-256-GCM); unset = BYOK off.
+master_key_env = "SVC_MASTER_KEY"
+# Largest request body accepted (bytes); bigger ones get 413.
+max_body_bytes = 33554432
+# On SIGTERM, how long in-flight streams may take to finish.
+shutdown_grace_seconds = 30
+
+[billing]
+# Share of a BYOK request's cost charged to credit (the rest is paid by the account's own key).
+byok_fee_percent = 5
+# Credit that \`svc serve\` gives the first account it creates on an empty database.
+# Accounts made with \`svc accounts create\` start with none.
+[billing.starter_grant]
+usd = 5
+# expires_in_days = 30
+
+[routing]
+connect_timeout_ms = 10000
+first_byte_timeout_ms = 120000
+idle_timeout_ms = 300000
+# Candidates tried per request before giving up (fallback happens only before the first byte).
+max_attempts = 3
+
+[catalog]
+# false: route only to the [[models]] below.
+builtin = true
+
+# Providers. ANTHROPIC_API_KEY, OPENAI_API_KEY, OPENROUTER_API_KEY and DEEPSEEK_API_KEY in the
+# environment configure anthropic, openai, openrouter and deepseek with no table at all.
+#
+# [providers.anthropic]
+# kind = "anthropic"                     # anthropic | openai-chat | openai-responses
+# base_url = "https://api.anthropic.com"
+# api_key_env = "ANTHROPIC_API_KEY"
+#
+# [providers.local]
+# kind = "openai-chat"                   # any Chat Completions server: vLLM, Ollama, Groq, …
+# base_url = "http://127.0.0.1:11434/v1"
+# api_key_env = "OLLAMA_API_KEY"
+
+# Add a model, or override a built-in one (same id and provider). Prices in USD per million
+# tokens, in steps of 0.001.
+#
+# [[models]]
+# id = "qwen3-coder"
+# provider = "local"
+# upstream_model = "qwen3-coder:30b"
+# profiles = ["ultra_saver"]              # pro | max | ultra_saver
+# quality = 70                            # 0–100
+# input_usd_per_mtok = 0
+# output_usd_per_mtok = 0
+# context_window = 262144
+# max_output_tokens = 32768
+# tools = true
+`
+
+export async function runInit(args: string[], io: Io): Promise<number> {
+  const { values, positionals } = parseFlags(args, { force: { type: 'boolean' } })
+  const path = resolve(io.cwd, positionals[0] ?? values.config ?? 'svc.toml')
+  if (existsSync(path) && !values.force) throw new UsageError(`${path} exists; pass --force to overwrite it`)
+  writeFileSync(path, exampleConfig)
+  io.out(`wrote ${path}`)
+  return 0
+}

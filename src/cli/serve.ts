@@ -1,0 +1,89 @@
+// `svc serve`: open the ledger, make a first account on an empty database, listen, and on
+// SIGTERM/SIGINT stop accepting, let in-flight streams finish (up to the grace period), exit 0.
+import { chmodSync, writeFileSync } from 'node:fs'
+import { dirname, join } from 'node:path'
+import { createApp } from '../app'
+import { createDeps } from '../deps'
+import { createLogger } from '../lib/log'
+import { formatUsd } from '../ledger/pricing'
+import { type Io, loadCliConfig, parseFlags, UsageError } from './context'
+
+export async function runServe(args: string[], io: Io): Promise<number> {
+  const { values } = parseFlags(args, {
+    host: { type: 'string' },
+    port: { type: 'string' },
+    'log-level': { type: 'string' },
+    once: { type: 'boolean' },
+  })
+  const port = values.port === undefined ? undefined : Number(values.port)
+  if (port !== undefined && (!Number.isInteger(port) || port < 0 || port > 65535)) {
+    throw new UsageError(`--port must be 0–65535 (got ${values.port})`)
+  }
+  const config = loadCliConfig(io, { ...values, port })
+  const level = (values['log-level'] ?? io.env.SVC_LOG_LEVEL ?? 'info') as 'debug' | 'info' | 'warn' | 'error'
+  const log = createLogger(level)
+  const deps = createDeps(config, { log })
+
+  const first = await deps.admin.bootstrap()
+  if (first) {
+    const keyFile = config.server.database === ':memory:' ? undefined : join(dirname(config.server.database), 'first-api-key')
+    if (keyFile) {
+      writeFileSync(keyFile, `${first.key}\n`, { mode: 0o600 })
+      chmodSync(keyFile, 0o600)
+    }
+    log.info('created the first account on an empty database', {
+      account: first.account.name,
+      starter_grant_usd: first.grant ? formatUsd(first.grant.amountNanos) : '0',
+      api_key_file: keyFile ?? '(in-memory database: key not written)',
+    })
+  }
+
+  const app = createApp(deps)
+  const server = Bun.serve({
+    hostname: config.server.host,
+    port: config.server.port,
+    fetch: (request) => app.handle(request),
+    // Bun's own limit backs up the app's Content-Length check for chunked bodies.
+    maxRequestBodySize: config.server.maxBodyBytes + 1024,
+    // Streams can be quiet for a long time while a model thinks; the relay sends pings instead.
+    idleTimeout: 255,
+  })
+  const url = `http://${server.hostname}:${server.port}`
+  log.info('svc is listening', {
+    url,
+    database: config.server.database,
+    config: config.source ?? '(none: defaults and environment)',
+    providers: Object.keys(config.providers),
+  })
+  if (Object.keys(config.providers).length === 0) {
+    log.warn('no provider is configured: set ANTHROPIC_API_KEY, OPENAI_API_KEY, OPENROUTER_API_KEY or DEEPSEEK_API_KEY, or add [providers.*] to svc.toml')
+  }
+  if (values.once) {
+    // `make build` uses this to prove the binary boots on an empty database, then exits.
+    io.out(JSON.stringify({ url, database: config.server.database, first_account: first?.account.name ?? null }))
+    await server.stop(true)
+    deps.ledger.close()
+    return 0
+  }
+
+  return new Promise<number>((resolve) => {
+    let stopping = false
+    const shutdown = async (signal: string) => {
+      if (stopping) return
+      stopping = true
+      log.info('shutting down: no new connections, waiting for in-flight requests', {
+        signal,
+        grace_seconds: config.server.shutdownGraceSeconds,
+      })
+      const drained = server.stop(false).then(() => true)
+      const timeout = Bun.sleep(config.server.shutdownGraceSeconds * 1000).then(() => false)
+      const clean = await Promise.race([drained, timeout])
+      if (!clean) await server.stop(true)
+      deps.ledger.close()
+      log.info('stopped', { drained: clean })
+      resolve(0)
+    }
+    process.on('SIGTERM', () => void shutdown('SIGTERM'))
+    process.on('SIGINT', () => void shutdown('SIGINT'))
+  })
+}

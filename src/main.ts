@@ -1,0 +1,47 @@
+#!/usr/bin/env bun
+// Entry of the binary: argv → one command in src/cli.
+import { runAccounts, runGrants, runKeys, runProviderKeys, runUsage } from './cli/admin'
+import { type Io, processIo, reportFailure, UsageError } from './cli/context'
+import { commandHelp, overview, version } from './cli/help'
+import { runInit } from './cli/init'
+import { runServe } from './cli/serve'
+
+const readStdin = async () => (process.stdin.isTTY ? '' : await Bun.stdin.text())
+
+const commands: Record<string, (args: string[], io: Io) => Promise<number>> = {
+  serve: runServe,
+  init: runInit,
+  accounts: runAccounts,
+  keys: runKeys,
+  grants: runGrants,
+  usage: runUsage,
+  'provider-keys': (args, io) => runProviderKeys(args, io, readStdin),
+}
+
+export async function main(argv: string[], io: Io = processIo()): Promise<number> {
+  const [command, ...rest] = argv
+  if (command === undefined || command === 'help' || command === '--help' || command === '-h') {
+    const topic = rest[0]
+    io.out(topic && commandHelp[topic] ? commandHelp[topic] : overview)
+    return 0
+  }
+  if (command === '--version' || command === 'version') {
+    io.out(`svc ${version}`)
+    return 0
+  }
+  const run = commands[command]
+  try {
+    if (!run) throw new UsageError(`unknown command ${JSON.stringify(command)}`)
+    if (rest.includes('--help') || rest.includes('-h')) {
+      io.out(commandHelp[command] ?? overview)
+      return 0
+    }
+    return await run(rest, io)
+  } catch (err) {
+    return reportFailure(io, err)
+  }
+}
+
+if (import.meta.main) {
+  process.exitCode = await main(process.argv.slice(2))
+}

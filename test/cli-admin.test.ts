@@ -1,0 +1,204 @@
+import { afterEach, describe, expect, test } from 'bun:test'
+import { mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import type { Io } from '../src/cli/context'
+import { main } from '../src/main'
+import { createHarness } from './support/harness'
+
+const dirs: string[] = []
+afterEach(() => {
+  for (const d of dirs.splice(0)) rmSync(d, { recursive: true, force: true })
+})
+
+function cli(env: Record<string, string> = {}) {
+  const dir = mkdtempSync(join(tmpdir(), 'svc-cli-'))
+  dirs.push(dir)
+  const run = async (...argv: string[]) => {
+    const out: string[] = []
+    const err: string[] = []
+    const io: Io = { env: { SVC_DATABASE: join(dir, 'svc.db'), ...env }, cwd: dir, out: (t) => out.push(t), err: (t) => err.push(t) }
+    const code = await main(argv, io)
+    return { code, out: out.join(''), err: err.join('') }
+  }
+  return { dir, run }
+}
+
+describe('admin CLI', () => {
+  test('accounts, keys, grants and usage, as text and --json', async () => {
+    const { run } = cli()
+    expect((await run('accounts', 'create', 'alice')).code).toBe(0)
+    const dup = await run('accounts', 'create', 'alice')
+    expect(dup).toMatchObject({ code: 1, err: 'svc: account alice already exists' })
+
+    const created = JSON.parse((await run('keys', 'create', '--account', 'alice', '--name', 'laptop', '--json')).out)
+    expect(created.key).toMatch(/^svc-[0-9A-Za-z]{40}$/)
+    expect(created).toMatchObject({ name: 'laptop', prefix: created.key.slice(0, 12), revoked_at: null })
+
+    const grant = JSON.parse(
+      (await run('grants', 'add', '--account', 'alice', '--usd', '2.5', '--routing-mode', 'pro', '--routing-mode', 'max', '--model', 'gpt-5.1', '--expires', '2027-01-01T00:00:00Z', '--source', 'promo', '--json')).out,
+    )
+    expect(grant).toMatchObject({
+      amount_nanos: 2_500_000_000,
+      remaining_nanos: 2_500_000_000,
+      scope_cost_type: 'all',
+      scope_routing_modes: ['pro', 'max'],
+      scope_models: ['gpt-5.1'],
+      expires_at: '2027-01-01T00:00:00.000Z',
+      source: 'promo',
+    })
+    const list = JSON.parse((await run('grants', 'list', '--account', 'alice', '--json')).out)
+    expect(list).toHaveLength(1)
+    const usage = JSON.parse((await run('usage', '--account', 'alice', '--json')).out)
+    expect(usage).toMatchObject({ limit_nanos: 2_500_000_000, used_nanos: 0, recent_events: [] })
+    expect((await run('usage', '--account', 'alice')).out).toContain('0 of 2.5 USD used')
+
+    const keys = JSON.parse((await run('keys', 'list', '--json')).out)
+    expect(keys.map((k: { name: string }) => k.name)).toEqual(['laptop'])
+    expect(JSON.stringify(keys)).not.toContain(created.key)
+    const revoked = JSON.parse((await run('keys', 'revoke', created.id, '--json')).out)
+    expect(revoked.revoked_at).not.toBeNull()
+
+    const badGrants: [string[], string][] = [
+      [['--usd', 'x'], '--usd must be a number'],
+      [['--usd', '1', '--routing-mode', 'fast'], 'routing mode fast is not one of'],
+      [['--usd', '1', '--cost-type', 'tokens'], 'scope_cost_type must be one of all, model_usage, byok_fee'],
+      [['--usd', '1', '--expires', 'tomorrow'], 'expires_at must be an RFC 3339 timestamp'],
+      [['--usd', '0'], 'more than zero'],
+    ]
+    for (const [args, message] of badGrants) {
+      const r = await run('grants', 'add', '--account', 'alice', ...args)
+      expect(r.code).not.toBe(0)
+      expect(r.err).toContain(message)
+    }
+    expect((await run('keys', 'create')).err).toContain('--account is required')
+    expect((await run('accounts', 'create', 'alice', '--bogus')).code).toBe(2)
+  })
+
+  test('help for every command, version, unknown command', async () => {
+    const { run } = cli()
+    for (const command of ['serve', 'init', 'accounts', 'keys', 'grants', 'provider-keys', 'usage']) {
+      const r = await run(command, '--help')
+      expect(r.code).toBe(0)
+      expect(r.out).toContain(`svc ${command}`)
+      expect(r.out).toContain('Example')
+    }
+    expect((await run('--version')).out).toMatch(/^svc \d+\.\d+\.\d+/)
+    expect(await run('frobnicate')).toMatchObject({ code: 2 })
+  })
+
+  test('init writes a config that loads, and refuses to overwrite without --force', async () => {
+    const { dir, run } = cli()
+    expect((await run('init')).code).toBe(0)
+    expect((await run('init')).code).toBe(2)
+    expect((await run('init', '--force')).code).toBe(0)
+    // The written example is valid: an admin verb loads it from ./svc.toml.
+    expect((await run('accounts', 'list')).code).toBe(0)
+    writeFileSync(join(dir, 'svc.toml'), '[server]\nprot = 1\n')
+    const r = await run('accounts', 'list')
+    expect(r.code).toBe(1)
+    expect(r.err).toContain('server.prot: unknown key')
+  })
+
+  test('provider keys are stored encrypted: the key never reaches the database file in clear', async () => {
+    const { dir, run } = cli({ SVC_MASTER_KEY: 'master-secret-for-tests', ANTHROPIC_API_KEY: 'platform-key' })
+    await run('accounts', 'create', 'alice')
+    const secret = 'sk-ant-byok-SECRET-0123456789'
+    // provider-keys reads stdin; drive the admin function the CLI calls.
+    const { createDeps } = await import('../src/deps')
+    const { resolveConfig } = await import('../src/config/load')
+    const config = resolveConfig({}, { env: { SVC_MASTER_KEY: 'master-secret-for-tests', ANTHROPIC_API_KEY: 'x' }, overrides: { database: join(dir, 'svc.db') } })
+    const deps = createDeps(config)
+    await deps.admin.addProviderKey({ account: 'alice', provider: 'anthropic', key: secret })
+    const account = await deps.admin.findAccount('alice')
+    expect(await deps.admin.openProviderKey(account.id, 'anthropic')).toBe(secret)
+    deps.ledger.close()
+    const list = await run('provider-keys', 'list', '--json')
+    expect(JSON.parse(list.out)[0]).toMatchObject({ provider_id: 'anthropic', hint: '…6789' })
+    for (const file of ['svc.db', 'svc.db-wal']) {
+      let bytes: Buffer
+      try {
+        bytes = readFileSync(join(dir, file))
+      } catch {
+        continue
+      }
+      expect(bytes.includes(Buffer.from(secret))).toBe(false)
+      expect(bytes.includes(Buffer.from('SECRET-0123'))).toBe(false)
+    }
+  })
+})
+
+describe('admin HTTP API', () => {
+  test('guarded by the admin token; same verbs as the CLI', async () => {
+    const h = await createHarness()
+    const admin = (path: string, init: RequestInit & { json?: unknown } = {}) =>
+      h.call(path, { ...init, key: null, headers: { authorization: 'Bearer admin-secret' } })
+    expect((await h.call('/v1/admin/accounts', { key: null })).status).toBe(401)
+    expect((await h.call('/v1/admin/accounts', { key: null, headers: { authorization: 'Bearer wrong' } })).status).toBe(401)
+    expect((await h.call('/v1/admin/accounts')).status).toBe(401) // an account key is not the admin token
+
+    expect((await admin('/v1/admin/accounts', { method: 'POST', json: { name: 'carol' } })).status).toBe(201)
+    const key = await (await admin('/v1/admin/keys', { method: 'POST', json: { account: 'carol', name: 'ci' } })).json()
+    expect(key.key).toMatch(/^svc-/)
+    const grant = await admin('/v1/admin/grants', { method: 'POST', json: { account: 'carol', usd: 1, scope_providers: ['anthropic'] } })
+    expect(grant.status).toBe(201)
+    expect(await grant.json()).toMatchObject({ amount_nanos: 1_000_000_000, scope_providers: ['anthropic'] })
+    const usage = await (await h.call('/v1/usage', { key: key.key })).json()
+    expect(usage.limit_nanos).toBe(1_000_000_000)
+    expect((await admin('/v1/admin/usage?account=carol')).status).toBe(200)
+    const missing = await admin('/v1/admin/grants', { method: 'POST', json: { account: 'nobody', usd: 1 } })
+    expect(missing.status).toBe(404)
+    expect((await missing.json()).error.type).toBe('not_found_error')
+
+    expect((await admin(`/v1/admin/keys/${key.id}/revoke`, { method: 'POST' })).status).toBe(200)
+    expect((await h.call('/v1/usage', { key: key.key })).status).toBe(401)
+  })
+
+  test('off without a configured token', async () => {
+    const h = await createHarness({ env: { SVC_ADMIN_TOKEN: '' } })
+    const res = await h.call('/v1/admin/accounts', { key: null, headers: { authorization: 'Bearer anything' } })
+    expect(res.status).toBe(403)
+    expect((await res.json()).error.message).toContain('admin API is disabled')
+  })
+})
+
+describe('serve on an empty database', () => {
+  test('creates the first account, writes its key with mode 0600, and the key works', async () => {
+    const { dir, run } = cli()
+    const r = await run('serve', '--once', '--port', '0')
+    expect(r.code).toBe(0)
+    const keyFile = join(dir, 'first-api-key')
+    expect(statSync(keyFile).mode & 0o777).toBe(0o600)
+    const key = readFileSync(keyFile, 'utf8').trim()
+    const h2 = await import('../src/config/load')
+    const { createDeps } = await import('../src/deps')
+    const deps = createDeps(h2.resolveConfig({}, { env: {}, overrides: { database: join(dir, 'svc.db') } }))
+    expect(await deps.auth.authenticate(key)).toMatchObject({ accountId: expect.stringMatching(/^acct_/) })
+    const grants = await deps.ledger.listGrants((await deps.admin.findAccount('default')).id)
+    expect(grants.map((g) => [g.source, g.amountNanos])).toEqual([['starter', 5_000_000_000]])
+    deps.ledger.close()
+    // A second start does not make another account.
+    expect((await run('serve', '--once', '--port', '0')).code).toBe(0)
+    expect(JSON.parse((await run('accounts', 'list', '--json')).out)).toHaveLength(1)
+  })
+})
+
+describe('another process writes', () => {
+  test('a key revoked by the CLI stops working at once on a running gateway', async () => {
+    const { dir, run } = cli()
+    const { createDeps } = await import('../src/deps')
+    const { createApp } = await import('../src/app')
+    const { resolveConfig } = await import('../src/config/load')
+    const { createLogger } = await import('../src/lib/log')
+    const config = resolveConfig({}, { env: {}, overrides: { database: join(dir, 'svc.db') } })
+    const deps = createDeps(config, { log: createLogger('silent') })
+    const first = await deps.admin.bootstrap()
+    const app = createApp(deps)
+    const get = () => app.handle(new Request('http://localhost/v1/usage', { headers: { authorization: `Bearer ${first?.key}` } }))
+    expect((await get()).status).toBe(200) // now cached in memory
+    const keyId = JSON.parse((await run('keys', 'list', '--json')).out)[0].id
+    expect((await run('keys', 'revoke', keyId)).code).toBe(0)
+    expect((await get()).status).toBe(401)
+    deps.ledger.close()
+  })
+})

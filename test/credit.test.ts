@@ -1,0 +1,153 @@
+import { describe, expect, test } from 'bun:test'
+import { applicableCreditNanos, byokFeeNanos, type ChargeScope, grantCovers, type GrantState } from '../src/ledger/credit'
+import { costNanos, usdPerMtokToNanosPerToken } from '../src/ledger/pricing'
+import { createHarness } from './support/harness'
+import { seedRequest } from './support/ledger-fixtures'
+
+const T0 = Date.parse('2026-11-22T10:00:00.000Z')
+const DAY = 86_400_000
+
+const grant = (over: Partial<GrantState>): GrantState => ({
+  id: 'g',
+  amountNanos: 100,
+  remainingNanos: 100,
+  scopeCostType: 'all',
+  scopeRoutingModes: null,
+  scopeModels: null,
+  scopeProviders: null,
+  expiresAt: null,
+  createdAt: T0,
+  ...over,
+})
+const scope: ChargeScope = { routingMode: 'pro', modelId: 'claude-sonnet-4-5', providerId: 'anthropic', costType: 'model_usage', now: T0 }
+
+describe('scope rules', () => {
+  test.each([
+    ['unscoped grant pays anything', {}, scope, true],
+    ['routing mode in scope', { scopeRoutingModes: ['pro', 'max'] }, scope, true],
+    ['routing mode out of scope', { scopeRoutingModes: ['ultra_saver'] }, scope, false],
+    ['model in scope', { scopeModels: ['claude-sonnet-4-5'] }, scope, true],
+    ['model out of scope', { scopeModels: ['gpt-5.1'] }, scope, false],
+    ['provider out of scope', { scopeProviders: ['openrouter'] }, scope, false],
+    ['all scopes must match', { scopeRoutingModes: ['pro'], scopeModels: ['claude-sonnet-4-5'], scopeProviders: ['openrouter'] }, scope, false],
+    ['expired grant pays nothing', { expiresAt: T0 }, scope, false],
+    ['not yet expired', { expiresAt: T0 + 1 }, scope, true],
+    ['model_usage grant pays model usage', { scopeCostType: 'model_usage' }, scope, true],
+    ['model_usage grant does not pay BYOK fees', { scopeCostType: 'model_usage' }, { ...scope, costType: 'byok_fee' }, false],
+    ['byok_fee grant pays BYOK fees', { scopeCostType: 'byok_fee' }, { ...scope, costType: 'byok_fee' }, true],
+    ['byok_fee grant does not pay model usage', { scopeCostType: 'byok_fee' }, scope, false],
+  ] as [string, Partial<GrantState>, ChargeScope, boolean][])('%s', (_name, over, s, expected) => {
+    expect(grantCovers(grant(over), s)).toBe(expected)
+  })
+
+  test('applicable credit sums only covering grants with something left', () => {
+    const grants = [
+      grant({ id: 'a', remainingNanos: 10 }),
+      grant({ id: 'b', remainingNanos: 20, scopeModels: ['gpt-5.1'] }),
+      grant({ id: 'c', remainingNanos: 0 }),
+      grant({ id: 'd', remainingNanos: 5, scopeRoutingModes: ['pro'] }),
+    ]
+    expect(applicableCreditNanos(grants, scope)).toBe(15)
+  })
+})
+
+describe('pricing', () => {
+  test('USD per Mtok → nanos per token, exactly', () => {
+    expect(usdPerMtokToNanosPerToken(3)).toBe(3000)
+    expect(usdPerMtokToNanosPerToken(0.3)).toBe(300)
+    expect(usdPerMtokToNanosPerToken(3.75)).toBe(3750)
+    expect(usdPerMtokToNanosPerToken(0.028)).toBe(28)
+    expect(usdPerMtokToNanosPerToken(0.005)).toBe(5)
+    expect(() => usdPerMtokToNanosPerToken(0.0375)).toThrow('step 0.001')
+  })
+
+  test('cost is the integer sum over input, cache read, cache write and output', () => {
+    const price = { inputNanosPerToken: 3000, cacheReadNanosPerToken: 300, cacheWriteNanosPerToken: 3750, outputNanosPerToken: 15000 }
+    expect(costNanos({ input: 86, cacheRead: 1920, cacheWrite: 10, output: 300, reasoning: 0 }, price)).toBe(
+      86 * 3000 + 1920 * 300 + 10 * 3750 + 300 * 15000,
+    )
+  })
+
+  test('BYOK fee rounds up to the nano', () => {
+    expect(byokFeeNanos(1000, 5)).toBe(50)
+    expect(byokFeeNanos(1001, 5)).toBe(51)
+    expect(byokFeeNanos(1000, 0)).toBe(0)
+    expect(byokFeeNanos(333, 2.5)).toBe(9)
+  })
+})
+
+describe('charging order, with ledger rows', () => {
+  test('scoped grants first, then soonest expiry, then oldest; split across grants; remaining never negative', async () => {
+    const h = await createHarness({ now: T0 })
+    const add = (over: Parameters<typeof h.deps.admin.addGrant>[0]) => h.deps.admin.addGrant(over)
+    const general = await add({ account: 'default', amountNanos: 1000, source: 'general-old' })
+    h.clock.advance(1)
+    const generalNewer = await add({ account: 'default', amountNanos: 1000, source: 'general-new' })
+    h.clock.advance(1)
+    const expiringLater = await add({ account: 'default', amountNanos: 300, routingModes: ['pro'], expiresAt: new Date(T0 + 10 * DAY).toISOString() })
+    h.clock.advance(1)
+    const expiringSoon = await add({ account: 'default', amountNanos: 200, models: ['claude-sonnet-4-5'], expiresAt: new Date(T0 + DAY).toISOString() })
+    h.clock.advance(1)
+    const otherScope = await add({ account: 'default', amountNanos: 500, routingModes: ['max'] })
+    const expired = await add({ account: 'default', amountNanos: 500, expiresAt: new Date(T0 + 2).toISOString() })
+
+    // A 1,700-nano leg: expiringSoon (scoped, soonest) 200, expiringLater (scoped) 300,
+    // then general credit oldest first: general 1000, generalNewer 200.
+    await seedRequest(h.deps.ledger, { accountId: h.accountId, at: T0 + 10, id: 'r1', legs: [{ costNanos: 1700 }] })
+    const rows = Object.fromEntries((await h.deps.ledger.listGrants(h.accountId)).map((g) => [g.id, g.remainingNanos]))
+    expect(rows).toEqual({
+      [general.id]: 0,
+      [generalNewer.id]: 800,
+      [expiringLater.id]: 0,
+      [expiringSoon.id]: 0,
+      [otherScope.id]: 500,
+      [expired.id]: 500,
+    })
+    const detail = await h.deps.ledger.getRequest(h.accountId, 'r1')
+    expect(detail?.charges.map((c) => [c.grantId, c.amountNanos])).toEqual([
+      [expiringSoon.id, 200],
+      [expiringLater.id, 300],
+      [general.id, 1000],
+      [generalNewer.id, 200],
+    ])
+    expect(detail?.request.chargedNanos).toBe(1700)
+
+    // More than is left: charge what exists, never below zero; the leg shows what was unpaid.
+    await seedRequest(h.deps.ledger, { accountId: h.accountId, at: T0 + 20, id: 'r2', legs: [{ costNanos: 5000 }] })
+    const after = await h.deps.ledger.listGrants(h.accountId)
+    expect(after.every((g) => g.remainingNanos >= 0)).toBe(true)
+    const r2 = await h.deps.ledger.getRequest(h.accountId, 'r2')
+    expect(r2?.request.totalCostNanos).toBe(5000)
+    expect(r2?.request.chargedNanos).toBe(800)
+    expect(r2?.legs[0]?.chargedNanos).toBe(800)
+  })
+
+  test('cost types: BYOK fees come only from all/byok_fee grants; model usage never from byok_fee grants', async () => {
+    const h = await createHarness({ now: T0 })
+    const feeOnly = await h.deps.admin.addGrant({ account: 'default', amountNanos: 100, costType: 'byok_fee' })
+    const usageOnly = await h.deps.admin.addGrant({ account: 'default', amountNanos: 1000, costType: 'model_usage' })
+    await seedRequest(h.deps.ledger, {
+      accountId: h.accountId,
+      at: T0 + 1,
+      id: 'byok',
+      legs: [{ costNanos: 2000, byok: true, charge: { costType: 'byok_fee', amountNanos: 100 } }],
+    })
+    await seedRequest(h.deps.ledger, { accountId: h.accountId, at: T0 + 2, id: 'plat', legs: [{ costNanos: 300 }] })
+    const remaining = Object.fromEntries((await h.deps.ledger.listGrants(h.accountId)).map((g) => [g.id, g.remainingNanos]))
+    expect(remaining).toEqual({ [feeOnly.id]: 0, [usageOnly.id]: 700 })
+    const byok = await h.deps.ledger.getRequest(h.accountId, 'byok')
+    expect(byok?.request).toMatchObject({ byok: true, totalCostNanos: 2000, chargedNanos: 100 })
+    expect(byok?.charges).toEqual([{ grantId: feeOnly.id, usageEventId: 'leg_byok_1', costType: 'byok_fee', amountNanos: 100 }])
+  })
+
+  test('usage totals: limit and used over unexpired grants only', async () => {
+    const h = await createHarness({ now: T0 })
+    await h.deps.admin.addGrant({ account: 'default', amountNanos: 1000 })
+    await h.deps.admin.addGrant({ account: 'default', amountNanos: 500, expiresAt: new Date(T0 + 100).toISOString() })
+    await seedRequest(h.deps.ledger, { accountId: h.accountId, at: T0 + 1, legs: [{ costNanos: 1200 }] })
+    // The expiring grant is spent first (soonest expiry): 500 from it, 700 from the other.
+    expect(await (await h.call('/v1/usage')).json()).toMatchObject({ limit_nanos: 1500, used_nanos: 1200 })
+    h.clock.advance(200)
+    expect(await (await h.call('/v1/usage')).json()).toMatchObject({ limit_nanos: 1000, used_nanos: 700, remaining_nanos: 300 })
+  })
+})

@@ -1,0 +1,216 @@
+import { describe, expect, test } from 'bun:test'
+import type { ExchangeRequest } from '../../exchange/types'
+import { GatewayError } from '../../lib/errors'
+import { readFixture } from '../fixture-streams'
+import { decodeAnthropicRequest } from './decode-anthropic-request'
+
+const base = { model: 'm', max_tokens: 100 }
+const decodeMessages = (messages: unknown[]) => decodeAnthropicRequest({ ...base, messages })
+
+const claudeCodeExchange: ExchangeRequest = {
+  system: [
+    {
+      type: 'text',
+      text: "You are Claude Code, Anthropic's official CLI for Claude.",
+      cacheControl: { type: 'ephemeral' },
+    },
+    { type: 'text', text: 'Be concise.', cacheControl: { type: 'ephemeral', ttl: '1h' } },
+    { type: 'text', text: 'Session context: repo at /work.' },
+  ],
+  messages: [
+    {
+      role: 'user',
+      content: [
+        { type: 'text', text: '<system-reminder>The todo list is empty.</system-reminder>' },
+        {
+          type: 'text',
+          text: 'What is in this image, and the weather in Paris?',
+          cacheControl: { type: 'ephemeral' },
+        },
+        { type: 'image', source: { kind: 'base64', mediaType: 'image/png', data: 'iVBORw0KGgo=' } },
+      ],
+    },
+    {
+      role: 'assistant',
+      content: [
+        { type: 'thinking', thinking: 'Need the weather tool and the notes.', signature: 'EqQBCkgIARABGAIiQLsig' },
+        { type: 'text', text: 'A cat. Checking the weather.' },
+        { type: 'tool_use', id: 'toolu_01A', name: 'get_weather', input: { city: 'Paris' } },
+        { type: 'tool_use', id: 'toolu_01B', name: 'Read', input: { file_path: '/work/notes.txt' } },
+      ],
+    },
+    {
+      role: 'user',
+      content: [
+        { type: 'tool_result', toolUseId: 'toolu_01A', content: [{ type: 'text', text: '18°C, cloudy' }] },
+        {
+          type: 'tool_result',
+          toolUseId: 'toolu_01B',
+          isError: true,
+          content: [
+            { type: 'text', text: 'File is an image:' },
+            { type: 'image', source: { kind: 'url', url: 'https://example.com/notes.png' } },
+          ],
+        },
+        { type: 'text', text: 'Thanks, continue.', cacheControl: { type: 'ephemeral' } },
+      ],
+    },
+  ],
+  tools: [
+    {
+      name: 'get_weather',
+      description: 'Weather by city',
+      inputSchema: { type: 'object', properties: { city: { type: 'string' } }, required: ['city'] },
+      cacheControl: { type: 'ephemeral' },
+    },
+    {
+      name: 'Read',
+      description: 'Read a file',
+      inputSchema: { type: 'object', properties: { file_path: { type: 'string' } }, required: ['file_path'] },
+    },
+  ],
+  toolChoice: { type: 'auto' },
+  maxTokens: 32000,
+  temperature: 1,
+  thinking: { type: 'adaptive', effort: 'high' },
+  stream: true,
+  user: '{"device_id":"d-1","account_uuid":"a-1","session_id":"s-1"}',
+}
+
+describe('decodeAnthropicRequest', () => {
+  test('a Claude-Code-like request', async () => {
+    const body = JSON.parse(await readFixture('anthropic/claude-code-request.json'))
+    expect(decodeAnthropicRequest(body)).toEqual(claudeCodeExchange)
+  })
+
+  test('minimal request: string content, defaults', () => {
+    expect(decodeMessages([{ role: 'user', content: 'hi' }])).toEqual({
+      system: [],
+      messages: [{ role: 'user', content: [{ type: 'text', text: 'hi' }] }],
+      tools: [],
+      maxTokens: 100,
+      stream: false,
+    })
+  })
+
+  test('generation controls, enabled thinking, tool choice and stop sequences', () => {
+    const request = decodeAnthropicRequest({
+      ...base,
+      system: 'Be terse.',
+      messages: [{ role: 'user', content: 'hi' }],
+      thinking: { type: 'enabled', budget_tokens: 2048 },
+      tool_choice: { type: 'tool', name: 'f', disable_parallel_tool_use: true },
+      stop_sequences: ['###', 7],
+      top_p: 0.9,
+      top_k: 40,
+    })
+    expect(request).toMatchObject({
+      system: [{ type: 'text', text: 'Be terse.' }],
+      thinking: { type: 'enabled', budgetTokens: 2048 },
+      toolChoice: { type: 'tool', name: 'f', disableParallel: true },
+      stopSequences: ['###'],
+      topP: 0.9,
+      topK: 40,
+    })
+    expect(decodeAnthropicRequest({ ...base, messages: [], thinking: { type: 'disabled' } }).thinking).toEqual({
+      type: 'disabled',
+    })
+    expect(decodeAnthropicRequest({ ...base, messages: [], thinking: { type: 'adaptive' } }).thinking).toEqual({
+      type: 'adaptive',
+    })
+  })
+
+  test('documents and search results keep their text; unknown and server blocks are skipped', () => {
+    const request = decodeMessages([
+      {
+        role: 'user',
+        content: [
+          { type: 'document', title: 'Spec', source: { type: 'text', media_type: 'text/plain', data: 'Body.' } },
+          { type: 'document', source: { type: 'base64', media_type: 'application/pdf', data: 'JVBER' } },
+          { type: 'document', source: { type: 'content', content: [{ type: 'text', text: 'Inline.' }] } },
+          {
+            type: 'search_result',
+            source: 'https://example.com',
+            title: 'Result',
+            content: [{ type: 'text', text: 'Found.' }],
+          },
+          { type: 'image', source: { type: 'file', file_id: 'file_1' } },
+          { type: 'video', url: 'x' },
+        ],
+      },
+      {
+        role: 'assistant',
+        content: [
+          { type: 'server_tool_use', id: 'srvtoolu_1', name: 'web_search', input: {} },
+          { type: 'redacted_thinking', data: 'opaque' },
+        ],
+      },
+    ])
+    expect(request.messages).toEqual([
+      {
+        role: 'user',
+        content: [
+          { type: 'text', text: 'Spec\n\nBody.' },
+          { type: 'text', text: 'Inline.' },
+          { type: 'text', text: 'Result\nhttps://example.com\n\nFound.' },
+        ],
+      },
+      { role: 'assistant', content: [{ type: 'redacted_thinking', data: 'opaque' }] },
+    ])
+  })
+
+  test('tool_result without content, thinking without signature', () => {
+    const request = decodeMessages([
+      { role: 'assistant', content: [{ type: 'thinking', thinking: 'hm' }] },
+      { role: 'user', content: [{ type: 'tool_result', tool_use_id: 't' }] },
+    ])
+    expect(request.messages).toEqual([
+      { role: 'assistant', content: [{ type: 'thinking', thinking: 'hm' }] },
+      { role: 'user', content: [{ type: 'tool_result', toolUseId: 't', content: [] }] },
+    ])
+  })
+
+  const broken: [string, unknown[], string][] = [
+    ['content neither string nor array', [{ role: 'user', content: 5 }], 'messages.0.content'],
+    [
+      'tool_use without id',
+      [{ role: 'assistant', content: [{ type: 'tool_use', name: 'f', input: {} }] }],
+      'messages.0.content.0.id',
+    ],
+    [
+      'tool_result without tool_use_id',
+      [{ role: 'user', content: [{ type: 'tool_result', content: 'x' }] }],
+      'messages.0.content.0.tool_use_id',
+    ],
+    ['a block that is not an object', [{ role: 'user', content: ['text'] }], 'messages.0.content.0'],
+    ['text block without text', [{ role: 'user', content: [{ type: 'text' }] }], 'messages.0.content.0.text'],
+    ['an unknown role', [{ role: 'tool', content: 'x' }], 'messages.0.role'],
+    ['a message that is not an object', ['hi'], 'messages.0'],
+    [
+      'base64 image without data',
+      [{ role: 'user', content: [{ type: 'image', source: { type: 'base64', media_type: 'image/png' } }] }],
+      'messages.0.content.0.source.data',
+    ],
+  ]
+  for (const [name, messages, param] of broken) {
+    test(`invalid_request naming the field: ${name}`, () => {
+      let error: unknown
+      try {
+        decodeMessages(messages)
+      } catch (e) {
+        error = e
+      }
+      expect(error).toBeInstanceOf(GatewayError)
+      expect(error).toMatchObject({ kind: 'invalid_request', status: 400, param })
+      expect((error as GatewayError).message).toStartWith(`${param}:`)
+    })
+  }
+
+  test('invalid thinking and tool_choice types are named', () => {
+    expect(() => decodeAnthropicRequest({ ...base, messages: [], thinking: { type: 'on' } })).toThrow('thinking.type')
+    expect(() => decodeAnthropicRequest({ ...base, messages: [], tool_choice: { type: 'all' } })).toThrow(
+      'tool_choice.type',
+    )
+    expect(() => decodeAnthropicRequest({ ...base, messages: [], system: 7 })).toThrow('system:')
+  })
+})

@@ -1,0 +1,268 @@
+// Anthropic Messages request body → ExchangeRequest. The route has checked the envelope
+// (schema.ts); this checks each block and throws invalid_request naming the broken field.
+
+import type {
+  CacheControl,
+  ContentBlock,
+  ExchangeRequest,
+  ImageBlock,
+  Message,
+  ReasoningEffort,
+  TextBlock,
+  Thinking,
+  ToolChoice,
+  ToolDefinition,
+  ToolUseBlock,
+} from '../../exchange/types'
+import { invalidRequest } from '../../lib/errors'
+import { isObject, type JsonObject, readArray, readBoolean, readNumber, readObject, readString } from '../wire-values'
+
+export function decodeAnthropicRequest(body: unknown): ExchangeRequest {
+  if (!isObject(body)) throw invalidRequest('body: expected a JSON object')
+  const rawMessages = readArray(body, 'messages')
+  if (!rawMessages) throw invalidRequest('messages: expected an array', 'messages')
+  const maxTokens = readNumber(body, 'max_tokens')
+  if (maxTokens === undefined) throw invalidRequest('max_tokens: expected a number', 'max_tokens')
+
+  const system = decodeSystem(body.system)
+  const messages: Message[] = []
+  rawMessages.forEach((raw, i) => {
+    const path = `messages.${i}`
+    if (!isObject(raw)) throw invalidRequest(`${path}: expected an object`, path)
+    const role = raw.role
+    const content = decodeContent(raw.content, `${path}.content`)
+    // Claude Code puts `role: "system"` entries inside messages; Anthropic has only top-level system.
+    if (role === 'system') system.push(...content.filter(isText))
+    else if (role === 'user' || role === 'assistant') messages.push({ role, content })
+    else throw invalidRequest(`${path}.role: expected "user" or "assistant"`, `${path}.role`)
+  })
+
+  const request: ExchangeRequest = {
+    system,
+    messages,
+    tools: decodeTools(body.tools),
+    maxTokens,
+    stream: readBoolean(body, 'stream') ?? false,
+  }
+  const toolChoice = decodeToolChoice(body.tool_choice)
+  if (toolChoice) request.toolChoice = toolChoice
+  const thinking = decodeThinking(body.thinking, readObject(body, 'output_config'))
+  if (thinking) request.thinking = thinking
+  const temperature = readNumber(body, 'temperature')
+  if (temperature !== undefined) request.temperature = temperature
+  const topP = readNumber(body, 'top_p')
+  if (topP !== undefined) request.topP = topP
+  const topK = readNumber(body, 'top_k')
+  if (topK !== undefined) request.topK = topK
+  const stopSequences = readArray(body, 'stop_sequences')?.filter((s): s is string => typeof s === 'string')
+  if (stopSequences && stopSequences.length > 0) request.stopSequences = stopSequences
+  const metadata = readObject(body, 'metadata')
+  const user = metadata && readString(metadata, 'user_id')
+  if (user) request.user = user
+  return request
+}
+
+const isText = (block: ContentBlock): block is TextBlock => block.type === 'text'
+
+function decodeSystem(system: unknown): TextBlock[] {
+  if (system === undefined || system === null) return []
+  if (typeof system === 'string') return system === '' ? [] : [{ type: 'text', text: system }]
+  if (!Array.isArray(system)) throw invalidRequest('system: expected a string or an array of text blocks', 'system')
+  return decodeBlocks(system, 'system').filter(isText)
+}
+
+function decodeContent(content: unknown, path: string): ContentBlock[] {
+  if (typeof content === 'string') return [{ type: 'text', text: content }]
+  if (!Array.isArray(content)) throw invalidRequest(`${path}: expected a string or an array of content blocks`, path)
+  return decodeBlocks(content, path)
+}
+
+function decodeBlocks(blocks: unknown[], path: string): ContentBlock[] {
+  const out: ContentBlock[] = []
+  blocks.forEach((raw, i) => {
+    if (!isObject(raw)) throw invalidRequest(`${path}.${i}: expected a content block object`, `${path}.${i}`)
+    out.push(...decodeBlock(raw, `${path}.${i}`))
+  })
+  return out
+}
+
+function decodeBlock(block: JsonObject, path: string): ContentBlock[] {
+  const cacheControl = decodeCacheControl(block.cache_control)
+  switch (block.type) {
+    case 'text':
+      return [withCache<TextBlock>({ type: 'text', text: requireString(block, 'text', path) }, cacheControl)]
+    case 'image': {
+      const image = decodeImage(block, path)
+      return image ? [withCache(image, cacheControl)] : []
+    }
+    case 'document':
+      return decodeDocument(block, path).map((b) => withCache(b, cacheControl))
+    case 'search_result':
+      return decodeSearchResult(block)
+    case 'tool_use': {
+      const id = readString(block, 'id')
+      if (!id) throw invalidRequest(`${path}.id: tool_use needs a non-empty id`, `${path}.id`)
+      const name = requireString(block, 'name', path)
+      return [withCache<ToolUseBlock>({ type: 'tool_use', id, name, input: block.input ?? {} }, cacheControl)]
+    }
+    case 'tool_result':
+      return [decodeToolResult(block, path, cacheControl)]
+    case 'thinking': {
+      const signature = readString(block, 'signature')
+      const thinking = requireString(block, 'thinking', path)
+      return [signature === undefined ? { type: 'thinking', thinking } : { type: 'thinking', thinking, signature }]
+    }
+    case 'redacted_thinking':
+      return [{ type: 'redacted_thinking', data: requireString(block, 'data', path) }]
+    default:
+      // server_tool_use, web_search_tool_result, container_upload… have no neutral form.
+      return []
+  }
+}
+
+function decodeToolResult(block: JsonObject, path: string, cacheControl: CacheControl | undefined): ContentBlock {
+  const toolUseId = readString(block, 'tool_use_id')
+  if (!toolUseId) {
+    throw invalidRequest(`${path}.tool_use_id: tool_result needs a non-empty tool_use_id`, `${path}.tool_use_id`)
+  }
+  const raw = block.content
+  let content: (TextBlock | ImageBlock)[] = []
+  if (typeof raw === 'string') content = [{ type: 'text', text: raw }]
+  else if (Array.isArray(raw)) {
+    content = decodeBlocks(raw, `${path}.content`).filter(
+      (b): b is TextBlock | ImageBlock => b.type === 'text' || b.type === 'image',
+    )
+  } else if (raw !== undefined && raw !== null) {
+    throw invalidRequest(`${path}.content: expected a string or an array of blocks`, `${path}.content`)
+  }
+  const result: ContentBlock = { type: 'tool_result', toolUseId, content }
+  if (readBoolean(block, 'is_error')) result.isError = true
+  return withCache(result, cacheControl)
+}
+
+function decodeImage(block: JsonObject, path: string): ImageBlock | undefined {
+  const source = readObject(block, 'source')
+  if (!source) throw invalidRequest(`${path}.source: image needs a source object`, `${path}.source`)
+  if (source.type === 'base64') {
+    const mediaType = requireString(source, 'media_type', `${path}.source`)
+    const data = requireString(source, 'data', `${path}.source`)
+    return { type: 'image', source: { kind: 'base64', mediaType, data } }
+  }
+  if (source.type === 'url')
+    return { type: 'image', source: { kind: 'url', url: requireString(source, 'url', `${path}.source`) } }
+  // `file` sources point into Anthropic's Files API, which no other upstream can read.
+  return undefined
+}
+
+// Documents survive translation only as text: plain-text sources and text content blocks.
+function decodeDocument(block: JsonObject, path: string): (TextBlock | ImageBlock)[] {
+  const source = readObject(block, 'source')
+  const title = readString(block, 'title')
+  const titled = (text: string): TextBlock => ({ type: 'text', text: title ? `${title}\n\n${text}` : text })
+  if (source?.type === 'text') {
+    const data = readString(source, 'data')
+    return data ? [titled(data)] : []
+  }
+  if (source?.type === 'content') {
+    const content = source.content
+    if (typeof content === 'string') return content ? [titled(content)] : []
+    if (Array.isArray(content)) {
+      return decodeBlocks(content, `${path}.source.content`).filter(
+        (b): b is TextBlock | ImageBlock => b.type === 'text' || b.type === 'image',
+      )
+    }
+  }
+  return []
+}
+
+function decodeSearchResult(block: JsonObject): TextBlock[] {
+  const texts = (readArray(block, 'content') ?? [])
+    .map((b) => (isObject(b) ? readString(b, 'text') : undefined))
+    .filter((t): t is string => Boolean(t))
+  if (texts.length === 0) return []
+  const header = [readString(block, 'title'), readString(block, 'source')].filter(Boolean).join('\n')
+  return [{ type: 'text', text: header ? `${header}\n\n${texts.join('\n\n')}` : texts.join('\n\n') }]
+}
+
+function decodeTools(tools: unknown): ToolDefinition[] {
+  if (tools === undefined || tools === null) return []
+  if (!Array.isArray(tools)) throw invalidRequest('tools: expected an array', 'tools')
+  const out: ToolDefinition[] = []
+  tools.forEach((raw, i) => {
+    const path = `tools.${i}`
+    if (!isObject(raw)) throw invalidRequest(`${path}: expected an object`, path)
+    // Server tools (web_search_20250305, bash_20250124…) run inside Anthropic; elsewhere they don't exist.
+    if (raw.type !== undefined && raw.type !== null && raw.type !== 'custom') return
+    const tool: ToolDefinition = {
+      name: requireString(raw, 'name', path),
+      inputSchema: readObject(raw, 'input_schema') ?? { type: 'object' },
+    }
+    const description = readString(raw, 'description')
+    if (description !== undefined) tool.description = description
+    const cacheControl = decodeCacheControl(raw.cache_control)
+    if (cacheControl) tool.cacheControl = cacheControl
+    out.push(tool)
+  })
+  return out
+}
+
+function decodeToolChoice(choice: unknown): ToolChoice | undefined {
+  if (!isObject(choice)) return undefined
+  const disableParallel = readBoolean(choice, 'disable_parallel_tool_use')
+  const parallel = disableParallel === undefined ? {} : { disableParallel }
+  switch (choice.type) {
+    case 'auto':
+      return { type: 'auto', ...parallel }
+    case 'any':
+      return { type: 'any', ...parallel }
+    case 'tool':
+      return { type: 'tool', name: requireString(choice, 'name', 'tool_choice'), ...parallel }
+    case 'none':
+      return { type: 'none' }
+    default:
+      throw invalidRequest('tool_choice.type: expected auto, any, tool or none', 'tool_choice.type')
+  }
+}
+
+const efforts = new Set<string>(['minimal', 'low', 'medium', 'high', 'xhigh', 'max'])
+
+function decodeThinking(thinking: unknown, outputConfig: JsonObject | undefined): Thinking | undefined {
+  if (!isObject(thinking)) return undefined
+  switch (thinking.type) {
+    case 'enabled': {
+      const budgetTokens = readNumber(thinking, 'budget_tokens')
+      if (budgetTokens === undefined) {
+        throw invalidRequest('thinking.budget_tokens: expected a number', 'thinking.budget_tokens')
+      }
+      return { type: 'enabled', budgetTokens }
+    }
+    case 'adaptive': {
+      // Adaptive thinking takes its depth from output_config.effort.
+      const effort = outputConfig && readString(outputConfig, 'effort')
+      return effort && efforts.has(effort)
+        ? { type: 'adaptive', effort: effort as ReasoningEffort }
+        : { type: 'adaptive' }
+    }
+    case 'disabled':
+      return { type: 'disabled' }
+    default:
+      throw invalidRequest('thinking.type: expected enabled, adaptive or disabled', 'thinking.type')
+  }
+}
+
+function decodeCacheControl(value: unknown): CacheControl | undefined {
+  if (!isObject(value) || value.type !== 'ephemeral') return undefined
+  const ttl = value.ttl
+  return ttl === '5m' || ttl === '1h' ? { type: 'ephemeral', ttl } : { type: 'ephemeral' }
+}
+
+function withCache<T extends { cacheControl?: CacheControl }>(block: T, cacheControl: CacheControl | undefined): T {
+  if (cacheControl) block.cacheControl = cacheControl
+  return block
+}
+
+function requireString(object: JsonObject, key: string, path: string): string {
+  const value = readString(object, key)
+  if (value === undefined) throw invalidRequest(`${path}.${key}: expected a string`, `${path}.${key}`)
+  return value
+}

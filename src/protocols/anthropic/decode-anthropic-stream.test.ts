@@ -1,0 +1,136 @@
+import { describe, expect, test } from 'bun:test'
+import type { ExchangeEvent } from '../../exchange/types'
+import { GatewayError } from '../../lib/errors'
+import { collect, readFixture, sseOf } from '../fixture-streams'
+import { encodeSse } from '../sse'
+import { decodeAnthropicStream } from './decode-anthropic-stream'
+
+const decodeText = (text: string): Promise<ExchangeEvent[]> => collect(decodeAnthropicStream(sseOf(text)))
+
+describe('decodeAnthropicStream', () => {
+  test('5.1 thinking + text', async () => {
+    expect(await decodeText(await readFixture('anthropic/thinking-text.sse'))).toEqual([
+      {
+        type: 'start',
+        id: 'msg_01GoldenThink000000000001',
+        model: 'claude-sonnet-4-5',
+        usage: { input: 24, cacheRead: 0, cacheWrite: 0, output: 1, reasoning: 0 },
+      },
+      { type: 'block_start', index: 0, block: { kind: 'thinking' } },
+      { type: 'thinking_delta', index: 0, thinking: '27 * 453 = 27*400 + 27*53' },
+      { type: 'thinking_delta', index: 0, thinking: ' = 10800 + 1431 = 12231.' },
+      { type: 'signature_delta', index: 0, signature: 'R29sZGVuU2lnbmF0dXJlMDAx' },
+      { type: 'block_stop', index: 0 },
+      { type: 'block_start', index: 1, block: { kind: 'text' } },
+      { type: 'text_delta', index: 1, text: '27 x 453 = ' },
+      { type: 'text_delta', index: 1, text: '12,231' },
+      { type: 'block_stop', index: 1 },
+      { type: 'usage', usage: { output: 58 } },
+      { type: 'finish', reason: 'end_turn', stopSequence: null },
+    ])
+  })
+
+  test('5.2 text + tool_use, including the empty first input_json_delta', async () => {
+    const events = await decodeText(await readFixture('anthropic/text-tool-use.sse'))
+    expect(events[0]).toEqual({
+      type: 'start',
+      id: 'msg_01GoldenTool0000000000001',
+      model: 'claude-sonnet-4-5',
+      usage: { input: 86, cacheRead: 1920, cacheWrite: 0, output: 2, reasoning: 0 },
+    })
+    expect(events.slice(4)).toEqual([
+      {
+        type: 'block_start',
+        index: 1,
+        block: { kind: 'tool_use', id: 'toolu_01GoldenToolUse00000001', name: 'get_weather' },
+      },
+      { type: 'tool_args_delta', index: 1, partialJson: '' },
+      { type: 'tool_args_delta', index: 1, partialJson: '{"city": "Pa' },
+      { type: 'tool_args_delta', index: 1, partialJson: 'ris", "unit": "celsius"}' },
+      { type: 'block_stop', index: 1 },
+      { type: 'usage', usage: { output: 48 } },
+      { type: 'finish', reason: 'tool_use', stopSequence: null },
+    ])
+  })
+
+  test('5.9 mid-stream error becomes an error event and ends the stream', async () => {
+    const events = await decodeText(await readFixture('anthropic/mid-stream-error.sse'))
+    expect(events.slice(1)).toEqual([
+      { type: 'block_start', index: 0, block: { kind: 'text' } },
+      { type: 'text_delta', index: 0, text: 'Partial' },
+      { type: 'error', error: { status: 529, type: 'overloaded_error', message: 'Overloaded' } },
+    ])
+  })
+
+  test('skips server-tool blocks and renumbers the rest densely; ignores unknown events and deltas', async () => {
+    const text = [
+      encodeSse('message_start', {
+        type: 'message_start',
+        message: { id: 'm', model: 'c', usage: { input_tokens: 5 } },
+      }),
+      encodeSse('content_block_start', {
+        type: 'content_block_start',
+        index: 0,
+        content_block: { type: 'server_tool_use', id: 'srvtoolu_1', name: 'web_search', input: {} },
+      }),
+      encodeSse('content_block_delta', {
+        type: 'content_block_delta',
+        index: 0,
+        delta: { type: 'input_json_delta', partial_json: '{"q":1}' },
+      }),
+      encodeSse('content_block_stop', { type: 'content_block_stop', index: 0 }),
+      encodeSse('future_event', 'not even an object'),
+      encodeSse('content_block_start', {
+        type: 'content_block_start',
+        index: 1,
+        content_block: { type: 'tool_use', id: 't1', name: 'f', input: { ignored: true } },
+      }),
+      encodeSse('content_block_delta', {
+        type: 'content_block_delta',
+        index: 1,
+        delta: { type: 'citations_delta', citation: {} },
+      }),
+      encodeSse('content_block_stop', { type: 'content_block_stop', index: 1 }),
+      encodeSse('content_block_start', {
+        type: 'content_block_start',
+        index: 2,
+        content_block: { type: 'redacted_thinking', data: 'opaque' },
+      }),
+      encodeSse('content_block_stop', { type: 'content_block_stop', index: 2 }),
+      encodeSse('message_delta', {
+        type: 'message_delta',
+        delta: { stop_reason: 'model_context_window_exceeded', stop_sequence: null },
+        usage: { output_tokens: 9, input_tokens: 6, cache_read_input_tokens: null },
+      }),
+      encodeSse('message_stop', { type: 'message_stop' }),
+      encodeSse('message_start', { type: 'message_start', message: {} }),
+    ].join('')
+    expect((await decodeText(text)).slice(1)).toEqual([
+      { type: 'block_start', index: 0, block: { kind: 'tool_use', id: 't1', name: 'f' } },
+      { type: 'block_stop', index: 0 },
+      { type: 'block_start', index: 1, block: { kind: 'redacted_thinking', data: 'opaque' } },
+      { type: 'block_stop', index: 1 },
+      { type: 'usage', usage: { output: 9, input: 6 } },
+      { type: 'finish', reason: 'context_exceeded', stopSequence: null },
+    ])
+  })
+
+  test('a stop sequence is carried through', async () => {
+    const text = encodeSse('message_delta', {
+      type: 'message_delta',
+      delta: { stop_reason: 'stop_sequence', stop_sequence: '###' },
+      usage: { output_tokens: 3 },
+    })
+    expect(await decodeText(text)).toEqual([
+      { type: 'usage', usage: { output: 3 } },
+      { type: 'finish', reason: 'stop_sequence', stopSequence: '###' },
+    ])
+  })
+
+  test('malformed JSON in a known event is a 502 api_error', async () => {
+    const text = 'event: content_block_delta\ndata: {"type":"content_block_delta",\n\n'
+    const error = await decodeText(text).catch((e: unknown) => e)
+    expect(error).toBeInstanceOf(GatewayError)
+    expect(error).toMatchObject({ kind: 'api_error', status: 502 })
+  })
+})

@@ -1,0 +1,192 @@
+import { describe, expect, test } from 'bun:test'
+import type { ExchangeRequest } from '../../exchange/types'
+import { readFixture } from '../fixture-streams'
+import { decodeAnthropicRequest } from './decode-anthropic-request'
+import { encodeAnthropicRequest } from './encode-anthropic-request'
+import { sanitizeToolUseId } from './tool-use-id'
+
+const base: ExchangeRequest = { system: [], messages: [], tools: [], maxTokens: 4096, stream: true }
+
+describe('encodeAnthropicRequest', () => {
+  test('history from a Chat provider is made acceptable to Anthropic', () => {
+    const body = encodeAnthropicRequest(
+      {
+        ...base,
+        system: [
+          { type: 'text', text: 'sys', cacheControl: { type: 'ephemeral' } },
+          { type: 'text', text: ' ' },
+        ],
+        messages: [
+          { role: 'user', content: [{ type: 'text', text: 'weather?' }] },
+          {
+            role: 'user',
+            content: [
+              { type: 'text', text: '' },
+              { type: 'text', text: 'in Paris' },
+            ],
+          },
+          {
+            role: 'assistant',
+            content: [
+              { type: 'thinking', thinking: 'from deepseek', signature: '' },
+              { type: 'thinking', thinking: 'ours', signature: btoa('gw1:deepseek:abc') },
+              { type: 'text', text: '' },
+              { type: 'tool_use', id: 'functions.get_weather:0', name: 'get_weather', input: { city: 'Paris' } },
+            ],
+          },
+          {
+            role: 'user',
+            content: [
+              { type: 'text', text: 'also this' },
+              {
+                type: 'tool_result',
+                toolUseId: 'functions.get_weather:0',
+                content: [{ type: 'text', text: '18C' }],
+                isError: true,
+              },
+            ],
+          },
+        ],
+        tools: [
+          { name: 'get_weather', inputSchema: { type: 'object' }, cacheControl: { type: 'ephemeral', ttl: '1h' } },
+        ],
+        toolChoice: { type: 'auto', disableParallel: true },
+        temperature: 0.2,
+        topK: 5,
+        stopSequences: ['END'],
+        user: 'u-1',
+        thinking: { type: 'enabled', budgetTokens: 500 },
+      },
+      'claude-sonnet-4-5',
+    )
+    const id = sanitizeToolUseId('functions.get_weather:0')
+    expect(id).toMatch(/^[a-zA-Z0-9_-]+$/)
+    expect(body).toEqual({
+      model: 'claude-sonnet-4-5',
+      max_tokens: 4096,
+      system: [{ type: 'text', text: 'sys', cache_control: { type: 'ephemeral' } }],
+      messages: [
+        {
+          role: 'user',
+          content: [
+            { type: 'text', text: 'weather?' },
+            { type: 'text', text: 'in Paris' },
+          ],
+        },
+        { role: 'assistant', content: [{ type: 'tool_use', id, name: 'get_weather', input: { city: 'Paris' } }] },
+        {
+          role: 'user',
+          content: [
+            { type: 'tool_result', tool_use_id: id, content: [{ type: 'text', text: '18C' }], is_error: true },
+            { type: 'text', text: 'also this' },
+          ],
+        },
+      ],
+      tools: [
+        { name: 'get_weather', input_schema: { type: 'object' }, cache_control: { type: 'ephemeral', ttl: '1h' } },
+      ],
+      tool_choice: { type: 'auto', disable_parallel_tool_use: true },
+      // The last assistant turn calls a tool without a signed thinking block: thinking must stay off.
+      temperature: 0.2,
+      top_k: 5,
+      stop_sequences: ['END'],
+      metadata: { user_id: 'u-1' },
+      stream: true,
+    })
+  })
+
+  test('thinking budget is at least 1024 and below max_tokens; temperature and top_k go', () => {
+    const body = encodeAnthropicRequest(
+      {
+        ...base,
+        maxTokens: 800,
+        messages: [{ role: 'user', content: [{ type: 'text', text: 'hi' }] }],
+        thinking: { type: 'enabled', budgetTokens: 10 },
+        temperature: 0.3,
+        topP: 0.5,
+        topK: 3,
+      },
+      'c',
+    )
+    expect(body).toMatchObject({ max_tokens: 1824, thinking: { type: 'enabled', budget_tokens: 1024 } })
+    expect(body).not.toContainAnyKeys(['temperature', 'top_p', 'top_k'])
+    const roomy = encodeAnthropicRequest(
+      { ...base, thinking: { type: 'enabled', budgetTokens: 2000 }, topP: 0.97 },
+      'c',
+    )
+    expect(roomy).toMatchObject({ max_tokens: 4096, thinking: { budget_tokens: 2000 }, top_p: 0.97 })
+  })
+
+  test('signed thinking is kept, and then thinking stays on in a tool loop', () => {
+    const body = encodeAnthropicRequest(
+      {
+        ...base,
+        messages: [
+          { role: 'user', content: [{ type: 'text', text: 'go' }] },
+          {
+            role: 'assistant',
+            content: [
+              { type: 'thinking', thinking: 'plan', signature: 'EqQBsig' },
+              { type: 'tool_use', id: 'toolu_1', name: 'f', input: 'not an object' },
+            ],
+          },
+          { role: 'user', content: [{ type: 'tool_result', toolUseId: 'toolu_1', content: [] }] },
+        ],
+        thinking: { type: 'adaptive', effort: 'minimal' },
+      },
+      'c',
+    )
+    expect(body.messages).toEqual([
+      { role: 'user', content: [{ type: 'text', text: 'go' }] },
+      {
+        role: 'assistant',
+        content: [
+          { type: 'thinking', thinking: 'plan', signature: 'EqQBsig' },
+          { type: 'tool_use', id: 'toolu_1', name: 'f', input: {} },
+        ],
+      },
+      { role: 'user', content: [{ type: 'tool_result', tool_use_id: 'toolu_1' }] },
+    ])
+    expect(body).toMatchObject({ thinking: { type: 'adaptive' }, output_config: { effort: 'low' } })
+  })
+
+  test('forced tool use turns thinking off; disabled is passed on', () => {
+    const forced = encodeAnthropicRequest(
+      {
+        ...base,
+        tools: [{ name: 'f', inputSchema: { type: 'object' } }],
+        toolChoice: { type: 'tool', name: 'f' },
+        thinking: { type: 'enabled', budgetTokens: 2048 },
+      },
+      'c',
+    )
+    expect(forced.thinking).toBeUndefined()
+    expect(forced.tool_choice).toEqual({ type: 'tool', name: 'f' })
+    expect(encodeAnthropicRequest({ ...base, thinking: { type: 'disabled' } }, 'c').thinking).toEqual({
+      type: 'disabled',
+    })
+  })
+
+  test('Anthropic → exchange → Anthropic keeps a Claude-Code-like request intact', async () => {
+    const original = JSON.parse(await readFixture('anthropic/claude-code-request.json'))
+    const body = encodeAnthropicRequest(decodeAnthropicRequest(original), 'claude-sonnet-4-5')
+    // String tool_result content comes back as its one-text-block equivalent.
+    const expected = structuredClone(original.messages.slice(1))
+    expected[2].content[0].content = [{ type: 'text', text: '18°C, cloudy' }]
+    expect(body.messages).toEqual(expected)
+    expect(body.system).toEqual([...original.system, { type: 'text', text: 'Session context: repo at /work.' }])
+    expect(body).toMatchObject({ thinking: { type: 'adaptive' }, output_config: { effort: 'high' } })
+    expect(body.temperature).toBeUndefined()
+  })
+})
+
+describe('sanitizeToolUseId', () => {
+  test('valid ids pass unchanged; invalid ones map deterministically and stay distinct', () => {
+    expect(sanitizeToolUseId('toolu_01A-b')).toBe('toolu_01A-b')
+    const a = sanitizeToolUseId('functions.read:0')
+    expect(a).toMatch(/^functions_read_0_[a-z0-9]+$/)
+    expect(sanitizeToolUseId('functions.read:0')).toBe(a)
+    expect(sanitizeToolUseId('functions:read.0')).not.toBe(a)
+    expect(sanitizeToolUseId('')).toMatch(/^_[a-z0-9]+$/)
+  })
+})

@@ -1,0 +1,157 @@
+// ExchangeRequest → Anthropic Messages body, for an Anthropic upstream when the client spoke
+// another dialect. Applies the rules Anthropic enforces with a 400 (wire-formats §1.3).
+
+import type {
+  CacheControl,
+  ContentBlock,
+  ExchangeRequest,
+  ImageBlock,
+  Message,
+  TextBlock,
+  ToolChoice,
+} from '../../exchange/types'
+import { isObject } from '../wire-values'
+import { isForeignSignature } from './thinking-signature'
+import { sanitizeToolUseId } from './tool-use-id'
+
+type WireBlock = Record<string, unknown> & { type: string }
+interface WireMessage {
+  role: 'user' | 'assistant'
+  content: WireBlock[]
+}
+
+const minThinkingBudget = 1024
+
+export function encodeAnthropicRequest(req: ExchangeRequest, model: string): Record<string, unknown> {
+  const messages = encodeMessages(req.messages)
+  const body: Record<string, unknown> = { model, max_tokens: req.maxTokens, messages }
+
+  const system = req.system.filter((b) => b.text.trim() !== '').map(encodeText)
+  if (system.length > 0) body.system = system
+  if (req.tools.length > 0) {
+    body.tools = req.tools.map((tool) =>
+      withCache(
+        {
+          name: tool.name,
+          ...(tool.description === undefined ? {} : { description: tool.description }),
+          input_schema: tool.inputSchema,
+        },
+        tool.cacheControl,
+      ),
+    )
+    if (req.toolChoice) body.tool_choice = encodeToolChoice(req.toolChoice)
+  }
+
+  const thinkingOn = req.thinking !== undefined && req.thinking.type !== 'disabled' && canThink(req, messages)
+  if (thinkingOn && req.thinking?.type === 'enabled') {
+    const budget = Math.max(minThinkingBudget, Math.floor(req.thinking.budgetTokens))
+    body.thinking = { type: 'enabled', budget_tokens: budget }
+    // The budget counts toward max_tokens and must stay below it; keep the caller's answer allowance.
+    if (req.maxTokens <= budget) body.max_tokens = budget + req.maxTokens
+  } else if (thinkingOn && req.thinking?.type === 'adaptive') {
+    body.thinking = { type: 'adaptive' }
+    const effort = req.thinking.effort
+    if (effort) body.output_config = { effort: effort === 'minimal' ? 'low' : effort }
+  } else if (req.thinking?.type === 'disabled') {
+    body.thinking = { type: 'disabled' }
+  }
+
+  // With thinking on Anthropic rejects temperature and top_k, and top_p below 0.95.
+  if (req.temperature !== undefined && !thinkingOn) body.temperature = req.temperature
+  if (req.topP !== undefined && (!thinkingOn || req.topP >= 0.95)) body.top_p = req.topP
+  if (req.topK !== undefined && !thinkingOn) body.top_k = req.topK
+  if (req.stopSequences && req.stopSequences.length > 0) body.stop_sequences = req.stopSequences
+  if (req.user) body.metadata = { user_id: req.user }
+  body.stream = req.stream
+  return body
+}
+
+// Thinking is incompatible with forced tool use, and in a tool loop the last assistant turn must
+// open with a signed thinking block; history from another provider has none, so thinking is off.
+function canThink(req: ExchangeRequest, messages: WireMessage[]): boolean {
+  if (req.toolChoice?.type === 'any' || req.toolChoice?.type === 'tool') return false
+  const lastAssistant = messages.findLast((m) => m.role === 'assistant')
+  if (!lastAssistant?.content.some((b) => b.type === 'tool_use')) return true
+  const first = lastAssistant.content[0]?.type
+  return first === 'thinking' || first === 'redacted_thinking'
+}
+
+function encodeMessages(messages: Message[]): WireMessage[] {
+  const merged: WireMessage[] = []
+  for (const message of messages) {
+    const content = message.content.flatMap(encodeBlock)
+    if (content.length === 0) continue
+    const previous = merged.at(-1)
+    // Anthropic merges consecutive same-role turns itself, but tool_result ordering must hold after it.
+    if (previous?.role === message.role) previous.content.push(...content)
+    else merged.push({ role: message.role, content })
+  }
+  for (const message of merged) {
+    if (message.role === 'user') message.content = toolResultsFirst(message.content)
+  }
+  return merged
+}
+
+const toolResultsFirst = (blocks: WireBlock[]): WireBlock[] => [
+  ...blocks.filter((b) => b.type === 'tool_result'),
+  ...blocks.filter((b) => b.type !== 'tool_result'),
+]
+
+function encodeBlock(block: ContentBlock): WireBlock[] {
+  switch (block.type) {
+    case 'text':
+      return block.text.trim() === '' ? [] : [encodeText(block)]
+    case 'image':
+      return [encodeImage(block)]
+    case 'thinking':
+      // Another provider's reasoning (or ours) carries no Anthropic signature: sending it is a 400.
+      if (isForeignSignature(block.signature)) return []
+      return [{ type: 'thinking', thinking: block.thinking, signature: block.signature }]
+    case 'redacted_thinking':
+      return block.data === '' ? [] : [{ type: 'redacted_thinking', data: block.data }]
+    case 'tool_use':
+      return [
+        withCache(
+          {
+            type: 'tool_use',
+            id: sanitizeToolUseId(block.id),
+            name: block.name,
+            input: isObject(block.input) ? block.input : {},
+          },
+          block.cacheControl,
+        ),
+      ]
+    case 'tool_result': {
+      const content = block.content.flatMap((b) =>
+        b.type === 'text' ? (b.text.trim() === '' ? [] : [encodeText(b)]) : [encodeImage(b)],
+      )
+      const result: WireBlock = { type: 'tool_result', tool_use_id: sanitizeToolUseId(block.toolUseId) }
+      if (content.length > 0) result.content = content
+      if (block.isError) result.is_error = true
+      return [withCache(result, block.cacheControl)]
+    }
+  }
+}
+
+const encodeText = (block: TextBlock): WireBlock => withCache({ type: 'text', text: block.text }, block.cacheControl)
+
+function encodeImage(block: ImageBlock): WireBlock {
+  const source =
+    block.source.kind === 'base64'
+      ? { type: 'base64', media_type: block.source.mediaType, data: block.source.data }
+      : { type: 'url', url: block.source.url }
+  return withCache({ type: 'image', source }, block.cacheControl)
+}
+
+function encodeToolChoice(choice: ToolChoice): Record<string, unknown> {
+  if (choice.type === 'none') return { type: 'none' }
+  const wire: Record<string, unknown> =
+    choice.type === 'tool' ? { type: 'tool', name: choice.name } : { type: choice.type }
+  if (choice.disableParallel !== undefined) wire.disable_parallel_tool_use = choice.disableParallel
+  return wire
+}
+
+function withCache<T extends Record<string, unknown>>(wire: T, cacheControl: CacheControl | undefined): T {
+  if (cacheControl) Object.assign(wire, { cache_control: { ...cacheControl } })
+  return wire
+}

@@ -1,0 +1,166 @@
+// Neutral exchange events → Anthropic SSE frames in exactly Anthropic's order, so the official
+// SDK and Claude Code accept the stream whatever upstream produced it (wire-formats §1.7, §4.9).
+
+import { type BlockStart, emptyUsage, type ExchangeEvent, type StopReason, type Usage } from '../../exchange/types'
+import { GatewayError } from '../../lib/errors'
+import { encodeSse } from '../sse'
+import { anthropicErrorTypeForKind, encodeAnthropicError } from './errors'
+import { encodeAnthropicStopReason } from './stop-reason'
+import { sanitizeToolUseId } from './tool-use-id'
+import { encodeAnthropicUsage, overwriteUsage } from './usage'
+
+interface OpenBlock {
+  /** The index the source used. */
+  source: number
+  /** The index the client sees: dense from 0 in start order. */
+  index: number
+  kind: BlockStart['kind']
+}
+
+export async function* encodeAnthropicStream(
+  events: AsyncIterable<ExchangeEvent>,
+  opts: { id: string; model: string },
+): AsyncGenerator<string> {
+  let started = false
+  let nextIndex = 0
+  let open: OpenBlock | undefined
+  let sawTextOrTool = false
+  let finish: { reason: StopReason; stopSequence: string | null } | undefined
+  const usage = emptyUsage()
+
+  const start = (startUsage: Partial<Usage> | undefined): string => {
+    started = true
+    overwriteUsage(usage, startUsage)
+    return encodeSse('message_start', {
+      type: 'message_start',
+      message: {
+        id: opts.id,
+        type: 'message',
+        role: 'assistant',
+        model: opts.model,
+        content: [],
+        stop_reason: null,
+        stop_sequence: null,
+        // Chat upstreams know nothing yet; the real counts go into message_delta, which the SDK
+        // lets overwrite these.
+        usage: {
+          input_tokens: usage.input,
+          output_tokens: usage.output,
+          cache_creation_input_tokens: usage.cacheWrite,
+          cache_read_input_tokens: usage.cacheRead,
+        },
+      },
+    })
+  }
+
+  const stop = (block: OpenBlock): string => {
+    open = undefined
+    return encodeSse('content_block_stop', { type: 'content_block_stop', index: block.index })
+  }
+
+  const delta = (block: OpenBlock, payload: Record<string, unknown>): string =>
+    encodeSse('content_block_delta', { type: 'content_block_delta', index: block.index, delta: payload })
+
+  try {
+    for await (const event of events) {
+      if (event.type === 'error') {
+        yield encodeErrorFrame(event.error.type, event.error.message)
+        return
+      }
+      if (!started) yield start(event.type === 'start' ? event.usage : undefined)
+      switch (event.type) {
+        case 'block_start': {
+          const kind = event.block.kind
+          const isReasoning = kind === 'thinking' || kind === 'redacted_thinking'
+          // Thinking after text or a tool call makes Claude Code discard the whole response.
+          if (isReasoning && sawTextOrTool) break
+          if (open) yield stop(open)
+          if (!isReasoning) sawTextOrTool = true
+          open = { source: event.index, index: nextIndex++, kind }
+          yield encodeSse('content_block_start', {
+            type: 'content_block_start',
+            index: open.index,
+            content_block: encodeBlockSkeleton(event.block),
+          })
+          break
+        }
+        case 'text_delta':
+          if (open?.source === event.index && open.kind === 'text') {
+            yield delta(open, { type: 'text_delta', text: event.text })
+          }
+          break
+        case 'thinking_delta':
+          if (open?.source === event.index && open.kind === 'thinking') {
+            yield delta(open, { type: 'thinking_delta', thinking: event.thinking })
+          }
+          break
+        case 'signature_delta':
+          if (open?.source === event.index && open.kind === 'thinking') {
+            yield delta(open, { type: 'signature_delta', signature: event.signature })
+          }
+          break
+        case 'tool_args_delta':
+          if (open?.source === event.index && open.kind === 'tool_use') {
+            yield delta(open, { type: 'input_json_delta', partial_json: event.partialJson })
+          }
+          break
+        case 'block_stop':
+          // Deltas or stops for a dropped or already closed block would make clients report
+          // "Content block not found"; they go nowhere.
+          if (open?.source === event.index) yield stop(open)
+          break
+        case 'usage':
+          overwriteUsage(usage, event.usage)
+          break
+        case 'finish':
+          // Held: Chat sends its usage after finish_reason, and message_delta must carry it.
+          finish = { reason: event.reason, stopSequence: event.stopSequence ?? null }
+          break
+      }
+    }
+  } catch (error) {
+    yield encodeCaughtError(error)
+    return
+  }
+
+  if (!finish) {
+    yield encodeErrorFrame('api_error', 'upstream stream ended early')
+    return
+  }
+  if (finish.reason === 'error') {
+    yield encodeErrorFrame('api_error', 'upstream reported an error while generating')
+    return
+  }
+  if (!started) yield start(undefined)
+  if (open) yield stop(open)
+  yield encodeSse('message_delta', {
+    type: 'message_delta',
+    delta: { stop_reason: encodeAnthropicStopReason(finish.reason), stop_sequence: finish.stopSequence },
+    usage: encodeAnthropicUsage(usage),
+  })
+  yield encodeSse('message_stop', { type: 'message_stop' })
+}
+
+function encodeBlockSkeleton(block: BlockStart): Record<string, unknown> {
+  switch (block.kind) {
+    case 'text':
+      return { type: 'text', text: '' }
+    case 'thinking':
+      // Claude Code rejects a thinking block whose start lacks the (empty) signature field.
+      return { type: 'thinking', thinking: '', signature: '' }
+    case 'redacted_thinking':
+      return { type: 'redacted_thinking', data: block.data }
+    case 'tool_use':
+      // Arguments travel only as input_json_delta; clients ignore a filled-in start `input`.
+      return { type: 'tool_use', id: sanitizeToolUseId(block.id), name: block.name, input: {} }
+  }
+}
+
+const encodeErrorFrame = (type: string, message: string): string =>
+  encodeSse('error', encodeAnthropicError(type, message))
+
+function encodeCaughtError(error: unknown): string {
+  if (error instanceof GatewayError) return encodeErrorFrame(anthropicErrorTypeForKind(error.kind), error.message)
+  const detail = error instanceof Error ? error.message : String(error)
+  return encodeErrorFrame('api_error', `upstream stream failed: ${detail}`)
+}

@@ -1,0 +1,82 @@
+import { describe, expect, test } from 'bun:test'
+import { collect, readFixture, sseOf } from '../fixture-streams'
+import { encodeSse } from '../sse'
+import { createAnthropicPassThroughMeter, rewriteMessageStart } from './usage-meter'
+
+async function meterFixture(name: string) {
+  const meter = createAnthropicPassThroughMeter()
+  const events = await collect(sseOf(await readFixture(name)))
+  for (const event of events) meter.observe(event)
+  return { meter, events }
+}
+
+describe('createAnthropicPassThroughMeter', () => {
+  test('5.2: start usage, then message_delta overwrites output', async () => {
+    const { meter } = await meterFixture('anthropic/text-tool-use.sse')
+    expect(meter.usage()).toEqual({ input: 86, cacheRead: 1920, cacheWrite: 0, output: 48, reasoning: 0 })
+    expect(meter.finished()).toBe(true)
+    expect(meter.estimatedOutputTokens()).toBe(48)
+    expect(meter.error()).toBeUndefined()
+  })
+
+  test('cumulative message_delta usage overwrites, never adds', () => {
+    const meter = createAnthropicPassThroughMeter()
+    meter.observe({
+      event: 'message_start',
+      data: JSON.stringify({ message: { usage: { input_tokens: 0 } } }),
+      raw: '',
+    })
+    for (const output of [10, 25]) {
+      meter.observe({
+        event: 'message_delta',
+        data: JSON.stringify({ usage: { output_tokens: output, input_tokens: 7, cache_creation_input_tokens: 3 } }),
+        raw: '',
+      })
+    }
+    expect(meter.usage()).toEqual({ input: 7, cacheRead: 0, cacheWrite: 3, output: 25, reasoning: 0 })
+  })
+
+  test('5.9: cut by an error, the output is estimated from delta sizes', async () => {
+    const { meter } = await meterFixture('anthropic/mid-stream-error.sse')
+    expect(meter.finished()).toBe(false)
+    expect(meter.error()).toEqual({ status: 529, type: 'overloaded_error', message: 'Overloaded' })
+    expect(meter.usage().input).toBe(10)
+    // No message_delta ever came: "Partial" is 7 chars ≈ 2 tokens, more than message_start's 1.
+    expect(meter.estimatedOutputTokens()).toBe(2)
+    const long = createAnthropicPassThroughMeter()
+    const text = 'x'.repeat(400)
+    long.observe({
+      event: 'content_block_delta',
+      data: JSON.stringify({ type: 'content_block_delta', index: 0, delta: { type: 'text_delta', text } }),
+      raw: '',
+    })
+    expect(long.estimatedOutputTokens()).toBe(100)
+  })
+
+  test('other frames are not parsed, and bad JSON never throws', () => {
+    const meter = createAnthropicPassThroughMeter()
+    meter.observe({ event: 'content_block_start', data: '{not json', raw: '' })
+    meter.observe({ event: 'message_delta', data: '{not json', raw: '' })
+    meter.observe({ event: 'error', data: 'oops', raw: '' })
+    expect(meter.usage()).toEqual({ input: 0, cacheRead: 0, cacheWrite: 0, output: 0, reasoning: 0 })
+    expect(meter.error()).toEqual({ status: 500, type: 'api_error', message: 'upstream stream error' })
+  })
+})
+
+describe('rewriteMessageStart', () => {
+  test('replaces only the message id', async () => {
+    const [start] = await collect(sseOf(await readFixture('anthropic/thinking-text.sse')))
+    if (!start) throw new Error('fixture is empty')
+    const rewritten = rewriteMessageStart(start, { id: 'msg_gw_9' })
+    const original = JSON.parse(start.data)
+    expect(rewritten).toBe(
+      encodeSse('message_start', { ...original, message: { ...original.message, id: 'msg_gw_9' } }),
+    )
+    expect(JSON.parse(rewritten.split('data: ')[1] ?? '').message.model).toBe('claude-sonnet-4-5')
+  })
+
+  test('a frame that is not JSON is forwarded as it came', () => {
+    const event = { event: 'message_start', data: 'nope', raw: 'event: message_start\ndata: nope\n\n' }
+    expect(rewriteMessageStart(event, { id: 'x' })).toBe(event.raw)
+  })
+})

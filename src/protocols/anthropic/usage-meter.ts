@@ -1,0 +1,87 @@
+// Usage accounting for the Anthropic byte pass-through relay: frames are forwarded untouched,
+// and only the few that carry usage, ids or errors are parsed.
+
+import { emptyUsage, type UpstreamErrorInfo, type Usage } from '../../exchange/types'
+import { encodeSse, type SseEvent } from '../sse'
+import { isObject, parseJson, readObject, readString } from '../wire-values'
+import { statusForAnthropicErrorType } from './errors'
+import { anthropicUsage, anthropicUsagePartial, overwriteUsage } from './usage'
+
+export interface AnthropicPassThroughMeter {
+  observe(event: SseEvent): void
+  /** Latest cumulative usage the upstream reported (zeros until message_start). */
+  usage(): Usage
+  /** True once message_stop went by: the upstream finished the message. */
+  finished(): boolean
+  /** Reported output tokens, or ~chars/4 of the streamed deltas when the upstream never reported any. */
+  estimatedOutputTokens(): number
+  /** The in-band error the upstream sent, if any. */
+  error(): UpstreamErrorInfo | undefined
+}
+
+// The JSON around a delta's text, e.g. {"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":""}}
+const deltaEnvelopeChars = 80
+const charsPerToken = 4
+
+export function createAnthropicPassThroughMeter(): AnthropicPassThroughMeter {
+  const usage = emptyUsage()
+  let sawMessageDelta = false
+  let stopped = false
+  let deltaChars = 0
+  let upstreamError: UpstreamErrorInfo | undefined
+
+  return {
+    observe(event) {
+      switch (event.event) {
+        case 'content_block_delta':
+          deltaChars += Math.max(0, event.data.length - deltaEnvelopeChars)
+          return
+        case 'message_start': {
+          const message = readObject(parseObject(event.data), 'message')
+          if (message) overwriteUsage(usage, anthropicUsage(message.usage))
+          return
+        }
+        case 'message_delta': {
+          const payload = parseObject(event.data)
+          if (isObject(payload.usage)) {
+            sawMessageDelta = true
+            overwriteUsage(usage, anthropicUsagePartial(payload.usage))
+          }
+          return
+        }
+        case 'message_stop':
+          stopped = true
+          return
+        case 'error': {
+          const error = readObject(parseObject(event.data), 'error') ?? {}
+          const type = readString(error, 'type') ?? 'api_error'
+          const message = readString(error, 'message') ?? 'upstream stream error'
+          upstreamError = { status: statusForAnthropicErrorType(type), type, message }
+          return
+        }
+      }
+    },
+    usage: () => ({ ...usage }),
+    finished: () => stopped,
+    estimatedOutputTokens: () =>
+      sawMessageDelta ? usage.output : Math.max(usage.output, Math.ceil(deltaChars / charsPerToken)),
+    error: () => upstreamError,
+  }
+}
+
+/**
+ * The one frame the pass-through relay re-serialises: message_start under the gateway's message
+ * id. The model stays as the upstream said. A frame that isn't JSON is forwarded unchanged.
+ */
+export function rewriteMessageStart(event: SseEvent, opts: { id: string }): string {
+  const payload = parseObject(event.data)
+  const message = readObject(payload, 'message')
+  if (!message) return event.raw
+  return encodeSse(event.event, { ...payload, message: { ...message, id: opts.id } })
+}
+
+// The meter must never break a relay that is only forwarding bytes: bad JSON reads as {}.
+function parseObject(data: string): Record<string, unknown> {
+  const parsed = parseJson(data)
+  return parsed.ok && isObject(parsed.value) ? parsed.value : {}
+}

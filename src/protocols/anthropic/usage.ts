@@ -1,0 +1,57 @@
+// Anthropic usage objects ↔ the exchange Usage (both already in Anthropic semantics).
+
+import type { Usage } from '../../exchange/types'
+import { isObject, readNumber, readObject } from '../wire-values'
+
+/** Only the counts the object actually carries: message_delta usage overwrites field by field. */
+export function anthropicUsagePartial(u: unknown): Partial<Usage> {
+  if (!isObject(u)) return {}
+  const usage: Partial<Usage> = {}
+  const input = readNumber(u, 'input_tokens')
+  const cacheRead = readNumber(u, 'cache_read_input_tokens')
+  const cacheWrite = readNumber(u, 'cache_creation_input_tokens')
+  const output = readNumber(u, 'output_tokens')
+  const details = readObject(u, 'output_tokens_details')
+  const reasoning = details && readNumber(details, 'thinking_tokens')
+  if (input !== undefined) usage.input = input
+  if (cacheRead !== undefined) usage.cacheRead = cacheRead
+  if (cacheWrite !== undefined) usage.cacheWrite = cacheWrite
+  if (output !== undefined) usage.output = output
+  if (reasoning !== undefined) usage.reasoning = reasoning
+  return usage
+}
+
+/** A whole Usage; null or absent counts are 0. */
+export function anthropicUsage(u: unknown): Usage {
+  const partial = anthropicUsagePartial(u)
+  return {
+    input: partial.input ?? 0,
+    cacheRead: partial.cacheRead ?? 0,
+    cacheWrite: partial.cacheWrite ?? 0,
+    output: partial.output ?? 0,
+    reasoning: partial.reasoning ?? 0,
+  }
+}
+
+export function encodeAnthropicUsage(usage: Usage): {
+  input_tokens: number
+  cache_creation_input_tokens: number
+  cache_read_input_tokens: number
+  output_tokens: number
+} {
+  return {
+    input_tokens: usage.input,
+    cache_creation_input_tokens: usage.cacheWrite,
+    cache_read_input_tokens: usage.cacheRead,
+    output_tokens: usage.output,
+  }
+}
+
+/** Cumulative usage semantics: each count present in `update` replaces the old one, none is added. */
+export function overwriteUsage(target: Usage, update: Partial<Usage> | undefined): void {
+  if (!update) return
+  for (const key of ['input', 'cacheRead', 'cacheWrite', 'output', 'reasoning'] as const) {
+    const value = update[key]
+    if (value !== undefined) target[key] = value
+  }
+}

@@ -1,0 +1,127 @@
+import { describe, expect, test } from 'bun:test'
+import { GatewayError } from '../../lib/errors'
+import { chatUsage, decodeChatResponse, mapChatFinishReason } from './decode-chat-response'
+import { parseToolArguments } from './tool-arguments'
+
+const completion = (message: Record<string, unknown>, finishReason: string, usage?: unknown) => ({
+  id: 'chatcmpl-1',
+  object: 'chat.completion',
+  model: 'gpt-4o-mini-2024-07-18',
+  choices: [{ index: 0, message: { role: 'assistant', ...message }, finish_reason: finishReason }],
+  usage,
+})
+
+describe('decodeChatResponse', () => {
+  test('§3.2 tool call with cached usage', () => {
+    const json = completion(
+      {
+        content: null,
+        refusal: null,
+        tool_calls: [
+          { id: 'call_abc123', type: 'function', function: { name: 'get_weather', arguments: '{"city":"Paris"}' } },
+        ],
+      },
+      'tool_calls',
+      {
+        prompt_tokens: 2006,
+        completion_tokens: 300,
+        total_tokens: 2306,
+        prompt_tokens_details: { cached_tokens: 1920, audio_tokens: 0 },
+        completion_tokens_details: { reasoning_tokens: 0 },
+      },
+    )
+    expect(decodeChatResponse(json)).toEqual({
+      id: 'chatcmpl-1',
+      model: 'gpt-4o-mini-2024-07-18',
+      content: [{ type: 'tool_use', id: 'call_abc123', name: 'get_weather', input: { city: 'Paris' } }],
+      stopReason: 'tool_use',
+      stopSequence: null,
+      usage: { input: 86, cacheRead: 1920, cacheWrite: 0, output: 300, reasoning: 0 },
+    })
+  })
+
+  test('reasoning first, then text, then tools; stop with tool calls is tool_use', () => {
+    const json = completion(
+      {
+        reasoning_content: 'thought',
+        content: 'Calling.',
+        tool_calls: [{ id: 'c1', function: { name: 'f', arguments: 'not json' } }, { function: { name: 'g' } }],
+      },
+      'stop',
+    )
+    expect(decodeChatResponse(json)).toMatchObject({
+      content: [
+        { type: 'thinking', thinking: 'thought', signature: '' },
+        { type: 'text', text: 'Calling.' },
+        { type: 'tool_use', id: 'c1', name: 'f', input: {} },
+        { type: 'tool_use', id: 'call_1', name: 'g', input: {} },
+      ],
+      stopReason: 'tool_use',
+      usage: { input: 0, cacheRead: 0, cacheWrite: 0, output: 0, reasoning: 0 },
+    })
+  })
+
+  test('OpenRouter `reasoning`, empty content omitted, refusal as text', () => {
+    expect(decodeChatResponse(completion({ reasoning: 'r', content: '' }, 'stop')).content).toEqual([
+      { type: 'thinking', thinking: 'r', signature: '' },
+    ])
+    expect(decodeChatResponse(completion({ content: null, refusal: 'No.' }, 'content_filter'))).toMatchObject({
+      content: [{ type: 'text', text: 'No.' }],
+      stopReason: 'refusal',
+    })
+  })
+
+  test('a body without choices is a 502', () => {
+    expect(() => decodeChatResponse({ choices: [] })).toThrow(GatewayError)
+  })
+})
+
+describe('mapChatFinishReason', () => {
+  test('§4.6', () => {
+    expect(
+      ['stop', 'length', 'tool_calls', 'function_call', 'content_filter', 'error', null, 'new'].map(
+        mapChatFinishReason,
+      ),
+    ).toEqual(['end_turn', 'max_tokens', 'tool_use', 'tool_use', 'refusal', 'error', 'end_turn', 'end_turn'])
+  })
+})
+
+describe('chatUsage', () => {
+  test('cache reads and writes are taken out of prompt_tokens', () => {
+    expect(
+      chatUsage({
+        prompt_tokens: 3000,
+        completion_tokens: 50,
+        prompt_tokens_details: { cached_tokens: 1000, cache_write_tokens: 500 },
+        completion_tokens_details: { reasoning_tokens: 20 },
+      }),
+    ).toEqual({ input: 1500, cacheRead: 1000, cacheWrite: 500, output: 50, reasoning: 20 })
+  })
+
+  test('DeepSeek prompt_cache_hit_tokens, even beside a zero cached_tokens', () => {
+    expect(
+      chatUsage({
+        prompt_tokens: 1200,
+        completion_tokens: 95,
+        prompt_tokens_details: { cached_tokens: 0 },
+        prompt_cache_hit_tokens: 1024,
+        prompt_cache_miss_tokens: 176,
+      }),
+    ).toEqual({ input: 176, cacheRead: 1024, cacheWrite: 0, output: 95, reasoning: 0 })
+  })
+
+  test('never negative; absent is zero', () => {
+    expect(chatUsage({ prompt_tokens: 10, prompt_tokens_details: { cached_tokens: 20 } }).input).toBe(0)
+    expect(chatUsage(null)).toEqual({ input: 0, cacheRead: 0, cacheWrite: 0, output: 0, reasoning: 0 })
+  })
+})
+
+describe('parseToolArguments', () => {
+  test('objects parse; empty, invalid and non-object arguments become {}; double encoding is unwrapped', () => {
+    expect(parseToolArguments('{"a":[1]}')).toEqual({ a: [1] })
+    expect(parseToolArguments('')).toEqual({})
+    expect(parseToolArguments('{"a":')).toEqual({})
+    expect(parseToolArguments('[1,2]')).toEqual({})
+    expect(parseToolArguments(JSON.stringify('{"a":1}'))).toEqual({ a: 1 })
+  })
+})

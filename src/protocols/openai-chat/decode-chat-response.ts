@@ -1,0 +1,48 @@
+// Chat Completions non-streaming response → ExchangeResponse (wire-formats §4.3).
+
+import type { ExchangeResponse, OutputBlock } from '../../exchange/types'
+import { GatewayError } from '../../lib/errors'
+import { isObject, readArray, readObject, readString } from '../wire-values'
+import { mapChatFinishReason, stopReasonWithTools } from './finish-reason'
+import { parseToolArguments } from './tool-arguments'
+import { chatUsage } from './usage'
+
+export { mapChatFinishReason } from './finish-reason'
+export { chatUsage } from './usage'
+
+export function decodeChatResponse(json: unknown): ExchangeResponse {
+  const choice = isObject(json) ? readArray(json, 'choices')?.[0] : undefined
+  const message = isObject(choice) ? readObject(choice, 'message') : undefined
+  if (!isObject(json) || !isObject(choice) || !message) {
+    throw new GatewayError('api_error', 'upstream returned a chat completion without choices[0].message', {
+      status: 502,
+    })
+  }
+
+  // Order matters to Anthropic clients: thinking, then text, then tool calls.
+  const content: OutputBlock[] = []
+  const reasoning = readString(message, 'reasoning_content') || readString(message, 'reasoning')
+  if (reasoning) content.push({ type: 'thinking', thinking: reasoning, signature: '' })
+  const text = readString(message, 'content') || readString(message, 'refusal')
+  if (text) content.push({ type: 'text', text })
+  ;(readArray(message, 'tool_calls') ?? []).forEach((call, i) => {
+    if (!isObject(call)) return
+    const fn = readObject(call, 'function') ?? {}
+    content.push({
+      type: 'tool_use',
+      id: readString(call, 'id') || `call_${i}`,
+      name: readString(fn, 'name') ?? '',
+      input: parseToolArguments(readString(fn, 'arguments') ?? ''),
+    })
+  })
+
+  const sawToolCall = content.some((b) => b.type === 'tool_use')
+  return {
+    id: readString(json, 'id') ?? '',
+    model: readString(json, 'model') ?? '',
+    content,
+    stopReason: stopReasonWithTools(mapChatFinishReason(choice.finish_reason), sawToolCall),
+    stopSequence: null,
+    usage: chatUsage(json.usage),
+  }
+}

@@ -1,0 +1,196 @@
+import { describe, expect, test } from 'bun:test'
+import type { ExchangeEvent } from '../../exchange/types'
+import { GatewayError } from '../../lib/errors'
+import { collect, readFixture, sseOf } from '../fixture-streams'
+import { decodeChatStream } from './decode-chat-stream'
+
+const decodeText = (text: string): Promise<ExchangeEvent[]> => collect(decodeChatStream(sseOf(text)))
+
+type Delta = Record<string, unknown>
+const chunk = (delta: Delta | null, extra: Record<string, unknown> = {}): string =>
+  `data: ${JSON.stringify({ id: 'c1', model: 'm', choices: delta === null ? [] : [{ index: 0, delta, finish_reason: null }], ...extra })}\n\n`
+const finish = (reason: string, delta: Delta = {}): string =>
+  `data: ${JSON.stringify({ id: 'c1', model: 'm', choices: [{ index: 0, delta, finish_reason: reason }] })}\n\n`
+const done = 'data: [DONE]\n\n'
+const tool = (index: number, fields: { id?: string; name?: string; args?: string }): Delta => ({
+  tool_calls: [
+    {
+      index,
+      ...(fields.id ? { id: fields.id, type: 'function' } : {}),
+      function: {
+        ...(fields.name ? { name: fields.name } : {}),
+        ...(fields.args === undefined ? {} : { arguments: fields.args }),
+      },
+    },
+  ],
+})
+
+describe('decodeChatStream', () => {
+  test('5.4 text with the usage chunk after finish', async () => {
+    expect(await decodeText(await readFixture('openai-chat/text-include-usage.sse'))).toEqual([
+      { type: 'start', id: 'chatcmpl-golden01', model: 'gpt-4o-mini-2024-07-18' },
+      { type: 'block_start', index: 0, block: { kind: 'text' } },
+      { type: 'text_delta', index: 0, text: 'Hi' },
+      { type: 'text_delta', index: 0, text: ' there!' },
+      { type: 'block_stop', index: 0 },
+      { type: 'usage', usage: { input: 12, cacheRead: 0, cacheWrite: 0, output: 4, reasoning: 0 } },
+      { type: 'finish', reason: 'end_turn', stopSequence: null },
+    ])
+  })
+
+  test('5.5 tool call: the empty first arguments fragment makes no delta', async () => {
+    expect((await decodeText(await readFixture('openai-chat/tool-call.sse'))).slice(1)).toEqual([
+      { type: 'block_start', index: 0, block: { kind: 'tool_use', id: 'call_abc123', name: 'get_weather' } },
+      { type: 'tool_args_delta', index: 0, partialJson: '{"city":' },
+      { type: 'tool_args_delta', index: 0, partialJson: '"Paris"}' },
+      { type: 'block_stop', index: 0 },
+      { type: 'usage', usage: { input: 86, cacheRead: 1920, cacheWrite: 0, output: 18, reasoning: 0 } },
+      { type: 'finish', reason: 'tool_use', stopSequence: null },
+    ])
+  })
+
+  test('5.10 DeepSeek reasoning, usage riding on the finish chunk', async () => {
+    expect((await decodeText(await readFixture('openai-chat/deepseek-reasoning.sse'))).slice(1)).toEqual([
+      { type: 'block_start', index: 0, block: { kind: 'thinking' } },
+      { type: 'thinking_delta', index: 0, thinking: '9.11 vs 9.8: compare tenths, 1 < 8.' },
+      { type: 'block_stop', index: 0 },
+      { type: 'block_start', index: 1, block: { kind: 'text' } },
+      { type: 'text_delta', index: 1, text: '9.8 is larger.' },
+      { type: 'block_stop', index: 1 },
+      { type: 'usage', usage: { input: 15, cacheRead: 0, cacheWrite: 0, output: 40, reasoning: 30 } },
+      { type: 'finish', reason: 'end_turn', stopSequence: null },
+    ])
+  })
+
+  test('OpenRouter `reasoning`, content and finish_reason in one chunk, role-only deltas ignored', async () => {
+    const text =
+      chunk({ role: 'assistant' }) +
+      chunk({ reasoning: 'think' }) +
+      finish('length', { content: 'cut' }) +
+      chunk(null, { usage: { prompt_tokens: 5, completion_tokens: 9 } }) +
+      done
+    expect((await decodeText(text)).slice(1)).toEqual([
+      { type: 'block_start', index: 0, block: { kind: 'thinking' } },
+      { type: 'thinking_delta', index: 0, thinking: 'think' },
+      { type: 'block_stop', index: 0 },
+      { type: 'block_start', index: 1, block: { kind: 'text' } },
+      { type: 'text_delta', index: 1, text: 'cut' },
+      { type: 'block_stop', index: 1 },
+      { type: 'usage', usage: { input: 5, cacheRead: 0, cacheWrite: 0, output: 9, reasoning: 0 } },
+      { type: 'finish', reason: 'max_tokens', stopSequence: null },
+    ])
+  })
+
+  test('sequential parallel calls: a new index closes the finished call', async () => {
+    const text =
+      chunk(tool(0, { id: 'a', name: 'f', args: '{"x":1}' })) +
+      chunk(tool(1, { id: 'b', name: 'g', args: '' })) +
+      chunk(tool(1, { args: '{"y":2}' })) +
+      finish('tool_calls') +
+      done
+    expect((await decodeText(text)).slice(1)).toEqual([
+      { type: 'block_start', index: 0, block: { kind: 'tool_use', id: 'a', name: 'f' } },
+      { type: 'tool_args_delta', index: 0, partialJson: '{"x":1}' },
+      { type: 'block_stop', index: 0 },
+      { type: 'block_start', index: 1, block: { kind: 'tool_use', id: 'b', name: 'g' } },
+      { type: 'tool_args_delta', index: 1, partialJson: '{"y":2}' },
+      { type: 'block_stop', index: 1 },
+      { type: 'finish', reason: 'tool_use', stopSequence: null },
+    ])
+  })
+
+  test('interleaved calls: the second is buffered and sent whole, no fragment lost', async () => {
+    const text =
+      chunk(tool(0, { id: 'a', name: 'f', args: '{"x":' })) +
+      chunk(tool(1, { id: 'b', name: 'g', args: '{"y":' })) +
+      chunk(tool(0, { args: '1}' })) +
+      chunk(tool(1, { args: '2}' })) +
+      finish('stop') +
+      done
+    expect((await decodeText(text)).slice(1)).toEqual([
+      { type: 'block_start', index: 0, block: { kind: 'tool_use', id: 'a', name: 'f' } },
+      { type: 'tool_args_delta', index: 0, partialJson: '{"x":' },
+      { type: 'tool_args_delta', index: 0, partialJson: '1}' },
+      { type: 'block_stop', index: 0 },
+      { type: 'block_start', index: 1, block: { kind: 'tool_use', id: 'b', name: 'g' } },
+      { type: 'tool_args_delta', index: 1, partialJson: '{"y":2}' },
+      { type: 'block_stop', index: 1 },
+      // Ollama-style `stop` on a tool turn still reports tool_use.
+      { type: 'finish', reason: 'tool_use', stopSequence: null },
+    ])
+  })
+
+  test('a provider repeating index 0 with new ids yields separate calls', async () => {
+    const text =
+      chunk(tool(0, { id: 'a', name: 'f', args: '{}' })) +
+      chunk(tool(0, { id: 'b', name: 'f', args: '{"k":1}' })) +
+      finish('tool_calls') +
+      done
+    const starts = (await decodeText(text)).filter((e) => e.type === 'block_start')
+    expect(starts).toEqual([
+      { type: 'block_start', index: 0, block: { kind: 'tool_use', id: 'a', name: 'f' } },
+      { type: 'block_start', index: 1, block: { kind: 'tool_use', id: 'b', name: 'f' } },
+    ])
+  })
+
+  test('a call without an id gets one; object arguments are serialised', async () => {
+    const text =
+      chunk({ tool_calls: [{ index: 0, function: { name: 'f', arguments: { a: 1 } } }] }) + finish('tool_calls') + done
+    const events = await decodeText(text)
+    expect(events[1]).toMatchObject({ type: 'block_start', block: { kind: 'tool_use', name: 'f' } })
+    expect((events[1] as { block: { id: string } }).block.id).toMatch(/^call_[0-9a-f]{24}$/)
+    expect(events[2]).toEqual({ type: 'tool_args_delta', index: 0, partialJson: '{"a":1}' })
+  })
+
+  test('late reasoning after text is dropped', async () => {
+    const text =
+      chunk({ content: 'a' }) + chunk({ reasoning_content: 'late' }) + chunk({ content: 'b' }) + finish('stop') + done
+    expect((await decodeText(text)).filter((e) => e.type === 'thinking_delta' || e.type === 'block_start')).toEqual([
+      { type: 'block_start', index: 0, block: { kind: 'text' } },
+    ])
+  })
+
+  test('in-band errors: OpenAI, OpenRouter and vLLM shapes', async () => {
+    const openai =
+      chunk({ content: 'x' }) + `data: ${JSON.stringify({ error: { message: 'boom', type: 'server_error' } })}\n\n`
+    expect((await decodeText(openai)).at(-1)).toEqual({
+      type: 'error',
+      error: { status: 500, type: 'api_error', message: 'boom' },
+    })
+    const openrouter = `data: ${JSON.stringify({ error: { code: 429, message: 'limited' } })}\n\n`
+    expect(await decodeText(openrouter)).toEqual([
+      { type: 'error', error: { status: 429, type: 'rate_limit_error', message: 'limited' } },
+    ])
+    const vllm = `data: ${JSON.stringify({ object: 'error', message: 'bad', type: 'BadRequestError', code: 400 })}\n\n`
+    expect(await decodeText(vllm)).toEqual([
+      { type: 'error', error: { status: 400, type: 'invalid_request_error', message: 'bad' } },
+    ])
+  })
+
+  test('OpenRouter finish_reason error is passed on as an error finish', async () => {
+    expect((await decodeText(chunk({ content: 'x' }) + finish('error') + done)).at(-1)).toEqual({
+      type: 'finish',
+      reason: 'error',
+      stopSequence: null,
+    })
+  })
+
+  test('a stream cut before finish and [DONE] has no finish; [DONE] alone means end_turn', async () => {
+    expect((await decodeText(chunk({ content: 'x' }))).map((e) => e.type)).toEqual([
+      'start',
+      'block_start',
+      'text_delta',
+    ])
+    expect((await decodeText(chunk({ content: 'x' }) + done)).at(-1)).toEqual({
+      type: 'finish',
+      reason: 'end_turn',
+      stopSequence: null,
+    })
+  })
+
+  test('malformed JSON is a 502 api_error', async () => {
+    const error = await decodeText(`${chunk({ content: 'x' })}data: {"id":\n\n`).catch((e: unknown) => e)
+    expect(error).toBeInstanceOf(GatewayError)
+    expect(error).toMatchObject({ kind: 'api_error', status: 502 })
+  })
+})

@@ -1,0 +1,151 @@
+// Chat Completions stream chunks → neutral exchange events (wire-formats §3.3, §4.9). The exchange
+// wants one block open at a time, dense indices, thinking first, and whole tool calls; Chat gives
+// interleavable fragments keyed by tool index, so this is a small state machine.
+
+import type { ExchangeEvent, StopReason, Usage } from '../../exchange/types'
+import { GatewayError } from '../../lib/errors'
+import type { SseEvent } from '../sse'
+import { isObject, type JsonObject, parseJson, readArray, readNumber, readObject, readString } from '../wire-values'
+import { decodeChatErrorPayload } from './errors'
+import { mapChatFinishReason, stopReasonWithTools } from './finish-reason'
+import { chatUsage } from './usage'
+
+interface ToolCall {
+  id: string
+  /** The id the upstream gave, to notice providers that reuse one index for several calls. */
+  upstreamId: string | undefined
+  name: string
+  args: string
+  state: 'pending' | 'open' | 'closed'
+}
+
+type OpenBlock = { kind: 'thinking' | 'text'; index: number } | { kind: 'tool_use'; index: number; call: ToolCall }
+
+export async function* decodeChatStream(events: AsyncIterable<SseEvent>): AsyncGenerator<ExchangeEvent> {
+  let started = false
+  let nextIndex = 0
+  let open: OpenBlock | undefined
+  let sawTextOrTool = false
+  let sawDone = false
+  let finishReason: string | undefined
+  let usage: Usage | undefined
+  const calls: ToolCall[] = []
+  const callByIndex = new Map<number, ToolCall>()
+
+  function* closeOpen(): Generator<ExchangeEvent> {
+    if (!open) return
+    if (open.kind === 'tool_use') open.call.state = 'closed'
+    yield { type: 'block_stop', index: open.index }
+    open = undefined
+  }
+
+  function* ensureBlock(kind: 'thinking' | 'text'): Generator<ExchangeEvent, number> {
+    if (open?.kind === kind) return open.index
+    yield* closeOpen()
+    const index = nextIndex++
+    open = { kind, index }
+    yield { type: 'block_start', index, block: { kind } }
+    return index
+  }
+
+  function* openTool(call: ToolCall): Generator<ExchangeEvent> {
+    yield* closeOpen()
+    const index = nextIndex++
+    call.state = 'open'
+    open = { kind: 'tool_use', index, call }
+    sawTextOrTool = true
+    yield { type: 'block_start', index, block: { kind: 'tool_use', id: call.id, name: call.name } }
+    if (call.args !== '') yield { type: 'tool_args_delta', index, partialJson: call.args }
+  }
+
+  function* onToolFragment(fragment: JsonObject): Generator<ExchangeEvent> {
+    const upstreamIndex = readNumber(fragment, 'index') ?? 0
+    const id = readString(fragment, 'id') || undefined
+    const fn = readObject(fragment, 'function') ?? {}
+    let call = callByIndex.get(upstreamIndex)
+    // Some providers repeat index 0 for every parallel call: a different id means a new call.
+    if (!call || (id && call.upstreamId && id !== call.upstreamId)) {
+      call = { id: id ?? synthesizeCallId(), upstreamId: id, name: '', args: '', state: 'pending' }
+      callByIndex.set(upstreamIndex, call)
+      calls.push(call)
+    }
+    const name = readString(fn, 'name')
+    if (name && !call.name) call.name = name
+    // A fragment for a call whose block is closed can no longer be delivered.
+    if (call.state === 'closed') return
+    const fragmentArgs = isObject(fn.arguments) ? JSON.stringify(fn.arguments) : (readString(fn, 'arguments') ?? '')
+    call.args += fragmentArgs
+    if (call.state === 'open') {
+      if (fragmentArgs !== '' && open) yield { type: 'tool_args_delta', index: open.index, partialJson: fragmentArgs }
+      return
+    }
+    if (!call.name) return
+    // Calls usually stream one after another, so a new index means the previous call is done. If
+    // the open call's JSON is still incomplete, the provider interleaves: buffer this one instead.
+    if (open?.kind === 'tool_use' && !parseJson(open.call.args).ok) return
+    yield* openTool(call)
+  }
+
+  for await (const event of events) {
+    if (event.data === '[DONE]') {
+      sawDone = true
+      break
+    }
+    const chunk = parseChunk(event.data)
+    const error = decodeChatErrorPayload(200, chunk)
+    if (error) {
+      yield { type: 'error', error }
+      return
+    }
+    if (!started) {
+      started = true
+      yield { type: 'start', id: readString(chunk, 'id') ?? '', model: readString(chunk, 'model') ?? '' }
+    }
+    // Usually a separate chunk with empty choices after the finish; some providers attach it to
+    // the finish chunk or to every chunk. The last one wins.
+    if (isObject(chunk.usage)) usage = chatUsage(chunk.usage)
+    const choices = readArray(chunk, 'choices') ?? []
+    const choice = choices.find((c) => isObject(c) && c.index === 0) ?? choices[0]
+    if (!isObject(choice)) continue
+    const delta = readObject(choice, 'delta') ?? {}
+
+    const reasoning = readString(delta, 'reasoning_content') || readString(delta, 'reasoning')
+    // Reasoning after text or a tool call has started would break Anthropic clients; dropped.
+    if (reasoning && !sawTextOrTool) {
+      const index = yield* ensureBlock('thinking')
+      yield { type: 'thinking_delta', index, thinking: reasoning }
+    }
+    const text = readString(delta, 'content') || readString(delta, 'refusal')
+    if (text) {
+      const index = yield* ensureBlock('text')
+      sawTextOrTool = true
+      yield { type: 'text_delta', index, text }
+    }
+    for (const fragment of readArray(delta, 'tool_calls') ?? []) {
+      if (isObject(fragment)) yield* onToolFragment(fragment)
+    }
+    const finish = choice.finish_reason
+    if (typeof finish === 'string' && finish !== '') finishReason = finish
+  }
+
+  // Cut off before both [DONE] and a finish_reason: no finish, so the encoder reports an error.
+  if (!sawDone && finishReason === undefined) return
+  yield* closeOpen()
+  // Calls buffered behind an interleaved one go out now, whole.
+  for (const call of calls) {
+    if (call.state !== 'pending') continue
+    yield* openTool(call)
+    yield* closeOpen()
+  }
+  if (usage) yield { type: 'usage', usage }
+  const reason: StopReason = finishReason === undefined ? 'end_turn' : mapChatFinishReason(finishReason)
+  yield { type: 'finish', reason: stopReasonWithTools(reason, calls.length > 0), stopSequence: null }
+}
+
+function parseChunk(data: string): JsonObject {
+  const parsed = parseJson(data)
+  if (parsed.ok && isObject(parsed.value)) return parsed.value
+  throw new GatewayError('api_error', 'upstream sent a malformed JSON chunk', { status: 502 })
+}
+
+const synthesizeCallId = (): string => `call_${crypto.randomUUID().replaceAll('-', '').slice(0, 24)}`

@@ -1,0 +1,162 @@
+import { describe, expect, test } from 'bun:test'
+import type { ExchangeRequest } from '../../exchange/types'
+import { decodeAnthropicRequest } from '../anthropic/decode-anthropic-request'
+import { readFixture } from '../fixture-streams'
+import { encodeChatRequest, reasoningEffortFor } from './encode-chat-request'
+
+const base: ExchangeRequest = { system: [], messages: [], tools: [], maxTokens: 64, stream: false }
+
+describe('encodeChatRequest', () => {
+  test('a Claude-Code-like request, whole', async () => {
+    const exchange = decodeAnthropicRequest(JSON.parse(await readFixture('anthropic/claude-code-request.json')))
+    expect(encodeChatRequest(exchange, 'gpt-5-mini', { maxTokensField: 'max_completion_tokens' })).toEqual({
+      model: 'gpt-5-mini',
+      messages: [
+        {
+          role: 'system',
+          content:
+            "You are Claude Code, Anthropic's official CLI for Claude.\n\nBe concise.\n\nSession context: repo at /work.",
+        },
+        {
+          role: 'user',
+          content: [
+            { type: 'text', text: '<system-reminder>The todo list is empty.</system-reminder>' },
+            { type: 'text', text: 'What is in this image, and the weather in Paris?' },
+            { type: 'image_url', image_url: { url: 'data:image/png;base64,iVBORw0KGgo=' } },
+          ],
+        },
+        {
+          role: 'assistant',
+          content: 'A cat. Checking the weather.',
+          tool_calls: [
+            { id: 'toolu_01A', type: 'function', function: { name: 'get_weather', arguments: '{"city":"Paris"}' } },
+            {
+              id: 'toolu_01B',
+              type: 'function',
+              function: { name: 'Read', arguments: '{"file_path":"/work/notes.txt"}' },
+            },
+          ],
+        },
+        { role: 'tool', tool_call_id: 'toolu_01A', content: '18°C, cloudy' },
+        { role: 'tool', tool_call_id: 'toolu_01B', content: 'Error: File is an image:' },
+        {
+          role: 'user',
+          content: [
+            { type: 'image_url', image_url: { url: 'https://example.com/notes.png' } },
+            { type: 'text', text: 'Thanks, continue.' },
+          ],
+        },
+      ],
+      max_completion_tokens: 32000,
+      temperature: 1,
+      tools: [
+        {
+          type: 'function',
+          function: {
+            name: 'get_weather',
+            description: 'Weather by city',
+            parameters: { type: 'object', properties: { city: { type: 'string' } }, required: ['city'] },
+          },
+        },
+        {
+          type: 'function',
+          function: {
+            name: 'Read',
+            description: 'Read a file',
+            parameters: { type: 'object', properties: { file_path: { type: 'string' } }, required: ['file_path'] },
+          },
+        },
+      ],
+      tool_choice: 'auto',
+      reasoning_effort: 'high',
+      user: '{"device_id":"d-1","account_uuid":"a-1","session_id":"s-1"}',
+      stream: true,
+      stream_options: { include_usage: true },
+    })
+  })
+
+  test('plain text turns become strings; max_tokens by default; no stream fields when not streaming', () => {
+    const body = encodeChatRequest(
+      {
+        ...base,
+        messages: [
+          {
+            role: 'user',
+            content: [
+              { type: 'text', text: 'one' },
+              { type: 'text', text: 'two' },
+            ],
+          },
+          { role: 'assistant', content: [{ type: 'text', text: 'ok' }] },
+        ],
+        stopSequences: ['a', 'b', 'c', 'd', 'e'],
+        topP: 0.5,
+        topK: 3,
+      },
+      'm',
+    )
+    expect(body).toEqual({
+      model: 'm',
+      messages: [
+        { role: 'user', content: 'one\n\ntwo' },
+        { role: 'assistant', content: 'ok' },
+      ],
+      max_tokens: 64,
+      top_p: 0.5,
+      stop: ['a', 'b', 'c', 'd'],
+    })
+  })
+
+  test('tool-only assistant turns have null content; thinking is dropped unless asked for', () => {
+    const request: ExchangeRequest = {
+      ...base,
+      messages: [
+        {
+          role: 'assistant',
+          content: [
+            { type: 'thinking', thinking: 'plan', signature: '' },
+            { type: 'redacted_thinking', data: 'x' },
+            { type: 'tool_use', id: 'call_1', name: 'f', input: { a: 1 } },
+          ],
+        },
+        { role: 'assistant', content: [{ type: 'thinking', thinking: 'only thinking' }] },
+        { role: 'user', content: [{ type: 'tool_result', toolUseId: 'call_1', content: [] }] },
+      ],
+    }
+    const toolCall = { id: 'call_1', type: 'function', function: { name: 'f', arguments: '{"a":1}' } }
+    expect(encodeChatRequest(request, 'm').messages).toEqual([
+      { role: 'assistant', content: null, tool_calls: [toolCall] },
+      { role: 'tool', tool_call_id: 'call_1', content: '' },
+    ])
+    expect(encodeChatRequest(request, 'm', { reasoningContent: true }).messages).toEqual([
+      { role: 'assistant', content: null, tool_calls: [toolCall], reasoning_content: 'plan' },
+      { role: 'tool', tool_call_id: 'call_1', content: '' },
+    ])
+  })
+
+  test('tool_choice mapping and parallel_tool_calls', () => {
+    const tools = [{ name: 'f', inputSchema: { type: 'object' } }]
+    const choice = (toolChoice: ExchangeRequest['toolChoice']) => {
+      const body = encodeChatRequest({ ...base, tools, toolChoice }, 'm')
+      return [body.tool_choice, body.parallel_tool_calls]
+    }
+    expect(choice({ type: 'auto' })).toEqual(['auto', undefined])
+    expect(choice({ type: 'any', disableParallel: true })).toEqual(['required', false])
+    expect(choice({ type: 'tool', name: 'f' })).toEqual([{ type: 'function', function: { name: 'f' } }, undefined])
+    expect(choice({ type: 'none' })).toEqual(['none', undefined])
+    // Without tools there is nothing to choose.
+    expect(encodeChatRequest({ ...base, toolChoice: { type: 'any' } }, 'm').tool_choice).toBeUndefined()
+  })
+
+  test('thinking → reasoning_effort', () => {
+    expect(reasoningEffortFor({ type: 'enabled', budgetTokens: 1024 })).toBe('low')
+    expect(reasoningEffortFor({ type: 'enabled', budgetTokens: 1025 })).toBe('medium')
+    expect(reasoningEffortFor({ type: 'enabled', budgetTokens: 8192 })).toBe('medium')
+    expect(reasoningEffortFor({ type: 'enabled', budgetTokens: 8193 })).toBe('high')
+    expect(reasoningEffortFor({ type: 'adaptive', effort: 'max' })).toBe('max')
+    expect(reasoningEffortFor({ type: 'adaptive' })).toBeUndefined()
+    expect(reasoningEffortFor({ type: 'disabled' })).toBeUndefined()
+    const body = encodeChatRequest({ ...base, thinking: { type: 'enabled', budgetTokens: 4000 } }, 'm')
+    expect(body.reasoning_effort).toBe('medium')
+  })
+})

@@ -1,0 +1,135 @@
+// ExchangeRequest → OpenAI Chat Completions body for OpenAI-compatible upstreams (wire-formats §4.2).
+
+import type { ExchangeRequest, ImageBlock, Message, ReasoningEffort, Thinking, ToolChoice } from '../../exchange/types'
+
+export interface ChatRequestOptions {
+  /** OpenAI wants max_completion_tokens; most compatible servers still read max_tokens (the default). */
+  maxTokensField?: 'max_tokens' | 'max_completion_tokens'
+  /**
+   * Replay thinking as `reasoning_content` on assistant turns with tool calls. DeepSeek's thinking
+   * mode answers 400 without it; strict OpenAI endpoints reject the unknown field, so it is opt-in.
+   */
+  reasoningContent?: boolean
+}
+
+type ChatPart = { type: 'text'; text: string } | { type: 'image_url'; image_url: { url: string } }
+type ChatMessage = Record<string, unknown>
+
+// Chat accepts at most four stop strings.
+const maxStopSequences = 4
+
+export function encodeChatRequest(
+  req: ExchangeRequest,
+  model: string,
+  opts: ChatRequestOptions = {},
+): Record<string, unknown> {
+  const messages: ChatMessage[] = []
+  // A plain string: several compatible servers reject array content on system messages.
+  const system = req.system.map((b) => b.text).filter((t) => t !== '')
+  if (system.length > 0) messages.push({ role: 'system', content: system.join('\n\n') })
+  for (const message of req.messages) {
+    messages.push(...(message.role === 'user' ? encodeUserTurn(message) : encodeAssistantTurn(message, opts)))
+  }
+
+  const body: Record<string, unknown> = { model, messages }
+  body[opts.maxTokensField ?? 'max_tokens'] = req.maxTokens
+  if (req.temperature !== undefined) body.temperature = req.temperature
+  if (req.topP !== undefined) body.top_p = req.topP
+  if (req.stopSequences && req.stopSequences.length > 0) body.stop = req.stopSequences.slice(0, maxStopSequences)
+  if (req.tools.length > 0) {
+    body.tools = req.tools.map((tool) => ({
+      type: 'function',
+      function: {
+        name: tool.name,
+        ...(tool.description === undefined ? {} : { description: tool.description }),
+        parameters: tool.inputSchema,
+      },
+    }))
+    if (req.toolChoice) Object.assign(body, encodeToolChoice(req.toolChoice))
+  }
+  const effort = req.thinking && reasoningEffortFor(req.thinking)
+  if (effort) body.reasoning_effort = effort
+  if (req.user) body.user = req.user
+  if (req.stream) {
+    body.stream = true
+    // Without include_usage a Chat stream carries no token counts at all.
+    body.stream_options = { include_usage: true }
+  }
+  return body
+}
+
+// Tool results become `tool` messages that must directly follow the assistant's tool_calls, so
+// they come before whatever else the user said in that turn. Tool messages are text-only: images
+// inside results ride along in the user message that follows.
+function encodeUserTurn(message: Message): ChatMessage[] {
+  const out: ChatMessage[] = []
+  const parts: ChatPart[] = []
+  for (const block of message.content) {
+    if (block.type === 'tool_result') {
+      const text = block.content.flatMap((b) => (b.type === 'text' ? [b.text] : [])).join('\n')
+      out.push({ role: 'tool', tool_call_id: block.toolUseId, content: block.isError ? `Error: ${text}` : text })
+      for (const b of block.content) if (b.type === 'image') parts.push(encodeImagePart(b))
+    } else if (block.type === 'text') {
+      if (block.text !== '') parts.push({ type: 'text', text: block.text })
+    } else if (block.type === 'image') {
+      parts.push(encodeImagePart(block))
+    }
+  }
+  if (parts.length === 0) return out
+  // Text-only turns go as a plain string, which every compatible server accepts.
+  const textOnly = parts.every((p) => p.type === 'text')
+  const content = textOnly ? parts.map((p) => (p.type === 'text' ? p.text : '')).join('\n\n') : parts
+  out.push({ role: 'user', content })
+  return out
+}
+
+function encodeAssistantTurn(message: Message, opts: ChatRequestOptions): ChatMessage[] {
+  const texts: string[] = []
+  const thinking: string[] = []
+  const toolCalls: Record<string, unknown>[] = []
+  for (const block of message.content) {
+    if (block.type === 'text' && block.text !== '') texts.push(block.text)
+    else if (block.type === 'thinking' && block.thinking !== '') thinking.push(block.thinking)
+    else if (block.type === 'tool_use') {
+      toolCalls.push({
+        id: block.id,
+        type: 'function',
+        function: { name: block.name, arguments: JSON.stringify(block.input ?? {}) },
+      })
+    }
+  }
+  if (texts.length === 0 && toolCalls.length === 0) return []
+  const out: ChatMessage = { role: 'assistant', content: texts.length > 0 ? texts.join('\n\n') : null }
+  if (toolCalls.length > 0) {
+    out.tool_calls = toolCalls
+    if (opts.reasoningContent && thinking.length > 0) out.reasoning_content = thinking.join('\n\n')
+  }
+  return [out]
+}
+
+const encodeImagePart = (block: ImageBlock): ChatPart => ({
+  type: 'image_url',
+  image_url: {
+    url:
+      block.source.kind === 'base64' ? `data:${block.source.mediaType};base64,${block.source.data}` : block.source.url,
+  },
+})
+
+function encodeToolChoice(choice: ToolChoice): Record<string, unknown> {
+  const wire: Record<string, unknown> = {}
+  if (choice.type === 'none') wire.tool_choice = 'none'
+  else if (choice.type === 'auto') wire.tool_choice = 'auto'
+  else if (choice.type === 'any') wire.tool_choice = 'required'
+  else wire.tool_choice = { type: 'function', function: { name: choice.name } }
+  if (choice.type !== 'none' && choice.disableParallel) wire.parallel_tool_calls = false
+  return wire
+}
+
+/** Anthropic thinking → Chat reasoning_effort; the budget thresholds follow claude-code-router's. */
+export function reasoningEffortFor(thinking: Thinking): ReasoningEffort | undefined {
+  if (thinking.type === 'adaptive') return thinking.effort
+  if (thinking.type === 'disabled' || thinking.budgetTokens <= 0) return undefined
+  if (thinking.budgetTokens <= 1024) return 'low'
+  if (thinking.budgetTokens <= 8192) return 'medium'
+  return 'high'
+}

@@ -1,0 +1,33 @@
+// Chat Completions error bodies (OpenAI, OpenRouter, vLLM shapes) → UpstreamErrorInfo in
+// Anthropic's error vocabulary, classified by HTTP status (wire-formats §3.4, §4.12).
+
+import type { UpstreamErrorInfo } from '../../exchange/types'
+import { anthropicErrorTypeForStatus } from '../anthropic/errors'
+import { isObject, type JsonObject, parseJson, readNumber, readObject, readString } from '../wire-values'
+
+export function decodeChatError(status: number, bodyText: string): UpstreamErrorInfo {
+  const parsed = parseJson(bodyText)
+  if (parsed.ok && isObject(parsed.value)) {
+    const info = decodeChatErrorPayload(status, parsed.value)
+    if (info) return info
+  }
+  const text = bodyText.trim().slice(0, 500)
+  const message = text === '' ? `upstream returned HTTP ${status}` : `upstream returned HTTP ${status}: ${text}`
+  return { status, type: anthropicErrorTypeForStatus(status), message }
+}
+
+/**
+ * Reads `{error:{message,type,code}}` (OpenAI, OpenRouter) or `{object:"error",message,…}` (vLLM),
+ * also as sent in-band in a stream. `status` is the HTTP status, used when the body names none.
+ */
+export function decodeChatErrorPayload(status: number, payload: JsonObject): UpstreamErrorInfo | undefined {
+  const error = readObject(payload, 'error') ?? (payload.object === 'error' ? payload : undefined)
+  if (!error) return undefined
+  // OpenRouter and vLLM put the HTTP status in `code`; in-band errors come under a 200.
+  const code = readNumber(error, 'code')
+  const effective = status >= 400 ? status : code !== undefined && code >= 400 && code < 600 ? code : 500
+  const message = readString(error, 'message') || `upstream returned HTTP ${effective}`
+  // A 429 that is really an empty account is a billing problem, and retrying won't help.
+  const type = error.code === 'insufficient_quota' ? 'billing_error' : anthropicErrorTypeForStatus(effective)
+  return { status: effective, type, message }
+}

@@ -1,0 +1,26 @@
+// Chat finish_reason → exchange StopReason (wire-formats §4.6).
+
+import type { StopReason } from '../../exchange/types'
+
+export function mapChatFinishReason(reason: unknown): StopReason {
+  switch (reason) {
+    case 'length':
+      return 'max_tokens'
+    case 'tool_calls':
+    case 'function_call':
+      return 'tool_use'
+    // Nothing in Anthropic's vocabulary is closer than refusal.
+    case 'content_filter':
+      return 'refusal'
+    // OpenRouter's mid-generation failure.
+    case 'error':
+      return 'error'
+    default:
+      // `stop` covers both a natural end and a matched stop sequence, which Chat doesn't tell apart.
+      return 'end_turn'
+  }
+}
+
+/** Ollama and others say `stop` on tool turns, and Anthropic clients only run tools on tool_use. */
+export const stopReasonWithTools = (reason: StopReason, sawToolCall: boolean): StopReason =>
+  sawToolCall && reason === 'end_turn' ? 'tool_use' : reason

@@ -1,0 +1,27 @@
+// Chat Completions usage → exchange Usage. Chat's prompt_tokens includes cache reads and
+// writes; the exchange (Anthropic semantics) keeps them apart, so they are subtracted here.
+
+import type { Usage } from '../../exchange/types'
+import { isObject, readNumber, readObject } from '../wire-values'
+
+export function chatUsage(u: unknown): Usage {
+  if (!isObject(u)) return { input: 0, cacheRead: 0, cacheWrite: 0, output: 0, reasoning: 0 }
+  const promptDetails = readObject(u, 'prompt_tokens_details')
+  const completionDetails = readObject(u, 'completion_tokens_details')
+  // DeepSeek reports prompt_cache_hit_tokens, sometimes beside a zero cached_tokens.
+  const cacheRead = firstPositive(
+    promptDetails && readNumber(promptDetails, 'cached_tokens'),
+    readNumber(u, 'prompt_cache_hit_tokens'),
+  )
+  const cacheWrite = firstPositive(promptDetails && readNumber(promptDetails, 'cache_write_tokens'))
+  const prompt = readNumber(u, 'prompt_tokens') ?? 0
+  return {
+    input: Math.max(0, prompt - cacheRead - cacheWrite),
+    cacheRead,
+    cacheWrite,
+    output: readNumber(u, 'completion_tokens') ?? 0,
+    reasoning: (completionDetails && readNumber(completionDetails, 'reasoning_tokens')) ?? 0,
+  }
+}
+
+const firstPositive = (...values: (number | undefined)[]): number => values.find((v) => v !== undefined && v > 0) ?? 0

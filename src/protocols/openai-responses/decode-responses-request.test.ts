@@ -1,0 +1,235 @@
+import { describe, expect, test } from 'bun:test'
+import type { ExchangeRequest } from '../../exchange/types'
+import { GatewayError } from '../../lib/errors'
+import { decodeResponsesRequest } from './decode-responses-request'
+import { encodeResponsesRequest } from './encode-responses-request'
+import { tagResponsesSignature } from './reasoning-signature'
+import type { ResponsesBody } from './schema'
+
+const decode = (body: Record<string, unknown>) =>
+  decodeResponsesRequest({ model: 'svc-pro', input: 'hi', ...body } as ResponsesBody, { defaultMaxTokens: 4096 })
+
+const base: ExchangeRequest = {
+  system: [],
+  messages: [{ role: 'user', content: [{ type: 'text', text: 'hi' }] }],
+  tools: [],
+  maxTokens: 4096,
+  stream: false,
+}
+
+describe('decodeResponsesRequest', () => {
+  test('string input is one user text message; defaults fill the rest', () => {
+    expect(decode({ input: 'Hello' })).toEqual({
+      ...base,
+      messages: [{ role: 'user', content: [{ type: 'text', text: 'Hello' }] }],
+    })
+  })
+
+  test('instructions come first, then system and developer messages, in order', () => {
+    const request = decode({
+      instructions: 'Be brief.',
+      input: [
+        { role: 'developer', content: 'Use metric units.' },
+        { role: 'user', content: 'Weather?' },
+        { type: 'message', role: 'system', content: [{ type: 'input_text', text: 'Late rule.' }] },
+      ],
+    })
+    expect(request.system).toEqual([
+      { type: 'text', text: 'Be brief.' },
+      { type: 'text', text: 'Use metric units.' },
+      { type: 'text', text: 'Late rule.' },
+    ])
+    expect(request.messages).toEqual([{ role: 'user', content: [{ type: 'text', text: 'Weather?' }] }])
+  })
+
+  test('a function-call turn decodes to tool_use / tool_result, merging same-role items', () => {
+    const request = decode({
+      input: [
+        { role: 'user', content: [{ type: 'input_text', text: 'Weather in Paris and Rome?' }] },
+        {
+          type: 'message',
+          role: 'assistant',
+          content: [{ type: 'output_text', text: 'Checking.', annotations: [] }],
+        },
+        { type: 'function_call', call_id: 'call_1', name: 'get_weather', arguments: '{"city":"Paris"}' },
+        { type: 'function_call', call_id: 'call_2', name: 'get_weather', arguments: '' },
+        { type: 'function_call_output', call_id: 'call_1', output: '18°C' },
+        {
+          type: 'function_call_output',
+          call_id: 'call_2',
+          output: [{ type: 'input_text', text: '21°C' }],
+        },
+        { role: 'user', content: 'Thanks' },
+      ],
+    })
+    expect(request.messages).toEqual([
+      { role: 'user', content: [{ type: 'text', text: 'Weather in Paris and Rome?' }] },
+      {
+        role: 'assistant',
+        content: [
+          { type: 'text', text: 'Checking.' },
+          { type: 'tool_use', id: 'call_1', name: 'get_weather', input: { city: 'Paris' } },
+          { type: 'tool_use', id: 'call_2', name: 'get_weather', input: {} },
+        ],
+      },
+      {
+        role: 'user',
+        content: [
+          { type: 'tool_result', toolUseId: 'call_1', content: [{ type: 'text', text: '18°C' }] },
+          { type: 'tool_result', toolUseId: 'call_2', content: [{ type: 'text', text: '21°C' }] },
+          { type: 'text', text: 'Thanks' },
+        ],
+      },
+    ])
+  })
+
+  test('function calls survive a round trip through the upstream encoder', () => {
+    const body = {
+      model: 'svc-pro',
+      input: [
+        { role: 'user', content: 'Go' },
+        { type: 'function_call', call_id: 'call_1', name: 'run', arguments: '{"cmd":"ls","n":[1,2]}' },
+        { type: 'function_call_output', call_id: 'call_1', output: 'a.txt' },
+      ],
+    }
+    const encoded = encodeResponsesRequest(decode(body), 'gpt-5')
+    expect(encoded['input']).toEqual([
+      { type: 'message', role: 'user', content: [{ type: 'input_text', text: 'Go' }] },
+      { type: 'function_call', call_id: 'call_1', name: 'run', arguments: '{"cmd":"ls","n":[1,2]}' },
+      { type: 'function_call_output', call_id: 'call_1', output: 'a.txt' },
+    ])
+  })
+
+  test('images: data URLs become base64 blocks, http URLs url blocks', () => {
+    const request = decode({
+      input: [
+        {
+          role: 'user',
+          content: [
+            { type: 'input_text', text: 'Compare' },
+            { type: 'input_image', image_url: 'data:image/png;base64,iVBORw0KGgo=', detail: 'auto' },
+            { type: 'input_image', image_url: 'https://example.com/cat.jpg' },
+          ],
+        },
+      ],
+    })
+    expect(request.messages[0]?.content).toEqual([
+      { type: 'text', text: 'Compare' },
+      { type: 'image', source: { kind: 'base64', mediaType: 'image/png', data: 'iVBORw0KGgo=' } },
+      { type: 'image', source: { kind: 'url', url: 'https://example.com/cat.jpg' } },
+    ])
+  })
+
+  test('reasoning items become thinking with the blob tagged as a signature', () => {
+    const request = decode({
+      input: [
+        { role: 'user', content: 'q' },
+        {
+          type: 'reasoning',
+          id: 'rs_1',
+          summary: [
+            { type: 'summary_text', text: 'a' },
+            { type: 'summary_text', text: 'b' },
+          ],
+          encrypted_content: 'blob',
+        },
+        { type: 'reasoning', id: 'rs_2', summary: [] },
+        { role: 'assistant', content: 'answer' },
+      ],
+    })
+    expect(request.messages[1]).toEqual({
+      role: 'assistant',
+      content: [
+        { type: 'thinking', thinking: 'a\n\nb', signature: tagResponsesSignature('blob') },
+        { type: 'text', text: 'answer' },
+      ],
+    })
+  })
+
+  test.each([
+    ['auto', undefined, { type: 'auto' }],
+    ['none', undefined, { type: 'none' }],
+    ['required', undefined, { type: 'any' }],
+    [{ type: 'function', name: 'get_weather' }, undefined, { type: 'tool', name: 'get_weather' }],
+    ['required', false, { type: 'any', disableParallel: true }],
+    [undefined, false, { type: 'auto', disableParallel: true }],
+    [undefined, undefined, undefined],
+    [{ type: 'allowed_tools', mode: 'required', tools: [] }, undefined, { type: 'any' }],
+  ])('tool_choice %j with parallel_tool_calls %j → %j', (choice, parallel, expected) => {
+    expect(decode({ tool_choice: choice, parallel_tool_calls: parallel }).toolChoice).toEqual(expected as never)
+  })
+
+  test('function tools become definitions; hosted tools are skipped', () => {
+    const request = decode({
+      tools: [
+        { type: 'function', name: 'get_weather', description: 'Weather', parameters: { type: 'object' }, strict: true },
+        { type: 'web_search' },
+        { type: 'function', name: 'ping' },
+      ],
+    })
+    expect(request.tools).toEqual([
+      { name: 'get_weather', description: 'Weather', inputSchema: { type: 'object' } },
+      { name: 'ping', inputSchema: { type: 'object', properties: {} } },
+    ])
+  })
+
+  test.each([
+    [{ effort: 'high' }, { type: 'adaptive', effort: 'high' }],
+    [
+      { effort: 'minimal', summary: 'auto' },
+      { type: 'adaptive', effort: 'minimal' },
+    ],
+    [{ effort: 'none' }, { type: 'disabled' }],
+    [{ summary: 'auto' }, undefined],
+  ])('reasoning %j → thinking %j', (reasoning, expected) => {
+    expect(decode({ reasoning }).thinking).toEqual(expected as never)
+  })
+
+  test('sampling, limits, stream and user carry over', () => {
+    expect(
+      decode({
+        max_output_tokens: 300,
+        temperature: 0.2,
+        top_p: 0.9,
+        stream: true,
+        user: 'u1',
+        safety_identifier: 's1',
+      }),
+    ).toEqual({ ...base, maxTokens: 300, temperature: 0.2, topP: 0.9, stream: true, user: 's1' })
+  })
+
+  test.each([
+    [{ input: [{ role: 'robot', content: 'x' }] }, 'input[0].role'],
+    [{ input: [{ role: 'user', content: 5 }] }, 'input[0].content'],
+    [
+      { input: [{ role: 'user', content: [{ type: 'input_image', file_id: 'file_1' }] }] },
+      'input[0].content[0].image_url',
+    ],
+    [
+      { input: [{ role: 'user', content: [{ type: 'input_image', image_url: 'data:image/png,raw' }] }] },
+      'input[0].content[0].image_url',
+    ],
+    [{ input: [{ role: 'user', content: [{ type: 'input_file', file_data: 'x' }] }] }, 'input[0].content[0].type'],
+    [{ input: ['hi'] }, 'input[0]'],
+    [{ input: [{ type: 'function_call', call_id: 'c', name: 'f', arguments: '{oops' }] }, 'input[0].arguments'],
+    [{ input: [{ type: 'function_call', name: 'f', arguments: '{}' }] }, 'input[0].call_id'],
+    [{ input: [{ type: 'function_call_output', call_id: 'c' }] }, 'input[0].output'],
+    [{ input: [{ type: 'item_reference', id: 'msg_1' }] }, 'input[0].type'],
+    [{ input: [] }, 'input'],
+    [{ previous_response_id: 'resp_1' }, 'previous_response_id'],
+    [{ tools: [{ type: 'function' }] }, 'tools[0].name'],
+    [{ tool_choice: 'sometimes' }, 'tool_choice'],
+    [{ tool_choice: { type: 'function' } }, 'tool_choice.name'],
+    [{ reasoning: { effort: 'extreme' } }, 'reasoning.effort'],
+    [{ max_output_tokens: 0 }, 'max_output_tokens'],
+  ])('%j is rejected naming %s', (body, param) => {
+    let error: unknown
+    try {
+      decode(body)
+    } catch (e) {
+      error = e
+    }
+    expect(error).toBeInstanceOf(GatewayError)
+    expect(error).toMatchObject({ kind: 'invalid_request', status: 400, param })
+  })
+})

@@ -1,0 +1,305 @@
+// Inbound Responses body → neutral ExchangeRequest (wire-formats §2.2, §2.3, §4.5).
+import type {
+  ContentBlock,
+  ExchangeRequest,
+  ImageBlock,
+  Message,
+  ReasoningEffort,
+  Role,
+  TextBlock,
+  Thinking,
+  ToolChoice,
+  ToolDefinition,
+} from '../../exchange/types'
+import { invalidRequest } from '../../lib/errors'
+import { isRecord, type JsonObject, readArray, readString } from './read-json'
+import { tagResponsesSignature } from './reasoning-signature'
+import type { ResponsesBody } from './schema'
+
+export interface DecodeResponsesRequestOptions {
+  /** Used when the client sends no `max_output_tokens` (Anthropic upstreams require a limit). */
+  defaultMaxTokens: number
+}
+
+const efforts: readonly ReasoningEffort[] = ['minimal', 'low', 'medium', 'high', 'xhigh', 'max']
+
+export const decodeResponsesRequest = (body: ResponsesBody, opts: DecodeResponsesRequestOptions): ExchangeRequest => {
+  // The gateway keeps no conversation state, so history it cannot see must not be silently dropped (§2.8).
+  if (typeof body.previous_response_id === 'string') {
+    throw invalidRequest(
+      'previous_response_id is not supported: this gateway is stateless, send the full conversation in input',
+      'previous_response_id',
+    )
+  }
+  const system: TextBlock[] = []
+  if (typeof body.instructions === 'string' && body.instructions !== '') {
+    system.push({ type: 'text', text: body.instructions })
+  }
+  const messages: Message[] = []
+  if (typeof body.input === 'string') {
+    messages.push({ role: 'user', content: [{ type: 'text', text: body.input }] })
+  } else if (Array.isArray(body.input)) {
+    body.input.forEach((item, i) => {
+      decodeInputItem(item, `input[${i}]`, system, messages)
+    })
+  } else {
+    throw invalidRequest('input must be a string or an array of input items', 'input')
+  }
+  if (messages.length === 0) throw invalidRequest('input must contain at least one user or assistant item', 'input')
+
+  const request: ExchangeRequest = {
+    system,
+    messages,
+    tools: decodeTools(body.tools),
+    maxTokens: decodeMaxTokens(body.max_output_tokens, opts.defaultMaxTokens),
+    stream: body.stream === true,
+  }
+  const toolChoice = decodeToolChoice(body.tool_choice, body.parallel_tool_calls)
+  if (toolChoice) request.toolChoice = toolChoice
+  if (typeof body.temperature === 'number') request.temperature = body.temperature
+  if (typeof body.top_p === 'number') request.topP = body.top_p
+  const thinking = decodeReasoning(body.reasoning)
+  if (thinking) request.thinking = thinking
+  const user = readString(body.safety_identifier) ?? readString(body.user)
+  if (user) request.user = user
+  return request
+}
+
+// Consecutive items of the same role merge into one message, in order: a run of function_call
+// items becomes one assistant turn, a run of outputs one user turn (what Anthropic requires).
+const appendBlocks = (messages: Message[], role: Role, blocks: ContentBlock[]): void => {
+  if (blocks.length === 0) return
+  const last = messages.at(-1)
+  if (last && last.role === role) last.content.push(...blocks)
+  else messages.push({ role, content: blocks })
+}
+
+const decodeInputItem = (item: unknown, path: string, system: TextBlock[], messages: Message[]): void => {
+  if (!isRecord(item)) throw invalidRequest(`${path} must be an object`, path)
+  const type = item['type']
+  if (type === undefined || type === 'message') {
+    decodeMessageItem(item, path, system, messages)
+    return
+  }
+  switch (type) {
+    case 'function_call':
+      appendBlocks(messages, 'assistant', [decodeFunctionCall(item, path)])
+      return
+    case 'function_call_output':
+      appendBlocks(messages, 'user', [decodeFunctionCallOutput(item, path)])
+      return
+    case 'reasoning':
+      appendBlocks(messages, 'assistant', decodeReasoningItem(item, path))
+      return
+    case 'item_reference':
+      throw invalidRequest('item_reference is not supported: this gateway is stateless', `${path}.type`)
+    default:
+      // Hosted-tool history (web_search_call, …) has no neutral equivalent; like unknown fields, skip it.
+      return
+  }
+}
+
+const decodeMessageItem = (item: JsonObject, path: string, system: TextBlock[], messages: Message[]): void => {
+  const role = item['role']
+  if (role !== 'user' && role !== 'assistant' && role !== 'system' && role !== 'developer') {
+    throw invalidRequest(`${path}.role must be one of user, assistant, system, developer`, `${path}.role`)
+  }
+  const blocks = decodeMessageContent(item['content'], `${path}.content`)
+  if (role === 'system' || role === 'developer') {
+    for (const block of blocks) {
+      if (block.type !== 'text')
+        throw invalidRequest(`${path}.content may hold only text for role ${role}`, `${path}.content`)
+      system.push(block)
+    }
+    return
+  }
+  appendBlocks(messages, role, blocks)
+}
+
+const decodeMessageContent = (content: unknown, path: string): (TextBlock | ImageBlock)[] => {
+  if (typeof content === 'string') return content === '' ? [] : [{ type: 'text', text: content }]
+  if (!Array.isArray(content)) throw invalidRequest(`${path} must be a string or an array of content parts`, path)
+  const blocks: (TextBlock | ImageBlock)[] = []
+  content.forEach((part, j) => {
+    const block = decodeContentPart(part, `${path}[${j}]`)
+    if (block) blocks.push(block)
+  })
+  return blocks
+}
+
+const decodeContentPart = (part: unknown, path: string): TextBlock | ImageBlock | undefined => {
+  if (!isRecord(part)) throw invalidRequest(`${path} must be an object`, path)
+  switch (part['type']) {
+    case 'input_text':
+    case 'output_text':
+    case 'text': {
+      const text = part['text']
+      if (typeof text !== 'string') throw invalidRequest(`${path}.text must be a string`, `${path}.text`)
+      return text === '' ? undefined : { type: 'text', text }
+    }
+    case 'refusal': {
+      const text = readString(part['refusal'])
+      return text ? { type: 'text', text } : undefined
+    }
+    case 'input_image':
+      return decodeImagePart(part, path)
+    case 'input_file':
+      throw invalidRequest('input_file parts are not supported', `${path}.type`)
+    default:
+      throw invalidRequest(
+        `${path}.type ${JSON.stringify(part['type'])} is not a supported content part`,
+        `${path}.type`,
+      )
+  }
+}
+
+const dataUrlPattern = /^data:([^;,]+);base64,(.*)$/s
+
+const decodeImagePart = (part: JsonObject, path: string): ImageBlock => {
+  const url = part['image_url']
+  if (typeof url !== 'string' || url === '') {
+    // file_id needs OpenAI's file store, which no other upstream can read.
+    throw invalidRequest(`${path}.image_url must be a data URL or an http(s) URL`, `${path}.image_url`)
+  }
+  if (url.startsWith('data:')) {
+    const match = dataUrlPattern.exec(url)
+    if (!match?.[1] || match[2] === undefined) {
+      throw invalidRequest(`${path}.image_url is not a base64 data URL`, `${path}.image_url`)
+    }
+    return { type: 'image', source: { kind: 'base64', mediaType: match[1], data: match[2] } }
+  }
+  if (!/^https?:\/\//.test(url)) {
+    throw invalidRequest(`${path}.image_url must be a data URL or an http(s) URL`, `${path}.image_url`)
+  }
+  return { type: 'image', source: { kind: 'url', url } }
+}
+
+const requireString = (item: JsonObject, field: string, path: string): string => {
+  const value = item[field]
+  if (typeof value !== 'string' || value === '') {
+    throw invalidRequest(`${path}.${field} must be a non-empty string`, `${path}.${field}`)
+  }
+  return value
+}
+
+const decodeFunctionCall = (item: JsonObject, path: string): ContentBlock => {
+  const id = requireString(item, 'call_id', path)
+  const name = requireString(item, 'name', path)
+  const args = item['arguments']
+  if (typeof args !== 'string') throw invalidRequest(`${path}.arguments must be a JSON string`, `${path}.arguments`)
+  let input: unknown = {}
+  if (args.trim() !== '') {
+    try {
+      input = JSON.parse(args)
+    } catch {
+      throw invalidRequest(`${path}.arguments is not valid JSON`, `${path}.arguments`)
+    }
+  }
+  return { type: 'tool_use', id, name, input }
+}
+
+const decodeFunctionCallOutput = (item: JsonObject, path: string): ContentBlock => {
+  const toolUseId = requireString(item, 'call_id', path)
+  const output = item['output']
+  if (typeof output !== 'string' && !Array.isArray(output)) {
+    throw invalidRequest(`${path}.output must be a string or an array of content parts`, `${path}.output`)
+  }
+  return { type: 'tool_result', toolUseId, content: decodeMessageContent(output, `${path}.output`) }
+}
+
+const decodeReasoningItem = (item: JsonObject, path: string): ContentBlock[] => {
+  const texts: string[] = []
+  for (const [field, partType] of [
+    ['summary', 'summary_text'],
+    ['content', 'reasoning_text'],
+  ] as const) {
+    const parts = item[field]
+    if (parts !== undefined && parts !== null && !Array.isArray(parts)) {
+      throw invalidRequest(`${path}.${field} must be an array`, `${path}.${field}`)
+    }
+    for (const part of readArray(parts)) {
+      if (isRecord(part) && part['type'] === partType && typeof part['text'] === 'string') texts.push(part['text'])
+    }
+    // Summaries stand for the raw reasoning; keep only one of the two.
+    if (texts.length > 0) break
+  }
+  const encrypted = readString(item['encrypted_content'])
+  if (texts.length === 0 && !encrypted) return []
+  return [
+    {
+      type: 'thinking',
+      thinking: texts.join('\n\n'),
+      ...(encrypted ? { signature: tagResponsesSignature(encrypted) } : {}),
+    },
+  ]
+}
+
+const decodeTools = (tools: unknown): ToolDefinition[] => {
+  if (tools === undefined || tools === null) return []
+  if (!Array.isArray(tools)) throw invalidRequest('tools must be an array', 'tools')
+  const definitions: ToolDefinition[] = []
+  tools.forEach((tool, i) => {
+    const path = `tools[${i}]`
+    if (!isRecord(tool)) throw invalidRequest(`${path} must be an object`, path)
+    // Hosted tools (web_search, file_search, …) have no equivalent on other upstreams.
+    if (tool['type'] !== 'function') return
+    const name = requireString(tool, 'name', path)
+    const parameters = tool['parameters']
+    if (parameters !== undefined && parameters !== null && !isRecord(parameters)) {
+      throw invalidRequest(`${path}.parameters must be a JSON Schema object`, `${path}.parameters`)
+    }
+    const definition: ToolDefinition = { name, inputSchema: parameters ?? { type: 'object', properties: {} } }
+    const description = readString(tool['description'])
+    if (description) definition.description = description
+    definitions.push(definition)
+  })
+  return definitions
+}
+
+const decodeToolChoice = (choice: unknown, parallel: unknown): ToolChoice | undefined => {
+  const disableParallel = parallel === false ? { disableParallel: true } : {}
+  if (choice === undefined || choice === null)
+    return parallel === false ? { type: 'auto', disableParallel: true } : undefined
+  if (choice === 'none') return { type: 'none' }
+  if (choice === 'auto') return { type: 'auto', ...disableParallel }
+  if (choice === 'required') return { type: 'any', ...disableParallel }
+  if (isRecord(choice)) {
+    if (choice['type'] === 'function') {
+      const name = choice['name']
+      if (typeof name !== 'string' || name === '') {
+        throw invalidRequest('tool_choice.name must name a function tool', 'tool_choice.name')
+      }
+      return { type: 'tool', name, ...disableParallel }
+    }
+    // allowed_tools keeps its mode; the neutral form cannot narrow the tool list.
+    if (choice['type'] === 'allowed_tools') {
+      return choice['mode'] === 'required' ? { type: 'any', ...disableParallel } : { type: 'auto', ...disableParallel }
+    }
+    // A hosted-tool choice cannot be honoured elsewhere; let the model decide.
+    if (typeof choice['type'] === 'string') return { type: 'auto', ...disableParallel }
+  }
+  throw invalidRequest('tool_choice must be "auto", "none", "required" or {type:"function", name}', 'tool_choice')
+}
+
+const decodeMaxTokens = (value: unknown, fallback: number): number => {
+  if (value === undefined || value === null) return fallback
+  if (typeof value !== 'number' || !Number.isInteger(value) || value < 1) {
+    throw invalidRequest('max_output_tokens must be an integer of at least 1', 'max_output_tokens')
+  }
+  return value
+}
+
+// reasoning.effort becomes adaptive thinking with that effort; the Anthropic encoder turns it into a
+// budget (§4.8: low 1024, medium 2048, high 4096) or output_config.effort, whichever the model takes.
+const decodeReasoning = (reasoning: unknown): Thinking | undefined => {
+  if (reasoning === undefined || reasoning === null) return undefined
+  if (!isRecord(reasoning)) throw invalidRequest('reasoning must be an object', 'reasoning')
+  const effort = reasoning['effort']
+  if (effort === undefined || effort === null) return undefined
+  if (effort === 'none') return { type: 'disabled' }
+  const known = efforts.find((e) => e === effort)
+  if (!known) {
+    throw invalidRequest(`reasoning.effort must be one of none, ${efforts.join(', ')}`, 'reasoning.effort')
+  }
+  return { type: 'adaptive', effort: known }
+}

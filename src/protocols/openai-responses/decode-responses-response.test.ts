@@ -1,0 +1,92 @@
+import { describe, expect, test } from 'bun:test'
+import { GatewayError } from '../../lib/errors'
+import { decodeResponsesResponse, responsesUsage } from './decode-responses-response'
+import { tagResponsesSignature } from './reasoning-signature'
+
+const response = (patch: Record<string, unknown>) => ({
+  id: 'resp_up',
+  object: 'response',
+  status: 'completed',
+  model: 'gpt-5',
+  output: [],
+  usage: { input_tokens: 36, input_tokens_details: { cached_tokens: 0 }, output_tokens: 87, total_tokens: 123 },
+  ...patch,
+})
+
+describe('decodeResponsesResponse', () => {
+  test('the §2.5 example: reasoning, message and function call', () => {
+    expect(
+      decodeResponsesResponse(
+        response({
+          output: [
+            {
+              type: 'reasoning',
+              id: 'rs_123',
+              summary: [{ type: 'summary_text', text: 'why' }],
+              encrypted_content: 'e',
+            },
+            { type: 'reasoning', id: 'rs_124', summary: [] },
+            {
+              type: 'message',
+              id: 'msg_123',
+              status: 'completed',
+              role: 'assistant',
+              content: [{ type: 'output_text', text: 'Hi!', annotations: [] }],
+            },
+            { type: 'web_search_call', id: 'ws_1', status: 'completed' },
+            {
+              type: 'function_call',
+              id: 'fc_123',
+              call_id: 'call_unLAR8',
+              name: 'get_current_weather',
+              arguments: '{"location":"Boston, MA"}',
+              status: 'completed',
+            },
+          ],
+        }),
+      ),
+    ).toEqual({
+      id: 'resp_up',
+      model: 'gpt-5',
+      content: [
+        { type: 'thinking', thinking: 'why', signature: tagResponsesSignature('e') },
+        { type: 'text', text: 'Hi!' },
+        { type: 'tool_use', id: 'call_unLAR8', name: 'get_current_weather', input: { location: 'Boston, MA' } },
+      ],
+      stopReason: 'tool_use',
+      stopSequence: null,
+      usage: { input: 36, cacheRead: 0, cacheWrite: 0, output: 87, reasoning: 0 },
+    })
+  })
+
+  test.each([
+    [{ status: 'completed' }, 'end_turn'],
+    [{ status: 'incomplete', incomplete_details: { reason: 'max_output_tokens' } }, 'max_tokens'],
+    [{ status: 'incomplete', incomplete_details: { reason: 'max_tokens' } }, 'max_tokens'],
+    [{ status: 'incomplete', incomplete_details: { reason: 'content_filter' } }, 'refusal'],
+    [{ status: 'failed', error: { code: 'server_error', message: 'x' } }, 'error'],
+    [
+      { output: [{ type: 'message', role: 'assistant', content: [{ type: 'refusal', refusal: 'I cannot.' }] }] },
+      'refusal',
+    ],
+  ])('%j → %s', (patch, stopReason) => {
+    expect(decodeResponsesResponse(response(patch)).stopReason).toBe(stopReason as never)
+  })
+
+  test('usage: input excludes cache reads and writes; reasoning from output details (§4.7)', () => {
+    expect(
+      responsesUsage({
+        input_tokens: 2006,
+        input_tokens_details: { cached_tokens: 1920, cache_write_tokens: 6 },
+        output_tokens: 300,
+        output_tokens_details: { reasoning_tokens: 120 },
+        total_tokens: 2306,
+      }),
+    ).toEqual({ input: 80, cacheRead: 1920, cacheWrite: 6, output: 300, reasoning: 120 })
+    expect(responsesUsage(null)).toEqual({ input: 0, cacheRead: 0, cacheWrite: 0, output: 0, reasoning: 0 })
+  })
+
+  test('a body that is not a response is a 502', () => {
+    expect(() => decodeResponsesResponse({ error: 'nope' })).toThrow(GatewayError)
+  })
+})

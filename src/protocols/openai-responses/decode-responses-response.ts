@@ -1,0 +1,141 @@
+// A Responses upstream's Response object → neutral ExchangeResponse (wire-formats §2.5, §4.6, §4.7).
+import type { ExchangeResponse, OutputBlock, StopReason, Usage } from '../../exchange/types'
+import { GatewayError } from '../../lib/errors'
+import { isRecord, type JsonObject, readArray, readNumber, readString } from './read-json'
+import { tagResponsesSignature } from './reasoning-signature'
+
+/**
+ * Responses usage → neutral usage. OpenAI's input_tokens include cache reads and writes; the
+ * neutral `input` does not, so both are subtracted (forgetting it bills cache hits twice).
+ */
+export const responsesUsage = (u: unknown): Usage => {
+  if (!isRecord(u)) return { input: 0, cacheRead: 0, cacheWrite: 0, output: 0, reasoning: 0 }
+  const inputDetails = isRecord(u['input_tokens_details']) ? u['input_tokens_details'] : {}
+  const outputDetails = isRecord(u['output_tokens_details']) ? u['output_tokens_details'] : {}
+  const cacheRead = readNumber(inputDetails['cached_tokens']) ?? 0
+  const cacheWrite = readNumber(inputDetails['cache_write_tokens']) ?? 0
+  return {
+    input: Math.max(0, (readNumber(u['input_tokens']) ?? 0) - cacheRead - cacheWrite),
+    cacheRead,
+    cacheWrite,
+    output: readNumber(u['output_tokens']) ?? 0,
+    reasoning: readNumber(outputDetails['reasoning_tokens']) ?? 0,
+  }
+}
+
+/**
+ * Terminal status → neutral stop reason (§4.6). A completed turn with function calls is tool_use
+ * (there is no tool_calls status); incomplete splits on its reason, treating the openapi example's
+ * `max_tokens` like `max_output_tokens`.
+ */
+export const mapResponsesStopReason = (
+  status: unknown,
+  incompleteReason: unknown,
+  output: { hasFunctionCall: boolean; hasRefusal: boolean },
+): StopReason => {
+  switch (status) {
+    case 'incomplete':
+      return incompleteReason === 'content_filter' ? 'refusal' : 'max_tokens'
+    case 'failed':
+    case 'cancelled':
+      return 'error'
+    default:
+      if (output.hasFunctionCall) return 'tool_use'
+      return output.hasRefusal ? 'refusal' : 'end_turn'
+  }
+}
+
+export const readIncompleteReason = (response: JsonObject): unknown =>
+  isRecord(response['incomplete_details']) ? response['incomplete_details']['reason'] : undefined
+
+/** Summary texts of a reasoning item (or its raw reasoning_text when there is no summary). */
+export const readReasoningText = (item: JsonObject): string => {
+  const summary = readArray(item['summary']).flatMap((part) =>
+    isRecord(part) && typeof part['text'] === 'string' ? [part['text']] : [],
+  )
+  if (summary.length > 0) return summary.join('\n\n')
+  return readArray(item['content'])
+    .flatMap((part) => (isRecord(part) && typeof part['text'] === 'string' ? [part['text']] : []))
+    .join('')
+}
+
+/** Text of a message item: output_text parts, and refusal parts as text. */
+export const readMessageText = (item: JsonObject): { text: string; refusal: boolean } => {
+  let text = ''
+  let refusal = false
+  for (const part of readArray(item['content'])) {
+    if (!isRecord(part)) continue
+    if (part['type'] === 'output_text') text += readString(part['text']) ?? ''
+    else if (part['type'] === 'refusal') {
+      text += readString(part['refusal']) ?? ''
+      refusal = true
+    }
+  }
+  return { text, refusal }
+}
+
+/** Arguments string → tool input. Truncated JSON (an incomplete turn) degrades to `{}`. */
+export const parseToolArguments = (args: string): unknown => {
+  if (args.trim() === '') return {}
+  try {
+    return JSON.parse(args)
+  } catch {
+    return {}
+  }
+}
+
+/** Output items → neutral blocks; hosted-tool items are skipped. */
+export const decodeOutputItems = (
+  output: unknown[],
+): { blocks: OutputBlock[]; hasFunctionCall: boolean; hasRefusal: boolean } => {
+  const blocks: OutputBlock[] = []
+  let hasFunctionCall = false
+  let hasRefusal = false
+  for (const item of output) {
+    if (!isRecord(item)) continue
+    switch (item['type']) {
+      case 'reasoning': {
+        const thinking = readReasoningText(item)
+        const encrypted = readString(item['encrypted_content'])
+        if (thinking === '' && !encrypted) break
+        blocks.push({
+          type: 'thinking',
+          thinking,
+          ...(encrypted ? { signature: tagResponsesSignature(encrypted) } : {}),
+        })
+        break
+      }
+      case 'message': {
+        const { text, refusal } = readMessageText(item)
+        hasRefusal ||= refusal
+        if (text !== '') blocks.push({ type: 'text', text })
+        break
+      }
+      case 'function_call':
+        hasFunctionCall = true
+        blocks.push({
+          type: 'tool_use',
+          id: readString(item['call_id']) ?? readString(item['id']) ?? '',
+          name: readString(item['name']) ?? '',
+          input: parseToolArguments(readString(item['arguments']) ?? ''),
+        })
+        break
+    }
+  }
+  return { blocks, hasFunctionCall, hasRefusal }
+}
+
+export const decodeResponsesResponse = (json: unknown): ExchangeResponse => {
+  if (!isRecord(json) || !Array.isArray(json['output'])) {
+    throw new GatewayError('api_error', 'upstream Responses body is not a response object', { status: 502 })
+  }
+  const { blocks, hasFunctionCall, hasRefusal } = decodeOutputItems(json['output'])
+  return {
+    id: readString(json['id']) ?? '',
+    model: readString(json['model']) ?? '',
+    content: blocks,
+    stopReason: mapResponsesStopReason(json['status'], readIncompleteReason(json), { hasFunctionCall, hasRefusal }),
+    stopSequence: null,
+    usage: responsesUsage(json['usage']),
+  }
+}

@@ -1,0 +1,236 @@
+import { describe, expect, test } from 'bun:test'
+import type { ExchangeEvent } from '../../exchange/types'
+import { GatewayError } from '../../lib/errors'
+import { parseSse } from '../sse'
+import { decodeResponsesStream } from './decode-responses-stream'
+import { tagResponsesSignature } from './reasoning-signature'
+import { chunkBytes, collect, readFixture } from './test-support'
+
+const decodeFixture = async (name: string, chunk = 7) =>
+  collect(decodeResponsesStream(parseSse(chunkBytes(await readFixture(name), chunk))))
+
+/** Frames written by hand: each entry is one event's JSON (the `event:` line is taken from `type`). */
+const decodeFrames = (events: Record<string, unknown>[]) => {
+  const text = events.map((e, i) => `event: ${e['type']}\ndata: ${JSON.stringify({ sequence_number: i, ...e })}\n\n`)
+  return collect(decodeResponsesStream(parseSse(chunkBytes(text.join(''), 13))))
+}
+
+const created = (id = 'resp_1') => ({
+  type: 'response.created',
+  response: { id, object: 'response', status: 'in_progress', model: 'gpt-5', output: [], usage: null },
+})
+const completed = (output: unknown[] = [], usage: unknown = null) => ({
+  type: 'response.completed',
+  response: { id: 'resp_1', status: 'completed', model: 'gpt-5', output, usage },
+})
+
+describe('decodeResponsesStream', () => {
+  test('§5.3 text transcript', async () => {
+    expect(await decodeFixture('text.sse')).toEqual([
+      { type: 'start', id: 'resp_golden_text_01', model: 'gpt-4.1-mini' },
+      { type: 'block_start', index: 0, block: { kind: 'text' } },
+      { type: 'text_delta', index: 0, text: 'Hi' },
+      { type: 'text_delta', index: 0, text: ' there!' },
+      { type: 'block_stop', index: 0 },
+      { type: 'usage', usage: { input: 12, cacheRead: 0, cacheWrite: 0, output: 4, reasoning: 0 } },
+      { type: 'finish', reason: 'end_turn', stopSequence: null },
+    ] satisfies ExchangeEvent[])
+  })
+
+  test('§5.8 function-call transcript', async () => {
+    expect(await decodeFixture('function-call.sse', 3)).toEqual([
+      { type: 'start', id: 'resp_golden_fc_01', model: 'gpt-4.1-mini' },
+      { type: 'block_start', index: 0, block: { kind: 'tool_use', id: 'call_golden_01', name: 'get_weather' } },
+      { type: 'tool_args_delta', index: 0, partialJson: '{"city":' },
+      { type: 'tool_args_delta', index: 0, partialJson: '"Paris"}' },
+      { type: 'block_stop', index: 0 },
+      { type: 'usage', usage: { input: 60, cacheRead: 0, cacheWrite: 0, output: 15, reasoning: 0 } },
+      { type: 'finish', reason: 'tool_use', stopSequence: null },
+    ] satisfies ExchangeEvent[])
+  })
+
+  test('reasoning summary parts become one thinking block before the text, with the blob as signature', async () => {
+    expect(await decodeFixture('reasoning-text.sse')).toEqual([
+      { type: 'start', id: 'resp_golden_reason_01', model: 'gpt-5-mini' },
+      { type: 'block_start', index: 0, block: { kind: 'thinking' } },
+      { type: 'thinking_delta', index: 0, thinking: 'Thinking' },
+      { type: 'thinking_delta', index: 0, thinking: ' about it' },
+      { type: 'thinking_delta', index: 0, thinking: '\n\n' },
+      { type: 'thinking_delta', index: 0, thinking: 'Second part.' },
+      { type: 'signature_delta', index: 0, signature: tagResponsesSignature('enc_blob_01') },
+      { type: 'block_stop', index: 0 },
+      { type: 'block_start', index: 1, block: { kind: 'text' } },
+      { type: 'text_delta', index: 1, text: 'Answer' },
+      { type: 'text_delta', index: 1, text: '.' },
+      { type: 'block_stop', index: 1 },
+      // input_tokens 2006 includes the 1920 cached ones.
+      { type: 'usage', usage: { input: 86, cacheRead: 1920, cacheWrite: 0, output: 300, reasoning: 200 } },
+      { type: 'finish', reason: 'end_turn', stopSequence: null },
+    ] satisfies ExchangeEvent[])
+  })
+
+  test('response.incomplete with max_output_tokens finishes as max_tokens', async () => {
+    const events = await decodeFixture('incomplete.sse')
+    expect(events.slice(-2)).toEqual([
+      { type: 'usage', usage: { input: 20, cacheRead: 0, cacheWrite: 0, output: 16, reasoning: 0 } },
+      { type: 'finish', reason: 'max_tokens', stopSequence: null },
+    ])
+  })
+
+  test('response.failed becomes an error event and ends the stream', async () => {
+    expect(await decodeFixture('failed.sse')).toEqual([
+      { type: 'start', id: 'resp_golden_failed_01', model: 'gpt-5-mini' },
+      { type: 'block_start', index: 0, block: { kind: 'text' } },
+      { type: 'text_delta', index: 0, text: 'Partial' },
+      { type: 'error', error: { status: 500, type: 'api_error', message: 'The model produced invalid output.' } },
+    ] satisfies ExchangeEvent[])
+  })
+
+  test('a top-level error event maps its code', async () => {
+    const events = await decodeFrames([
+      created(),
+      { type: 'error', code: 'rate_limit_exceeded', message: 'Rate limit reached', param: null },
+      completed(),
+    ])
+    expect(events).toEqual([
+      { type: 'start', id: 'resp_1', model: 'gpt-5' },
+      { type: 'error', error: { status: 429, type: 'rate_limit_error', message: 'Rate limit reached' } },
+    ])
+  })
+
+  test('interleaved items are serialised: one block open at a time, in the order items were added', async () => {
+    const call = (id: string, callId: string) => ({
+      id,
+      type: 'function_call',
+      status: 'in_progress',
+      arguments: '',
+      call_id: callId,
+      name: 'f',
+    })
+    const events = await decodeFrames([
+      created(),
+      { type: 'response.output_item.added', output_index: 0, item: call('fc_a', 'call_a') },
+      { type: 'response.output_item.added', output_index: 1, item: call('fc_b', 'call_b') },
+      { type: 'response.function_call_arguments.delta', item_id: 'fc_b', output_index: 1, delta: '{"b":1}' },
+      { type: 'response.function_call_arguments.delta', item_id: 'fc_a', output_index: 0, delta: '{"a":1}' },
+      {
+        type: 'response.output_item.done',
+        output_index: 1,
+        item: { ...call('fc_b', 'call_b'), status: 'completed', arguments: '{"b":1}' },
+      },
+      {
+        type: 'response.output_item.done',
+        output_index: 0,
+        item: { ...call('fc_a', 'call_a'), status: 'completed', arguments: '{"a":1}' },
+      },
+      completed(),
+    ])
+    expect(events).toEqual([
+      { type: 'start', id: 'resp_1', model: 'gpt-5' },
+      { type: 'block_start', index: 0, block: { kind: 'tool_use', id: 'call_a', name: 'f' } },
+      { type: 'tool_args_delta', index: 0, partialJson: '{"a":1}' },
+      { type: 'block_stop', index: 0 },
+      { type: 'block_start', index: 1, block: { kind: 'tool_use', id: 'call_b', name: 'f' } },
+      { type: 'tool_args_delta', index: 1, partialJson: '{"b":1}' },
+      { type: 'block_stop', index: 1 },
+      { type: 'usage', usage: { input: 0, cacheRead: 0, cacheWrite: 0, output: 0, reasoning: 0 } },
+      { type: 'finish', reason: 'tool_use', stopSequence: null },
+    ])
+  })
+
+  test('items sent without deltas still deliver their content (LM Studio style)', async () => {
+    const message = {
+      id: 'msg_x',
+      type: 'message',
+      role: 'assistant',
+      status: 'completed',
+      content: [{ type: 'output_text', text: 'whole', annotations: [] }],
+    }
+    const call = { id: 'fc_x', type: 'function_call', call_id: 'call_x', name: 'g', arguments: '{"k":2}' }
+    const events = await decodeFrames([
+      created(),
+      { type: 'response.output_item.added', output_index: 0, item: { ...message, status: 'in_progress', content: [] } },
+      { type: 'response.output_item.done', output_index: 0, item: message },
+      { type: 'response.output_item.added', output_index: 1, item: { ...call, arguments: '' } },
+      { type: 'response.function_call_arguments.done', item_id: 'fc_x', output_index: 1, arguments: '{"k":2}' },
+      { type: 'response.output_item.done', output_index: 1, item: call },
+      completed([message, call]),
+    ])
+    expect(events.filter((e) => e.type !== 'start' && e.type !== 'usage')).toEqual([
+      { type: 'block_start', index: 0, block: { kind: 'text' } },
+      { type: 'text_delta', index: 0, text: 'whole' },
+      { type: 'block_stop', index: 0 },
+      { type: 'block_start', index: 1, block: { kind: 'tool_use', id: 'call_x', name: 'g' } },
+      { type: 'tool_args_delta', index: 1, partialJson: '{"k":2}' },
+      { type: 'block_stop', index: 1 },
+      { type: 'finish', reason: 'tool_use', stopSequence: null },
+    ])
+  })
+
+  test('a final response with no streamed items is replayed from its output', async () => {
+    const events = await decodeFrames([
+      created(),
+      completed(
+        [
+          { id: 'rs_1', type: 'reasoning', summary: [{ type: 'summary_text', text: 'hmm' }] },
+          { id: 'msg_1', type: 'message', role: 'assistant', content: [{ type: 'output_text', text: 'ok' }] },
+        ],
+        { input_tokens: 5, output_tokens: 2 },
+      ),
+    ])
+    expect(events).toEqual([
+      { type: 'start', id: 'resp_1', model: 'gpt-5' },
+      { type: 'block_start', index: 0, block: { kind: 'thinking' } },
+      { type: 'thinking_delta', index: 0, thinking: 'hmm' },
+      { type: 'block_stop', index: 0 },
+      { type: 'block_start', index: 1, block: { kind: 'text' } },
+      { type: 'text_delta', index: 1, text: 'ok' },
+      { type: 'block_stop', index: 1 },
+      { type: 'usage', usage: { input: 5, cacheRead: 0, cacheWrite: 0, output: 2, reasoning: 0 } },
+      { type: 'finish', reason: 'end_turn', stopSequence: null },
+    ])
+  })
+
+  test('reasoning after the answer started is dropped; empty reasoning opens no block', async () => {
+    const events = await decodeFrames([
+      created(),
+      { type: 'response.output_item.added', output_index: 0, item: { id: 'rs_0', type: 'reasoning', summary: [] } },
+      { type: 'response.output_item.done', output_index: 0, item: { id: 'rs_0', type: 'reasoning', summary: [] } },
+      { type: 'response.output_item.added', output_index: 1, item: { id: 'msg_1', type: 'message', content: [] } },
+      { type: 'response.output_text.delta', item_id: 'msg_1', output_index: 1, content_index: 0, delta: 'A' },
+      { type: 'response.output_item.done', output_index: 1, item: { id: 'msg_1', type: 'message', content: [] } },
+      { type: 'response.output_item.added', output_index: 2, item: { id: 'rs_2', type: 'reasoning', summary: [] } },
+      { type: 'response.reasoning_text.delta', item_id: 'rs_2', output_index: 2, content_index: 0, delta: 'late' },
+      { type: 'response.output_item.done', output_index: 2, item: { id: 'rs_2', type: 'reasoning', summary: [] } },
+      completed(),
+    ])
+    expect(events.filter((e) => e.type.startsWith('block') || e.type.endsWith('delta'))).toEqual([
+      { type: 'block_start', index: 0, block: { kind: 'text' } },
+      { type: 'text_delta', index: 0, text: 'A' },
+      { type: 'block_stop', index: 0 },
+    ])
+  })
+
+  test('a stream cut before its terminal event ends with an error event', async () => {
+    const events = await decodeFrames([
+      created(),
+      { type: 'response.output_item.added', output_index: 0, item: { id: 'msg_1', type: 'message', content: [] } },
+    ])
+    expect(events.at(-1)).toEqual({
+      type: 'error',
+      error: {
+        status: 502,
+        type: 'api_error',
+        message: 'upstream Responses stream ended before the response finished',
+      },
+    })
+  })
+
+  test('malformed JSON throws a 502 api_error', async () => {
+    const bad = 'event: response.created\ndata: {"type":"response.created",\n\n'
+    const run = collect(decodeResponsesStream(parseSse(chunkBytes(bad))))
+    const error = await run.catch((e: unknown) => e)
+    expect(error).toBeInstanceOf(GatewayError)
+    expect(error).toMatchObject({ kind: 'api_error', status: 502 })
+  })
+})

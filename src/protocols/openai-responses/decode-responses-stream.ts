@@ -1,0 +1,316 @@
+// A Responses upstream's SSE events → neutral exchange events (wire-formats §2.6, §4.11).
+//
+// Each output item becomes one block: reasoning → thinking, message → text, function_call →
+// tool_use. Upstreams may interleave items (§4.11), while neutral blocks run one after another,
+// so every item-level event is queued on its item and only the oldest unfinished item emits;
+// later items replay their queue when it closes.
+import type { ExchangeEvent, UpstreamErrorInfo } from '../../exchange/types'
+import { GatewayError } from '../../lib/errors'
+import type { SseEvent } from '../sse'
+import {
+  mapResponsesStopReason,
+  readIncompleteReason,
+  readMessageText,
+  readReasoningText,
+  responsesUsage,
+} from './decode-responses-response'
+import { isRecord, type JsonObject, readArray, readNumber, readString } from './read-json'
+import { tagResponsesSignature } from './reasoning-signature'
+
+type ItemKind = 'text' | 'thinking' | 'tool_use' | 'other'
+
+type Action =
+  | { kind: 'open' }
+  | { kind: 'delta'; text: string }
+  /** Between reasoning summary parts: a paragraph break, only once something was said. */
+  | { kind: 'separator' }
+  | { kind: 'arguments_done'; arguments: string }
+  | { kind: 'close'; item: JsonObject }
+
+interface ItemState {
+  kind: ItemKind
+  item: JsonObject
+  actions: Action[]
+  /** Set once the block is emitted; thinking opens lazily, and late thinking never opens. */
+  blockIndex?: number
+  dropped: boolean
+  sawDelta: boolean
+  closed: boolean
+}
+
+const itemKinds: Record<string, ItemKind> = { message: 'text', reasoning: 'thinking', function_call: 'tool_use' }
+
+/** Failure codes (response.error.code / error event code) → the neutral error vocabulary. */
+export const mapResponsesFailure = (code: unknown, message: unknown): UpstreamErrorInfo => {
+  const text = readString(message) ?? 'the upstream response failed'
+  if (code === 'rate_limit_exceeded') return { status: 429, type: 'rate_limit_error', message: text }
+  if (code === 'insufficient_quota') return { status: 402, type: 'billing_error', message: text }
+  if (typeof code === 'string' && (code.startsWith('invalid_') || code === 'context_length_exceeded')) {
+    return { status: 400, type: 'invalid_request_error', message: text }
+  }
+  return { status: 500, type: 'api_error', message: text }
+}
+
+const parseEvent = (event: SseEvent): JsonObject | undefined => {
+  const data = event.data.trim()
+  // Some compatible servers end with Chat's sentinel; Responses has none.
+  if (data === '' || data === '[DONE]') return undefined
+  let json: unknown
+  try {
+    json = JSON.parse(data)
+  } catch (cause) {
+    throw new GatewayError('api_error', 'upstream sent malformed JSON in a Responses stream event', {
+      status: 502,
+      cause,
+    })
+  }
+  if (!isRecord(json)) {
+    throw new GatewayError('api_error', 'upstream sent a Responses stream event that is not an object', { status: 502 })
+  }
+  return json
+}
+
+export async function* decodeResponsesStream(events: AsyncIterable<SseEvent>): AsyncGenerator<ExchangeEvent> {
+  const items = new Map<number, ItemState>()
+  const itemIndexById = new Map<string, number>()
+  /** Output indices in the order items were added; the head is the one allowed to emit. */
+  const queue: number[] = []
+  let nextBlock = 0
+  let started = false
+  /** Once text or a tool call is out, later reasoning is dropped: Claude Code discards a turn with thinking after text (§4.8). */
+  let answerStarted = false
+  let hasFunctionCall = false
+  let hasRefusal = false
+
+  const startEvent = (response: unknown): ExchangeEvent[] => {
+    if (started) return []
+    started = true
+    const r = isRecord(response) ? response : {}
+    return [{ type: 'start', id: readString(r['id']) ?? '', model: readString(r['model']) ?? '' }]
+  }
+
+  const addItem = (outputIndex: number, item: JsonObject): ItemState => {
+    const existing = items.get(outputIndex)
+    if (existing) return existing
+    const kind = itemKinds[readString(item['type']) ?? ''] ?? 'other'
+    const state: ItemState = { kind, item, actions: [], dropped: false, sawDelta: false, closed: false }
+    items.set(outputIndex, state)
+    const id = readString(item['id'])
+    if (id) itemIndexById.set(id, outputIndex)
+    queue.push(outputIndex)
+    return state
+  }
+
+  const findItem = (json: JsonObject, implicitKind?: ItemKind): ItemState | undefined => {
+    const byIndex = readNumber(json['output_index'])
+    const id = readString(json['item_id'])
+    const index = byIndex ?? (id === undefined ? undefined : itemIndexById.get(id))
+    if (index === undefined) return undefined
+    const state = items.get(index)
+    if (state || !implicitKind) return state
+    // A delta for an item never announced: tolerate it for text and reasoning, whose block needs no header.
+    const type = implicitKind === 'text' ? 'message' : 'reasoning'
+    return addItem(index, { type, ...(id ? { id } : {}) })
+  }
+
+  const open = (state: ItemState): ExchangeEvent[] => {
+    if (state.blockIndex !== undefined || state.dropped || state.kind === 'other') return []
+    if (state.kind === 'thinking' && answerStarted) {
+      state.dropped = true
+      return []
+    }
+    state.blockIndex = nextBlock++
+    if (state.kind === 'text') {
+      answerStarted = true
+      return [{ type: 'block_start', index: state.blockIndex, block: { kind: 'text' } }]
+    }
+    if (state.kind === 'tool_use') {
+      answerStarted = true
+      hasFunctionCall = true
+      const id = readString(state.item['call_id']) ?? readString(state.item['id']) ?? ''
+      const name = readString(state.item['name']) ?? ''
+      return [{ type: 'block_start', index: state.blockIndex, block: { kind: 'tool_use', id, name } }]
+    }
+    return [{ type: 'block_start', index: state.blockIndex, block: { kind: 'thinking' } }]
+  }
+
+  const delta = (state: ItemState, text: string): ExchangeEvent[] => {
+    if (text === '') return []
+    const out = open(state)
+    const index = state.blockIndex
+    if (index === undefined) return out
+    state.sawDelta = true
+    if (state.kind === 'text') out.push({ type: 'text_delta', index, text })
+    else if (state.kind === 'thinking') out.push({ type: 'thinking_delta', index, thinking: text })
+    else if (state.kind === 'tool_use') out.push({ type: 'tool_args_delta', index, partialJson: text })
+    return out
+  }
+
+  const close = (state: ItemState, item: JsonObject): ExchangeEvent[] => {
+    state.closed = true
+    if (state.kind === 'other' || state.dropped) return []
+    const out: ExchangeEvent[] = []
+    // Backends that send no deltas (only the .done events or the finished item) still deliver content (§2.6).
+    if (!state.sawDelta) {
+      if (state.kind === 'text') {
+        const { text, refusal } = readMessageText(item)
+        hasRefusal ||= refusal
+        out.push(...delta(state, text))
+      } else if (state.kind === 'thinking') out.push(...delta(state, readReasoningText(item)))
+      else out.push(...delta(state, readString(item['arguments']) ?? ''))
+    }
+    const encrypted = state.kind === 'thinking' ? readString(item['encrypted_content']) : undefined
+    if (encrypted) out.push(...open(state))
+    // A tool call opens even with no arguments at all; an empty message or reasoning item yields no block.
+    if (state.kind === 'tool_use') out.push(...open(state))
+    const index = state.blockIndex
+    if (index === undefined) return out
+    if (encrypted) out.push({ type: 'signature_delta', index, signature: tagResponsesSignature(encrypted) })
+    out.push({ type: 'block_stop', index })
+    return out
+  }
+
+  const apply = (state: ItemState, action: Action): ExchangeEvent[] => {
+    switch (action.kind) {
+      case 'open':
+        return open(state)
+      case 'delta':
+        return delta(state, action.text)
+      case 'separator':
+        return state.sawDelta ? delta(state, '\n\n') : []
+      case 'arguments_done':
+        return state.sawDelta ? [] : delta(state, action.arguments)
+      case 'close':
+        return close(state, action.item)
+    }
+  }
+
+  /** Emits queued actions of the head item; when it closes, moves on to the next. */
+  const drain = (): ExchangeEvent[] => {
+    const out: ExchangeEvent[] = []
+    for (;;) {
+      const head = queue[0]
+      if (head === undefined) return out
+      const state = items.get(head)
+      if (!state) return out
+      for (const action of state.actions.splice(0)) out.push(...apply(state, action))
+      if (!state.closed) return out
+      queue.shift()
+    }
+  }
+
+  const enqueue = (state: ItemState | undefined, action: Action): ExchangeEvent[] => {
+    if (!state || state.closed) return []
+    state.actions.push(action)
+    return drain()
+  }
+
+  /** At the end, close what the upstream left open, taking content from the final output. */
+  const closeAll = (response: JsonObject): ExchangeEvent[] => {
+    const output = readArray(response['output'])
+    output.forEach((item, index) => {
+      if (isRecord(item) && !items.has(index)) addItem(index, item)
+    })
+    for (const [index, state] of items) {
+      if (state.closed || state.actions.some((action) => action.kind === 'close')) continue
+      const final = output[index]
+      state.actions.push({ kind: 'close', item: isRecord(final) ? final : state.item })
+    }
+    return drain()
+  }
+
+  for await (const event of events) {
+    const json = parseEvent(event)
+    if (!json) continue
+    const type = readString(json['type']) ?? event.event
+    const out: ExchangeEvent[] = []
+    switch (type) {
+      case 'response.created':
+      case 'response.queued':
+      case 'response.in_progress':
+        out.push(...startEvent(json['response']))
+        break
+      case 'response.output_item.added': {
+        out.push(...startEvent(undefined))
+        const index = readNumber(json['output_index'])
+        if (index === undefined || !isRecord(json['item'])) break
+        const state = addItem(index, json['item'])
+        // Text and tool blocks open as soon as the item is announced; reasoning waits for content.
+        if (state.kind === 'text' || state.kind === 'tool_use') state.actions.push({ kind: 'open' })
+        out.push(...drain())
+        break
+      }
+      case 'response.output_text.delta':
+      case 'response.refusal.delta':
+        out.push(...startEvent(undefined))
+        if (type === 'response.refusal.delta') hasRefusal = true
+        out.push(...enqueue(findItem(json, 'text'), { kind: 'delta', text: readString(json['delta']) ?? '' }))
+        break
+      case 'response.reasoning_summary_text.delta':
+      case 'response.reasoning_text.delta':
+        out.push(...startEvent(undefined))
+        out.push(...enqueue(findItem(json, 'thinking'), { kind: 'delta', text: readString(json['delta']) ?? '' }))
+        break
+      case 'response.reasoning_summary_part.added':
+        if ((readNumber(json['summary_index']) ?? 0) > 0) out.push(...enqueue(findItem(json), { kind: 'separator' }))
+        break
+      case 'response.function_call_arguments.delta':
+        out.push(...enqueue(findItem(json), { kind: 'delta', text: readString(json['delta']) ?? '' }))
+        break
+      case 'response.function_call_arguments.done':
+        out.push(...enqueue(findItem(json), { kind: 'arguments_done', arguments: readString(json['arguments']) ?? '' }))
+        break
+      case 'response.output_item.done': {
+        const index = readNumber(json['output_index'])
+        const item = json['item']
+        if (index === undefined || !isRecord(item)) break
+        out.push(...startEvent(undefined))
+        const state = items.get(index) ?? addItem(index, item)
+        out.push(...enqueue(state, { kind: 'close', item }))
+        break
+      }
+      case 'response.completed':
+      case 'response.incomplete': {
+        const response = isRecord(json['response']) ? json['response'] : {}
+        out.push(...startEvent(response))
+        out.push(...closeAll(response))
+        out.push({ type: 'usage', usage: responsesUsage(response['usage']) })
+        const reason = mapResponsesStopReason(
+          response['status'] ?? type.slice('response.'.length),
+          readIncompleteReason(response),
+          {
+            hasFunctionCall,
+            hasRefusal,
+          },
+        )
+        out.push({ type: 'finish', reason, stopSequence: null })
+        yield* out
+        return
+      }
+      case 'response.failed': {
+        const response = isRecord(json['response']) ? json['response'] : {}
+        out.push(...startEvent(response))
+        if (isRecord(response['usage'])) out.push({ type: 'usage', usage: responsesUsage(response['usage']) })
+        const error = isRecord(response['error']) ? response['error'] : {}
+        out.push({ type: 'error', error: mapResponsesFailure(error['code'], error['message']) })
+        yield* out
+        return
+      }
+      case 'error':
+        out.push(...startEvent(undefined))
+        out.push({ type: 'error', error: mapResponsesFailure(json['code'], json['message']) })
+        yield* out
+        return
+      default:
+        // New event types appear without notice (§0); content_part.*, *.done texts and the like add nothing.
+        break
+    }
+    yield* out
+  }
+  // No terminal event: the upstream connection ended mid-answer.
+  yield* startEvent(undefined)
+  yield {
+    type: 'error',
+    error: { status: 502, type: 'api_error', message: 'upstream Responses stream ended before the response finished' },
+  }
+}

@@ -1,0 +1,161 @@
+import { describe, expect, test } from 'bun:test'
+import type { ExchangeRequest } from '../../exchange/types'
+import { encodeResponsesRequest } from './encode-responses-request'
+import { tagResponsesSignature } from './reasoning-signature'
+
+const request = (patch: Partial<ExchangeRequest>): ExchangeRequest => ({
+  system: [],
+  messages: [{ role: 'user', content: [{ type: 'text', text: 'hi' }] }],
+  tools: [],
+  maxTokens: 1024,
+  stream: true,
+  ...patch,
+})
+
+describe('encodeResponsesRequest', () => {
+  test('an Anthropic-shaped conversation becomes instructions and input items (§4.4)', () => {
+    const body = encodeResponsesRequest(
+      request({
+        system: [
+          { type: 'text', text: 'You are terse.' },
+          { type: 'text', text: 'Use tools.', cacheControl: { type: 'ephemeral' } },
+        ],
+        messages: [
+          {
+            role: 'user',
+            content: [
+              { type: 'text', text: 'What is in this picture, and the weather?' },
+              { type: 'image', source: { kind: 'base64', mediaType: 'image/jpeg', data: '/9j/4AAQ' } },
+            ],
+          },
+          {
+            role: 'assistant',
+            content: [
+              { type: 'thinking', thinking: 'Anthropic reasoning', signature: 'EqQBCkgIARABGAIiQL' },
+              { type: 'thinking', thinking: 'OpenAI reasoning', signature: tagResponsesSignature('blob') },
+              { type: 'text', text: 'A cat. Checking weather.' },
+              { type: 'tool_use', id: 'toolu_01', name: 'get_weather', input: { city: 'Paris' } },
+            ],
+          },
+          {
+            role: 'user',
+            content: [
+              { type: 'tool_result', toolUseId: 'toolu_01', content: [{ type: 'text', text: '18°C' }] },
+              { type: 'text', text: 'And tomorrow?' },
+            ],
+          },
+        ],
+        tools: [{ name: 'get_weather', description: 'Weather by city', inputSchema: { type: 'object' } }],
+        toolChoice: { type: 'any', disableParallel: true },
+        temperature: 0.5,
+        topK: 5,
+        stopSequences: ['END'],
+        thinking: { type: 'enabled', budgetTokens: 4000 },
+        user: 'user_1',
+      }),
+      'gpt-5',
+    )
+    expect(body).toEqual({
+      model: 'gpt-5',
+      instructions: 'You are terse.\n\nUse tools.',
+      input: [
+        {
+          type: 'message',
+          role: 'user',
+          content: [
+            { type: 'input_text', text: 'What is in this picture, and the weather?' },
+            { type: 'input_image', image_url: 'data:image/jpeg;base64,/9j/4AAQ', detail: 'auto' },
+          ],
+        },
+        // Only OpenAI's own reasoning is replayed; Anthropic's signature means nothing to OpenAI.
+        {
+          type: 'reasoning',
+          summary: [{ type: 'summary_text', text: 'OpenAI reasoning' }],
+          encrypted_content: 'blob',
+        },
+        {
+          type: 'message',
+          role: 'assistant',
+          content: [{ type: 'output_text', text: 'A cat. Checking weather.', annotations: [] }],
+        },
+        { type: 'function_call', call_id: 'toolu_01', name: 'get_weather', arguments: '{"city":"Paris"}' },
+        { type: 'function_call_output', call_id: 'toolu_01', output: '18°C' },
+        { type: 'message', role: 'user', content: [{ type: 'input_text', text: 'And tomorrow?' }] },
+      ],
+      tools: [
+        {
+          type: 'function',
+          name: 'get_weather',
+          description: 'Weather by city',
+          parameters: { type: 'object' },
+          strict: false,
+        },
+      ],
+      tool_choice: 'required',
+      parallel_tool_calls: false,
+      max_output_tokens: 1024,
+      temperature: 0.5,
+      reasoning: { effort: 'medium', summary: 'auto' },
+      include: ['reasoning.encrypted_content'],
+      safety_identifier: 'user_1',
+      stream: true,
+      store: false,
+    })
+  })
+
+  test.each([
+    [{ type: 'auto' }, { tool_choice: 'auto' }],
+    [{ type: 'none' }, { tool_choice: 'none' }],
+    [{ type: 'tool', name: 'f' }, { tool_choice: { type: 'function', name: 'f' } }],
+  ] as const)('tool choice %j', (toolChoice, expected) => {
+    expect(encodeResponsesRequest(request({ toolChoice }), 'm')).toMatchObject(expected)
+  })
+
+  test.each([
+    [{ type: 'enabled', budgetTokens: 1024 }, 'low'],
+    [{ type: 'enabled', budgetTokens: 8192 }, 'medium'],
+    [{ type: 'enabled', budgetTokens: 20000 }, 'high'],
+    [{ type: 'adaptive', effort: 'xhigh' }, 'xhigh'],
+    [{ type: 'adaptive' }, 'medium'],
+  ] as const)('thinking %j → effort %s', (thinking, effort) => {
+    expect(encodeResponsesRequest(request({ thinking }), 'm')['reasoning']).toEqual({ effort, summary: 'auto' })
+  })
+
+  test('disabled thinking sends no reasoning; tool results with images keep parts; long user ids are hashed', () => {
+    const body = encodeResponsesRequest(
+      request({
+        thinking: { type: 'disabled' },
+        user: 'user_0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef_account__session_x',
+        messages: [
+          {
+            role: 'user',
+            content: [
+              {
+                type: 'tool_result',
+                toolUseId: 'call_1',
+                content: [
+                  { type: 'text', text: 'screenshot:' },
+                  { type: 'image', source: { kind: 'url', url: 'https://example.com/s.png' } },
+                ],
+              },
+            ],
+          },
+        ],
+      }),
+      'm',
+    )
+    expect(body['reasoning']).toBeUndefined()
+    expect(body['include']).toBeUndefined()
+    expect(body['input']).toEqual([
+      {
+        type: 'function_call_output',
+        call_id: 'call_1',
+        output: [
+          { type: 'input_text', text: 'screenshot:' },
+          { type: 'input_image', image_url: 'https://example.com/s.png', detail: 'auto' },
+        ],
+      },
+    ])
+    expect(body['safety_identifier']).toMatch(/^[0-9a-f]{64}$/)
+  })
+})

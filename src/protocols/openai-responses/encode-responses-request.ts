@@ -1,0 +1,151 @@
+// Neutral ExchangeRequest → body for an OpenAI Responses upstream (wire-formats §4.4, §4.8).
+import type {
+  ExchangeRequest,
+  ImageBlock,
+  Message,
+  ReasoningEffort,
+  TextBlock,
+  Thinking,
+  ToolChoice,
+} from '../../exchange/types'
+import { readResponsesSignature } from './reasoning-signature'
+
+type Item = Record<string, unknown>
+
+export const encodeResponsesRequest = (req: ExchangeRequest, model: string): Record<string, unknown> => {
+  const body: Record<string, unknown> = { model }
+  const instructions = req.system.map((block) => block.text).join('\n\n')
+  if (instructions !== '') body['instructions'] = instructions
+  const { items, replaysReasoning } = encodeInput(req.messages)
+  body['input'] = items
+  if (req.tools.length > 0) {
+    // strict:false because third-party schemas rarely meet strict mode's every-property-required rule (§2.4).
+    body['tools'] = req.tools.map((tool) => ({
+      type: 'function',
+      name: tool.name,
+      ...(tool.description ? { description: tool.description } : {}),
+      parameters: tool.inputSchema,
+      strict: false,
+    }))
+  }
+  if (req.toolChoice) Object.assign(body, encodeToolChoice(req.toolChoice))
+  body['max_output_tokens'] = req.maxTokens
+  if (req.temperature !== undefined) body['temperature'] = req.temperature
+  if (req.topP !== undefined) body['top_p'] = req.topP
+  // top_k and stop sequences have no Responses equivalent (§4.4) and are dropped.
+  const effort = encodeEffort(req.thinking)
+  if (effort) {
+    body['reasoning'] = { effort, summary: 'auto' }
+    // Ask for the reasoning blob so the next turn can replay it (carried in the thinking signature).
+    body['include'] = ['reasoning.encrypted_content']
+  } else if (replaysReasoning) {
+    body['include'] = ['reasoning.encrypted_content']
+  }
+  if (req.user) body['safety_identifier'] = encodeSafetyIdentifier(req.user)
+  body['stream'] = req.stream
+  body['store'] = false
+  return body
+}
+
+const encodeImage = (block: ImageBlock): Item => ({
+  type: 'input_image',
+  image_url:
+    block.source.kind === 'base64' ? `data:${block.source.mediaType};base64,${block.source.data}` : block.source.url,
+  detail: 'auto',
+})
+
+const encodeUserPart = (block: TextBlock | ImageBlock): Item =>
+  block.type === 'text' ? { type: 'input_text', text: block.text } : encodeImage(block)
+
+const encodeToolOutput = (content: (TextBlock | ImageBlock)[]): string | Item[] =>
+  content.every((block) => block.type === 'text')
+    ? content.map((block) => (block.type === 'text' ? block.text : '')).join('\n')
+    : content.map(encodeUserPart)
+
+const encodeInput = (messages: Message[]): { items: Item[]; replaysReasoning: boolean } => {
+  const items: Item[] = []
+  let replaysReasoning = false
+  for (const message of messages) {
+    // Text and images gather into one message item; tool calls and outputs are items of their own,
+    // so a pending message is flushed first to keep the original order.
+    let parts: Item[] = []
+    const flush = () => {
+      if (parts.length === 0) return
+      items.push({ type: 'message', role: message.role, content: parts })
+      parts = []
+    }
+    for (const block of message.content) {
+      switch (block.type) {
+        case 'text':
+          if (message.role === 'assistant') parts.push({ type: 'output_text', text: block.text, annotations: [] })
+          else parts.push({ type: 'input_text', text: block.text })
+          break
+        case 'image':
+          if (message.role === 'user') parts.push(encodeImage(block))
+          break
+        case 'tool_use':
+          flush()
+          items.push({
+            type: 'function_call',
+            call_id: block.id,
+            name: block.name,
+            arguments: JSON.stringify(block.input ?? {}),
+          })
+          break
+        case 'tool_result':
+          flush()
+          items.push({
+            type: 'function_call_output',
+            call_id: block.toolUseId,
+            output: encodeToolOutput(block.content),
+          })
+          break
+        case 'thinking': {
+          // Only reasoning OpenAI produced can be replayed; Anthropic's or other providers' is dropped (§4.4).
+          const encrypted = readResponsesSignature(block.signature)
+          if (!encrypted) break
+          flush()
+          items.push({
+            type: 'reasoning',
+            summary: block.thinking === '' ? [] : [{ type: 'summary_text', text: block.thinking }],
+            encrypted_content: encrypted,
+          })
+          replaysReasoning = true
+          break
+        }
+        case 'redacted_thinking':
+          break
+      }
+    }
+    flush()
+  }
+  return { items, replaysReasoning }
+}
+
+const encodeToolChoice = (choice: ToolChoice): Record<string, unknown> => {
+  const parallel = choice.type !== 'none' && choice.disableParallel ? { parallel_tool_calls: false } : {}
+  switch (choice.type) {
+    case 'auto':
+      return { tool_choice: 'auto', ...parallel }
+    case 'any':
+      return { tool_choice: 'required', ...parallel }
+    case 'tool':
+      return { tool_choice: { type: 'function', name: choice.name }, ...parallel }
+    case 'none':
+      return { tool_choice: 'none' }
+  }
+}
+
+// Budget → effort thresholds as claude-code-router draws them (§4.8).
+const encodeEffort = (thinking: Thinking | undefined): ReasoningEffort | undefined => {
+  if (!thinking || thinking.type === 'disabled') return undefined
+  if (thinking.type === 'adaptive') return thinking.effort ?? 'medium'
+  if (thinking.budgetTokens <= 1024) return 'low'
+  if (thinking.budgetTokens <= 8192) return 'medium'
+  return 'high'
+}
+
+// OpenAI caps safety_identifier at 64 characters; Claude Code's metadata.user_id is longer, so a long
+// id is replaced by its SHA-256 (still stable per user, still opaque).
+const encodeSafetyIdentifier = (user: string): string =>
+  user.length <= 64 ? user : new Bun.CryptoHasher('sha256').update(user).digest('hex')

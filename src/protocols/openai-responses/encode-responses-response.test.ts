@@ -1,0 +1,139 @@
+import { afterEach, describe, expect, test } from 'bun:test'
+import type { ExchangeResponse } from '../../exchange/types'
+import { decodeResponsesResponse } from './decode-responses-response'
+import { encodeResponsesResponse } from './encode-responses-response'
+import { serveResponses } from './test-support'
+
+const ids = { responseId: 'resp_01JX', messageId: 'msg_01JX', model: 'svc-max', createdAt: 1_760_000_000 }
+
+const answer: ExchangeResponse = {
+  id: 'msg_upstream',
+  model: 'claude-opus',
+  content: [
+    { type: 'thinking', thinking: 'Consider.', signature: 'anthropic-signature' },
+    { type: 'redacted_thinking', data: 'opaque' },
+    { type: 'text', text: 'Here you go.' },
+    { type: 'tool_use', id: 'toolu_9', name: 'lookup', input: { q: 'x' } },
+    { type: 'text', text: 'Done.' },
+  ],
+  stopReason: 'tool_use',
+  stopSequence: null,
+  usage: { input: 100, cacheRead: 900, cacheWrite: 50, output: 40, reasoning: 10 },
+}
+
+describe('encodeResponsesResponse', () => {
+  let stop: (() => void) | undefined
+  afterEach(() => {
+    stop?.()
+    stop = undefined
+  })
+
+  test('builds the full Response object', () => {
+    expect(
+      encodeResponsesResponse(answer, {
+        ...ids,
+        completedAt: 1_760_000_003,
+        request: { instructions: 'Be nice.', max_output_tokens: 500, temperature: 0.3, metadata: { a: '1' } },
+      }),
+    ).toEqual({
+      id: 'resp_01JX',
+      object: 'response',
+      created_at: 1_760_000_000,
+      status: 'completed',
+      completed_at: 1_760_000_003,
+      error: null,
+      incomplete_details: null,
+      instructions: 'Be nice.',
+      max_output_tokens: 500,
+      model: 'svc-max',
+      output: [
+        // An Anthropic signature is not replayable on OpenAI, so no encrypted_content.
+        { id: 'rs_01JX_0', type: 'reasoning', summary: [{ type: 'summary_text', text: 'Consider.' }] },
+        {
+          id: 'msg_01JX',
+          type: 'message',
+          status: 'completed',
+          role: 'assistant',
+          content: [{ type: 'output_text', text: 'Here you go.', annotations: [], logprobs: [] }],
+        },
+        {
+          id: 'fc_01JX_2',
+          type: 'function_call',
+          status: 'completed',
+          arguments: '{"q":"x"}',
+          call_id: 'toolu_9',
+          name: 'lookup',
+        },
+        {
+          id: 'msg_01JX_3',
+          type: 'message',
+          status: 'completed',
+          role: 'assistant',
+          content: [{ type: 'output_text', text: 'Done.', annotations: [], logprobs: [] }],
+        },
+      ],
+      parallel_tool_calls: true,
+      previous_response_id: null,
+      reasoning: { effort: null, summary: null },
+      store: false,
+      temperature: 0.3,
+      text: { format: { type: 'text' } },
+      tool_choice: 'auto',
+      tools: [],
+      top_p: 1,
+      truncation: 'disabled',
+      usage: {
+        input_tokens: 1050,
+        input_tokens_details: { cached_tokens: 900 },
+        output_tokens: 40,
+        output_tokens_details: { reasoning_tokens: 10 },
+        total_tokens: 1090,
+      },
+      user: null,
+      metadata: { a: '1' },
+    })
+  })
+
+  test.each([
+    ['max_tokens', 'incomplete', { reason: 'max_output_tokens' }],
+    ['context_exceeded', 'incomplete', { reason: 'max_output_tokens' }],
+    ['refusal', 'incomplete', { reason: 'content_filter' }],
+    ['end_turn', 'completed', null],
+    ['stop_sequence', 'completed', null],
+  ] as const)('stop reason %s → %s', (stopReason, status, incomplete) => {
+    const encoded = encodeResponsesResponse({ ...answer, stopReason }, ids)
+    expect(encoded['status']).toBe(status)
+    expect(encoded['incomplete_details']).toEqual(incomplete)
+  })
+
+  test('OpenAI reasoning round-trips its encrypted_content', () => {
+    const upstream = {
+      id: 'resp_up',
+      status: 'completed',
+      model: 'gpt-5',
+      output: [
+        { type: 'reasoning', id: 'rs_up', summary: [{ type: 'summary_text', text: 's' }], encrypted_content: 'E' },
+      ],
+      usage: null,
+    }
+    const encoded = encodeResponsesResponse(decodeResponsesResponse(upstream), ids)
+    expect(encoded['output']).toEqual([
+      { id: 'rs_01JX_0', type: 'reasoning', summary: [{ type: 'summary_text', text: 's' }], encrypted_content: 'E' },
+    ])
+  })
+
+  test('the OpenAI SDK reads the JSON response', async () => {
+    const server = serveResponses(() => Response.json(encodeResponsesResponse(answer, ids)))
+    stop = server.stop
+    const response = await server.client.responses.create({ model: 'svc-max', input: 'hi' })
+    expect(response.id).toBe('resp_01JX')
+    expect(response.model).toBe('svc-max')
+    expect(response.output_text).toBe('Here you go.Done.')
+    expect(response.output.find((item) => item.type === 'function_call')).toMatchObject({
+      call_id: 'toolu_9',
+      arguments: '{"q":"x"}',
+    })
+    expect(response.usage?.input_tokens_details.cached_tokens).toBe(900)
+    expect(response.usage?.output_tokens_details.reasoning_tokens).toBe(10)
+  })
+})

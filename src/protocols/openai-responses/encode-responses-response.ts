@@ -1,0 +1,196 @@
+// Neutral ExchangeResponse → the client's Response object (wire-formats §2.5, §4.6, §4.7).
+import { type ExchangeResponse, type StopReason, totalInput, type Usage } from '../../exchange/types'
+import { readResponsesSignature } from './reasoning-signature'
+
+/** Request fields a Response echoes back; pass the inbound body (unknown fields are ignored). */
+export interface ResponsesEcho {
+  instructions?: unknown
+  max_output_tokens?: unknown
+  temperature?: unknown
+  top_p?: unknown
+  tools?: unknown
+  tool_choice?: unknown
+  parallel_tool_calls?: unknown
+  reasoning?: unknown
+  text?: unknown
+  metadata?: unknown
+  store?: unknown
+  truncation?: unknown
+  user?: unknown
+  safety_identifier?: unknown
+  prompt_cache_key?: unknown
+  service_tier?: unknown
+}
+
+export interface ResponseIds {
+  /** `resp_<request-derived>` */
+  responseId: string
+  /** `msg_<request-derived>`: the first message item; later ones get `_<output_index>` appended. */
+  messageId: string
+  /** The routing profile the client sent, never the upstream model. */
+  model: string
+  /** Unix seconds. */
+  createdAt: number
+}
+
+export interface EncodeResponsesResponseOptions extends ResponseIds {
+  /** Unix seconds for `completed_at`; defaults to createdAt. */
+  completedAt?: number
+  request?: ResponsesEcho
+}
+
+export type ResponseStatus = 'in_progress' | 'completed' | 'incomplete' | 'failed'
+
+// Item ids are derived from the message id so one request always yields the same ids.
+const idSuffix = (messageId: string): string => messageId.replace(/^msg_/, '')
+
+export const messageItemId = (messageId: string, outputIndex: number, ordinal: number): string =>
+  ordinal === 0 ? messageId : `${messageId}_${outputIndex}`
+export const reasoningItemId = (messageId: string, outputIndex: number): string =>
+  `rs_${idSuffix(messageId)}_${outputIndex}`
+export const functionCallItemId = (messageId: string, outputIndex: number): string =>
+  `fc_${idSuffix(messageId)}_${outputIndex}`
+
+/** Neutral usage → Responses usage: input_tokens counts cache reads and writes (§4.7). */
+export const encodeResponsesUsage = (usage: Usage): Record<string, unknown> => {
+  const input = totalInput(usage)
+  return {
+    input_tokens: input,
+    input_tokens_details: { cached_tokens: usage.cacheRead },
+    output_tokens: usage.output,
+    output_tokens_details: { reasoning_tokens: usage.reasoning },
+    total_tokens: input + usage.output,
+  }
+}
+
+/** Terminal status and incomplete reason for a stop reason (§4.6). */
+export const mapStopReasonToStatus = (
+  reason: StopReason,
+): { status: Exclude<ResponseStatus, 'in_progress'>; incompleteReason?: 'max_output_tokens' | 'content_filter' } => {
+  switch (reason) {
+    case 'max_tokens':
+    case 'context_exceeded':
+      return { status: 'incomplete', incompleteReason: 'max_output_tokens' }
+    case 'refusal':
+      return { status: 'incomplete', incompleteReason: 'content_filter' }
+    case 'error':
+      return { status: 'failed' }
+    default:
+      return { status: 'completed' }
+  }
+}
+
+const pick = <T>(value: unknown, fallback: T): unknown => (value === undefined ? fallback : value)
+
+/**
+ * The full Response object with every field strict clients require (§2.5, §2.6 client invariants:
+ * text.format, usage.output_tokens_details, id/object/model and output). Unset fields echo the
+ * request or take OpenAI's defaults.
+ */
+export const buildResponseObject = (
+  opts: ResponseIds & { request?: ResponsesEcho },
+  state: {
+    status: ResponseStatus
+    output: unknown[]
+    usage: Usage | null
+    completedAt?: number | null
+    incompleteReason?: string
+    error?: { code: string; message: string }
+  },
+): Record<string, unknown> => {
+  const req = opts.request ?? {}
+  return {
+    id: opts.responseId,
+    object: 'response',
+    created_at: opts.createdAt,
+    status: state.status,
+    completed_at: state.completedAt ?? null,
+    error: state.error ?? null,
+    incomplete_details: state.incompleteReason ? { reason: state.incompleteReason } : null,
+    instructions: pick(req.instructions, null),
+    max_output_tokens: pick(req.max_output_tokens, null),
+    model: opts.model,
+    output: state.output,
+    parallel_tool_calls: pick(req.parallel_tool_calls, true),
+    previous_response_id: null,
+    reasoning: pick(req.reasoning, { effort: null, summary: null }),
+    store: pick(req.store, false),
+    temperature: pick(req.temperature, 1),
+    text: pick(req.text, { format: { type: 'text' } }),
+    tool_choice: pick(req.tool_choice, 'auto'),
+    tools: pick(req.tools, []),
+    top_p: pick(req.top_p, 1),
+    truncation: pick(req.truncation, 'disabled'),
+    usage: state.usage ? encodeResponsesUsage(state.usage) : null,
+    user: pick(req.user, null),
+    metadata: pick(req.metadata, {}),
+    ...(req.safety_identifier !== undefined ? { safety_identifier: req.safety_identifier } : {}),
+    ...(req.prompt_cache_key !== undefined ? { prompt_cache_key: req.prompt_cache_key } : {}),
+    ...(req.service_tier !== undefined ? { service_tier: req.service_tier } : {}),
+  }
+}
+
+export const buildMessageItem = (id: string, text: string, status: 'in_progress' | 'completed' | 'incomplete') => ({
+  id,
+  type: 'message',
+  status,
+  role: 'assistant',
+  content:
+    status === 'in_progress' && text === '' ? [] : [{ type: 'output_text', text, annotations: [], logprobs: [] }],
+})
+
+export const buildReasoningItem = (id: string, text: string, signature?: string) => {
+  const encrypted = readResponsesSignature(signature)
+  return {
+    id,
+    type: 'reasoning',
+    summary: [{ type: 'summary_text', text }],
+    ...(encrypted ? { encrypted_content: encrypted } : {}),
+  }
+}
+
+export const buildFunctionCallItem = (
+  id: string,
+  call: { callId: string; name: string; arguments: string },
+  status: 'in_progress' | 'completed' | 'incomplete',
+) => ({ id, type: 'function_call', status, arguments: call.arguments, call_id: call.callId, name: call.name })
+
+export const encodeResponsesResponse = (
+  resp: ExchangeResponse,
+  opts: EncodeResponsesResponseOptions,
+): Record<string, unknown> => {
+  const output: unknown[] = []
+  let messages = 0
+  for (const block of resp.content) {
+    const index = output.length
+    switch (block.type) {
+      case 'thinking':
+        output.push(buildReasoningItem(reasoningItemId(opts.messageId, index), block.thinking, block.signature))
+        break
+      case 'text':
+        output.push(buildMessageItem(messageItemId(opts.messageId, index, messages++), block.text, 'completed'))
+        break
+      case 'tool_use':
+        output.push(
+          buildFunctionCallItem(
+            functionCallItemId(opts.messageId, index),
+            { callId: block.id, name: block.name, arguments: JSON.stringify(block.input ?? {}) },
+            'completed',
+          ),
+        )
+        break
+      case 'redacted_thinking':
+        // No OpenAI equivalent (§4.8).
+        break
+    }
+  }
+  const { status, incompleteReason } = mapStopReasonToStatus(resp.stopReason)
+  return buildResponseObject(opts, {
+    status,
+    output,
+    usage: resp.usage,
+    completedAt: status === 'completed' ? (opts.completedAt ?? opts.createdAt) : null,
+    ...(incompleteReason ? { incompleteReason } : {}),
+    ...(status === 'failed' ? { error: { code: 'server_error', message: 'the upstream model failed' } } : {}),
+  })
+}

@@ -1,0 +1,322 @@
+import { afterEach, describe, expect, test } from 'bun:test'
+import type { ExchangeEvent } from '../../exchange/types'
+import { GatewayError } from '../../lib/errors'
+import { parseSse } from '../sse'
+import { decodeResponsesStream } from './decode-responses-stream'
+import { encodeResponsesStream } from './encode-responses-stream'
+import { tagResponsesSignature } from './reasoning-signature'
+import { chunkBytes, collect, fromArray, readFixture, serveResponses, sseResponse } from './test-support'
+
+const ids = {
+  responseId: 'resp_01JGATEWAY',
+  messageId: 'msg_01JGATEWAY',
+  model: 'svc-pro',
+  createdAt: 1_760_000_000,
+  now: () => 1_760_000_005,
+}
+
+const encode = (events: ExchangeEvent[] | AsyncIterable<ExchangeEvent>) =>
+  encodeResponsesStream(Array.isArray(events) ? fromArray(events) : events, ids)
+
+const frames = async (events: ExchangeEvent[] | AsyncIterable<ExchangeEvent>) => {
+  const text = (await collect(encode(events))).join('')
+  const parsed = await collect(parseSse(chunkBytes(text, 11)))
+  return parsed.map((frame) => {
+    const data = JSON.parse(frame.data) as Record<string, unknown>
+    // The `event:` line must equal the payload's type on every frame.
+    expect(frame.event).toBe(data['type'] as string)
+    return data
+  })
+}
+
+const expectSequenceFromZero = (data: Record<string, unknown>[]) => {
+  expect(data.map((d) => d['sequence_number'])).toEqual(data.map((_, i) => i))
+}
+
+const thinkingTextTool: ExchangeEvent[] = [
+  { type: 'start', id: 'msg_upstream', model: 'claude-sonnet', usage: { input: 10, cacheRead: 1000 } },
+  { type: 'block_start', index: 0, block: { kind: 'thinking' } },
+  { type: 'thinking_delta', index: 0, thinking: 'Let me ' },
+  { type: 'thinking_delta', index: 0, thinking: 'check.' },
+  { type: 'signature_delta', index: 0, signature: tagResponsesSignature('enc_1') },
+  { type: 'block_stop', index: 0 },
+  { type: 'block_start', index: 1, block: { kind: 'text' } },
+  { type: 'text_delta', index: 1, text: 'Checking the ' },
+  { type: 'text_delta', index: 1, text: 'weather… ☀️' },
+  { type: 'block_stop', index: 1 },
+  { type: 'block_start', index: 2, block: { kind: 'tool_use', id: 'toolu_01', name: 'get_weather' } },
+  { type: 'tool_args_delta', index: 2, partialJson: '' },
+  { type: 'tool_args_delta', index: 2, partialJson: '{"city":' },
+  { type: 'tool_args_delta', index: 2, partialJson: '"Paris"}' },
+  { type: 'block_stop', index: 2 },
+  { type: 'finish', reason: 'tool_use', stopSequence: null },
+  // Chat upstreams send usage after the finish; the terminal event must still carry it.
+  { type: 'usage', usage: { input: 10, cacheRead: 1000, cacheWrite: 0, output: 50, reasoning: 20 } },
+]
+
+describe('encodeResponsesStream', () => {
+  let stop: (() => void) | undefined
+  afterEach(() => {
+    stop?.()
+    stop = undefined
+  })
+
+  test('emits the canonical event order with sequence numbers from 0', async () => {
+    const data = await frames(thinkingTextTool)
+    expectSequenceFromZero(data)
+    expect(data.map((d) => d['type'])).toEqual([
+      'response.created',
+      'response.in_progress',
+      'response.output_item.added',
+      'response.reasoning_summary_part.added',
+      'response.reasoning_summary_text.delta',
+      'response.reasoning_summary_text.delta',
+      'response.reasoning_summary_text.done',
+      'response.reasoning_summary_part.done',
+      'response.output_item.done',
+      'response.output_item.added',
+      'response.content_part.added',
+      'response.output_text.delta',
+      'response.output_text.delta',
+      'response.output_text.done',
+      'response.content_part.done',
+      'response.output_item.done',
+      'response.output_item.added',
+      'response.function_call_arguments.delta',
+      'response.function_call_arguments.delta',
+      'response.function_call_arguments.done',
+      'response.output_item.done',
+      'response.completed',
+    ])
+    expect(data[0]).toMatchObject({
+      response: {
+        id: ids.responseId,
+        object: 'response',
+        status: 'in_progress',
+        output: [],
+        usage: null,
+        model: 'svc-pro',
+      },
+    })
+    expect(data.at(-1)).toEqual({
+      type: 'response.completed',
+      sequence_number: 21,
+      response: expect.objectContaining({
+        id: ids.responseId,
+        status: 'completed',
+        completed_at: 1_760_000_005,
+        model: 'svc-pro',
+        output: [
+          {
+            id: 'rs_01JGATEWAY_0',
+            type: 'reasoning',
+            summary: [{ type: 'summary_text', text: 'Let me check.' }],
+            encrypted_content: 'enc_1',
+          },
+          {
+            id: 'msg_01JGATEWAY',
+            type: 'message',
+            status: 'completed',
+            role: 'assistant',
+            content: [{ type: 'output_text', text: 'Checking the weather… ☀️', annotations: [], logprobs: [] }],
+          },
+          {
+            id: 'fc_01JGATEWAY_2',
+            type: 'function_call',
+            status: 'completed',
+            arguments: '{"city":"Paris"}',
+            call_id: 'toolu_01',
+            name: 'get_weather',
+          },
+        ],
+        usage: {
+          input_tokens: 1010,
+          input_tokens_details: { cached_tokens: 1000 },
+          output_tokens: 50,
+          output_tokens_details: { reasoning_tokens: 20 },
+          total_tokens: 1060,
+        },
+      }),
+    })
+  })
+
+  test('the OpenAI SDK accumulates the stream into the final response', async () => {
+    const server = serveResponses(() => sseResponse(encode(thinkingTextTool)))
+    stop = server.stop
+    const stream = server.client.responses.stream({ model: 'svc-pro', input: 'weather?' })
+    const seen: number[] = []
+    stream.on('event', (event) => seen.push(event.sequence_number))
+    const final = await stream.finalResponse()
+    expect(seen).toEqual(seen.map((_, i) => i))
+    expect(final.id).toBe('resp_01JGATEWAY')
+    expect(final.model).toBe('svc-pro')
+    expect(final.status).toBe('completed')
+    expect(final.output_text).toBe('Checking the weather… ☀️')
+    const call = final.output.find((item) => item.type === 'function_call')
+    expect(call).toMatchObject({ call_id: 'toolu_01', name: 'get_weather', arguments: '{"city":"Paris"}' })
+    expect(final.output.find((item) => item.type === 'message')?.id).toBe('msg_01JGATEWAY')
+    expect(final.usage).toMatchObject({
+      input_tokens: 1010,
+      input_tokens_details: { cached_tokens: 1000 },
+      output_tokens: 50,
+      output_tokens_details: { reasoning_tokens: 20 },
+      total_tokens: 1060,
+    })
+  })
+
+  test('the SDK iterates create({stream:true}) events in order', async () => {
+    const server = serveResponses(() => sseResponse(encode(thinkingTextTool)))
+    stop = server.stop
+    const stream = await server.client.responses.create({ model: 'svc-pro', input: 'hi', stream: true })
+    const types: string[] = []
+    let text = ''
+    for await (const event of stream) {
+      types.push(event.type)
+      if (event.type === 'response.output_text.delta') text += event.delta
+    }
+    expect(types[0]).toBe('response.created')
+    expect(types.at(-1)).toBe('response.completed')
+    expect(text).toBe('Checking the weather… ☀️')
+  })
+
+  test('a Responses upstream decoded and re-encoded reads back the same through the SDK', async () => {
+    const upstream = await readFixture('reasoning-text.sse')
+    const server = serveResponses(() => sseResponse(encode(decodeResponsesStream(parseSse(chunkBytes(upstream, 5))))))
+    stop = server.stop
+    const final = await server.client.responses.stream({ model: 'svc-pro', input: 'q' }).finalResponse()
+    expect(final.output_text).toBe('Answer.')
+    expect(final.output[0]).toMatchObject({
+      type: 'reasoning',
+      summary: [{ type: 'summary_text', text: 'Thinking about it\n\nSecond part.' }],
+      encrypted_content: 'enc_blob_01',
+    })
+    expect(final.usage).toMatchObject({
+      input_tokens: 2006,
+      input_tokens_details: { cached_tokens: 1920 },
+      output_tokens: 300,
+      output_tokens_details: { reasoning_tokens: 200 },
+    })
+  })
+
+  test('max_tokens ends in response.incomplete with max_output_tokens', async () => {
+    const data = await frames([
+      { type: 'start', id: 'x', model: 'm' },
+      { type: 'block_start', index: 0, block: { kind: 'text' } },
+      { type: 'text_delta', index: 0, text: 'cut' },
+      { type: 'block_stop', index: 0 },
+      { type: 'finish', reason: 'max_tokens' },
+      { type: 'usage', usage: { input: 5, output: 3 } },
+    ])
+    expectSequenceFromZero(data)
+    expect(data.at(-1)).toMatchObject({
+      type: 'response.incomplete',
+      response: {
+        status: 'incomplete',
+        incomplete_details: { reason: 'max_output_tokens' },
+        completed_at: null,
+        usage: { input_tokens: 5, output_tokens: 3, total_tokens: 8 },
+      },
+    })
+  })
+
+  test('the SDK reads an incomplete response', async () => {
+    const server = serveResponses(() =>
+      sseResponse(
+        encode([
+          { type: 'start', id: 'x', model: 'm' },
+          { type: 'block_start', index: 0, block: { kind: 'text' } },
+          { type: 'text_delta', index: 0, text: 'flagged' },
+          { type: 'block_stop', index: 0 },
+          { type: 'finish', reason: 'refusal' },
+        ]),
+      ),
+    )
+    stop = server.stop
+    const final = await server.client.responses.stream({ model: 'svc-pro', input: 'q' }).finalResponse()
+    expect(final.status).toBe('incomplete')
+    expect(final.incomplete_details).toEqual({ reason: 'content_filter' })
+    expect(final.output_text).toBe('flagged')
+  })
+
+  test('an error event ends the stream with response.failed', async () => {
+    const data = await frames([
+      { type: 'start', id: 'x', model: 'm' },
+      { type: 'block_start', index: 0, block: { kind: 'text' } },
+      { type: 'text_delta', index: 0, text: 'part' },
+      { type: 'error', error: { status: 429, type: 'rate_limit_error', message: 'slow down' } },
+      { type: 'text_delta', index: 0, text: 'never sent' },
+    ])
+    expectSequenceFromZero(data)
+    expect(data.map((d) => d['type'])).toEqual([
+      'response.created',
+      'response.in_progress',
+      'response.output_item.added',
+      'response.content_part.added',
+      'response.output_text.delta',
+      'response.failed',
+    ])
+    expect(data.at(-1)).toMatchObject({
+      response: {
+        status: 'failed',
+        error: { code: 'rate_limit_exceeded', message: 'slow down' },
+        output: [{ id: 'msg_01JGATEWAY', status: 'in_progress', content: [{ text: 'part' }] }],
+      },
+    })
+  })
+
+  test('a thrown source error becomes response.failed', async () => {
+    async function* broken(): AsyncGenerator<ExchangeEvent> {
+      yield { type: 'start', id: 'x', model: 'm' }
+      throw new GatewayError('api_error', 'upstream reset the connection', { status: 502 })
+    }
+    const data = await frames(broken())
+    expect(data.map((d) => d['type'])).toEqual(['response.created', 'response.in_progress', 'response.failed'])
+    expect(data.at(-1)).toMatchObject({
+      response: { status: 'failed', error: { code: 'server_error', message: 'upstream reset the connection' } },
+    })
+  })
+
+  test('a source that ends without finish fails, and the SDK reports the failed response', async () => {
+    const events: ExchangeEvent[] = [
+      { type: 'start', id: 'x', model: 'm' },
+      { type: 'block_start', index: 0, block: { kind: 'text' } },
+      { type: 'text_delta', index: 0, text: 'half' },
+    ]
+    const data = await frames(events)
+    expect(data.at(-1)).toMatchObject({ type: 'response.failed', response: { status: 'failed' } })
+    const server = serveResponses(() => sseResponse(encode(events)))
+    stop = server.stop
+    const final = await server.client.responses.stream({ model: 'svc-pro', input: 'q' }).finalResponse()
+    // The SDK hands back the failed response with the partial output it accumulated.
+    expect(final.status).toBe('failed')
+    expect(final.error).toEqual({
+      code: 'server_error',
+      message: 'the upstream stream ended before the response finished',
+    })
+    expect(final.output_text).toBe('half')
+  })
+
+  test('blocks left open at the end are closed before response.completed; later text items get suffixed ids', async () => {
+    const data = await frames([
+      { type: 'block_start', index: 0, block: { kind: 'text' } },
+      { type: 'text_delta', index: 0, text: 'one' },
+      { type: 'block_stop', index: 0 },
+      { type: 'block_start', index: 1, block: { kind: 'redacted_thinking', data: 'opaque' } },
+      { type: 'block_stop', index: 1 },
+      { type: 'block_start', index: 2, block: { kind: 'text' } },
+      { type: 'text_delta', index: 2, text: 'two' },
+      { type: 'block_start', index: 3, block: { kind: 'tool_use', id: 'call_9', name: 'noop' } },
+      { type: 'finish', reason: 'end_turn' },
+    ])
+    expectSequenceFromZero(data)
+    const completed = data.at(-1) as { type: string; response: { output: Record<string, unknown>[] } }
+    expect(completed.type).toBe('response.completed')
+    expect(completed.response.output.map((item) => [item['id'], item['status']])).toEqual([
+      ['msg_01JGATEWAY', 'completed'],
+      ['msg_01JGATEWAY_1', 'completed'],
+      ['fc_01JGATEWAY_2', 'completed'],
+    ])
+    // An argument-less call still carries parseable arguments.
+    expect(completed.response.output[2]?.['arguments']).toBe('{}')
+  })
+})

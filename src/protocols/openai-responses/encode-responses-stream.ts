@@ -1,0 +1,305 @@
+// Neutral exchange events → the client's Responses SSE stream (wire-formats §2.6, §4.10, §4.11).
+//
+// One output item per neutral block: text → message, thinking → reasoning (summary text),
+// tool_use → function_call. Every frame has an `event:` line equal to its `type` and a
+// `sequence_number` counting up from 0. The terminal event waits for the end of the source,
+// because usage may arrive after `finish` (Chat upstreams).
+import type { ExchangeEvent, StopReason, Usage } from '../../exchange/types'
+import { GatewayError } from '../../lib/errors'
+import { encodeSse } from '../sse'
+import {
+  buildFunctionCallItem,
+  buildMessageItem,
+  buildReasoningItem,
+  buildResponseObject,
+  functionCallItemId,
+  mapStopReasonToStatus,
+  messageItemId,
+  type ResponseIds,
+  type ResponsesEcho,
+  reasoningItemId,
+} from './encode-responses-response'
+
+export interface EncodeResponsesStreamOptions extends ResponseIds {
+  request?: ResponsesEcho
+  /** Unix seconds for `completed_at`; defaults to the clock. */
+  now?: () => number
+}
+
+type OpenItem =
+  | { kind: 'message'; id: string; outputIndex: number; text: string }
+  | { kind: 'reasoning'; id: string; outputIndex: number; text: string; signature: string }
+  | { kind: 'function_call'; id: string; outputIndex: number; callId: string; name: string; arguments: string }
+  | { kind: 'skip' }
+
+type ItemStatus = 'in_progress' | 'completed' | 'incomplete'
+
+const snapshotItem = (item: Exclude<OpenItem, { kind: 'skip' }>, status: ItemStatus): Record<string, unknown> => {
+  switch (item.kind) {
+    case 'message':
+      return buildMessageItem(item.id, item.text, status)
+    case 'reasoning':
+      return buildReasoningItem(item.id, item.text, item.signature)
+    case 'function_call':
+      // An argument-less call streams nothing; clients JSON.parse arguments, so '' would break them.
+      return buildFunctionCallItem(
+        item.id,
+        { callId: item.callId, name: item.name, arguments: item.arguments === '' ? '{}' : item.arguments },
+        status,
+      )
+  }
+}
+
+/** Neutral error vocabulary → the `response.error.code` enum (§2.5). */
+const failureCode = (type: string): string => (type === 'rate_limit_error' ? 'rate_limit_exceeded' : 'server_error')
+
+export async function* encodeResponsesStream(
+  events: AsyncIterable<ExchangeEvent>,
+  opts: EncodeResponsesStreamOptions,
+): AsyncGenerator<string> {
+  let sequence = 0
+  let started = false
+  /** Every item in output order, done or not: the terminal event's `output`. */
+  const output: { item: Exclude<OpenItem, { kind: 'skip' }>; done: boolean }[] = []
+  const blocks = new Map<number, OpenItem>()
+  let messages = 0
+  const usage: Usage = { input: 0, cacheRead: 0, cacheWrite: 0, output: 0, reasoning: 0 }
+  let finish: StopReason | undefined
+
+  const frame = (type: string, payload: Record<string, unknown>): string =>
+    encodeSse(type, { type, sequence_number: sequence++, ...payload })
+
+  const outputSnapshot = () =>
+    output.map(({ item, done }) => snapshotItem(item, done ? 'completed' : finish ? 'incomplete' : 'in_progress'))
+
+  const start = (): string[] => {
+    if (started) return []
+    started = true
+    const response = buildResponseObject(opts, { status: 'in_progress', output: [], usage: null })
+    return [frame('response.created', { response }), frame('response.in_progress', { response })]
+  }
+
+  const mergeUsage = (partial: Partial<Usage> | undefined) => {
+    if (!partial) return
+    // Neutral usage events are cumulative: overwrite, never add.
+    for (const key of ['input', 'cacheRead', 'cacheWrite', 'output', 'reasoning'] as const) {
+      const value = partial[key]
+      if (value !== undefined) usage[key] = value
+    }
+  }
+
+  const openBlock = (event: Extract<ExchangeEvent, { type: 'block_start' }>): string[] => {
+    const outputIndex = output.length
+    const { block } = event
+    let item: OpenItem
+    const frames: string[] = []
+    if (block.kind === 'text') {
+      item = { kind: 'message', id: messageItemId(opts.messageId, outputIndex, messages++), outputIndex, text: '' }
+      frames.push(
+        frame('response.output_item.added', { output_index: outputIndex, item: snapshotItem(item, 'in_progress') }),
+      )
+      frames.push(
+        frame('response.content_part.added', {
+          item_id: item.id,
+          output_index: outputIndex,
+          content_index: 0,
+          part: { type: 'output_text', text: '', annotations: [], logprobs: [] },
+        }),
+      )
+    } else if (block.kind === 'thinking') {
+      item = {
+        kind: 'reasoning',
+        id: reasoningItemId(opts.messageId, outputIndex),
+        outputIndex,
+        text: '',
+        signature: '',
+      }
+      frames.push(
+        frame('response.output_item.added', {
+          output_index: outputIndex,
+          item: { id: item.id, type: 'reasoning', summary: [] },
+        }),
+      )
+      frames.push(
+        frame('response.reasoning_summary_part.added', {
+          item_id: item.id,
+          output_index: outputIndex,
+          summary_index: 0,
+          part: { type: 'summary_text', text: '' },
+        }),
+      )
+    } else if (block.kind === 'tool_use') {
+      item = {
+        kind: 'function_call',
+        id: functionCallItemId(opts.messageId, outputIndex),
+        outputIndex,
+        callId: block.id,
+        name: block.name,
+        arguments: '',
+      }
+      frames.push(
+        frame('response.output_item.added', {
+          output_index: outputIndex,
+          item: buildFunctionCallItem(item.id, { callId: block.id, name: block.name, arguments: '' }, 'in_progress'),
+        }),
+      )
+    } else {
+      // redacted_thinking has no OpenAI equivalent (§4.8).
+      item = { kind: 'skip' }
+    }
+    blocks.set(event.index, item)
+    if (item.kind !== 'skip') output.push({ item, done: false })
+    return frames
+  }
+
+  const closeItem = (item: OpenItem): string[] => {
+    if (item.kind === 'skip') return []
+    const entry = output[item.outputIndex]
+    if (!entry || entry.done) return []
+    entry.done = true
+    const base = { item_id: item.id, output_index: item.outputIndex }
+    // A thunk: sequence numbers are taken when a frame is built, and this one goes last.
+    const done = () =>
+      frame('response.output_item.done', { output_index: item.outputIndex, item: snapshotItem(item, 'completed') })
+    switch (item.kind) {
+      case 'message': {
+        const part = { type: 'output_text', text: item.text, annotations: [], logprobs: [] }
+        return [
+          frame('response.output_text.done', { ...base, content_index: 0, text: item.text, logprobs: [] }),
+          frame('response.content_part.done', { ...base, content_index: 0, part }),
+          done(),
+        ]
+      }
+      case 'reasoning': {
+        const part = { type: 'summary_text', text: item.text }
+        return [
+          frame('response.reasoning_summary_text.done', { ...base, summary_index: 0, text: item.text }),
+          frame('response.reasoning_summary_part.done', { ...base, summary_index: 0, part }),
+          done(),
+        ]
+      }
+      case 'function_call': {
+        const args = item.arguments === '' ? '{}' : item.arguments
+        return [frame('response.function_call_arguments.done', { ...base, name: item.name, arguments: args }), done()]
+      }
+    }
+  }
+
+  const fail = (code: string, message: string): string[] => {
+    const frames = start()
+    const response = buildResponseObject(opts, {
+      status: 'failed',
+      output: outputSnapshot(),
+      usage,
+      error: { code, message },
+    })
+    frames.push(frame('response.failed', { response }))
+    return frames
+  }
+
+  /** Frames for one event, and whether the stream has ended. */
+  const handle = (event: ExchangeEvent): { frames: string[]; ended: boolean } => {
+    const frames = event.type === 'usage' || event.type === 'finish' || event.type === 'error' ? [] : start()
+    switch (event.type) {
+      case 'start':
+        mergeUsage(event.usage)
+        break
+      case 'block_start':
+        frames.push(...openBlock(event))
+        break
+      case 'text_delta': {
+        const item = blocks.get(event.index)
+        if (item?.kind !== 'message' || event.text === '') break
+        item.text += event.text
+        frames.push(
+          frame('response.output_text.delta', {
+            item_id: item.id,
+            output_index: item.outputIndex,
+            content_index: 0,
+            delta: event.text,
+            logprobs: [],
+          }),
+        )
+        break
+      }
+      case 'thinking_delta': {
+        const item = blocks.get(event.index)
+        if (item?.kind !== 'reasoning' || event.thinking === '') break
+        item.text += event.thinking
+        frames.push(
+          frame('response.reasoning_summary_text.delta', {
+            item_id: item.id,
+            output_index: item.outputIndex,
+            summary_index: 0,
+            delta: event.thinking,
+          }),
+        )
+        break
+      }
+      case 'signature_delta': {
+        const item = blocks.get(event.index)
+        if (item?.kind === 'reasoning') item.signature += event.signature
+        break
+      }
+      case 'tool_args_delta': {
+        const item = blocks.get(event.index)
+        if (item?.kind !== 'function_call' || event.partialJson === '') break
+        item.arguments += event.partialJson
+        frames.push(
+          frame('response.function_call_arguments.delta', {
+            item_id: item.id,
+            output_index: item.outputIndex,
+            delta: event.partialJson,
+          }),
+        )
+        break
+      }
+      case 'block_stop': {
+        const item = blocks.get(event.index)
+        if (item) frames.push(...closeItem(item))
+        break
+      }
+      case 'usage':
+        mergeUsage(event.usage)
+        break
+      case 'finish':
+        finish = event.reason
+        break
+      case 'error':
+        frames.push(...fail(failureCode(event.error.type), event.error.message))
+        return { frames, ended: true }
+    }
+    return { frames, ended: false }
+  }
+
+  try {
+    for await (const event of events) {
+      const { frames, ended } = handle(event)
+      yield* frames
+      if (ended) return
+    }
+  } catch (error) {
+    const code = error instanceof GatewayError && error.kind === 'rate_limit' ? 'rate_limit_exceeded' : 'server_error'
+    const message = error instanceof GatewayError ? error.message : 'the upstream stream failed'
+    yield* fail(code, message)
+    return
+  }
+
+  if (!finish || finish === 'error') {
+    yield* fail('server_error', 'the upstream stream ended before the response finished')
+    return
+  }
+  // Items the source left open are finished here, so the terminal output has no in-progress item.
+  const frames = start()
+  for (const { item } of output) frames.push(...closeItem(item))
+  const { status, incompleteReason } = mapStopReasonToStatus(finish)
+  const response = buildResponseObject(opts, {
+    status,
+    output: outputSnapshot(),
+    usage,
+    completedAt: status === 'completed' ? (opts.now?.() ?? Math.floor(Date.now() / 1000)) : null,
+    ...(incompleteReason ? { incompleteReason } : {}),
+  })
+  frames.push(frame(status === 'completed' ? 'response.completed' : 'response.incomplete', { response }))
+  yield* frames
+}

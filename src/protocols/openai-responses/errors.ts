@@ -1,0 +1,86 @@
+// OpenAI error bodies: upstream errors → neutral info, gateway errors → `{error:{message,type,param,code}}`
+// (wire-formats §2.7, §4.12).
+import type { UpstreamErrorInfo } from '../../exchange/types'
+import type { ErrorKind, GatewayError } from '../../lib/errors'
+import { isRecord, readString } from './read-json'
+
+/** Upstream HTTP status → the neutral (Anthropic) error type; 429 with insufficient_quota is billing. */
+const typeForStatus = (status: number, code: string | undefined): string => {
+  if (code === 'insufficient_quota') return 'billing_error'
+  if (status === 400 || status === 422 || status === 409) return 'invalid_request_error'
+  if (status === 401) return 'authentication_error'
+  if (status === 402) return 'billing_error'
+  if (status === 403) return 'permission_error'
+  if (status === 404) return 'not_found_error'
+  if (status === 408 || status === 504) return 'timeout_error'
+  if (status === 413) return 'request_too_large'
+  if (status === 429) return 'rate_limit_error'
+  if (status === 502 || status === 503 || status === 529) return 'overloaded_error'
+  return 'api_error'
+}
+
+export const decodeResponsesError = (status: number, bodyText: string): UpstreamErrorInfo => {
+  let message: string | undefined
+  let code: string | undefined
+  try {
+    const json: unknown = JSON.parse(bodyText)
+    const error = isRecord(json) ? json['error'] : undefined
+    if (isRecord(error)) {
+      message = readString(error['message'])
+      code = readString(error['code']) ?? readString(error['type'])
+    } else if (isRecord(json)) {
+      message = readString(json['message'])
+    }
+  } catch {
+    // Proxies in front of upstreams answer with HTML or plain text.
+  }
+  return {
+    status,
+    type: typeForStatus(status, code),
+    message: message ?? (bodyText.trim().slice(0, 500) || `upstream answered HTTP ${status}`),
+  }
+}
+
+export interface OpenAIErrorBody {
+  error: { message: string; type: string; param: string | null; code: string | null }
+}
+
+export const encodeOpenAIError = (opts: {
+  message: string
+  type: string
+  param?: string | null
+  code?: string | null
+}): OpenAIErrorBody => ({
+  error: { message: opts.message, type: opts.type, param: opts.param ?? null, code: opts.code ?? null },
+})
+
+/**
+ * GatewayError kind → OpenAI `type` / `code`. OpenAI documents only the envelope (§6), so the values
+ * follow what its API is seen to send: 401 `invalid_api_key`, quota `insufficient_quota`, 429
+ * `rate_limit_exceeded`, 5xx `server_error`; Anthropic-flavoured types fill the rest.
+ */
+const openAIErrorKinds: Record<ErrorKind, { type: string; code: string | null }> = {
+  invalid_request: { type: 'invalid_request_error', code: null },
+  authentication: { type: 'authentication_error', code: 'invalid_api_key' },
+  billing: { type: 'insufficient_quota', code: 'insufficient_quota' },
+  permission: { type: 'permission_error', code: null },
+  not_found: { type: 'not_found_error', code: null },
+  method_not_allowed: { type: 'invalid_request_error', code: 'method_not_allowed' },
+  request_too_large: { type: 'invalid_request_error', code: 'request_too_large' },
+  rate_limit: { type: 'rate_limit_error', code: 'rate_limit_exceeded' },
+  api_error: { type: 'server_error', code: 'server_error' },
+  overloaded: { type: 'server_error', code: 'server_overloaded' },
+  timeout: { type: 'server_error', code: 'timeout' },
+}
+
+export const mapErrorKindToOpenAI = (kind: ErrorKind): { type: string; code: string | null } => openAIErrorKinds[kind]
+
+/**
+ * HTTP status for an OpenAI-speaking client: Anthropic's 529 is unknown to OpenAI clients, whose
+ * SDKs retry 503 (§4.12).
+ */
+export const mapErrorStatusToOpenAI = (error: GatewayError): number => (error.status === 529 ? 503 : error.status)
+
+/** A GatewayError rendered as an OpenAI error body. */
+export const encodeGatewayErrorAsOpenAI = (error: GatewayError): OpenAIErrorBody =>
+  encodeOpenAIError({ message: error.message, ...mapErrorKindToOpenAI(error.kind), param: error.param ?? null })

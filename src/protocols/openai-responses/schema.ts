@@ -1,0 +1,30 @@
+// The inbound Responses body as the gateway validates it (wire-formats §2.2). Only the fields the
+// gateway reads are typed; everything else passes as additional properties.
+import { type Static, Type } from '@sinclair/typebox'
+
+const Nullable = <T extends Parameters<typeof Type.Union>[0][number]>(schema: T) => Type.Union([schema, Type.Null()])
+
+export const ResponsesBody = Type.Object(
+  {
+    model: Type.String(),
+    input: Type.Union([Type.String(), Type.Array(Type.Object({}, { additionalProperties: true }))]),
+    stream: Type.Optional(Type.Boolean()),
+    // OpenAI accepts explicit nulls for these; the SDKs send them when a caller spreads defaults.
+    instructions: Type.Optional(Nullable(Type.String())),
+    max_output_tokens: Type.Optional(Nullable(Type.Integer({ minimum: 1 }))),
+    temperature: Type.Optional(Nullable(Type.Number())),
+    top_p: Type.Optional(Nullable(Type.Number())),
+    tools: Type.Optional(Type.Array(Type.Object({}, { additionalProperties: true }))),
+    tool_choice: Type.Optional(Type.Union([Type.String(), Type.Object({}, { additionalProperties: true })])),
+    parallel_tool_calls: Type.Optional(Nullable(Type.Boolean())),
+    reasoning: Type.Optional(Nullable(Type.Object({}, { additionalProperties: true }))),
+    metadata: Type.Optional(Nullable(Type.Object({}, { additionalProperties: true }))),
+    store: Type.Optional(Nullable(Type.Boolean())),
+    previous_response_id: Type.Optional(Nullable(Type.String())),
+    user: Type.Optional(Nullable(Type.String())),
+    safety_identifier: Type.Optional(Nullable(Type.String())),
+  },
+  { additionalProperties: true },
+)
+
+export type ResponsesBody = Static<typeof ResponsesBody>

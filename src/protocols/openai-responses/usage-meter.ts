@@ -1,0 +1,198 @@
+// Responses → Responses pass-through: meter usage off the upstream frames and rewrite the few
+// identifiers the client must see as the gateway's own (response id, message item ids, model).
+//
+// Cost model: a frame is parsed only when it can carry something we read or rewrite — lifecycle
+// frames (`response.*` with a `response` object), output_item.added/done, the terminal usage and
+// the deltas the output estimate counts. Text-delta frames, the bulk of a stream, name the message
+// item in `item_id`; that token is replaced as the exact compact string `"item_id":"<upstream id>"`,
+// which cannot occur inside a JSON string value (its quotes would be escaped), so the replacement
+// is exact; frames where the id appears in any other form fall back to a full parse. Everything
+// else (function-call and reasoning frames, unknown events) is forwarded byte-for-byte.
+import { emptyUsage, type Usage } from '../../exchange/types'
+import { encodeSse, type SseEvent } from '../sse'
+import { responsesUsage } from './decode-responses-response'
+import { messageItemId } from './encode-responses-response'
+import { isRecord, type JsonObject, readNumber, readString } from './read-json'
+
+export interface ResponsesRewriteOptions {
+  /** `resp_<request-derived>` */
+  responseId: string
+  /** `msg_<request-derived>` for the first message item; later ones get `_<output_index>`. */
+  messageId: string
+  /** The routing profile the client sent. */
+  model: string
+  /** When set, the frame's sequence_number becomes this value (every frame is then parsed). */
+  sequence?: number
+}
+
+export interface ResponsesPassThroughMeter {
+  /** Feed every upstream frame, in order. */
+  observe(event: SseEvent): void
+  /** Usage from response.completed / incomplete / failed; zero until one arrives. */
+  usage(): Usage
+  /** True once response.completed or response.incomplete arrived (a failed response is not finished). */
+  finished(): boolean
+  /** Output tokens estimated from streamed deltas (~4 characters a token), for streams cut before usage. */
+  estimatedOutputTokens(): number
+  /** The frame to send the client. Stateful: message item ids are numbered in the order they appear. */
+  rewriteResponsesFrame(event: SseEvent, opts: ResponsesRewriteOptions): string
+}
+
+const lifecycleTypes = new Set([
+  'response.created',
+  'response.queued',
+  'response.in_progress',
+  'response.completed',
+  'response.incomplete',
+  'response.failed',
+])
+
+const estimatedTypes = new Set([
+  'response.output_text.delta',
+  'response.refusal.delta',
+  'response.function_call_arguments.delta',
+  'response.reasoning_summary_text.delta',
+  'response.reasoning_text.delta',
+])
+
+/** Events whose `item_id` may name a message item. */
+const messageScopedTypes = new Set([
+  'response.content_part.added',
+  'response.content_part.done',
+  'response.output_text.delta',
+  'response.output_text.done',
+  'response.output_text.annotation.added',
+  'response.refusal.delta',
+  'response.refusal.done',
+])
+
+const formatFrame = (event: string | undefined, data: string): string =>
+  `${event === undefined ? '' : `event: ${event}\n`}${data
+    .split('\n')
+    .map((line) => `data: ${line}`)
+    .join('\n')}\n\n`
+
+export const createResponsesPassThroughMeter = (): ResponsesPassThroughMeter => {
+  let usage = emptyUsage()
+  let done = false
+  let deltaChars = 0
+  /** Upstream message item id → the gateway's. */
+  const messageIds = new Map<string, string>()
+  // observe and rewrite usually see the same frame back to back; parse it once.
+  let cached: { event: SseEvent; json: JsonObject | undefined } | undefined
+
+  const parse = (event: SseEvent): JsonObject | undefined => {
+    if (cached?.event === event) return cached.json
+    let json: JsonObject | undefined
+    try {
+      const value: unknown = JSON.parse(event.data)
+      json = isRecord(value) ? value : undefined
+    } catch {
+      json = undefined
+    }
+    cached = { event, json }
+    return json
+  }
+
+  /** The event type, from the `event:` line when there is one (OpenAI always sends it). */
+  const typeOf = (event: SseEvent): string | undefined => event.event ?? readString(parse(event)?.['type'])
+
+  const gatewayMessageId = (upstreamId: string, outputIndex: number | undefined, opts: ResponsesRewriteOptions) => {
+    const known = messageIds.get(upstreamId)
+    if (known) return known
+    const id = messageItemId(opts.messageId, outputIndex ?? messageIds.size, messageIds.size)
+    messageIds.set(upstreamId, id)
+    return id
+  }
+
+  /** Rewrites a message item's id in place; true when something changed. */
+  const rewriteItem = (item: unknown, outputIndex: number | undefined, opts: ResponsesRewriteOptions): boolean => {
+    if (!isRecord(item) || item['type'] !== 'message') return false
+    const id = readString(item['id'])
+    if (id === undefined) return false
+    item['id'] = gatewayMessageId(id, outputIndex, opts)
+    return true
+  }
+
+  const rewriteJson = (json: JsonObject, type: string, opts: ResponsesRewriteOptions): boolean => {
+    let changed = false
+    if (lifecycleTypes.has(type) && isRecord(json['response'])) {
+      const response = json['response']
+      response['id'] = opts.responseId
+      response['model'] = opts.model
+      if (Array.isArray(response['output'])) {
+        response['output'].forEach((item, index) => {
+          rewriteItem(item, index, opts)
+        })
+      }
+      changed = true
+    }
+    if (type === 'response.output_item.added' || type === 'response.output_item.done') {
+      changed = rewriteItem(json['item'], readNumber(json['output_index']), opts) || changed
+    }
+    const itemId = readString(json['item_id'])
+    const mapped = itemId === undefined ? undefined : messageIds.get(itemId)
+    if (mapped) {
+      json['item_id'] = mapped
+      changed = true
+    }
+    if (opts.sequence !== undefined) {
+      json['sequence_number'] = opts.sequence
+      changed = true
+    }
+    return changed
+  }
+
+  return {
+    observe(event) {
+      const type = typeOf(event)
+      if (type === undefined) return
+      if (estimatedTypes.has(type)) {
+        deltaChars += readString(parse(event)?.['delta'])?.length ?? 0
+        return
+      }
+      if (type === 'response.completed' || type === 'response.incomplete' || type === 'response.failed') {
+        const response = parse(event)?.['response']
+        if (isRecord(response) && isRecord(response['usage'])) usage = responsesUsage(response['usage'])
+        if (type !== 'response.failed') done = true
+      }
+    },
+
+    usage: () => ({ ...usage }),
+
+    finished: () => done,
+
+    estimatedOutputTokens: () => Math.ceil(deltaChars / 4),
+
+    rewriteResponsesFrame(event, opts) {
+      const type = typeOf(event)
+      const needsParse =
+        opts.sequence !== undefined ||
+        type === undefined ||
+        lifecycleTypes.has(type) ||
+        type === 'response.output_item.added' ||
+        type === 'response.output_item.done'
+      if (!needsParse) {
+        if (!messageScopedTypes.has(type) || messageIds.size === 0) return event.raw
+        let mentioned = false
+        for (const [upstream, gateway] of messageIds) {
+          if (!event.data.includes(upstream)) continue
+          mentioned = true
+          const token = `"item_id":${JSON.stringify(upstream)}`
+          if (event.data.includes(token)) {
+            return formatFrame(event.event, event.data.replace(token, `"item_id":${JSON.stringify(gateway)}`))
+          }
+        }
+        if (!mentioned) return event.raw
+        const json = parse(event)
+        if (!json || !rewriteJson(json, type, opts)) return event.raw
+        return encodeSse(type, json)
+      }
+      const json = parse(event)
+      if (!json) return event.raw
+      const jsonType = type ?? readString(json['type'])
+      if (jsonType === undefined || !rewriteJson(json, jsonType, opts)) return event.raw
+      return encodeSse(event.event ?? jsonType, json)
+    },
+  }
+}

@@ -1,0 +1,127 @@
+import { describe, expect, test } from 'bun:test'
+import { bytesCutAt, collect, readFixture } from './fixture-streams'
+import { encodeSse, parseSse, type SseEvent } from './sse'
+
+const fixtures = [
+  'anthropic/thinking-text.sse',
+  'anthropic/text-tool-use.sse',
+  'anthropic/mid-stream-error.sse',
+  'openai-chat/text-include-usage.sse',
+  'openai-chat/tool-call.sse',
+  'openai-chat/deepseek-reasoning.sse',
+  'openai-chat/thinking-tool-calls.sse',
+  'openai-chat/cached-usage-after-finish.sse',
+]
+
+const parse = (text: string, cuts: number[] = []): Promise<SseEvent[]> => collect(parseSse(bytesCutAt(text, cuts)))
+const byteLength = (text: string): number => new TextEncoder().encode(text).length
+
+describe('parseSse', () => {
+  test('reads event names, data and the raw frame', async () => {
+    const text = 'event: ping\ndata: {"type":"ping"}\n\ndata: [DONE]\n\n'
+    expect(await parse(text)).toEqual([
+      { event: 'ping', data: '{"type":"ping"}', raw: 'event: ping\ndata: {"type":"ping"}\n\n' },
+      { data: '[DONE]', raw: 'data: [DONE]\n\n' },
+    ])
+  })
+
+  test('joins multiple data lines, strips one space, skips comments and id/retry', async () => {
+    const text = ': keep-alive\n\nid: 7\nretry: 10\nevent: x\ndata:  two spaces\ndata:none\n: inline comment\ndata\n\n'
+    expect(await parse(text)).toEqual([
+      {
+        event: 'x',
+        data: ' two spaces\nnone\n',
+        raw: 'id: 7\nretry: 10\nevent: x\ndata:  two spaces\ndata:none\n: inline comment\ndata\n\n',
+      },
+    ])
+  })
+
+  test('yields nothing for comment-only streams', async () => {
+    expect(await parse(': OPENROUTER PROCESSING\n\n: OPENROUTER PROCESSING\n\n')).toEqual([])
+  })
+
+  test('accepts \\r\\n\\r\\n and \\r\\r frame ends', async () => {
+    const crlf = 'event: a\r\ndata: 1\r\n\r\nevent: b\r\ndata: 2\r\n\r\n'
+    expect((await parse(crlf)).map((e) => [e.event, e.data, e.raw])).toEqual([
+      ['a', '1', 'event: a\r\ndata: 1\r\n\r\n'],
+      ['b', '2', 'event: b\r\ndata: 2\r\n\r\n'],
+    ])
+    const cr = 'event: a\rdata: 1\r\rdata: 2\r\r'
+    expect((await parse(cr)).map((e) => [e.event, e.data])).toEqual([
+      ['a', '1'],
+      [undefined, '2'],
+    ])
+  })
+
+  test('a \\r\\n split across chunks is one line end, not a blank line', async () => {
+    const text = 'data: a\r\ndata: b\r\n\r\n'
+    for (let cut = 0; cut <= text.length; cut++) {
+      expect(await parse(text, [cut])).toEqual([{ data: 'a\nb', raw: text }])
+    }
+  })
+
+  test('yields a final frame that has no blank line at EOF', async () => {
+    expect(await parse('data: 1\n\ndata: last')).toEqual([
+      { data: '1', raw: 'data: 1\n\n' },
+      { data: 'last', raw: 'data: last\n\n' },
+    ])
+    expect(await parse('data: last\r\n')).toEqual([{ data: 'last', raw: 'data: last\r\n\n' }])
+  })
+
+  test('multi-byte characters survive a cut at every byte', async () => {
+    const text = 'data: héllo 🌍\n\nevent: e\ndata: ✓ 日本\r\n\r\n'
+    const expected = await parse(text)
+    expect(expected.map((e) => e.data)).toEqual(['héllo 🌍', '✓ 日本'])
+    for (let cut = 0; cut <= byteLength(text); cut++) expect(await parse(text, [cut])).toEqual(expected)
+  })
+
+  test('raw frames concatenate back to the input', async () => {
+    const text = await readFixture('anthropic/thinking-text.sse')
+    expect((await parse(text)).map((e) => e.raw).join('')).toBe(text)
+  })
+
+  for (const name of fixtures) {
+    test(`${name}: same events at every single cut and at every pair of nearby cuts`, async () => {
+      const text = await readFixture(name)
+      const expected = await parse(text)
+      expect(expected.length).toBeGreaterThan(3)
+      const size = byteLength(text)
+      for (let cut = 0; cut <= size; cut++) expect(await parse(text, [cut])).toEqual(expected)
+      for (let cut = 0; cut + 3 <= size; cut += 7) expect(await parse(text, [cut, cut + 1, cut + 3])).toEqual(expected)
+      // One byte per chunk.
+      expect(
+        await parse(
+          text,
+          Array.from({ length: size }, (_, i) => i),
+        ),
+      ).toEqual(expected)
+    })
+
+    test(`${name}: CRLF line ends give the same event data`, async () => {
+      const text = await readFixture(name)
+      const crlf = text.replaceAll('\n', '\r\n')
+      const expected = (await parse(text)).map(({ event, data }) => ({ event, data }))
+      const size = byteLength(crlf)
+      for (let cut = 0; cut <= size; cut += 3) {
+        expect((await parse(crlf, [cut])).map(({ event, data }) => ({ event, data }))).toEqual(expected)
+      }
+    })
+  }
+})
+
+describe('encodeSse', () => {
+  test('writes an event line only when named', () => {
+    expect(encodeSse('message_stop', { type: 'message_stop' })).toBe(
+      'event: message_stop\ndata: {"type":"message_stop"}\n\n',
+    )
+    expect(encodeSse(undefined, { a: 'line\nbreak' })).toBe('data: {"a":"line\\nbreak"}\n\n')
+  })
+
+  test('round-trips through parseSse', async () => {
+    const text = encodeSse('x', { text: 'héllo 🌍' }) + encodeSse(undefined, [1, 2])
+    expect((await parse(text)).map((e) => [e.event, JSON.parse(e.data)])).toEqual([
+      ['x', { text: 'héllo 🌍' }],
+      [undefined, [1, 2]],
+    ])
+  })
+})

@@ -1,0 +1,146 @@
+// Anthropic Messages as the simulator speaks it (wire-formats §1.6–1.8): one block open at a time,
+// every frame named by an `event:` line, usage in Anthropic semantics (input excludes cache).
+
+import { type DialectCodec, type Frame, type Plan, sseFrame } from './simulator-plan'
+
+const errorTypes: Record<number, string> = {
+  400: 'invalid_request_error',
+  401: 'authentication_error',
+  402: 'billing_error',
+  403: 'permission_error',
+  404: 'not_found_error',
+  413: 'request_too_large',
+  429: 'rate_limit_error',
+  500: 'api_error',
+  504: 'timeout_error',
+  529: 'overloaded_error',
+}
+
+const errorType = (status: number): string =>
+  errorTypes[status] ?? (status >= 500 ? 'api_error' : 'invalid_request_error')
+
+function usageOf(plan: Plan, outputTokens: number) {
+  const u = plan.usage
+  return {
+    input_tokens: u.input,
+    cache_creation_input_tokens: u.cacheWrite,
+    cache_read_input_tokens: u.cacheRead,
+    cache_creation: { ephemeral_5m_input_tokens: u.cacheWrite, ephemeral_1h_input_tokens: 0 },
+    output_tokens: outputTokens,
+    service_tier: 'standard',
+    ...(plan.reasoningGiven ? { output_tokens_details: { thinking_tokens: u.reasoning } } : {}),
+  }
+}
+
+function contentOf(plan: Plan) {
+  const content: unknown[] = []
+  if (plan.thinking)
+    content.push({ type: 'thinking', thinking: plan.thinking.text, signature: plan.thinking.signature })
+  if (plan.text) content.push({ type: 'text', text: plan.text.text, citations: null })
+  if (plan.tool) {
+    content.push({ type: 'tool_use', id: plan.tool.id, name: plan.tool.name, input: JSON.parse(plan.tool.args) })
+  }
+  return content
+}
+
+const message = (
+  plan: Plan,
+  content: unknown[],
+  stopReason: string | null,
+  stopSequence: string | null,
+  out: number,
+) => ({
+  id: plan.id,
+  type: 'message',
+  role: 'assistant',
+  model: plan.model,
+  content,
+  stop_reason: stopReason,
+  stop_sequence: stopSequence,
+  usage: usageOf(plan, out),
+})
+
+function encodeFrames(plan: Plan): Frame[] {
+  const frames: Frame[] = [
+    // output_tokens 1 at start, like Anthropic; the final count arrives in message_delta.
+    sseFrame('message_start', { type: 'message_start', message: message(plan, [], null, null, 1) }),
+  ]
+  if (plan.pings !== false) frames.push(sseFrame('ping', { type: 'ping' }))
+
+  let index = 0
+  const block = (contentBlock: unknown, deltas: unknown[]) => {
+    frames.push(sseFrame('content_block_start', { type: 'content_block_start', index, content_block: contentBlock }))
+    for (const delta of deltas) {
+      frames.push(sseFrame('content_block_delta', { type: 'content_block_delta', index, delta }, true))
+    }
+    frames.push(sseFrame('content_block_stop', { type: 'content_block_stop', index }))
+    index++
+  }
+
+  if (plan.thinking) {
+    const t = plan.thinking
+    block({ type: 'thinking', thinking: '', signature: '' }, [
+      ...t.deltas.map((thinking) => ({ type: 'thinking_delta', thinking })),
+      // The signature goes out once, just before the block closes.
+      { type: 'signature_delta', signature: t.signature },
+    ])
+  }
+  if (plan.text)
+    block(
+      { type: 'text', text: '' },
+      plan.text.deltas.map((text) => ({ type: 'text_delta', text })),
+    )
+  if (plan.tool) {
+    // Input starts as {} and arrives only through input_json_delta; real streams lead with "".
+    block({ type: 'tool_use', id: plan.tool.id, name: plan.tool.name, input: {} }, [
+      { type: 'input_json_delta', partial_json: '' },
+      ...plan.tool.fragments.map((partial_json) => ({ type: 'input_json_delta', partial_json })),
+    ])
+  }
+
+  const u = usageOf(plan, plan.usage.output)
+  frames.push(
+    sseFrame('message_delta', {
+      type: 'message_delta',
+      delta: { stop_reason: plan.stop, stop_sequence: plan.stopSequence },
+      // Cumulative, and carrying the input counts too, as Anthropic now sends them.
+      usage: {
+        input_tokens: u.input_tokens,
+        cache_creation_input_tokens: u.cache_creation_input_tokens,
+        cache_read_input_tokens: u.cache_read_input_tokens,
+        output_tokens: u.output_tokens,
+      },
+    }),
+    sseFrame('message_stop', { type: 'message_stop' }),
+  )
+  return frames
+}
+
+function validate(body: Record<string, unknown>): string | undefined {
+  if (typeof body['model'] !== 'string') return 'model: Field required'
+  if (typeof body['max_tokens'] !== 'number') return 'max_tokens: Field required'
+  if (!Array.isArray(body['messages'])) return 'messages: Field required'
+  return undefined
+}
+
+export const anthropicCodec: DialectCodec = {
+  name: 'anthropic',
+  requestIdHeader: 'request-id',
+  // The SDK sends `x-api-key`, or `Authorization: Bearer` (newer SDKs, OAuth tokens): accept both.
+  authorized: (headers, apiKey) =>
+    headers.get('x-api-key') === apiKey || headers.get('authorization') === `Bearer ${apiKey}`,
+  errorBody: (status, message, requestId) => ({
+    type: 'error',
+    error: { type: errorType(status), message },
+    request_id: requestId,
+  }),
+  validate,
+  encodeBody: (plan) => message(plan, contentOf(plan), plan.stop, plan.stopSequence, plan.usage.output),
+  encodeFrames,
+  errorFrame: () => sseFrame('error', { type: 'error', error: { type: 'overloaded_error', message: 'Overloaded' } }),
+  malformedFrame: () => ({
+    text: 'event: content_block_delta\ndata: {"type":"content_block_delta",\n\n',
+    paced: false,
+  }),
+  overloadedStatus: 529,
+}

@@ -1,0 +1,143 @@
+// OpenAI Chat Completions as the simulator speaks it (wire-formats §3.2–3.4): unnamed `data:`
+// chunks, DeepSeek-style `reasoning_content`, a `choices: []` usage chunk after the finish chunk
+// when `stream_options.include_usage` is set, then `data: [DONE]`.
+
+import { type DialectCodec, type Frame, type Plan, sseFrame } from './simulator-plan'
+import { openaiAuthorized, openaiErrorBody } from './simulator-openai'
+
+const finishReason = (plan: Plan): string =>
+  plan.stop === 'tool_use' ? 'tool_calls' : plan.stop === 'max_tokens' ? 'length' : 'stop'
+
+/** Chat's prompt_tokens includes cache reads and writes; Anthropic's input_tokens does not (§4.7). */
+function usageOf(plan: Plan) {
+  const u = plan.usage
+  const prompt = u.input + u.cacheRead + u.cacheWrite
+  return {
+    prompt_tokens: prompt,
+    completion_tokens: u.output,
+    total_tokens: prompt + u.output,
+    prompt_tokens_details: {
+      cached_tokens: u.cacheRead,
+      audio_tokens: 0,
+      ...(u.cacheWrite > 0 ? { cache_write_tokens: u.cacheWrite } : {}),
+    },
+    completion_tokens_details: {
+      reasoning_tokens: u.reasoning,
+      audio_tokens: 0,
+      accepted_prediction_tokens: 0,
+      rejected_prediction_tokens: 0,
+    },
+  }
+}
+
+const toolCallHead = (plan: Plan) => {
+  const tool = plan.tool!
+  return { index: 0, id: tool.id, type: 'function', function: { name: tool.name, arguments: '' } }
+}
+
+function encodeFrames(plan: Plan): Frame[] {
+  const frames: Frame[] = []
+  // Chunks carry `usage: null` only when the client asked for the usage chunk, as OpenAI does.
+  const chunk = (delta: unknown, finish: string | null, paced = false) =>
+    sseFrame(
+      null,
+      {
+        id: plan.id,
+        object: 'chat.completion.chunk',
+        created: plan.created,
+        model: plan.model,
+        system_fingerprint: 'fp_sim',
+        choices: [{ index: 0, delta, logprobs: null, finish_reason: finish }],
+        ...(plan.includeUsage ? { usage: null } : {}),
+      },
+      paced,
+    )
+  const comment: Frame = { text: ': OPENROUTER PROCESSING\n\n', paced: false }
+
+  if (plan.pings === true) frames.push(comment)
+  // The role rides on the first delta; a tool-only turn opens its first call in the same chunk.
+  const toolOpensFirst = !plan.thinking && !plan.text && plan.tool
+  if (plan.thinking) frames.push(chunk({ role: 'assistant', content: null, reasoning_content: '' }, null))
+  else if (toolOpensFirst)
+    frames.push(chunk({ role: 'assistant', content: null, tool_calls: [toolCallHead(plan)], refusal: null }, null))
+  else frames.push(chunk({ role: 'assistant', content: '', refusal: null }, null))
+
+  for (const d of plan.thinking?.deltas ?? []) frames.push(chunk({ reasoning_content: d }, null, true))
+  for (const d of plan.text?.deltas ?? []) frames.push(chunk({ content: d }, null, true))
+  if (plan.tool) {
+    if (!toolOpensFirst) frames.push(chunk({ tool_calls: [toolCallHead(plan)] }, null))
+    for (const arguments_ of plan.tool.fragments) {
+      frames.push(chunk({ tool_calls: [{ index: 0, function: { arguments: arguments_ } }] }, null, true))
+    }
+  }
+  if (plan.pings === true) frames.push(comment)
+  frames.push(chunk({}, finishReason(plan)))
+  if (plan.includeUsage) {
+    frames.push(
+      sseFrame(null, {
+        id: plan.id,
+        object: 'chat.completion.chunk',
+        created: plan.created,
+        model: plan.model,
+        system_fingerprint: 'fp_sim',
+        choices: [],
+        usage: usageOf(plan),
+      }),
+    )
+  }
+  frames.push({ text: 'data: [DONE]\n\n', paced: false })
+  return frames
+}
+
+function encodeBody(plan: Plan) {
+  const tool = plan.tool
+  return {
+    id: plan.id,
+    object: 'chat.completion',
+    created: plan.created,
+    model: plan.model,
+    choices: [
+      {
+        index: 0,
+        message: {
+          role: 'assistant',
+          content: plan.text?.text ?? null,
+          refusal: null,
+          annotations: [],
+          ...(plan.thinking ? { reasoning_content: plan.thinking.text } : {}),
+          ...(tool
+            ? { tool_calls: [{ id: tool.id, type: 'function', function: { name: tool.name, arguments: tool.args } }] }
+            : {}),
+        },
+        logprobs: null,
+        finish_reason: finishReason(plan),
+      },
+    ],
+    usage: usageOf(plan),
+    service_tier: 'default',
+    system_fingerprint: 'fp_sim',
+  }
+}
+
+function validate(body: Record<string, unknown>): string | undefined {
+  if (typeof body['model'] !== 'string') return "Missing required parameter: 'model'."
+  if (!Array.isArray(body['messages'])) return "Missing required parameter: 'messages'."
+  return undefined
+}
+
+export const chatCodec: DialectCodec = {
+  name: 'chat',
+  requestIdHeader: 'x-request-id',
+  authorized: openaiAuthorized,
+  errorBody: openaiErrorBody,
+  validate,
+  encodeBody,
+  encodeFrames,
+  // OpenAI's in-band error: a chunk whose only key is `error` (openai-node throws on it).
+  errorFrame: () =>
+    sseFrame(null, {
+      error: { message: 'The server is overloaded.', type: 'server_error', param: null, code: 'server_error' },
+    }),
+  malformedFrame: () => ({ text: 'data: {"id":"chatcmpl-sim-broken","choices":[{\n\n', paced: false }),
+  overloadedStatus: 503,
+}

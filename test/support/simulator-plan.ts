@@ -1,0 +1,236 @@
+// Turns a Scenario plus the upstream request into a Plan: the exact text, deltas, tool call, usage
+// and stop reason one simulated answer carries. Each dialect encoder renders the same Plan, so a
+// scenario means the same thing whichever protocol the gateway speaks upstream.
+
+export interface SimUsage {
+  input: number
+  cacheRead?: number
+  cacheWrite?: number
+  output: number
+  reasoning?: number
+}
+
+export type SimFault =
+  | { kind: 'status'; status: number; retryAfter?: number }
+  | { kind: 'cut'; afterFrames: number }
+  | { kind: 'reset'; afterFrames: number }
+  | { kind: 'malformed'; afterFrames: number }
+  | { kind: 'truncated_json' }
+  | { kind: 'wrong_content_type' }
+  | { kind: 'error_event'; afterFrames: number }
+  | { kind: 'hang' }
+
+export type SimSplit = 'mid-line' | 'mid-utf8' | 'per-byte'
+
+export interface Scenario {
+  text?: string
+  thinking?: string
+  toolCall?: { id?: string; name: string; arguments: Record<string, unknown> }
+  usage?: SimUsage
+  chunks?: number
+  chunkDelayMs?: number
+  firstByteDelayMs?: number
+  stopReason?: 'end_turn' | 'max_tokens' | 'stop_sequence'
+  pings?: boolean
+  fault?: SimFault
+  split?: SimSplit
+}
+
+export type DialectName = 'anthropic' | 'chat' | 'responses'
+
+export type StopReason = 'end_turn' | 'max_tokens' | 'stop_sequence' | 'tool_use'
+
+export interface Plan {
+  dialect: DialectName
+  model: string
+  /** msg_sim… / chatcmpl-sim… / resp_sim…, unique per request. */
+  id: string
+  /** Unix seconds, shared by every frame of one answer. */
+  created: number
+  request: Record<string, unknown>
+  thinking?: { text: string; deltas: string[]; signature: string; itemId: string }
+  text?: { text: string; deltas: string[]; itemId: string }
+  tool?: { id: string; itemId: string; name: string; args: string; fragments: string[] }
+  usage: Required<SimUsage>
+  /** Anthropic reports thinking tokens only when the scenario named them. */
+  reasoningGiven: boolean
+  stop: StopReason
+  stopSequence: string | null
+  pings: boolean | undefined
+  /** Chat: `stream_options.include_usage` was set. */
+  includeUsage: boolean
+  stream: boolean
+}
+
+// A per-process tag keeps ids from two simulators in one test run apart; the counter keeps them
+// unique within one.
+const idTag = Math.random().toString(36).slice(2, 8)
+let idSeq = 0
+export const newId = (prefix: string): string => `${prefix}${idTag}${(++idSeq).toString(36).padStart(6, '0')}`
+
+const idPrefix: Record<DialectName, string> = { anthropic: 'msg_sim', chat: 'chatcmpl-sim', responses: 'resp_sim' }
+const toolIdPrefix: Record<DialectName, string> = { anthropic: 'toolu_sim', chat: 'call_sim', responses: 'call_sim' }
+
+/** The fields whose text counts toward input tokens, across all three request shapes. */
+const countedFields = ['system', 'instructions', 'messages', 'input', 'tools'] as const
+/** Structural strings (`"type":"text"`, `"role":"user"`) are not prompt text. */
+const skippedKeys = new Set(['type', 'role'])
+
+function countChars(value: unknown): number {
+  if (typeof value === 'string') return value.length
+  if (Array.isArray(value)) {
+    let n = 0
+    for (const v of value) n += countChars(v)
+    return n
+  }
+  if (value !== null && typeof value === 'object') {
+    let n = 0
+    for (const [k, v] of Object.entries(value)) if (!skippedKeys.has(k)) n += countChars(v)
+    return n
+  }
+  return 0
+}
+
+/**
+ * The simulator's token rule, used by count_tokens and by default usage: ceil(chars / 4), where
+ * chars is the total length (UTF-16 code units) of every string under `system`, `instructions`,
+ * `messages`, `input` and `tools`, skipping the values of `type` and `role` keys.
+ */
+export function countRequestTokens(body: Record<string, unknown>): number {
+  let chars = 0
+  for (const field of countedFields) chars += countChars(body[field])
+  return Math.ceil(chars / 4)
+}
+
+const tokensOf = (s: string): number => Math.ceil(s.length / 4)
+
+/** Splits into `n` near-equal pieces by code point, so no delta holds half a surrogate pair. */
+export function splitEven(text: string, n: number): string[] {
+  const points = Array.from(text)
+  const parts = Math.max(1, Math.min(n, points.length))
+  const out: string[] = []
+  for (let i = 0; i < parts; i++) {
+    const from = Math.floor((i * points.length) / parts)
+    const to = Math.floor(((i + 1) * points.length) / parts)
+    out.push(points.slice(from, to).join(''))
+  }
+  return out
+}
+
+/** Default pacing: a few words per delta, like a real model's token stream. */
+export function splitWords(text: string, perDelta = 3): string[] {
+  const words = text.split(/(?<=\s)(?=\S)/)
+  const out: string[] = []
+  for (let i = 0; i < words.length; i += perDelta) out.push(words.slice(i, i + perDelta).join(''))
+  return out.length > 0 ? out : ['']
+}
+
+function defaultText(model: string, scenario: Scenario): string {
+  // With a split mode set, include multi-byte characters so 'mid-utf8' has something to cut.
+  const base = scenario.split ? `Hello from ${model} — café 👋` : `Hello from ${model}`
+  const chunks = scenario.chunks ?? 0
+  const baseWords = base.split(' ').length
+  if (chunks <= baseWords) return base
+  const filler = Array.from({ length: chunks - baseWords }, (_, i) => `word${i + 1}`)
+  return `${base} ${filler.join(' ')}`
+}
+
+function firstStopSequence(body: Record<string, unknown>): string {
+  const seqs = body['stop_sequences'] ?? body['stop']
+  if (typeof seqs === 'string') return seqs
+  if (Array.isArray(seqs) && typeof seqs[0] === 'string') return seqs[0]
+  return '\n\nHuman:'
+}
+
+export function buildPlan(
+  dialect: DialectName,
+  model: string,
+  scenario: Scenario,
+  body: Record<string, unknown>,
+): Plan {
+  const text = scenario.text ?? (scenario.toolCall ? '' : defaultText(model, scenario))
+  const args = scenario.toolCall ? JSON.stringify(scenario.toolCall.arguments) : ''
+  const thinking = scenario.thinking ?? ''
+
+  const stop: StopReason =
+    scenario.toolCall && scenario.stopReason !== 'max_tokens' ? 'tool_use' : (scenario.stopReason ?? 'end_turn')
+  const streamOptions = body['stream_options'] as { include_usage?: unknown } | undefined
+  const given = scenario.usage
+
+  return {
+    dialect,
+    model,
+    id: newId(idPrefix[dialect]),
+    created: Math.floor(Date.now() / 1000),
+    request: body,
+    thinking: thinking
+      ? {
+          text: thinking,
+          deltas: splitWords(thinking),
+          // Opaque like Anthropic's; deterministic so tests can assert it round-trips.
+          signature: Buffer.from(`sim-signature:${tokensOf(thinking)}`).toString('base64'),
+          itemId: newId('rs_sim'),
+        }
+      : undefined,
+    text: text
+      ? {
+          text,
+          deltas: scenario.chunks ? splitEven(text, scenario.chunks) : splitWords(text),
+          itemId: newId('msg_sim'),
+        }
+      : undefined,
+    tool: scenario.toolCall
+      ? {
+          id: scenario.toolCall.id ?? newId(toolIdPrefix[dialect]),
+          itemId: newId('fc_sim'),
+          name: scenario.toolCall.name,
+          args,
+          fragments: splitEven(args, 3),
+        }
+      : undefined,
+    usage: {
+      input: given?.input ?? countRequestTokens(body),
+      cacheRead: given?.cacheRead ?? 0,
+      cacheWrite: given?.cacheWrite ?? 0,
+      output: given?.output ?? Math.max(1, tokensOf(text) + tokensOf(thinking) + tokensOf(args)),
+      reasoning: given?.reasoning ?? tokensOf(thinking),
+    },
+    reasoningGiven: given?.reasoning !== undefined,
+    stop,
+    stopSequence: stop === 'stop_sequence' ? firstStopSequence(body) : null,
+    pings: scenario.pings,
+    includeUsage: streamOptions?.include_usage === true,
+    stream: body['stream'] === true,
+  }
+}
+
+/** One SSE event as sent. `paced` frames (content deltas) wait `chunkDelayMs` before going out. */
+export interface Frame {
+  text: string
+  paced: boolean
+}
+
+export const sseFrame = (event: string | null, data: unknown, paced = false): Frame => ({
+  text: `${event ? `event: ${event}\n` : ''}data: ${JSON.stringify(data)}\n\n`,
+  paced,
+})
+
+/** What each protocol module provides to the server. */
+export interface DialectCodec {
+  name: DialectName
+  /** Header names carrying the request id (`request-id` / `x-request-id`). */
+  requestIdHeader: string
+  authorized(headers: Headers, apiKey: string): boolean
+  /** The provider's own error body for an HTTP status. */
+  errorBody(status: number, message: string, requestId: string): unknown
+  /** Why the body would be rejected with 400, or undefined. */
+  validate(body: Record<string, unknown>): string | undefined
+  encodeBody(plan: Plan): unknown
+  encodeFrames(plan: Plan): Frame[]
+  /** The in-band error a provider sends after the 200 (`seq` = frames already sent). */
+  errorFrame(plan: Plan, seq: number): Frame
+  /** A frame whose data is not JSON, named like a real delta so parsers try to parse it. */
+  malformedFrame(): Frame
+  /** Status used when an `error_event` fault hits a non-streaming request. */
+  overloadedStatus: number
+}

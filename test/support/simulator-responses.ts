@@ -1,0 +1,190 @@
+// OpenAI Responses as the simulator speaks it (wire-formats §2.5–2.7): the full item lifecycle
+// (added → parts → deltas → done) with a `sequence_number` that rises by one per event, and a
+// terminal response carrying the complete output and usage.
+
+import { type DialectCodec, type Frame, type Plan, sseFrame } from './simulator-plan'
+import { openaiAuthorized, openaiErrorBody } from './simulator-openai'
+
+/** Responses' input_tokens includes cache reads and writes; Anthropic's input_tokens does not (§4.7). */
+function usageOf(plan: Plan) {
+  const u = plan.usage
+  const input = u.input + u.cacheRead + u.cacheWrite
+  return {
+    input_tokens: input,
+    input_tokens_details: {
+      cached_tokens: u.cacheRead,
+      ...(u.cacheWrite > 0 ? { cache_write_tokens: u.cacheWrite } : {}),
+    },
+    output_tokens: u.output,
+    output_tokens_details: { reasoning_tokens: u.reasoning },
+    total_tokens: input + u.output,
+  }
+}
+
+const outputText = (text: string) => ({ type: 'output_text', text, annotations: [], logprobs: [] })
+
+function completedItems(plan: Plan): unknown[] {
+  const items: unknown[] = []
+  if (plan.thinking) {
+    items.push({
+      id: plan.thinking.itemId,
+      type: 'reasoning',
+      summary: [{ type: 'summary_text', text: plan.thinking.text }],
+    })
+  }
+  if (plan.text) {
+    items.push({
+      id: plan.text.itemId,
+      type: 'message',
+      status: 'completed',
+      role: 'assistant',
+      content: [outputText(plan.text.text)],
+    })
+  }
+  if (plan.tool) {
+    const t = plan.tool
+    items.push({
+      id: t.itemId,
+      type: 'function_call',
+      status: 'completed',
+      arguments: t.args,
+      call_id: t.id,
+      name: t.name,
+    })
+  }
+  return items
+}
+
+type Status = 'in_progress' | 'completed' | 'incomplete'
+
+function responseOf(plan: Plan, status: Status, output: unknown[]) {
+  const req = plan.request
+  const reasoning = (req['reasoning'] ?? {}) as { effort?: unknown; summary?: unknown }
+  return {
+    id: plan.id,
+    object: 'response',
+    created_at: plan.created,
+    status,
+    background: false,
+    completed_at: status === 'in_progress' ? null : plan.created,
+    error: null,
+    incomplete_details: status === 'incomplete' ? { reason: 'max_output_tokens' } : null,
+    instructions: req['instructions'] ?? null,
+    max_output_tokens: req['max_output_tokens'] ?? null,
+    model: plan.model,
+    output,
+    parallel_tool_calls: req['parallel_tool_calls'] ?? true,
+    previous_response_id: null,
+    reasoning: { effort: reasoning.effort ?? null, summary: reasoning.summary ?? null },
+    store: req['store'] ?? true,
+    temperature: req['temperature'] ?? 1,
+    text: req['text'] ?? { format: { type: 'text' } },
+    tool_choice: req['tool_choice'] ?? 'auto',
+    tools: req['tools'] ?? [],
+    top_p: req['top_p'] ?? 1,
+    truncation: 'disabled',
+    usage: status === 'in_progress' ? null : usageOf(plan),
+    user: null,
+    metadata: req['metadata'] ?? {},
+  }
+}
+
+const terminalStatus = (plan: Plan): Status => (plan.stop === 'max_tokens' ? 'incomplete' : 'completed')
+
+function encodeFrames(plan: Plan): Frame[] {
+  const frames: Frame[] = []
+  let seq = 0
+  const emit = (type: string, fields: Record<string, unknown>, paced = false) => {
+    frames.push(sseFrame(type, { type, sequence_number: seq++, ...fields }, paced))
+  }
+  const start = responseOf(plan, 'in_progress', [])
+  emit('response.created', { response: start })
+  emit('response.in_progress', { response: start })
+
+  let outputIndex = 0
+  if (plan.thinking) {
+    const t = plan.thinking
+    const at = { item_id: t.itemId, output_index: outputIndex, summary_index: 0 }
+    emit('response.output_item.added', {
+      output_index: outputIndex,
+      item: { id: t.itemId, type: 'reasoning', summary: [] },
+    })
+    emit('response.reasoning_summary_part.added', { ...at, part: { type: 'summary_text', text: '' } })
+    for (const delta of t.deltas) emit('response.reasoning_summary_text.delta', { ...at, delta }, true)
+    emit('response.reasoning_summary_text.done', { ...at, text: t.text })
+    emit('response.reasoning_summary_part.done', { ...at, part: { type: 'summary_text', text: t.text } })
+    emit('response.output_item.done', {
+      output_index: outputIndex,
+      item: { id: t.itemId, type: 'reasoning', summary: [{ type: 'summary_text', text: t.text }] },
+    })
+    outputIndex++
+  }
+  if (plan.text) {
+    const m = plan.text
+    const at = { item_id: m.itemId, output_index: outputIndex, content_index: 0 }
+    emit('response.output_item.added', {
+      output_index: outputIndex,
+      item: { id: m.itemId, type: 'message', status: 'in_progress', role: 'assistant', content: [] },
+    })
+    emit('response.content_part.added', { ...at, part: outputText('') })
+    for (const delta of m.deltas) emit('response.output_text.delta', { ...at, delta, logprobs: [] }, true)
+    emit('response.output_text.done', { ...at, text: m.text, logprobs: [] })
+    emit('response.content_part.done', { ...at, part: outputText(m.text) })
+    emit('response.output_item.done', {
+      output_index: outputIndex,
+      item: { id: m.itemId, type: 'message', status: 'completed', role: 'assistant', content: [outputText(m.text)] },
+    })
+    outputIndex++
+  }
+  if (plan.tool) {
+    const t = plan.tool
+    const at = { item_id: t.itemId, output_index: outputIndex }
+    const item = (status: string, args: string) => ({
+      id: t.itemId,
+      type: 'function_call',
+      status,
+      arguments: args,
+      call_id: t.id,
+      name: t.name,
+    })
+    emit('response.output_item.added', { output_index: outputIndex, item: item('in_progress', '') })
+    for (const delta of t.fragments) emit('response.function_call_arguments.delta', { ...at, delta }, true)
+    emit('response.function_call_arguments.done', { ...at, name: t.name, arguments: t.args })
+    emit('response.output_item.done', { output_index: outputIndex, item: item('completed', t.args) })
+  }
+
+  const status = terminalStatus(plan)
+  emit(status === 'incomplete' ? 'response.incomplete' : 'response.completed', {
+    response: responseOf(plan, status, completedItems(plan)),
+  })
+  return frames
+}
+
+function validate(body: Record<string, unknown>): string | undefined {
+  if (typeof body['model'] !== 'string') return "Missing required parameter: 'model'."
+  return undefined
+}
+
+export const responsesCodec: DialectCodec = {
+  name: 'responses',
+  requestIdHeader: 'x-request-id',
+  authorized: openaiAuthorized,
+  errorBody: openaiErrorBody,
+  validate,
+  encodeBody: (plan) => responseOf(plan, terminalStatus(plan), completedItems(plan)),
+  encodeFrames,
+  // Top-level code/message/param (§2.6); openai-node throws on the `error` event name.
+  errorFrame: (_plan, seq) =>
+    sseFrame('error', {
+      type: 'error',
+      code: 'server_error',
+      message: 'The server is overloaded.',
+      param: null,
+      sequence_number: seq,
+    }),
+  malformedFrame: () => ({
+    text: 'event: response.output_text.delta\ndata: {"type":"response.output_text\n\n',
+    paced: false,
+  }),
+  overloadedStatus: 503,
+}

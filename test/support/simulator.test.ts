@@ -1,0 +1,495 @@
+// Proves the simulator speaks the three provider protocols well enough for the official SDKs to
+// accept every answer, and that its faults look to those SDKs like the real failures.
+
+import { afterAll, beforeAll, beforeEach, describe, expect, test } from 'bun:test'
+import Anthropic from '@anthropic-ai/sdk'
+import OpenAI from 'openai'
+import { parseModelShortcut, type Simulator, startSimulator } from './simulator'
+import { splitBytes } from './simulator-stream'
+
+const KEY = 'sk-sim-test'
+let sim: Simulator
+let anthropic: Anthropic
+let openai: OpenAI
+
+beforeAll(() => {
+  sim = startSimulator({ apiKey: KEY })
+  // logLevel off: the fault tests make the SDKs log parse failures we provoke on purpose.
+  anthropic = new Anthropic({ apiKey: KEY, baseURL: sim.url, maxRetries: 0, logLevel: 'off' })
+  openai = new OpenAI({ apiKey: KEY, baseURL: `${sim.url}/v1`, maxRetries: 0, logLevel: 'off' })
+})
+afterAll(() => sim.stop())
+beforeEach(() => sim.reset())
+
+const ask = { max_tokens: 256, messages: [{ role: 'user' as const, content: 'What is the weather in Paris?' }] }
+const chatAsk = { messages: [{ role: 'user' as const, content: 'What is the weather in Paris?' }] }
+const weather = { id: 'toolu_sim_weather_1', name: 'get_weather', arguments: { city: 'Paris', unit: 'celsius' } }
+const cached = { input: 86, cacheRead: 1920, cacheWrite: 10, output: 48, reasoning: 7 }
+
+/** The rejection of a promise (SDK APIPromises are thenables, so wrap them), or a failure if it resolved. */
+const failure = (p: PromiseLike<unknown>): Promise<unknown> =>
+  Promise.resolve(p).then(
+    (value) => {
+      throw new Error(`expected a rejection, got ${JSON.stringify(value)}`)
+    },
+    (err: unknown) => err,
+  )
+
+/** Raw SSE text of one streamed answer, for asserting the wire itself. */
+async function rawStream(path: string, body: unknown, headers: Record<string, string>): Promise<string> {
+  const res = await fetch(`${sim.url}${path}`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', ...headers },
+    body: JSON.stringify(body),
+  })
+  expect(res.headers.get('content-type')).toStartWith('text/event-stream')
+  return res.text()
+}
+const anthropicHeaders = { 'x-api-key': KEY, 'anthropic-version': '2023-06-01' }
+const bearer = { authorization: `Bearer ${KEY}` }
+const dataOf = (sse: string) =>
+  sse
+    .split('\n')
+    .filter((l) => l.startsWith('data: ') && l !== 'data: [DONE]')
+    .map((l) => JSON.parse(l.slice(6)))
+
+describe('Anthropic Messages', () => {
+  test('non-stream text with cache usage', async () => {
+    sim.setScenario('claude-sim', { text: 'Hi there!', usage: cached })
+    const msg = await anthropic.messages.create({ model: 'claude-sim', ...ask })
+    expect(msg.id).toStartWith('msg_sim')
+    expect(msg).toMatchObject({
+      type: 'message',
+      role: 'assistant',
+      model: 'claude-sim',
+      content: [{ type: 'text', text: 'Hi there!' }],
+      stop_reason: 'end_turn',
+      stop_sequence: null,
+      usage: { input_tokens: 86, cache_read_input_tokens: 1920, cache_creation_input_tokens: 10, output_tokens: 48 },
+    })
+    expect(sim.requests[0]).toMatchObject({ method: 'POST', path: '/v1/messages', aborted: false })
+    // SDK 1.12 sends the key as a Bearer token; x-api-key is accepted too (see the raw tests).
+    expect(sim.requests[0]?.headers['authorization']).toBe(`Bearer ${KEY}`)
+    expect(sim.requests[0]?.body).toMatchObject({ model: 'claude-sim', max_tokens: 256 })
+  })
+
+  test('streamed thinking + text folds into the same message as non-stream', async () => {
+    sim.setScenario('claude-sim', {
+      thinking: 'Paris is in France; weather is mild.',
+      text: 'It is 18°C.',
+      usage: cached,
+    })
+    const streamed = await anthropic.messages.stream({ model: 'claude-sim', ...ask }).finalMessage()
+    const plain = await anthropic.messages.create({ model: 'claude-sim', ...ask })
+    const expected = [
+      { type: 'thinking', thinking: 'Paris is in France; weather is mild.', signature: expect.any(String) },
+      { type: 'text', text: 'It is 18°C.' },
+    ]
+    expect(streamed.content).toMatchObject(expected)
+    expect(plain.content).toMatchObject(expected)
+    // The signature is deterministic, so a client replaying it gets the same bytes either way.
+    const signature = (m: Anthropic.Message) => (m.content[0] as Anthropic.ThinkingBlock).signature
+    expect(signature(streamed)).toBe(signature(plain))
+    expect(streamed.usage).toMatchObject(plain.usage)
+    expect(streamed.stop_reason).toBe('end_turn')
+  })
+
+  test('streamed tool use arrives through input_json_delta', async () => {
+    sim.setScenario('claude-sim', { text: 'Checking.', toolCall: weather })
+    const msg = await anthropic.messages.stream({ model: 'claude-sim', ...ask }).finalMessage()
+    expect(msg.content).toMatchObject([
+      { type: 'text', text: 'Checking.' },
+      { type: 'tool_use', id: 'toolu_sim_weather_1', name: 'get_weather', input: weather.arguments },
+    ])
+    expect(msg.stop_reason).toBe('tool_use')
+  })
+
+  test('wire order: message_start, ping, blocks, message_delta with full usage, message_stop', async () => {
+    sim.setScenario('claude-sim', { thinking: 'Hmm.', text: 'Yes.', usage: cached })
+    const sse = await rawStream('/v1/messages', { model: 'claude-sim', stream: true, ...ask }, anthropicHeaders)
+    const events = [...sse.matchAll(/^event: (.+)$/gm)].map((m) => m[1])
+    expect(events).toEqual([
+      'message_start',
+      'ping',
+      'content_block_start',
+      'content_block_delta',
+      'content_block_delta',
+      'content_block_stop',
+      'content_block_start',
+      'content_block_delta',
+      'content_block_stop',
+      'message_delta',
+      'message_stop',
+    ])
+    const data = dataOf(sse)
+    expect(data[0].message.usage).toMatchObject({ input_tokens: 86, cache_read_input_tokens: 1920, output_tokens: 1 })
+    expect(data[4].delta.type).toBe('signature_delta')
+    expect(data.at(-2).usage).toEqual({
+      input_tokens: 86,
+      cache_creation_input_tokens: 10,
+      cache_read_input_tokens: 1920,
+      output_tokens: 48,
+    })
+  })
+
+  test('stop reasons, beta path, count_tokens and models', async () => {
+    sim.queue('claude-sim', { stopReason: 'max_tokens' }, { stopReason: 'stop_sequence' })
+    expect((await anthropic.messages.create({ model: 'claude-sim', ...ask })).stop_reason).toBe('max_tokens')
+    const stopped = await anthropic.messages.create({ model: 'claude-sim', ...ask, stop_sequences: ['END'] })
+    expect(stopped).toMatchObject({ stop_reason: 'stop_sequence', stop_sequence: 'END' })
+
+    // Claude Code's beta path, with the x-api-key header.
+    const beta = await fetch(`${sim.url}/v1/messages?beta=true`, {
+      method: 'POST',
+      headers: anthropicHeaders,
+      body: JSON.stringify({ model: 'claude-sim', ...ask }),
+    })
+    expect(beta.status).toBe(200)
+    expect(beta.headers.get('request-id')).toStartWith('req_sim')
+    expect(sim.requests[2]?.path).toBe('/v1/messages?beta=true')
+
+    // ceil(chars/4) of the text: 'What is the weather in Paris?' is 29 chars → 8.
+    const count = await anthropic.messages.countTokens({ model: 'claude-sim', messages: ask.messages })
+    expect(count).toEqual({ input_tokens: 8 })
+
+    const models = await anthropic.models.list()
+    expect(models.data.map((m) => m.id)).toEqual(['claude-sim', 'sim-claude', 'sim-gpt'])
+  })
+})
+
+describe('OpenAI Chat Completions', () => {
+  test('non-stream tool call with cache usage (prompt_tokens includes cache)', async () => {
+    sim.setScenario('gpt-sim', { toolCall: { ...weather, id: 'call_abc123' }, usage: cached })
+    const res = await openai.chat.completions.create({ model: 'gpt-sim', ...chatAsk })
+    expect(res.id).toStartWith('chatcmpl-sim')
+    expect(res.model).toBe('gpt-sim')
+    expect(res.choices[0]).toMatchObject({
+      finish_reason: 'tool_calls',
+      message: {
+        role: 'assistant',
+        content: null,
+        tool_calls: [
+          {
+            id: 'call_abc123',
+            type: 'function',
+            function: { name: 'get_weather', arguments: JSON.stringify(weather.arguments) },
+          },
+        ],
+      },
+    })
+    expect(res.usage).toMatchObject({
+      prompt_tokens: 2016,
+      completion_tokens: 48,
+      total_tokens: 2064,
+      prompt_tokens_details: { cached_tokens: 1920 },
+      completion_tokens_details: { reasoning_tokens: 7 },
+    })
+    expect(sim.requests[0]?.headers['authorization']).toBe(`Bearer ${KEY}`)
+  })
+
+  test('streamed text with include_usage: role first, finish chunk, usage chunk, [DONE]', async () => {
+    sim.setScenario('gpt-sim', { text: 'Hi there, friend!', usage: cached })
+    const stream = await openai.chat.completions.create({
+      model: 'gpt-sim',
+      ...chatAsk,
+      stream: true,
+      stream_options: { include_usage: true },
+    })
+    const chunks = []
+    for await (const chunk of stream) chunks.push(chunk)
+    expect(chunks[0]?.choices[0]?.delta.role).toBe('assistant')
+    expect(chunks.map((c) => c.choices[0]?.delta.content ?? '').join('')).toBe('Hi there, friend!')
+    const [finish, usage] = chunks.slice(-2)
+    expect(finish?.choices[0]?.finish_reason).toBe('stop')
+    expect(finish?.usage).toBeNull()
+    expect(usage?.choices).toEqual([])
+    expect(usage?.usage).toMatchObject({ prompt_tokens: 2016, completion_tokens: 48 })
+    expect(new Set(chunks.map((c) => c.id)).size).toBe(1)
+
+    const sse = await rawStream('/v1/chat/completions', { model: 'gpt-sim', stream: true, ...chatAsk }, bearer)
+    expect(sse).toEndWith('data: [DONE]\n\n')
+    expect(sse).not.toContain('"usage"')
+  })
+
+  test('streamed reasoning_content and tool-call fragments; OpenRouter comments parse', async () => {
+    sim.setScenario('gpt-sim', { thinking: 'Need the weather tool.', toolCall: weather, pings: true })
+    const sse = await rawStream('/v1/chat/completions', { model: 'gpt-sim', stream: true, ...chatAsk }, bearer)
+    expect(sse).toStartWith(': OPENROUTER PROCESSING\n\n')
+    const deltas = dataOf(sse).map((c) => c.choices[0]?.delta)
+    expect(deltas.map((d) => d?.reasoning_content ?? '').join('')).toBe('Need the weather tool.')
+    const calls = deltas.flatMap((d) => d?.tool_calls ?? [])
+    expect(calls[0]).toEqual({
+      index: 0,
+      id: weather.id,
+      type: 'function',
+      function: { name: 'get_weather', arguments: '' },
+    })
+    expect(calls.map((c) => c.function.arguments).join('')).toBe(JSON.stringify(weather.arguments))
+
+    const final = await openai.chat.completions.stream({ model: 'gpt-sim', ...chatAsk }).finalChatCompletion()
+    expect(final.choices[0]?.finish_reason).toBe('tool_calls')
+    expect(final.choices[0]?.message.tool_calls?.[0]).toMatchObject({ function: { name: 'get_weather' } })
+  })
+})
+
+describe('OpenAI Responses', () => {
+  test('non-stream text', async () => {
+    sim.setScenario('gpt-sim', { text: 'Hi there!', usage: cached })
+    const res = await openai.responses.create({ model: 'gpt-sim', input: 'Hello' })
+    expect(res.id).toStartWith('resp_sim')
+    expect(res).toMatchObject({ object: 'response', status: 'completed', model: 'gpt-sim', output_text: 'Hi there!' })
+    expect(res.usage).toEqual({
+      input_tokens: 2016,
+      input_tokens_details: { cached_tokens: 1920, cache_write_tokens: 10 } as never,
+      output_tokens: 48,
+      output_tokens_details: { reasoning_tokens: 7 },
+      total_tokens: 2064,
+    })
+  })
+
+  test('stream().finalResponse() with reasoning and a function call', async () => {
+    sim.setScenario('gpt-sim', { thinking: 'Use the tool.', toolCall: { ...weather, id: 'call_1' }, usage: cached })
+    const streamed = await openai.responses.stream({ model: 'gpt-sim', input: 'Weather?' }).finalResponse()
+    const plain = await openai.responses.create({ model: 'gpt-sim', input: 'Weather?' })
+    for (const res of [streamed, plain]) {
+      expect(res.status).toBe('completed')
+      expect(res.output).toMatchObject([
+        { type: 'reasoning', summary: [{ type: 'summary_text', text: 'Use the tool.' }] },
+        { type: 'function_call', call_id: 'call_1', name: 'get_weather', arguments: JSON.stringify(weather.arguments) },
+      ])
+      expect(res.usage?.input_tokens_details.cached_tokens).toBe(1920)
+    }
+  })
+
+  test('event list with strictly increasing sequence_number; max_tokens ends incomplete', async () => {
+    sim.setScenario('gpt-sim', { text: 'Hi there!', stopReason: 'max_tokens' })
+    const sse = await rawStream('/v1/responses', { model: 'gpt-sim', input: 'Hello', stream: true }, bearer)
+    const events = dataOf(sse)
+    expect(events.map((e) => e.sequence_number)).toEqual(events.map((_, i) => i))
+    expect([...sse.matchAll(/^event: (.+)$/gm)].map((m) => m[1])).toEqual(events.map((e) => e.type))
+    expect(events.map((e) => e.type)).toEqual([
+      'response.created',
+      'response.in_progress',
+      'response.output_item.added',
+      'response.content_part.added',
+      'response.output_text.delta',
+      'response.output_text.done',
+      'response.content_part.done',
+      'response.output_item.done',
+      'response.incomplete',
+    ])
+    expect(events.at(-1).response).toMatchObject({
+      status: 'incomplete',
+      incomplete_details: { reason: 'max_output_tokens' },
+    })
+  })
+})
+
+describe('faults', () => {
+  test('status errors surface as APIError in each dialect, with retry-after', async () => {
+    sim.setScenario('m', { fault: { kind: 'status', status: 529 } })
+    const a = await anthropic.messages.create({ model: 'm', ...ask }).catch((e: unknown) => e)
+    expect(a).toBeInstanceOf(Anthropic.APIError)
+    expect(a).toMatchObject({ status: 529, type: 'overloaded_error' })
+
+    sim.setScenario('m', { fault: { kind: 'status', status: 429, retryAfter: 7 } })
+    const c = (await failure(openai.chat.completions.create({ model: 'm', ...chatAsk }))) as InstanceType<
+      typeof OpenAI.RateLimitError
+    >
+    expect(c).toBeInstanceOf(OpenAI.RateLimitError)
+    expect(c.headers.get('retry-after')).toBe('7')
+    expect(c.error).toEqual({ message: expect.any(String), type: 'requests', param: null, code: 'rate_limit_exceeded' })
+
+    sim.setScenario('m', { fault: { kind: 'status', status: 500 } })
+    const r = await openai.responses.create({ model: 'm', input: 'x' }).catch((e: unknown) => e)
+    expect(r).toBeInstanceOf(OpenAI.InternalServerError)
+
+    const wrong = new Anthropic({ apiKey: 'nope', baseURL: sim.url, maxRetries: 0 })
+    const w = await wrong.messages.create({ model: 'm', ...ask }).catch((e: unknown) => e)
+    expect(w).toMatchObject({ status: 401, type: 'authentication_error' })
+    const wrongOpenai = new OpenAI({ apiKey: 'nope', baseURL: `${sim.url}/v1`, maxRetries: 0 })
+    expect(await wrongOpenai.responses.create({ model: 'm', input: 'x' }).catch((e: unknown) => e)).toBeInstanceOf(
+      OpenAI.AuthenticationError,
+    )
+  })
+
+  test('reset makes every SDK throw mid-stream', async () => {
+    sim.setScenario('m', { fault: { kind: 'reset', afterFrames: 3 } })
+    expect(await failure(anthropic.messages.stream({ model: 'm', ...ask }).finalMessage())).toBeInstanceOf(Error)
+    expect(
+      await failure(openai.chat.completions.stream({ model: 'm', ...chatAsk }).finalChatCompletion()),
+    ).toBeInstanceOf(Error)
+    expect(await failure(openai.responses.stream({ model: 'm', input: 'x' }).finalResponse())).toBeInstanceOf(Error)
+    // Non-streaming: the body dies halfway.
+    expect(await failure(anthropic.messages.create({ model: 'm', ...ask }))).toBeInstanceOf(
+      Anthropic.APIConnectionError,
+    )
+  })
+
+  test('cut ends the body cleanly without a terminal event', async () => {
+    sim.setScenario('m', { text: 'one two three four five six', chunks: 6, fault: { kind: 'cut', afterFrames: 4 } })
+    // The Anthropic SDK only yields a message at message_stop, so it throws.
+    expect(await failure(anthropic.messages.stream({ model: 'm', ...ask }).finalMessage())).toBeInstanceOf(
+      Anthropic.AnthropicError,
+    )
+    // openai-node folds what arrived on a clean EOF: the gateway must notice the missing
+    // finish_reason / [DONE] / response.completed itself.
+    const res = await openai.responses.stream({ model: 'm', input: 'x' }).finalResponse()
+    expect(res.status).toBe('in_progress')
+    const sse = await rawStream('/v1/chat/completions', { model: 'm', stream: true, ...chatAsk }, bearer)
+    expect(dataOf(sse).map((c) => c.choices[0].finish_reason)).toEqual([null, null, null, null])
+    expect(sse).not.toContain('[DONE]')
+  })
+
+  test('malformed frames and in-band error events make the SDKs throw', async () => {
+    const text = 'one two three four five six'
+    sim.setScenario('m', { text, chunks: 6, fault: { kind: 'malformed', afterFrames: 3 } })
+    const parseError = { message: expect.stringMatching(/JSON/) }
+    expect(await failure(anthropic.messages.stream({ model: 'm', ...ask }).finalMessage())).toMatchObject(parseError)
+    expect(
+      await failure(openai.chat.completions.stream({ model: 'm', ...chatAsk }).finalChatCompletion()),
+    ).toMatchObject(parseError)
+    expect(await failure(openai.responses.stream({ model: 'm', input: 'x' }).finalResponse())).toMatchObject(parseError)
+
+    sim.setScenario('m', { text, chunks: 6, fault: { kind: 'error_event', afterFrames: 4 } })
+    const a = await failure(anthropic.messages.stream({ model: 'm', ...ask }).finalMessage())
+    expect(a).toBeInstanceOf(Anthropic.APIError)
+    expect(a).toMatchObject({ type: 'overloaded_error' })
+    expect(
+      await failure(openai.chat.completions.stream({ model: 'm', ...chatAsk }).finalChatCompletion()),
+    ).toBeInstanceOf(OpenAI.APIError)
+    expect(await failure(openai.responses.stream({ model: 'm', input: 'x' }).finalResponse())).toBeInstanceOf(
+      OpenAI.APIError,
+    )
+    // Non-streaming requests get the provider's overloaded status instead.
+    expect(await failure(anthropic.messages.create({ model: 'm', ...ask }))).toMatchObject({ status: 529 })
+  })
+
+  test('truncated JSON and wrong content type', async () => {
+    sim.setScenario('m', { fault: { kind: 'truncated_json' } })
+    expect(await failure(openai.chat.completions.create({ model: 'm', ...chatAsk }))).toBeInstanceOf(Error)
+    const cut = await fetch(`${sim.url}/v1/responses`, { method: 'POST', headers: bearer, body: '{"model":"m"}' })
+    expect(cut.headers.get('content-type')).toBe('application/json')
+    expect(await failure(cut.text().then(JSON.parse))).toBeInstanceOf(Error)
+
+    sim.setScenario('m', { fault: { kind: 'wrong_content_type' } })
+    const html = await fetch(`${sim.url}/v1/messages`, {
+      method: 'POST',
+      headers: anthropicHeaders,
+      body: JSON.stringify({ model: 'm', stream: true, ...ask }),
+    })
+    expect(html.status).toBe(200)
+    expect(html.headers.get('content-type')).toStartWith('text/html')
+  })
+
+  test('client disconnect mid-stream is recorded as aborted', async () => {
+    sim.setScenario('m', { chunks: 5, chunkDelayMs: 60_000 })
+    const ac = new AbortController()
+    const res = await fetch(`${sim.url}/v1/chat/completions`, {
+      method: 'POST',
+      headers: bearer,
+      body: JSON.stringify({ model: 'm', stream: true, ...chatAsk }),
+      signal: ac.signal,
+    })
+    await res.body?.getReader().read()
+    ac.abort()
+    expect(await sim.waitForAbort(0)).toBe(true)
+    expect(sim.requests[0]?.aborted).toBe(true)
+  })
+
+  test('hang never answers until the client gives up', async () => {
+    sim.setScenario('m', { fault: { kind: 'hang' } })
+    const err = await openai.chat.completions
+      .create({ model: 'm', ...chatAsk }, { signal: AbortSignal.timeout(100) })
+      .catch((e: unknown) => e)
+    expect(err).toBeInstanceOf(Error)
+    expect(await sim.waitForAbort(0)).toBe(true)
+  })
+
+  test('a completed request is not marked aborted', async () => {
+    await openai.chat.completions.create({ model: 'm', ...chatAsk })
+    expect(await sim.waitForAbort(0, 50)).toBe(false)
+  })
+})
+
+describe('network splits', () => {
+  test('splitBytes cuts inside lines and inside a UTF-8 character', () => {
+    const bytes = new TextEncoder().encode('data: {"text":"café 👋"}\n\n')
+    const [head, tail] = splitBytes(bytes, 'mid-utf8')
+    expect(() => new TextDecoder('utf-8', { fatal: true }).decode(head)).toThrow()
+    expect(new TextDecoder().decode(Buffer.concat([head!, tail!]))).toBe('data: {"text":"café 👋"}\n\n')
+    const lines = splitBytes(bytes, 'mid-line')
+    expect(lines).toHaveLength(2)
+    expect(new TextDecoder().decode(lines[0]).endsWith('\n')).toBe(false)
+    expect(splitBytes(bytes, 'per-byte')).toHaveLength(bytes.length)
+  })
+
+  for (const split of ['mid-line', 'mid-utf8', 'per-byte'] as const) {
+    test(`${split}: every SDK still folds the same final answer`, async () => {
+      sim.setScenario('m', { split, thinking: 'Ok.' })
+      const msg = await anthropic.messages.stream({ model: 'm', ...ask }).finalMessage()
+      expect(msg.content[1]).toMatchObject({ type: 'text', text: 'Hello from m — café 👋' })
+      const chat = await openai.chat.completions.stream({ model: 'm', ...chatAsk }).finalChatCompletion()
+      expect(chat.choices[0]?.message.content).toBe('Hello from m — café 👋')
+      const res = await openai.responses.stream({ model: 'm', input: 'x' }).finalResponse()
+      expect(res.output_text).toBe('Hello from m — café 👋')
+    })
+  }
+
+  test('mid-utf8 reaches the client as separate network reads', async () => {
+    sim.setScenario('m', { split: 'mid-utf8', text: 'é' })
+    const res = await fetch(`${sim.url}/v1/messages`, {
+      method: 'POST',
+      headers: anthropicHeaders,
+      body: JSON.stringify({ model: 'm', stream: true, ...ask }),
+    })
+    const strict = new TextDecoder('utf-8', { fatal: true })
+    let brokenRead = false
+    for await (const chunk of res.body!) {
+      try {
+        strict.decode(chunk)
+      } catch {
+        brokenRead = true
+      }
+    }
+    expect(brokenRead).toBe(true)
+  })
+})
+
+describe('scenarios', () => {
+  test('queue before sticky, own model before *', async () => {
+    sim.setScenario('*', { text: 'any' })
+    sim.setScenario('m', { text: 'sticky' })
+    sim.queue('m', { text: 'one' }, { text: 'two' })
+    const texts = []
+    for (let i = 0; i < 3; i++) texts.push((await openai.responses.create({ model: 'm', input: 'x' })).output_text)
+    texts.push((await openai.responses.create({ model: 'other', input: 'x' })).output_text)
+    expect(texts).toEqual(['one', 'two', 'sticky', 'any'])
+  })
+
+  test('model-name shortcuts', async () => {
+    expect(parseModelShortcut('sim-stream-20x5ms')).toEqual({ chunks: 20, chunkDelayMs: 5 })
+    expect(parseModelShortcut('sim-wait-50ms')).toEqual({ firstByteDelayMs: 50 })
+    expect(parseModelShortcut('sim-status-429')).toEqual({ fault: { kind: 'status', status: 429 } })
+    expect(parseModelShortcut('gpt-4o-stream-2x1ms')).toBeUndefined()
+
+    const stream = await openai.chat.completions.create({ model: 'sim-stream-6x1ms', ...chatAsk, stream: true })
+    let deltas = 0
+    for await (const chunk of stream) if (chunk.choices[0]?.delta.content) deltas++
+    expect(deltas).toBe(6)
+  })
+
+  test('streams are paced frame by frame, not buffered', async () => {
+    sim.setScenario('m', { chunks: 4, chunkDelayMs: 40 })
+    const res = await fetch(`${sim.url}/v1/chat/completions`, {
+      method: 'POST',
+      headers: bearer,
+      body: JSON.stringify({ model: 'm', stream: true, ...chatAsk }),
+    })
+    const reads: number[] = []
+    for await (const _ of res.body!) reads.push(performance.now())
+    expect(reads.length).toBeGreaterThanOrEqual(4)
+    // Three 40 ms gaps between four deltas.
+    expect(reads.at(-1)! - reads[0]!).toBeGreaterThanOrEqual(110)
+  })
+})

@@ -4,6 +4,7 @@ import type { Deps } from './deps'
 import { adminRoutes } from './http/admin'
 import { errorResponse, type Surface } from './http/errors'
 import { healthRoutes } from './http/health'
+import { messagesRoutes } from './http/messages'
 import { usageRoutes } from './http/usage'
 import { GatewayError, invalidRequest } from './lib/errors'
 import { describeValueError } from './lib/schema-errors'
@@ -17,6 +18,8 @@ const knownRoutes: { pattern: RegExp; methods: string }[] = [
   { pattern: /^\/v1\/usage(\/requests(\/[^/]+)?|\/sessions(\/list)?)?$/, methods: 'GET' },
   { pattern: /^\/v1\/usage\/requests\/[^/]+\/feedback$/, methods: 'POST' },
   { pattern: /^\/(healthz|readyz)$/, methods: 'GET' },
+  { pattern: /^\/(compat-a|anthropic)\/v1\/messages(\/count_tokens)?$/, methods: 'POST' },
+  { pattern: /^\/(compat-a|anthropic)\/v1\/models(\/[^/]+)?$/, methods: 'GET' },
 ]
 
 function describeValidation(error: ValidationError): string {
@@ -63,6 +66,7 @@ export function createApp(deps: Deps) {
     .use(healthRoutes(deps))
     .use(usageRoutes(deps))
     .use(adminRoutes(deps))
+    .use(messagesRoutes(deps))
 }
 
 export type App = ReturnType<typeof createApp>

@@ -151,9 +151,17 @@ export function createAdmin(deps: { ledger: Ledger; config: Config; clock: () =>
 
     /** Decrypts an account's provider key for one upstream call; never logged, never returned. */
     async openProviderKey(accountId: string, providerId: string): Promise<string | undefined> {
-      if (!config.server.masterKey) return undefined
-      const row = (await ledger.listProviderKeys(accountId)).find((k) => k.providerId === providerId)
-      return row ? openProviderKey(config.server.masterKey, row.sealed, accountId) : undefined
+      return (await this.openProviderKeys(accountId)).get(providerId)
+    },
+
+    /** provider id → plaintext key, for the providers this gateway has configured. */
+    async openProviderKeys(accountId: string): Promise<Map<string, string>> {
+      const keys = new Map<string, string>()
+      if (!config.server.masterKey) return keys
+      for (const row of await ledger.listProviderKeys(accountId)) {
+        if (config.providers[row.providerId]) keys.set(row.providerId, openProviderKey(config.server.masterKey, row.sealed, accountId))
+      }
+      return keys
     },
 
     /**

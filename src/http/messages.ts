@@ -1,0 +1,71 @@
+// The messages surface (Anthropic Messages shape), served at /compat-a and /anthropic:
+// messages, count_tokens, the models list, and HEAD on the base URL (Claude Code probes it).
+import { Elysia } from 'elysia'
+import type { Deps } from '../deps'
+import { GatewayError, invalidRequest } from '../lib/errors'
+import { AnthropicCountTokensBody, AnthropicMessagesBody } from '../protocols/anthropic/schema'
+import { anthropicSurface } from '../relay/anthropic-surface'
+import { countTokens } from '../relay/count-tokens'
+import { relay } from '../relay/relay'
+import { profileDescriptions, profileNames } from '../router/profiles'
+import { requirePrincipal } from './auth'
+import { readLimit } from './params'
+
+/** When the profiles were introduced; the models list needs a created_at. */
+const profilesCreatedAt = '2026-11-01T00:00:00Z'
+
+const profileModels = Object.entries(profileNames).map(([id, mode]) => ({
+  type: 'model',
+  id,
+  display_name: `${id} (${profileDescriptions[mode]})`,
+  created_at: profilesCreatedAt,
+}))
+
+function requireVersionHeader(headers: Headers) {
+  if (!headers.get('x-compat-version') && !headers.get('anthropic-version')) {
+    throw invalidRequest('missing version header: send `anthropic-version` (or `x-compat-version`), e.g. 2023-06-01')
+  }
+}
+
+function modelsPage(query: Record<string, string | undefined>) {
+  const limit = readLimit(query.limit, { min: 1, max: 1000, fallback: 20 })
+  let start = 0
+  let end = profileModels.length
+  if (query.after_id) start = profileModels.findIndex((m) => m.id === query.after_id) + 1
+  if (query.before_id) end = Math.max(0, profileModels.findIndex((m) => m.id === query.before_id))
+  const page = query.before_id ? profileModels.slice(Math.max(start, end - limit), end) : profileModels.slice(start, start + limit)
+  const more = query.before_id ? end - limit > start : start + limit < end
+  return { data: page, has_more: more, first_id: page[0]?.id ?? null, last_id: page.at(-1)?.id ?? null }
+}
+
+const messagesSurface = (deps: Deps, prefix: string) =>
+  new Elysia({ name: `http.messages${prefix}`, prefix })
+    .head('/', ({ set }) => {
+      set.status = 200
+      return ''
+    })
+    .resolve(async ({ request }) => ({ principal: await requirePrincipal(deps, request.headers, true) }))
+    .post(
+      '/v1/messages',
+      async ({ body, request, principal }) => {
+        requireVersionHeader(request.headers)
+        return relay(deps, { surface: anthropicSurface, body, headers: request.headers, principal, signal: request.signal })
+      },
+      { body: AnthropicMessagesBody },
+    )
+    .post(
+      '/v1/messages/count_tokens',
+      async ({ body, request, principal }) => {
+        requireVersionHeader(request.headers)
+        return countTokens(deps, { body, headers: request.headers, principal })
+      },
+      { body: AnthropicCountTokensBody },
+    )
+    .get('/v1/models', ({ query }) => modelsPage(query))
+    .get('/v1/models/:id', ({ params }) => {
+      const model = profileModels.find((m) => m.id === params.id)
+      if (!model) throw new GatewayError('not_found', `no model ${params.id}: the models are ${Object.keys(profileNames).join(', ')}`)
+      return model
+    })
+
+export const messagesRoutes = (deps: Deps) => new Elysia({ name: 'http.messages' }).use(messagesSurface(deps, '/compat-a')).use(messagesSurface(deps, '/anthropic'))

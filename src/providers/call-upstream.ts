@@ -1,0 +1,99 @@
+// One HTTP call to an upstream: timeouts, cancellation, and failures turned into GatewayErrors
+// that say whether another candidate may be tried (only ever before the client got a byte).
+import type { UpstreamErrorInfo } from '../exchange/types'
+import { type ErrorKind, GatewayError } from '../lib/errors'
+
+export interface UpstreamTimeouts {
+  /** Until the response headers arrive. */
+  firstByteMs: number
+}
+
+/** Statuses after which another candidate may well succeed: the fault is this provider's. */
+const retryableStatuses = new Set([401, 403, 404, 408, 409, 425, 429, 500, 502, 503, 504, 529])
+
+const kindForType: Record<string, ErrorKind> = {
+  invalid_request_error: 'invalid_request',
+  authentication_error: 'api_error',
+  permission_error: 'api_error',
+  not_found_error: 'api_error',
+  request_too_large: 'request_too_large',
+  rate_limit_error: 'rate_limit',
+  overloaded_error: 'overloaded',
+  timeout_error: 'timeout',
+  api_error: 'api_error',
+}
+
+/**
+ * An upstream's error as the gateway's. The provider's 401 is our misconfiguration, not the
+ * client's: it surfaces as a 502 api_error so the client is not told its own key is wrong.
+ */
+export function upstreamFailure(info: UpstreamErrorInfo, retryAfterSeconds?: number): GatewayError {
+  const kind = kindForType[info.type] ?? (info.status >= 500 ? 'api_error' : 'invalid_request')
+  const status = info.status === 401 || info.status === 403 || info.status === 404 ? 502 : info.status
+  return new GatewayError(kind, info.message, {
+    status,
+    retryable: retryableStatuses.has(info.status),
+    retryAfterSeconds,
+  })
+}
+
+export interface UpstreamRequest {
+  url: string
+  headers: Record<string, string>
+  body: string
+  signal: AbortSignal
+  timeouts: UpstreamTimeouts
+  decodeError: (status: number, text: string) => UpstreamErrorInfo
+}
+
+/** Sends the request; resolves with a 2xx Response, or throws a GatewayError. */
+export async function callUpstream(fetchImpl: typeof fetch, req: UpstreamRequest): Promise<Response> {
+  const timeout = AbortSignal.timeout(req.timeouts.firstByteMs)
+  const signal = AbortSignal.any([req.signal, timeout])
+  let response: Response
+  try {
+    response = await fetchImpl(req.url, { method: 'POST', headers: req.headers, body: req.body, signal })
+  } catch (err) {
+    if (req.signal.aborted) throw new GatewayError('api_error', 'client went away', { status: 499, cause: err })
+    if (timeout.aborted) {
+      throw new GatewayError('timeout', `upstream sent no response within ${req.timeouts.firstByteMs} ms`, {
+        retryable: true,
+        cause: err,
+      })
+    }
+    throw new GatewayError('api_error', `upstream unreachable: ${(err as Error).message}`, {
+      status: 502,
+      retryable: true,
+      cause: err,
+    })
+  }
+  if (response.ok) return response
+  const text = await response.text().catch(() => '')
+  const retryAfter = Number(response.headers.get('retry-after'))
+  throw upstreamFailure(req.decodeError(response.status, text), Number.isFinite(retryAfter) && retryAfter > 0 ? retryAfter : undefined)
+}
+
+/** Wraps a body stream so that a silence longer than idleMs ends it with a retryable timeout. */
+export async function* withIdleTimeout<T>(source: AsyncIterable<T>, idleMs: number, onTimeout: () => void): AsyncGenerator<T> {
+  const iterator = source[Symbol.asyncIterator]()
+  try {
+    for (;;) {
+      let timer: ReturnType<typeof setTimeout> | undefined
+      const idle = new Promise<never>((_, reject) => {
+        timer = setTimeout(() => {
+          onTimeout()
+          reject(new GatewayError('timeout', `upstream stream was silent for ${idleMs} ms`, { retryable: true }))
+        }, idleMs)
+      })
+      try {
+        const next = await Promise.race([iterator.next(), idle])
+        if (next.done) return
+        yield next.value
+      } finally {
+        clearTimeout(timer)
+      }
+    }
+  } finally {
+    await iterator.return?.()
+  }
+}

@@ -1,0 +1,62 @@
+// One codec per upstream kind: where requests go, how they authenticate, and how their bodies,
+// streams and errors map to the neutral exchange. No provider-name branches anywhere else.
+import type { ProviderConfig } from '../config/load'
+import type { ProviderKind } from '../config/schema'
+import type { ExchangeEvent, ExchangeRequest, ExchangeResponse, UpstreamErrorInfo } from '../exchange/types'
+import { decodeAnthropicError } from '../protocols/anthropic/errors'
+import { decodeAnthropicResponse } from '../protocols/anthropic/decode-anthropic-response'
+import { decodeAnthropicStream } from '../protocols/anthropic/decode-anthropic-stream'
+import { encodeAnthropicRequest } from '../protocols/anthropic/encode-anthropic-request'
+import { decodeChatResponse } from '../protocols/openai-chat/decode-chat-response'
+import { decodeChatStream } from '../protocols/openai-chat/decode-chat-stream'
+import { encodeChatRequest } from '../protocols/openai-chat/encode-chat-request'
+import { decodeChatError } from '../protocols/openai-chat/errors'
+import { decodeResponsesResponse } from '../protocols/openai-responses/decode-responses-response'
+import { decodeResponsesStream } from '../protocols/openai-responses/decode-responses-stream'
+import { encodeResponsesRequest } from '../protocols/openai-responses/encode-responses-request'
+import { decodeResponsesError } from '../protocols/openai-responses/errors'
+import type { SseEvent } from '../protocols/sse'
+
+export interface ProviderCodec {
+  /** Appended to the provider's base_url. */
+  path: string
+  authHeaders(apiKey: string): Record<string, string>
+  /** Inbound headers that travel to this kind of upstream unchanged. */
+  forwardedHeaders: readonly string[]
+  encodeRequest(req: ExchangeRequest, upstreamModel: string, provider: ProviderConfig): Record<string, unknown>
+  decodeResponse(json: unknown): ExchangeResponse
+  decodeStream(events: AsyncIterable<SseEvent>): AsyncIterable<ExchangeEvent>
+  decodeError(status: number, bodyText: string): UpstreamErrorInfo
+}
+
+const anthropicVersion = '2023-06-01'
+
+export const codecs: Record<ProviderKind, ProviderCodec> = {
+  anthropic: {
+    path: '/v1/messages',
+    authHeaders: (apiKey) => ({ 'x-api-key': apiKey, 'anthropic-version': anthropicVersion }),
+    forwardedHeaders: ['anthropic-version', 'anthropic-beta'],
+    encodeRequest: (req, model) => encodeAnthropicRequest(req, model),
+    decodeResponse: decodeAnthropicResponse,
+    decodeStream: decodeAnthropicStream,
+    decodeError: decodeAnthropicError,
+  },
+  'openai-chat': {
+    path: '/chat/completions',
+    authHeaders: (apiKey) => ({ authorization: `Bearer ${apiKey}` }),
+    forwardedHeaders: [],
+    encodeRequest: (req, model, provider) => encodeChatRequest(req, model, { maxTokensField: provider.maxTokensField }),
+    decodeResponse: decodeChatResponse,
+    decodeStream: decodeChatStream,
+    decodeError: decodeChatError,
+  },
+  'openai-responses': {
+    path: '/responses',
+    authHeaders: (apiKey) => ({ authorization: `Bearer ${apiKey}` }),
+    forwardedHeaders: [],
+    encodeRequest: (req, model) => encodeResponsesRequest(req, model),
+    decodeResponse: decodeResponsesResponse,
+    decodeStream: decodeResponsesStream,
+    decodeError: decodeResponsesError,
+  },
+}

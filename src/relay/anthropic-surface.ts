@@ -1,0 +1,46 @@
+// The messages surface: Anthropic Messages in, and the ids the contract fixes (msg_<ulid>).
+import { decodeAnthropicRequest } from '../protocols/anthropic/decode-anthropic-request'
+import { anthropicUsage } from '../protocols/anthropic/decode-anthropic-response'
+import { encodeAnthropicResponse } from '../protocols/anthropic/encode-anthropic-response'
+import { encodeAnthropicStream } from '../protocols/anthropic/encode-anthropic-stream'
+import { anthropicErrorTypeForKind, encodeAnthropicError } from '../protocols/anthropic/errors'
+import { createAnthropicPassThroughMeter, rewriteMessageStart } from '../protocols/anthropic/usage-meter'
+import { encodeSse } from '../protocols/sse'
+import { isObject } from '../protocols/wire-values'
+import { GatewayError } from '../lib/errors'
+import type { InboundSurface } from './surface'
+
+const messageId = (requestId: string) => `msg_${requestId}`
+
+export const anthropicSurface: InboundSurface = {
+  name: 'messages',
+  errorShape: 'anthropic',
+  nativeKind: 'anthropic',
+  decode: decodeAnthropicRequest,
+  metadata: (body) => (isObject(body.metadata) ? body.metadata : undefined),
+  passThroughBody: (body, upstreamModel, maxTokens) => ({ ...body, model: upstreamModel, max_tokens: maxTokens }),
+  passThroughJson(json, ids) {
+    if (!isObject(json) || json.type !== 'message') {
+      throw new GatewayError('api_error', 'upstream answered 200 with a body that is not a message', { status: 502, retryable: true })
+    }
+    return { body: { ...json, id: messageId(ids.requestId) }, usage: anthropicUsage(json.usage) }
+  },
+  passThroughStream(ids) {
+    const meter = createAnthropicPassThroughMeter()
+    const id = messageId(ids.requestId)
+    return {
+      frame(event) {
+        meter.observe(event)
+        return event.event === 'message_start' ? rewriteMessageStart(event, { id }) : event.raw
+      },
+      usage: meter.usage,
+      finished: meter.finished,
+      estimatedOutputTokens: meter.estimatedOutputTokens,
+      error: meter.error,
+    }
+  },
+  // `model` is the concrete upstream model (the contract), as the upstream named it.
+  encodeResponse: (response, ids) => encodeAnthropicResponse(response, { id: messageId(ids.requestId), model: response.model }),
+  encodeStream: (events, ids, upstreamModel) => encodeAnthropicStream(events, { id: messageId(ids.requestId), model: upstreamModel }),
+  errorFrame: (error) => encodeSse('error', encodeAnthropicError(anthropicErrorTypeForKind(error.kind), error.message)),
+}

@@ -1,0 +1,48 @@
+// count_tokens: asked of an Anthropic upstream of the profile when there is one (its count is
+// exact for Claude), else counted with a real tokenizer. Never a made-up zero: Claude Code
+// decides when to compact from this number.
+import type { Principal } from '../accounts/api-keys'
+import type { Deps } from '../deps'
+import { invalidRequest } from '../lib/errors'
+import { decodeAnthropicRequest } from '../protocols/anthropic/decode-anthropic-request'
+import { isObject } from '../protocols/wire-values'
+import { codecs } from '../providers/codecs'
+import { countRequestTokens } from '../router/count-tokens'
+import { profileNames, routingModeOf } from '../router/profiles'
+
+export async function countTokens(
+  deps: Deps,
+  input: { body: Record<string, unknown>; headers: Headers; principal: Principal },
+): Promise<{ input_tokens: number }> {
+  const mode = routingModeOf(String(input.body.model))
+  if (!mode) {
+    throw invalidRequest(`model must be a routing profile, one of ${Object.keys(profileNames).join(', ')}`, 'model')
+  }
+  const byok = await deps.byok.keysOf(input.principal.accountId)
+  const anthropicModel = deps.config.models.find((m) => {
+    const provider = deps.config.providers[m.provider]
+    return m.profiles.includes(mode) && provider?.kind === 'anthropic' && (provider.apiKey || byok.has(provider.id))
+  })
+  if (anthropicModel) {
+    const provider = deps.config.providers[anthropicModel.provider]!
+    try {
+      const response = await deps.fetch(`${provider.baseUrl}/v1/messages/count_tokens`, {
+        method: 'POST',
+        headers: {
+          'content-type': 'application/json',
+          ...codecs.anthropic.authHeaders(byok.get(provider.id) ?? provider.apiKey!),
+          ...(input.headers.get('anthropic-beta') ? { 'anthropic-beta': input.headers.get('anthropic-beta')! } : {}),
+        },
+        body: JSON.stringify({ ...input.body, model: anthropicModel.upstreamModel }),
+        signal: AbortSignal.timeout(deps.config.routing.firstByteTimeoutMs),
+      })
+      const json: unknown = response.ok ? await response.json() : undefined
+      if (isObject(json) && typeof json.input_tokens === 'number') return { input_tokens: json.input_tokens }
+      deps.log.warn('count_tokens upstream failed; counting locally', { status: response.status })
+    } catch (err) {
+      deps.log.warn('count_tokens upstream unreachable; counting locally', { error: String(err) })
+    }
+  }
+  const exchange = decodeAnthropicRequest({ ...input.body, max_tokens: 1 })
+  return { input_tokens: countRequestTokens(exchange) }
+}

@@ -1,0 +1,58 @@
+// Usage metering for translated streams: one tap over the neutral events that keeps the latest
+// cumulative usage (overwrite, never add), whether the upstream reported it, and how much text
+// flowed, so a cut stream can still be charged for what the client received.
+import { emptyUsage, type ExchangeEvent, type UpstreamErrorInfo, type Usage } from '../exchange/types'
+
+export interface StreamMeter {
+  usage: Usage
+  /** The upstream reported output usage (Anthropic message_delta, Chat usage chunk, Responses completed). */
+  reported: boolean
+  finished: boolean
+  outputChars: number
+  error?: UpstreamErrorInfo
+}
+
+export const newStreamMeter = (): StreamMeter => ({ usage: emptyUsage(), reported: false, finished: false, outputChars: 0 })
+
+export async function* meterEvents(events: AsyncIterable<ExchangeEvent>, meter: StreamMeter): AsyncGenerator<ExchangeEvent> {
+  for await (const event of events) {
+    switch (event.type) {
+      case 'start':
+        overwrite(meter.usage, event.usage)
+        break
+      case 'text_delta':
+        meter.outputChars += event.text.length
+        break
+      case 'thinking_delta':
+        meter.outputChars += event.thinking.length
+        break
+      case 'tool_args_delta':
+        meter.outputChars += event.partialJson.length
+        break
+      case 'usage':
+        overwrite(meter.usage, event.usage)
+        if (event.usage.output !== undefined) meter.reported = true
+        break
+      case 'finish':
+        meter.finished = true
+        break
+      case 'error':
+        meter.error = event.error
+        break
+      default:
+        break
+    }
+    yield event
+  }
+}
+
+function overwrite(target: Usage, update: Partial<Usage> | undefined) {
+  if (!update) return
+  for (const key of ['input', 'cacheRead', 'cacheWrite', 'output', 'reasoning'] as const) {
+    const value = update[key]
+    if (value !== undefined) target[key] = value
+  }
+}
+
+/** ≈ 4 characters a token: the estimate for output the upstream never reported. */
+export const estimateTokensFromChars = (chars: number) => Math.ceil(chars / 4)

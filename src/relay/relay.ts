@@ -1,0 +1,324 @@
+// One model request end to end: gate → rank → dispatch with fallback → stream back → meter →
+// record. Fallback happens only before the client has received a byte; after that a failure
+// becomes an error event in the client's stream.
+import type { Principal } from '../accounts/api-keys'
+import type { Deps } from '../deps'
+import type { ExchangeRequest, UpstreamErrorInfo, Usage } from '../exchange/types'
+import { errorResponse } from '../http/errors'
+import { GatewayError, invalidRequest } from '../lib/errors'
+import { newUlid } from '../lib/ids'
+import { type SseEvent, parseSse } from '../protocols/sse'
+import { callUpstream, upstreamFailure, withIdleTimeout } from '../providers/call-upstream'
+import { codecs } from '../providers/codecs'
+import { readRequestFeatures } from '../router/features'
+import { profileNames, routingModeOf } from '../router/profiles'
+import { type Candidate, defaultPolicies, rankCandidates } from '../router/rank'
+import { meterEvents, newStreamMeter } from './meter'
+import { readSessionAttributes } from './session'
+import type { ClientIds, InboundSurface } from './surface'
+import { type LegDraft, RequestTrace } from './trace'
+
+export interface RelayInput {
+  surface: InboundSurface
+  body: Record<string, unknown>
+  headers: Headers
+  principal: Principal
+  /** Aborts when the client goes away. */
+  signal?: AbortSignal
+}
+
+const sseHeaders = {
+  'content-type': 'text/event-stream; charset=utf-8',
+  'cache-control': 'no-cache',
+  connection: 'keep-alive',
+  'x-accel-buffering': 'no',
+}
+
+export async function relay(deps: Deps, input: RelayInput): Promise<Response> {
+  const requestId = newUlid()
+  const idHeader = { 'x-request-id': requestId }
+  const { surface, body } = input
+  try {
+    const profile = typeof body.model === 'string' ? body.model : ''
+    const mode = routingModeOf(profile)
+    if (!mode) {
+      throw invalidRequest(
+        `model must be a routing profile, one of ${Object.keys(profileNames).join(', ')} (got ${JSON.stringify(body.model)})`,
+        'model',
+      )
+    }
+    const exchange = surface.decode(body)
+    const features = readRequestFeatures(exchange)
+    const accountId = input.principal.accountId
+    const [grants, byokKeys] = await Promise.all([deps.credit.grantsOf(accountId), deps.byok.keysOf(accountId)])
+    const now = deps.clock()
+    const ranking = rankCandidates({
+      mode,
+      features,
+      models: deps.config.models,
+      providers: deps.config.providers,
+      byokProviders: new Set(byokKeys.keys()),
+      grants,
+      byokFeePercent: deps.config.billing.byokFeePercent,
+      now,
+      policy: defaultPolicies[mode],
+    })
+    const trace = new RequestTrace({
+      id: requestId,
+      accountId,
+      apiKeyId: input.principal.keyId,
+      surface: surface.name,
+      routingMode: mode,
+      stream: exchange.stream,
+      session: readSessionAttributes(input.headers, surface.metadata(body)),
+      ranks: ranking.ranks,
+      exchange,
+      createdAt: now,
+      config: deps.config,
+      clock: deps.clock,
+    })
+    const ids: ClientIds = { requestId, profile, createdAt: now }
+
+    if (ranking.candidates.length === 0) {
+      const error = ranking.blockedByCredit
+        ? new GatewayError('billing', `no credit applies to this request under ${profile}: add a grant that covers it`)
+        : new GatewayError(
+            'overloaded',
+            `no model can serve this request under ${profile}: ${summarizeSkips(ranking.ranks) || 'no provider is configured for this profile'}`,
+            { status: 503 },
+          )
+      await record(deps, trace, { status: 'failed', httpStatus: error.status, error })
+      return errorResponse(error, surface.errorShape, idHeader)
+    }
+
+    let lastError: GatewayError | undefined
+    for (const candidate of ranking.candidates.slice(0, deps.config.routing.maxAttempts)) {
+      const leg = trace.startLeg(candidate)
+      const controller = new AbortController()
+      const onClientAbort = () => controller.abort()
+      input.signal?.addEventListener('abort', onClientAbort, { once: true })
+      try {
+        const apiKey = byokKeys.get(candidate.provider.id) ?? candidate.provider.apiKey!
+        const upstream = await send(deps, { surface, body, exchange, candidate, apiKey, headers: input.headers, signal: controller.signal })
+        if (exchange.stream) {
+          return await streamAnswer(deps, { surface, trace, leg, candidate, upstream, ids, controller, idHeader, onDone: () => input.signal?.removeEventListener('abort', onClientAbort) })
+        }
+        const answer = await jsonAnswer({ surface, trace, leg, candidate, upstream, ids })
+        input.signal?.removeEventListener('abort', onClientAbort)
+        await record(deps, trace, { status: 'completed', httpStatus: 200 })
+        return Response.json(answer, { headers: idHeader })
+      } catch (err) {
+        input.signal?.removeEventListener('abort', onClientAbort)
+        const error = err instanceof GatewayError ? err : new GatewayError('api_error', `upstream call failed: ${String(err)}`, { status: 502, retryable: true })
+        const clientGone = input.signal?.aborted ?? false
+        trace.failLeg(leg, error, clientGone ? 'aborted' : 'failed')
+        lastError = error
+        if (clientGone) {
+          await record(deps, trace, { status: 'aborted', httpStatus: 499, error })
+          return errorResponse(error, surface.errorShape, idHeader)
+        }
+        deps.log.warn('upstream leg failed', { request_id: requestId, model: candidate.model.id, provider: candidate.provider.id, error: error.message, retryable: error.retryable })
+        if (!error.retryable) break
+      }
+    }
+    const error = lastError ?? new GatewayError('overloaded', 'every candidate failed', { status: 503 })
+    await record(deps, trace, { status: 'failed', httpStatus: error.status, error })
+    return errorResponse(error, surface.errorShape, idHeader)
+  } catch (err) {
+    return errorResponse(err, surface.errorShape, idHeader)
+  }
+}
+
+function summarizeSkips(ranks: { model_id: string; provider_id: string; reason: string }[]): string {
+  return ranks
+    .slice(0, 6)
+    .map((r) => `${r.model_id} via ${r.provider_id}: ${r.reason}`)
+    .join('; ')
+}
+
+async function record(deps: Deps, trace: RequestTrace, result: Parameters<RequestTrace['finish']>[0]) {
+  try {
+    await deps.ledger.recordRequest(trace.finish(result))
+    deps.credit.invalidate(trace.ctx.accountId)
+  } catch (err) {
+    // The client's answer stands; the failure to record is an operator problem and is logged loudly.
+    deps.log.error('could not record request in the ledger', { request_id: trace.ctx.id, error: String(err) })
+  }
+}
+
+async function send(
+  deps: Deps,
+  call: { surface: InboundSurface; body: Record<string, unknown>; exchange: ExchangeRequest; candidate: Candidate; apiKey: string; headers: Headers; signal: AbortSignal },
+): Promise<Response> {
+  const { provider, model } = call.candidate
+  const codec = codecs[provider.kind]
+  const passThrough = provider.kind === call.surface.nativeKind
+  const payload = passThrough
+    ? call.surface.passThroughBody(call.body, model.upstreamModel, call.candidate.maxTokens)
+    : codec.encodeRequest({ ...call.exchange, maxTokens: call.candidate.maxTokens }, model.upstreamModel, provider)
+  const headers: Record<string, string> = { 'content-type': 'application/json', ...provider.headers }
+  for (const name of codec.forwardedHeaders) {
+    const value = call.headers.get(name)
+    if (value) headers[name] = value
+  }
+  Object.assign(headers, codec.authHeaders(call.apiKey))
+  if (passThrough) {
+    // The client's own version header wins over our default for a same-shape relay.
+    const version = call.headers.get('anthropic-version')
+    if (version && provider.kind === 'anthropic') headers['anthropic-version'] = version
+  }
+  return callUpstream(deps.fetch, {
+    url: `${provider.baseUrl}${codec.path}`,
+    headers,
+    body: JSON.stringify(payload),
+    signal: call.signal,
+    timeouts: { firstByteMs: deps.config.routing.firstByteTimeoutMs },
+    decodeError: codec.decodeError,
+  })
+}
+
+function expectContentType(upstream: Response, wanted: string) {
+  const type = upstream.headers.get('content-type') ?? ''
+  if (!type.includes(wanted)) {
+    throw new GatewayError('api_error', `upstream answered 200 with content-type ${type || '(none)'}, expected ${wanted}`, {
+      status: 502,
+      retryable: true,
+    })
+  }
+}
+
+async function jsonAnswer(a: { surface: InboundSurface; trace: RequestTrace; leg: LegDraft; candidate: Candidate; upstream: Response; ids: ClientIds }) {
+  expectContentType(a.upstream, 'json')
+  let json: unknown
+  try {
+    json = await a.upstream.json()
+  } catch (err) {
+    throw new GatewayError('api_error', 'upstream answered 200 with a body that is not valid JSON', { status: 502, retryable: true, cause: err })
+  }
+  a.trace.firstByteAt = a.trace.ctx.clock()
+  if (a.candidate.provider.kind === a.surface.nativeKind) {
+    const { body, usage } = a.surface.passThroughJson(json, a.ids)
+    a.trace.settleLeg(a.leg, 'ok', { usage, reported: true, outputChars: 0 })
+    a.trace.markChosen(a.leg)
+    return body
+  }
+  const response = codecs[a.candidate.provider.kind].decodeResponse(json)
+  a.trace.settleLeg(a.leg, 'ok', { usage: response.usage, reported: true, outputChars: 0 })
+  a.trace.markChosen(a.leg)
+  return a.surface.encodeResponse(response, a.ids)
+}
+
+/**
+ * Streams the answer. The first client frame is produced before the Response is returned, so a
+ * candidate that fails before its first frame still falls back; after that, errors become
+ * error events and the leg records what flowed.
+ */
+async function streamAnswer(
+  deps: Deps,
+  a: {
+    surface: InboundSurface
+    trace: RequestTrace
+    leg: LegDraft
+    candidate: Candidate
+    upstream: Response
+    ids: ClientIds
+    controller: AbortController
+    idHeader: Record<string, string>
+    onDone: () => void
+  },
+): Promise<Response> {
+  expectContentType(a.upstream, 'text/event-stream')
+  const body = a.upstream.body
+  if (!body) throw new GatewayError('api_error', 'upstream sent an empty stream', { status: 502, retryable: true })
+  const frames: AsyncIterable<SseEvent> = parseSse(
+    withIdleTimeout(body, deps.config.routing.idleTimeoutMs, () => a.controller.abort()),
+  )
+
+  const passThrough = a.candidate.provider.kind === a.surface.nativeKind
+  let clientFrames: AsyncIterator<string>
+  /** What the leg received, and whether the upstream finished the message cleanly. */
+  let received: () => { usage: Usage; reported: boolean; outputChars: number; clean: boolean; error?: UpstreamErrorInfo }
+  if (passThrough) {
+    const stream = a.surface.passThroughStream(a.ids)
+    clientFrames = (async function* () {
+      for await (const frame of frames) yield stream.frame(frame)
+    })()
+    received = () => {
+      const finished = stream.finished()
+      const usage = stream.usage()
+      if (!finished) usage.output = stream.estimatedOutputTokens()
+      return { usage, reported: finished, outputChars: 0, clean: finished && !stream.error(), error: stream.error() }
+    }
+  } else {
+    const meter = newStreamMeter()
+    const events = meterEvents(codecs[a.candidate.provider.kind].decodeStream(frames), meter)
+    clientFrames = a.surface.encodeStream(events, a.ids, a.candidate.model.upstreamModel)[Symbol.asyncIterator]()
+    received = () => ({ ...meter, clean: meter.finished && !meter.error })
+  }
+
+  // Before the first byte: a failure here is the caller's to fall back from.
+  let first: IteratorResult<string>
+  try {
+    first = await clientFrames.next()
+  } catch (err) {
+    await clientFrames.return?.(undefined).catch(() => {})
+    throw err
+  }
+  if (first.done) throw new GatewayError('api_error', 'upstream stream ended before any event', { status: 502, retryable: true })
+  a.trace.firstByteAt = a.trace.ctx.clock()
+  a.trace.markChosen(a.leg)
+
+  const encoder = new TextEncoder()
+  let done = false
+  const finish = async (outcome: 'ok' | 'failed' | 'aborted', error?: GatewayError) => {
+    if (done) return
+    done = true
+    a.onDone()
+    a.trace.settleLeg(a.leg, outcome, received(), error)
+    const status = outcome === 'ok' ? 'completed' : outcome
+    await record(deps, a.trace, { status, httpStatus: outcome === 'aborted' ? 499 : 200, error })
+  }
+  const stream = new ReadableStream<Uint8Array>(
+    {
+      start(controller) {
+        controller.enqueue(encoder.encode(first.value))
+      },
+      async pull(controller) {
+        try {
+          const next = await clientFrames.next()
+          if (!next.done) {
+            controller.enqueue(encoder.encode(next.value))
+            return
+          }
+          const end = received()
+          if (end.clean) {
+            await finish('ok')
+          } else {
+            const error = end.error
+              ? upstreamFailure(end.error)
+              : new GatewayError('api_error', 'upstream stream ended before the message was complete', { status: 502 })
+            // A translated stream already told the client (the encoder emits the error event);
+            // a pass-through stream has relayed the upstream's own frames, so add ours if it sent none.
+            if (passThrough && !end.error) controller.enqueue(encoder.encode(a.surface.errorFrame(error)))
+            await finish('failed', error)
+          }
+          controller.close()
+        } catch (err) {
+          if (done) return
+          const error = err instanceof GatewayError ? err : new GatewayError('api_error', `upstream stream failed: ${String(err)}`, { status: 502 })
+          controller.enqueue(encoder.encode(a.surface.errorFrame(error)))
+          await finish('failed', error)
+          controller.close()
+        }
+      },
+      async cancel() {
+        // The client went away: stop the upstream and record what flowed.
+        a.controller.abort()
+        await finish('aborted', new GatewayError('api_error', 'client disconnected mid-stream', { status: 499 }))
+        await clientFrames.return?.(undefined).catch(() => {})
+      },
+    },
+    { highWaterMark: 0 },
+  )
+  return new Response(stream, { headers: { ...sseHeaders, ...a.idHeader } })
+}

@@ -1,0 +1,43 @@
+// What the relay needs to know about the shape the client spoke: how to decode it, when the
+// upstream speaks the same shape (pass-through), and how to encode answers and errors back.
+import type { ProviderKind } from '../config/schema'
+import type { ExchangeEvent, ExchangeRequest, ExchangeResponse, UpstreamErrorInfo, Usage } from '../exchange/types'
+import type { Surface } from '../http/errors'
+import type { GatewayError } from '../lib/errors'
+import type { SseEvent } from '../protocols/sse'
+
+export interface ClientIds {
+  requestId: string
+  /** The routing profile the client sent, e.g. svc-pro. */
+  profile: string
+  createdAt: number
+}
+
+/** Metering and rewriting of a same-shape upstream stream, frame by frame. */
+export interface PassThroughStream {
+  /** Observes the frame and returns the text to send the client. */
+  frame(event: SseEvent): string
+  usage(): Usage
+  /** The upstream finished the message (its usage is final, not an estimate). */
+  finished(): boolean
+  estimatedOutputTokens(): number
+  error(): UpstreamErrorInfo | undefined
+}
+
+export interface InboundSurface {
+  name: 'messages' | 'responses'
+  errorShape: Surface
+  /** Upstreams of this kind are relayed as bytes, rewriting only ids (and model where required). */
+  nativeKind: ProviderKind
+  decode(body: Record<string, unknown>): ExchangeRequest
+  metadata(body: Record<string, unknown>): Record<string, unknown> | undefined
+  /** The client's own body for a same-shape upstream: only model and the token limit change. */
+  passThroughBody(body: Record<string, unknown>, upstreamModel: string, maxTokens: number): Record<string, unknown>
+  /** Non-streaming: the upstream's own JSON under the gateway's ids, and the usage it reports. */
+  passThroughJson(json: unknown, ids: ClientIds): { body: unknown; usage: Usage }
+  passThroughStream(ids: ClientIds): PassThroughStream
+  encodeResponse(response: ExchangeResponse, ids: ClientIds): unknown
+  encodeStream(events: AsyncIterable<ExchangeEvent>, ids: ClientIds, upstreamModel: string): AsyncIterable<string>
+  /** An in-stream error frame, for failures after the first byte of a pass-through stream. */
+  errorFrame(error: GatewayError): string
+}

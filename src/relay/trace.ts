@@ -1,0 +1,170 @@
+// The record of one routed request while it runs: its legs, their usage and cost, and the
+// ranking as dispatch updated it. finish() turns it into the one ledger write.
+import type { Config } from '../config/load'
+import { emptyUsage, type ExchangeRequest, type Usage } from '../exchange/types'
+import { byokFeeNanos } from '../ledger/credit'
+import type { FinishedRequest, LegOutcome, RequestStatus } from '../ledger/ledger'
+import { costNanos } from '../ledger/pricing'
+import type { GatewayError } from '../lib/errors'
+import { newId } from '../lib/ids'
+import { countRequestTokens } from '../router/count-tokens'
+import type { Candidate, RankEntry } from '../router/rank'
+import type { SessionAttributes } from './session'
+
+export interface LegDraft {
+  id: string
+  attempt: number
+  candidate: Candidate
+  startedAt: number
+  endedAt?: number
+  outcome?: LegOutcome
+  error?: string
+  usage: Usage
+  /** Counts estimated by the gateway (the upstream never reported them). */
+  estimated: boolean
+}
+
+/** What the client received of a leg that ended without usage: prompt estimate + streamed output. */
+export interface Received {
+  usage: Usage
+  reported: boolean
+  outputChars: number
+}
+
+export class RequestTrace {
+  readonly legs: LegDraft[] = []
+  firstByteAt: number | null = null
+  private promptTokens?: number
+
+  constructor(
+    readonly ctx: {
+      id: string
+      accountId: string
+      apiKeyId: string
+      surface: 'messages' | 'responses'
+      routingMode: string
+      stream: boolean
+      session: SessionAttributes
+      ranks: RankEntry[]
+      exchange: ExchangeRequest
+      createdAt: number
+      config: Config
+      clock: () => number
+    },
+  ) {}
+
+  startLeg(candidate: Candidate): LegDraft {
+    const leg: LegDraft = {
+      id: newId('leg'),
+      attempt: this.legs.length + 1,
+      candidate,
+      startedAt: this.ctx.clock(),
+      usage: emptyUsage(),
+      estimated: false,
+    }
+    this.legs.push(leg)
+    return leg
+  }
+
+  /** A leg that failed before anything was generated: no tokens, no cost. */
+  failLeg(leg: LegDraft, error: GatewayError, outcome: LegOutcome = 'failed') {
+    leg.outcome = outcome
+    leg.error = error.message
+    leg.endedAt = this.ctx.clock()
+    leg.candidate.rank.status = 'failed'
+    leg.candidate.rank.reason = `${error.kind}: ${error.message}`
+  }
+
+  /**
+   * A leg that produced output. Reported usage is taken as is; what the upstream never reported
+   * is estimated from the prompt (tokenizer) and the output that flowed (≈ 4 characters a token).
+   */
+  settleLeg(leg: LegDraft, outcome: LegOutcome, received: Received, error?: GatewayError) {
+    leg.outcome = outcome
+    leg.endedAt = this.ctx.clock()
+    if (error) leg.error = error.message
+    leg.usage = { ...received.usage }
+    if (!received.reported) {
+      leg.estimated = true
+      const prompt = received.usage.input + received.usage.cacheRead + received.usage.cacheWrite
+      if (prompt === 0) leg.usage.input = this.estimatedPromptTokens()
+      leg.usage.output = Math.max(received.usage.output, Math.ceil(received.outputChars / 4))
+    }
+  }
+
+  markChosen(leg: LegDraft) {
+    leg.candidate.rank.status = 'chosen'
+  }
+
+  private estimatedPromptTokens(): number {
+    this.promptTokens ??= countRequestTokens(this.ctx.exchange)
+    return this.promptTokens
+  }
+
+  finish(result: { status: RequestStatus; httpStatus: number; error?: GatewayError }): FinishedRequest {
+    for (const rank of this.ctx.ranks) if (rank.status === 'candidate') rank.status = 'not_tried'
+    const feePercent = this.ctx.config.billing.byokFeePercent
+    const legs = this.legs.map((leg) => {
+      const price = leg.candidate.model.price!
+      const cost = costNanos(leg.usage, price)
+      const byok = leg.candidate.byok
+      return {
+        id: leg.id,
+        requestId: this.ctx.id,
+        accountId: this.ctx.accountId,
+        attempt: leg.attempt,
+        modelId: leg.candidate.model.id,
+        providerId: leg.candidate.provider.id,
+        upstreamModel: leg.candidate.model.upstreamModel,
+        committed: true,
+        estimated: leg.estimated,
+        outcome: leg.outcome ?? 'aborted',
+        error: leg.error ?? null,
+        inputTokens: leg.usage.input,
+        cachedInputTokens: leg.usage.cacheRead,
+        cacheCreationInputTokens: leg.usage.cacheWrite,
+        outputTokens: leg.usage.output,
+        costNanos: cost,
+        byok,
+        createdAt: leg.startedAt,
+        endedAt: leg.endedAt ?? this.ctx.clock(),
+        charge: byok
+          ? { costType: 'byok_fee' as const, amountNanos: byokFeeNanos(cost, feePercent) }
+          : { costType: 'model_usage' as const, amountNanos: cost },
+      }
+    })
+    const served = [...this.legs].reverse().find((l) => l.outcome === 'ok' || l.candidate.rank.status === 'chosen')
+    const sum = (pick: (l: (typeof legs)[number]) => number) => legs.reduce((n, l) => n + pick(l), 0)
+    return {
+      request: {
+        id: this.ctx.id,
+        accountId: this.ctx.accountId,
+        apiKeyId: this.ctx.apiKeyId,
+        surface: this.ctx.surface,
+        routingMode: this.ctx.routingMode,
+        status: result.status,
+        httpStatus: result.httpStatus,
+        errorType: result.error?.kind ?? null,
+        errorMessage: result.error?.message ?? null,
+        stream: this.ctx.stream,
+        selectedModelId: served?.candidate.model.id ?? null,
+        selectedProviderId: served?.candidate.provider.id ?? null,
+        providerRanks: this.ctx.ranks,
+        attempts: this.legs.length,
+        totalCostNanos: sum((l) => l.costNanos),
+        totalInputTokens: sum((l) => l.inputTokens),
+        totalCachedInputTokens: sum((l) => l.cachedInputTokens),
+        totalCacheCreationInputTokens: sum((l) => l.cacheCreationInputTokens),
+        totalOutputTokens: sum((l) => l.outputTokens),
+        sessionId: this.ctx.session.sessionId,
+        agentId: this.ctx.session.agentId,
+        sessionSource: this.ctx.session.sessionSource,
+        byok: served?.candidate.byok ?? false,
+        createdAt: this.ctx.createdAt,
+        firstByteAt: this.firstByteAt,
+        endedAt: this.ctx.clock(),
+      },
+      legs,
+    }
+  }
+}

@@ -1,0 +1,45 @@
+// Token counts with a real BPE tokenizer (o200k_base), for count_tokens when no upstream can
+// count and for legs whose upstream never reported usage. Claude's own tokenizer is not public;
+// o200k is close enough for compaction decisions and estimates, and never a made-up zero.
+import { countTokens } from 'gpt-tokenizer/encoding/o200k_base'
+import type { ExchangeRequest } from '../exchange/types'
+
+/** Per-message framing (role markers) that every chat template adds. */
+const tokensPerMessage = 4
+/** A typical image as Anthropic bills it (≈ width × height / 750). */
+const tokensPerImage = 1600
+
+export function countRequestTokens(req: Pick<ExchangeRequest, 'system' | 'messages' | 'tools'>): number {
+  const texts: string[] = []
+  let extra = 0
+  for (const block of req.system) texts.push(block.text)
+  for (const message of req.messages) {
+    extra += tokensPerMessage
+    for (const block of message.content) {
+      switch (block.type) {
+        case 'text':
+          texts.push(block.text)
+          break
+        case 'thinking':
+          texts.push(block.thinking)
+          break
+        case 'tool_use':
+          texts.push(block.name, JSON.stringify(block.input ?? {}))
+          break
+        case 'tool_result':
+          for (const part of block.content) {
+            if (part.type === 'text') texts.push(part.text)
+            else extra += tokensPerImage
+          }
+          break
+        case 'image':
+          extra += tokensPerImage
+          break
+        default:
+          break
+      }
+    }
+  }
+  for (const tool of req.tools) texts.push(tool.name, tool.description ?? '', JSON.stringify(tool.inputSchema))
+  return countTokens(texts.join('\n')) + extra
+}

@@ -1,0 +1,175 @@
+// Ranking: which concrete models may serve this request under this profile, best first, and a
+// record of every candidate considered (provider_ranks) so a user can read why.
+import type { CatalogModel, ProviderConfig } from '../config/load'
+import type { RoutingMode } from '../config/schema'
+import { applicableCreditNanos, type GrantState } from '../ledger/credit'
+import type { RequestFeatures } from './features'
+
+export interface RankPolicy {
+  /** pro: score = quality − priceWeight × log2(1 + blended USD/Mtok). */
+  priceWeight: number
+  /** ultra_saver: candidates below this quality are skipped. */
+  qualityFloor: number
+}
+
+export const defaultPolicies: Record<RoutingMode, RankPolicy> = {
+  max: { priceWeight: 0, qualityFloor: 0 },
+  pro: { priceWeight: 8, qualityFloor: 0 },
+  ultra_saver: { priceWeight: 0, qualityFloor: 60 },
+}
+
+export interface Candidate {
+  model: CatalogModel
+  provider: ProviderConfig
+  byok: boolean
+  /** max_tokens to send: the request's, clamped to the model's max output. */
+  maxTokens: number
+  score: number
+  estimatedCostNanos: number
+  rank: RankEntry
+}
+
+export interface RankEntry {
+  model_id: string
+  provider_id: string
+  upstream_model: string
+  score: number | null
+  estimated_cost_nanos: number | null
+  byok: boolean
+  /** candidate → chosen | failed | not_tried after dispatch; skipped never dispatched. */
+  status: 'candidate' | 'chosen' | 'failed' | 'not_tried' | 'skipped'
+  reason: string
+}
+
+export interface RankInput {
+  mode: RoutingMode
+  features: RequestFeatures
+  models: readonly CatalogModel[]
+  providers: Readonly<Record<string, ProviderConfig>>
+  /** Providers for which the account stored its own key. */
+  byokProviders: ReadonlySet<string>
+  grants: readonly GrantState[]
+  byokFeePercent: number
+  now: number
+  policy: RankPolicy
+}
+
+export interface Ranking {
+  candidates: Candidate[]
+  ranks: RankEntry[]
+  /** True when some model could serve but no credit applies: the gate answers 402, not 503. */
+  blockedByCredit: boolean
+}
+
+/** Typical agent traffic is input-heavy: three input tokens for each output token. */
+const blendedUsdPerMtok = (m: CatalogModel) =>
+  m.price ? (3 * m.price.inputNanosPerToken + m.price.outputNanosPerToken) / 4 / 1000 : Number.POSITIVE_INFINITY
+
+/** The output the estimate assumes: the request's max_tokens, capped at a typical 1,000-token answer. */
+const expectedOutputTokens = (maxTokens: number) => Math.min(maxTokens, 1000)
+
+function scoreOf(mode: RoutingMode, model: CatalogModel, policy: RankPolicy): number {
+  const blended = blendedUsdPerMtok(model)
+  switch (mode) {
+    case 'max':
+      return model.quality
+    case 'pro':
+      return model.quality - policy.priceWeight * Math.log2(1 + blended)
+    case 'ultra_saver':
+      // Cheaper is better; the score is the negated blended price so "higher is better" holds.
+      return -blended
+  }
+}
+
+const round2 = (n: number) => Math.round(n * 100) / 100
+
+export function rankCandidates(input: RankInput): Ranking {
+  const { features, policy } = input
+  const eligible: Candidate[] = []
+  const skipped: RankEntry[] = []
+  let blockedByCredit = false
+
+  for (const model of input.models) {
+    if (!model.profiles.includes(input.mode)) continue
+    const provider = input.providers[model.provider]
+    if (!provider) continue
+    const byok = input.byokProviders.has(provider.id)
+    const entry: RankEntry = {
+      model_id: model.id,
+      provider_id: provider.id,
+      upstream_model: model.upstreamModel,
+      score: null,
+      estimated_cost_nanos: null,
+      byok,
+      status: 'skipped',
+      reason: '',
+    }
+    const skip = (reason: string) => {
+      entry.reason = reason
+      skipped.push(entry)
+    }
+    if (!byok && !provider.apiKey) {
+      skip('no key for this provider (neither the platform’s nor the account’s own)')
+      continue
+    }
+    if (!model.price) {
+      skip('no known price (no price, no route)')
+      continue
+    }
+    if (features.tools && !model.capabilities.tools) {
+      skip('request uses tools; model does not support them')
+      continue
+    }
+    if (features.images && !model.capabilities.vision) {
+      skip('request has images; model has no vision')
+      continue
+    }
+    if (input.mode === 'ultra_saver' && model.quality < policy.qualityFloor) {
+      skip(`quality ${model.quality} is below the profile floor ${policy.qualityFloor}`)
+      continue
+    }
+    if (features.estimatedInputTokens + Math.min(features.maxTokens, model.maxOutputTokens) > model.contextWindow) {
+      skip(`~${features.estimatedInputTokens} input tokens do not fit the ${model.contextWindow}-token context window`)
+      continue
+    }
+    const costType = byok ? 'byok_fee' : 'model_usage'
+    const needsCredit = !(byok && input.byokFeePercent === 0)
+    const credit = applicableCreditNanos(input.grants, {
+      routingMode: input.mode,
+      modelId: model.id,
+      providerId: provider.id,
+      costType,
+      now: input.now,
+    })
+    if (needsCredit && credit <= 0) {
+      blockedByCredit = true
+      skip(byok ? 'no credit applies to the BYOK fee for this model' : 'no credit applies to this model (grant scopes or expiry)')
+      continue
+    }
+    const maxTokens = Math.min(features.maxTokens, model.maxOutputTokens)
+    const estimatedCostNanos =
+      features.estimatedInputTokens * model.price.inputNanosPerToken +
+      expectedOutputTokens(maxTokens) * model.price.outputNanosPerToken
+    const score = scoreOf(input.mode, model, policy)
+    entry.score = round2(score)
+    entry.estimated_cost_nanos = estimatedCostNanos
+    entry.status = 'candidate'
+    entry.reason =
+      maxTokens < features.maxTokens ? `max_tokens clamped from ${features.maxTokens} to ${maxTokens}` : 'eligible'
+    eligible.push({ model, provider, byok, maxTokens, score, estimatedCostNanos, rank: entry })
+  }
+
+  // Higher score first; then cheaper; then higher quality; then stable by id so ties never flap.
+  eligible.sort(
+    (a, b) =>
+      b.score - a.score ||
+      a.estimatedCostNanos - b.estimatedCostNanos ||
+      b.model.quality - a.model.quality ||
+      (a.model.id + a.provider.id).localeCompare(b.model.id + b.provider.id),
+  )
+  return {
+    candidates: eligible,
+    ranks: [...eligible.map((c) => c.rank), ...skipped],
+    blockedByCredit: eligible.length === 0 && blockedByCredit,
+  }
+}

@@ -5,6 +5,7 @@ import { adminRoutes } from './http/admin'
 import { errorResponse, type Surface } from './http/errors'
 import { healthRoutes } from './http/health'
 import { messagesRoutes } from './http/messages'
+import { responsesRoutes } from './http/responses'
 import { usageRoutes } from './http/usage'
 import { GatewayError, invalidRequest } from './lib/errors'
 import { describeValueError } from './lib/schema-errors'
@@ -20,6 +21,7 @@ const knownRoutes: { pattern: RegExp; methods: string }[] = [
   { pattern: /^\/(healthz|readyz)$/, methods: 'GET' },
   { pattern: /^\/(compat-a|anthropic)\/v1\/messages(\/count_tokens)?$/, methods: 'POST' },
   { pattern: /^\/(compat-a|anthropic)\/v1\/models(\/[^/]+)?$/, methods: 'GET' },
+  { pattern: /^\/(compat-b|openai)\/v1\/responses$/, methods: 'POST' },
 ]
 
 function describeValidation(error: ValidationError): string {
@@ -67,6 +69,7 @@ export function createApp(deps: Deps) {
     .use(usageRoutes(deps))
     .use(adminRoutes(deps))
     .use(messagesRoutes(deps))
+    .use(responsesRoutes(deps))
 }
 
 export type App = ReturnType<typeof createApp>

@@ -37,10 +37,10 @@ export const anthropicSurface: InboundSurface = {
       finished: meter.finished,
       estimatedOutputTokens: meter.estimatedOutputTokens,
       error: meter.error,
+      errorFrame: (error) => encodeSse('error', encodeAnthropicError(anthropicErrorTypeForKind(error.kind), error.message)),
     }
   },
   // `model` is the concrete upstream model (the contract), as the upstream named it.
   encodeResponse: (response, ids) => encodeAnthropicResponse(response, { id: messageId(ids.requestId), model: response.model }),
-  encodeStream: (events, ids, upstreamModel) => encodeAnthropicStream(events, { id: messageId(ids.requestId), model: upstreamModel }),
-  errorFrame: (error) => encodeSse('error', encodeAnthropicError(anthropicErrorTypeForKind(error.kind), error.message)),
+  encodeStream: (events, ids, ctx) => encodeAnthropicStream(events, { id: messageId(ids.requestId), model: ctx.upstreamModel }),
 }

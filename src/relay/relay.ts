@@ -101,9 +101,9 @@ export async function relay(deps: Deps, input: RelayInput): Promise<Response> {
         const apiKey = byokKeys.get(candidate.provider.id) ?? candidate.provider.apiKey!
         const upstream = await send(deps, { surface, body, exchange, candidate, apiKey, headers: input.headers, signal: controller.signal })
         if (exchange.stream) {
-          return await streamAnswer(deps, { surface, trace, leg, candidate, upstream, ids, controller, idHeader, onDone: () => input.signal?.removeEventListener('abort', onClientAbort) })
+          return await streamAnswer(deps, { surface, body, trace, leg, candidate, upstream, ids, controller, idHeader, onDone: () => input.signal?.removeEventListener('abort', onClientAbort) })
         }
-        const answer = await jsonAnswer({ surface, trace, leg, candidate, upstream, ids })
+        const answer = await jsonAnswer({ surface, body, trace, leg, candidate, upstream, ids })
         input.signal?.removeEventListener('abort', onClientAbort)
         await record(deps, trace, { status: 'completed', httpStatus: 200 })
         return Response.json(answer, { headers: idHeader })
@@ -187,7 +187,7 @@ function expectContentType(upstream: Response, wanted: string) {
   }
 }
 
-async function jsonAnswer(a: { surface: InboundSurface; trace: RequestTrace; leg: LegDraft; candidate: Candidate; upstream: Response; ids: ClientIds }) {
+async function jsonAnswer(a: { surface: InboundSurface; body: Record<string, unknown>; trace: RequestTrace; leg: LegDraft; candidate: Candidate; upstream: Response; ids: ClientIds }) {
   expectContentType(a.upstream, 'json')
   let json: unknown
   try {
@@ -205,7 +205,7 @@ async function jsonAnswer(a: { surface: InboundSurface; trace: RequestTrace; leg
   const response = codecs[a.candidate.provider.kind].decodeResponse(json)
   a.trace.settleLeg(a.leg, 'ok', { usage: response.usage, reported: true, outputChars: 0 })
   a.trace.markChosen(a.leg)
-  return a.surface.encodeResponse(response, a.ids)
+  return a.surface.encodeResponse(response, a.ids, a.body)
 }
 
 /**
@@ -217,6 +217,7 @@ async function streamAnswer(
   deps: Deps,
   a: {
     surface: InboundSurface
+    body: Record<string, unknown>
     trace: RequestTrace
     leg: LegDraft
     candidate: Candidate
@@ -237,9 +238,12 @@ async function streamAnswer(
   const passThrough = a.candidate.provider.kind === a.surface.nativeKind
   let clientFrames: AsyncIterator<string>
   /** What the leg received, and whether the upstream finished the message cleanly. */
+  // Translated streams never need one (their encoder reports failures in-stream); kept total for safety.
+  let errorFrame: (error: GatewayError) => string = () => ''
   let received: () => { usage: Usage; reported: boolean; outputChars: number; clean: boolean; error?: UpstreamErrorInfo }
   if (passThrough) {
     const stream = a.surface.passThroughStream(a.ids)
+    errorFrame = stream.errorFrame
     clientFrames = (async function* () {
       for await (const frame of frames) yield stream.frame(frame)
     })()
@@ -252,7 +256,8 @@ async function streamAnswer(
   } else {
     const meter = newStreamMeter()
     const events = meterEvents(codecs[a.candidate.provider.kind].decodeStream(frames), meter)
-    clientFrames = a.surface.encodeStream(events, a.ids, a.candidate.model.upstreamModel)[Symbol.asyncIterator]()
+    clientFrames = a.surface
+      .encodeStream(events, a.ids, { upstreamModel: a.candidate.model.upstreamModel, body: a.body })[Symbol.asyncIterator]()
     received = () => ({ ...meter, clean: meter.finished && !meter.error })
   }
 
@@ -299,14 +304,15 @@ async function streamAnswer(
               : new GatewayError('api_error', 'upstream stream ended before the message was complete', { status: 502 })
             // A translated stream already told the client (the encoder emits the error event);
             // a pass-through stream has relayed the upstream's own frames, so add ours if it sent none.
-            if (passThrough && !end.error) controller.enqueue(encoder.encode(a.surface.errorFrame(error)))
+            if (passThrough && !end.error) controller.enqueue(encoder.encode(errorFrame(error)))
             await finish('failed', error)
           }
           controller.close()
         } catch (err) {
           if (done) return
           const error = err instanceof GatewayError ? err : new GatewayError('api_error', `upstream stream failed: ${String(err)}`, { status: 502 })
-          controller.enqueue(encoder.encode(a.surface.errorFrame(error)))
+          const frame = errorFrame(error)
+          if (frame) controller.enqueue(encoder.encode(frame))
           await finish('failed', error)
           controller.close()
         }

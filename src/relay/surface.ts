@@ -22,6 +22,8 @@ export interface PassThroughStream {
   finished(): boolean
   estimatedOutputTokens(): number
   error(): UpstreamErrorInfo | undefined
+  /** The error event to append when the upstream stream breaks after the first byte. */
+  errorFrame(error: GatewayError): string
 }
 
 export interface InboundSurface {
@@ -36,8 +38,11 @@ export interface InboundSurface {
   /** Non-streaming: the upstream's own JSON under the gateway's ids, and the usage it reports. */
   passThroughJson(json: unknown, ids: ClientIds): { body: unknown; usage: Usage }
   passThroughStream(ids: ClientIds): PassThroughStream
-  encodeResponse(response: ExchangeResponse, ids: ClientIds): unknown
-  encodeStream(events: AsyncIterable<ExchangeEvent>, ids: ClientIds, upstreamModel: string): AsyncIterable<string>
-  /** An in-stream error frame, for failures after the first byte of a pass-through stream. */
-  errorFrame(error: GatewayError): string
+  encodeResponse(response: ExchangeResponse, ids: ClientIds, body: Record<string, unknown>): unknown
+  /** Translated streams: the encoder itself turns upstream failures into the surface's error events. */
+  encodeStream(
+    events: AsyncIterable<ExchangeEvent>,
+    ids: ClientIds,
+    ctx: { upstreamModel: string; body: Record<string, unknown> },
+  ): AsyncIterable<string>
 }

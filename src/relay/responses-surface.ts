@@ -1,0 +1,75 @@
+// The responses surface: OpenAI Responses in. Ids are resp_<ulid> and msg_<ulid>, and
+// `response.model` is the routing profile the client sent (the contract), not the upstream model.
+// Stateless: previous_response_id is refused with a 400 by the decoder (no conversation store).
+import { GatewayError } from '../lib/errors'
+import { encodeSse } from '../protocols/sse'
+import { decodeResponsesRequest } from '../protocols/openai-responses/decode-responses-request'
+import { responsesUsage } from '../protocols/openai-responses/decode-responses-response'
+import { encodeResponsesResponse, messageItemId } from '../protocols/openai-responses/encode-responses-response'
+import { encodeResponsesStream } from '../protocols/openai-responses/encode-responses-stream'
+import { encodeGatewayErrorAsOpenAI } from '../protocols/openai-responses/errors'
+import type { ResponsesBody } from '../protocols/openai-responses/schema'
+import { createResponsesPassThroughMeter } from '../protocols/openai-responses/usage-meter'
+import { isObject } from '../protocols/wire-values'
+import type { ClientIds, InboundSurface } from './surface'
+
+/** Without max_output_tokens the model's own limit applies (the ranking clamps to it). */
+const unlimitedOutput = 128_000
+
+const idsFor = (ids: ClientIds) => ({
+  responseId: `resp_${ids.requestId}`,
+  messageId: `msg_${ids.requestId}`,
+  model: ids.profile,
+  createdAt: Math.floor(ids.createdAt / 1000),
+})
+
+const sequencePattern = /"sequence_number":(\d+)/
+
+export const responsesSurface: InboundSurface = {
+  name: 'responses',
+  errorShape: 'openai',
+  nativeKind: 'openai-responses',
+  decode: (body) => decodeResponsesRequest(body as ResponsesBody, { defaultMaxTokens: unlimitedOutput }),
+  metadata: (body) => (isObject(body.metadata) ? body.metadata : undefined),
+  passThroughBody(body, upstreamModel, maxTokens) {
+    const out: Record<string, unknown> = { ...body, model: upstreamModel }
+    if (typeof body.max_output_tokens === 'number' || maxTokens < unlimitedOutput) out.max_output_tokens = maxTokens
+    return out
+  },
+  passThroughJson(json, ids) {
+    if (!isObject(json) || json.object !== 'response') {
+      throw new GatewayError('api_error', 'upstream answered 200 with a body that is not a response', { status: 502, retryable: true })
+    }
+    const { responseId, messageId, model } = idsFor(ids)
+    let messages = 0
+    const output = Array.isArray(json.output)
+      ? json.output.map((item: unknown, index: number) =>
+          isObject(item) && item.type === 'message' ? { ...item, id: messageItemId(messageId, index, messages++) } : item,
+        )
+      : json.output
+    return { body: { ...json, id: responseId, model, output }, usage: responsesUsage(json.usage) }
+  },
+  passThroughStream(ids) {
+    const meter = createResponsesPassThroughMeter()
+    const rewrite = idsFor(ids)
+    let lastSequence = -1
+    return {
+      frame(event) {
+        meter.observe(event)
+        const match = sequencePattern.exec(event.data)
+        if (match) lastSequence = Number(match[1])
+        return meter.rewriteResponsesFrame(event, rewrite)
+      },
+      usage: meter.usage,
+      finished: meter.finished,
+      estimatedOutputTokens: meter.estimatedOutputTokens,
+      error: () => undefined,
+      errorFrame(error: GatewayError) {
+        const { code, message, param } = encodeGatewayErrorAsOpenAI(error).error
+        return encodeSse('error', { type: 'error', code, message, param, sequence_number: lastSequence + 1 })
+      },
+    }
+  },
+  encodeResponse: (response, ids, body) => encodeResponsesResponse(response, { ...idsFor(ids), request: body }),
+  encodeStream: (events, ids, ctx) => encodeResponsesStream(events, { ...idsFor(ids), request: ctx.body }),
+}

@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import type { Io } from '../src/cli/context'
 import { main } from '../src/main'
-import { createHarness } from './support/harness'
+import { createHarness, type TestResponse } from './support/harness'
 
 const dirs: string[] = []
 afterEach(() => {
@@ -131,7 +131,7 @@ describe('admin CLI', () => {
 describe('admin HTTP API', () => {
   test('guarded by the admin token; same verbs as the CLI', async () => {
     const h = await createHarness()
-    const admin = (path: string, init: RequestInit & { json?: unknown } = {}) =>
+    const admin = (path: string, init: RequestInit & { json?: unknown } = {}): Promise<TestResponse> =>
       h.call(path, { ...init, key: null, headers: { authorization: 'Bearer admin-secret' } })
     expect((await h.call('/v1/admin/accounts', { key: null })).status).toBe(401)
     expect((await h.call('/v1/admin/accounts', { key: null, headers: { authorization: 'Bearer wrong' } })).status).toBe(401)

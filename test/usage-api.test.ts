@@ -77,7 +77,8 @@ describe('GET /v1/usage', () => {
 
   test('authentication: missing, malformed, unknown and x-api-key-only are 401 in the error shape', async () => {
     const h = await createHarness({ now: T0 })
-    for (const headers of [{}, { authorization: 'Basic abc' }, { authorization: 'Bearer svc-unknownunknownunknown' }, { 'x-api-key': h.key }]) {
+    const cases: Record<string, string>[] = [{}, { authorization: 'Basic abc' }, { authorization: 'Bearer svc-unknownunknownunknown' }, { 'x-api-key': h.key }]
+    for (const headers of cases) {
       const res = await h.call('/v1/usage', { key: null, headers })
       expect(res.status).toBe(401)
       expect((await res.json()).error.type).toBe('authentication_error')
@@ -294,6 +295,6 @@ describe('errors on any route', () => {
       }),
     )
     expect(big.status).toBe(413)
-    expect((await big.json()).error.type).toBe('request_too_large')
+    expect(((await big.json()) as { error: { type: string } }).error.type).toBe('request_too_large')
   })
 })

@@ -7,6 +7,10 @@ import { openDatabase } from '../../src/db/open'
 import { createDeps, type Deps } from '../../src/deps'
 import { createLogger } from '../../src/lib/log'
 
+/** Tests read bodies of many shapes; `any` keeps assertions short (the assertions check the shape). */
+// biome-ignore lint/suspicious/noExplicitAny: see above
+export type TestResponse = Omit<Response, 'json'> & { json(): Promise<any> }
+
 export interface Harness {
   app: ReturnType<typeof createApp>
   deps: Deps
@@ -15,7 +19,7 @@ export interface Harness {
   key: string
   accountId: string
   clock: { now: number; advance(ms: number): void }
-  call(path: string, init?: RequestInit & { json?: unknown; key?: string | null }): Promise<Response>
+  call(path: string, init?: RequestInit & { json?: unknown; key?: string | null }): Promise<TestResponse>
 }
 
 export async function createHarness(

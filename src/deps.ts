@@ -7,6 +7,8 @@ import { type Db, openDatabase } from './db/open'
 import type { GrantRecord, Ledger } from './ledger/ledger'
 import { createSqliteLedger } from './ledger/sqlite-ledger'
 import { createLogger, type Logger } from './lib/log'
+import { createHealth, type Health } from './router/health'
+import { computeNudges, nudgeWindow } from './router/nudges'
 
 export interface Deps {
   config: Config
@@ -19,13 +21,21 @@ export interface Deps {
   /** The account's grants, from memory between ledger writes: the quota gate reads these. */
   credit: AccountCache<GrantRecord[]>
   /** The account's own provider keys (BYOK), decrypted once and held in memory only. */
-  byok: AccountCache<Map<string, string>> & { keysOf(accountId: string): Promise<Map<string, string>> }
+  byok: AccountCache<Map<string, string>>
+  /** Feedback nudges per account (nudgeKey(mode, model) → points). */
+  nudges: AccountCache<Map<string, number>>
+  /** Which model served each session last, for session stickiness. */
+  sessions: {
+    lastServed(accountId: string, sessionId: string): Promise<{ modelId: string; providerId: string } | undefined>
+    served(accountId: string, sessionId: string, choice: { modelId: string; providerId: string }): void
+  }
+  health: Health
   /** Drops in-memory caches when another process wrote to the database (CLI revoke, new grant). */
   syncCaches(): void
 }
 
 export interface AccountCache<T> {
-  grantsOf(accountId: string): Promise<T>
+  get(accountId: string): Promise<T>
   invalidate(accountId: string): void
   clear(): void
 }
@@ -63,13 +73,31 @@ export function createDeps(config: Config, opts: DepsOptions = {}): Deps {
   const admin = createAdmin({ ledger, config, clock })
   const grants = accountCache((accountId) => ledger.listGrants(accountId))
   const byokKeys = accountCache((accountId) => admin.openProviderKeys(accountId))
+  const nudges = accountCache(async (accountId) => computeNudges(await ledger.recentFeedbackSignals(accountId, nudgeWindow)))
+  const lastServed = new Map<string, { modelId: string; providerId: string }>()
+  const sessionKey = (accountId: string, sessionId: string) => `${accountId}\u0000${sessionId}`
   return {
     config,
     ledger,
     admin,
     auth,
-    credit: { grantsOf: grants.get, invalidate: grants.invalidate, clear: grants.clear },
-    byok: { grantsOf: byokKeys.get, keysOf: byokKeys.get, invalidate: byokKeys.invalidate, clear: byokKeys.clear },
+    credit: grants,
+    byok: byokKeys,
+    nudges,
+    sessions: {
+      async lastServed(accountId, sessionId) {
+        const key = sessionKey(accountId, sessionId)
+        const known = lastServed.get(key)
+        if (known) return known
+        const found = await ledger.lastServedInSession(accountId, sessionId)
+        if (found) lastServed.set(key, found)
+        return found
+      },
+      served(accountId, sessionId, choice) {
+        lastServed.set(sessionKey(accountId, sessionId), choice)
+      },
+    },
+    health: createHealth(clock),
     log: opts.log ?? createLogger('info'),
     clock,
     fetch: opts.fetch ?? fetch,
@@ -78,6 +106,7 @@ export function createDeps(config: Config, opts: DepsOptions = {}): Deps {
       auth.clear()
       grants.clear()
       byokKeys.clear()
+      nudges.clear()
     },
   }
 }

@@ -52,6 +52,8 @@ export interface Config {
     starterGrant: { nanos: number; expiresInDays?: number } | null
   }
   routing: { connectTimeoutMs: number; firstByteTimeoutMs: number; idleTimeoutMs: number; maxAttempts: number }
+  /** Ranking knobs per routing mode. */
+  profiles: Record<RoutingMode, { priceWeight: number; qualityFloor: number }>
   providers: Record<string, ProviderConfig>
   models: CatalogModel[]
   /** The file this came from, if any. */
@@ -145,6 +147,14 @@ export function resolveConfig(raw: unknown, opts: LoadOptions & { source?: strin
       firstByteTimeoutMs: file.routing?.first_byte_timeout_ms ?? 120_000,
       idleTimeoutMs: file.routing?.idle_timeout_ms ?? 300_000,
       maxAttempts: file.routing?.max_attempts ?? 3,
+    },
+    profiles: {
+      max: { priceWeight: file.profiles?.max?.price_weight ?? 0, qualityFloor: file.profiles?.max?.quality_floor ?? 0 },
+      pro: { priceWeight: file.profiles?.pro?.price_weight ?? 8, qualityFloor: file.profiles?.pro?.quality_floor ?? 0 },
+      ultra_saver: {
+        priceWeight: file.profiles?.ultra_saver?.price_weight ?? 10,
+        qualityFloor: file.profiles?.ultra_saver?.quality_floor ?? 60,
+      },
     },
     providers,
     models,

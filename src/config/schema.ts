@@ -46,6 +46,16 @@ export const ModelSection = T.Object(
   closed,
 )
 
+export const ProfileSection = T.Object(
+  {
+    /** Score points lost per doubling of (1 + blended USD/Mtok). */
+    price_weight: T.Optional(T.Number({ minimum: 0, maximum: 100 })),
+    /** Candidates below this quality are skipped. */
+    quality_floor: T.Optional(T.Number({ minimum: 0, maximum: 100 })),
+  },
+  closed,
+)
+
 export const ConfigFile = T.Object(
   {
     server: T.Optional(
@@ -91,6 +101,13 @@ export const ConfigFile = T.Object(
       ),
     ),
     catalog: T.Optional(T.Object({ builtin: T.Optional(T.Boolean()) }, closed)),
+    /** Per-profile ranking knobs (README, "Routing"). */
+    profiles: T.Optional(
+      T.Object(
+        { pro: T.Optional(ProfileSection), max: T.Optional(ProfileSection), ultra_saver: T.Optional(ProfileSection) },
+        closed,
+      ),
+    ),
     providers: T.Optional(T.Record(T.String({ pattern: '^[a-z0-9][a-z0-9_-]*$' }), ProviderSection)),
     models: T.Optional(T.Array(ModelSection)),
   },

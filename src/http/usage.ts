@@ -73,6 +73,8 @@ export const usageRoutes = (deps: Deps) =>
           reason: body.reason ?? null,
           comment: body.comment ?? null,
         })
+        // The account's ranking nudges change with every rating.
+        deps.nudges.invalidate(principal.accountId)
         set.status = 201
         return feedbackView(saved)
       },

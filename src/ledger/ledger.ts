@@ -1,5 +1,6 @@
 // The ledger's narrow interface. Everything that reads or writes the database goes through it, so
 // a PostgreSQL twin for several gateway instances implements this one interface and nothing else.
+import type { FeedbackSignal } from '../router/nudges'
 import type { CostType, GrantState } from './credit'
 
 export interface Account {
@@ -177,6 +178,12 @@ export interface Ledger {
   sessionsByIds(accountId: string, ids: string[]): Promise<SessionSummary[]>
   listSessions(accountId: string, limit: number): Promise<SessionSummary[]>
   addFeedback(feedback: Omit<FeedbackRecord, 'id' | 'createdAt'>): Promise<FeedbackRecord>
+
+  // what routing reads back
+  /** The account's most recent feedback with the mode and model of the request it rated. */
+  recentFeedbackSignals(accountId: string, limit: number): Promise<FeedbackSignal[]>
+  /** The model and provider that last served a session (completed requests only). */
+  lastServedInSession(accountId: string, sessionId: string): Promise<{ modelId: string; providerId: string } | undefined>
 
   /**
    * True when another process (the admin CLI, another gateway) wrote to the database since the

@@ -252,6 +252,40 @@ export function createSqliteLedger(db: Db, clock: () => number = Date.now): Ledg
       return row
     },
 
+    async recentFeedbackSignals(accountId, limit) {
+      return db
+        .select({
+          routingMode: s.requests.routingMode,
+          modelId: s.requests.selectedModelId,
+          rating: s.feedback.rating,
+          reason: s.feedback.reason,
+        })
+        .from(s.feedback)
+        .innerJoin(s.requests, eq(s.feedback.requestId, s.requests.id))
+        .where(eq(s.feedback.accountId, accountId))
+        .orderBy(desc(s.feedback.createdAt))
+        .limit(limit)
+        .all()
+    },
+
+    async lastServedInSession(accountId, sessionId) {
+      const row = db
+        .select({ modelId: s.requests.selectedModelId, providerId: s.requests.selectedProviderId })
+        .from(s.requests)
+        .where(
+          and(
+            eq(s.requests.accountId, accountId),
+            eq(s.requests.sessionId, sessionId),
+            eq(s.requests.status, 'completed'),
+            isNotNull(s.requests.selectedModelId),
+          ),
+        )
+        .orderBy(desc(s.requests.createdAt), desc(s.requests.id))
+        .limit(1)
+        .get()
+      return row?.modelId && row.providerId ? { modelId: row.modelId, providerId: row.providerId } : undefined
+    },
+
     changedElsewhere() {
       const version = dataVersion.get()?.data_version ?? 0
       if (version === seenVersion) return false

@@ -4,7 +4,7 @@ import type { UpstreamErrorInfo } from '../exchange/types'
 import { type ErrorKind, GatewayError } from '../lib/errors'
 
 export interface UpstreamTimeouts {
-  /** Until the response headers arrive. */
+  /** Until the response headers arrive (named for what it bounds in the non-streaming case). */
   firstByteMs: number
 }
 

@@ -18,7 +18,7 @@ export async function countTokens(
   if (!mode) {
     throw invalidRequest(`model must be a routing profile, one of ${Object.keys(profileNames).join(', ')}`, 'model')
   }
-  const byok = await deps.byok.keysOf(input.principal.accountId)
+  const byok = await deps.byok.get(input.principal.accountId)
   const anthropicModel = deps.config.models.find((m) => {
     const provider = deps.config.providers[m.provider]
     return m.profiles.includes(mode) && provider?.kind === 'anthropic' && (provider.apiKey || byok.has(provider.id))

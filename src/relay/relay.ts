@@ -12,7 +12,7 @@ import { callUpstream, upstreamFailure, withIdleTimeout } from '../providers/cal
 import { codecs } from '../providers/codecs'
 import { readRequestFeatures } from '../router/features'
 import { profileNames, routingModeOf } from '../router/profiles'
-import { type Candidate, defaultPolicies, rankCandidates } from '../router/rank'
+import { type Candidate, rankCandidates } from '../router/rank'
 import { meterEvents, newStreamMeter } from './meter'
 import { readSessionAttributes } from './session'
 import type { ClientIds, InboundSurface } from './surface'
@@ -50,7 +50,13 @@ export async function relay(deps: Deps, input: RelayInput): Promise<Response> {
     const exchange = surface.decode(body)
     const features = readRequestFeatures(exchange)
     const accountId = input.principal.accountId
-    const [grants, byokKeys] = await Promise.all([deps.credit.grantsOf(accountId), deps.byok.keysOf(accountId)])
+    const session = readSessionAttributes(input.headers, surface.metadata(body))
+    const [grants, byokKeys, nudges, sticky] = await Promise.all([
+      deps.credit.get(accountId),
+      deps.byok.get(accountId),
+      deps.nudges.get(accountId),
+      session.sessionId ? deps.sessions.lastServed(accountId, session.sessionId) : undefined,
+    ])
     const now = deps.clock()
     const ranking = rankCandidates({
       mode,
@@ -61,7 +67,10 @@ export async function relay(deps: Deps, input: RelayInput): Promise<Response> {
       grants,
       byokFeePercent: deps.config.billing.byokFeePercent,
       now,
-      policy: defaultPolicies[mode],
+      policy: deps.config.profiles[mode],
+      nudges,
+      health: deps.health.view,
+      sticky,
     })
     const trace = new RequestTrace({
       id: requestId,
@@ -70,7 +79,7 @@ export async function relay(deps: Deps, input: RelayInput): Promise<Response> {
       surface: surface.name,
       routingMode: mode,
       stream: exchange.stream,
-      session: readSessionAttributes(input.headers, surface.metadata(body)),
+      session,
       ranks: ranking.ranks,
       exchange,
       createdAt: now,
@@ -99,11 +108,12 @@ export async function relay(deps: Deps, input: RelayInput): Promise<Response> {
       input.signal?.addEventListener('abort', onClientAbort, { once: true })
       try {
         const apiKey = byokKeys.get(candidate.provider.id) ?? candidate.provider.apiKey!
+        deps.health.claimProbe(candidate.provider.id, candidate.model.id)
         const upstream = await send(deps, { surface, body, exchange, candidate, apiKey, headers: input.headers, signal: controller.signal })
         if (exchange.stream) {
           return await streamAnswer(deps, { surface, body, trace, leg, candidate, upstream, ids, controller, idHeader, onDone: () => input.signal?.removeEventListener('abort', onClientAbort) })
         }
-        const answer = await jsonAnswer({ surface, body, trace, leg, candidate, upstream, ids })
+        const answer = await jsonAnswer(deps, { surface, body, trace, leg, candidate, upstream, ids })
         input.signal?.removeEventListener('abort', onClientAbort)
         await record(deps, trace, { status: 'completed', httpStatus: 200 })
         return Response.json(answer, { headers: idHeader })
@@ -112,6 +122,10 @@ export async function relay(deps: Deps, input: RelayInput): Promise<Response> {
         const error = err instanceof GatewayError ? err : new GatewayError('api_error', `upstream call failed: ${String(err)}`, { status: 502, retryable: true })
         const clientGone = input.signal?.aborted ?? false
         trace.failLeg(leg, error, clientGone ? 'aborted' : 'failed')
+        // Only the provider's faults count against its health, not the client's bad request.
+        if (!clientGone && error.retryable) {
+          deps.health.recordFailure(candidate.provider.id, candidate.model.id, { retryAfterSeconds: error.retryAfterSeconds })
+        }
         lastError = error
         if (clientGone) {
           await record(deps, trace, { status: 'aborted', httpStatus: 499, error })
@@ -172,7 +186,10 @@ async function send(
     headers,
     body: JSON.stringify(payload),
     signal: call.signal,
-    timeouts: { firstByteMs: deps.config.routing.firstByteTimeoutMs },
+    // A streaming upstream sends its headers as soon as it accepts the request, so for streams
+    // the wait for headers is bounded by the connect timeout and the first frame by first-byte;
+    // a non-streaming answer's headers come with the whole answer, bounded by first-byte.
+    timeouts: { firstByteMs: call.exchange.stream ? deps.config.routing.connectTimeoutMs : deps.config.routing.firstByteTimeoutMs },
     decodeError: codec.decodeError,
   })
 }
@@ -187,7 +204,18 @@ function expectContentType(upstream: Response, wanted: string) {
   }
 }
 
-async function jsonAnswer(a: { surface: InboundSurface; body: Record<string, unknown>; trace: RequestTrace; leg: LegDraft; candidate: Candidate; upstream: Response; ids: ClientIds }) {
+/** The client is about to receive its first byte from this leg: no fallback from here on. */
+function servedFirstByte(deps: Deps, trace: RequestTrace, leg: LegDraft) {
+  const now = deps.clock()
+  trace.firstByteAt = now
+  trace.markChosen(leg)
+  const { provider, model } = leg.candidate
+  deps.health.recordSuccess(provider.id, model.id, now - leg.startedAt)
+  const sessionId = trace.ctx.session.sessionId
+  if (sessionId) deps.sessions.served(trace.ctx.accountId, sessionId, { modelId: model.id, providerId: provider.id })
+}
+
+async function jsonAnswer(deps: Deps, a: { surface: InboundSurface; body: Record<string, unknown>; trace: RequestTrace; leg: LegDraft; candidate: Candidate; upstream: Response; ids: ClientIds }) {
   expectContentType(a.upstream, 'json')
   let json: unknown
   try {
@@ -195,16 +223,15 @@ async function jsonAnswer(a: { surface: InboundSurface; body: Record<string, unk
   } catch (err) {
     throw new GatewayError('api_error', 'upstream answered 200 with a body that is not valid JSON', { status: 502, retryable: true, cause: err })
   }
-  a.trace.firstByteAt = a.trace.ctx.clock()
   if (a.candidate.provider.kind === a.surface.nativeKind) {
     const { body, usage } = a.surface.passThroughJson(json, a.ids)
     a.trace.settleLeg(a.leg, 'ok', { usage, reported: true, outputChars: 0 })
-    a.trace.markChosen(a.leg)
+    servedFirstByte(deps, a.trace, a.leg)
     return body
   }
   const response = codecs[a.candidate.provider.kind].decodeResponse(json)
   a.trace.settleLeg(a.leg, 'ok', { usage: response.usage, reported: true, outputChars: 0 })
-  a.trace.markChosen(a.leg)
+  servedFirstByte(deps, a.trace, a.leg)
   return a.surface.encodeResponse(response, a.ids, a.body)
 }
 
@@ -263,15 +290,26 @@ async function streamAnswer(
 
   // Before the first byte: a failure here is the caller's to fall back from.
   let first: IteratorResult<string>
+  let firstByteTimer: ReturnType<typeof setTimeout> | undefined
   try {
-    first = await clientFrames.next()
+    const firstByteMs = deps.config.routing.firstByteTimeoutMs
+    first = await Promise.race([
+      clientFrames.next(),
+      new Promise<never>((_, reject) => {
+        firstByteTimer = setTimeout(() => {
+          a.controller.abort()
+          reject(new GatewayError('timeout', `upstream sent no event within ${firstByteMs} ms`, { retryable: true }))
+        }, firstByteMs)
+      }),
+    ])
   } catch (err) {
+    clearTimeout(firstByteTimer)
     await clientFrames.return?.(undefined).catch(() => {})
     throw err
   }
+  clearTimeout(firstByteTimer)
   if (first.done) throw new GatewayError('api_error', 'upstream stream ended before any event', { status: 502, retryable: true })
-  a.trace.firstByteAt = a.trace.ctx.clock()
-  a.trace.markChosen(a.leg)
+  servedFirstByte(deps, a.trace, a.leg)
 
   const encoder = new TextEncoder()
   let done = false

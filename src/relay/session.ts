@@ -22,8 +22,10 @@ function claudeCodeSessionFromUserId(userId: unknown): string | null {
 export function readSessionAttributes(headers: Headers, metadata: Record<string, unknown> | undefined): SessionAttributes {
   const claudeCodeSession =
     clip(headers.get('x-claude-code-session-id')) ?? clip(claudeCodeSessionFromUserId(metadata?.user_id))
-  // Codex sends its conversation id as `session_id` (and `conversation_id` in older builds).
-  const codexSession = clip(headers.get('session_id')) ?? clip(headers.get('conversation_id'))
+  // Codex sends its conversation id as `session-id` (0.169 sends `session-id` and `thread-id` with
+  // hyphens, seen on the wire), `session_id` in earlier builds and `conversation_id` in older ones.
+  const codexSession =
+    clip(headers.get('session-id')) ?? clip(headers.get('session_id')) ?? clip(headers.get('conversation_id'))
   const metadataSession = typeof metadata?.session_id === 'string' ? clip(metadata.session_id) : null
   const sessionId = clip(headers.get('x-session-id')) ?? claudeCodeSession ?? codexSession ?? metadataSession
   const inferredSource = claudeCodeSession ? 'claude-code' : codexSession ? 'codex' : null

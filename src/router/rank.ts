@@ -4,18 +4,20 @@ import type { CatalogModel, ProviderConfig } from '../config/load'
 import type { RoutingMode } from '../config/schema'
 import { applicableCreditNanos, type GrantState } from '../ledger/credit'
 import type { RequestFeatures } from './features'
+import type { HealthView } from './health'
+import { nudgeKey } from './nudges'
 
+/**
+ * Scores, higher is better, in "quality points" so feedback nudges and weights read alike:
+ * - max:         quality − priceWeight × log2(1 + blended)   (priceWeight 0: price only breaks ties)
+ * - pro:         quality − priceWeight × log2(1 + blended)   (priceWeight 8)
+ * - ultra_saver: − priceWeight × log2(1 + blended)            (priceWeight 10; quality only as a floor)
+ * where blended = (3 × input + output) / 4 in USD per Mtok, and every mode skips models below
+ * qualityFloor. Both knobs are set per profile in svc.toml ([profiles.pro] price_weight = 8).
+ */
 export interface RankPolicy {
-  /** pro: score = quality − priceWeight × log2(1 + blended USD/Mtok). */
   priceWeight: number
-  /** ultra_saver: candidates below this quality are skipped. */
   qualityFloor: number
-}
-
-export const defaultPolicies: Record<RoutingMode, RankPolicy> = {
-  max: { priceWeight: 0, qualityFloor: 0 },
-  pro: { priceWeight: 8, qualityFloor: 0 },
-  ultra_saver: { priceWeight: 0, qualityFloor: 60 },
 }
 
 export interface Candidate {
@@ -36,6 +38,10 @@ export interface RankEntry {
   score: number | null
   estimated_cost_nanos: number | null
   byok: boolean
+  quality: number
+  /** Points this account's feedback added to (or took from) the score. */
+  nudge: number
+  health: HealthView
   /** candidate → chosen | failed | not_tried after dispatch; skipped never dispatched. */
   status: 'candidate' | 'chosen' | 'failed' | 'not_tried' | 'skipped'
   reason: string
@@ -52,6 +58,11 @@ export interface RankInput {
   byokFeePercent: number
   now: number
   policy: RankPolicy
+  /** Feedback nudges by nudgeKey(mode, model). */
+  nudges?: ReadonlyMap<string, number>
+  health?: (providerId: string, modelId: string) => HealthView
+  /** The model and provider that served this session last: kept while healthy and eligible. */
+  sticky?: { modelId: string; providerId: string }
 }
 
 export interface Ranking {
@@ -69,17 +80,12 @@ const blendedUsdPerMtok = (m: CatalogModel) =>
 const expectedOutputTokens = (maxTokens: number) => Math.min(maxTokens, 1000)
 
 function scoreOf(mode: RoutingMode, model: CatalogModel, policy: RankPolicy): number {
-  const blended = blendedUsdPerMtok(model)
-  switch (mode) {
-    case 'max':
-      return model.quality
-    case 'pro':
-      return model.quality - policy.priceWeight * Math.log2(1 + blended)
-    case 'ultra_saver':
-      // Cheaper is better; the score is the negated blended price so "higher is better" holds.
-      return -blended
-  }
+  const pricePenalty = policy.priceWeight * Math.log2(1 + blendedUsdPerMtok(model))
+  return mode === 'ultra_saver' ? -pricePenalty : model.quality - pricePenalty
 }
+
+const closedHealth: HealthView = { state: 'closed', ttfb_ms: null, error_rate: 0 }
+const isHealthy = (h: HealthView) => h.state === 'closed' || h.state === 'half_open'
 
 const round2 = (n: number) => Math.round(n * 100) / 100
 
@@ -94,6 +100,7 @@ export function rankCandidates(input: RankInput): Ranking {
     const provider = input.providers[model.provider]
     if (!provider) continue
     const byok = input.byokProviders.has(provider.id)
+    const nudge = input.nudges?.get(nudgeKey(input.mode, model.id)) ?? 0
     const entry: RankEntry = {
       model_id: model.id,
       provider_id: provider.id,
@@ -101,6 +108,9 @@ export function rankCandidates(input: RankInput): Ranking {
       score: null,
       estimated_cost_nanos: null,
       byok,
+      quality: model.quality,
+      nudge,
+      health: input.health?.(provider.id, model.id) ?? closedHealth,
       status: 'skipped',
       reason: '',
     }
@@ -124,7 +134,7 @@ export function rankCandidates(input: RankInput): Ranking {
       skip('request has images; model has no vision')
       continue
     }
-    if (input.mode === 'ultra_saver' && model.quality < policy.qualityFloor) {
+    if (model.quality < policy.qualityFloor) {
       skip(`quality ${model.quality} is below the profile floor ${policy.qualityFloor}`)
       continue
     }
@@ -150,23 +160,40 @@ export function rankCandidates(input: RankInput): Ranking {
     const estimatedCostNanos =
       features.estimatedInputTokens * model.price.inputNanosPerToken +
       expectedOutputTokens(maxTokens) * model.price.outputNanosPerToken
-    const score = scoreOf(input.mode, model, policy)
+    const score = scoreOf(input.mode, model, policy) + nudge
     entry.score = round2(score)
     entry.estimated_cost_nanos = estimatedCostNanos
     entry.status = 'candidate'
-    entry.reason =
-      maxTokens < features.maxTokens ? `max_tokens clamped from ${features.maxTokens} to ${maxTokens}` : 'eligible'
+    const notes = ['eligible']
+    if (maxTokens < features.maxTokens) notes.push(`max_tokens clamped from ${features.maxTokens} to ${maxTokens}`)
+    if (features.thinking && !model.capabilities.thinking) notes.push('thinking requested; this model answers without it')
+    if (nudge !== 0) notes.push(`feedback nudge ${nudge > 0 ? '+' : ''}${nudge}`)
+    if (!isHealthy(entry.health)) notes.push(`ranked last: circuit ${entry.health.state}${entry.health.until ? ` until ${entry.health.until}` : ''}`)
+    entry.reason = notes.join('; ')
     eligible.push({ model, provider, byok, maxTokens, score, estimatedCostNanos, rank: entry })
   }
 
-  // Higher score first; then cheaper; then higher quality; then stable by id so ties never flap.
+  // Healthy before unhealthy; then higher score; then cheaper; then higher quality; then by id so
+  // ties never flap.
   eligible.sort(
     (a, b) =>
+      Number(isHealthy(b.rank.health)) - Number(isHealthy(a.rank.health)) ||
       b.score - a.score ||
       a.estimatedCostNanos - b.estimatedCostNanos ||
       b.model.quality - a.model.quality ||
       (a.model.id + a.provider.id).localeCompare(b.model.id + b.provider.id),
   )
+  // A session stays on the model that served it (prompt caches and thinking signatures are per
+  // model family) while that model is healthy and eligible under this profile.
+  const sticky = input.sticky
+  const stickyAt = sticky
+    ? eligible.findIndex((c) => c.model.id === sticky.modelId && c.provider.id === sticky.providerId && isHealthy(c.rank.health))
+    : -1
+  if (stickyAt > 0) {
+    const [kept] = eligible.splice(stickyAt, 1)
+    eligible.unshift(kept!)
+  }
+  if (stickyAt >= 0) eligible[0]!.rank.reason += '; session sticks to the model that served it'
   return {
     candidates: eligible,
     ranks: [...eligible.map((c) => c.rank), ...skipped],

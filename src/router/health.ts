@@ -1,0 +1,103 @@
+// Upstream health per provider × model, in memory: time to first byte and error rate as
+// exponentially weighted averages, and a circuit breaker. The breaker opens after consecutive
+// failures, lets one probe through after a cool-down (doubling while probes fail), and closes on
+// a success. A 429/529 with retry-after keeps the candidate cooling until that time.
+
+export interface HealthPolicy {
+  failuresToOpen: number
+  cooldownMs: number
+  maxCooldownMs: number
+}
+
+export const defaultHealthPolicy: HealthPolicy = { failuresToOpen: 3, cooldownMs: 30_000, maxCooldownMs: 300_000 }
+
+interface Entry {
+  ttfbMs: number | null
+  errorRate: number
+  consecutiveFailures: number
+  openUntil: number
+  cooldownMs: number
+  probing: boolean
+  retryAfterUntil: number
+}
+
+export interface HealthView {
+  state: 'closed' | 'open' | 'half_open' | 'cooling'
+  ttfb_ms: number | null
+  error_rate: number
+  /** When the candidate may be tried normally again (open circuit or retry-after). */
+  until?: string
+}
+
+/** Weight of the newest observation in the moving averages. */
+const alpha = 0.2
+
+export function createHealth(clock: () => number, policy: HealthPolicy = defaultHealthPolicy) {
+  const entries = new Map<string, Entry>()
+  const keyOf = (providerId: string, modelId: string) => `${providerId}\u0000${modelId}`
+  const entry = (providerId: string, modelId: string): Entry => {
+    const key = keyOf(providerId, modelId)
+    let e = entries.get(key)
+    if (!e) {
+      e = { ttfbMs: null, errorRate: 0, consecutiveFailures: 0, openUntil: 0, cooldownMs: policy.cooldownMs, probing: false, retryAfterUntil: 0 }
+      entries.set(key, e)
+    }
+    return e
+  }
+
+  return {
+    /** Whether to try this candidate in its ranked place, or only after every healthy one. */
+    view(providerId: string, modelId: string): HealthView {
+      const e = entries.get(keyOf(providerId, modelId))
+      if (!e) return { state: 'closed', ttfb_ms: null, error_rate: 0 }
+      const now = clock()
+      const base = { ttfb_ms: e.ttfbMs === null ? null : Math.round(e.ttfbMs), error_rate: Math.round(e.errorRate * 1000) / 1000 }
+      if (e.openUntil > now) return { ...base, state: 'open', until: new Date(e.openUntil).toISOString() }
+      if (e.openUntil > 0 && !e.probing) return { ...base, state: 'half_open' }
+      if (e.openUntil > 0 && e.probing) return { ...base, state: 'open', until: 'after the probe in flight' }
+      if (e.retryAfterUntil > now) return { ...base, state: 'cooling', until: new Date(e.retryAfterUntil).toISOString() }
+      return { ...base, state: 'closed' }
+    },
+
+    /** A half-open circuit lets exactly one request through; the relay claims it before sending. */
+    claimProbe(providerId: string, modelId: string) {
+      const e = entry(providerId, modelId)
+      if (e.openUntil > 0 && e.openUntil <= clock()) e.probing = true
+    },
+
+    recordSuccess(providerId: string, modelId: string, ttfbMs: number) {
+      const e = entry(providerId, modelId)
+      e.ttfbMs = e.ttfbMs === null ? ttfbMs : e.ttfbMs + alpha * (ttfbMs - e.ttfbMs)
+      e.errorRate += alpha * (0 - e.errorRate)
+      e.consecutiveFailures = 0
+      e.openUntil = 0
+      e.probing = false
+      e.cooldownMs = policy.cooldownMs
+    },
+
+    recordFailure(providerId: string, modelId: string, opts: { retryAfterSeconds?: number } = {}) {
+      const e = entry(providerId, modelId)
+      const now = clock()
+      e.errorRate += alpha * (1 - e.errorRate)
+      e.consecutiveFailures++
+      if (opts.retryAfterSeconds !== undefined) e.retryAfterUntil = now + opts.retryAfterSeconds * 1000
+      if (e.probing) {
+        // The probe failed: stay open, and wait longer before the next one.
+        e.cooldownMs = Math.min(e.cooldownMs * 2, policy.maxCooldownMs)
+        e.openUntil = now + e.cooldownMs
+        e.probing = false
+      } else if (e.consecutiveFailures >= policy.failuresToOpen && e.openUntil === 0) {
+        e.openUntil = now + e.cooldownMs
+      }
+    },
+
+    openCircuits(): number {
+      const now = clock()
+      let n = 0
+      for (const e of entries.values()) if (e.openUntil > now || e.probing) n++
+      return n
+    },
+  }
+}
+
+export type Health = ReturnType<typeof createHealth>

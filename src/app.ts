@@ -6,6 +6,7 @@ import { errorResponse, type Surface } from './http/errors'
 import { healthRoutes } from './http/health'
 import { messagesRoutes } from './http/messages'
 import { responsesRoutes } from './http/responses'
+import { signInRoutes } from './http/sign-in'
 import { usageRoutes } from './http/usage'
 import { GatewayError, invalidRequest } from './lib/errors'
 import { describeValueError } from './lib/schema-errors'
@@ -70,6 +71,7 @@ export function createApp(deps: Deps) {
     .use(adminRoutes(deps))
     .use(messagesRoutes(deps))
     .use(responsesRoutes(deps))
+    .use(signInRoutes(deps))
 }
 
 export type App = ReturnType<typeof createApp>

@@ -2,6 +2,7 @@
 // the result; tests build their own with an in-memory database and a simulator URL.
 import { type Admin, createAdmin } from './accounts/admin'
 import { type Authenticator, createAuthenticator } from './accounts/api-keys'
+import { createDeviceLogin, type DeviceLogin } from './accounts/device-login'
 import type { Config } from './config/load'
 import { type Db, openDatabase } from './db/open'
 import type { GrantRecord, Ledger } from './ledger/ledger'
@@ -30,6 +31,7 @@ export interface Deps {
     served(accountId: string, sessionId: string, choice: { modelId: string; providerId: string }): void
   }
   health: Health
+  deviceLogin: DeviceLogin
   /** Drops in-memory caches when another process wrote to the database (CLI revoke, new grant). */
   syncCaches(): void
 }
@@ -98,6 +100,7 @@ export function createDeps(config: Config, opts: DepsOptions = {}): Deps {
       },
     },
     health: createHealth(clock),
+    deviceLogin: createDeviceLogin({ ledger, clock, intervalSeconds: config.server.devicePollIntervalSeconds }),
     log: opts.log ?? createLogger('info'),
     clock,
     fetch: opts.fetch ?? fetch,

@@ -1,12 +1,12 @@
 #!/usr/bin/env bun
 // Entry of the binary: argv → one command in src/cli.
 import { runAccounts, runGrants, runKeys, runProviderKeys, runUsage } from './cli/admin'
+import { runClaude, runCodex } from './cli/agents'
 import { type Io, processIo, reportFailure, UsageError } from './cli/context'
 import { commandHelp, overview, version } from './cli/help'
 import { runInit } from './cli/init'
 import { runServe } from './cli/serve'
-
-const readStdin = async () => (process.stdin.isTTY ? '' : await Bun.stdin.text())
+import { runLogin, runLogout, runWhoami } from './cli/sign-in'
 
 const commands: Record<string, (args: string[], io: Io) => Promise<number>> = {
   serve: runServe,
@@ -15,7 +15,12 @@ const commands: Record<string, (args: string[], io: Io) => Promise<number>> = {
   keys: runKeys,
   grants: runGrants,
   usage: runUsage,
-  'provider-keys': (args, io) => runProviderKeys(args, io, readStdin),
+  'provider-keys': runProviderKeys,
+  login: runLogin,
+  logout: runLogout,
+  whoami: runWhoami,
+  claude: runClaude,
+  codex: runCodex,
 }
 
 export async function main(argv: string[], io: Io = processIo()): Promise<number> {
@@ -32,7 +37,9 @@ export async function main(argv: string[], io: Io = processIo()): Promise<number
   const run = commands[command]
   try {
     if (!run) throw new UsageError(`unknown command ${JSON.stringify(command)}`)
-    if (rest.includes('--help') || rest.includes('-h')) {
+    // The agents' own flags (`svc claude --help`) belong to the agent; our help is `svc help claude`.
+    const passesThrough = command === 'claude' || command === 'codex'
+    if (!passesThrough && (rest.includes('--help') || rest.includes('-h'))) {
       io.out(commandHelp[command] ?? overview)
       return 0
     }

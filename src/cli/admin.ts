@@ -127,7 +127,7 @@ export async function runUsage(args: string[], io: Io): Promise<number> {
   }
 }
 
-export async function runProviderKeys(args: string[], io: Io, readStdin: () => Promise<string>): Promise<number> {
+export async function runProviderKeys(args: string[], io: Io): Promise<number> {
   const { values, positionals } = parseFlags(args, { account: { type: 'string' }, provider: { type: 'string' } })
   const deps = openForAdmin(io, values)
   try {
@@ -140,7 +140,7 @@ export async function runProviderKeys(args: string[], io: Io, readStdin: () => P
     })
     if (positionals[0] === 'add') {
       // The key comes on stdin, never as an argument: arguments show in `ps` and shell history.
-      const key = (await readStdin()).trim()
+      const key = (await (io.stdin?.() ?? Promise.resolve(''))).trim()
       if (!key) throw new UsageError('pipe the provider key on standard input, e.g. `printenv MY_KEY | svc provider-keys add …`')
       const stored = view(
         await deps.admin.addProviderKey({ account: need(values.account, '--account'), provider: need(values.provider, '--provider'), key }),

@@ -11,11 +11,14 @@ export interface Io {
   cwd: string
   out(text: string): void
   err(text: string): void
+  /** Standard input as text, for verbs that read a secret from it (never from argv). */
+  stdin?: () => Promise<string>
 }
 
 export const processIo = (): Io => ({
   env: process.env,
   cwd: process.cwd(),
+  stdin: async () => (process.stdin.isTTY ? '' : await Bun.stdin.text()),
   out: (t) => process.stdout.write(t.endsWith('\n') ? t : `${t}\n`),
   err: (t) => process.stderr.write(t.endsWith('\n') ? t : `${t}\n`),
 })

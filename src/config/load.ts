@@ -46,6 +46,7 @@ export interface Config {
     masterKey?: string
     maxBodyBytes: number
     shutdownGraceSeconds: number
+    devicePollIntervalSeconds: number
   }
   billing: {
     byokFeePercent: number
@@ -136,6 +137,7 @@ export function resolveConfig(raw: unknown, opts: LoadOptions & { source?: strin
       masterKey: nonEmpty(env[masterKeyEnv]),
       maxBodyBytes: server.max_body_bytes ?? 32 * 1024 * 1024,
       shutdownGraceSeconds: server.shutdown_grace_seconds ?? 30,
+      devicePollIntervalSeconds: server.device_poll_interval_seconds ?? 5,
     },
     billing: {
       byokFeePercent: file.billing?.byok_fee_percent ?? 5,

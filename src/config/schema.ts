@@ -68,6 +68,8 @@ export const ConfigFile = T.Object(
           master_key_env: T.Optional(T.String({ minLength: 1 })),
           max_body_bytes: T.Optional(T.Integer({ minimum: 1024 })),
           shutdown_grace_seconds: T.Optional(T.Number({ minimum: 0 })),
+          /** How often `svc login` may poll for approval (RFC 8628 interval). */
+          device_poll_interval_seconds: T.Optional(T.Integer({ minimum: 0, maximum: 60 })),
         },
         closed,
       ),

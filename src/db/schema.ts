@@ -171,3 +171,22 @@ export const feedback = sqliteTable(
   (t) => [index('feedback_request').on(t.requestId)],
 )
 
+
+/** Device sign-in (RFC 8628 style): a CLI asks for a code, a signed-in user approves it on /login. */
+export const deviceCodes = sqliteTable(
+  'device_codes',
+  {
+    /** SHA-256 of the device code: the CLI holds the code, the database only its hash. */
+    deviceCodeHash: text('device_code_hash').primaryKey(),
+    userCode: text('user_code').notNull(),
+    deviceName: text('device_name').notNull(),
+    /** pending | approved | denied | consumed */
+    status: text('status').notNull(),
+    accountId: text('account_id'),
+    createdAt: integer('created_at').notNull(),
+    expiresAt: integer('expires_at').notNull(),
+    lastPollAt: integer('last_poll_at'),
+    intervalSeconds: integer('interval_seconds').notNull(),
+  },
+  (t) => [uniqueIndex('device_codes_user_code').on(t.userCode)],
+)

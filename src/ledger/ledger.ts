@@ -146,6 +146,18 @@ export interface RequestPageQuery {
   limit: number
 }
 
+export interface DeviceCodeRecord {
+  deviceCodeHash: string
+  userCode: string
+  deviceName: string
+  status: 'pending' | 'approved' | 'denied' | 'consumed'
+  accountId: string | null
+  createdAt: number
+  expiresAt: number
+  lastPollAt: number | null
+  intervalSeconds: number
+}
+
 export interface Ledger {
   // accounts and keys
   createAccount(name: string): Promise<Account>
@@ -184,6 +196,16 @@ export interface Ledger {
   recentFeedbackSignals(accountId: string, limit: number): Promise<FeedbackSignal[]>
   /** The model and provider that last served a session (completed requests only). */
   lastServedInSession(accountId: string, sessionId: string): Promise<{ modelId: string; providerId: string } | undefined>
+
+  // device sign-in
+  insertDeviceCode(row: DeviceCodeRecord): Promise<void>
+  findDeviceCode(by: { deviceCodeHash: string } | { userCode: string }): Promise<DeviceCodeRecord | undefined>
+  /** Moves a code from one status to another only if it is still in `from`: single use, race-free. */
+  transitionDeviceCode(
+    deviceCodeHash: string,
+    from: DeviceCodeRecord['status'],
+    patch: Partial<Pick<DeviceCodeRecord, 'status' | 'accountId' | 'lastPollAt' | 'intervalSeconds'>>,
+  ): Promise<DeviceCodeRecord | undefined>
 
   /**
    * True when another process (the admin CLI, another gateway) wrote to the database since the

@@ -8,6 +8,7 @@ import { allocateCharge } from './credit'
 import type {
   Account,
   ApiKeyRecord,
+  DeviceCodeRecord,
   FeedbackRecord,
   FinishedRequest,
   GrantChargeRecord,
@@ -284,6 +285,25 @@ export function createSqliteLedger(db: Db, clock: () => number = Date.now): Ledg
         .limit(1)
         .get()
       return row?.modelId && row.providerId ? { modelId: row.modelId, providerId: row.providerId } : undefined
+    },
+
+    async insertDeviceCode(row) {
+      db.insert(s.deviceCodes).values(row).run()
+    },
+
+    async findDeviceCode(by) {
+      const where =
+        'deviceCodeHash' in by ? eq(s.deviceCodes.deviceCodeHash, by.deviceCodeHash) : eq(s.deviceCodes.userCode, by.userCode)
+      return db.select().from(s.deviceCodes).where(where).get() as DeviceCodeRecord | undefined
+    },
+
+    async transitionDeviceCode(deviceCodeHash, from, patch) {
+      return db
+        .update(s.deviceCodes)
+        .set(patch)
+        .where(and(eq(s.deviceCodes.deviceCodeHash, deviceCodeHash), eq(s.deviceCodes.status, from)))
+        .returning()
+        .get() as DeviceCodeRecord | undefined
     },
 
     changedElsewhere() {

@@ -1,0 +1,108 @@
+// Device sign-in, after RFC 8628: the CLI asks for a code pair, the user approves the short code
+// on /login with proof of who they are, and the CLI's next poll receives a new API key of that
+// account named after the device. Codes expire, are single-use, and polling too fast slows down.
+import { randomBytes } from 'node:crypto'
+import type { DeviceCodeRecord, Ledger } from '../ledger/ledger'
+import { GatewayError } from '../lib/errors'
+import { hashApiKey, issueApiKey } from './api-keys'
+
+/** No vowels or look-alikes, so a code never spells a word or gets misread (RFC 8628 §6.1). */
+const userCodeAlphabet = 'BCDFGHJKLMNPQRSTVWXZ'
+export const deviceCodeLifetimeSeconds = 600
+/** How much a poller that ignores `interval` is slowed each time (RFC 8628 §3.5). */
+const slowDownStepSeconds = 5
+
+export type PollResult =
+  | { ok: true; key: string; keyId: string; account: { id: string; name: string } }
+  | { ok: false; error: 'authorization_pending' | 'slow_down' | 'expired_token' | 'access_denied' | 'invalid_grant'; description: string }
+
+function newUserCode(): string {
+  const bytes = randomBytes(8)
+  let code = ''
+  for (const byte of bytes) code += userCodeAlphabet[byte % userCodeAlphabet.length]
+  return `${code.slice(0, 4)}-${code.slice(4)}`
+}
+
+/** Users type codes with or without the dash, in any case. */
+export const normalizeUserCode = (input: string) => {
+  const letters = input.toUpperCase().replace(/[^A-Z]/g, '')
+  return letters.length === 8 ? `${letters.slice(0, 4)}-${letters.slice(4)}` : letters
+}
+
+export function createDeviceLogin(deps: { ledger: Ledger; clock: () => number; intervalSeconds: number }) {
+  const { ledger, clock } = deps
+
+  async function pendingByUserCode(userCode: string): Promise<DeviceCodeRecord> {
+    const row = await ledger.findDeviceCode({ userCode: normalizeUserCode(userCode) })
+    if (!row || row.expiresAt <= clock()) throw new GatewayError('not_found', 'unknown or expired code: run `svc login` again')
+    if (row.status !== 'pending') throw new GatewayError('invalid_request', 'this code was already used')
+    return row
+  }
+
+  return {
+    async start(deviceName: string) {
+      const deviceCode = randomBytes(32).toString('base64url')
+      const userCode = newUserCode()
+      const now = clock()
+      await ledger.insertDeviceCode({
+        deviceCodeHash: hashApiKey(deviceCode),
+        userCode,
+        deviceName: deviceName.trim().slice(0, 100) || 'device',
+        status: 'pending',
+        accountId: null,
+        createdAt: now,
+        expiresAt: now + deviceCodeLifetimeSeconds * 1000,
+        lastPollAt: null,
+        intervalSeconds: deps.intervalSeconds,
+      })
+      return { deviceCode, userCode, expiresIn: deviceCodeLifetimeSeconds, interval: deps.intervalSeconds }
+    },
+
+    /** Shows what is being approved before the user decides. */
+    describe: async (userCode: string) => {
+      const row = await pendingByUserCode(userCode)
+      return { userCode: row.userCode, deviceName: row.deviceName }
+    },
+
+    async decide(userCode: string, decision: { approve: true; accountId: string } | { approve: false }) {
+      const row = await pendingByUserCode(userCode)
+      const moved = await ledger.transitionDeviceCode(
+        row.deviceCodeHash,
+        'pending',
+        decision.approve ? { status: 'approved', accountId: decision.accountId } : { status: 'denied' },
+      )
+      if (!moved) throw new GatewayError('invalid_request', 'this code was already used')
+      return { deviceName: row.deviceName }
+    },
+
+    async poll(deviceCode: string): Promise<PollResult> {
+      const hash = hashApiKey(deviceCode)
+      const row = await ledger.findDeviceCode({ deviceCodeHash: hash })
+      const now = clock()
+      if (!row || row.status === 'consumed') {
+        return { ok: false, error: 'invalid_grant', description: 'unknown or already used device code' }
+      }
+      if (row.expiresAt <= now) return { ok: false, error: 'expired_token', description: 'the code expired: run `svc login` again' }
+      if (row.status === 'denied') return { ok: false, error: 'access_denied', description: 'the sign-in was denied' }
+      if (row.status === 'pending') {
+        const tooSoon = row.lastPollAt !== null && now - row.lastPollAt < row.intervalSeconds * 1000
+        await ledger.transitionDeviceCode(hash, 'pending', {
+          lastPollAt: now,
+          ...(tooSoon ? { intervalSeconds: row.intervalSeconds + slowDownStepSeconds } : {}),
+        })
+        return tooSoon
+          ? { ok: false, error: 'slow_down', description: `poll at most every ${row.intervalSeconds + slowDownStepSeconds} s` }
+          : { ok: false, error: 'authorization_pending', description: 'waiting for approval on the /login page' }
+      }
+      // Approved: exactly one poll wins the key.
+      const consumed = await ledger.transitionDeviceCode(hash, 'approved', { status: 'consumed' })
+      if (!consumed?.accountId) return { ok: false, error: 'invalid_grant', description: 'already used device code' }
+      const account = await ledger.getAccount(consumed.accountId)
+      if (!account) return { ok: false, error: 'invalid_grant', description: 'the approving account no longer exists' }
+      const { key, record } = await issueApiKey(ledger, account.id, `device: ${consumed.deviceName}`)
+      return { ok: true, key, keyId: record.id, account: { id: account.id, name: account.name } }
+    },
+  }
+}
+
+export type DeviceLogin = ReturnType<typeof createDeviceLogin>

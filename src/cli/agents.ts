@@ -1,0 +1,111 @@
+// `svc claude` and `svc codex`: launch a coding agent with the gateway as its endpoint, using the
+// signed-in key. Arguments after `--` pass through; the agent's exit code and signals pass back.
+import { hostname } from 'node:os'
+import { type Io, UsageError } from './context'
+import { requireCredentials } from './credentials'
+
+const profiles: Record<string, string> = { pro: 'svc-pro', max: 'svc-max', 'ultra-saver': 'svc-ultra-saver', ultra_saver: 'svc-ultra-saver' }
+
+interface Launch {
+  command: string
+  args: string[]
+  env: Record<string, string | undefined>
+}
+
+/**
+ * Splits `svc claude [--profile P] [ARGS…] [-- ARGS…]`: only --profile is ours; everything else is
+ * the agent's, so `svc claude -p "hi"` works without `--`.
+ */
+function splitArgs(args: string[]) {
+  let chosen = 'pro'
+  const agentArgs: string[] = []
+  for (let i = 0; i < args.length; i++) {
+    const arg = args[i]!
+    if (arg === '--') {
+      agentArgs.push(...args.slice(i + 1))
+      break
+    }
+    if (arg === '--profile') {
+      chosen = args[++i] ?? ''
+    } else if (arg.startsWith('--profile=')) {
+      chosen = arg.slice('--profile='.length)
+    } else {
+      agentArgs.push(arg)
+    }
+  }
+  const profile = profiles[chosen]
+  if (!profile) throw new UsageError(`--profile must be pro, max or ultra-saver (got ${JSON.stringify(chosen)})`)
+  return { profile, agentArgs }
+}
+
+export function claudeLaunch(io: Io, args: string[]): Launch {
+  const { profile, agentArgs } = splitArgs(args)
+  const { gateway, api_key } = requireCredentials(io)
+  return {
+    command: io.env.SVC_CLAUDE_BIN ?? 'claude',
+    args: agentArgs,
+    env: {
+      ...io.env,
+      ANTHROPIC_BASE_URL: `${gateway}/compat-a`,
+      ANTHROPIC_AUTH_TOKEN: api_key,
+      // An API key in the environment would win over the token and bypass the gateway's key.
+      ANTHROPIC_API_KEY: undefined,
+      ANTHROPIC_MODEL: profile,
+      // Claude Code's background calls (titles, summaries) go to the cheap profile.
+      ANTHROPIC_SMALL_FAST_MODEL: 'svc-ultra-saver',
+      ANTHROPIC_DEFAULT_HAIKU_MODEL: 'svc-ultra-saver',
+      ANTHROPIC_DEFAULT_SONNET_MODEL: profile,
+      ANTHROPIC_DEFAULT_OPUS_MODEL: profile,
+      ANTHROPIC_CUSTOM_HEADERS: `x-session-source: claude-code\nx-agent-id: claude-code@${hostname()}`,
+    },
+  }
+}
+
+/** Codex gets a custom provider through `-c` overrides, so the user's own config.toml is untouched. */
+export function codexLaunch(io: Io, args: string[]): Launch {
+  const { profile, agentArgs } = splitArgs(args)
+  const { gateway, api_key } = requireCredentials(io)
+  const provider = [
+    'name = "svc"',
+    `base_url = ${JSON.stringify(`${gateway}/compat-b/v1`)}`,
+    'env_key = "SVC_API_KEY"',
+    'wire_api = "responses"',
+    `http_headers = { "x-session-source" = "codex", "x-agent-id" = ${JSON.stringify(`codex@${hostname()}`)} }`,
+  ].join(', ')
+  return {
+    command: io.env.SVC_CODEX_BIN ?? 'codex',
+    args: ['-c', `model_providers.svc={ ${provider} }`, '-c', 'model_provider="svc"', '-c', `model="${profile}"`, ...agentArgs],
+    env: { ...io.env, SVC_API_KEY: api_key },
+  }
+}
+
+const installHints: Record<string, string> = {
+  claude: 'Claude Code is not installed. Install it with `npm install -g @anthropic-ai/claude-code`, then run `svc claude` again.',
+  codex: 'The Codex CLI is not installed. Install it with `npm install -g @openai/codex`, then run `svc codex` again.',
+}
+
+export async function runAgent(launch: Launch, io: Io, name: 'claude' | 'codex'): Promise<number> {
+  const resolved = launch.command.includes('/') ? launch.command : Bun.which(launch.command, { PATH: launch.env.PATH ?? '' })
+  if (!resolved) {
+    io.err(installHints[name]!)
+    return 127
+  }
+  const env = Object.fromEntries(Object.entries(launch.env).filter((e): e is [string, string] => e[1] !== undefined))
+  const child = Bun.spawn([resolved, ...launch.args], { env, stdio: ['inherit', 'inherit', 'inherit'] })
+  // The agent owns the terminal: forward the signals a user or a supervisor sends us.
+  const forward = (signal: NodeJS.Signals) => () => child.kill(signal)
+  const handlers = (['SIGINT', 'SIGTERM', 'SIGHUP'] as const).map((s) => [s, forward(s)] as const)
+  for (const [signal, handler] of handlers) process.on(signal, handler)
+  try {
+    const code = await child.exited
+    // A child killed by a signal exits as 128 + signal number, as a shell would report it.
+    return child.signalCode ? 128 + (signalNumbers[child.signalCode] ?? 1) : code
+  } finally {
+    for (const [signal, handler] of handlers) process.off(signal, handler)
+  }
+}
+
+const signalNumbers: Record<string, number> = { SIGHUP: 1, SIGINT: 2, SIGQUIT: 3, SIGKILL: 9, SIGTERM: 15 }
+
+export const runClaude = (args: string[], io: Io) => runAgent(claudeLaunch(io, args), io, 'claude')
+export const runCodex = (args: string[], io: Io) => runAgent(codexLaunch(io, args), io, 'codex')

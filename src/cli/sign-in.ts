@@ -1,0 +1,132 @@
+// `svc login`, `svc logout`, `svc whoami`: the CLI side of device sign-in.
+import { hostname } from 'node:os'
+import { formatUsd } from '../ledger/pricing'
+import { type Io, parseFlags, print, UsageError } from './context'
+import { credentialsPath, forgetCredentials, readCredentials, requireCredentials, writeCredentials } from './credentials'
+
+const defaultGateway = 'http://127.0.0.1:8080'
+
+async function postJson(url: string, body: unknown, key?: string) {
+  const response = await fetch(url, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', ...(key ? { authorization: `Bearer ${key}` } : {}) },
+    body: JSON.stringify(body),
+  })
+  return { status: response.status, body: (await response.json().catch(() => ({}))) as Record<string, unknown> }
+}
+
+async function whoami(gateway: string, key: string) {
+  const response = await fetch(`${gateway}/v1/auth/whoami`, { headers: { authorization: `Bearer ${key}` } })
+  const body = (await response.json().catch(() => ({}))) as {
+    account?: { id: string; name: string }
+    key?: { id: string; name: string; prefix: string }
+    credit?: { limit_nanos: number; used_nanos: number; remaining_nanos: number }
+    error?: { message?: string }
+  }
+  if (!response.ok) throw new UsageError(`the gateway refused the key: ${body.error?.message ?? `HTTP ${response.status}`}`)
+  return body
+}
+
+/** Opens the approval page where a desktop session exists; the URL is printed either way. */
+function openBrowser(io: Io, url: string) {
+  const opener = process.platform === 'darwin' ? 'open' : io.env.DISPLAY || io.env.WAYLAND_DISPLAY ? 'xdg-open' : undefined
+  if (!opener || !Bun.which(opener)) return
+  try {
+    Bun.spawn([opener, url], { stdio: ['ignore', 'ignore', 'ignore'] }).unref()
+  } catch {
+    // No browser is fine: the user opens the printed URL.
+  }
+}
+
+export async function runLogin(args: string[], io: Io): Promise<number> {
+  const { values, positionals } = parseFlags(args, {
+    'with-token': { type: 'boolean' },
+    'no-browser': { type: 'boolean' },
+    name: { type: 'string' },
+  })
+  const gateway = (positionals[0] ?? io.env.SVC_URL ?? readCredentials(io)?.gateway ?? defaultGateway).replace(/\/+$/, '')
+
+  if (values['with-token']) {
+    const key = (await (io.stdin?.() ?? Promise.resolve(''))).trim()
+    if (!key) throw new UsageError('pipe the API key on standard input: `svc login --with-token < key-file`')
+    const me = await whoami(gateway, key)
+    const path = writeCredentials(io, { gateway, api_key: key, key_id: me.key?.id, account: me.account?.name })
+    print(io, values.json, { gateway, account: me.account }, () => `signed in to ${gateway} as ${me.account?.name} (key stored in ${path})`)
+    return 0
+  }
+
+  const deviceName = values.name ?? `svc CLI on ${hostname()}`
+  const start = await postJson(`${gateway}/v1/auth/device/code`, { device_name: deviceName })
+  if (start.status !== 200) throw new UsageError(`${gateway} did not start a sign-in (HTTP ${start.status}); is it an svc gateway?`)
+  const { device_code, user_code, verification_uri, verification_uri_complete, expires_in } = start.body as Record<string, string & number>
+  let interval = Number(start.body.interval ?? 5)
+  io.err(`To sign in, open ${verification_uri_complete}\n(or go to ${verification_uri} and enter the code ${user_code})`)
+  if (!values['no-browser']) openBrowser(io, String(verification_uri_complete))
+
+  const deadline = Date.now() + Number(expires_in) * 1000
+  while (Date.now() < deadline) {
+    await Bun.sleep(interval * 1000)
+    const poll = await postJson(`${gateway}/v1/auth/device/token`, { device_code })
+    if (poll.status === 200) {
+      const account = poll.body.account as { id: string; name: string }
+      const path = writeCredentials(io, {
+        gateway,
+        api_key: String(poll.body.access_token),
+        key_id: String(poll.body.key_id),
+        account: account.name,
+      })
+      print(io, values.json, { gateway, account }, () => `signed in to ${gateway} as ${account.name} (key stored in ${path})`)
+      return 0
+    }
+    switch (poll.body.error) {
+      case 'authorization_pending':
+        continue
+      case 'slow_down':
+        interval += 5
+        continue
+      case 'access_denied':
+        throw new UsageError('the sign-in was denied on the gateway')
+      case 'expired_token':
+        throw new UsageError('the code expired before it was approved: run `svc login` again')
+      default:
+        throw new UsageError(`sign-in failed: ${String(poll.body.error_description ?? poll.body.error ?? `HTTP ${poll.status}`)}`)
+    }
+  }
+  throw new UsageError('the code expired before it was approved: run `svc login` again')
+}
+
+export async function runLogout(args: string[], io: Io): Promise<number> {
+  const { values } = parseFlags(args, {})
+  const stored = readCredentials(io)
+  if (!stored) {
+    print(io, values.json, { signed_in: false }, () => 'not signed in')
+    return 0
+  }
+  let revoked = false
+  try {
+    const result = await postJson(`${stored.gateway}/v1/auth/logout`, {}, stored.api_key)
+    revoked = result.status === 200 || result.status === 401
+  } catch {
+    revoked = false
+  }
+  forgetCredentials(io)
+  if (!revoked) io.err(`could not reach ${stored.gateway} to revoke the key; it was forgotten here, revoke it there with \`svc keys revoke ${stored.key_id ?? 'ID'}\``)
+  print(io, values.json, { signed_in: false, revoked }, () => `signed out of ${stored.gateway}${revoked ? ' (key revoked)' : ''}`)
+  return 0
+}
+
+export async function runWhoami(args: string[], io: Io): Promise<number> {
+  const { values } = parseFlags(args, {})
+  const credentials = requireCredentials(io)
+  const me = await whoami(credentials.gateway, credentials.api_key)
+  const credit = me.credit ?? { limit_nanos: 0, used_nanos: 0, remaining_nanos: 0 }
+  print(io, values.json, { gateway: credentials.gateway, ...me, credentials_file: credentialsPath(io) }, () =>
+    [
+      `account  ${me.account?.name} (${me.account?.id})`,
+      `gateway  ${credentials.gateway}`,
+      `key      ${me.key?.name} (${me.key?.prefix}…)`,
+      `credit   ${formatUsd(credit.remaining_nanos)} USD left of ${formatUsd(credit.limit_nanos)} (used ${formatUsd(credit.used_nanos)})`,
+    ].join('\n'),
+  )
+  return 0
+}

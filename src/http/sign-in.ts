@@ -1,0 +1,149 @@
+// Sign-in for the CLI: the device flow's two endpoints, the /login page where a user approves a
+// code with a key they already hold (or the admin token and an account name), and whoami/logout
+// for a key to see and revoke itself.
+import { timingSafeEqual } from 'node:crypto'
+import { Elysia, t } from 'elysia'
+import type { Deps } from '../deps'
+import { creditPosition } from '../ledger/credit'
+import { GatewayError } from '../lib/errors'
+import { requirePrincipal } from './auth'
+
+const escapeHtml = (s: string) =>
+  s.replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c]!)
+
+/** The page must not be framed (clickjacking) and runs no script at all. */
+const pageHeaders = {
+  'content-type': 'text/html; charset=utf-8',
+  'x-frame-options': 'DENY',
+  'content-security-policy': "default-src 'none'; style-src 'unsafe-inline'; form-action 'self'; frame-ancestors 'none'",
+  'cache-control': 'no-store',
+}
+
+function page(title: string, body: string, status = 200): Response {
+  return new Response(
+    `<!doctype html><html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width">
+<title>${escapeHtml(title)} · svc</title>
+<style>body{font:16px/1.5 system-ui,sans-serif;max-width:32rem;margin:4rem auto;padding:0 1rem;color:#222}
+input{font:inherit;width:100%;padding:.4rem;margin:.2rem 0 1rem;box-sizing:border-box}
+button{font:inherit;padding:.5rem 1.2rem;margin-right:.5rem}code{font-size:1.2rem;letter-spacing:.1rem}
+.muted{color:#666;font-size:.9rem}</style></head><body><h1>${escapeHtml(title)}</h1>${body}</body></html>`,
+    { status, headers: pageHeaders },
+  )
+}
+
+function loginForm(code: string, message = ''): string {
+  return `${message ? `<p><strong>${escapeHtml(message)}</strong></p>` : ''}
+<p>A command-line client asks to sign in to this gateway. Check that the code matches the one in your terminal.</p>
+<form method="post" action="/login">
+<label>Code<input name="user_code" value="${escapeHtml(code)}" autocomplete="off" required></label>
+<label>Your API key (proves which account the new key belongs to)<input name="api_key" type="password" autocomplete="off"></label>
+<p class="muted">Operators: leave the key empty, give the admin token and the account name instead.</p>
+<label>Admin token<input name="admin_token" type="password" autocomplete="off"></label>
+<label>Account<input name="account" autocomplete="off"></label>
+<button name="decision" value="approve">Approve</button><button name="decision" value="deny">Deny</button>
+</form>`
+}
+
+const sameSecret = (a: string, b: string) => {
+  const x = Buffer.from(a)
+  const y = Buffer.from(b)
+  return x.length === y.length && timingSafeEqual(x, y)
+}
+
+/** Who approves: the holder of an API key, or the operator naming an account. */
+async function approvingAccount(deps: Deps, form: Record<string, string | undefined>): Promise<string> {
+  if (form.api_key) {
+    deps.syncCaches()
+    const principal = await deps.auth.authenticate(form.api_key.trim())
+    if (!principal) throw new GatewayError('authentication', 'that API key is not valid')
+    return principal.accountId
+  }
+  const adminToken = deps.config.server.adminToken
+  if (form.admin_token && adminToken && sameSecret(form.admin_token, adminToken)) {
+    if (!form.account) throw new GatewayError('invalid_request', 'name the account the new key is for')
+    return (await deps.admin.findAccount(form.account.trim())).id
+  }
+  throw new GatewayError('authentication', 'give an API key of your account (or the admin token and an account name)')
+}
+
+export const signInRoutes = (deps: Deps) =>
+  new Elysia({ name: 'http.sign-in' })
+    .post(
+      '/v1/auth/device/code',
+      async ({ body, request }) => {
+        const started = await deps.deviceLogin.start(body?.device_name ?? 'device')
+        const origin = new URL(request.url).origin
+        return {
+          device_code: started.deviceCode,
+          user_code: started.userCode,
+          verification_uri: `${origin}/login`,
+          verification_uri_complete: `${origin}/login?code=${started.userCode}`,
+          expires_in: started.expiresIn,
+          interval: started.interval,
+        }
+      },
+      { body: t.Optional(t.Object({ device_name: t.Optional(t.String({ maxLength: 100 })) })) },
+    )
+    .post(
+      '/v1/auth/device/token',
+      async ({ body, set }) => {
+        const result = await deps.deviceLogin.poll(body.device_code)
+        if (!result.ok) {
+          set.status = 400
+          return { error: result.error, error_description: result.description }
+        }
+        return { access_token: result.key, token_type: 'bearer', key_id: result.keyId, account: result.account }
+      },
+      { body: t.Object({ device_code: t.String({ minLength: 1 }) }) },
+    )
+    .get('/login', async ({ query }) => {
+      const code = typeof query.code === 'string' ? query.code : ''
+      if (code) {
+        try {
+          const { deviceName } = await deps.deviceLogin.describe(code)
+          return page('Sign in a device', `<p>Device: <strong>${escapeHtml(deviceName)}</strong></p>${loginForm(code)}`)
+        } catch (err) {
+          return page('Sign in a device', loginForm('', (err as Error).message), 404)
+        }
+      }
+      return page('Sign in a device', loginForm(''))
+    })
+    .post('/login', async ({ body }) => {
+      const form = (body ?? {}) as Record<string, string | undefined>
+      const code = form.user_code ?? ''
+      try {
+        if (form.decision === 'deny') {
+          await deps.deviceLogin.decide(code, { approve: false })
+          return page('Sign-in denied', '<p>The device was not signed in. You can close this page.</p>')
+        }
+        const accountId = await approvingAccount(deps, form)
+        const { deviceName } = await deps.deviceLogin.decide(code, { approve: true, accountId })
+        return page(
+          'Device signed in',
+          `<p><strong>${escapeHtml(deviceName)}</strong> will receive its own API key. Return to your terminal.</p>`,
+        )
+      } catch (err) {
+        const status = err instanceof GatewayError ? err.status : 400
+        return page('Sign in a device', loginForm(code, (err as Error).message), status)
+      }
+    })
+    .get('/v1/auth/whoami', async ({ request }) => {
+      const principal = await requirePrincipal(deps, request.headers, true)
+      const [account, key, grants] = await Promise.all([
+        deps.ledger.getAccount(principal.accountId),
+        deps.ledger.getApiKey(principal.keyId),
+        deps.ledger.listGrants(principal.accountId),
+      ])
+      const credit = creditPosition(grants, deps.clock())
+      return {
+        account: { id: account?.id, name: account?.name },
+        key: { id: key?.id, name: key?.name, prefix: key?.prefix },
+        credit: { limit_nanos: credit.limitNanos, used_nanos: credit.usedNanos, remaining_nanos: credit.remainingNanos },
+      }
+    })
+    .post('/v1/auth/logout', async ({ request }) => {
+      const principal = await requirePrincipal(deps, request.headers, true)
+      await deps.ledger.revokeApiKey(principal.keyId)
+      deps.auth.forgetKey(principal.keyId)
+      return { revoked: true, key_id: principal.keyId }
+    })

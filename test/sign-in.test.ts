@@ -1,0 +1,176 @@
+import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
+import { mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import type { Io } from '../src/cli/context'
+import { main } from '../src/main'
+import { createHarness, type Harness } from './support/harness'
+
+let h: Harness
+let server: ReturnType<typeof Bun.serve>
+let gateway: string
+const homes: string[] = []
+
+beforeAll(async () => {
+  h = await createHarness({ grantUsd: 3, config: { server: { device_poll_interval_seconds: 0 } } })
+  server = Bun.serve({ port: 0, hostname: '127.0.0.1', fetch: (r) => h.app.handle(r) })
+  gateway = `http://127.0.0.1:${server.port}`
+})
+afterAll(() => {
+  server.stop(true)
+  for (const d of homes) rmSync(d, { recursive: true, force: true })
+})
+
+function cli(stdin = '') {
+  const home = mkdtempSync(join(tmpdir(), 'svc-home-'))
+  homes.push(home)
+  const out: string[] = []
+  const err: string[] = []
+  const io: Io = { env: { HOME: home, PATH: process.env.PATH }, cwd: home, out: (t) => out.push(t), err: (t) => err.push(t), stdin: async () => stdin }
+  return { home, io, out, err, run: (...argv: string[]) => main(argv, io) }
+}
+
+/** Waits (bounded) until the CLI has printed its code, and returns it. */
+async function codeFrom(err: string[]): Promise<string> {
+  for (let i = 0; i < 500; i++) {
+    const match = /enter the code ([A-Z]{4}-[A-Z]{4})/.exec(err.join(''))
+    if (match) return match[1]!
+    await Bun.sleep(5)
+  }
+  throw new Error('the CLI never printed a code')
+}
+
+const approve = (fields: Record<string, string>) =>
+  fetch(`${gateway}/login`, { method: 'POST', body: new URLSearchParams(fields) })
+
+describe('svc login (device flow)', () => {
+  test('approve with an existing key: the CLI gets its own new key, stored 0600, and whoami works', async () => {
+    const c = cli()
+    const login = c.run('login', gateway, '--no-browser', '--name', 'laptop')
+    const code = await codeFrom(c.err)
+    const page = await fetch(`${gateway}/login?code=${code.toLowerCase().replace('-', '')}`)
+    expect(page.status).toBe(200)
+    expect(page.headers.get('x-frame-options')).toBe('DENY')
+    expect(await page.text()).toContain('laptop')
+    const approved = await approve({ user_code: code, api_key: h.key, decision: 'approve' })
+    expect(approved.status).toBe(200)
+    expect(await approved.text()).toContain('Device signed in')
+    expect(await login).toBe(0)
+
+    const path = join(c.home, '.config', 'svc', 'credentials.json')
+    expect(statSync(path).mode & 0o777).toBe(0o600)
+    const stored = JSON.parse(readFileSync(path, 'utf8'))
+    // A copy: bun's toMatchObject writes the asymmetric matchers back into the object it checks.
+    expect({ ...stored }).toMatchObject({ gateway, account: 'default', key_id: expect.stringMatching(/^key_/) })
+    expect(stored.api_key).not.toBe(h.key)
+    const keys = await h.deps.ledger.listApiKeys(h.accountId)
+    expect(keys.find((k) => k.id === stored.key_id)?.name).toBe('device: laptop')
+
+    c.out.length = 0
+    expect(await c.run('whoami', '--json')).toBe(0)
+    const me = JSON.parse(c.out.join(''))
+    expect(me).toMatchObject({ gateway, account: { name: 'default' }, credit: { limit_nanos: 3_000_000_000 } })
+
+    // The code is single-use: a second approval and a replayed poll both fail.
+    const again = await approve({ user_code: code, api_key: h.key, decision: 'approve' })
+    expect(again.status).toBe(400)
+    expect(await again.text()).toContain('already used')
+
+    expect(await c.run('logout')).toBe(0)
+    const revoked = await h.deps.ledger.getApiKey(stored.key_id)
+    expect(revoked?.revokedAt).not.toBeNull()
+    expect(() => statSync(path)).toThrow()
+  })
+
+  test('deny stops the CLI with a clear message; a wrong key cannot approve', async () => {
+    const c = cli()
+    const login = c.run('login', gateway, '--no-browser')
+    const code = await codeFrom(c.err)
+    const wrong = await approve({ user_code: code, api_key: 'svc-notakeynotakeynotakey', decision: 'approve' })
+    expect(wrong.status).toBe(401)
+    expect(await wrong.text()).toContain('not valid')
+    await approve({ user_code: code, decision: 'deny' })
+    expect(await login).toBe(2)
+    expect(c.err.join('')).toContain('denied')
+  })
+
+  test('the operator can approve with the admin token for a named account', async () => {
+    await h.deps.admin.createAccount('erin')
+    const c = cli()
+    const login = c.run('login', gateway, '--no-browser')
+    const code = await codeFrom(c.err)
+    await approve({ user_code: code, admin_token: 'admin-secret', account: 'erin', decision: 'approve' })
+    expect(await login).toBe(0)
+    expect(JSON.parse(readFileSync(join(c.home, '.config', 'svc', 'credentials.json'), 'utf8')).account).toBe('erin')
+  })
+
+  test('device token endpoint follows RFC 8628: pending, slow_down, expired, invalid', async () => {
+    const start = await (await fetch(`${gateway}/v1/auth/device/code`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{}' })).json() as Record<string, string>
+    expect(start).toMatchObject({ verification_uri: `${gateway}/login`, expires_in: 600, interval: 0 })
+    const poll = async (device_code: string) => {
+      const r = await fetch(`${gateway}/v1/auth/device/token`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ device_code }) })
+      return { status: r.status, body: (await r.json()) as Record<string, string> }
+    }
+    expect(await poll(start.device_code!)).toMatchObject({ status: 400, body: { error: 'authorization_pending' } })
+    expect(await poll('nonsense')).toMatchObject({ status: 400, body: { error: 'invalid_grant' } })
+    h.clock.advance(601_000)
+    expect(await poll(start.device_code!)).toMatchObject({ status: 400, body: { error: 'expired_token' } })
+    h.clock.advance(-601_000)
+  })
+
+  test('polling faster than the interval is told to slow down', async () => {
+    const slow = await createHarness({ config: { server: { device_poll_interval_seconds: 5 } } })
+    const started = await slow.deps.deviceLogin.start('x')
+    expect((await slow.deps.deviceLogin.poll(started.deviceCode)).ok).toBe(false)
+    const second = await slow.deps.deviceLogin.poll(started.deviceCode)
+    expect(second).toMatchObject({ ok: false, error: 'slow_down' })
+    slow.clock.advance(10_001)
+    expect(await slow.deps.deviceLogin.poll(started.deviceCode)).toMatchObject({ ok: false, error: 'authorization_pending' })
+  })
+
+  test('login --with-token checks the key and stores it; a bad key is refused', async () => {
+    const ok = cli(`${h.key}\n`)
+    expect(await ok.run('login', gateway, '--with-token')).toBe(0)
+    const bad = cli('svc-nonsensenonsensenonsense\n')
+    expect(await bad.run('login', gateway, '--with-token')).toBe(2)
+    expect(bad.err.join('')).toContain('refused the key')
+  })
+})
+
+describe('svc claude / svc codex launch', () => {
+  test('not signed in: says how to sign in; agent missing: says how to install it (127)', async () => {
+    const c = cli()
+    expect(await c.run('claude', '-p', 'hi')).toBe(2)
+    expect(c.err.join('')).toContain('svc login')
+    c.io.env.SVC_URL = gateway
+    c.io.env.SVC_API_KEY = h.key
+    c.io.env.PATH = '/nonexistent'
+    expect(await c.run('claude', '-p', 'hi')).toBe(127)
+    expect(c.err.join('')).toContain('npm install -g @anthropic-ai/claude-code')
+    expect(await c.run('codex', 'exec', 'hi')).toBe(127)
+    expect(c.err.join('')).toContain('npm install -g @openai/codex')
+  })
+
+  test('the agent gets the gateway, the key, the profile and session headers; args and exit code pass through', async () => {
+    const c = cli()
+    const script = join(c.home, 'fake-agent.sh')
+    await Bun.write(script, '#!/bin/sh\nprintf "%s\\n" "$ANTHROPIC_BASE_URL|$ANTHROPIC_AUTH_TOKEN|$ANTHROPIC_MODEL|$ANTHROPIC_SMALL_FAST_MODEL|$ANTHROPIC_API_KEY" > "$HOME/env.txt"\nprintf "%s\\n" "$ANTHROPIC_CUSTOM_HEADERS" >> "$HOME/env.txt"\nprintf "%s\\n" "$@" >> "$HOME/env.txt"\nexit 7\n')
+    Bun.spawnSync(['chmod', '+x', script])
+    Object.assign(c.io.env, { SVC_URL: gateway, SVC_API_KEY: h.key, SVC_CLAUDE_BIN: script, ANTHROPIC_API_KEY: 'should-be-removed' })
+    expect(await c.run('claude', '--profile', 'max', '-p', 'do it', '--', '--verbose')).toBe(7)
+    const lines = readFileSync(join(c.home, 'env.txt'), 'utf8').trim().split('\n')
+    expect(lines[0]).toBe(`${gateway}/compat-a|${h.key}|svc-max|svc-ultra-saver|`)
+    expect(lines[1]).toBe('x-session-source: claude-code')
+    expect(lines[2]).toMatch(/^x-agent-id: claude-code@/)
+    expect(lines.slice(3)).toEqual(['-p', 'do it', '--verbose'])
+
+    c.io.env.SVC_CODEX_BIN = script
+    expect(await c.run('codex', '--profile', 'ultra-saver', 'exec', 'task')).toBe(7)
+    const codexArgs = readFileSync(join(c.home, 'env.txt'), 'utf8').trim().split('\n').slice(2)
+    expect(codexArgs[0]).toBe('-c')
+    expect(codexArgs[1]).toContain(`base_url = "${gateway}/compat-b/v1"`)
+    expect(codexArgs[1]).toContain('wire_api = "responses"')
+    expect(codexArgs.slice(2)).toEqual(['-c', 'model_provider="svc"', '-c', 'model="svc-ultra-saver"', 'exec', 'task'])
+    expect(await c.run('claude', '--profile', 'turbo')).toBe(2)
+  })
+})

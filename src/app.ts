@@ -19,7 +19,7 @@ export const surfaceOf = (path: string): Surface =>
 const knownRoutes: { pattern: RegExp; methods: string }[] = [
   { pattern: /^\/v1\/usage(\/requests(\/[^/]+)?|\/sessions(\/list)?)?$/, methods: 'GET' },
   { pattern: /^\/v1\/usage\/requests\/[^/]+\/feedback$/, methods: 'POST' },
-  { pattern: /^\/(healthz|readyz)$/, methods: 'GET' },
+  { pattern: /^\/(healthz|readyz|metrics)$/, methods: 'GET' },
   { pattern: /^\/(compat-a|anthropic)\/v1\/messages(\/count_tokens)?$/, methods: 'POST' },
   { pattern: /^\/(compat-a|anthropic)\/v1\/models(\/[^/]+)?$/, methods: 'GET' },
   { pattern: /^\/(compat-b|openai)\/v1\/responses$/, methods: 'POST' },

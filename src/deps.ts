@@ -8,6 +8,7 @@ import { type Db, openDatabase } from './db/open'
 import type { GrantRecord, Ledger } from './ledger/ledger'
 import { createSqliteLedger } from './ledger/sqlite-ledger'
 import { createLogger, type Logger } from './lib/log'
+import { createGatewayMetrics, type GatewayMetrics } from './relay/metrics'
 import { createHealth, type Health } from './router/health'
 import { computeNudges, nudgeWindow } from './router/nudges'
 
@@ -31,6 +32,7 @@ export interface Deps {
     served(accountId: string, sessionId: string, choice: { modelId: string; providerId: string }): void
   }
   health: Health
+  metrics: GatewayMetrics
   deviceLogin: DeviceLogin
   /** Drops in-memory caches when another process wrote to the database (CLI revoke, new grant). */
   syncCaches(): void
@@ -76,6 +78,7 @@ export function createDeps(config: Config, opts: DepsOptions = {}): Deps {
   const grants = accountCache((accountId) => ledger.listGrants(accountId))
   const byokKeys = accountCache((accountId) => admin.openProviderKeys(accountId))
   const nudges = accountCache(async (accountId) => computeNudges(await ledger.recentFeedbackSignals(accountId, nudgeWindow)))
+  const health = createHealth(clock)
   const lastServed = new Map<string, { modelId: string; providerId: string }>()
   const sessionKey = (accountId: string, sessionId: string) => `${accountId}\u0000${sessionId}`
   return {
@@ -99,7 +102,8 @@ export function createDeps(config: Config, opts: DepsOptions = {}): Deps {
         lastServed.set(sessionKey(accountId, sessionId), choice)
       },
     },
-    health: createHealth(clock),
+    health,
+    metrics: createGatewayMetrics({ openCircuits: health.openCircuits }),
     deviceLogin: createDeviceLogin({ ledger, clock, intervalSeconds: config.server.devicePollIntervalSeconds }),
     log: opts.log ?? createLogger('info'),
     clock,

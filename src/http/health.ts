@@ -1,4 +1,4 @@
-// Liveness and readiness for load balancers and systemd.
+// Liveness, readiness and Prometheus metrics, for load balancers, systemd and scrapers.
 import { Elysia } from 'elysia'
 import type { Deps } from '../deps'
 
@@ -17,3 +17,4 @@ export const healthRoutes = (deps: Deps) =>
       if (!ready) set.status = 503
       return { status: ready ? 'ready' : 'not_ready', database, providers }
     })
+    .get('/metrics', () => new Response(deps.metrics.render(), { headers: { 'content-type': 'text/plain; version=0.0.4' } }))

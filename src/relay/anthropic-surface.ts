@@ -6,7 +6,7 @@ import { encodeAnthropicStream } from '../protocols/anthropic/encode-anthropic-s
 import { anthropicErrorTypeForKind, encodeAnthropicError } from '../protocols/anthropic/errors'
 import { createAnthropicPassThroughMeter, rewriteMessageStart } from '../protocols/anthropic/usage-meter'
 import { encodeSse } from '../protocols/sse'
-import { isObject } from '../protocols/wire-values'
+import { isObject, parseJson } from '../protocols/wire-values'
 import { GatewayError } from '../lib/errors'
 import type { InboundSurface } from './surface'
 
@@ -30,6 +30,14 @@ export const anthropicSurface: InboundSurface = {
     const id = messageId(ids.requestId)
     return {
       frame(event) {
+        // Every Anthropic frame carries JSON. Relaying one that does not would break the client's
+        // parser while the ledger saw a clean finish; end the stream with an error event instead.
+        if (!parseJson(event.data).ok) {
+          throw new GatewayError('api_error', `upstream sent a malformed ${event.event ?? 'data'} frame`, {
+            status: 502,
+            retryable: true,
+          })
+        }
         meter.observe(event)
         return event.event === 'message_start' ? rewriteMessageStart(event, { id }) : event.raw
       },

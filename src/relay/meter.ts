@@ -8,14 +8,26 @@ export interface StreamMeter {
   /** The upstream reported output usage (Anthropic message_delta, Chat usage chunk, Responses completed). */
   reported: boolean
   finished: boolean
+  /**
+   * The upstream produced some event other than an error. Until then the client has received
+   * nothing of this leg, so an in-band error or an empty stream may still fall back.
+   */
+  started: boolean
   outputChars: number
   error?: UpstreamErrorInfo
 }
 
-export const newStreamMeter = (): StreamMeter => ({ usage: emptyUsage(), reported: false, finished: false, outputChars: 0 })
+export const newStreamMeter = (): StreamMeter => ({
+  usage: emptyUsage(),
+  reported: false,
+  finished: false,
+  started: false,
+  outputChars: 0,
+})
 
 export async function* meterEvents(events: AsyncIterable<ExchangeEvent>, meter: StreamMeter): AsyncGenerator<ExchangeEvent> {
   for await (const event of events) {
+    if (event.type !== 'error') meter.started = true
     switch (event.type) {
       case 'start':
         overwrite(meter.usage, event.usage)

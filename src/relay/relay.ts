@@ -123,6 +123,7 @@ export async function relay(deps: Deps, input: RelayInput): Promise<Response> {
         const clientGone = input.signal?.aborted ?? false
         trace.failLeg(leg, error, clientGone ? 'aborted' : 'failed')
         // Only the provider's faults count against its health, not the client's bad request.
+        if (!clientGone) deps.metrics.upstreamError(candidate.provider.id, candidate.model.id, error.kind)
         if (!clientGone && error.retryable) {
           deps.health.recordFailure(candidate.provider.id, candidate.model.id, { retryAfterSeconds: error.retryAfterSeconds })
         }
@@ -151,8 +152,27 @@ function summarizeSkips(ranks: { model_id: string; provider_id: string; reason: 
 }
 
 async function record(deps: Deps, trace: RequestTrace, result: Parameters<RequestTrace['finish']>[0]) {
+  const finished = trace.finish(result)
+  deps.metrics.requestEnded(finished)
+  const r = finished.request
+  // One line per request; never a key or a prompt.
+  deps.log.info('request', {
+    request_id: r.id,
+    surface: r.surface,
+    routing_mode: r.routingMode,
+    status: r.status,
+    http_status: r.httpStatus,
+    model: r.selectedModelId,
+    provider: r.selectedProviderId,
+    attempts: r.attempts,
+    cost_nanos: r.totalCostNanos,
+    ttfb_ms: r.firstByteAt === null ? null : r.firstByteAt - r.createdAt,
+    duration_ms: r.endedAt === null ? null : r.endedAt - r.createdAt,
+    session_id: r.sessionId,
+    error: r.errorMessage,
+  })
   try {
-    await deps.ledger.recordRequest(trace.finish(result))
+    await deps.ledger.recordRequest(finished)
     deps.credit.invalidate(trace.ctx.accountId)
   } catch (err) {
     // The client's answer stands; the failure to record is an operator problem and is logged loudly.
@@ -268,12 +288,19 @@ async function streamAnswer(
   // Translated streams never need one (their encoder reports failures in-stream); kept total for safety.
   let errorFrame: (error: GatewayError) => string = () => ''
   let received: () => { usage: Usage; reported: boolean; outputChars: number; clean: boolean; error?: UpstreamErrorInfo }
+  /** Why the upstream failed before producing anything (so nothing reached the client), if it did. */
+  let failedBeforeStart: () => GatewayError | undefined
   if (passThrough) {
     const stream = a.surface.passThroughStream(a.ids)
     errorFrame = stream.errorFrame
     clientFrames = (async function* () {
       for await (const frame of frames) yield stream.frame(frame)
     })()
+    // Checked after the first frame only: an error by then means the first frame was the error.
+    failedBeforeStart = () => {
+      const error = stream.error()
+      return error ? upstreamFailure(error) : undefined
+    }
     received = () => {
       const finished = stream.finished()
       const usage = stream.usage()
@@ -286,6 +313,14 @@ async function streamAnswer(
     clientFrames = a.surface
       .encodeStream(events, a.ids, { upstreamModel: a.candidate.model.upstreamModel, body: a.body })[Symbol.asyncIterator]()
     received = () => ({ ...meter, clean: meter.finished && !meter.error })
+    failedBeforeStart = () => {
+      if (meter.started) return undefined
+      if (meter.error) return upstreamFailure(meter.error)
+      return new GatewayError('api_error', 'upstream stream failed before its first event', {
+        status: 502,
+        retryable: true,
+      })
+    }
   }
 
   // Before the first byte: a failure here is the caller's to fall back from.
@@ -309,6 +344,14 @@ async function streamAnswer(
   }
   clearTimeout(firstByteTimer)
   if (first.done) throw new GatewayError('api_error', 'upstream stream ended before any event', { status: 502, retryable: true })
+  // The first client frame may be only our rendering of an upstream that failed at once (an
+  // in-band error as its first event, a 200 stream that closed empty). It has not been sent:
+  // fall back as for a 5xx rather than answer 200 with nothing but an error event.
+  const early = failedBeforeStart()
+  if (early) {
+    await clientFrames.return?.(undefined).catch(() => {})
+    throw early
+  }
   servedFirstByte(deps, a.trace, a.leg)
 
   const encoder = new TextEncoder()
@@ -316,6 +359,7 @@ async function streamAnswer(
   const finish = async (outcome: 'ok' | 'failed' | 'aborted', error?: GatewayError) => {
     if (done) return
     done = true
+    deps.metrics.streamEnded()
     a.onDone()
     a.trace.settleLeg(a.leg, outcome, received(), error)
     const status = outcome === 'ok' ? 'completed' : outcome
@@ -364,5 +408,6 @@ async function streamAnswer(
     },
     { highWaterMark: 0 },
   )
+  deps.metrics.streamStarted()
   return new Response(stream, { headers: { ...sseHeaders, ...a.idHeader } })
 }

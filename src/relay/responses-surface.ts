@@ -63,7 +63,7 @@ export const responsesSurface: InboundSurface = {
       usage: meter.usage,
       finished: meter.finished,
       estimatedOutputTokens: meter.estimatedOutputTokens,
-      error: () => undefined,
+      error: meter.error,
       errorFrame(error: GatewayError) {
         const { code, message, param } = encodeGatewayErrorAsOpenAI(error).error
         return encodeSse('error', { type: 'error', code, message, param, sequence_number: lastSequence + 1 })

@@ -74,7 +74,17 @@ export function createDeps(config: Config, opts: DepsOptions = {}): Deps {
   const db = opts.db ?? openDatabase(config.server.database)
   const ledger = createSqliteLedger(db, clock)
   const auth = createAuthenticator(ledger)
-  const admin = createAdmin({ ledger, config, clock })
+  // Admin writes from this process (the admin HTTP API) do not move this connection's
+  // data_version, so syncCaches would not see them: the admin drops the account's caches itself.
+  const admin = createAdmin({
+    ledger,
+    config,
+    clock,
+    onAccountChanged: (accountId) => {
+      grants.invalidate(accountId)
+      byokKeys.invalidate(accountId)
+    },
+  })
   const grants = accountCache((accountId) => ledger.listGrants(accountId))
   const byokKeys = accountCache((accountId) => admin.openProviderKeys(accountId))
   const nudges = accountCache(async (accountId) => computeNudges(await ledger.recentFeedbackSignals(accountId, nudgeWindow)))

@@ -24,8 +24,15 @@ export interface GrantInput {
 
 const routingModes = ['pro', 'max', 'ultra_saver']
 
-export function createAdmin(deps: { ledger: Ledger; config: Config; clock: () => number }) {
+export function createAdmin(deps: {
+  ledger: Ledger
+  config: Config
+  clock: () => number
+  /** Called after a write that changes what an account may spend or which keys it routes with. */
+  onAccountChanged?: (accountId: string) => void
+}) {
   const { ledger, config } = deps
+  const changed = (accountId: string) => deps.onAccountChanged?.(accountId)
 
   async function findAccount(nameOrId: string): Promise<Account> {
     const account = (await ledger.getAccountByName(nameOrId)) ?? (await ledger.getAccount(nameOrId))
@@ -102,7 +109,7 @@ export function createAdmin(deps: { ledger: Ledger; config: Config; clock: () =>
           throw invalidRequest('expires_at must be an RFC 3339 timestamp', 'expires_at')
         }
       }
-      return ledger.addGrant({
+      const grant = await ledger.addGrant({
         accountId: account.id,
         amountNanos,
         scopeCostType: costType,
@@ -112,6 +119,8 @@ export function createAdmin(deps: { ledger: Ledger; config: Config; clock: () =>
         scopeProviders: input.providers ?? null,
         expiresAt,
       })
+      changed(account.id)
+      return grant
     },
 
     async listGrants(accountName: string) {
@@ -129,12 +138,14 @@ export function createAdmin(deps: { ledger: Ledger; config: Config; clock: () =>
         )
       }
       if (input.key.trim().length < 8) throw invalidRequest('the provider key looks too short', 'key')
-      return ledger.putProviderKey({
+      const stored = await ledger.putProviderKey({
         accountId: account.id,
         providerId: input.provider,
         sealed: sealProviderKey(masterKey, input.key.trim(), account.id),
         hint: providerKeyHint(input.key.trim()),
       })
+      changed(account.id)
+      return stored
     },
 
     async listProviderKeys(input: { account?: string }) {
@@ -147,6 +158,7 @@ export function createAdmin(deps: { ledger: Ledger; config: Config; clock: () =>
       if (!(await ledger.deleteProviderKey(account.id, input.provider))) {
         throw new GatewayError('not_found', `account ${input.account} has no key for ${input.provider}`)
       }
+      changed(account.id)
     },
 
     /** Decrypts an account's provider key for one upstream call; never logged, never returned. */

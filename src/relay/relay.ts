@@ -106,9 +106,10 @@ export async function relay(deps: Deps, input: RelayInput): Promise<Response> {
       const controller = new AbortController()
       const onClientAbort = () => controller.abort()
       input.signal?.addEventListener('abort', onClientAbort, { once: true })
+      let probe = false
       try {
         const apiKey = byokKeys.get(candidate.provider.id) ?? candidate.provider.apiKey!
-        deps.health.claimProbe(candidate.provider.id, candidate.model.id)
+        probe = deps.health.claimProbe(candidate.provider.id, candidate.model.id)
         const upstream = await send(deps, { surface, body, exchange, candidate, apiKey, headers: input.headers, signal: controller.signal })
         if (exchange.stream) {
           return await streamAnswer(deps, { surface, body, trace, leg, candidate, upstream, ids, controller, idHeader, onDone: () => input.signal?.removeEventListener('abort', onClientAbort) })
@@ -126,6 +127,10 @@ export async function relay(deps: Deps, input: RelayInput): Promise<Response> {
         if (!clientGone) deps.metrics.upstreamError(candidate.provider.id, candidate.model.id, error.kind)
         if (!clientGone && error.retryable) {
           deps.health.recordFailure(candidate.provider.id, candidate.model.id, { retryAfterSeconds: error.retryAfterSeconds })
+        } else if (probe) {
+          // Fix: a probe with no verdict (client gone, client's own 4xx) left the circuit "open after
+          // the probe in flight" for good; release it so the next request probes again.
+          deps.health.releaseProbe(candidate.provider.id, candidate.model.id)
         }
         lastError = error
         if (clientGone) {

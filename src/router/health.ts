@@ -59,10 +59,25 @@ export function createHealth(clock: () => number, policy: HealthPolicy = default
       return { ...base, state: 'closed' }
     },
 
-    /** A half-open circuit lets exactly one request through; the relay claims it before sending. */
-    claimProbe(providerId: string, modelId: string) {
+    /**
+     * A half-open circuit lets exactly one request through; the relay claims it before sending.
+     * True when this call took the probe: the caller then owes a verdict (success, failure or release).
+     */
+    claimProbe(providerId: string, modelId: string): boolean {
       const e = entry(providerId, modelId)
-      if (e.openUntil > 0 && e.openUntil <= clock()) e.probing = true
+      if (e.openUntil === 0 || e.openUntil > clock() || e.probing) return false
+      e.probing = true
+      return true
+    },
+
+    /**
+     * A probe that ended with no verdict on the provider (the client went away, or the upstream
+     * rejected the client's own request): without this the circuit would stay "open after the
+     * probe in flight" for good. Back to half-open, so the next request probes again.
+     */
+    releaseProbe(providerId: string, modelId: string) {
+      const e = entries.get(keyOf(providerId, modelId))
+      if (e) e.probing = false
     },
 
     recordSuccess(providerId: string, modelId: string, ttfbMs: number) {

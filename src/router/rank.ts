@@ -194,6 +194,15 @@ export function rankCandidates(input: RankInput): Ranking {
     eligible.unshift(kept!)
   }
   if (stickyAt >= 0) eligible[0]!.rank.reason += '; session sticks to the model that served it'
+  // Fix: a session that had to leave its model (circuit open, cooling, no longer eligible) left no
+  // trace of it in provider_ranks; say so on that model's entry, next to the reason it was passed over.
+  const left =
+    sticky && stickyAt < 0
+      ? [...eligible.map((c) => c.rank), ...skipped].find(
+          (e) => e.model_id === sticky.modelId && e.provider_id === sticky.providerId,
+        )
+      : undefined
+  if (left) left.reason += '; session moved off this model'
   return {
     candidates: eligible,
     ranks: [...eligible.map((c) => c.rank), ...skipped],

@@ -1,0 +1,535 @@
+// rankCandidates on hand-built catalogs: each profile's order, every eligibility rule with the
+// reason a user reads in provider_ranks, scoped credit, BYOK, stickiness, nudges and health.
+import { describe, expect, test } from 'bun:test'
+import type { CatalogModel, ProviderConfig } from '../config/load'
+import type { RoutingMode } from '../config/schema'
+import type { GrantState } from '../ledger/credit'
+import type { RequestFeatures } from './features'
+import type { HealthView } from './health'
+import { computeNudges, type FeedbackSignal, nudgeKey } from './nudges'
+import { type RankInput, rankCandidates } from './rank'
+
+const T0 = Date.parse('2026-11-22T10:00:00.000Z')
+
+/** USD per Mtok → nanos per token is × 1000; cache prices do not enter the ranking. */
+const price = (inputUsd: number, outputUsd: number) => ({
+  inputNanosPerToken: Math.round(inputUsd * 1000),
+  outputNanosPerToken: Math.round(outputUsd * 1000),
+  cacheReadNanosPerToken: Math.round(inputUsd * 100),
+  cacheWriteNanosPerToken: Math.round(inputUsd * 1250),
+})
+
+const model = (id: string, over: Partial<CatalogModel> = {}): CatalogModel => ({
+  id,
+  provider: 'p1',
+  upstreamModel: `${id}-up`,
+  displayName: id,
+  profiles: ['max', 'pro', 'ultra_saver'],
+  quality: 80,
+  price: price(1, 5),
+  contextWindow: 100_000,
+  maxOutputTokens: 8_000,
+  capabilities: { tools: true, vision: true, thinking: true, promptCaching: true },
+  ...over,
+})
+
+const provider = (id: string, apiKey: string | undefined): ProviderConfig => ({
+  id,
+  kind: 'anthropic',
+  baseUrl: 'http://127.0.0.1:9',
+  apiKey,
+  headers: {},
+  maxTokensField: 'max_tokens',
+})
+
+const providers: Record<string, ProviderConfig> = {
+  p1: provider('p1', 'platform-key-p1'),
+  p2: provider('p2', 'platform-key-p2'),
+  // Configured without a platform key: usable only with the account's own key.
+  own: provider('own', undefined),
+}
+
+const grant = (over: Partial<GrantState> = {}): GrantState => ({
+  id: 'g1',
+  amountNanos: 1_000_000_000,
+  remainingNanos: 1_000_000_000,
+  scopeCostType: 'all',
+  scopeRoutingModes: null,
+  scopeModels: null,
+  scopeProviders: null,
+  expiresAt: null,
+  createdAt: T0,
+  ...over,
+})
+
+const features = (over: Partial<RequestFeatures> = {}): RequestFeatures => ({
+  tools: false,
+  images: false,
+  thinking: false,
+  estimatedInputTokens: 1000,
+  maxTokens: 1000,
+  ...over,
+})
+
+const defaultPolicy: Record<RoutingMode, RankInput['policy']> = {
+  max: { priceWeight: 0, qualityFloor: 0 },
+  pro: { priceWeight: 8, qualityFloor: 0 },
+  ultra_saver: { priceWeight: 10, qualityFloor: 60 },
+}
+
+const rank = (over: Partial<RankInput> & { models: CatalogModel[] }) =>
+  rankCandidates({
+    mode: 'pro',
+    features: features(),
+    providers,
+    byokProviders: new Set(),
+    grants: [grant()],
+    byokFeePercent: 5,
+    now: T0,
+    policy: defaultPolicy[over.mode ?? 'pro'],
+    ...over,
+  })
+
+const order = (r: ReturnType<typeof rankCandidates>) => r.candidates.map((c) => c.model.id)
+const entryOf = (r: ReturnType<typeof rankCandidates>, id: string) => {
+  const e = r.ranks.find((x) => x.model_id === id)
+  if (!e) throw new Error(`${id} is not in provider_ranks`)
+  return e
+}
+
+// A catalog shaped like the real one, prices in USD per Mtok (input / output):
+const catalog = [
+  model('opus', { quality: 96, price: price(5, 25) }), //       blended 10     → log2 11
+  model('sonnet', { quality: 92, price: price(3, 15) }), //     blended 6      → log2 7
+  model('haiku', { quality: 80, price: price(1, 5) }), //       blended 2      → log2 3
+  model('mini', { quality: 82, price: price(0.25, 2) }), //     blended 0.6875
+  model('nano', { quality: 66, price: price(0.05, 0.4) }), //   blended 0.1375
+  model('tiny', { quality: 50, price: price(0.01, 0.02) }), //  blended 0.0125
+]
+
+/** The documented score: quality − w × log2(1 + (3 × input + output) / 4), rounded to 0.01. */
+const proScore = (quality: number, inputUsd: number, outputUsd: number, weight: number) =>
+  Math.round((quality - weight * Math.log2(1 + (3 * inputUsd + outputUsd) / 4)) * 100) / 100
+
+describe('profile order', () => {
+  test.each([
+    ['max: best quality first', 'max' as const, defaultPolicy.max, ['opus', 'sonnet', 'mini', 'haiku', 'nano', 'tiny']],
+    [
+      'pro: quality per cost at the default price_weight 8',
+      'pro' as const,
+      defaultPolicy.pro,
+      ['mini', 'sonnet', 'opus', 'haiku', 'nano', 'tiny'],
+    ],
+    [
+      'pro: a custom price_weight 2 leans to quality',
+      'pro' as const,
+      { priceWeight: 2, qualityFloor: 0 },
+      ['opus', 'sonnet', 'mini', 'haiku', 'nano', 'tiny'],
+    ],
+    [
+      'pro: a custom price_weight 30 leans to price',
+      'pro' as const,
+      { priceWeight: 30, qualityFloor: 0 },
+      ['nano', 'mini', 'tiny', 'haiku', 'sonnet', 'opus'],
+    ],
+    [
+      'ultra_saver: cheapest first, above the floor 60',
+      'ultra_saver' as const,
+      defaultPolicy.ultra_saver,
+      ['nano', 'mini', 'haiku', 'sonnet', 'opus'],
+    ],
+    [
+      'ultra_saver: a floor of 81 keeps only the good ones',
+      'ultra_saver' as const,
+      { priceWeight: 10, qualityFloor: 81 },
+      ['mini', 'sonnet', 'opus'],
+    ],
+    ['max: a quality floor applies too', 'max' as const, { priceWeight: 0, qualityFloor: 90 }, ['opus', 'sonnet']],
+  ])('%s', (_name, mode, policy, expected) => {
+    expect(order(rank({ mode, policy, models: catalog }))).toEqual(expected)
+  })
+
+  test('pro scores follow the documented formula, estimated cost is input + expected output at list price', () => {
+    const r = rank({ mode: 'pro', models: catalog })
+    expect(r.ranks.slice(0, 3).map((e) => [e.model_id, e.score, e.estimated_cost_nanos])).toEqual([
+      // 1000 input tokens × input price + min(max_tokens, 1000) output tokens × output price
+      ['mini', proScore(82, 0.25, 2, 8), 1000 * 250 + 1000 * 2000],
+      ['sonnet', proScore(92, 3, 15, 8), 1000 * 3000 + 1000 * 15_000],
+      ['opus', proScore(96, 5, 25, 8), 1000 * 5000 + 1000 * 25_000],
+    ])
+    expect(entryOf(r, 'sonnet').score).toBe(69.54)
+    expect(entryOf(r, 'mini').score).toBe(75.96)
+  })
+
+  test('max: equal quality → the cheaper one first, whatever the catalog order', () => {
+    const r = rank({
+      mode: 'max',
+      models: [
+        model('sonnet', { quality: 92, price: price(3, 15) }),
+        model('sonnet', { provider: 'p2', quality: 92, price: price(2.5, 12) }),
+        model('opus', { quality: 96, price: price(5, 25) }),
+      ],
+    })
+    expect(r.candidates.map((c) => [c.model.id, c.provider.id, c.score])).toEqual([
+      ['opus', 'p1', 96],
+      ['sonnet', 'p2', 92],
+      ['sonnet', 'p1', 92],
+    ])
+  })
+
+  test('ultra_saver scores are minus the price penalty only', () => {
+    const r = rank({ mode: 'ultra_saver', models: [model('nano', { quality: 66, price: price(0.05, 0.4) })] })
+    expect(entryOf(r, 'nano').score).toBe(Math.round(-10 * Math.log2(1 + 0.1375) * 100) / 100)
+  })
+
+  test('a model outside the profile is not considered at all', () => {
+    const r = rank({ mode: 'pro', models: [model('maxonly', { profiles: ['max'] }), model('haiku')] })
+    expect(r.ranks.map((e) => e.model_id)).toEqual(['haiku'])
+  })
+
+  test('a model whose provider is not configured is not considered at all', () => {
+    const r = rank({ models: [model('ghost', { provider: 'nowhere' }), model('haiku')] })
+    expect(r.ranks.map((e) => e.model_id)).toEqual(['haiku'])
+  })
+})
+
+describe('eligibility: every skip says why', () => {
+  const ok = model('ok')
+  test.each([
+    [
+      'no key at all',
+      model('x', { provider: 'own' }),
+      {},
+      'no key for this provider (neither the platform’s nor the account’s own)',
+    ],
+    ['no known price', model('x', { price: null }), {}, 'no known price (no price, no route)'],
+    [
+      'tools without tool support',
+      model('x', { capabilities: { tools: false, vision: true, thinking: true, promptCaching: false } }),
+      { features: features({ tools: true }) },
+      'request uses tools; model does not support them',
+    ],
+    [
+      'images without vision',
+      model('x', { capabilities: { tools: true, vision: false, thinking: true, promptCaching: false } }),
+      { features: features({ images: true }) },
+      'request has images; model has no vision',
+    ],
+    [
+      'below the quality floor',
+      model('x', { quality: 59 }),
+      { mode: 'ultra_saver' as const, policy: defaultPolicy.ultra_saver },
+      'quality 59 is below the profile floor 60',
+    ],
+    [
+      'prompt plus clamped output larger than the context window',
+      model('x', { contextWindow: 8000, maxOutputTokens: 4000 }),
+      { features: features({ estimatedInputTokens: 5000, maxTokens: 20_000 }) },
+      '~5000 input tokens do not fit the 8000-token context window',
+    ],
+    ['no grant at all', model('x'), { grants: [] }, 'no credit applies to this model (grant scopes or expiry)'],
+    [
+      'an expired grant',
+      model('x'),
+      { grants: [grant({ expiresAt: T0 })] },
+      'no credit applies to this model (grant scopes or expiry)',
+    ],
+    [
+      'a spent grant',
+      model('x'),
+      { grants: [grant({ remainingNanos: 0 })] },
+      'no credit applies to this model (grant scopes or expiry)',
+    ],
+  ] as [string, CatalogModel, Partial<RankInput>, string][])('%s', (_name, bad, over, reason) => {
+    const r = rank({ ...over, models: [ok, bad] })
+    expect(entryOf(r, 'x')).toMatchObject({ status: 'skipped', reason, score: null, estimated_cost_nanos: null })
+    expect(r.candidates.map((c) => c.model.id)).not.toContain('x')
+    // Skipped entries follow every candidate in provider_ranks.
+    expect(r.ranks.at(-1)?.model_id).toBe('x')
+  })
+
+  test('the context check uses max_tokens clamped to the model: exactly full still fits', () => {
+    const r = rank({
+      models: [model('x', { contextWindow: 8000, maxOutputTokens: 1000 })],
+      features: features({ estimatedInputTokens: 7000, maxTokens: 50_000 }),
+    })
+    expect(order(r)).toEqual(['x'])
+  })
+
+  test('max_tokens is clamped to the model’s max output and the note is recorded', () => {
+    const r = rank({ models: [model('x', { maxOutputTokens: 8000 })], features: features({ maxTokens: 16_000 }) })
+    expect(r.candidates[0]?.maxTokens).toBe(8000)
+    expect(entryOf(r, 'x')).toMatchObject({
+      status: 'candidate',
+      reason: 'eligible; max_tokens clamped from 16000 to 8000',
+    })
+    // The estimate assumes a typical answer of at most 1,000 tokens.
+    expect(entryOf(r, 'x').estimated_cost_nanos).toBe(1000 * 1000 + 1000 * 5000)
+  })
+
+  test('a small max_tokens is sent as is and bounds the estimate', () => {
+    const r = rank({ models: [model('x')], features: features({ maxTokens: 200 }) })
+    expect(r.candidates[0]?.maxTokens).toBe(200)
+    expect(r.candidates[0]?.estimatedCostNanos).toBe(1000 * 1000 + 200 * 5000)
+    expect(entryOf(r, 'x').reason).toBe('eligible')
+  })
+
+  test('thinking on a model without it is eligible, with a note', () => {
+    const r = rank({
+      models: [model('x', { capabilities: { tools: true, vision: true, thinking: false, promptCaching: false } })],
+      features: features({ thinking: true }),
+    })
+    expect(entryOf(r, 'x').reason).toBe('eligible; thinking requested; this model answers without it')
+  })
+})
+
+describe('scoped credit', () => {
+  const models = [model('a', { provider: 'p1' }), model('b', { provider: 'p2' })]
+  const creditSkip = 'no credit applies to this model (grant scopes or expiry)'
+  test.each([
+    ['scoped to model a', grant({ scopeModels: ['a'] }), ['a']],
+    ['scoped to provider p2', grant({ scopeProviders: ['p2'] }), ['b']],
+    ['scoped to this routing mode', grant({ scopeRoutingModes: ['pro'] }), ['a', 'b']],
+    ['scoped to model_usage', grant({ scopeCostType: 'model_usage' }), ['a', 'b']],
+    ['expiring a millisecond from now', grant({ expiresAt: T0 + 1 }), ['a', 'b']],
+  ] as [string, GrantState, string[]][])('%s → only the covered candidates', (_name, g, eligible) => {
+    const r = rank({ models, grants: [g] })
+    expect(order(r).sort()).toEqual(eligible)
+    for (const e of r.ranks) if (!eligible.includes(e.model_id)) expect(e.reason).toBe(creditSkip)
+    expect(r.blockedByCredit).toBe(false)
+  })
+
+  test.each([
+    ['scoped to another routing mode', grant({ scopeRoutingModes: ['ultra_saver'] })],
+    ['scoped to a model outside the profile', grant({ scopeModels: ['elsewhere'] })],
+    ['scoped to BYOK fees only', grant({ scopeCostType: 'byok_fee' })],
+    ['expired', grant({ expiresAt: T0 - 1 })],
+  ] as [string, GrantState][])('%s → nothing eligible, blocked by credit', (_name, g) => {
+    const r = rank({ models, grants: [g] })
+    expect(r.candidates).toEqual([])
+    expect(r.ranks.map((e) => e.reason)).toEqual([creditSkip, creditSkip])
+    expect(r.blockedByCredit).toBe(true)
+  })
+
+  test('blockedByCredit only when nothing is eligible and credit is what stopped some candidate', () => {
+    const noVision = model('text', {
+      capabilities: { tools: true, vision: false, thinking: false, promptCaching: false },
+    })
+    const images = features({ images: true })
+    // Nothing eligible, and no skip was about credit: a 503, not a 402.
+    expect(rank({ models: [noVision], features: images, grants: [] }).blockedByCredit).toBe(false)
+    // The only model that could take images lacks credit: credit is what is missing.
+    expect(rank({ models: [noVision, model('seer')], features: images, grants: [] }).blockedByCredit).toBe(true)
+    // Something eligible: never blocked, even though another candidate lacked credit.
+    expect(rank({ models, grants: [grant({ scopeModels: ['a'] })] }).blockedByCredit).toBe(false)
+    // Ineligible for reasons other than credit, with credit in hand.
+    expect(rank({ models: [model('x', { price: null })] }).blockedByCredit).toBe(false)
+  })
+})
+
+describe('BYOK', () => {
+  const own = model('own-model', { provider: 'own', quality: 99 })
+  const shared = model('shared', { provider: 'p1', quality: 70 })
+
+  test('a provider without a platform key is eligible only with the account’s own key', () => {
+    const without = rank({ models: [own, shared] })
+    expect(order(without)).toEqual(['shared'])
+    expect(entryOf(without, 'own-model')).toMatchObject({ byok: false, status: 'skipped' })
+
+    const withKey = rank({ models: [own, shared], byokProviders: new Set(['own']) })
+    expect(order(withKey)).toEqual(['own-model', 'shared'])
+    expect(withKey.candidates[0]?.byok).toBe(true)
+    expect(entryOf(withKey, 'own-model')).toMatchObject({ byok: true, status: 'candidate', reason: 'eligible' })
+    expect(entryOf(withKey, 'shared').byok).toBe(false)
+  })
+
+  test('the account’s own key wins over the platform’s for the same provider', () => {
+    const r = rank({ models: [shared], byokProviders: new Set(['p1']) })
+    expect(r.candidates[0]?.byok).toBe(true)
+  })
+
+  test.each([
+    ['a byok_fee grant pays the fee', [grant({ scopeCostType: 'byok_fee' })], 5, ['own-model']],
+    ['an all grant pays the fee', [grant()], 5, ['own-model', 'shared']],
+    ['a model_usage grant does not', [grant({ scopeCostType: 'model_usage' })], 5, ['shared']],
+    ['a 0% fee needs no credit at all', [], 0, ['own-model']],
+    ['a 0% fee: platform-key models still need credit', [grant({ scopeCostType: 'byok_fee' })], 0, ['own-model']],
+  ] as [string, GrantState[], number, string[]][])('%s', (_name, grants, byokFeePercent, eligible) => {
+    const r = rank({ models: [own, shared], byokProviders: new Set(['own']), grants, byokFeePercent })
+    expect(order(r)).toEqual(eligible)
+    if (!eligible.includes('own-model'))
+      expect(entryOf(r, 'own-model').reason).toBe('no credit applies to the BYOK fee for this model')
+  })
+
+  test('no credit for the BYOK fee → blocked by credit', () => {
+    const r = rank({
+      models: [own],
+      byokProviders: new Set(['own']),
+      grants: [grant({ scopeCostType: 'model_usage' })],
+    })
+    expect(r.blockedByCredit).toBe(true)
+  })
+})
+
+describe('stickiness', () => {
+  // pro order without stickiness: mini, sonnet, opus, haiku.
+  const models = catalog.slice(0, 4)
+  const sticks = '; session sticks to the model that served it'
+
+  test('the model that served the session moves first, and says so', () => {
+    const r = rank({ models, sticky: { modelId: 'opus', providerId: 'p1' } })
+    expect(order(r)).toEqual(['opus', 'mini', 'sonnet', 'haiku'])
+    expect(entryOf(r, 'opus').reason).toBe(`eligible${sticks}`)
+    expect(r.ranks[0]?.model_id).toBe('opus')
+  })
+
+  test('already first: stays first, with the reason', () => {
+    const r = rank({ models, sticky: { modelId: 'mini', providerId: 'p1' } })
+    expect(order(r)).toEqual(['mini', 'sonnet', 'opus', 'haiku'])
+    expect(entryOf(r, 'mini').reason).toBe(`eligible${sticks}`)
+  })
+
+  test('not when the sticky model’s circuit is open', () => {
+    const open: HealthView = { state: 'open', ttfb_ms: null, error_rate: 0.5, until: '2026-11-22T10:00:30.000Z' }
+    const r = rank({
+      models,
+      sticky: { modelId: 'opus', providerId: 'p1' },
+      health: (_p, m) => (m === 'opus' ? open : { state: 'closed', ttfb_ms: null, error_rate: 0 }),
+    })
+    expect(order(r)).toEqual(['mini', 'sonnet', 'haiku', 'opus'])
+    expect(entryOf(r, 'opus').reason).toBe(
+      'eligible; ranked last: circuit open until 2026-11-22T10:00:30.000Z; session moved off this model',
+    )
+    expect(r.ranks.some((e) => e.reason.includes(sticks))).toBe(false)
+  })
+
+  test('not when the sticky model is no longer eligible (its skip reason says the session moved)', () => {
+    const r = rank({
+      models: models.map((m) => (m.id === 'opus' ? { ...m, capabilities: { ...m.capabilities, vision: false } } : m)),
+      features: features({ images: true }),
+      sticky: { modelId: 'opus', providerId: 'p1' },
+    })
+    expect(order(r)).toEqual(['mini', 'sonnet', 'haiku'])
+    expect(entryOf(r, 'opus')).toMatchObject({
+      status: 'skipped',
+      reason: 'request has images; model has no vision; session moved off this model',
+    })
+  })
+
+  test('not when the sticky model is not in this profile, nor for the same model on another provider', () => {
+    for (const sticky of [
+      { modelId: 'elsewhere', providerId: 'p1' },
+      { modelId: 'opus', providerId: 'p2' },
+    ]) {
+      const r = rank({ models, sticky })
+      expect(order(r)).toEqual(['mini', 'sonnet', 'opus', 'haiku'])
+      expect(r.ranks.map((e) => e.reason)).toEqual(['eligible', 'eligible', 'eligible', 'eligible'])
+    }
+  })
+
+  test('a cooling sticky model is passed over too', () => {
+    const cooling: HealthView = { state: 'cooling', ttfb_ms: 80, error_rate: 0.2, until: '2026-11-22T10:00:20.000Z' }
+    const r = rank({
+      models,
+      sticky: { modelId: 'mini', providerId: 'p1' },
+      health: (_p, m) => (m === 'mini' ? cooling : { state: 'closed', ttfb_ms: null, error_rate: 0 }),
+    })
+    expect(order(r)).toEqual(['sonnet', 'opus', 'haiku', 'mini'])
+    expect(entryOf(r, 'mini').reason).toBe(
+      'eligible; ranked last: circuit cooling until 2026-11-22T10:00:20.000Z; session moved off this model',
+    )
+  })
+})
+
+describe('feedback nudges', () => {
+  test('a nudge changes the order when scores are close, and shows in the entry', () => {
+    // pro: mini 75.96, sonnet 69.54 → sonnet +10 overtakes.
+    const nudges = new Map([[nudgeKey('pro', 'sonnet'), 10]])
+    const r = rank({ models: catalog.slice(0, 4), nudges })
+    expect(order(r)).toEqual(['sonnet', 'mini', 'opus', 'haiku'])
+    expect(entryOf(r, 'sonnet')).toMatchObject({ nudge: 10, score: 79.54, reason: 'eligible; feedback nudge +10' })
+    expect(entryOf(r, 'mini')).toMatchObject({ nudge: 0, reason: 'eligible' })
+  })
+
+  test('a negative nudge pushes a model down', () => {
+    const r = rank({ mode: 'max', models: catalog.slice(0, 2), nudges: new Map([[nudgeKey('max', 'opus'), -10]]) })
+    expect(order(r)).toEqual(['sonnet', 'opus'])
+    expect(entryOf(r, 'opus')).toMatchObject({ nudge: -10, score: 86, reason: 'eligible; feedback nudge -10' })
+  })
+
+  test('a nudge for another profile does nothing here', () => {
+    const r = rank({ mode: 'max', models: catalog.slice(0, 2), nudges: new Map([[nudgeKey('pro', 'opus'), -10]]) })
+    expect(order(r)).toEqual(['opus', 'sonnet'])
+    expect(entryOf(r, 'opus').nudge).toBe(0)
+  })
+
+  const signal = (over: Partial<FeedbackSignal>): FeedbackSignal => ({
+    routingMode: 'pro',
+    modelId: 'sonnet',
+    rating: null,
+    reason: null,
+    ...over,
+  })
+  test.each([
+    ['stronger_model_needed', [signal({ reason: 'stronger_model_needed' })], -4],
+    ['wrong_model', [signal({ reason: 'wrong_model' })], -4],
+    ['too_expensive', [signal({ reason: 'too_expensive' })], -3],
+    ['too_slow', [signal({ reason: 'too_slow' })], -2],
+    ['great_value', [signal({ reason: 'great_value' })], 3],
+    ['thumbs up', [signal({ rating: 'up' })], 1],
+    ['thumbs down', [signal({ rating: 'down' })], -1],
+    ['reason and rating add up', [signal({ reason: 'too_expensive', rating: 'up' })], -2],
+    ['clamped at −10', Array.from({ length: 5 }, () => signal({ reason: 'stronger_model_needed' })), -10],
+    ['clamped at +10', Array.from({ length: 15 }, () => signal({ rating: 'up' })), 10],
+  ] as [string, FeedbackSignal[], number][])('computeNudges: %s', (_name, signals, points) => {
+    expect(computeNudges(signals)).toEqual(new Map([[nudgeKey('pro', 'sonnet'), points]]))
+  })
+
+  test('computeNudges ignores feedback with no model or no points, and keeps profiles apart', () => {
+    const nudges = computeNudges([
+      signal({ modelId: null, reason: 'too_slow' }),
+      signal({ reason: null, rating: null }),
+      signal({ routingMode: 'max', reason: 'great_value' }),
+      signal({ reason: 'too_slow' }),
+    ])
+    expect(nudges).toEqual(
+      new Map([
+        [nudgeKey('max', 'sonnet'), 3],
+        [nudgeKey('pro', 'sonnet'), -2],
+      ]),
+    )
+  })
+})
+
+describe('health', () => {
+  const closed: HealthView = { state: 'closed', ttfb_ms: 120, error_rate: 0 }
+  const views: Record<string, HealthView> = {
+    mini: { state: 'open', ttfb_ms: 300, error_rate: 0.488, until: '2026-11-22T10:00:30.000Z' },
+    sonnet: { state: 'cooling', ttfb_ms: 90, error_rate: 0.2, until: '2026-11-22T10:00:20.000Z' },
+    opus: { state: 'half_open', ttfb_ms: null, error_rate: 0.488 },
+  }
+  const health = (_p: string, m: string) => views[m] ?? closed
+
+  test('open and cooling candidates rank last but stay in the list; half-open keeps its place', () => {
+    const r = rank({ models: catalog.slice(0, 4), health })
+    // Healthy by score: opus 68.33 (half-open), haiku 67.32; then unhealthy by score: mini, sonnet.
+    expect(order(r)).toEqual(['opus', 'haiku', 'mini', 'sonnet'])
+    expect(r.ranks.map((e) => [e.model_id, e.status, e.health.state, e.reason])).toEqual([
+      ['opus', 'candidate', 'half_open', 'eligible'],
+      ['haiku', 'candidate', 'closed', 'eligible'],
+      ['mini', 'candidate', 'open', 'eligible; ranked last: circuit open until 2026-11-22T10:00:30.000Z'],
+      ['sonnet', 'candidate', 'cooling', 'eligible; ranked last: circuit cooling until 2026-11-22T10:00:20.000Z'],
+    ])
+    expect(entryOf(r, 'mini').health).toEqual(views.mini!)
+  })
+
+  test('a nudge does not lift an unhealthy candidate above a healthy one', () => {
+    const r = rank({ models: catalog.slice(0, 4), health, nudges: new Map([[nudgeKey('pro', 'mini'), 10]]) })
+    expect(order(r).slice(-2)).toEqual(['mini', 'sonnet'])
+  })
+
+  test('without a health source every candidate is closed', () => {
+    const r = rank({ models: [model('x')] })
+    expect(entryOf(r, 'x').health).toEqual({ state: 'closed', ttfb_ms: null, error_rate: 0 })
+  })
+})

@@ -5,6 +5,7 @@ import { adminRoutes } from './http/admin'
 import { errorResponse, type Surface } from './http/errors'
 import { healthRoutes } from './http/health'
 import { messagesRoutes } from './http/messages'
+import { openApiRoutes } from './http/openapi'
 import { responsesRoutes } from './http/responses'
 import { signInRoutes } from './http/sign-in'
 import { usageRoutes } from './http/usage'
@@ -19,7 +20,7 @@ export const surfaceOf = (path: string): Surface =>
 const knownRoutes: { pattern: RegExp; methods: string }[] = [
   { pattern: /^\/v1\/usage(\/requests(\/[^/]+)?|\/sessions(\/list)?)?$/, methods: 'GET' },
   { pattern: /^\/v1\/usage\/requests\/[^/]+\/feedback$/, methods: 'POST' },
-  { pattern: /^\/(healthz|readyz|metrics)$/, methods: 'GET' },
+  { pattern: /^\/(healthz|readyz|metrics|openapi\.json)$/, methods: 'GET' },
   { pattern: /^\/(compat-a|anthropic)\/v1\/messages(\/count_tokens)?$/, methods: 'POST' },
   { pattern: /^\/(compat-a|anthropic)\/v1\/models(\/[^/]+)?$/, methods: 'GET' },
   { pattern: /^\/(compat-b|openai)\/v1\/responses$/, methods: 'POST' },
@@ -72,6 +73,7 @@ export function createApp(deps: Deps) {
     .use(messagesRoutes(deps))
     .use(responsesRoutes(deps))
     .use(signInRoutes(deps))
+    .use(openApiRoutes())
 }
 
 export type App = ReturnType<typeof createApp>

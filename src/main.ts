@@ -7,6 +7,7 @@ import { commandHelp, overview, version } from './cli/help'
 import { runInit } from './cli/init'
 import { runServe } from './cli/serve'
 import { runLogin, runLogout, runWhoami } from './cli/sign-in'
+import { runSystemdUnit } from './cli/systemd'
 
 const commands: Record<string, (args: string[], io: Io) => Promise<number>> = {
   serve: runServe,
@@ -21,6 +22,7 @@ const commands: Record<string, (args: string[], io: Io) => Promise<number>> = {
   whoami: runWhoami,
   claude: runClaude,
   codex: runCodex,
+  'systemd-unit': runSystemdUnit,
 }
 
 export async function main(argv: string[], io: Io = processIo()): Promise<number> {

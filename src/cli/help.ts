@@ -10,6 +10,14 @@ Usage: svc <command> [options]
 Gateway
   serve                 run the gateway (creates a first account on an empty database)
   init [FILE]           write a commented example svc.toml
+  systemd-unit          print a hardened systemd unit that runs svc serve
+
+Signing in and coding agents
+  login [URL]           sign this machine in to a gateway (device code in the browser)
+  login --with-token    sign in with a key read from standard input
+  logout | whoami
+  claude [--profile P] [ARGS…]   run Claude Code through the gateway
+  codex [--profile P] [ARGS…]    run the Codex CLI through the gateway
 
 Administration (open the database directly; safe beside a running gateway)
   accounts create NAME | list
@@ -25,6 +33,47 @@ Every command takes --config FILE (else $SVC_CONFIG, else ./svc.toml), --db PATH
 `
 
 export const commandHelp: Record<string, string> = {
+  login: `svc login [URL] [--no-browser] [--name DEVICE]
+svc login [URL] --with-token < KEY
+
+Signs this machine in to a gateway (default: the last one, else http://127.0.0.1:8080). Prints a
+URL and a code and opens the browser where there is one; approve on the gateway's /login page with
+a key you already hold (or the admin token). The CLI then receives its own new API key, named after
+the device, stored with the URL in ~/.config/svc/credentials.json (mode 0600).
+
+Examples:
+  svc login https://svc.example.com
+  printenv SVC_KEY | svc login http://127.0.0.1:8080 --with-token`,
+  logout: `svc logout
+
+Revokes the stored key on its gateway and forgets it.
+
+Example:
+  svc logout`,
+  whoami: `svc whoami [--json]
+
+Shows the signed-in account, gateway and remaining credit.
+
+Example:
+  svc whoami`,
+  claude: `svc claude [--profile pro|max|ultra-saver] [ARGS…] [-- ARGS…]
+
+Runs Claude Code with the gateway as its endpoint: ANTHROPIC_BASE_URL (the messages prefix),
+ANTHROPIC_AUTH_TOKEN (your key), ANTHROPIC_MODEL (the profile), the small/fast model on
+svc-ultra-saver, and session headers (x-session-source: claude-code, an agent id). Arguments other
+than --profile pass through to claude; its exit code does too. Help for svc itself: svc help claude.
+
+Examples:
+  svc claude
+  svc claude --profile max -p "explain this repository"`,
+  codex: `svc codex [--profile pro|max|ultra-saver] [ARGS…] [-- ARGS…]
+
+Runs the Codex CLI with the gateway as a custom provider on the responses route
+(wire_api = "responses"), through -c overrides: your own Codex config file is not touched.
+
+Examples:
+  svc codex
+  svc codex exec "add a test for the parser"`,
   serve: `svc serve [--config FILE] [--db PATH] [--host HOST] [--port N] [--log-level debug|info|warn|error] [--once]
 
 Runs the gateway. On an empty database it creates the account "default" with an API key (written
@@ -40,6 +89,20 @@ Writes a commented example configuration (default ./svc.toml).
 
 Example:
   svc init && $EDITOR svc.toml`,
+  'systemd-unit': `svc systemd-unit [--binary PATH] [--user NAME] [--port N] [--config FILE] [--db PATH]
+
+Prints a systemd unit for \`svc serve\` to stdout. It runs as a throwaway DynamicUser (or --user
+NAME, which must exist), keeps the database in /var/lib/svc/svc.db (StateDirectory=svc; the first
+API key is written beside it), reads /etc/svc/svc.toml and the secrets from /etc/svc/env
+(provider keys, SVC_ADMIN_TOKEN, SVC_MASTER_KEY), restarts on failure, gives in-flight streams
+time to finish on stop, and locks the process down (no capabilities, read-only system, no home).
+--binary defaults to this executable when it is the compiled svc, else /usr/local/bin/svc.
+--config and --db change the paths written into the unit; --port below 1024 adds
+CAP_NET_BIND_SERVICE, the one capability it then needs.
+
+Example:
+  svc systemd-unit | sudo tee /etc/systemd/system/svc.service
+  sudo systemctl daemon-reload && sudo systemctl enable --now svc`,
   accounts: `svc accounts create NAME | svc accounts list
 
 Accounts made here start with no credit: add a grant.

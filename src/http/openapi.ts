@@ -1,0 +1,1252 @@
+// The OpenAPI 3.1 description of every HTTP route, written by hand from the route files and the
+// ledger views, and served at GET /openapi.json. openapi.test.ts fails when a route goes undocumented.
+import { Elysia } from 'elysia'
+import pkg from '../../package.json'
+import { deviceCodeLifetimeSeconds } from '../accounts/device-login'
+import { scopeCostTypes } from '../ledger/credit'
+import { AnthropicCountTokensBody, AnthropicMessagesBody } from '../protocols/anthropic/schema'
+import { ResponsesBody } from '../protocols/openai-responses/schema'
+import { profileNames } from '../router/profiles'
+import { feedbackReasons, usageLimits } from './usage'
+
+// Light types of our own: openapi-types' 3.1 typings mix in 3.0 schema types and reject valid 3.1.
+type Json = { [key: string]: unknown }
+type Schema = Json
+type Ref = { $ref: string; description?: string }
+type Parameter = (Json & { name: string; in: 'query' | 'header' | 'path'; required: boolean }) | Ref
+type Responses = Record<string, Json>
+type SecurityRequirement = Record<string, string[]>
+export interface Operation {
+  operationId: string
+  tags: string[]
+  summary: string
+  description?: string
+  security: SecurityRequirement[]
+  parameters?: Parameter[]
+  requestBody?: Json
+  responses: Responses
+}
+export type PathItem = Partial<Record<'get' | 'put' | 'post' | 'delete' | 'patch' | 'head', Operation>>
+type Paths = Record<string, PathItem>
+export interface OpenApiDocument {
+  openapi: string
+  info: { title: string; version: string; summary?: string; description?: string }
+  servers: { url: string; description?: string }[]
+  tags: { name: string; description?: string }[]
+  paths: Paths
+  components: Record<string, Record<string, Json>>
+}
+
+const ref = (name: string, description?: string): Ref => ({
+  $ref: `#/components/schemas/${name}`,
+  ...(description ? { description } : {}),
+})
+const json = (schema: Schema | Ref) => ({ 'application/json': { schema } })
+const arrayOf = (items: Schema | Ref, description?: string): Schema => ({
+  type: 'array',
+  items,
+  ...(description ? { description } : {}),
+})
+const nullable = (type: 'string' | 'integer' | 'number', extra: Partial<Schema> = {}): Schema => ({
+  type: [type, 'null'],
+  ...extra,
+})
+const dateTime = (description?: string): Schema => ({
+  type: 'string',
+  format: 'date-time',
+  ...(description ? { description } : {}),
+})
+const nanos = (description: string) => ref('Nanos', description)
+const tokens = (description?: string): Schema => ({
+  type: 'integer',
+  minimum: 0,
+  ...(description ? { description } : {}),
+})
+/** Every listed property is always present. */
+const object = (
+  properties: Record<string, Schema | Ref>,
+  optional: string[] = [],
+  extra: Partial<Schema> = {},
+): Schema => ({
+  type: 'object',
+  properties,
+  required: Object.keys(properties).filter((k) => !optional.includes(k)),
+  ...extra,
+})
+
+/** A TypeBox schema as plain JSON Schema: TypeBox's symbol keys are dropped, the rest is kept as is. */
+const plain = (schema: unknown): Schema => JSON.parse(JSON.stringify(schema)) as Schema
+
+const profiles = Object.keys(profileNames)
+const routingModes = [...new Set(Object.values(profileNames))]
+
+// Error responses. The messages, usage, admin and sign-in routes answer in Anthropic's shape; the
+// responses route in OpenAI's, with 529 sent as 503 (OpenAI's SDKs retry 503 and know no 529).
+const anthropicStatuses: Record<number, string> = {
+  400: 'invalid_request_error: the body or a parameter is wrong (the message names it)',
+  401: 'authentication_error: missing, unknown or revoked API key',
+  402: 'billing_error: no credit grant covers this request',
+  403: 'permission_error',
+  404: 'not_found_error',
+  405: 'invalid_request_error: wrong method for this path; the Allow header lists the right one',
+  413: 'request_too_large: the body is larger than [server] max_body_bytes',
+  429: 'rate_limit_error: the upstream is rate limiting',
+  500: 'api_error: a fault in the gateway or the upstream',
+  502: 'api_error: the upstream answered with something that is not a valid answer',
+  503: 'overloaded_error: no model can serve this request under the profile (the reasons are in the message), or every candidate failed',
+  504: 'timeout_error: the upstream sent nothing within [routing] first_byte_timeout_ms',
+  529: 'overloaded_error: the upstream is overloaded',
+}
+const openAIStatuses: Record<number, string> = {
+  400: 'invalid_request_error (param names the field)',
+  401: 'authentication_error, code invalid_api_key',
+  402: 'insufficient_quota: no credit grant covers this request',
+  405: 'invalid_request_error, code method_not_allowed; the Allow header lists the right method',
+  413: 'invalid_request_error, code request_too_large',
+  429: 'rate_limit_error, code rate_limit_exceeded',
+  500: 'server_error',
+  502: 'server_error: the upstream answered with something that is not a valid answer',
+  503: 'server_error, code server_overloaded: no model can serve this request, every candidate failed, or the upstream is overloaded',
+  504: 'server_error, code timeout',
+}
+const retryable = new Set([429, 503, 529])
+
+function errorResponse(shape: 'Anthropic' | 'OpenAI', status: number, description: string): Json {
+  const headers = {
+    ...(retryable.has(status) ? { 'Retry-After': { $ref: '#/components/headers/Retry-After' } } : {}),
+    ...(status === 405 ? { Allow: { $ref: '#/components/headers/Allow' } } : {}),
+  }
+  return {
+    description,
+    ...(Object.keys(headers).length > 0 ? { headers } : {}),
+    content: json(ref(`${shape}Error`)),
+  }
+}
+
+const errors = (shape: 'Anthropic' | 'OpenAI', statuses: number[]): Responses =>
+  Object.fromEntries(statuses.map((s) => [String(s), { $ref: `#/components/responses/${shape}${s}` }]))
+const anthropicErrors = (...statuses: number[]) => errors('Anthropic', statuses)
+
+// Security requirements, by surface.
+const modelKey: SecurityRequirement[] = [{ apiKeyBearer: [] }, { apiKeyHeader: [] }]
+const bearerKey: SecurityRequirement[] = [{ apiKeyBearer: [] }]
+const admin: SecurityRequirement[] = [{ adminBearer: [] }]
+const open: SecurityRequirement[] = []
+
+const param = (name: string): Ref => ({ $ref: `#/components/parameters/${name}` })
+const idPath = (description: string): Parameter => ({
+  name: 'id',
+  in: 'path',
+  required: true,
+  description,
+  schema: { type: 'string' },
+})
+const limitQuery = (bounds: { min: number; max: number; fallback: number }, what: string): Parameter => ({
+  name: 'limit',
+  in: 'query',
+  required: false,
+  description: `${what}; from ${bounds.min} to ${bounds.max}, default ${bounds.fallback}. Out of bounds is a 400.`,
+  schema: { type: 'integer', minimum: bounds.min, maximum: bounds.max, default: bounds.fallback },
+})
+const accountQuery = (required: boolean): Parameter => ({
+  name: 'account',
+  in: 'query',
+  required,
+  description: 'account name or id',
+  schema: { type: 'string' },
+})
+
+const sessionHeaders = ['SessionId', 'AgentId', 'SessionSource'].map(param)
+const requestIdHeader = { 'X-Request-Id': { $ref: '#/components/headers/X-Request-Id' } }
+
+const sseStream = (description: string) => ({
+  'text/event-stream': { schema: { type: 'string', description } satisfies Schema },
+})
+
+// The messages surface at /compat-a and its alias /anthropic: the same routes under either prefix.
+function messagesPaths(prefix: string, alias: boolean): Paths {
+  const id = (name: string) => (alias ? `${name}ViaAnthropicPrefix` : name)
+  const tags = ['messages']
+  const note = alias ? ' Alias of the same route under /compat-a.' : ''
+  const versionHeaders = [param('AnthropicVersion'), param('CompatVersion')]
+  return {
+    [prefix]: {
+      head: {
+        operationId: id('probeMessagesBase'),
+        tags,
+        summary: 'Base URL probe',
+        description: `200 with an empty body, no key needed (Claude Code probes the base URL).${note}`,
+        security: open,
+        responses: { '200': { description: 'the gateway is here' } },
+      },
+    },
+    [`${prefix}/v1/messages`]: {
+      post: {
+        operationId: id('createMessage'),
+        tags,
+        summary: 'Anthropic Messages, routed behind a profile',
+        description:
+          '`model` names a routing profile; the gateway ranks the models behind it, sends the request to the best, ' +
+          'and falls back down the ranking when one fails before the first byte. Needs `anthropic-version` or ' +
+          '`x-compat-version`. The message id is `msg_<request id>`; `model` in the answer is the concrete upstream ' +
+          'model that answered. After the first streamed byte a failure is an `error` event, not a status.' +
+          note,
+        security: modelKey,
+        parameters: [
+          ...versionHeaders,
+          param('AnthropicBeta'),
+          ...sessionHeaders,
+          {
+            name: 'beta',
+            in: 'query',
+            required: false,
+            description: "accepted and ignored (Anthropic's SDK adds it to beta calls)",
+            schema: { type: 'string' },
+          },
+        ],
+        requestBody: { required: true, content: json(ref('MessagesRequest')) },
+        responses: {
+          '200': {
+            description: 'the message, or with `stream: true` its SSE stream',
+            headers: requestIdHeader,
+            content: {
+              ...json(ref('AnthropicMessage')),
+              ...sseStream(
+                'Anthropic SSE: message_start, then per content block content_block_start / content_block_delta… / ' +
+                  'content_block_stop, then message_delta (stop_reason and cumulative usage) and message_stop; `ping` ' +
+                  'frames may appear; a failure after the first byte is an `error` event.',
+              ),
+            },
+          },
+          ...anthropicErrors(400, 401, 402, 405, 413, 429, 500, 502, 503, 504, 529),
+        },
+      },
+    },
+    [`${prefix}/v1/messages/count_tokens`]: {
+      post: {
+        operationId: id('countMessageTokens'),
+        tags,
+        summary: 'Count the input tokens of a messages request',
+        description:
+          'Asked of an Anthropic upstream of the profile when there is one (exact for Claude), else counted with a ' +
+          'BPE tokenizer (o200k). Never 0. Needs `anthropic-version` or `x-compat-version`.' +
+          note,
+        security: modelKey,
+        parameters: [...versionHeaders, param('AnthropicBeta')],
+        requestBody: { required: true, content: json(ref('CountTokensRequest')) },
+        responses: {
+          '200': { description: 'the count', content: json(object({ input_tokens: tokens() })) },
+          ...anthropicErrors(400, 401, 405, 413),
+        },
+      },
+    },
+    [`${prefix}/v1/models`]: {
+      get: {
+        operationId: id('listModels'),
+        tags,
+        summary: "The routing profiles, in Anthropic's models list shape",
+        description: `Pages with \`limit\` and \`after_id\` or \`before_id\`.${note}`,
+        security: modelKey,
+        parameters: [
+          {
+            name: 'limit',
+            in: 'query',
+            required: false,
+            description: 'from 1 to 1000, default 20',
+            schema: { type: 'integer', minimum: 1, maximum: 1000, default: 20 },
+          },
+          { name: 'after_id', in: 'query', required: false, schema: { type: 'string' } },
+          { name: 'before_id', in: 'query', required: false, schema: { type: 'string' } },
+        ],
+        responses: {
+          '200': { description: 'a page of models', content: json(ref('ModelList')) },
+          ...anthropicErrors(400, 401, 405),
+        },
+      },
+    },
+    [`${prefix}/v1/models/{id}`]: {
+      get: {
+        operationId: id('getModel'),
+        tags,
+        summary: 'One routing profile',
+        ...(alias ? { description: note.trim() } : {}),
+        security: modelKey,
+        parameters: [idPath('a routing profile name')],
+        responses: {
+          '200': { description: 'the model', content: json(ref('Model')) },
+          ...anthropicErrors(401, 404, 405),
+        },
+      },
+    },
+  }
+}
+
+// The responses surface at /compat-b and its alias /openai.
+function responsesPaths(prefix: string, alias: boolean): Paths {
+  const id = (name: string) => (alias ? `${name}ViaOpenAIPrefix` : name)
+  const tags = ['responses']
+  const note = alias ? ' Alias of the same route under /compat-b.' : ''
+  return {
+    [prefix]: {
+      head: {
+        operationId: id('probeResponsesBase'),
+        tags,
+        summary: 'Base URL probe',
+        description: `200 with an empty body, no key needed.${note}`,
+        security: open,
+        responses: { '200': { description: 'the gateway is here' } },
+      },
+    },
+    [`${prefix}/v1/responses`]: {
+      post: {
+        operationId: id('createResponse'),
+        tags,
+        summary: 'OpenAI Responses, routed behind a profile',
+        description:
+          'Stateless: `previous_response_id` is refused with a 400 (send the whole conversation in `input`). Ids are ' +
+          '`resp_<request id>` and `msg_<request id>`; `model` in the answer is the profile sent. Without ' +
+          "`max_output_tokens` the model's own output limit applies. Errors are in OpenAI's shape." +
+          note,
+        security: bearerKey,
+        parameters: sessionHeaders,
+        requestBody: { required: true, content: json(ref('ResponsesRequest')) },
+        responses: {
+          '200': {
+            description: 'the response, or with `stream: true` its SSE stream',
+            headers: requestIdHeader,
+            content: {
+              ...json(ref('OpenAIResponse')),
+              ...sseStream(
+                'Responses SSE, each data object with `type` and an increasing `sequence_number`: response.created, ' +
+                  'response.in_progress, response.output_item.added, response.content_part.added, ' +
+                  'response.output_text.delta…, response.output_text.done, response.content_part.done, ' +
+                  'response.output_item.done, then response.completed (or response.incomplete / response.failed); a ' +
+                  'failure after the first byte is an `error` event and response.failed.',
+              ),
+            },
+          },
+          ...errors('OpenAI', [400, 401, 402, 405, 413, 429, 500, 502, 503, 504]),
+        },
+      },
+    },
+  }
+}
+
+const usagePaths: Paths = {
+  '/v1/usage': {
+    get: {
+      operationId: 'getUsage',
+      tags: ['usage'],
+      summary: 'Credit position, active grants and the most recent usage events',
+      description: 'Never behind the quota gate: an account with no credit can still see why.',
+      security: bearerKey,
+      parameters: [limitQuery(usageLimits.usage, 'how many recent usage events')],
+      responses: {
+        '200': { description: 'the usage summary', content: json(ref('UsageSummary')) },
+        ...anthropicErrors(400, 401),
+      },
+    },
+  },
+  '/v1/usage/requests': {
+    get: {
+      operationId: 'listRequests',
+      tags: ['usage'],
+      summary: 'Request history, newest first',
+      description:
+        'To page, pass `created_at` and `request_id` of the last item as `before` and `before_id`: a keyset cursor, ' +
+        'so requests sharing a millisecond are neither lost nor repeated. The two go together.',
+      security: bearerKey,
+      parameters: [
+        limitQuery(usageLimits.requests, 'page size'),
+        {
+          name: 'before',
+          in: 'query',
+          required: false,
+          description: 'RFC 3339 timestamp with a time zone: `created_at` of the last item of the previous page',
+          schema: { type: 'string', format: 'date-time' },
+        },
+        {
+          name: 'before_id',
+          in: 'query',
+          required: false,
+          description: '`request_id` of the last item of the previous page',
+          schema: { type: 'string' },
+        },
+        {
+          name: 'session_id',
+          in: 'query',
+          required: false,
+          description: 'only this session',
+          schema: { type: 'string' },
+        },
+      ],
+      responses: {
+        '200': { description: 'a page of requests', content: json(ref('RequestPage')) },
+        ...anthropicErrors(400, 401),
+      },
+    },
+  },
+  '/v1/usage/requests/{id}': {
+    get: {
+      operationId: 'getRequest',
+      tags: ['usage'],
+      summary: 'One request: economics, candidate ranking, legs, grant charges, feedback',
+      security: bearerKey,
+      parameters: [idPath('the `X-Request-Id` of a model response')],
+      responses: {
+        '200': { description: 'the request record', content: json(ref('RequestDetail')) },
+        ...anthropicErrors(401, 404),
+      },
+    },
+  },
+  '/v1/usage/requests/{id}/feedback': {
+    post: {
+      operationId: 'addFeedback',
+      tags: ['usage'],
+      summary: 'Rate a request',
+      description: "At least one of rating, reason and comment. Ratings nudge this account's future rankings.",
+      security: bearerKey,
+      parameters: [idPath('the `X-Request-Id` of a model response')],
+      requestBody: { required: true, content: json(ref('FeedbackRequest')) },
+      responses: {
+        '201': { description: 'the feedback as stored', content: json(ref('Feedback')) },
+        ...anthropicErrors(400, 401, 404, 405),
+      },
+    },
+  },
+  '/v1/usage/sessions': {
+    get: {
+      operationId: 'getSessions',
+      tags: ['usage'],
+      summary: 'Totals of the named sessions',
+      description: 'Unknown ids are left out of the answer.',
+      security: bearerKey,
+      parameters: [
+        {
+          name: 'ids',
+          in: 'query',
+          required: true,
+          description: `comma-separated session ids, at most ${usageLimits.sessionIds} (duplicates count once)`,
+          schema: { type: 'string' },
+        },
+      ],
+      responses: {
+        '200': {
+          description: 'the known sessions',
+          content: json(object({ items: arrayOf(ref('Session')) })),
+        },
+        ...anthropicErrors(400, 401),
+      },
+    },
+  },
+  '/v1/usage/sessions/list': {
+    get: {
+      operationId: 'listSessions',
+      tags: ['usage'],
+      summary: 'Sessions, most recent activity first',
+      security: bearerKey,
+      parameters: [limitQuery(usageLimits.sessionsList, 'how many sessions')],
+      responses: {
+        '200': { description: 'the sessions', content: json(arrayOf(ref('Session'))) },
+        ...anthropicErrors(400, 401),
+      },
+    },
+  },
+}
+
+const adminErrors = (...statuses: number[]) => anthropicErrors(401, 403, ...statuses)
+const adminNote = 'Needs the admin token; 403 while [server] admin_token_env names an unset variable (the API is off).'
+
+const adminPaths: Paths = {
+  '/v1/admin/accounts': {
+    get: {
+      operationId: 'adminListAccounts',
+      tags: ['admin'],
+      summary: 'All accounts',
+      description: adminNote,
+      security: admin,
+      responses: { '200': { description: 'the accounts', content: json(arrayOf(ref('Account'))) }, ...adminErrors() },
+    },
+    post: {
+      operationId: 'adminCreateAccount',
+      tags: ['admin'],
+      summary: 'Create an account (with no credit: add a grant)',
+      description: adminNote,
+      security: admin,
+      requestBody: {
+        required: true,
+        content: json(
+          object({
+            name: {
+              type: 'string',
+              description: '1–64 characters of letters, digits, . _ @ -, starting with a letter or digit',
+            },
+          }),
+        ),
+      },
+      responses: {
+        '201': { description: 'the account', content: json(ref('Account')) },
+        ...adminErrors(400),
+      },
+    },
+  },
+  '/v1/admin/keys': {
+    get: {
+      operationId: 'adminListKeys',
+      tags: ['admin'],
+      summary: 'API keys, of one account or all',
+      description: adminNote,
+      security: admin,
+      parameters: [accountQuery(false)],
+      responses: { '200': { description: 'the keys', content: json(arrayOf(ref('ApiKey'))) }, ...adminErrors(404) },
+    },
+    post: {
+      operationId: 'adminCreateKey',
+      tags: ['admin'],
+      summary: 'Issue an API key; the key is in this answer and nowhere else',
+      description: adminNote,
+      security: admin,
+      requestBody: {
+        required: true,
+        content: json(
+          object({ account: { type: 'string', description: 'account name or id' }, name: { type: 'string' } }, [
+            'name',
+          ]),
+        ),
+      },
+      responses: {
+        '201': { description: 'the key record and the key', content: json(ref('CreatedApiKey')) },
+        ...adminErrors(400, 404),
+      },
+    },
+  },
+  '/v1/admin/keys/{id}/revoke': {
+    post: {
+      operationId: 'adminRevokeKey',
+      tags: ['admin'],
+      summary: 'Revoke an API key; it stops working at once',
+      description: adminNote,
+      security: admin,
+      parameters: [idPath('the key id')],
+      responses: { '200': { description: 'the revoked key', content: json(ref('ApiKey')) }, ...adminErrors(404) },
+    },
+  },
+  '/v1/admin/grants': {
+    get: {
+      operationId: 'adminListGrants',
+      tags: ['admin'],
+      summary: "An account's grants, expired ones included",
+      description: adminNote,
+      security: admin,
+      parameters: [accountQuery(true)],
+      responses: {
+        '200': { description: 'the grants', content: json(arrayOf(ref('Grant'))) },
+        ...adminErrors(400, 404),
+      },
+    },
+    post: {
+      operationId: 'adminAddGrant',
+      tags: ['admin'],
+      summary: 'Add a credit grant',
+      description: adminNote,
+      security: admin,
+      requestBody: { required: true, content: json(ref('GrantRequest')) },
+      responses: { '201': { description: 'the grant', content: json(ref('Grant')) }, ...adminErrors(400, 404) },
+    },
+  },
+  '/v1/admin/usage': {
+    get: {
+      operationId: 'adminGetUsage',
+      tags: ['admin'],
+      summary: "An account's usage summary, as GET /v1/usage shows it to the account",
+      description: adminNote,
+      security: admin,
+      parameters: [accountQuery(true), limitQuery(usageLimits.usage, 'how many recent usage events')],
+      responses: {
+        '200': { description: 'the usage summary', content: json(ref('UsageSummary')) },
+        ...adminErrors(400, 404),
+      },
+    },
+  },
+  '/v1/admin/provider-keys': {
+    get: {
+      operationId: 'adminListProviderKeys',
+      tags: ['admin'],
+      summary: "Accounts' own provider keys (BYOK), of one account or all; only a hint of each key is shown",
+      description: adminNote,
+      security: admin,
+      parameters: [accountQuery(false)],
+      responses: {
+        '200': { description: 'the provider keys', content: json(arrayOf(ref('ProviderKey'))) },
+        ...adminErrors(404),
+      },
+    },
+    post: {
+      operationId: 'adminAddProviderKey',
+      tags: ['admin'],
+      summary: "Store an account's own provider key, sealed with the master key (AES-256-GCM)",
+      description: `${adminNote} 400 without a master key (SVC_MASTER_KEY) or for an unconfigured provider.`,
+      security: admin,
+      requestBody: {
+        required: true,
+        content: json(
+          object({
+            account: { type: 'string', description: 'account name or id' },
+            provider: { type: 'string', description: 'a configured provider id' },
+            key: { type: 'string', description: "the provider's API key" },
+          }),
+        ),
+      },
+      responses: {
+        '201': { description: 'the stored key, by hint', content: json(ref('ProviderKey')) },
+        ...adminErrors(400, 404),
+      },
+    },
+  },
+}
+
+const html = (description: string) => ({
+  description,
+  content: { 'text/html': { schema: { type: 'string' } satisfies Schema } },
+})
+
+const signInPaths: Paths = {
+  '/v1/auth/device/code': {
+    post: {
+      operationId: 'startDeviceSignIn',
+      tags: ['sign-in'],
+      summary: 'Start a device sign-in (RFC 8628 device authorization request)',
+      description:
+        'The client shows `user_code`, sends the user to `verification_uri`, and polls /v1/auth/device/token.',
+      security: open,
+      requestBody: {
+        required: false,
+        content: json(
+          object(
+            { device_name: { type: 'string', maxLength: 100, description: 'names the key the sign-in creates' } },
+            ['device_name'],
+          ),
+        ),
+      },
+      responses: {
+        '200': { description: 'the code pair', content: json(ref('DeviceCode')) },
+        ...anthropicErrors(400),
+      },
+    },
+  },
+  '/v1/auth/device/token': {
+    post: {
+      operationId: 'pollDeviceSignIn',
+      tags: ['sign-in'],
+      summary: 'Poll for the API key of an approved sign-in (RFC 8628 device access token request)',
+      description:
+        'Exactly one poll of an approved code receives a new API key of the approving account; polling faster than ' +
+        '`interval` answers `slow_down` and adds 5 s to the interval.',
+      security: open,
+      requestBody: { required: true, content: json(object({ device_code: { type: 'string', minLength: 1 } })) },
+      responses: {
+        '200': { description: 'approved: the new API key', content: json(ref('DeviceToken')) },
+        '400': {
+          description: 'not (yet) approved, in the RFC 8628 shape; a malformed body gets the Anthropic error shape',
+          content: json({ oneOf: [ref('DeviceTokenError'), ref('AnthropicError')] }),
+        },
+      },
+    },
+  },
+  '/v1/auth/whoami': {
+    get: {
+      operationId: 'whoami',
+      tags: ['sign-in'],
+      summary: 'The calling key, its account and its credit position',
+      security: modelKey,
+      responses: { '200': { description: 'who the key is', content: json(ref('Whoami')) }, ...anthropicErrors(401) },
+    },
+  },
+  '/v1/auth/logout': {
+    post: {
+      operationId: 'logout',
+      tags: ['sign-in'],
+      summary: 'Revoke the calling key',
+      security: modelKey,
+      responses: {
+        '200': {
+          description: 'the key is revoked',
+          content: json(object({ revoked: { type: 'boolean', const: true }, key_id: { type: 'string' } })),
+        },
+        ...anthropicErrors(401),
+      },
+    },
+  },
+  '/login': {
+    get: {
+      operationId: 'loginPage',
+      tags: ['sign-in'],
+      summary: 'The page where a user approves or denies a device code',
+      security: open,
+      parameters: [
+        {
+          name: 'code',
+          in: 'query',
+          required: false,
+          description: 'the user code, prefilled (as in `verification_uri_complete`)',
+          schema: { type: 'string' },
+        },
+      ],
+      responses: {
+        '200': html('the approval form'),
+        '404': html('the form again, saying the code is unknown or expired'),
+      },
+    },
+    post: {
+      operationId: 'loginDecide',
+      tags: ['sign-in'],
+      summary: 'Approve or deny a device code',
+      description:
+        'Approving needs proof of the account: one of its API keys, or the admin token and an account name. The ' +
+        'page sends no script and may not be framed.',
+      security: open,
+      requestBody: {
+        required: true,
+        content: {
+          'application/x-www-form-urlencoded': {
+            schema: object(
+              {
+                user_code: { type: 'string', description: 'with or without the dash, any case' },
+                decision: { type: 'string', enum: ['approve', 'deny'] },
+                api_key: { type: 'string' },
+                admin_token: { type: 'string' },
+                account: { type: 'string', description: 'with admin_token: the account the new key is for' },
+              },
+              ['decision', 'api_key', 'admin_token', 'account'],
+            ),
+          },
+        },
+      },
+      responses: {
+        '200': html('signed in, or denied'),
+        '400': html('the form again: the code was already used or a field is missing'),
+        '401': html('the form again: the key or admin token is not valid'),
+        '404': html('the form again: the code is unknown or expired, or the account does not exist'),
+      },
+    },
+  },
+}
+
+const operationsPaths: Paths = {
+  '/healthz': {
+    get: {
+      operationId: 'healthz',
+      tags: ['operations'],
+      summary: 'Liveness',
+      security: open,
+      responses: {
+        '200': { description: 'alive', content: json(object({ status: { type: 'string', const: 'ok' } })) },
+      },
+    },
+  },
+  '/readyz': {
+    get: {
+      operationId: 'readyz',
+      tags: ['operations'],
+      summary: 'Readiness: the database answers and at least one provider is configured',
+      security: open,
+      responses: {
+        '200': { description: 'ready', content: json(ref('Readiness')) },
+        '503': { description: 'not ready', content: json(ref('Readiness')) },
+      },
+    },
+  },
+  '/metrics': {
+    get: {
+      operationId: 'metrics',
+      tags: ['operations'],
+      summary: 'Metrics in the Prometheus text exposition format',
+      security: open,
+      responses: {
+        '200': {
+          description: 'the metrics',
+          content: { 'text/plain; version=0.0.4': { schema: { type: 'string' } } },
+        },
+      },
+    },
+  },
+  '/openapi.json': {
+    get: {
+      operationId: 'openapi',
+      tags: ['operations'],
+      summary: 'This document',
+      security: open,
+      responses: { '200': { description: 'the OpenAPI 3.1 document', content: json({ type: 'object' }) } },
+    },
+  },
+}
+
+const schemas: Record<string, Schema> = {
+  Nanos: {
+    type: 'integer',
+    format: 'int64',
+    description: 'an amount of money in integer USD nanos: 1,000,000,000 is 1 USD',
+  },
+  RoutingProfile: { type: 'string', enum: profiles, description: 'what a client puts in `model`' },
+  RoutingMode: { type: 'string', enum: routingModes, description: 'the routing mode a profile names' },
+  AnthropicError: {
+    ...object({
+      type: { type: 'string', const: 'error' },
+      error: object(
+        {
+          type: {
+            type: 'string',
+            examples: [
+              'invalid_request_error',
+              'authentication_error',
+              'billing_error',
+              'not_found_error',
+              'overloaded_error',
+            ],
+          },
+          message: { type: 'string' },
+        },
+        [],
+        { additionalProperties: true },
+      ),
+    }),
+    description: "Anthropic's error body: the messages, usage, admin and sign-in routes",
+  },
+  OpenAIError: {
+    ...object({
+      error: object({
+        message: { type: 'string' },
+        type: {
+          type: 'string',
+          examples: ['invalid_request_error', 'authentication_error', 'insufficient_quota', 'server_error'],
+        },
+        param: nullable('string', { description: 'the request field at fault, when one is' }),
+        code: nullable('string', { examples: ['invalid_api_key', 'rate_limit_exceeded', 'server_overloaded'] }),
+      }),
+    }),
+    description: "OpenAI's error body: the responses route",
+  },
+  MessagesRequest: {
+    ...plain(AnthropicMessagesBody),
+    description:
+      'An Anthropic Messages request; fields beyond these are passed on (system, tools, thinking, metadata, …). ' +
+      '`model` must be a routing profile.',
+    examples: [{ model: 'svc-pro', max_tokens: 1024, messages: [{ role: 'user', content: 'Hello' }] }],
+  },
+  CountTokensRequest: {
+    ...plain(AnthropicCountTokensBody),
+    description: 'An Anthropic count_tokens request; `model` must be a routing profile.',
+  },
+  AnthropicMessage: object(
+    {
+      id: { type: 'string', pattern: '^msg_', description: '`msg_` and the request id' },
+      type: { type: 'string', const: 'message' },
+      role: { type: 'string', const: 'assistant' },
+      model: { type: 'string', description: 'the concrete upstream model that answered' },
+      content: arrayOf(
+        { type: 'object', additionalProperties: true },
+        'text, thinking, redacted_thinking and tool_use blocks',
+      ),
+      stop_reason: nullable('string', { examples: ['end_turn', 'max_tokens', 'stop_sequence', 'tool_use'] }),
+      stop_sequence: nullable('string'),
+      usage: object(
+        {
+          input_tokens: tokens('excludes cache reads and writes'),
+          cache_creation_input_tokens: tokens(),
+          cache_read_input_tokens: tokens(),
+          output_tokens: tokens(),
+        },
+        ['cache_creation_input_tokens', 'cache_read_input_tokens'],
+      ),
+    },
+    [],
+    { additionalProperties: true },
+  ),
+  ResponsesRequest: {
+    ...plain(ResponsesBody),
+    description:
+      'An OpenAI Responses request; other fields are passed on. `model` must be a routing profile; ' +
+      '`previous_response_id` is refused (the gateway is stateless).',
+    examples: [{ model: 'svc-max', input: 'Hello' }],
+  },
+  OpenAIResponse: object(
+    {
+      id: { type: 'string', pattern: '^resp_', description: '`resp_` and the request id' },
+      object: { type: 'string', const: 'response' },
+      created_at: { type: 'integer', description: 'Unix seconds' },
+      status: { type: 'string', enum: ['completed', 'incomplete', 'failed'] },
+      model: ref('RoutingProfile', 'the profile the request named'),
+      output: arrayOf(
+        { type: 'object', additionalProperties: true },
+        'message items (`msg_<request id>`), reasoning and function_call items',
+      ),
+      usage: {
+        type: ['object', 'null'],
+        properties: {
+          input_tokens: tokens('includes cached tokens'),
+          input_tokens_details: object({ cached_tokens: tokens() }),
+          output_tokens: tokens(),
+          output_tokens_details: object({ reasoning_tokens: tokens() }),
+          total_tokens: tokens(),
+        },
+      },
+    },
+    [],
+    { additionalProperties: true },
+  ),
+  Model: object({
+    type: { type: 'string', const: 'model' },
+    id: ref('RoutingProfile'),
+    display_name: { type: 'string' },
+    created_at: dateTime(),
+  }),
+  ModelList: object({
+    data: arrayOf(ref('Model')),
+    has_more: { type: 'boolean' },
+    first_id: nullable('string'),
+    last_id: nullable('string'),
+  }),
+  Grant: object(
+    {
+      id: { type: 'string' },
+      amount_nanos: nanos('what the grant gave'),
+      remaining_nanos: nanos('what is left of it'),
+      scope_cost_type: {
+        type: 'string',
+        enum: [...scopeCostTypes],
+        description: 'all pays anything; model_usage model usage on platform keys; byok_fee only the BYOK fee',
+      },
+      source: { type: 'string' },
+      created_at: dateTime(),
+      scope_routing_modes: arrayOf(ref('RoutingMode'), 'present only when the grant is scoped'),
+      scope_models: arrayOf({ type: 'string' }, 'present only when the grant is scoped'),
+      scope_providers: arrayOf({ type: 'string' }, 'present only when the grant is scoped'),
+      expires_at: dateTime('present only when the grant expires'),
+    },
+    ['scope_routing_modes', 'scope_models', 'scope_providers', 'expires_at'],
+  ),
+  GrantRequest: object(
+    {
+      account: { type: 'string', description: 'account name or id' },
+      usd: { type: 'number', exclusiveMinimum: 0, description: 'the amount in USD; give this or amount_nanos' },
+      amount_nanos: nanos('the amount in nanos; give this or usd'),
+      scope_cost_type: { type: 'string', enum: [...scopeCostTypes], default: 'all' },
+      scope_routing_modes: arrayOf(ref('RoutingMode')),
+      scope_models: arrayOf({ type: 'string', minLength: 1 }),
+      scope_providers: arrayOf({ type: 'string', minLength: 1 }),
+      expires_at: dateTime(),
+      source: { type: 'string' },
+    },
+    [
+      'usd',
+      'amount_nanos',
+      'scope_cost_type',
+      'scope_routing_modes',
+      'scope_models',
+      'scope_providers',
+      'expires_at',
+      'source',
+    ],
+  ),
+  UsageEvent: {
+    ...object({
+      id: { type: 'string' },
+      request_id: { type: 'string' },
+      attempt: { type: 'integer', minimum: 1 },
+      model_id: { type: 'string' },
+      provider_id: { type: 'string' },
+      upstream_model: { type: 'string' },
+      committed: { type: 'boolean', description: 'this leg answered the client' },
+      estimated: { type: 'boolean', description: 'the upstream never reported usage; the gateway estimated it' },
+      outcome: { type: 'string', enum: ['ok', 'failed', 'aborted'] },
+      error: nullable('string'),
+      input_tokens: tokens('excludes cache reads and cache writes'),
+      cached_input_tokens: tokens('cache reads'),
+      cache_creation_input_tokens: tokens('cache writes'),
+      output_tokens: tokens(),
+      cost_nanos: nanos('the full cost of the leg at list price'),
+      charged_nanos: nanos('what was taken from credit grants'),
+      byok: { type: 'boolean' },
+      created_at: dateTime(),
+      ended_at: nullable('string', { format: 'date-time' }),
+    }),
+    description: 'one upstream leg of a request',
+  },
+  UsageSummary: object({
+    limit_nanos: nanos('sum of the unexpired grants'),
+    used_nanos: nanos('what was charged to them'),
+    remaining_nanos: nanos('limit_nanos − used_nanos'),
+    grants: arrayOf(ref('Grant'), 'unexpired grants'),
+    recent_events: arrayOf(ref('UsageEvent'), 'newest first, at most `limit`'),
+  }),
+  RequestSummary: object(
+    {
+      request_id: { type: 'string', description: 'the X-Request-Id of the model response (a ULID)' },
+      status: { type: 'string', enum: ['completed', 'failed', 'aborted'] },
+      http_status: nullable('integer'),
+      surface: { type: 'string', enum: ['messages', 'responses'] },
+      routing_mode: ref('RoutingMode'),
+      stream: { type: 'boolean' },
+      selected_model_id: nullable('string', { description: 'the model that answered' }),
+      selected_provider_id: nullable('string'),
+      attempts: { type: 'integer', minimum: 0 },
+      total_cost_nanos: nanos('full cost of all legs'),
+      charged_nanos: nanos('what was taken from credit; total_cost_nanos − charged_nanos went unpaid or was BYOK'),
+      total_input_tokens: tokens(),
+      total_cached_input_tokens: tokens(),
+      total_cache_creation_input_tokens: tokens(),
+      total_output_tokens: tokens(),
+      byok: { type: 'boolean', description: "served with the account's own provider key" },
+      session_id: { type: 'string' },
+      agent_id: { type: 'string' },
+      session_source: { type: 'string', examples: ['claude-code', 'codex'] },
+      error: {
+        oneOf: [object({ type: { type: 'string' }, message: nullable('string') }), { type: 'null' }],
+      },
+      created_at: dateTime(),
+      first_byte_at: nullable('string', { format: 'date-time' }),
+      ended_at: nullable('string', { format: 'date-time' }),
+      time_to_first_byte_ms: nullable('integer'),
+      duration_ms: nullable('integer'),
+    },
+    ['session_id', 'agent_id', 'session_source'],
+  ),
+  RequestPage: object({
+    items: arrayOf(ref('RequestSummary'), 'newest first'),
+    has_more: { type: 'boolean' },
+  }),
+  ProviderRank: {
+    ...object(
+      {
+        model_id: { type: 'string' },
+        provider_id: { type: 'string' },
+        upstream_model: { type: 'string' },
+        score: nullable('number'),
+        estimated_cost_nanos: { ...nullable('integer'), description: 'USD nanos, estimated before dispatch' },
+        byok: { type: 'boolean' },
+        quality: { type: 'number' },
+        nudge: { type: 'number', description: "points this account's feedback added to or took from the score" },
+        health: object(
+          {
+            state: { type: 'string', enum: ['closed', 'open', 'half_open', 'cooling'] },
+            ttfb_ms: nullable('number'),
+            error_rate: { type: 'number' },
+            until: dateTime('when the candidate may be tried normally again'),
+          },
+          ['until'],
+        ),
+        status: { type: 'string', enum: ['candidate', 'chosen', 'failed', 'not_tried', 'skipped'] },
+        reason: { type: 'string' },
+      },
+      [],
+      { additionalProperties: true },
+    ),
+    description: 'one candidate model as ranked, and what became of it',
+  },
+  RequestDetail: {
+    allOf: [
+      ref('RequestSummary'),
+      object({
+        provider_ranks: arrayOf(ref('ProviderRank'), 'every candidate considered, best first'),
+        usage_events: arrayOf(ref('UsageEvent')),
+        grant_charges: arrayOf(
+          object({
+            grant_id: { type: 'string' },
+            usage_event_id: { type: 'string' },
+            cost_type: { type: 'string', enum: ['model_usage', 'byok_fee'] },
+            amount_nanos: nanos('taken from this grant'),
+          }),
+        ),
+        feedback: arrayOf(ref('Feedback')),
+      }),
+    ],
+  },
+  FeedbackReason: { type: 'string', enum: [...feedbackReasons] },
+  FeedbackRequest: {
+    ...object(
+      {
+        rating: { type: 'string', enum: ['up', 'down'] },
+        reason: ref('FeedbackReason'),
+        comment: { type: 'string', maxLength: usageLimits.feedbackComment },
+      },
+      ['rating', 'reason', 'comment'],
+      { additionalProperties: false, minProperties: 1 },
+    ),
+  },
+  Feedback: object({
+    id: { type: 'string' },
+    request_id: { type: 'string' },
+    rating: { type: ['string', 'null'], enum: ['up', 'down', null] },
+    reason: { type: ['string', 'null'], enum: [...feedbackReasons, null] },
+    comment: nullable('string'),
+    created_at: dateTime(),
+  }),
+  Session: object({
+    session_id: { type: 'string' },
+    session_source: nullable('string'),
+    agent_id: nullable('string'),
+    request_count: { type: 'integer', minimum: 0 },
+    total_cost_nanos: nanos('full cost of the requests in the session'),
+    first_at: dateTime(),
+    latest_at: dateTime(),
+  }),
+  Account: object({ id: { type: 'string' }, name: { type: 'string' }, created_at: dateTime() }),
+  ApiKey: object({
+    id: { type: 'string' },
+    account_id: { type: 'string' },
+    name: { type: 'string' },
+    prefix: { type: 'string', description: 'the first characters of the key, to recognise it' },
+    created_at: dateTime(),
+    revoked_at: nullable('string', { format: 'date-time' }),
+  }),
+  CreatedApiKey: {
+    allOf: [ref('ApiKey'), object({ key: { type: 'string', description: 'the key itself, shown this once' } })],
+  },
+  ProviderKey: object({
+    id: { type: 'string' },
+    account_id: { type: 'string' },
+    provider_id: { type: 'string' },
+    hint: { type: 'string', description: 'an ellipsis and the last characters of the key' },
+    created_at: dateTime(),
+  }),
+  DeviceCode: object({
+    device_code: { type: 'string', description: 'secret; the client polls with it' },
+    user_code: { type: 'string', pattern: '^[A-Z]{4}-[A-Z]{4}$', description: 'what the user checks and types' },
+    verification_uri: { type: 'string', format: 'uri', description: 'the /login page' },
+    verification_uri_complete: { type: 'string', format: 'uri', description: '/login with the code filled in' },
+    expires_in: { type: 'integer', description: 'seconds', examples: [deviceCodeLifetimeSeconds] },
+    interval: { type: 'integer', description: 'seconds to wait between polls' },
+  }),
+  DeviceToken: object({
+    access_token: { type: 'string', description: 'a new API key of the approving account' },
+    token_type: { type: 'string', const: 'bearer' },
+    key_id: { type: 'string' },
+    account: object({ id: { type: 'string' }, name: { type: 'string' } }),
+  }),
+  DeviceTokenError: object({
+    error: {
+      type: 'string',
+      enum: ['authorization_pending', 'slow_down', 'expired_token', 'access_denied', 'invalid_grant'],
+      description: 'RFC 8628 §3.5',
+    },
+    error_description: { type: 'string' },
+  }),
+  Whoami: object({
+    account: object({ id: { type: 'string' }, name: { type: 'string' } }),
+    key: object({ id: { type: 'string' }, name: { type: 'string' }, prefix: { type: 'string' } }),
+    credit: object({
+      limit_nanos: nanos('sum of the unexpired grants'),
+      used_nanos: nanos('what was charged to them'),
+      remaining_nanos: nanos('limit_nanos − used_nanos'),
+    }),
+  }),
+  Readiness: object({
+    status: { type: 'string', enum: ['ready', 'not_ready'] },
+    database: { type: 'boolean' },
+    providers: arrayOf({ type: 'string' }, 'configured provider ids'),
+  }),
+}
+
+const header = (name: string, description: string): Parameter => ({
+  name,
+  in: 'header',
+  required: false,
+  description,
+  schema: { type: 'string' },
+})
+
+export const openApiDocument: OpenApiDocument = {
+  openapi: '3.1.0',
+  info: {
+    title: 'svc routing gateway',
+    version: pkg.version,
+    summary: 'An LLM routing gateway: Anthropic Messages and OpenAI Responses in, routed behind profiles',
+    description:
+      'Clients name a routing profile (`svc-pro`, `svc-max`, `svc-ultra-saver`) instead of a model. Every model ' +
+      'response carries `X-Request-Id`; the usage routes look it up. All money is integer USD nanos ' +
+      '(1,000,000,000 nanos = 1 USD). Token fields follow Anthropic: `input_tokens` excludes cache reads and writes.',
+  },
+  servers: [{ url: 'http://127.0.0.1:8080', description: 'svc serve with its defaults' }],
+  tags: [
+    { name: 'messages', description: 'Anthropic Messages shape, at /compat-a and /anthropic' },
+    { name: 'responses', description: 'OpenAI Responses shape, at /compat-b and /openai' },
+    { name: 'usage', description: 'credit, request history, sessions, feedback; never behind the quota gate' },
+    { name: 'admin', description: "the CLI's administration verbs over HTTP" },
+    { name: 'sign-in', description: 'device sign-in for command-line clients (RFC 8628)' },
+    { name: 'operations', description: 'health, metrics and this document' },
+  ],
+  paths: {
+    ...messagesPaths('/compat-a', false),
+    ...messagesPaths('/anthropic', true),
+    ...responsesPaths('/compat-b', false),
+    ...responsesPaths('/openai', true),
+    ...usagePaths,
+    ...adminPaths,
+    ...signInPaths,
+    ...operationsPaths,
+  },
+  components: {
+    schemas,
+    securitySchemes: {
+      apiKeyBearer: {
+        type: 'http',
+        scheme: 'bearer',
+        description: 'a svc API key: `Authorization: Bearer svc-…`',
+      },
+      apiKeyHeader: {
+        type: 'apiKey',
+        in: 'header',
+        name: 'x-api-key',
+        description:
+          "a svc API key in `x-api-key`, as Anthropic's SDK sends it; on the messages routes (and whoami/logout). " +
+          'When both are sent, Authorization wins.',
+      },
+      adminBearer: {
+        type: 'http',
+        scheme: 'bearer',
+        description: 'the admin token, from the variable [server] admin_token_env names (SVC_ADMIN_TOKEN)',
+      },
+    },
+    parameters: {
+      AnthropicVersion: header(
+        'anthropic-version',
+        'the Messages API version, e.g. 2023-06-01; this or x-compat-version is required',
+      ),
+      CompatVersion: header('x-compat-version', 'a date-format version string; this or anthropic-version is required'),
+      AnthropicBeta: header('anthropic-beta', 'passed on to Anthropic upstreams'),
+      SessionId: header(
+        'x-session-id',
+        "groups requests into a session; failing it, Claude Code's and Codex's own session headers or metadata.session_id",
+      ),
+      AgentId: header('x-agent-id', 'the agent within the session'),
+      SessionSource: header(
+        'x-session-source',
+        'what started the session, e.g. claude-code or codex (inferred when absent)',
+      ),
+    },
+    headers: {
+      'X-Request-Id': {
+        description: 'the routed request (a ULID): look it up at /v1/usage/requests/{id}',
+        schema: { type: 'string' },
+      },
+      'Retry-After': { description: 'seconds to wait, when the upstream said', schema: { type: 'string' } },
+      Allow: { description: 'the method this path takes', schema: { type: 'string' } },
+    },
+    responses: {
+      ...Object.fromEntries(
+        Object.entries(anthropicStatuses).map(([status, d]) => [
+          `Anthropic${status}`,
+          errorResponse('Anthropic', Number(status), d),
+        ]),
+      ),
+      ...Object.fromEntries(
+        Object.entries(openAIStatuses).map(([status, d]) => [
+          `OpenAI${status}`,
+          errorResponse('OpenAI', Number(status), d),
+        ]),
+      ),
+    },
+  },
+}
+
+export const openApiRoutes = () => new Elysia({ name: 'http.openapi' }).get('/openapi.json', () => openApiDocument)

@@ -96,8 +96,9 @@ export async function relay(deps: Deps, input: RelayInput): Promise<Response> {
             `no model can serve this request under ${profile}: ${summarizeSkips(ranking.ranks) || 'no provider is configured for this profile'}`,
             { status: 503 },
           )
-      await record(deps, trace, { status: 'failed', httpStatus: error.status, error })
-      return errorResponse(error, surface.errorShape, idHeader)
+      const response = errorResponse(error, surface.errorShape, idHeader)
+      await record(deps, trace, { status: 'failed', httpStatus: response.status, error })
+      return response
     }
 
     let lastError: GatewayError | undefined
@@ -142,8 +143,10 @@ export async function relay(deps: Deps, input: RelayInput): Promise<Response> {
       }
     }
     const error = lastError ?? new GatewayError('overloaded', 'every candidate failed', { status: 503 })
-    await record(deps, trace, { status: 'failed', httpStatus: error.status, error })
-    return errorResponse(error, surface.errorShape, idHeader)
+    // The ledger keeps the status the client was sent (an OpenAI client gets 503 for a 529).
+    const response = errorResponse(error, surface.errorShape, idHeader)
+    await record(deps, trace, { status: 'failed', httpStatus: response.status, error })
+    return response
   } catch (err) {
     return errorResponse(err, surface.errorShape, idHeader)
   }

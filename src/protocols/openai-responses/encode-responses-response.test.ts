@@ -84,7 +84,7 @@ describe('encodeResponsesResponse', () => {
       truncation: 'disabled',
       usage: {
         input_tokens: 1050,
-        input_tokens_details: { cached_tokens: 900 },
+        input_tokens_details: { cached_tokens: 900, cache_write_tokens: 50 },
         output_tokens: 40,
         output_tokens_details: { reasoning_tokens: 10 },
         total_tokens: 1090,

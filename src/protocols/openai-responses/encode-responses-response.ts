@@ -51,12 +51,16 @@ export const reasoningItemId = (messageId: string, outputIndex: number): string 
 export const functionCallItemId = (messageId: string, outputIndex: number): string =>
   `fc_${idSuffix(messageId)}_${outputIndex}`
 
-/** Neutral usage → Responses usage: input_tokens counts cache reads and writes (§4.7). */
+/**
+ * Neutral usage → Responses usage: input_tokens counts cache reads and writes (§4.7). OpenAI now
+ * sends cache_write_tokens beside cached_tokens and openai-node types it as required; without it
+ * a client of an Anthropic upstream could not see the cache writes it pays for.
+ */
 export const encodeResponsesUsage = (usage: Usage): Record<string, unknown> => {
   const input = totalInput(usage)
   return {
     input_tokens: input,
-    input_tokens_details: { cached_tokens: usage.cacheRead },
+    input_tokens_details: { cached_tokens: usage.cacheRead, cache_write_tokens: usage.cacheWrite },
     output_tokens: usage.output,
     output_tokens_details: { reasoning_tokens: usage.reasoning },
     total_tokens: input + usage.output,

@@ -131,7 +131,7 @@ describe('encodeResponsesStream', () => {
         ],
         usage: {
           input_tokens: 1010,
-          input_tokens_details: { cached_tokens: 1000 },
+          input_tokens_details: { cached_tokens: 1000, cache_write_tokens: 0 },
           output_tokens: 50,
           output_tokens_details: { reasoning_tokens: 20 },
           total_tokens: 1060,

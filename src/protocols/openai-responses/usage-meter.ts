@@ -8,9 +8,10 @@
 // which cannot occur inside a JSON string value (its quotes would be escaped), so the replacement
 // is exact; frames where the id appears in any other form fall back to a full parse. Everything
 // else (function-call and reasoning frames, unknown events) is forwarded byte-for-byte.
-import { emptyUsage, type Usage } from '../../exchange/types'
+import { emptyUsage, type UpstreamErrorInfo, type Usage } from '../../exchange/types'
 import { encodeSse, type SseEvent } from '../sse'
 import { responsesUsage } from './decode-responses-response'
+import { mapResponsesFailure } from './decode-responses-stream'
 import { messageItemId } from './encode-responses-response'
 import { isRecord, type JsonObject, readNumber, readString } from './read-json'
 
@@ -34,6 +35,8 @@ export interface ResponsesPassThroughMeter {
   finished(): boolean
   /** Output tokens estimated from streamed deltas (~4 characters a token), for streams cut before usage. */
   estimatedOutputTokens(): number
+  /** The failure the upstream reported in-band (an `error` event or `response.failed`), if any. */
+  error(): UpstreamErrorInfo | undefined
   /** The frame to send the client. Stateful: message item ids are numbered in the order they appear. */
   rewriteResponsesFrame(event: SseEvent, opts: ResponsesRewriteOptions): string
 }
@@ -76,6 +79,7 @@ export const createResponsesPassThroughMeter = (): ResponsesPassThroughMeter => 
   let usage = emptyUsage()
   let done = false
   let deltaChars = 0
+  let upstreamError: UpstreamErrorInfo | undefined
   /** Upstream message item id → the gateway's. */
   const messageIds = new Map<string, string>()
   // observe and rewrite usually see the same frame back to back; parse it once.
@@ -151,10 +155,23 @@ export const createResponsesPassThroughMeter = (): ResponsesPassThroughMeter => 
         deltaChars += readString(parse(event)?.['delta'])?.length ?? 0
         return
       }
+      // The upstream's own terminal failure has reached the client as relayed; recording it here
+      // keeps the relay from appending a second, generic error event after it.
+      if (type === 'error') {
+        // OpenAI puts code and message at the top level; some compatible servers nest them in `error`.
+        const json = parse(event)
+        const body = isRecord(json?.['error']) ? json['error'] : json
+        upstreamError = mapResponsesFailure(body?.['code'], body?.['message'])
+        return
+      }
       if (type === 'response.completed' || type === 'response.incomplete' || type === 'response.failed') {
         const response = parse(event)?.['response']
         if (isRecord(response) && isRecord(response['usage'])) usage = responsesUsage(response['usage'])
         if (type !== 'response.failed') done = true
+        else {
+          const failure = isRecord(response) && isRecord(response['error']) ? response['error'] : undefined
+          upstreamError = mapResponsesFailure(failure?.['code'], failure?.['message'])
+        }
       }
     },
 
@@ -163,6 +180,8 @@ export const createResponsesPassThroughMeter = (): ResponsesPassThroughMeter => 
     finished: () => done,
 
     estimatedOutputTokens: () => Math.ceil(deltaChars / 4),
+
+    error: () => upstreamError,
 
     rewriteResponsesFrame(event, opts) {
       const type = typeOf(event)

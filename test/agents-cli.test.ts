@@ -1,0 +1,477 @@
+// The real Claude Code and Codex CLIs launched through `svc claude` and `svc codex` (each a child
+// `bun src/main.ts …` process) against svc on a loopback port, with the simulator behind svc: what
+// the agents send, that they print the simulated answer and run a tool round trip, that their exit
+// codes pass back through svc, and that every request lands in the ledger under the agent's session.
+//
+// Loopback only: each agent runs with a throwaway HOME, an environment that holds only what is set
+// here (no proxies, no keys but svc's), and its telemetry, update checks and other background
+// traffic switched off. Under strace, a run of this file opened no socket beyond 127.0.0.1 (and nscd).
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, test } from 'bun:test'
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+import { hostname, tmpdir } from 'node:os'
+import { dirname, join, resolve } from 'node:path'
+import type { ConfigFile } from '../src/config/schema'
+import { ensureNpmAgent, type RunResult, runBounded } from './support/agents'
+import { createHarness, type Harness } from './support/harness'
+import { type Simulator, startSimulator } from './support/simulator'
+
+const CLAUDE_VERSION = '2.1.330'
+const CODEX_VERSION = '0.169.0'
+// One after the other: both install into the same npm prefix.
+const claude = await ensureNpmAgent({
+  pkg: '@anthropic-ai/claude-code',
+  version: CLAUDE_VERSION,
+  bin: 'claude',
+  timeoutMs: 120_000,
+})
+if (!claude.ok) console.warn(`agents-cli.test.ts: Claude Code cases skipped: ${claude.skip}`)
+const codex = await ensureNpmAgent({ pkg: '@openai/codex', version: CODEX_VERSION, bin: 'codex', timeoutMs: 90_000 })
+if (!codex.ok) console.warn(`agents-cli.test.ts: Codex cases skipped: ${codex.skip}`)
+
+const svcMain = resolve(import.meta.dir, '../src/main.ts')
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/
+const UPSTREAM_MODEL = 'up-model'
+/** Claude Code's background calls (titles, summaries) would go to svc-ultra-saver: a model of its own. */
+const SMALL_MODEL = 'up-small'
+/** Nanos per token for both models. */
+const price = { input: 1000, output: 2000, cacheRead: 100, cacheWrite: 1250 }
+const usage = { input: 1200, cacheRead: 300, output: 8 }
+const cost = usage.input * price.input + usage.cacheRead * price.cacheRead + usage.output * price.output
+/** Codex is a node program; Claude Code is a native binary, but its Bash tool needs a shell. */
+const PATH = [...new Set([dirname(Bun.which('node') ?? '/usr/bin/node'), '/usr/bin', '/bin'])].join(':')
+const agentId = (agent: string) => `${agent}@${hostname()}`
+
+type Kind = 'anthropic' | 'openai-chat'
+
+interface Inbound {
+  method: string
+  path: string
+  search: string
+  headers: Record<string, string>
+  body: Record<string, unknown>
+  status: number
+  requestId: string | null
+}
+
+let sim: Simulator
+beforeAll(() => {
+  sim = startSimulator({ apiKey: 'sim-key' })
+})
+afterAll(async () => {
+  await sim?.stop()
+})
+beforeEach(() => {
+  sim?.reset()
+})
+
+const cleanups: (() => void | Promise<void>)[] = []
+afterEach(async () => {
+  for (const cleanup of cleanups.splice(0).reverse()) await cleanup()
+})
+
+function config(kind: Kind): ConfigFile {
+  const model = (id: string, upstream: string, profile: 'pro' | 'ultra_saver') => ({
+    id,
+    provider: 'up',
+    upstream_model: upstream,
+    profiles: [profile],
+    quality: 80,
+    max_output_tokens: 32_000,
+    input_usd_per_mtok: price.input / 1000,
+    output_usd_per_mtok: price.output / 1000,
+    cache_read_usd_per_mtok: price.cacheRead / 1000,
+    cache_write_usd_per_mtok: price.cacheWrite / 1000,
+  })
+  return {
+    catalog: { builtin: false },
+    providers: { up: { kind, base_url: kind === 'anthropic' ? sim.url : `${sim.url}/v1`, api_key_env: 'SIM_KEY' } },
+    models: [model('m1', UPSTREAM_MODEL, 'pro'), model('m2', SMALL_MODEL, 'ultra_saver')],
+  }
+}
+
+/** svc on a real loopback port (what `svc serve` does), recording what arrives at its edge. */
+async function startSvc(kind: Kind) {
+  const h = await createHarness({ config: config(kind), env: { SIM_KEY: 'sim-key' }, grantUsd: 5 })
+  const inbound: Inbound[] = []
+  const server = Bun.serve({
+    port: 0,
+    hostname: '127.0.0.1',
+    // An agent holds its stream open while it runs tools; Bun's default idle timeout is 10 s.
+    idleTimeout: 0,
+    fetch: async (req) => {
+      const text = await req.clone().text()
+      const url = new URL(req.url)
+      const entry: Inbound = {
+        method: req.method,
+        path: url.pathname,
+        search: url.search,
+        headers: Object.fromEntries(req.headers.entries()),
+        body: text ? JSON.parse(text) : {},
+        status: 0,
+        requestId: null,
+      }
+      inbound.push(entry)
+      const res = await h.app.handle(req)
+      entry.status = res.status
+      entry.requestId = res.headers.get('x-request-id')
+      return res
+    },
+  })
+  cleanups.push(() => server.stop(true))
+  return { h, inbound, gateway: `http://127.0.0.1:${server.port}` }
+}
+
+/** A throwaway HOME with an empty working directory, so no repository or CLAUDE.md leaks in. */
+function tempHome() {
+  const home = mkdtempSync(join(tmpdir(), 'svc-agent-home-'))
+  const work = join(home, 'work')
+  mkdirSync(work)
+  cleanups.push(() => rmSync(home, { recursive: true, force: true }))
+  return { home, work }
+}
+
+/** `svc ARGS…` as a child process, in an environment that holds only `env` and the basics. */
+async function svc(
+  args: string[],
+  opts: { home: { home: string; work: string }; env?: Record<string, string>; stdin?: string },
+) {
+  const result = await runBounded([process.execPath, svcMain, ...args], {
+    cwd: opts.home.work,
+    timeoutMs: 45_000,
+    stdin: opts.stdin,
+    env: { PATH, HOME: opts.home.home, LANG: 'C.UTF-8', TERM: 'dumb', NO_COLOR: '1', ...opts.env },
+  })
+  expect(result.timedOut).toBe(false)
+  return result
+}
+
+const showFailure = (what: string, run: RunResult) => {
+  if (run.exitCode !== 0) console.error(`${what} exited ${run.exitCode}:\n${run.stderr}\n${run.stdout}`)
+}
+
+/** What Claude Code needs to stay on loopback and to fail loudly instead of retrying. */
+const claudeEnv = () => ({
+  SVC_CLAUDE_BIN: claude.ok ? claude.bin : 'claude',
+  DISABLE_TELEMETRY: '1',
+  DISABLE_AUTOUPDATER: '1',
+  CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: '1',
+  // A broken stream fails the run instead of being retried silently without streaming.
+  CLAUDE_CODE_DISABLE_NONSTREAMING_FALLBACK: '1',
+  CLAUDE_CODE_MAX_RETRIES: '0',
+})
+
+async function json<T = Record<string, unknown>>(h: Harness, path: string): Promise<T> {
+  const res = await h.call(path)
+  expect(res.status).toBe(200)
+  return res.json() as Promise<T>
+}
+
+/** What Claude Code 2.1.330 sends on every turn of `-p`, whatever the upstream behind svc. */
+function expectClaudeCodeRequest(req: Inbound, key: string) {
+  expect(req).toMatchObject({ method: 'POST', path: '/compat-a/v1/messages', search: '?beta=true', status: 200 })
+  const sessionId = req.headers['x-claude-code-session-id']!
+  expect(sessionId).toMatch(UUID)
+  // A copy: bun's toMatchObject writes the asymmetric matchers back into the object it checks.
+  expect({ ...req.headers }).toMatchObject({
+    authorization: `Bearer ${key}`,
+    'anthropic-version': '2023-06-01',
+    'anthropic-beta': expect.stringContaining('claude-code-20250219'),
+    'user-agent': expect.stringContaining(`claude-cli/${CLAUDE_VERSION}`),
+    // From ANTHROPIC_CUSTOM_HEADERS, set by `svc claude`.
+    'x-session-source': 'claude-code',
+    'x-agent-id': agentId('claude-code'),
+  })
+  expect(req.headers['x-api-key']).toBeUndefined()
+  const body = req.body
+  expect({ ...body }).toMatchObject({
+    model: 'svc-pro',
+    stream: true,
+    max_tokens: 32_000,
+    thinking: { type: 'adaptive' },
+    context_management: expect.any(Object),
+    output_config: { effort: 'high' },
+  })
+  // The session id also rides in metadata.user_id, a JSON string.
+  const userId = JSON.parse((body.metadata as { user_id: string }).user_id) as { session_id: string }
+  expect(userId.session_id).toBe(sessionId)
+  // The system prompt opens with a billing line, stable within one session.
+  const system = body.system as { type: string; text: string }[]
+  expect(system[0]!.text).toStartWith('x-anthropic-billing-header: ')
+  const tools = body.tools as { name: string; defer_loading?: boolean }[]
+  expect(tools.map((t) => t.name)).toContain('Bash')
+  expect(tools.filter((t) => t.defer_loading).map((t) => t.name)).toEqual(['DeferredToolPlaceholder'])
+  // The environment section travels as a `role: "system"` message after the first user message.
+  const messages = body.messages as { role: string }[]
+  expect(messages.slice(0, 2).map((m) => m.role)).toEqual(['user', 'system'])
+  return { sessionId, body }
+}
+
+describe.skipIf(!claude.ok)(`svc claude (Claude Code ${CLAUDE_VERSION})`, () => {
+  test('newcomer: svc login --with-token, svc claude -p answers, and the request, its cost and its session show in the usage API', {
+    timeout: 60_000,
+  }, async () => {
+    const { h, inbound, gateway } = await startSvc('anthropic')
+    const home = tempHome()
+    const login = await svc(['login', gateway, '--with-token'], { home, stdin: `${h.key}\n` })
+    expect(login.exitCode).toBe(0)
+    const stored = JSON.parse(readFileSync(join(home.home, '.config', 'svc', 'credentials.json'), 'utf8'))
+    expect(stored).toMatchObject({ gateway, api_key: h.key })
+    // `svc login` checked the key once.
+    expect(inbound.splice(0).map((r) => `${r.method} ${r.path} ${r.status}`)).toEqual(['GET /v1/auth/whoami 200'])
+
+    sim.setScenario(UPSTREAM_MODEL, { thinking: 'A greeting.', text: 'Hello from the simulator', usage })
+    // No SVC_URL or SVC_API_KEY: `svc claude` reads the stored sign-in.
+    const run = await svc(['claude', '-p', 'say hi'], { home, env: claudeEnv() })
+    showFailure('svc claude', run)
+    expect(run.exitCode).toBe(0)
+    expect(run.stdout).toBe('Hello from the simulator\n')
+
+    // One turn, no background calls, no count_tokens, no HEAD probe.
+    expect(inbound).toHaveLength(1)
+    const req = inbound[0]!
+    const { sessionId, body } = expectClaudeCodeRequest(req, h.key)
+    const first = (body.messages as { content: { type: string; text: string }[] }[])[0]!
+    expect(first.content.at(-1)).toEqual({ type: 'text', text: 'say hi' })
+
+    // Pass-through: Claude Code's body as sent but for the model; its beta flags, not its key.
+    expect(sim.requests).toHaveLength(1)
+    const upstream = sim.requests[0]!
+    expect(upstream.path).toBe('/v1/messages')
+    expect(upstream.body).toEqual({ ...body, model: UPSTREAM_MODEL })
+    expect(upstream.headers['anthropic-beta']).toBe(req.headers['anthropic-beta']!)
+    expect(upstream.headers['x-api-key']).toBe('sim-key')
+    expect(upstream.headers.authorization).toBeUndefined()
+
+    const list = await json<{ items: Record<string, unknown>[] }>(h, '/v1/usage/requests')
+    expect(list.items).toEqual([
+      expect.objectContaining({
+        request_id: req.requestId,
+        status: 'completed',
+        http_status: 200,
+        surface: 'messages',
+        routing_mode: 'pro',
+        stream: true,
+        selected_model_id: 'm1',
+        session_id: sessionId,
+        session_source: 'claude-code',
+        agent_id: agentId('claude-code'),
+        total_input_tokens: usage.input,
+        total_cached_input_tokens: usage.cacheRead,
+        total_output_tokens: usage.output,
+        total_cost_nanos: cost,
+        charged_nanos: cost,
+      }),
+    ])
+    // What the newcomer runs next, with the key `svc login` stored.
+    const sessions = await fetch(`${gateway}/v1/usage/sessions/list`, {
+      headers: { authorization: `Bearer ${stored.api_key}` },
+    })
+    expect(sessions.status).toBe(200)
+    expect(await sessions.json()).toEqual([
+      expect.objectContaining({
+        session_id: sessionId,
+        session_source: 'claude-code',
+        agent_id: agentId('claude-code'),
+        request_count: 1,
+        total_cost_nanos: cost,
+      }),
+    ])
+  })
+
+  test.each(['anthropic', 'openai-chat'] as const)(
+    'tool round trip (%s upstream): Claude Code runs Bash and sends its output back',
+    { timeout: 60_000 },
+    async (kind) => {
+      const { h, inbound, gateway } = await startSvc(kind)
+      const home = tempHome()
+      // Through the chat upstream svc synthesizes the Anthropic stream: thinking, text and tool_use.
+      sim.queue(
+        UPSTREAM_MODEL,
+        {
+          thinking: 'The user wants the command run.',
+          text: 'Running it.',
+          toolCall: { name: 'Bash', arguments: { command: 'echo svc-tool-ok', description: 'Print a marker' } },
+          usage,
+        },
+        { text: 'The command printed svc-tool-ok.', usage },
+      )
+      // SVC_URL and SVC_API_KEY instead of a stored sign-in, as in CI.
+      const run = await svc(['claude', '--allowedTools', 'Bash', '-p', 'run echo svc-tool-ok'], {
+        home,
+        env: { ...claudeEnv(), SVC_URL: gateway, SVC_API_KEY: h.key },
+      })
+      showFailure('svc claude', run)
+      expect(run.exitCode).toBe(0)
+      expect(run.stdout).toBe('The command printed svc-tool-ok.\n')
+
+      expect(inbound).toHaveLength(2)
+      const first = expectClaudeCodeRequest(inbound[0]!, h.key)
+      const second = expectClaudeCodeRequest(inbound[1]!, h.key)
+      expect(second.sessionId).toBe(first.sessionId)
+      // Claude Code read every block of svc's stream and echoes the turn back, then the tool's output.
+      const messages = second.body.messages as { role: string; content: Record<string, unknown>[] }[]
+      const call = messages.at(-2)!
+      expect(call.role).toBe('assistant')
+      expect(call.content.map((b) => b.type)).toEqual(['thinking', 'text', 'tool_use'])
+      expect(call.content[0]).toMatchObject({ thinking: 'The user wants the command run.' })
+      expect(call.content[1]).toMatchObject({ text: 'Running it.' })
+      const toolUse = call.content[2] as { id: string }
+      expect(toolUse).toMatchObject({
+        name: 'Bash',
+        input: { command: 'echo svc-tool-ok', description: 'Print a marker' },
+      })
+      expect(toolUse.id).toMatch(kind === 'anthropic' ? /^toolu_sim/ : /^call_sim/)
+      const result = messages.at(-1)!
+      expect(result.role).toBe('user')
+      expect(result.content[0]).toMatchObject({
+        type: 'tool_result',
+        tool_use_id: toolUse.id,
+        content: 'svc-tool-ok',
+        is_error: false,
+      })
+
+      expect(sim.requests).toHaveLength(2)
+      if (kind === 'anthropic') {
+        expect(sim.requests[1]!.body).toEqual({ ...second.body, model: UPSTREAM_MODEL })
+      } else {
+        const chat = sim.requests[1]!.body as { messages: Record<string, unknown>[] }
+        expect(chat.messages.at(-1)).toEqual({ role: 'tool', tool_call_id: toolUse.id, content: 'svc-tool-ok' })
+      }
+
+      const list = await json<{ items: Record<string, unknown>[] }>(
+        h,
+        `/v1/usage/requests?session_id=${encodeURIComponent(first.sessionId)}`,
+      )
+      expect(list.items.map((r) => r.request_id).sort()).toEqual(inbound.map((r) => r.requestId).sort())
+      for (const row of list.items) {
+        expect(row).toMatchObject({
+          status: 'completed',
+          surface: 'messages',
+          session_source: 'claude-code',
+          total_cost_nanos: cost,
+        })
+      }
+      const sessions = await json<Record<string, unknown>[]>(h, '/v1/usage/sessions/list')
+      expect(sessions).toEqual([
+        expect.objectContaining({
+          session_id: first.sessionId,
+          session_source: 'claude-code',
+          request_count: 2,
+          total_cost_nanos: 2 * cost,
+        }),
+      ])
+    },
+  )
+
+  test('a refused run exits non-zero: no credit, the gateway answers 402', { timeout: 60_000 }, async () => {
+    const { h, inbound, gateway } = await startSvc('anthropic')
+    await h.deps.admin.createAccount('broke')
+    const { key } = await h.deps.admin.createKey({ account: 'broke' })
+    const home = tempHome()
+    const run = await svc(['claude', '-p', 'say hi'], {
+      home,
+      env: { ...claudeEnv(), SVC_URL: gateway, SVC_API_KEY: key },
+    })
+    // Claude Code exits 1 on an API error; `svc claude` passes that back.
+    expect(run.exitCode).toBe(1)
+    expect(run.stdout).toBe(
+      'API Error: 402 no credit applies to this request under svc-pro: add a grant that covers it\n',
+    )
+    // Claude Code asked once (no retries) and nothing reached the upstream.
+    expect(inbound.map((r) => [r.path, r.status])).toEqual([['/compat-a/v1/messages', 402]])
+    expect(sim.requests).toHaveLength(0)
+    // The refusal is in the ledger too, under the session, at no cost.
+    const list = await (await h.call('/v1/usage/requests', { key })).json()
+    expect(list.items).toEqual([
+      expect.objectContaining({
+        status: 'failed',
+        http_status: 402,
+        session_id: inbound[0]!.headers['x-claude-code-session-id'],
+        session_source: 'claude-code',
+        total_cost_nanos: 0,
+        error: { type: 'billing', message: expect.stringContaining('no credit') },
+      }),
+    ])
+  })
+})
+
+/** Codex's own switches that keep it on loopback; the provider comes from `svc codex`'s `-c` flags. */
+function writeCodexConfig(home: string) {
+  const dir = join(home, '.codex')
+  mkdirSync(dir)
+  writeFileSync(
+    join(dir, 'config.toml'),
+    `approval_policy = "never"
+sandbox_mode = "read-only"
+check_for_update_on_startup = false
+
+[analytics]
+enabled = false
+
+[feedback]
+enabled = false
+
+[otel]
+exporter = "none"
+
+# Plugin sync and app discovery reach chatgpt.com and api.github.com at start-up.
+[features]
+plugins = false
+remote_plugin = false
+apps = false
+tool_suggest = false
+`,
+  )
+  return dir
+}
+
+describe.skipIf(!codex.ok)(`svc codex (Codex ${CODEX_VERSION})`, () => {
+  test('svc codex exec answers; one ledger row under its session, source codex', { timeout: 60_000 }, async () => {
+    const { h, inbound, gateway } = await startSvc('anthropic')
+    const home = tempHome()
+    const login = await svc(['login', gateway, '--with-token'], { home, stdin: `${h.key}\n` })
+    expect(login.exitCode).toBe(0)
+    inbound.length = 0
+    const codexHome = writeCodexConfig(home.home)
+
+    sim.setScenario(UPSTREAM_MODEL, { text: 'Hello from the simulator', usage })
+    // --strict-config: Codex rejects any `-c` key it does not know, so svc's provider table is checked.
+    const run = await svc(['codex', 'exec', '--skip-git-repo-check', '--strict-config', '--color', 'never', 'say hi'], {
+      home,
+      env: { SVC_CODEX_BIN: codex.ok ? codex.bin : 'codex', CODEX_HOME: codexHome },
+    })
+    showFailure('svc codex', run)
+    expect(run.exitCode).toBe(0)
+    expect(run.stdout).toContain('Hello from the simulator')
+    expect(run.stderr).toContain('provider: svc')
+
+    expect(inbound).toHaveLength(1)
+    const req = inbound[0]!
+    expect(req).toMatchObject({ method: 'POST', path: '/compat-b/v1/responses', status: 200 })
+    const sessionId = req.headers['session-id']!
+    expect(sessionId).toMatch(UUID)
+    expect({ ...req.headers }).toMatchObject({
+      authorization: `Bearer ${h.key}`,
+      'user-agent': expect.stringContaining(`codex_exec/${CODEX_VERSION}`),
+      // From svc's `http_headers` in the provider table.
+      'x-session-source': 'codex',
+      'x-agent-id': agentId('codex'),
+    })
+    expect(req.body).toMatchObject({ model: 'svc-pro', stream: true })
+    expect(sim.requests).toHaveLength(1)
+
+    const list = await json<{ items: Record<string, unknown>[] }>(h, '/v1/usage/requests')
+    expect(list.items).toEqual([
+      expect.objectContaining({
+        request_id: req.requestId,
+        status: 'completed',
+        surface: 'responses',
+        routing_mode: 'pro',
+        session_id: sessionId,
+        session_source: 'codex',
+        agent_id: agentId('codex'),
+        total_cost_nanos: cost,
+      }),
+    ])
+  })
+})

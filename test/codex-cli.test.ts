@@ -1,0 +1,388 @@
+// The real Codex CLI against svc on a loopback port, with the simulator behind svc: what Codex
+// sends, that it prints the simulated answer, runs a shell tool call and sends its output back,
+// and that every turn lands in the ledger under Codex's session id.
+//
+// Codex is configured as a custom provider in a throwaway HOME/CODEX_HOME; nothing of the user's
+// own configuration is read or written. Analytics, feedback, update checks and plugin sync are
+// switched off: with those off, Codex opens no connection beyond 127.0.0.1 (checked under strace).
+import { afterAll, beforeAll, beforeEach, describe, expect, test } from 'bun:test'
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import type { ConfigFile } from '../src/config/schema'
+import { ensureNpmAgent, runBounded } from './support/agents'
+import { createHarness, type Harness } from './support/harness'
+import { type Simulator, startSimulator } from './support/simulator'
+
+const CODEX_VERSION = '0.169.0'
+const codex = await ensureNpmAgent({ pkg: '@openai/codex', version: CODEX_VERSION, bin: 'codex', timeoutMs: 60_000 })
+if (!codex.ok) console.warn(`codex-cli.test.ts skipped: ${codex.skip}`)
+
+const ULID = /^[0-9A-HJKMNP-TV-Z]{26}$/
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/
+const UPSTREAM_MODEL = 'up-model'
+/** Nanos per token for the one model under svc-pro. */
+const price = { input: 1000, output: 2000, cacheRead: 100, cacheWrite: 1250 }
+const usage = { input: 50, cacheRead: 20, output: 5 }
+const cost = usage.input * price.input + usage.cacheRead * price.cacheRead + usage.output * price.output
+
+interface Inbound {
+  method: string
+  path: string
+  headers: Record<string, string>
+  body: Record<string, unknown>
+  status: number
+  requestId: string | null
+}
+
+type Kind = 'openai-responses' | 'anthropic'
+
+let sim: Simulator
+beforeAll(() => {
+  sim = startSimulator({ apiKey: 'sim-key' })
+})
+afterAll(async () => {
+  await sim?.stop()
+})
+beforeEach(() => {
+  sim?.reset()
+})
+
+function config(kind: Kind): ConfigFile {
+  return {
+    catalog: { builtin: false },
+    providers: {
+      up: { kind, base_url: kind === 'anthropic' ? sim.url : `${sim.url}/v1`, api_key_env: 'SIM_KEY' },
+    },
+    models: [
+      {
+        id: 'm1',
+        provider: 'up',
+        upstream_model: UPSTREAM_MODEL,
+        profiles: ['pro'],
+        quality: 80,
+        max_output_tokens: 32_000,
+        input_usd_per_mtok: price.input / 1000,
+        output_usd_per_mtok: price.output / 1000,
+        cache_read_usd_per_mtok: price.cacheRead / 1000,
+        cache_write_usd_per_mtok: price.cacheWrite / 1000,
+      },
+    ],
+  }
+}
+
+/** svc on a real loopback port, recording what arrives at its edge (Codex's own bytes). */
+async function startSvc(kind: Kind) {
+  const h = await createHarness({ config: config(kind), env: { SIM_KEY: 'sim-key' }, grantUsd: 5 })
+  const inbound: Inbound[] = []
+  const server = Bun.serve({
+    port: 0,
+    hostname: '127.0.0.1',
+    // Codex holds its stream open while it runs tools; Bun's default idle timeout is 10 s.
+    idleTimeout: 0,
+    fetch: async (req) => {
+      const text = await req.clone().text()
+      const entry: Inbound = {
+        method: req.method,
+        path: new URL(req.url).pathname,
+        headers: Object.fromEntries(req.headers.entries()),
+        body: text ? JSON.parse(text) : {},
+        status: 0,
+        requestId: null,
+      }
+      inbound.push(entry)
+      const res = await h.app.handle(req)
+      entry.status = res.status
+      entry.requestId = res.headers.get('x-request-id')
+      return res
+    },
+  })
+  return { h, inbound, server, port: server.port! }
+}
+
+function codexHome(port: number) {
+  const home = mkdtempSync(join(tmpdir(), 'svc-codex-home-'))
+  const dir = join(home, '.codex')
+  const work = join(home, 'work')
+  mkdirSync(dir)
+  mkdirSync(work)
+  writeFileSync(
+    join(dir, 'config.toml'),
+    `model = "svc-pro"
+model_provider = "svc"
+approval_policy = "never"
+sandbox_mode = "read-only"
+check_for_update_on_startup = false
+
+[model_providers.svc]
+name = "svc"
+base_url = "http://127.0.0.1:${port}/compat-b/v1"
+env_key = "SVC_API_KEY"
+wire_api = "responses"
+request_max_retries = 0
+stream_max_retries = 0
+
+[analytics]
+enabled = false
+
+[feedback]
+enabled = false
+
+[otel]
+exporter = "none"
+
+# Plugin sync and app discovery reach chatgpt.com and api.github.com at start-up.
+[features]
+plugins = false
+remote_plugin = false
+apps = false
+tool_suggest = false
+`,
+  )
+  return { home, dir, work, cleanup: () => rmSync(home, { recursive: true, force: true }) }
+}
+
+async function runCodex(port: number, key: string, args: string[]) {
+  const home = codexHome(port)
+  try {
+    const bin = codex.ok ? codex.bin : 'codex'
+    const result = await runBounded(
+      [bin, 'exec', '--skip-git-repo-check', '--strict-config', '--color', 'never', ...args],
+      {
+        cwd: home.work,
+        timeoutMs: 12_000,
+        // Only what Codex needs: no proxies, no real HOME, no keys but svc's.
+        env: {
+          PATH: process.env.PATH ?? '/usr/bin:/bin',
+          HOME: home.home,
+          CODEX_HOME: home.dir,
+          SVC_API_KEY: key,
+          LANG: 'C.UTF-8',
+          TERM: 'dumb',
+          NO_COLOR: '1',
+        },
+      },
+    )
+    if (result.exitCode !== 0) console.error(`codex exec failed:\n${result.stderr}\n${result.stdout}`)
+    return result
+  } finally {
+    home.cleanup()
+  }
+}
+
+async function json<T = Record<string, unknown>>(h: Harness, path: string): Promise<T> {
+  const res = await h.call(path)
+  expect(res.status).toBe(200)
+  return res.json() as Promise<T>
+}
+
+/** What Codex 0.169 sends on every turn, whatever the upstream behind svc. */
+function expectCodexRequest(req: Inbound, key: string) {
+  expect(req.method).toBe('POST')
+  expect(req.path).toBe('/compat-b/v1/responses')
+  expect(req.status).toBe(200)
+  expect(req.requestId).toMatch(ULID)
+  const sessionId = req.headers['session-id']!
+  expect(sessionId).toMatch(UUID)
+  expect(req.headers).toMatchObject({
+    authorization: `Bearer ${key}`,
+    accept: 'text/event-stream',
+    'content-type': 'application/json',
+    originator: 'codex_exec',
+    'thread-id': sessionId,
+    'user-agent': expect.stringContaining(`codex_exec/${CODEX_VERSION}`),
+  })
+  // Codex names the session in a hyphenated header, not `session_id`.
+  expect(req.headers['session_id']).toBeUndefined()
+  const body = req.body
+  expect(body).toMatchObject({
+    model: 'svc-pro',
+    stream: true,
+    store: false,
+    include: ['reasoning.encrypted_content'],
+    reasoning: { summary: 'auto' },
+    tool_choice: 'auto',
+    parallel_tool_calls: true,
+    prompt_cache_key: sessionId,
+    client_metadata: expect.objectContaining({ session_id: sessionId, thread_id: sessionId }),
+  })
+  // The system prompt travels as developer messages in input, not in `instructions`.
+  expect(body.instructions).toBeUndefined()
+  expect(body.max_output_tokens).toBeUndefined()
+  const input = body.input as { type: string; role?: string }[]
+  expect(input[0]).toMatchObject({ type: 'message', role: 'developer' })
+  const tools = body.tools as { type: string; name?: string; parameters?: { required?: string[] } }[]
+  const shell = tools.find((t) => t.name === 'exec_command')
+  expect(shell).toMatchObject({ type: 'function', strict: false, parameters: { type: 'object', required: ['cmd'] } })
+  // Besides function tools Codex sends a tool namespace and the hosted web_search tool.
+  expect(tools.map((t) => t.type)).toEqual(expect.arrayContaining(['function', 'namespace', 'web_search']))
+  return { sessionId, body }
+}
+
+describe.skipIf(!codex.ok).each(['openai-responses', 'anthropic'] as const)(
+  'codex exec through svc (%s upstream)',
+  (kind) => {
+    test('says hi: prints the simulated text; one ledger row under its session', { timeout: 30_000 }, async () => {
+      const svc = await startSvc(kind)
+      try {
+        sim.setScenario(UPSTREAM_MODEL, { text: 'Hello from the simulator', usage })
+        const run = await runCodex(svc.port, svc.h.key, ['say hi'])
+        expect(run.timedOut).toBe(false)
+        expect(run.exitCode).toBe(0)
+        expect(run.stdout).toContain('Hello from the simulator')
+
+        expect(svc.inbound).toHaveLength(1)
+        const req = svc.inbound[0]!
+        const { sessionId, body } = expectCodexRequest(req, svc.h.key)
+        const input = body.input as { role?: string; content?: { text?: string }[] }[]
+        expect(input.at(-1)).toMatchObject({ role: 'user', content: [{ type: 'input_text', text: 'say hi' }] })
+
+        expect(sim.requests).toHaveLength(1)
+        const upstream = sim.requests[0]!
+        if (kind === 'openai-responses') {
+          // Pass-through: Codex's body as sent, with the upstream model and the model's output limit.
+          expect(upstream.path).toBe('/v1/responses')
+          expect(upstream.body).toEqual({ ...body, model: UPSTREAM_MODEL, max_output_tokens: 32_000 })
+        } else {
+          expect(upstream.path).toBe('/v1/messages')
+          const anthropic = upstream.body as {
+            model: string
+            max_tokens: number
+            stream: boolean
+            system: { type: string; text: string }[]
+            tools: { name: string; input_schema: unknown }[]
+            messages: { role: string; content: { type: string; text?: string }[] }[]
+          }
+          expect(anthropic).toMatchObject({
+            model: UPSTREAM_MODEL,
+            max_tokens: 32_000,
+            stream: true,
+            tool_choice: { type: 'auto' },
+          })
+          // Developer messages become the system prompt; only function tools survive translation.
+          expect(anthropic.system[0]!.text).toStartWith('You are a coding agent running in the Codex CLI')
+          expect(anthropic.tools.map((t) => t.name)).toContain('exec_command')
+          expect(anthropic.tools.map((t) => t.name)).not.toContain('web_search')
+          expect(anthropic.messages.at(-1)!.content.at(-1)).toEqual({ type: 'text', text: 'say hi' })
+        }
+
+        const list = await json<{ items: Record<string, unknown>[] }>(svc.h, '/v1/usage/requests')
+        expect(list.items).toHaveLength(1)
+        expect(list.items[0]).toMatchObject({
+          request_id: req.requestId,
+          status: 'completed',
+          http_status: 200,
+          surface: 'responses',
+          routing_mode: 'pro',
+          stream: true,
+          selected_model_id: 'm1',
+          session_id: sessionId,
+          session_source: 'codex',
+          total_input_tokens: usage.input,
+          total_cached_input_tokens: usage.cacheRead,
+          total_output_tokens: usage.output,
+          total_cost_nanos: cost,
+          charged_nanos: cost,
+        })
+      } finally {
+        await svc.server.stop(true)
+      }
+    })
+
+    test('runs a shell tool call and sends its output back', { timeout: 30_000 }, async () => {
+      const svc = await startSvc(kind)
+      try {
+        sim.queue(
+          UPSTREAM_MODEL,
+          { toolCall: { name: 'exec_command', arguments: { cmd: 'echo svc-tool-ok' } }, usage },
+          { text: 'The command printed svc-tool-ok.', usage },
+        )
+        const run = await runCodex(svc.port, svc.h.key, ['--json', 'run echo svc-tool-ok'])
+        expect(run.timedOut).toBe(false)
+        expect(run.exitCode).toBe(0)
+        const events = run.stdout
+          .split('\n')
+          .filter((line) => line.startsWith('{'))
+          .map((line) => JSON.parse(line) as { type: string; item?: Record<string, unknown> })
+        const completed = events.filter((e) => e.type === 'item.completed').map((e) => e.item!)
+        expect(completed).toContainEqual(
+          expect.objectContaining({
+            type: 'command_execution',
+            aggregated_output: 'svc-tool-ok\n',
+            exit_code: 0,
+            status: 'completed',
+          }),
+        )
+        expect(completed).toContainEqual(
+          expect.objectContaining({ type: 'agent_message', text: 'The command printed svc-tool-ok.' }),
+        )
+        expect(events.at(-1)).toMatchObject({ type: 'turn.completed' })
+
+        // Two turns on the wire: the call, then its output.
+        expect(svc.inbound).toHaveLength(2)
+        const first = expectCodexRequest(svc.inbound[0]!, svc.h.key)
+        const second = expectCodexRequest(svc.inbound[1]!, svc.h.key)
+        expect(second.sessionId).toBe(first.sessionId)
+        const items = second.body.input as {
+          type: string
+          call_id?: string
+          name?: string
+          arguments?: string
+          output?: unknown
+        }[]
+        const call = items.find((i) => i.type === 'function_call')!
+        expect(call).toMatchObject({ name: 'exec_command', arguments: '{"cmd":"echo svc-tool-ok"}' })
+        expect(call.call_id).toMatch(kind === 'anthropic' ? /^toolu_sim/ : /^call_sim/)
+        const output = items.find((i) => i.type === 'function_call_output')!
+        expect(output.call_id).toBe(call.call_id!)
+        expect(JSON.stringify(output.output)).toContain('svc-tool-ok')
+
+        expect(sim.requests).toHaveLength(2)
+        if (kind === 'anthropic') {
+          const messages = (
+            sim.requests[1]!.body as { messages: { role: string; content: Record<string, unknown>[] }[] }
+          ).messages
+          expect(messages.at(-2)).toEqual({
+            role: 'assistant',
+            content: [{ type: 'tool_use', id: call.call_id, name: 'exec_command', input: { cmd: 'echo svc-tool-ok' } }],
+          })
+          const result = messages.at(-1)!
+          expect(result.role).toBe('user')
+          expect(result.content[0]).toMatchObject({ type: 'tool_result', tool_use_id: call.call_id })
+          expect(JSON.stringify(result.content[0])).toContain('svc-tool-ok')
+        } else {
+          expect(sim.requests[1]!.body).toEqual({ ...second.body, model: UPSTREAM_MODEL, max_output_tokens: 32_000 })
+        }
+
+        const list = await json<{ items: Record<string, unknown>[] }>(
+          svc.h,
+          `/v1/usage/requests?session_id=${encodeURIComponent(first.sessionId)}`,
+        )
+        expect(list.items.map((r) => r.request_id).sort()).toEqual(svc.inbound.map((r) => r.requestId).sort())
+        for (const row of list.items) {
+          expect(row).toMatchObject({
+            status: 'completed',
+            surface: 'responses',
+            routing_mode: 'pro',
+            session_source: 'codex',
+            total_cost_nanos: cost,
+          })
+        }
+        const sessions = await json<{ items: Record<string, unknown>[] }>(
+          svc.h,
+          `/v1/usage/sessions?ids=${first.sessionId}`,
+        )
+        expect(sessions.items).toEqual([
+          expect.objectContaining({
+            session_id: first.sessionId,
+            session_source: 'codex',
+            request_count: 2,
+            total_cost_nanos: 2 * cost,
+          }),
+        ])
+      } finally {
+        await svc.server.stop(true)
+      }
+    })
+  },
+)

@@ -126,6 +126,15 @@ export interface Usage {
 
 export const emptyUsage = (): Usage => ({ input: 0, cacheRead: 0, cacheWrite: 0, output: 0, reasoning: 0 })
 
+/** Cumulative usage semantics: each count present in `update` replaces the old one, none is added. */
+export function overwriteUsage(target: Usage, update: Partial<Usage> | undefined): void {
+  if (!update) return
+  for (const key of ['input', 'cacheRead', 'cacheWrite', 'output', 'reasoning'] as const) {
+    const value = update[key]
+    if (value !== undefined) target[key] = value
+  }
+}
+
 /** The total prompt size as OpenAI counts it (cache reads and writes included). */
 export const totalInput = (u: Usage): number => u.input + u.cacheRead + u.cacheWrite
 

@@ -38,3 +38,12 @@ export const parseJson = (text: string): { ok: true; value: unknown } | { ok: fa
     return { ok: false }
   }
 }
+
+// The same narrowing for a value already in hand (an array element, a nested field).
+export const asString = (value: unknown): string | undefined => (typeof value === 'string' ? value : undefined)
+
+export const asNumber = (value: unknown): number | undefined =>
+  typeof value === 'number' && Number.isFinite(value) ? value : undefined
+
+/** An array, or an empty one: for optional lists that are simply iterated. */
+export const asArray = (value: unknown): unknown[] => (Array.isArray(value) ? value : [])

@@ -1,7 +1,7 @@
 // Usage metering for translated streams: one tap over the neutral events that keeps the latest
 // cumulative usage (overwrite, never add), whether the upstream reported it, and how much text
 // flowed, so a cut stream can still be charged for what the client received.
-import { emptyUsage, type ExchangeEvent, type UpstreamErrorInfo, type Usage } from '../exchange/types'
+import { emptyUsage, type ExchangeEvent, overwriteUsage, type UpstreamErrorInfo, type Usage } from '../exchange/types'
 
 export interface StreamMeter {
   usage: Usage
@@ -30,7 +30,7 @@ export async function* meterEvents(events: AsyncIterable<ExchangeEvent>, meter: 
     if (event.type !== 'error') meter.started = true
     switch (event.type) {
       case 'start':
-        overwrite(meter.usage, event.usage)
+        overwriteUsage(meter.usage, event.usage)
         break
       case 'text_delta':
         meter.outputChars += event.text.length
@@ -42,7 +42,7 @@ export async function* meterEvents(events: AsyncIterable<ExchangeEvent>, meter: 
         meter.outputChars += event.partialJson.length
         break
       case 'usage':
-        overwrite(meter.usage, event.usage)
+        overwriteUsage(meter.usage, event.usage)
         if (event.usage.output !== undefined) meter.reported = true
         break
       case 'finish':
@@ -58,13 +58,6 @@ export async function* meterEvents(events: AsyncIterable<ExchangeEvent>, meter: 
   }
 }
 
-function overwrite(target: Usage, update: Partial<Usage> | undefined) {
-  if (!update) return
-  for (const key of ['input', 'cacheRead', 'cacheWrite', 'output', 'reasoning'] as const) {
-    const value = update[key]
-    if (value !== undefined) target[key] = value
-  }
-}
 
 /** ≈ 4 characters a token: the estimate for output the upstream never reported. */
 export const estimateTokensFromChars = (chars: number) => Math.ceil(chars / 4)

@@ -1,11 +1,11 @@
 // Usage accounting for the Anthropic byte pass-through relay: frames are forwarded untouched,
 // and only the few that carry usage, ids or errors are parsed.
 
-import { emptyUsage, type UpstreamErrorInfo, type Usage } from '../../exchange/types'
+import { emptyUsage, overwriteUsage, type UpstreamErrorInfo, type Usage } from '../../exchange/types'
 import { encodeSse, type SseEvent } from '../sse'
 import { isObject, parseJson, readObject, readString } from '../wire-values'
 import { statusForAnthropicErrorType } from './errors'
-import { anthropicUsage, anthropicUsagePartial, overwriteUsage } from './usage'
+import { anthropicUsage, anthropicUsagePartial } from './usage'
 
 export interface AnthropicPassThroughMeter {
   observe(event: SseEvent): void

@@ -46,12 +46,3 @@ export function encodeAnthropicUsage(usage: Usage): {
     output_tokens: usage.output,
   }
 }
-
-/** Cumulative usage semantics: each count present in `update` replaces the old one, none is added. */
-export function overwriteUsage(target: Usage, update: Partial<Usage> | undefined): void {
-  if (!update) return
-  for (const key of ['input', 'cacheRead', 'cacheWrite', 'output', 'reasoning'] as const) {
-    const value = update[key]
-    if (value !== undefined) target[key] = value
-  }
-}

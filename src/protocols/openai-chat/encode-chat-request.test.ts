@@ -2,7 +2,8 @@ import { describe, expect, test } from 'bun:test'
 import type { ExchangeRequest } from '../../exchange/types'
 import { decodeAnthropicRequest } from '../anthropic/decode-anthropic-request'
 import { readFixture } from '../fixture-streams'
-import { encodeChatRequest, reasoningEffortFor } from './encode-chat-request'
+import { encodeChatRequest } from './encode-chat-request'
+import { reasoningEffortFor } from '../openai-common'
 
 const base: ExchangeRequest = { system: [], messages: [], tools: [], maxTokens: 64, stream: false }
 

@@ -1,6 +1,7 @@
 // ExchangeRequest → OpenAI Chat Completions body for OpenAI-compatible upstreams (wire-formats §4.2).
 
-import type { ExchangeRequest, ImageBlock, Message, ReasoningEffort, Thinking, ToolChoice } from '../../exchange/types'
+import type { ExchangeRequest, ImageBlock, Message, ToolChoice } from '../../exchange/types'
+import { openAIUserId, reasoningEffortFor } from '../openai-common'
 
 export interface ChatRequestOptions {
   /** OpenAI wants max_completion_tokens; most compatible servers still read max_tokens (the default). */
@@ -47,9 +48,9 @@ export function encodeChatRequest(
     }))
     if (req.toolChoice) Object.assign(body, encodeToolChoice(req.toolChoice))
   }
-  const effort = req.thinking && reasoningEffortFor(req.thinking)
+  const effort = reasoningEffortFor(req.thinking)
   if (effort) body.reasoning_effort = effort
-  if (req.user) body.user = req.user
+  if (req.user) body.user = openAIUserId(req.user)
   if (req.stream) {
     body.stream = true
     // Without include_usage a Chat stream carries no token counts at all.
@@ -125,11 +126,3 @@ function encodeToolChoice(choice: ToolChoice): Record<string, unknown> {
   return wire
 }
 
-/** Anthropic thinking → Chat reasoning_effort; the budget thresholds follow claude-code-router's. */
-export function reasoningEffortFor(thinking: Thinking): ReasoningEffort | undefined {
-  if (thinking.type === 'adaptive') return thinking.effort
-  if (thinking.type === 'disabled' || thinking.budgetTokens <= 0) return undefined
-  if (thinking.budgetTokens <= 1024) return 'low'
-  if (thinking.budgetTokens <= 8192) return 'medium'
-  return 'high'
-}

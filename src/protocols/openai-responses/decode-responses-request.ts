@@ -12,7 +12,7 @@ import type {
   ToolDefinition,
 } from '../../exchange/types'
 import { invalidRequest } from '../../lib/errors'
-import { isRecord, type JsonObject, readArray, readString } from './read-json'
+import { isObject, type JsonObject, asArray, asString } from '../wire-values'
 import { tagResponsesSignature } from './reasoning-signature'
 import type { ResponsesBody } from './schema'
 
@@ -60,7 +60,7 @@ export const decodeResponsesRequest = (body: ResponsesBody, opts: DecodeResponse
   if (typeof body.top_p === 'number') request.topP = body.top_p
   const thinking = decodeReasoning(body.reasoning)
   if (thinking) request.thinking = thinking
-  const user = readString(body.safety_identifier) ?? readString(body.user)
+  const user = asString(body.safety_identifier) ?? asString(body.user)
   if (user) request.user = user
   return request
 }
@@ -75,7 +75,7 @@ const appendBlocks = (messages: Message[], role: Role, blocks: ContentBlock[]): 
 }
 
 const decodeInputItem = (item: unknown, path: string, system: TextBlock[], messages: Message[]): void => {
-  if (!isRecord(item)) throw invalidRequest(`${path} must be an object`, path)
+  if (!isObject(item)) throw invalidRequest(`${path} must be an object`, path)
   const type = item['type']
   if (type === undefined || type === 'message') {
     decodeMessageItem(item, path, system, messages)
@@ -128,7 +128,7 @@ const decodeMessageContent = (content: unknown, path: string): (TextBlock | Imag
 }
 
 const decodeContentPart = (part: unknown, path: string): TextBlock | ImageBlock | undefined => {
-  if (!isRecord(part)) throw invalidRequest(`${path} must be an object`, path)
+  if (!isObject(part)) throw invalidRequest(`${path} must be an object`, path)
   switch (part['type']) {
     case 'input_text':
     case 'output_text':
@@ -138,7 +138,7 @@ const decodeContentPart = (part: unknown, path: string): TextBlock | ImageBlock 
       return text === '' ? undefined : { type: 'text', text }
     }
     case 'refusal': {
-      const text = readString(part['refusal'])
+      const text = asString(part['refusal'])
       return text ? { type: 'text', text } : undefined
     }
     case 'input_image':
@@ -217,13 +217,13 @@ const decodeReasoningItem = (item: JsonObject, path: string): ContentBlock[] => 
     if (parts !== undefined && parts !== null && !Array.isArray(parts)) {
       throw invalidRequest(`${path}.${field} must be an array`, `${path}.${field}`)
     }
-    for (const part of readArray(parts)) {
-      if (isRecord(part) && part['type'] === partType && typeof part['text'] === 'string') texts.push(part['text'])
+    for (const part of asArray(parts)) {
+      if (isObject(part) && part['type'] === partType && typeof part['text'] === 'string') texts.push(part['text'])
     }
     // Summaries stand for the raw reasoning; keep only one of the two.
     if (texts.length > 0) break
   }
-  const encrypted = readString(item['encrypted_content'])
+  const encrypted = asString(item['encrypted_content'])
   if (texts.length === 0 && !encrypted) return []
   return [
     {
@@ -240,16 +240,16 @@ const decodeTools = (tools: unknown): ToolDefinition[] => {
   const definitions: ToolDefinition[] = []
   tools.forEach((tool, i) => {
     const path = `tools[${i}]`
-    if (!isRecord(tool)) throw invalidRequest(`${path} must be an object`, path)
+    if (!isObject(tool)) throw invalidRequest(`${path} must be an object`, path)
     // Hosted tools (web_search, file_search, …) have no equivalent on other upstreams.
     if (tool['type'] !== 'function') return
     const name = requireString(tool, 'name', path)
     const parameters = tool['parameters']
-    if (parameters !== undefined && parameters !== null && !isRecord(parameters)) {
+    if (parameters !== undefined && parameters !== null && !isObject(parameters)) {
       throw invalidRequest(`${path}.parameters must be a JSON Schema object`, `${path}.parameters`)
     }
     const definition: ToolDefinition = { name, inputSchema: parameters ?? { type: 'object', properties: {} } }
-    const description = readString(tool['description'])
+    const description = asString(tool['description'])
     if (description) definition.description = description
     definitions.push(definition)
   })
@@ -263,7 +263,7 @@ const decodeToolChoice = (choice: unknown, parallel: unknown): ToolChoice | unde
   if (choice === 'none') return { type: 'none' }
   if (choice === 'auto') return { type: 'auto', ...disableParallel }
   if (choice === 'required') return { type: 'any', ...disableParallel }
-  if (isRecord(choice)) {
+  if (isObject(choice)) {
     if (choice['type'] === 'function') {
       const name = choice['name']
       if (typeof name !== 'string' || name === '') {
@@ -293,7 +293,7 @@ const decodeMaxTokens = (value: unknown, fallback: number): number => {
 // budget (§4.8: low 1024, medium 2048, high 4096) or output_config.effort, whichever the model takes.
 const decodeReasoning = (reasoning: unknown): Thinking | undefined => {
   if (reasoning === undefined || reasoning === null) return undefined
-  if (!isRecord(reasoning)) throw invalidRequest('reasoning must be an object', 'reasoning')
+  if (!isObject(reasoning)) throw invalidRequest('reasoning must be an object', 'reasoning')
   const effort = reasoning['effort']
   if (effort === undefined || effort === null) return undefined
   if (effort === 'none') return { type: 'disabled' }

@@ -1,7 +1,7 @@
 // A Responses upstream's Response object → neutral ExchangeResponse (wire-formats §2.5, §4.6, §4.7).
 import type { ExchangeResponse, OutputBlock, StopReason, Usage } from '../../exchange/types'
 import { GatewayError } from '../../lib/errors'
-import { isRecord, type JsonObject, readArray, readNumber, readString } from './read-json'
+import { isObject, type JsonObject, asArray, asNumber, asString } from '../wire-values'
 import { tagResponsesSignature } from './reasoning-signature'
 
 /**
@@ -9,17 +9,17 @@ import { tagResponsesSignature } from './reasoning-signature'
  * neutral `input` does not, so both are subtracted (forgetting it bills cache hits twice).
  */
 export const responsesUsage = (u: unknown): Usage => {
-  if (!isRecord(u)) return { input: 0, cacheRead: 0, cacheWrite: 0, output: 0, reasoning: 0 }
-  const inputDetails = isRecord(u['input_tokens_details']) ? u['input_tokens_details'] : {}
-  const outputDetails = isRecord(u['output_tokens_details']) ? u['output_tokens_details'] : {}
-  const cacheRead = readNumber(inputDetails['cached_tokens']) ?? 0
-  const cacheWrite = readNumber(inputDetails['cache_write_tokens']) ?? 0
+  if (!isObject(u)) return { input: 0, cacheRead: 0, cacheWrite: 0, output: 0, reasoning: 0 }
+  const inputDetails = isObject(u['input_tokens_details']) ? u['input_tokens_details'] : {}
+  const outputDetails = isObject(u['output_tokens_details']) ? u['output_tokens_details'] : {}
+  const cacheRead = asNumber(inputDetails['cached_tokens']) ?? 0
+  const cacheWrite = asNumber(inputDetails['cache_write_tokens']) ?? 0
   return {
-    input: Math.max(0, (readNumber(u['input_tokens']) ?? 0) - cacheRead - cacheWrite),
+    input: Math.max(0, (asNumber(u['input_tokens']) ?? 0) - cacheRead - cacheWrite),
     cacheRead,
     cacheWrite,
-    output: readNumber(u['output_tokens']) ?? 0,
-    reasoning: readNumber(outputDetails['reasoning_tokens']) ?? 0,
+    output: asNumber(u['output_tokens']) ?? 0,
+    reasoning: asNumber(outputDetails['reasoning_tokens']) ?? 0,
   }
 }
 
@@ -46,16 +46,16 @@ export const mapResponsesStopReason = (
 }
 
 export const readIncompleteReason = (response: JsonObject): unknown =>
-  isRecord(response['incomplete_details']) ? response['incomplete_details']['reason'] : undefined
+  isObject(response['incomplete_details']) ? response['incomplete_details']['reason'] : undefined
 
 /** Summary texts of a reasoning item (or its raw reasoning_text when there is no summary). */
 export const readReasoningText = (item: JsonObject): string => {
-  const summary = readArray(item['summary']).flatMap((part) =>
-    isRecord(part) && typeof part['text'] === 'string' ? [part['text']] : [],
+  const summary = asArray(item['summary']).flatMap((part) =>
+    isObject(part) && typeof part['text'] === 'string' ? [part['text']] : [],
   )
   if (summary.length > 0) return summary.join('\n\n')
-  return readArray(item['content'])
-    .flatMap((part) => (isRecord(part) && typeof part['text'] === 'string' ? [part['text']] : []))
+  return asArray(item['content'])
+    .flatMap((part) => (isObject(part) && typeof part['text'] === 'string' ? [part['text']] : []))
     .join('')
 }
 
@@ -63,11 +63,11 @@ export const readReasoningText = (item: JsonObject): string => {
 export const readMessageText = (item: JsonObject): { text: string; refusal: boolean } => {
   let text = ''
   let refusal = false
-  for (const part of readArray(item['content'])) {
-    if (!isRecord(part)) continue
-    if (part['type'] === 'output_text') text += readString(part['text']) ?? ''
+  for (const part of asArray(item['content'])) {
+    if (!isObject(part)) continue
+    if (part['type'] === 'output_text') text += asString(part['text']) ?? ''
     else if (part['type'] === 'refusal') {
-      text += readString(part['refusal']) ?? ''
+      text += asString(part['refusal']) ?? ''
       refusal = true
     }
   }
@@ -92,11 +92,11 @@ export const decodeOutputItems = (
   let hasFunctionCall = false
   let hasRefusal = false
   for (const item of output) {
-    if (!isRecord(item)) continue
+    if (!isObject(item)) continue
     switch (item['type']) {
       case 'reasoning': {
         const thinking = readReasoningText(item)
-        const encrypted = readString(item['encrypted_content'])
+        const encrypted = asString(item['encrypted_content'])
         if (thinking === '' && !encrypted) break
         blocks.push({
           type: 'thinking',
@@ -115,9 +115,9 @@ export const decodeOutputItems = (
         hasFunctionCall = true
         blocks.push({
           type: 'tool_use',
-          id: readString(item['call_id']) ?? readString(item['id']) ?? '',
-          name: readString(item['name']) ?? '',
-          input: parseToolArguments(readString(item['arguments']) ?? ''),
+          id: asString(item['call_id']) ?? asString(item['id']) ?? '',
+          name: asString(item['name']) ?? '',
+          input: parseToolArguments(asString(item['arguments']) ?? ''),
         })
         break
     }
@@ -126,13 +126,13 @@ export const decodeOutputItems = (
 }
 
 export const decodeResponsesResponse = (json: unknown): ExchangeResponse => {
-  if (!isRecord(json) || !Array.isArray(json['output'])) {
+  if (!isObject(json) || !Array.isArray(json['output'])) {
     throw new GatewayError('api_error', 'upstream Responses body is not a response object', { status: 502 })
   }
   const { blocks, hasFunctionCall, hasRefusal } = decodeOutputItems(json['output'])
   return {
-    id: readString(json['id']) ?? '',
-    model: readString(json['model']) ?? '',
+    id: asString(json['id']) ?? '',
+    model: asString(json['model']) ?? '',
     content: blocks,
     stopReason: mapResponsesStopReason(json['status'], readIncompleteReason(json), { hasFunctionCall, hasRefusal }),
     stopSequence: null,

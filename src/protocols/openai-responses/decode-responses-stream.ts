@@ -14,7 +14,7 @@ import {
   readReasoningText,
   responsesUsage,
 } from './decode-responses-response'
-import { isRecord, type JsonObject, readArray, readNumber, readString } from './read-json'
+import { isObject, type JsonObject, asArray, asNumber, asString } from '../wire-values'
 import { tagResponsesSignature } from './reasoning-signature'
 
 type ItemKind = 'text' | 'thinking' | 'tool_use' | 'other'
@@ -42,7 +42,7 @@ const itemKinds: Record<string, ItemKind> = { message: 'text', reasoning: 'think
 
 /** Failure codes (response.error.code / error event code) → the neutral error vocabulary. */
 export const mapResponsesFailure = (code: unknown, message: unknown): UpstreamErrorInfo => {
-  const text = readString(message) ?? 'the upstream response failed'
+  const text = asString(message) ?? 'the upstream response failed'
   if (code === 'rate_limit_exceeded') return { status: 429, type: 'rate_limit_error', message: text }
   if (code === 'insufficient_quota') return { status: 402, type: 'billing_error', message: text }
   if (typeof code === 'string' && (code.startsWith('invalid_') || code === 'context_length_exceeded')) {
@@ -64,7 +64,7 @@ const parseEvent = (event: SseEvent): JsonObject | undefined => {
       cause,
     })
   }
-  if (!isRecord(json)) {
+  if (!isObject(json)) {
     throw new GatewayError('api_error', 'upstream sent a Responses stream event that is not an object', { status: 502 })
   }
   return json
@@ -85,25 +85,25 @@ export async function* decodeResponsesStream(events: AsyncIterable<SseEvent>): A
   const startEvent = (response: unknown): ExchangeEvent[] => {
     if (started) return []
     started = true
-    const r = isRecord(response) ? response : {}
-    return [{ type: 'start', id: readString(r['id']) ?? '', model: readString(r['model']) ?? '' }]
+    const r = isObject(response) ? response : {}
+    return [{ type: 'start', id: asString(r['id']) ?? '', model: asString(r['model']) ?? '' }]
   }
 
   const addItem = (outputIndex: number, item: JsonObject): ItemState => {
     const existing = items.get(outputIndex)
     if (existing) return existing
-    const kind = itemKinds[readString(item['type']) ?? ''] ?? 'other'
+    const kind = itemKinds[asString(item['type']) ?? ''] ?? 'other'
     const state: ItemState = { kind, item, actions: [], dropped: false, sawDelta: false, closed: false }
     items.set(outputIndex, state)
-    const id = readString(item['id'])
+    const id = asString(item['id'])
     if (id) itemIndexById.set(id, outputIndex)
     queue.push(outputIndex)
     return state
   }
 
   const findItem = (json: JsonObject, implicitKind?: ItemKind): ItemState | undefined => {
-    const byIndex = readNumber(json['output_index'])
-    const id = readString(json['item_id'])
+    const byIndex = asNumber(json['output_index'])
+    const id = asString(json['item_id'])
     const index = byIndex ?? (id === undefined ? undefined : itemIndexById.get(id))
     if (index === undefined) return undefined
     const state = items.get(index)
@@ -127,8 +127,8 @@ export async function* decodeResponsesStream(events: AsyncIterable<SseEvent>): A
     if (state.kind === 'tool_use') {
       answerStarted = true
       hasFunctionCall = true
-      const id = readString(state.item['call_id']) ?? readString(state.item['id']) ?? ''
-      const name = readString(state.item['name']) ?? ''
+      const id = asString(state.item['call_id']) ?? asString(state.item['id']) ?? ''
+      const name = asString(state.item['name']) ?? ''
       return [{ type: 'block_start', index: state.blockIndex, block: { kind: 'tool_use', id, name } }]
     }
     return [{ type: 'block_start', index: state.blockIndex, block: { kind: 'thinking' } }]
@@ -157,9 +157,9 @@ export async function* decodeResponsesStream(events: AsyncIterable<SseEvent>): A
         hasRefusal ||= refusal
         out.push(...delta(state, text))
       } else if (state.kind === 'thinking') out.push(...delta(state, readReasoningText(item)))
-      else out.push(...delta(state, readString(item['arguments']) ?? ''))
+      else out.push(...delta(state, asString(item['arguments']) ?? ''))
     }
-    const encrypted = state.kind === 'thinking' ? readString(item['encrypted_content']) : undefined
+    const encrypted = state.kind === 'thinking' ? asString(item['encrypted_content']) : undefined
     if (encrypted) out.push(...open(state))
     // A tool call opens even with no arguments at all; an empty message or reasoning item yields no block.
     if (state.kind === 'tool_use') out.push(...open(state))
@@ -207,14 +207,14 @@ export async function* decodeResponsesStream(events: AsyncIterable<SseEvent>): A
 
   /** At the end, close what the upstream left open, taking content from the final output. */
   const closeAll = (response: JsonObject): ExchangeEvent[] => {
-    const output = readArray(response['output'])
+    const output = asArray(response['output'])
     output.forEach((item, index) => {
-      if (isRecord(item) && !items.has(index)) addItem(index, item)
+      if (isObject(item) && !items.has(index)) addItem(index, item)
     })
     for (const [index, state] of items) {
       if (state.closed || state.actions.some((action) => action.kind === 'close')) continue
       const final = output[index]
-      state.actions.push({ kind: 'close', item: isRecord(final) ? final : state.item })
+      state.actions.push({ kind: 'close', item: isObject(final) ? final : state.item })
     }
     return drain()
   }
@@ -222,7 +222,7 @@ export async function* decodeResponsesStream(events: AsyncIterable<SseEvent>): A
   for await (const event of events) {
     const json = parseEvent(event)
     if (!json) continue
-    const type = readString(json['type']) ?? event.event
+    const type = asString(json['type']) ?? event.event
     const out: ExchangeEvent[] = []
     switch (type) {
       case 'response.created':
@@ -232,8 +232,8 @@ export async function* decodeResponsesStream(events: AsyncIterable<SseEvent>): A
         break
       case 'response.output_item.added': {
         out.push(...startEvent(undefined))
-        const index = readNumber(json['output_index'])
-        if (index === undefined || !isRecord(json['item'])) break
+        const index = asNumber(json['output_index'])
+        if (index === undefined || !isObject(json['item'])) break
         const state = addItem(index, json['item'])
         // Text and tool blocks open as soon as the item is announced; reasoning waits for content.
         if (state.kind === 'text' || state.kind === 'tool_use') state.actions.push({ kind: 'open' })
@@ -244,26 +244,26 @@ export async function* decodeResponsesStream(events: AsyncIterable<SseEvent>): A
       case 'response.refusal.delta':
         out.push(...startEvent(undefined))
         if (type === 'response.refusal.delta') hasRefusal = true
-        out.push(...enqueue(findItem(json, 'text'), { kind: 'delta', text: readString(json['delta']) ?? '' }))
+        out.push(...enqueue(findItem(json, 'text'), { kind: 'delta', text: asString(json['delta']) ?? '' }))
         break
       case 'response.reasoning_summary_text.delta':
       case 'response.reasoning_text.delta':
         out.push(...startEvent(undefined))
-        out.push(...enqueue(findItem(json, 'thinking'), { kind: 'delta', text: readString(json['delta']) ?? '' }))
+        out.push(...enqueue(findItem(json, 'thinking'), { kind: 'delta', text: asString(json['delta']) ?? '' }))
         break
       case 'response.reasoning_summary_part.added':
-        if ((readNumber(json['summary_index']) ?? 0) > 0) out.push(...enqueue(findItem(json), { kind: 'separator' }))
+        if ((asNumber(json['summary_index']) ?? 0) > 0) out.push(...enqueue(findItem(json), { kind: 'separator' }))
         break
       case 'response.function_call_arguments.delta':
-        out.push(...enqueue(findItem(json), { kind: 'delta', text: readString(json['delta']) ?? '' }))
+        out.push(...enqueue(findItem(json), { kind: 'delta', text: asString(json['delta']) ?? '' }))
         break
       case 'response.function_call_arguments.done':
-        out.push(...enqueue(findItem(json), { kind: 'arguments_done', arguments: readString(json['arguments']) ?? '' }))
+        out.push(...enqueue(findItem(json), { kind: 'arguments_done', arguments: asString(json['arguments']) ?? '' }))
         break
       case 'response.output_item.done': {
-        const index = readNumber(json['output_index'])
+        const index = asNumber(json['output_index'])
         const item = json['item']
-        if (index === undefined || !isRecord(item)) break
+        if (index === undefined || !isObject(item)) break
         out.push(...startEvent(undefined))
         const state = items.get(index) ?? addItem(index, item)
         out.push(...enqueue(state, { kind: 'close', item }))
@@ -271,7 +271,7 @@ export async function* decodeResponsesStream(events: AsyncIterable<SseEvent>): A
       }
       case 'response.completed':
       case 'response.incomplete': {
-        const response = isRecord(json['response']) ? json['response'] : {}
+        const response = isObject(json['response']) ? json['response'] : {}
         out.push(...startEvent(response))
         out.push(...closeAll(response))
         out.push({ type: 'usage', usage: responsesUsage(response['usage']) })
@@ -288,10 +288,10 @@ export async function* decodeResponsesStream(events: AsyncIterable<SseEvent>): A
         return
       }
       case 'response.failed': {
-        const response = isRecord(json['response']) ? json['response'] : {}
+        const response = isObject(json['response']) ? json['response'] : {}
         out.push(...startEvent(response))
-        if (isRecord(response['usage'])) out.push({ type: 'usage', usage: responsesUsage(response['usage']) })
-        const error = isRecord(response['error']) ? response['error'] : {}
+        if (isObject(response['usage'])) out.push({ type: 'usage', usage: responsesUsage(response['usage']) })
+        const error = isObject(response['error']) ? response['error'] : {}
         out.push({ type: 'error', error: mapResponsesFailure(error['code'], error['message']) })
         yield* out
         return

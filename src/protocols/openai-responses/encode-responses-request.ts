@@ -9,6 +9,7 @@ import type {
   ToolChoice,
 } from '../../exchange/types'
 import { readResponsesSignature } from './reasoning-signature'
+import { openAIUserId, reasoningEffortFor } from '../openai-common'
 
 type Item = Record<string, unknown>
 
@@ -33,7 +34,8 @@ export const encodeResponsesRequest = (req: ExchangeRequest, model: string): Rec
   if (req.temperature !== undefined) body['temperature'] = req.temperature
   if (req.topP !== undefined) body['top_p'] = req.topP
   // top_k and stop sequences have no Responses equivalent (§4.4) and are dropped.
-  const effort = encodeEffort(req.thinking)
+  // Adaptive thinking without an effort still asks for reasoning: medium, OpenAI's own default.
+  const effort = req.thinking?.type === 'adaptive' ? (req.thinking.effort ?? 'medium') : reasoningEffortFor(req.thinking)
   if (effort) {
     body['reasoning'] = { effort, summary: 'auto' }
     // Ask for the reasoning blob so the next turn can replay it (carried in the thinking signature).
@@ -41,7 +43,7 @@ export const encodeResponsesRequest = (req: ExchangeRequest, model: string): Rec
   } else if (replaysReasoning) {
     body['include'] = ['reasoning.encrypted_content']
   }
-  if (req.user) body['safety_identifier'] = encodeSafetyIdentifier(req.user)
+  if (req.user) body['safety_identifier'] = openAIUserId(req.user)
   body['stream'] = req.stream
   body['store'] = false
   return body
@@ -137,15 +139,4 @@ const encodeToolChoice = (choice: ToolChoice): Record<string, unknown> => {
 }
 
 // Budget → effort thresholds as claude-code-router draws them (§4.8).
-const encodeEffort = (thinking: Thinking | undefined): ReasoningEffort | undefined => {
-  if (!thinking || thinking.type === 'disabled') return undefined
-  if (thinking.type === 'adaptive') return thinking.effort ?? 'medium'
-  if (thinking.budgetTokens <= 1024) return 'low'
-  if (thinking.budgetTokens <= 8192) return 'medium'
-  return 'high'
-}
 
-// OpenAI caps safety_identifier at 64 characters; Claude Code's metadata.user_id is longer, so a long
-// id is replaced by its SHA-256 (still stable per user, still opaque).
-const encodeSafetyIdentifier = (user: string): string =>
-  user.length <= 64 ? user : new Bun.CryptoHasher('sha256').update(user).digest('hex')

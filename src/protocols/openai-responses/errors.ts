@@ -2,7 +2,7 @@
 // (wire-formats §2.7, §4.12).
 import type { UpstreamErrorInfo } from '../../exchange/types'
 import type { ErrorKind, GatewayError } from '../../lib/errors'
-import { isRecord, readString } from './read-json'
+import { isObject, asString } from '../wire-values'
 
 /** Upstream HTTP status → the neutral (Anthropic) error type; 429 with insufficient_quota is billing. */
 const typeForStatus = (status: number, code: string | undefined): string => {
@@ -24,12 +24,12 @@ export const decodeResponsesError = (status: number, bodyText: string): Upstream
   let code: string | undefined
   try {
     const json: unknown = JSON.parse(bodyText)
-    const error = isRecord(json) ? json['error'] : undefined
-    if (isRecord(error)) {
-      message = readString(error['message'])
-      code = readString(error['code']) ?? readString(error['type'])
-    } else if (isRecord(json)) {
-      message = readString(json['message'])
+    const error = isObject(json) ? json['error'] : undefined
+    if (isObject(error)) {
+      message = asString(error['message'])
+      code = asString(error['code']) ?? asString(error['type'])
+    } else if (isObject(json)) {
+      message = asString(json['message'])
     }
   } catch {
     // Proxies in front of upstreams answer with HTML or plain text.

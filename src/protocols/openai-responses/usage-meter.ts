@@ -13,7 +13,7 @@ import { encodeSse, type SseEvent } from '../sse'
 import { responsesUsage } from './decode-responses-response'
 import { mapResponsesFailure } from './decode-responses-stream'
 import { messageItemId } from './encode-responses-response'
-import { isRecord, type JsonObject, readNumber, readString } from './read-json'
+import { isObject, type JsonObject, asNumber, asString } from '../wire-values'
 
 export interface ResponsesRewriteOptions {
   /** `resp_<request-derived>` */
@@ -90,7 +90,7 @@ export const createResponsesPassThroughMeter = (): ResponsesPassThroughMeter => 
     let json: JsonObject | undefined
     try {
       const value: unknown = JSON.parse(event.data)
-      json = isRecord(value) ? value : undefined
+      json = isObject(value) ? value : undefined
     } catch {
       json = undefined
     }
@@ -99,7 +99,7 @@ export const createResponsesPassThroughMeter = (): ResponsesPassThroughMeter => 
   }
 
   /** The event type, from the `event:` line when there is one (OpenAI always sends it). */
-  const typeOf = (event: SseEvent): string | undefined => event.event ?? readString(parse(event)?.['type'])
+  const typeOf = (event: SseEvent): string | undefined => event.event ?? asString(parse(event)?.['type'])
 
   const gatewayMessageId = (upstreamId: string, outputIndex: number | undefined, opts: ResponsesRewriteOptions) => {
     const known = messageIds.get(upstreamId)
@@ -111,8 +111,8 @@ export const createResponsesPassThroughMeter = (): ResponsesPassThroughMeter => 
 
   /** Rewrites a message item's id in place; true when something changed. */
   const rewriteItem = (item: unknown, outputIndex: number | undefined, opts: ResponsesRewriteOptions): boolean => {
-    if (!isRecord(item) || item['type'] !== 'message') return false
-    const id = readString(item['id'])
+    if (!isObject(item) || item['type'] !== 'message') return false
+    const id = asString(item['id'])
     if (id === undefined) return false
     item['id'] = gatewayMessageId(id, outputIndex, opts)
     return true
@@ -120,7 +120,7 @@ export const createResponsesPassThroughMeter = (): ResponsesPassThroughMeter => 
 
   const rewriteJson = (json: JsonObject, type: string, opts: ResponsesRewriteOptions): boolean => {
     let changed = false
-    if (lifecycleTypes.has(type) && isRecord(json['response'])) {
+    if (lifecycleTypes.has(type) && isObject(json['response'])) {
       const response = json['response']
       response['id'] = opts.responseId
       response['model'] = opts.model
@@ -132,9 +132,9 @@ export const createResponsesPassThroughMeter = (): ResponsesPassThroughMeter => 
       changed = true
     }
     if (type === 'response.output_item.added' || type === 'response.output_item.done') {
-      changed = rewriteItem(json['item'], readNumber(json['output_index']), opts) || changed
+      changed = rewriteItem(json['item'], asNumber(json['output_index']), opts) || changed
     }
-    const itemId = readString(json['item_id'])
+    const itemId = asString(json['item_id'])
     const mapped = itemId === undefined ? undefined : messageIds.get(itemId)
     if (mapped) {
       json['item_id'] = mapped
@@ -152,7 +152,7 @@ export const createResponsesPassThroughMeter = (): ResponsesPassThroughMeter => 
       const type = typeOf(event)
       if (type === undefined) return
       if (estimatedTypes.has(type)) {
-        deltaChars += readString(parse(event)?.['delta'])?.length ?? 0
+        deltaChars += asString(parse(event)?.['delta'])?.length ?? 0
         return
       }
       // The upstream's own terminal failure has reached the client as relayed; recording it here
@@ -160,16 +160,16 @@ export const createResponsesPassThroughMeter = (): ResponsesPassThroughMeter => 
       if (type === 'error') {
         // OpenAI puts code and message at the top level; some compatible servers nest them in `error`.
         const json = parse(event)
-        const body = isRecord(json?.['error']) ? json['error'] : json
+        const body = isObject(json?.['error']) ? json['error'] : json
         upstreamError = mapResponsesFailure(body?.['code'], body?.['message'])
         return
       }
       if (type === 'response.completed' || type === 'response.incomplete' || type === 'response.failed') {
         const response = parse(event)?.['response']
-        if (isRecord(response) && isRecord(response['usage'])) usage = responsesUsage(response['usage'])
+        if (isObject(response) && isObject(response['usage'])) usage = responsesUsage(response['usage'])
         if (type !== 'response.failed') done = true
         else {
-          const failure = isRecord(response) && isRecord(response['error']) ? response['error'] : undefined
+          const failure = isObject(response) && isObject(response['error']) ? response['error'] : undefined
           upstreamError = mapResponsesFailure(failure?.['code'], failure?.['message'])
         }
       }
@@ -209,7 +209,7 @@ export const createResponsesPassThroughMeter = (): ResponsesPassThroughMeter => 
       }
       const json = parse(event)
       if (!json) return event.raw
-      const jsonType = type ?? readString(json['type'])
+      const jsonType = type ?? asString(json['type'])
       if (jsonType === undefined || !rewriteJson(json, jsonType, opts)) return event.raw
       return encodeSse(event.event ?? jsonType, json)
     },

@@ -1,0 +1,23 @@
+// What OpenAI's two dialects (Chat Completions and Responses) encode the same way.
+import type { ReasoningEffort, Thinking } from '../exchange/types'
+
+/**
+ * Anthropic thinking → OpenAI reasoning effort. Adaptive thinking carries its effort as is; a
+ * budget maps by claude-code-router's thresholds (≤1024 low, ≤8192 medium, else high).
+ */
+export function reasoningEffortFor(thinking: Thinking | undefined): ReasoningEffort | undefined {
+  if (!thinking || thinking.type === 'disabled') return undefined
+  if (thinking.type === 'adaptive') return thinking.effort
+  if (thinking.budgetTokens <= 0) return undefined
+  if (thinking.budgetTokens <= 1024) return 'low'
+  if (thinking.budgetTokens <= 8192) return 'medium'
+  return 'high'
+}
+
+/**
+ * OpenAI caps end-user ids (`user`, `safety_identifier`) at 64 characters; Claude Code's
+ * metadata.user_id is a longer JSON string, so a long id is replaced by its SHA-256: still stable
+ * per user, still opaque.
+ */
+export const openAIUserId = (user: string): string =>
+  user.length <= 64 ? user : new Bun.CryptoHasher('sha256').update(user).digest('hex')

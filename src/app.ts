@@ -2,12 +2,14 @@
 import { Elysia, ValidationError } from 'elysia'
 import type { Deps } from './deps'
 import { adminRoutes } from './http/admin'
+import { dashboardRoutes } from './http/dashboard'
 import { errorResponse, type Surface } from './http/errors'
 import { healthRoutes } from './http/health'
 import { messagesRoutes } from './http/messages'
 import { openApiRoutes } from './http/openapi'
 import { responsesRoutes } from './http/responses'
 import { signInRoutes } from './http/sign-in'
+import { spendRoutes } from './http/spend'
 import { usageRoutes } from './http/usage'
 import { GatewayError, invalidRequest } from './lib/errors'
 import { describeValueError } from './lib/schema-errors'
@@ -18,7 +20,8 @@ export const surfaceOf = (path: string): Surface =>
 
 /** Routes and their methods, so a wrong method is a 405 rather than a 404. */
 const knownRoutes: { pattern: RegExp; methods: string }[] = [
-  { pattern: /^\/v1\/usage(\/requests(\/[^/]+)?|\/sessions(\/list)?)?$/, methods: 'GET' },
+  { pattern: /^\/v1\/usage(\/requests(\/[^/]+)?|\/sessions(\/list)?|\/spend)?$/, methods: 'GET' },
+  { pattern: /^\/dashboard(\/[^/]*)?$/, methods: 'GET' },
   { pattern: /^\/v1\/usage\/requests\/[^/]+\/feedback$/, methods: 'POST' },
   { pattern: /^\/(healthz|readyz|metrics|openapi\.json)$/, methods: 'GET' },
   { pattern: /^\/(compat-a|anthropic)\/v1\/messages(\/count_tokens)?$/, methods: 'POST' },
@@ -28,6 +31,28 @@ const knownRoutes: { pattern: RegExp; methods: string }[] = [
 
 function describeValidation(error: ValidationError): string {
   return error.valueError ? describeValueError(error.valueError) : 'request body does not match the expected shape'
+}
+
+/**
+ * Far deeper than any real request (tool schemas, content blocks) nests. Deeper JSON is refused
+ * before validation: at ~100k levels (a 500 KB body, far inside the size limit) recursive code
+ * overflowed the stack — a 500, or a 502 blamed on the upstream that counted against its health
+ * (found by the reliability suite's fuzzer).
+ */
+const maxJsonDepth = 1000
+
+/** Iterative, so the check itself cannot overflow the stack. */
+function nestedDeeperThan(value: unknown, limit: number): boolean {
+  const stack: [unknown, number][] = [[value, 1]]
+  for (let next = stack.pop(); next; next = stack.pop()) {
+    const [node, depth] = next
+    if (node === null || typeof node !== 'object') continue
+    if (depth > limit) return true
+    for (const child of Array.isArray(node) ? node : Object.values(node)) {
+      if (child !== null && typeof child === 'object') stack.push([child, depth + 1])
+    }
+  }
+  return false
 }
 
 export function createApp(deps: Deps) {
@@ -41,6 +66,11 @@ export function createApp(deps: Deps) {
           new GatewayError('request_too_large', `request body is ${length} bytes; the limit is ${maxBody}`),
           surfaceOf(path),
         )
+      }
+    })
+    .onTransform({ as: 'global' }, ({ body }) => {
+      if (nestedDeeperThan(body, maxJsonDepth)) {
+        throw invalidRequest(`request body is nested more than ${maxJsonDepth} levels deep`)
       }
     })
     .onError(({ code, error, request, path }) => {
@@ -69,10 +99,12 @@ export function createApp(deps: Deps) {
     })
     .use(healthRoutes(deps))
     .use(usageRoutes(deps))
+    .use(spendRoutes(deps))
     .use(adminRoutes(deps))
     .use(messagesRoutes(deps))
     .use(responsesRoutes(deps))
     .use(signInRoutes(deps))
+    .use(dashboardRoutes(deps))
     .use(openApiRoutes())
 }
 

@@ -7,6 +7,7 @@ import { scopeCostTypes } from '../ledger/credit'
 import { AnthropicCountTokensBody, AnthropicMessagesBody } from '../protocols/anthropic/schema'
 import { ResponsesBody } from '../protocols/openai-responses/schema'
 import { profileNames } from '../router/profiles'
+import { spendBuckets, spendGroups, spendLimits } from './spend'
 import { feedbackReasons, usageLimits } from './usage'
 
 // Light types of our own: openapi-types' 3.1 typings mix in 3.0 schema types and reject valid 3.1.
@@ -444,8 +445,26 @@ const usagePaths: Paths = {
       operationId: 'listSessions',
       tags: ['usage'],
       summary: 'Sessions, most recent activity first',
+      description:
+        'To page, pass `latest_at` and `session_id` of the last item as `before` and `before_id` (a keyset cursor).',
       security: bearerKey,
-      parameters: [limitQuery(usageLimits.sessionsList, 'how many sessions')],
+      parameters: [
+        limitQuery(usageLimits.sessionsList, 'how many sessions'),
+        {
+          name: 'before',
+          in: 'query',
+          required: false,
+          description: 'RFC 3339 timestamp with a time zone: `latest_at` of the last item of the previous page',
+          schema: { type: 'string', format: 'date-time' },
+        },
+        {
+          name: 'before_id',
+          in: 'query',
+          required: false,
+          description: '`session_id` of the last item of the previous page',
+          schema: { type: 'string' },
+        },
+      ],
       responses: {
         '200': { description: 'the sessions', content: json(arrayOf(ref('Session'))) },
         ...anthropicErrors(400, 401),
@@ -1155,6 +1174,100 @@ const header = (name: string, description: string): Parameter => ({
   schema: { type: 'string' },
 })
 
+// Spend over time (src/http/spend.ts) and the dashboard's static files (src/http/dashboard.ts).
+const spendTotals = object({
+  cost_nanos: nanos('what the legs cost'),
+  requests: tokens('distinct requests with a leg here'),
+  input_tokens: tokens('uncached input'),
+  cached_input_tokens: tokens('input read from the prompt cache'),
+  cache_creation_input_tokens: tokens('input written to the prompt cache'),
+  output_tokens: tokens(),
+})
+const spendQuery = (name: string, description: string, schema: Schema): Parameter => ({
+  name,
+  in: 'query',
+  required: false,
+  description,
+  schema,
+})
+const dashboardPaths: Paths = {
+  '/v1/usage/spend': {
+    get: {
+      operationId: 'getSpend',
+      tags: ['usage'],
+      summary: 'Spend and tokens per hour or day, by model, provider or routing mode',
+      description:
+        'Summed by the database over legs created in [since, until). Buckets are UTC hours or days; only buckets ' +
+        `with legs are listed. At most ${spendLimits.hour.maxLabel} of hours and ${spendLimits.day.maxLabel} of ` +
+        'days: a wider window is a 400 naming the bound. Cache savings are priced at the current catalog prices.',
+      security: bearerKey,
+      parameters: [
+        spendQuery('bucket', 'bucket width', { type: 'string', enum: spendBuckets, default: 'day' }),
+        spendQuery('group_by', 'one series per', { type: 'string', enum: [...spendGroups], default: 'model' }),
+        spendQuery('since', 'RFC 3339; default until minus 7 days (day buckets) or 24 hours (hour buckets)', {
+          type: 'string',
+          format: 'date-time',
+        }),
+        spendQuery('until', 'RFC 3339, exclusive; default the end of the current bucket', {
+          type: 'string',
+          format: 'date-time',
+        }),
+      ],
+      responses: {
+        '200': {
+          description: 'series of bucketed points, totals and cache savings',
+          content: json(
+            object({
+              bucket: { type: 'string', enum: spendBuckets },
+              group_by: { type: 'string', enum: [...spendGroups] },
+              since: dateTime(),
+              until: dateTime(),
+              series: arrayOf(
+                object({
+                  key: { type: 'string', description: 'the model, provider or routing mode' },
+                  points: arrayOf({ allOf: [object({ t: dateTime('bucket start') }), spendTotals] }),
+                }),
+                'biggest cost first',
+              ),
+              totals: spendTotals,
+              cache_savings_nanos: nanos('cache reads × (input price − cache-read price), at current prices'),
+              cache_write_premium_nanos: nanos('cache writes × (cache-write price − input price), at current prices'),
+              cache_unpriced_tokens: tokens('cache tokens of models the catalog no longer prices, left out'),
+            }),
+          ),
+        },
+        ...anthropicErrors(400, 401),
+      },
+    },
+  },
+  '/dashboard': {
+    get: {
+      operationId: 'dashboard',
+      tags: ['operations'],
+      summary: 'The dashboard page (also at /dashboard/); signs in with an API key held in sessionStorage',
+      security: open,
+      responses: { '200': html('the page'), '304': { description: 'unchanged (If-None-Match)' } },
+    },
+  },
+  '/dashboard/{file}': {
+    get: {
+      operationId: 'dashboardFile',
+      tags: ['operations'],
+      summary: "The dashboard's scripts, stylesheet and uPlot, embedded in the binary",
+      security: open,
+      parameters: [{ name: 'file', in: 'path', required: true, schema: { type: 'string' } }],
+      responses: {
+        '200': {
+          description: 'the file',
+          content: { 'text/javascript': { schema: { type: 'string' } }, 'text/css': { schema: { type: 'string' } } },
+        },
+        '304': { description: 'unchanged (If-None-Match)' },
+        ...anthropicErrors(404),
+      },
+    },
+  },
+}
+
 export const openApiDocument: OpenApiDocument = {
   openapi: '3.1.0',
   info: {
@@ -1184,6 +1297,7 @@ export const openApiDocument: OpenApiDocument = {
     ...adminPaths,
     ...signInPaths,
     ...operationsPaths,
+    ...dashboardPaths,
   },
   components: {
     schemas,

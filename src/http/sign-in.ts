@@ -11,11 +11,11 @@ import { requirePrincipal } from './auth'
 const escapeHtml = (s: string) =>
   s.replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c]!)
 
-/** The page must not be framed (clickjacking) and runs no script at all. */
+/** The page must not be framed (clickjacking) and runs no script at all; its one stylesheet is the dashboard's. */
 const pageHeaders = {
   'content-type': 'text/html; charset=utf-8',
   'x-frame-options': 'DENY',
-  'content-security-policy': "default-src 'none'; style-src 'unsafe-inline'; form-action 'self'; frame-ancestors 'none'",
+  'content-security-policy': "default-src 'none'; style-src 'self'; form-action 'self'; frame-ancestors 'none'",
   'cache-control': 'no-store',
 }
 
@@ -23,10 +23,9 @@ function page(title: string, body: string, status = 200): Response {
   return new Response(
     `<!doctype html><html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width">
 <title>${escapeHtml(title)} · svc</title>
-<style>body{font:16px/1.5 system-ui,sans-serif;max-width:32rem;margin:4rem auto;padding:0 1rem;color:#222}
-input{font:inherit;width:100%;padding:.4rem;margin:.2rem 0 1rem;box-sizing:border-box}
-button{font:inherit;padding:.5rem 1.2rem;margin-right:.5rem}code{font-size:1.2rem;letter-spacing:.1rem}
-.muted{color:#666;font-size:.9rem}</style></head><body><h1>${escapeHtml(title)}</h1>${body}</body></html>`,
+<link rel="stylesheet" href="/dashboard/style.css"></head>
+<body><header class="top"><a class="brand" href="/dashboard">svc</a></header>
+<main class="card narrow login"><h1>${escapeHtml(title)}</h1>${body}</main></body></html>`,
     { status, headers: pageHeaders },
   )
 }

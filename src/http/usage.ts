@@ -27,6 +27,19 @@ const FeedbackBody = t.Object(
   { additionalProperties: false },
 )
 
+/** A keyset cursor: `before` (RFC 3339) and `before_id` from the last item of the previous page. */
+function readCursor(query: { before?: string; before_id?: string }) {
+  if ((query.before === undefined) !== (query.before_id === undefined)) {
+    throw invalidRequest(
+      'before and before_id go together: take both from the last item of the previous page',
+      'before',
+    )
+  }
+  return query.before !== undefined && query.before_id !== undefined
+    ? { at: readTimestamp(query.before, 'before'), id: query.before_id }
+    : undefined
+}
+
 export const usageRoutes = (deps: Deps) =>
   new Elysia({ name: 'http.usage' })
     .resolve(async ({ request }) => ({ principal: await requirePrincipal(deps, request.headers, false) }))
@@ -38,13 +51,7 @@ export const usageRoutes = (deps: Deps) =>
     )
     .get('/v1/usage/requests', async ({ principal, query }) => {
       const limit = readLimit(query.limit, usageLimits.requests)
-      if ((query.before === undefined) !== (query.before_id === undefined)) {
-        throw invalidRequest('before and before_id go together: take both from the last item of the previous page', 'before')
-      }
-      const before =
-        query.before !== undefined && query.before_id !== undefined
-          ? { at: readTimestamp(query.before, 'before'), id: query.before_id }
-          : undefined
+      const before = readCursor(query)
       const rows = await deps.ledger.listRequests({
         accountId: principal.accountId,
         before,
@@ -90,6 +97,8 @@ export const usageRoutes = (deps: Deps) =>
       return { items: sessions.map(sessionView) }
     })
     .get('/v1/usage/sessions/list', async ({ principal, query }) => {
-      const sessions = await deps.ledger.listSessions(principal.accountId, readLimit(query.limit, usageLimits.sessionsList))
+      const limit = readLimit(query.limit, usageLimits.sessionsList)
+      // The cursor is the last item's latest_at and session_id (README, "Usage routes").
+      const sessions = await deps.ledger.listSessions(principal.accountId, limit, readCursor(query))
       return sessions.map(sessionView)
     })

@@ -146,6 +146,49 @@ export interface RequestPageQuery {
   limit: number
 }
 
+/** How spend is split into series: by the leg's model or provider, or the request's routing mode. */
+export type SpendGroup = 'model' | 'provider' | 'routing_mode'
+
+export interface SpendQuery {
+  groupBy: SpendGroup
+  /** Bucket width in ms (an hour or a day); buckets start at multiples of it since the epoch (UTC). */
+  bucketMs: number
+  /** Legs created in [since, until). */
+  since: number
+  until: number
+}
+
+export interface SpendTotals {
+  costNanos: number
+  /** Distinct requests with a leg in the bucket (a fallback request counts under each model it tried). */
+  requests: number
+  inputTokens: number
+  cachedInputTokens: number
+  cacheCreationInputTokens: number
+  outputTokens: number
+}
+
+export interface SpendPoint extends SpendTotals {
+  key: string
+  /** Bucket start, epoch ms. */
+  t: number
+}
+
+/** Cache token sums per concrete model, so savings can be priced per model. */
+export interface CacheTokens {
+  modelId: string
+  providerId: string
+  cachedInputTokens: number
+  cacheCreationInputTokens: number
+}
+
+export interface SpendSeries {
+  /** Ordered by key, then bucket; only buckets with legs. */
+  points: SpendPoint[]
+  totals: SpendTotals
+  cacheTokens: CacheTokens[]
+}
+
 export interface DeviceCodeRecord {
   deviceCodeHash: string
   userCode: string
@@ -188,13 +231,16 @@ export interface Ledger {
   listRequests(query: RequestPageQuery): Promise<RequestRecord[]>
   recentLegs(accountId: string, limit: number): Promise<LegRecord[]>
   sessionsByIds(accountId: string, ids: string[]): Promise<SessionSummary[]>
-  listSessions(accountId: string, limit: number): Promise<SessionSummary[]>
+  /** Sessions by latest activity, newest first; `before` is the keyset cursor (latest_at, session_id). */
+  listSessions(accountId: string, limit: number, before?: { at: number; id: string }): Promise<SessionSummary[]>
   addFeedback(feedback: Omit<FeedbackRecord, 'id' | 'createdAt'>): Promise<FeedbackRecord>
 
   // what routing reads back
   /** The account's most recent feedback with the mode and model of the request it rated. */
   recentFeedbackSignals(accountId: string, limit: number): Promise<FeedbackSignal[]>
   /** The model and provider that last served a session (completed requests only). */
+  /** Spend per bucket and group, aggregated by the database (the dashboard's charts). */
+  spendSeries(accountId: string, query: SpendQuery): Promise<SpendSeries>
   lastServedInSession(accountId: string, sessionId: string): Promise<{ modelId: string; providerId: string } | undefined>
 
   // device sign-in

@@ -1,6 +1,6 @@
 // The Ledger over bun:sqlite with Drizzle. Writes on the request path happen once per request,
 // in one synchronous IMMEDIATE transaction (bun:sqlite transactions cannot span an await).
-import { and, desc, eq, inArray, isNotNull, lt, or, sql } from 'drizzle-orm'
+import { and, desc, eq, gte, inArray, isNotNull, lt, or, sql } from 'drizzle-orm'
 import type { Db } from '../db/open'
 import * as s from '../db/schema'
 import { newId } from '../lib/ids'
@@ -20,6 +20,8 @@ import type {
   RequestPageQuery,
   RequestRecord,
   SessionSummary,
+  SpendQuery,
+  SpendSeries,
 } from './ledger'
 
 export function createSqliteLedger(db: Db, clock: () => number = Date.now): Ledger {
@@ -35,6 +37,21 @@ export function createSqliteLedger(db: Db, clock: () => number = Date.now): Ledg
     totalCostNanos: sql<number>`coalesce(sum(${s.requests.totalCostNanos}), 0)`,
     firstAt: sql<number>`min(${s.requests.createdAt})`,
     latestAt: sql<number>`max(${s.requests.createdAt})`,
+  }
+
+  // One leg's share of spend; summed per bucket and group by SQLite, never by a loop in JS.
+  const spendColumns = {
+    costNanos: sql<number>`coalesce(sum(${s.usageEvents.costNanos}), 0)`,
+    requests: sql<number>`count(distinct ${s.usageEvents.requestId})`,
+    inputTokens: sql<number>`coalesce(sum(${s.usageEvents.inputTokens}), 0)`,
+    cachedInputTokens: sql<number>`coalesce(sum(${s.usageEvents.cachedInputTokens}), 0)`,
+    cacheCreationInputTokens: sql<number>`coalesce(sum(${s.usageEvents.cacheCreationInputTokens}), 0)`,
+    outputTokens: sql<number>`coalesce(sum(${s.usageEvents.outputTokens}), 0)`,
+  }
+  const spendKeys = {
+    model: s.usageEvents.modelId,
+    provider: s.usageEvents.providerId,
+    routing_mode: s.requests.routingMode,
   }
 
   const ledger: Ledger = {
@@ -236,13 +253,19 @@ export function createSqliteLedger(db: Db, clock: () => number = Date.now): Ledg
         .all() as SessionSummary[]
     },
 
-    async listSessions(accountId, limit) {
+    async listSessions(accountId, limit, before) {
+      const latest = sql`max(${s.requests.createdAt})`
       return db
         .select(sessionColumns)
         .from(s.requests)
         .where(and(eq(s.requests.accountId, accountId), isNotNull(s.requests.sessionId)))
         .groupBy(s.requests.sessionId)
-        .orderBy(desc(sql`max(${s.requests.createdAt})`), desc(s.requests.sessionId))
+        .having(
+          before
+            ? sql`${latest} < ${before.at} or (${latest} = ${before.at} and ${s.requests.sessionId} < ${before.id})`
+            : undefined,
+        )
+        .orderBy(desc(latest), desc(s.requests.sessionId))
         .limit(limit)
         .all() as SessionSummary[]
     },
@@ -268,6 +291,43 @@ export function createSqliteLedger(db: Db, clock: () => number = Date.now): Ledg
         .limit(limit)
         .all()
     },
+    async spendSeries(accountId, q: SpendQuery): Promise<SpendSeries> {
+      if (!Number.isSafeInteger(q.bucketMs) || q.bucketMs <= 0) throw new RangeError(`bad bucket width ${q.bucketMs}`)
+      // Integer division on integer ms: the bucket start. Inlined (a checked integer) so SQLite
+      // never sees a float parameter and turns it into real division.
+      const width = sql.raw(String(q.bucketMs))
+      const bucket = sql<number>`(${s.usageEvents.createdAt} / ${width}) * ${width}`
+      const key = spendKeys[q.groupBy]
+      // The range rides usage_events_account_created (measured: 50k legs over 90 days in ~0.1 s;
+      // a covering index did not help, the GROUP BY is the cost). Only routing_mode needs requests.
+      const inRange = and(
+        eq(s.usageEvents.accountId, accountId),
+        gte(s.usageEvents.createdAt, q.since),
+        lt(s.usageEvents.createdAt, q.until),
+      )
+      const pointsQuery = db
+        .select({ key: sql<string>`${key}`, t: bucket, ...spendColumns })
+        .from(s.usageEvents)
+        .$dynamic()
+      if (q.groupBy === 'routing_mode') pointsQuery.innerJoin(s.requests, eq(s.requests.id, s.usageEvents.requestId))
+      const points = pointsQuery.where(inRange).groupBy(key, bucket).orderBy(key, bucket).all()
+      const totals = db.select(spendColumns).from(s.usageEvents).where(inRange).get()!
+      const cacheTokens = db
+        .select({
+          modelId: s.usageEvents.modelId,
+          providerId: s.usageEvents.providerId,
+          cachedInputTokens: spendColumns.cachedInputTokens,
+          cacheCreationInputTokens: spendColumns.cacheCreationInputTokens,
+        })
+        .from(s.usageEvents)
+        .where(inRange)
+        .groupBy(s.usageEvents.modelId, s.usageEvents.providerId)
+        .having(sql`sum(${s.usageEvents.cachedInputTokens}) > 0 or sum(${s.usageEvents.cacheCreationInputTokens}) > 0`)
+        .orderBy(s.usageEvents.modelId, s.usageEvents.providerId)
+        .all()
+      return { points, totals, cacheTokens }
+    },
+
 
     async lastServedInSession(accountId, sessionId) {
       const row = db

@@ -26,6 +26,7 @@ export async function seedRequest(
     sessionSource?: string
     agentId?: string
     legs?: SeedLeg[]
+    providerRanks?: unknown[]
   },
 ) {
   const id = opts.id ?? newUlid(opts.at)
@@ -69,7 +70,7 @@ export async function seedRequest(
       stream: false,
       selectedModelId: ok?.modelId ?? null,
       selectedProviderId: ok?.providerId ?? null,
-      providerRanks: [],
+      providerRanks: opts.providerRanks ?? [],
       attempts: legs.length,
       totalCostNanos: legs.reduce((n, l) => n + l.costNanos, 0),
       totalInputTokens: legs.reduce((n, l) => n + l.inputTokens, 0),

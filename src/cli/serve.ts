@@ -76,8 +76,14 @@ export async function runServe(args: string[], io: Io): Promise<number> {
         grace_seconds: config.server.shutdownGraceSeconds,
       })
       const drained = server.stop(false).then(() => true)
-      const timeout = Bun.sleep(config.server.shutdownGraceSeconds * 1000).then(() => false)
+      // A timer we can clear: a pending Bun.sleep kept the process alive for the whole grace
+      // period after a clean drain (found by the reliability suite's SIGTERM test).
+      let graceTimer: ReturnType<typeof setTimeout> | undefined
+      const timeout = new Promise<boolean>((done) => {
+        graceTimer = setTimeout(() => done(false), config.server.shutdownGraceSeconds * 1000)
+      })
       const clean = await Promise.race([drained, timeout])
+      clearTimeout(graceTimer)
       if (!clean) await server.stop(true)
       deps.ledger.close()
       log.info('stopped', { drained: clean })

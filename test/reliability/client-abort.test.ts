@@ -1,0 +1,122 @@
+// A client that goes away mid-stream, over a real socket, on each of the four routes: the upstream
+// call is aborted, the leg is recorded as aborted and estimated, and the charge is the cost of the
+// estimated tokens — the prompt and what flowed, never the whole answer the upstream would have sent.
+import { afterAll, beforeEach, describe, expect, test } from 'bun:test'
+import { createHarness } from '../support/harness'
+import { startSimulator } from '../support/simulator'
+import { parseFrames, requestDetail, ULID, waitFor } from './helpers'
+import { bodyFor, deltaEvent, pathFor, providerFor, routes, tokenizerCount } from './routes'
+
+const SIM_KEY = 'sim-key-abort'
+const sim = startSimulator({ apiKey: SIM_KEY })
+afterAll(() => sim.stop())
+beforeEach(() => sim.reset())
+
+const GRANT = 5_000_000_000
+/** 60 deltas of exactly 4 characters (one token each at ≈ 4 characters a token), 20 ms apart. */
+const DELTAS = 60
+const slowAnswer = { text: 'abcd'.repeat(DELTAS), chunks: DELTAS, chunkDelayMs: 20, usage: { input: 50, output: 60 } }
+/** Deltas the client reads before it goes away. */
+const READ = 3
+
+describe('client aborts mid-stream', () => {
+  test.each(routes)(
+    '$name: upstream aborted, leg aborted and estimated, charged only for what flowed',
+    async (route) => {
+      const h = await createHarness({
+        grantUsd: 5,
+        env: { SIM_KEY },
+        config: {
+          catalog: { builtin: false },
+          providers: { live: providerFor(route, sim.url) },
+          models: [
+            {
+              id: 'primary',
+              provider: 'live',
+              upstream_model: 'primary-up',
+              profiles: ['max'],
+              quality: 90,
+              input_usd_per_mtok: 3,
+              output_usd_per_mtok: 15,
+            },
+          ],
+        },
+      })
+      sim.setScenario('primary-up', slowAnswer)
+      await using server = Bun.serve({ port: 0, hostname: '127.0.0.1', fetch: (request) => h.app.handle(request) })
+      const controller = new AbortController()
+      const body = bodyFor(route, true)
+      const res = await fetch(`${server.url}${pathFor(route).slice(1)}`, {
+        method: 'POST',
+        headers: {
+          authorization: `Bearer ${h.key}`,
+          'content-type': 'application/json',
+          'anthropic-version': '2023-06-01',
+        },
+        body: JSON.stringify(body),
+        signal: controller.signal,
+      })
+      expect(res.status).toBe(200)
+      const requestId = res.headers.get('x-request-id')!
+      expect(requestId).toMatch(ULID)
+
+      // Read whole frames until READ deltas arrived, then go away.
+      const reader = res.body!.getReader()
+      const decoder = new TextDecoder()
+      let text = ''
+      const deltasSeen = () =>
+        parseFrames(text.slice(0, text.lastIndexOf('\n\n') + 2)).filter((f) => f.event === deltaEvent(route)).length
+      while (deltasSeen() < READ) {
+        const { value, done } = await reader.read()
+        if (done) throw new Error('the stream ended before the client went away')
+        text += decoder.decode(value, { stream: true })
+      }
+      const received = deltasSeen()
+      controller.abort()
+      await reader.cancel().catch(() => {})
+
+      expect(await sim.waitForAbort(0)).toBe(true)
+      const detail = await waitFor('the aborted request in the ledger', async () => {
+        const r = await h.call(`/v1/usage/requests/${requestId}`)
+        if (r.status !== 200) return undefined
+        const d = await r.json()
+        return d.status === 'aborted' ? d : undefined
+      })
+      const leg = detail.usage_events[0]
+      // The gateway may have relayed a delta or two more than the client read before its abort landed.
+      expect(leg.output_tokens).toBeGreaterThanOrEqual(received)
+      expect(leg.output_tokens).toBeLessThanOrEqual(received + 2)
+      const input = route.reportsPrompt ? 50 : tokenizerCount(route, body)
+      const cost = input * 3000 + leg.output_tokens * 15000
+      expect(detail).toMatchObject({
+        status: 'aborted',
+        http_status: 499,
+        attempts: 1,
+        selected_model_id: 'primary',
+        total_input_tokens: input,
+        total_cost_nanos: cost,
+        charged_nanos: cost,
+      })
+      expect(detail.usage_events).toEqual([
+        expect.objectContaining({
+          attempt: 1,
+          model_id: 'primary',
+          outcome: 'aborted',
+          estimated: true,
+          input_tokens: input,
+          cached_input_tokens: 0,
+          cache_creation_input_tokens: 0,
+          cost_nanos: cost,
+          charged_nanos: cost,
+        }),
+      ])
+      expect(detail.grant_charges).toEqual([expect.objectContaining({ usage_event_id: leg.id, amount_nanos: cost })])
+      // Far below what the whole answer would have cost (60 output tokens as reported).
+      expect(cost).toBeLessThan(50 * 3000 + 60 * 15000)
+      expect((await (await h.call('/v1/usage')).json()).remaining_nanos).toBe(GRANT - cost)
+      // Exactly one upstream call: no fallback after the client left.
+      expect(sim.requests).toHaveLength(1)
+      expect((await requestDetail(h, requestId)).request_id).toBe(requestId)
+    },
+  )
+})

@@ -1,0 +1,307 @@
+// The real gateway as a child process: SIGTERM under load drains in-flight streams and exits 0 with
+// every request in the ledger; `kill -9` under load leaves a database that reopens cleanly, with no
+// request charged twice and every grant's remaining equal to its amount less its charges.
+import { afterAll, afterEach, describe, expect, test } from 'bun:test'
+import { Database } from 'bun:sqlite'
+import { statSync } from 'node:fs'
+import {
+  type GatewayDir,
+  type GatewayProcess,
+  gatewayDir,
+  refusesConnections,
+  startGateway,
+} from '../support/processes'
+import { startSimulator } from '../support/simulator'
+import { parseFrames, waitFor } from './helpers'
+
+const SIM_KEY = 'sim-key-process'
+const sim = startSimulator({ apiKey: SIM_KEY })
+afterAll(() => sim.stop())
+
+const running: GatewayProcess[] = []
+const dirs: GatewayDir[] = []
+afterEach(async () => {
+  for (const p of running.splice(0)) await p.kill()
+  for (const d of dirs.splice(0)) d.remove()
+  sim.reset()
+})
+
+const GRANT = 5_000_000_000
+/** 3000 nanos per input token, 15000 per output token. */
+const cost = (input: number, output: number) => input * 3000 + output * 15000
+
+function configToml(graceSeconds: number): string {
+  return `
+[server]
+shutdown_grace_seconds = ${graceSeconds}
+
+[billing.starter_grant]
+usd = 5
+
+[catalog]
+builtin = false
+
+[providers.sim]
+kind = "anthropic"
+base_url = "${sim.url}"
+api_key_env = "SIM_KEY"
+
+[[models]]
+id = "sim-model"
+provider = "sim"
+upstream_model = "sim-up"
+profiles = ["pro", "max", "ultra_saver"]
+quality = 80
+input_usd_per_mtok = 3
+output_usd_per_mtok = 15
+`
+}
+
+async function serve(dir: GatewayDir): Promise<GatewayProcess> {
+  const gateway = await startGateway(dir, { env: { SIM_KEY } })
+  running.push(gateway)
+  return gateway
+}
+
+function post(gateway: GatewayProcess, key: string, body: Record<string, unknown>, signal?: AbortSignal) {
+  return fetch(`${gateway.url}/compat-a/v1/messages`, {
+    method: 'POST',
+    headers: { 'x-api-key': key, 'anthropic-version': '2023-06-01', 'content-type': 'application/json' },
+    body: JSON.stringify({
+      model: 'svc-pro',
+      max_tokens: 100,
+      messages: [{ role: 'user', content: 'hello' }],
+      ...body,
+    }),
+    signal,
+  })
+}
+
+/** Reads an SSE body until `until` holds for the text so far; returns the reader to go on with. */
+async function readUntil(res: Response, until: (text: string) => boolean) {
+  const reader = res.body!.getReader()
+  const decoder = new TextDecoder()
+  let text = ''
+  while (!until(text)) {
+    const { value, done } = await reader.read()
+    if (done) break
+    text += decoder.decode(value, { stream: true })
+  }
+  return {
+    text,
+    async rest(): Promise<string> {
+      for (;;) {
+        const { value, done } = await reader.read()
+        if (done) return text
+        text += decoder.decode(value, { stream: true })
+      }
+    },
+  }
+}
+
+interface LedgerCheck {
+  requests: { id: string; status: string; stream: number; charged_nanos: number; total_cost_nanos: number }[]
+  violations: string[]
+}
+
+/**
+ * The ledger's money invariants, read straight from the file: each request's charges sum to its
+ * charged_nanos (and its legs' charged_nanos), each grant's remaining is its amount less its
+ * charges and never negative, and no leg or charge lacks its request.
+ */
+function checkLedger(path: string): LedgerCheck {
+  const db = new Database(path, { readonly: true })
+  try {
+    const violations: string[] = []
+    const integrity = db.query<{ integrity_check: string }, []>('PRAGMA integrity_check').all()
+    if (integrity.map((r) => r.integrity_check).join() !== 'ok')
+      violations.push(`integrity_check: ${JSON.stringify(integrity)}`)
+    const requests = db
+      .query<LedgerCheck['requests'][number], []>(
+        'SELECT id, status, stream, charged_nanos, total_cost_nanos FROM requests',
+      )
+      .all()
+    const perRequest = db
+      .query<{ id: string; charged: number; charges: number | null; legs: number | null }, []>(
+        `SELECT r.id, r.charged_nanos AS charged,
+           (SELECT sum(amount_nanos) FROM grant_charges c WHERE c.request_id = r.id) AS charges,
+           (SELECT sum(charged_nanos) FROM usage_events u WHERE u.request_id = r.id) AS legs
+         FROM requests r`,
+      )
+      .all()
+    for (const r of perRequest) {
+      if ((r.charges ?? 0) !== r.charged || (r.legs ?? 0) !== r.charged)
+        violations.push(`request ${r.id}: ${JSON.stringify(r)}`)
+    }
+    const grants = db
+      .query<{ id: string; amount: number; remaining: number; charged: number | null }, []>(
+        `SELECT g.id, g.amount_nanos AS amount, g.remaining_nanos AS remaining,
+           (SELECT sum(amount_nanos) FROM grant_charges c WHERE c.grant_id = g.id) AS charged
+         FROM grants g`,
+      )
+      .all()
+    for (const g of grants) {
+      if (g.remaining !== g.amount - (g.charged ?? 0) || g.remaining < 0)
+        violations.push(`grant ${g.id}: ${JSON.stringify(g)}`)
+    }
+    const orphans = db
+      .query<{ n: number }, []>(
+        `SELECT (SELECT count(*) FROM usage_events u WHERE u.request_id NOT IN (SELECT id FROM requests))
+              + (SELECT count(*) FROM grant_charges c WHERE c.request_id NOT IN (SELECT id FROM requests)) AS n`,
+      )
+      .get()
+    if (orphans?.n) violations.push(`${orphans.n} legs or charges without their request`)
+    return { requests, violations }
+  } finally {
+    db.close()
+  }
+}
+
+describe('SIGTERM under load', () => {
+  test('in-flight streams finish, new connections are refused, exit 0, every request in the ledger', async () => {
+    const dir = gatewayDir(configToml(20))
+    dirs.push(dir)
+    const gateway = await serve(dir)
+    const key = dir.firstKey()
+
+    // Two quick answers first, then six slow streams (30 deltas, 25 ms apart).
+    sim.setScenario('sim-up', { text: 'Quick.', usage: { input: 10, output: 2 } })
+    const ids: string[] = []
+    for (let i = 0; i < 2; i++) {
+      const res = await post(gateway, key, {})
+      expect(res.status).toBe(200)
+      await res.json()
+      ids.push(res.headers.get('x-request-id')!)
+    }
+    sim.setScenario('sim-up', {
+      text: 'abcd'.repeat(30),
+      chunks: 30,
+      chunkDelayMs: 25,
+      usage: { input: 20, output: 30 },
+    })
+    const streams = await Promise.all(
+      Array.from({ length: 6 }, async () => {
+        const res = await post(gateway, key, { stream: true })
+        expect(res.status).toBe(200)
+        ids.push(res.headers.get('x-request-id')!)
+        // In flight: the first delta is out.
+        return readUntil(res, (t) => t.includes('content_block_delta'))
+      }),
+    )
+
+    gateway.signal('SIGTERM')
+    await gateway.waitForLog((l) => l.msg.startsWith('shutting down'))
+    expect(
+      await waitFor('the listening socket to close', async () =>
+        (await refusesConnections(gateway.port)) ? true : undefined,
+      ),
+    ).toBe(true)
+
+    // Every in-flight stream completes, to message_stop, with the whole text.
+    const bodies = await Promise.all(streams.map((s) => s.rest()))
+    for (const body of bodies) {
+      const frames = parseFrames(body)
+      expect(frames.map((f) => f.event).filter((e) => e !== 'content_block_delta')).toEqual([
+        'message_start',
+        'ping',
+        'content_block_start',
+        'content_block_stop',
+        'message_delta',
+        'message_stop',
+      ])
+      expect(
+        frames
+          .filter((f) => f.event === 'content_block_delta')
+          .map((f) => f.data.delta.text)
+          .join(''),
+      ).toBe('abcd'.repeat(30))
+    }
+
+    // Exits promptly once drained, not at the end of the 20 s grace period.
+    expect(await gateway.waitForExit(8_000)).toBe(0)
+    expect(gateway.logs.find((l) => l.msg === 'stopped')).toMatchObject({ drained: true })
+
+    const ledger = checkLedger(dir.database)
+    expect(ledger.violations).toEqual([])
+    const byId = new Map(ledger.requests.map((r) => [r.id, r]))
+    expect(ledger.requests).toHaveLength(8)
+    for (const [i, id] of ids.entries()) {
+      const streamed = i >= 2
+      const c = streamed ? cost(20, 30) : cost(10, 2)
+      expect(byId.get(id)).toEqual({
+        id,
+        status: 'completed',
+        stream: streamed ? 1 : 0,
+        charged_nanos: c,
+        total_cost_nanos: c,
+      })
+    }
+  }, 20_000)
+})
+
+describe('kill -9 under load, then a restart on the same database', () => {
+  test('opens cleanly, nothing charged twice, grants balance, and it serves again', async () => {
+    const dir = gatewayDir(configToml(5))
+    dirs.push(dir)
+    const first = await serve(dir)
+    const key = dir.firstKey()
+
+    // A steady mix: quick answers and slow streams, many in flight when the process dies.
+    sim.setScenario('sim-up', {
+      text: 'abcd'.repeat(20),
+      chunks: 20,
+      chunkDelayMs: 25,
+      usage: { input: 20, output: 20 },
+    })
+    const finished: string[] = []
+    const failed: unknown[] = []
+    const controller = new AbortController()
+    const one = async (stream: boolean) => {
+      const res = await post(first, key, { stream }, controller.signal)
+      const id = res.headers.get('x-request-id')!
+      // A request counts as finished only once the client has its whole answer.
+      const text = await res.text()
+      if (res.status === 200 && (!stream || text.includes('event: message_stop'))) finished.push(id)
+    }
+    const load = Array.from({ length: 24 }, (_, i) => one(i % 2 === 0).catch((err: unknown) => failed.push(err)))
+    await waitFor('some requests to finish while others are in flight', () =>
+      finished.length >= 4 && sim.requests.filter((r) => !r.aborted).length > finished.length ? true : undefined,
+    )
+    first.signal('SIGKILL')
+    expect(await first.waitForExit()).toBe(137)
+    // The crash left committed transactions in the write-ahead log for the next open to recover.
+    expect(statSync(`${dir.database}-wal`).size).toBeGreaterThan(0)
+    await Promise.all(load)
+    controller.abort()
+    // Some requests were cut off by the crash.
+    expect(failed.length + finished.length).toBe(24)
+    expect(failed.length).toBeGreaterThan(0)
+
+    // The same database, a new process: migrations and WAL recovery on open, no second first account.
+    const second = await serve(dir)
+    expect(second.logs.some((l) => l.msg === 'created the first account on an empty database')).toBe(false)
+    const ready = await fetch(`${second.url}/readyz`)
+    expect(await ready.json()).toEqual({ status: 'ready', database: true, providers: ['sim'] })
+
+    // Every request the client saw finish is in the ledger, once, completed and fully charged.
+    let ledger = checkLedger(dir.database)
+    expect(ledger.violations).toEqual([])
+    const byId = new Map(ledger.requests.map((r) => [r.id, r]))
+    for (const id of finished) expect(byId.get(id)).toMatchObject({ status: 'completed', charged_nanos: cost(20, 20) })
+    const usage = await (await fetch(`${second.url}/v1/usage`, { headers: { authorization: `Bearer ${key}` } })).json()
+    const charged = ledger.requests.reduce((n, r) => n + r.charged_nanos, 0)
+    expect(usage).toMatchObject({ limit_nanos: GRANT, used_nanos: charged, remaining_nanos: GRANT - charged })
+
+    // And it serves again, charging the same grant.
+    sim.setScenario('sim-up', { text: 'Back.', usage: { input: 10, output: 2 } })
+    const res = await post(second, key, {})
+    expect(res.status).toBe(200)
+    expect(await res.json()).toMatchObject({ content: [{ type: 'text', text: 'Back.' }] })
+    const id = res.headers.get('x-request-id')!
+    second.signal('SIGTERM')
+    expect(await second.waitForExit()).toBe(0)
+    ledger = checkLedger(dir.database)
+    expect(ledger.violations).toEqual([])
+    expect(ledger.requests.find((r) => r.id === id)).toMatchObject({ status: 'completed', charged_nanos: cost(10, 2) })
+  }, 30_000)
+})

@@ -1,0 +1,527 @@
+// The upstream fault matrix: every fault the simulator can play × streamed or not × the four ways a
+// request crosses the gateway (same-shape pass-through and translated, on both surfaces). For each,
+// what the client receives — the second candidate's answer, an error status in the surface's shape,
+// or an error event after the first byte — and the ledger row with its legs and charges, exactly.
+import { afterAll, beforeEach, describe, expect, test } from 'bun:test'
+import type { ConfigFile } from '../../src/config/schema'
+import { createHarness, type Harness } from '../support/harness'
+import { type Scenario, startSimulator } from '../support/simulator'
+import { closedPort, expectNoLeaks, parseFrames, requestDetail, ULID } from './helpers'
+import {
+  bodyFor,
+  deltaEvent,
+  deltaText,
+  providerFor,
+  type Route,
+  responsesPrelude,
+  routes,
+  send,
+  tokenizerCount,
+} from './routes'
+
+const SIM_KEY = 'sim-key-faults'
+const sim = startSimulator({ apiKey: SIM_KEY })
+afterAll(() => sim.stop())
+beforeEach(() => sim.reset())
+
+const deadPort = closedPort()
+const GRANT = 5_000_000_000
+/** Both first-byte bounds; the slow upstream waits far longer. */
+const TIMEOUT_MS = 200
+
+interface ErrorAnswer {
+  status: number
+  anthropicType: string
+  openai: { type: string; code: string }
+  /** The ledger's error kind. */
+  kind: string
+  message: string | RegExp
+  retryAfter?: string
+}
+
+interface Fault {
+  name: string
+  /** Undefined: the provider's port is closed (connection refused). */
+  scenario?: (route: Route) => Scenario
+  /** Strikes before the first byte even when streamed (else only a non-streaming body breaks before it). */
+  beforeFirstByte: boolean
+  /** What a client gets when this was the only candidate. */
+  alone: (stream: boolean) => ErrorAnswer
+}
+
+const apiError = (message: string | RegExp): ErrorAnswer => ({
+  status: 502,
+  anthropicType: 'api_error',
+  openai: { type: 'server_error', code: 'server_error' },
+  kind: 'api_error',
+  message,
+})
+
+const notJson = 'upstream answered 200 with a body that is not valid JSON'
+
+const faults: Fault[] = [
+  { name: 'connection refused', beforeFirstByte: true, alone: () => apiError(/^upstream unreachable: .*ECONNREFUSED/) },
+  {
+    name: '500',
+    scenario: () => ({ fault: { kind: 'status', status: 500 } }),
+    beforeFirstByte: true,
+    alone: () => ({ ...apiError('Internal server error (simulated)'), status: 500 }),
+  },
+  {
+    name: '429 with retry-after',
+    scenario: () => ({ fault: { kind: 'status', status: 429, retryAfter: 7 } }),
+    beforeFirstByte: true,
+    alone: () => ({
+      status: 429,
+      anthropicType: 'rate_limit_error',
+      openai: { type: 'rate_limit_error', code: 'rate_limit_exceeded' },
+      kind: 'rate_limit',
+      message: 'Rate limit exceeded (simulated)',
+      retryAfter: '7',
+    }),
+  },
+  {
+    name: '529',
+    scenario: () => ({ fault: { kind: 'status', status: 529 } }),
+    beforeFirstByte: true,
+    alone: () => ({
+      status: 529,
+      anthropicType: 'overloaded_error',
+      openai: { type: 'server_error', code: 'server_overloaded' },
+      kind: 'overloaded',
+      message: 'Overloaded',
+    }),
+  },
+  {
+    name: 'slow first byte past the timeout',
+    scenario: () => ({ firstByteDelayMs: 10_000 }),
+    beforeFirstByte: true,
+    alone: () => ({
+      status: 504,
+      anthropicType: 'timeout_error',
+      openai: { type: 'server_error', code: 'timeout' },
+      kind: 'timeout',
+      message: `upstream sent no response within ${TIMEOUT_MS} ms`,
+    }),
+  },
+  {
+    name: 'reset mid-stream',
+    scenario: (r) => ({ fault: { kind: 'reset', afterFrames: r.afterFrames } }),
+    beforeFirstByte: false,
+    // Without a stream the body is cut halfway by a reset: Bun's fetch or the JSON read fails.
+    alone: () => apiError(/ECONNRESET|not valid JSON/),
+  },
+  {
+    name: 'malformed SSE frame',
+    scenario: (r) => ({ fault: { kind: 'malformed', afterFrames: r.afterFrames } }),
+    beforeFirstByte: false,
+    alone: () => apiError(notJson),
+  },
+  {
+    name: 'truncated JSON',
+    scenario: () => ({ fault: { kind: 'truncated_json' } }),
+    beforeFirstByte: false,
+    alone: () => apiError(notJson),
+  },
+  {
+    name: 'wrong content type (an HTML error page)',
+    scenario: () => ({ fault: { kind: 'wrong_content_type' } }),
+    beforeFirstByte: true,
+    alone: (stream) =>
+      apiError(
+        `upstream answered 200 with content-type text/html; charset=utf-8, expected ${stream ? 'text/event-stream' : 'json'}`,
+      ),
+  },
+]
+
+// primary: 3000 nanos/input token, 15000/output. backup: 1000 and 2000.
+const PRIMARY = { input: 3000, output: 15000 }
+const backupScenario: Scenario = { text: 'Backup here.', usage: { input: 40, output: 6 } }
+const BACKUP_COST = 40 * 1000 + 6 * 2000
+/** 'aaaa', ' bbbb', ' cccc', ' dddd', paced so the frames before a fault are on the wire before it strikes. */
+const primaryScenario: Scenario = {
+  text: 'aaaa bbbb cccc dddd',
+  chunks: 4,
+  chunkDelayMs: 5,
+  usage: { input: 50, output: 30 },
+}
+
+function gateway(route: Route, opts: { dead: boolean; alone: boolean }): Promise<Harness> {
+  const config: ConfigFile = {
+    catalog: { builtin: false },
+    routing: { first_byte_timeout_ms: TIMEOUT_MS, connect_timeout_ms: TIMEOUT_MS },
+    providers: {
+      live: providerFor(route, sim.url),
+      dead: providerFor(route, `http://127.0.0.1:${deadPort}`),
+    },
+    models: [
+      {
+        id: 'primary',
+        provider: opts.dead ? 'dead' : 'live',
+        upstream_model: 'primary-up',
+        profiles: ['max'],
+        quality: 95,
+        input_usd_per_mtok: 3,
+        output_usd_per_mtok: 15,
+      },
+      ...(opts.alone
+        ? []
+        : [
+            {
+              id: 'backup',
+              provider: 'live',
+              upstream_model: 'backup-up',
+              profiles: ['max' as const],
+              quality: 80,
+              input_usd_per_mtok: 1,
+              output_usd_per_mtok: 2,
+            },
+          ]),
+    ],
+  }
+  return createHarness({ grantUsd: 5, env: { SIM_KEY }, config })
+}
+
+const cleanEvents = (route: Route) =>
+  route.surface === 'messages'
+    ? [...route.prelude, 'content_block_delta', 'content_block_stop', 'message_delta', 'message_stop']
+    : [
+        ...responsesPrelude,
+        'response.output_text.delta',
+        'response.output_text.done',
+        'response.content_part.done',
+        'response.output_item.done',
+        'response.completed',
+      ]
+
+/** One leg as GET /v1/usage/requests/{id} shows it. */
+const legView = (requestId: string, leg: Record<string, unknown>) => ({
+  id: expect.stringMatching(/^leg/),
+  request_id: requestId,
+  committed: true,
+  cached_input_tokens: 0,
+  cache_creation_input_tokens: 0,
+  byok: false,
+  created_at: expect.any(String),
+  ended_at: expect.any(String),
+  ...leg,
+})
+
+async function grantId(h: Harness): Promise<string> {
+  const usage = await (await h.call('/v1/usage')).json()
+  expect(usage.grants).toHaveLength(1)
+  return usage.grants[0].id
+}
+
+type Row = { route: Route; fault: Fault; stream: boolean; label: string }
+const rows: Row[] = routes.flatMap((route) =>
+  faults.flatMap((fault) =>
+    [false, true].map((stream) => ({
+      route,
+      fault,
+      stream,
+      label: `${route.name}, ${fault.name}, ${stream ? 'streamed' : 'not streamed'}`,
+    })),
+  ),
+)
+const beforeFirstByte = (r: Row) => r.fault.beforeFirstByte || !r.stream
+
+describe('before the first byte: the second candidate serves', () => {
+  test.each(rows.filter(beforeFirstByte))('$label', async ({ route, fault, stream }) => {
+    const h = await gateway(route, { dead: !fault.scenario, alone: false })
+    if (fault.scenario) sim.setScenario('primary-up', { ...primaryScenario, ...fault.scenario(route) })
+    sim.setScenario('backup-up', backupScenario)
+    const res = await send(h, route, bodyFor(route, stream))
+    expect(res.status).toBe(200)
+    const requestId = res.headers.get('x-request-id')!
+    expect(requestId).toMatch(ULID)
+
+    if (stream) {
+      expect(res.headers.get('content-type')).toBe('text/event-stream; charset=utf-8')
+      const frames = parseFrames(await res.text())
+      expect(frames.map((f) => f.event)).toEqual(cleanEvents(route))
+      expect(frames.filter((f) => f.event === deltaEvent(route)).map((f) => deltaText(route, f))).toEqual([
+        'Backup here.',
+      ])
+      if (route.surface === 'messages') {
+        expect(frames[0]!.data.message).toMatchObject({ id: `msg_${requestId}`, model: 'backup-up' })
+      } else {
+        expect(frames.at(-1)!.data.response).toMatchObject({
+          id: `resp_${requestId}`,
+          model: 'svc-max',
+          status: 'completed',
+          usage: { input_tokens: 40, output_tokens: 6 },
+        })
+      }
+    } else if (route.surface === 'messages') {
+      expect(await res.json()).toMatchObject({
+        id: `msg_${requestId}`,
+        type: 'message',
+        model: 'backup-up',
+        content: [{ type: 'text', text: 'Backup here.' }],
+        usage: { input_tokens: 40, output_tokens: 6 },
+      })
+    } else {
+      expect(await res.json()).toMatchObject({
+        id: `resp_${requestId}`,
+        object: 'response',
+        status: 'completed',
+        model: 'svc-max',
+        output: [{ type: 'message', content: [{ type: 'output_text', text: 'Backup here.' }] }],
+        usage: { input_tokens: 40, output_tokens: 6 },
+      })
+    }
+
+    // The refused connection never reached the simulator.
+    expect(sim.requests.map((r) => (r.body as { model: string }).model)).toEqual(
+      fault.scenario ? ['primary-up', 'backup-up'] : ['backup-up'],
+    )
+    const detail = await requestDetail(h, requestId)
+    expect(detail).toMatchObject({
+      status: 'completed',
+      http_status: 200,
+      stream,
+      attempts: 2,
+      selected_model_id: 'backup',
+      selected_provider_id: 'live',
+      total_cost_nanos: BACKUP_COST,
+      charged_nanos: BACKUP_COST,
+      total_input_tokens: 40,
+      total_output_tokens: 6,
+      error: null,
+    })
+    expect(detail.provider_ranks.map((r: { model_id: string; status: string }) => [r.model_id, r.status])).toEqual([
+      ['primary', 'failed'],
+      ['backup', 'chosen'],
+    ])
+    const message = fault.alone(stream).message
+    expect(detail.usage_events).toEqual([
+      legView(requestId, {
+        attempt: 1,
+        model_id: 'primary',
+        provider_id: fault.scenario ? 'live' : 'dead',
+        upstream_model: 'primary-up',
+        estimated: false,
+        outcome: 'failed',
+        error: typeof message === 'string' ? message : expect.stringMatching(message),
+        input_tokens: 0,
+        output_tokens: 0,
+        cost_nanos: 0,
+        charged_nanos: 0,
+      }),
+      legView(requestId, {
+        attempt: 2,
+        model_id: 'backup',
+        provider_id: 'live',
+        upstream_model: 'backup-up',
+        estimated: false,
+        outcome: 'ok',
+        error: null,
+        input_tokens: 40,
+        output_tokens: 6,
+        cost_nanos: BACKUP_COST,
+        charged_nanos: BACKUP_COST,
+      }),
+    ])
+    const grant = await grantId(h)
+    expect(detail.grant_charges).toEqual([
+      {
+        grant_id: grant,
+        usage_event_id: detail.usage_events[1].id,
+        cost_type: 'model_usage',
+        amount_nanos: BACKUP_COST,
+      },
+    ])
+    const usage = await (await h.call('/v1/usage')).json()
+    expect(usage).toMatchObject({ limit_nanos: GRANT, used_nanos: BACKUP_COST, remaining_nanos: GRANT - BACKUP_COST })
+  })
+})
+
+describe('before the first byte with no other candidate: an error status in the surface’s shape', () => {
+  test.each(rows.filter(beforeFirstByte))('$label', async ({ route, fault, stream }) => {
+    const h = await gateway(route, { dead: !fault.scenario, alone: true })
+    if (fault.scenario) sim.setScenario('primary-up', { ...primaryScenario, ...fault.scenario(route) })
+    const res = await send(h, route, bodyFor(route, stream))
+    const want = fault.alone(stream)
+    // OpenAI clients do not know 529; they retry 503 (README).
+    const status = route.surface === 'responses' && want.status === 529 ? 503 : want.status
+    expect(res.status).toBe(status)
+    expect(res.headers.get('content-type')).toContain('application/json')
+    expect(res.headers.get('retry-after')).toBe(want.retryAfter ?? null)
+    const requestId = res.headers.get('x-request-id')!
+    expect(requestId).toMatch(ULID)
+    const text = await res.text()
+    expectNoLeaks(text)
+    const message = typeof want.message === 'string' ? want.message : expect.stringMatching(want.message)
+    if (route.surface === 'messages') {
+      expect(JSON.parse(text)).toEqual({ type: 'error', error: { type: want.anthropicType, message } })
+    } else {
+      expect(JSON.parse(text)).toEqual({
+        error: { message, type: want.openai.type, param: null, code: want.openai.code },
+      })
+    }
+
+    const detail = await requestDetail(h, requestId)
+    expect(detail).toMatchObject({
+      status: 'failed',
+      // The status the client received.
+      http_status: status,
+      stream,
+      attempts: 1,
+      selected_model_id: null,
+      total_cost_nanos: 0,
+      charged_nanos: 0,
+      error: { type: want.kind, message },
+    })
+    expect(detail.usage_events).toEqual([
+      legView(requestId, {
+        attempt: 1,
+        model_id: 'primary',
+        provider_id: fault.scenario ? 'live' : 'dead',
+        upstream_model: 'primary-up',
+        estimated: false,
+        outcome: 'failed',
+        error: message,
+        input_tokens: 0,
+        output_tokens: 0,
+        cost_nanos: 0,
+        charged_nanos: 0,
+      }),
+    ])
+    expect(detail.grant_charges).toEqual([])
+    expect((await (await h.call('/v1/usage')).json()).remaining_nanos).toBe(GRANT)
+  })
+})
+
+describe('after the first byte: an error event, no fallback, the estimated leg charged for what flowed', () => {
+  test.each(rows.filter((r) => !beforeFirstByte(r)))('$label', async ({ route, fault, stream }) => {
+    const h = await gateway(route, { dead: false, alone: false })
+    sim.setScenario('primary-up', { ...primaryScenario, ...fault.scenario!(route) })
+    sim.setScenario('backup-up', backupScenario)
+    const body = bodyFor(route, stream)
+    const res = await send(h, route, body)
+    expect(res.status).toBe(200)
+    const requestId = res.headers.get('x-request-id')!
+    const text = await res.text()
+    expectNoLeaks(text)
+    const frames = parseFrames(text)
+    // Every frame the client got is JSON: a malformed upstream frame is never relayed.
+    for (const f of frames) expect(f.data.unparseable).toBeUndefined()
+    const deltas = frames.filter((f) => f.event === deltaEvent(route))
+    const received = deltas.map((f) => deltaText(route, f)).join('')
+    // A reset may drop the frame still in flight; a truncated body ends where it was cut.
+    if (fault.name === 'malformed SSE frame') expect(received).toBe('aaaa bbbb')
+    else expect(['aaaa', 'aaaa bbbb']).toContain(received)
+
+    const terminal = route.brokenStreamEnd
+    expect(frames.map((f) => f.event)).toEqual([...route.prelude, ...deltas.map(() => deltaEvent(route)), terminal])
+    const last = frames.at(-1)!.data
+    if (route.surface === 'messages') {
+      expect(last).toEqual({ type: 'error', error: { type: 'api_error', message: expect.any(String) } })
+    } else if (terminal === 'error') {
+      expect(last).toEqual({
+        type: 'error',
+        code: 'server_error',
+        message: expect.any(String),
+        param: null,
+        sequence_number: frames.length - 1,
+      })
+    } else {
+      expect(last).toMatchObject({
+        type: 'response.failed',
+        sequence_number: frames.length - 1,
+        response: {
+          id: `resp_${requestId}`,
+          model: 'svc-max',
+          status: 'failed',
+          error: { code: 'server_error', message: expect.any(String) },
+        },
+      })
+    }
+    // No fallback once a byte went out.
+    expect(sim.requests).toHaveLength(1)
+
+    // The upstream never reported its final usage: the prompt as reported at the start (or counted
+    // with the tokenizer), the output at ≈ 4 characters a token of what flowed.
+    const input = route.reportsPrompt ? 50 : tokenizerCount(route, body)
+    const output = Math.ceil(received.length / 4)
+    const cost = input * PRIMARY.input + output * PRIMARY.output
+    const detail = await requestDetail(h, requestId)
+    expect(detail).toMatchObject({
+      status: 'failed',
+      http_status: 200,
+      stream: true,
+      attempts: 1,
+      selected_model_id: 'primary',
+      selected_provider_id: 'live',
+      total_cost_nanos: cost,
+      charged_nanos: cost,
+      total_input_tokens: input,
+      total_output_tokens: output,
+      error: { type: 'api_error', message: expect.any(String) },
+    })
+    expect(detail.provider_ranks.map((r: { status: string }) => r.status)).toEqual(['chosen', 'not_tried'])
+    expect(detail.usage_events).toEqual([
+      legView(requestId, {
+        attempt: 1,
+        model_id: 'primary',
+        provider_id: 'live',
+        upstream_model: 'primary-up',
+        estimated: true,
+        outcome: 'failed',
+        error: detail.error.message,
+        input_tokens: input,
+        output_tokens: output,
+        cost_nanos: cost,
+        charged_nanos: cost,
+      }),
+    ])
+    expect(detail.grant_charges).toEqual([
+      {
+        grant_id: await grantId(h),
+        usage_event_id: detail.usage_events[0].id,
+        cost_type: 'model_usage',
+        amount_nanos: cost,
+      },
+    ])
+    expect((await (await h.call('/v1/usage')).json()).remaining_nanos).toBe(GRANT - cost)
+  })
+})
+
+describe('429 retry-after is honoured', () => {
+  test('the candidate cools for retry-after seconds: later requests go to the backup first, then it returns', async () => {
+    const route = routes[0]!
+    const h = await gateway(route, { dead: false, alone: false })
+    sim.queue('primary-up', { fault: { kind: 'status', status: 429, retryAfter: 7 } })
+    sim.setScenario('backup-up', backupScenario)
+    const first = await send(h, route, bodyFor(route, false))
+    expect(first.status).toBe(200)
+    expect((await requestDetail(h, first.headers.get('x-request-id')!)).attempts).toBe(2)
+
+    const second = await send(h, route, bodyFor(route, false))
+    expect(second.status).toBe(200)
+    const detail = await requestDetail(h, second.headers.get('x-request-id')!)
+    const until = new Date(h.clock.now + 7_000).toISOString()
+    expect(detail).toMatchObject({ attempts: 1, selected_model_id: 'backup' })
+    expect(detail.provider_ranks).toEqual([
+      expect.objectContaining({ model_id: 'backup', status: 'chosen' }),
+      expect.objectContaining({
+        model_id: 'primary',
+        status: 'not_tried',
+        health: expect.objectContaining({ state: 'cooling', until }),
+        reason: expect.stringContaining(`ranked last: circuit cooling until ${until}`),
+      }),
+    ])
+
+    h.clock.advance(7_001)
+    sim.setScenario('primary-up', { text: 'Primary again.', usage: { input: 10, output: 2 } })
+    const third = await send(h, route, bodyFor(route, false))
+    expect(await third.json()).toMatchObject({ model: 'primary-up', content: [{ text: 'Primary again.' }] })
+    expect(sim.requests.map((r) => (r.body as { model: string }).model)).toEqual([
+      'primary-up',
+      'backup-up',
+      'backup-up',
+      'primary-up',
+    ])
+  })
+})

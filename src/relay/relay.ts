@@ -121,11 +121,15 @@ export async function relay(deps: Deps, input: RelayInput): Promise<Response> {
         return Response.json(answer, { headers: idHeader })
       } catch (err) {
         input.signal?.removeEventListener('abort', onClientAbort)
-        const error = err instanceof GatewayError ? err : new GatewayError('api_error', `upstream call failed: ${String(err)}`, { status: 502, retryable: true })
+        // Providers and codecs raise GatewayErrors; anything else is the gateway's own bug: a 500
+        // that is neither retried elsewhere nor counted against the provider's health.
+        const internal = !(err instanceof GatewayError)
+        if (internal) deps.log.error('gateway bug during an upstream attempt', { request_id: requestId, error: String(err), stack: (err as Error)?.stack })
+        const error = internal ? new GatewayError('api_error', 'internal error in the gateway; the request id identifies it in the logs', { status: 500 }) : err
         const clientGone = input.signal?.aborted ?? false
         trace.failLeg(leg, error, clientGone ? 'aborted' : 'failed')
         // Only the provider's faults count against its health, not the client's bad request.
-        if (!clientGone) deps.metrics.upstreamError(candidate.provider.id, candidate.model.id, error.kind)
+        if (!clientGone && !internal) deps.metrics.upstreamError(candidate.provider.id, candidate.model.id, error.kind)
         if (!clientGone && error.retryable) {
           deps.health.recordFailure(candidate.provider.id, candidate.model.id, { retryAfterSeconds: error.retryAfterSeconds })
         } else if (probe) {

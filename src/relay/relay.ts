@@ -133,8 +133,8 @@ export async function relay(deps: Deps, input: RelayInput): Promise<Response> {
         if (!clientGone && error.retryable) {
           deps.health.recordFailure(candidate.provider.id, candidate.model.id, { retryAfterSeconds: error.retryAfterSeconds })
         } else if (probe) {
-          // Fix: a probe with no verdict (client gone, client's own 4xx) left the circuit "open after
-          // the probe in flight" for good; release it so the next request probes again.
+          // A probe with no verdict (client gone, the client's own 4xx) says nothing about the
+          // provider: release it so the next request probes again.
           deps.health.releaseProbe(candidate.provider.id, candidate.model.id)
         }
         lastError = error

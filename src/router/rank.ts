@@ -194,8 +194,8 @@ export function rankCandidates(input: RankInput): Ranking {
     eligible.unshift(kept!)
   }
   if (stickyAt >= 0) eligible[0]!.rank.reason += '; session sticks to the model that served it'
-  // Fix: a session that had to leave its model (circuit open, cooling, no longer eligible) left no
-  // trace of it in provider_ranks; say so on that model's entry, next to the reason it was passed over.
+  // A session that had to leave its model (circuit open, cooling, no longer eligible) says so on
+  // that model's entry, next to the reason it was passed over.
   const left =
     sticky && stickyAt < 0
       ? [...eligible.map((c) => c.rank), ...skipped].find(

@@ -41,5 +41,9 @@ db-generate: setup
 	bunx drizzle-kit generate
 	bun src/db/embed-migrations.ts
 
+## bench: svc against the upstream simulator and Portkey on loopback (bench/README.md); BENCH_QUICK=1 for a smoke run
+bench: build
+	bun bench/run.ts
+
 clean:
 	rm -rf dist

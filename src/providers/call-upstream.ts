@@ -48,30 +48,44 @@ export interface UpstreamRequest {
 
 /** Sends the request; resolves with a 2xx Response, or throws a GatewayError. */
 export async function callUpstream(fetchImpl: typeof fetch, req: UpstreamRequest): Promise<Response> {
-  const timeout = AbortSignal.timeout(req.timeouts.firstByteMs)
-  const signal = AbortSignal.any([req.signal, timeout])
+  // The timeout must stop at the headers: a signal handed to fetch also governs the body, so an
+  // AbortSignal.timeout there would cut every stream that outlives it. A timer we clear instead.
+  const controller = new AbortController()
+  const forwardAbort = () => controller.abort(req.signal.reason)
+  if (req.signal.aborted) forwardAbort()
+  else req.signal.addEventListener('abort', forwardAbort, { once: true })
+  let timedOut = false
+  const timer = setTimeout(() => {
+    timedOut = true
+    controller.abort()
+  }, req.timeouts.firstByteMs)
   let response: Response
   try {
-    response = await fetchImpl(req.url, { method: 'POST', headers: req.headers, body: req.body, signal })
+    response = await fetchImpl(req.url, { method: 'POST', headers: req.headers, body: req.body, signal: controller.signal })
   } catch (err) {
     if (req.signal.aborted) throw new GatewayError('api_error', 'client went away', { status: 499, cause: err })
-    if (timeout.aborted) {
+    if (timedOut) {
       throw new GatewayError('timeout', `upstream sent no response within ${req.timeouts.firstByteMs} ms`, {
         retryable: true,
         cause: err,
       })
     }
-    throw new GatewayError('api_error', `upstream unreachable: ${(err as Error).message}`, {
+    throw new GatewayError('api_error', `upstream unreachable: ${describeFetchError(err)}`, {
       status: 502,
       retryable: true,
       cause: err,
     })
+  } finally {
+    clearTimeout(timer)
   }
   if (response.ok) return response
   const text = await response.text().catch(() => '')
   const retryAfter = Number(response.headers.get('retry-after'))
   throw upstreamFailure(req.decodeError(response.status, text), Number.isFinite(retryAfter) && retryAfter > 0 ? retryAfter : undefined)
 }
+
+/** Bun's fetch errors end with a hint for developers ("pass `verbose: true`…"): not for clients. */
+const describeFetchError = (err: unknown) => String((err as Error)?.message ?? err).replace(/\s*For more information, pass `verbose: true`.*$/s, '')
 
 /** Wraps a body stream so that a silence longer than idleMs ends it with a retryable timeout. */
 export async function* withIdleTimeout<T>(source: AsyncIterable<T>, idleMs: number, onTimeout: () => void): AsyncGenerator<T> {

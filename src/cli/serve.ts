@@ -75,16 +75,14 @@ export async function runServe(args: string[], io: Io): Promise<number> {
         signal,
         grace_seconds: config.server.shutdownGraceSeconds,
       })
-      const drained = server.stop(false).then(() => true)
-      // A timer we can clear: a pending Bun.sleep kept the process alive for the whole grace
-      // period after a clean drain (found by the reliability suite's SIGTERM test).
-      let graceTimer: ReturnType<typeof setTimeout> | undefined
-      const timeout = new Promise<boolean>((done) => {
-        graceTimer = setTimeout(() => done(false), config.server.shutdownGraceSeconds * 1000)
-      })
-      const clean = await Promise.race([drained, timeout])
-      clearTimeout(graceTimer)
-      if (!clean) await server.stop(true)
+      // Stop accepting, then wait for the requests in flight (streams included) rather than for
+      // every connection to close: an idle keep-alive connection would otherwise hold the process
+      // for the whole grace period. What is left after that is closed.
+      void server.stop(false)
+      const deadline = Date.now() + config.server.shutdownGraceSeconds * 1000
+      while (server.pendingRequests > 0 && Date.now() < deadline) await Bun.sleep(20)
+      const clean = server.pendingRequests === 0
+      await server.stop(true)
       deps.ledger.close()
       log.info('stopped', { drained: clean })
       resolve(0)

@@ -4,7 +4,7 @@ import { and, desc, eq, gte, inArray, isNotNull, lt, or, sql } from 'drizzle-orm
 import type { Db } from '../db/open'
 import * as s from '../db/schema'
 import { newId } from '../lib/ids'
-import { allocateCharge } from './credit'
+import { createRequestWriter, grantColumns, type GrantRow, parseScope } from './sqlite-request-writer'
 import type {
   Account,
   ApiKeyRecord,
@@ -27,6 +27,15 @@ import type {
 export function createSqliteLedger(db: Db, clock: () => number = Date.now): Ledger {
   const client = db.$client
   const dataVersion = client.prepare<{ data_version: number }, []>('PRAGMA data_version')
+  const writer = createRequestWriter(client)
+  const selectGrants = client.prepare<GrantRow & { accountId: string; source: string }, [string]>(
+    `SELECT ${grantColumns}, account_id AS accountId, source FROM grants WHERE account_id = ? ORDER BY created_at, id`,
+  )
+  // Checkpoints copy the WAL into the database file with fsyncs; SQLite runs them inside whichever
+  // commit crosses the threshold, which here is a request. A timer does it between requests.
+  client.exec('PRAGMA wal_autocheckpoint = 0')
+  const checkpoints = setInterval(() => client.exec('PRAGMA wal_checkpoint(PASSIVE)'), 1000)
+  checkpoints.unref()
   let seenVersion = dataVersion.get()?.data_version ?? 0
 
   const sessionColumns = {
@@ -111,8 +120,14 @@ export function createSqliteLedger(db: Db, clock: () => number = Date.now): Ledg
       db.insert(s.grants).values(row).run()
       return row
     },
+    // Read after every request of the account (the quota gate's cache): a prepared statement.
     async listGrants(accountId) {
-      return db.select().from(s.grants).where(eq(s.grants.accountId, accountId)).orderBy(s.grants.createdAt).all()
+      return selectGrants.all(accountId).map((g) => ({
+        ...g,
+        scopeRoutingModes: parseScope(g.scopeRoutingModes),
+        scopeModels: parseScope(g.scopeModels),
+        scopeProviders: parseScope(g.scopeProviders),
+      }))
     },
 
     async putProviderKey(key) {
@@ -139,56 +154,7 @@ export function createSqliteLedger(db: Db, clock: () => number = Date.now): Ledg
       return gone.length > 0
     },
 
-    async recordRequest(finished: FinishedRequest) {
-      return db.transaction(
-        (tx) => {
-          const { request } = finished
-          const grants = tx.select().from(s.grants).where(eq(s.grants.accountId, request.accountId)).all()
-          let chargedTotal = 0
-          const legs: LegRecord[] = []
-          const charges: (typeof s.grantCharges.$inferInsert)[] = []
-          for (const { charge, ...leg } of finished.legs) {
-            let charged = 0
-            if (charge.amountNanos > 0) {
-              const scope = {
-                routingMode: request.routingMode,
-                modelId: leg.modelId,
-                providerId: leg.providerId,
-                costType: charge.costType,
-                now: leg.createdAt,
-              }
-              for (const part of allocateCharge(grants, scope, charge.amountNanos).parts) {
-                const grant = grants.find((g) => g.id === part.grantId)!
-                grant.remainingNanos -= part.amountNanos
-                charged += part.amountNanos
-                charges.push({
-                  grantId: part.grantId,
-                  usageEventId: leg.id,
-                  requestId: request.id,
-                  costType: charge.costType,
-                  amountNanos: part.amountNanos,
-                  createdAt: leg.endedAt ?? leg.createdAt,
-                })
-              }
-            }
-            chargedTotal += charged
-            legs.push({ ...leg, chargedNanos: charged })
-          }
-          const record: RequestRecord = { ...request, chargedNanos: chargedTotal }
-          tx.insert(s.requests).values(record).run()
-          if (legs.length > 0) tx.insert(s.usageEvents).values(legs).run()
-          if (charges.length > 0) {
-            tx.insert(s.grantCharges).values(charges).run()
-            for (const grantId of new Set(charges.map((c) => c.grantId))) {
-              const g = grants.find((x) => x.id === grantId)!
-              tx.update(s.grants).set({ remainingNanos: g.remainingNanos }).where(eq(s.grants.id, grantId)).run()
-            }
-          }
-          return record
-        },
-        { behavior: 'immediate' },
-      )
-    },
+    recordRequest: (finished: FinishedRequest) => writer.record(finished),
 
     async getRequest(accountId, id) {
       const request = db
@@ -374,8 +340,22 @@ export function createSqliteLedger(db: Db, clock: () => number = Date.now): Ledg
     },
 
     close() {
+      writer.flush()
+      clearInterval(checkpoints)
+      client.exec('PRAGMA wal_checkpoint(TRUNCATE)')
       client.close()
     },
+  }
+  // Every other query first writes what is queued, so it sees the requests already answered
+  // (the usage API right after a stream ends, feedback that references a request, a new grant
+  // landing after the charges queued before it).
+  for (const name of Object.keys(ledger) as (keyof Ledger)[]) {
+    if (name === 'recordRequest' || name === 'changedElsewhere') continue
+    const method = ledger[name] as (...args: unknown[]) => unknown
+    ;(ledger as unknown as Record<string, unknown>)[name] = (...args: unknown[]) => {
+      writer.flush()
+      return method(...args)
+    }
   }
   return ledger
 }

@@ -1,8 +1,20 @@
 // Token counts with a real BPE tokenizer (o200k_base), for count_tokens when no upstream can
 // count and for legs whose upstream never reported usage. Claude's own tokenizer is not public;
 // o200k is close enough for compaction decisions and estimates, and never a made-up zero.
-import { countTokens } from 'gpt-tokenizer/encoding/o200k_base'
 import type { ExchangeRequest } from '../exchange/types'
+
+type CountTokens = (text: string) => number
+let countTokens: CountTokens | undefined
+
+/**
+ * The o200k tables cost ~55 MB of memory, and only count_tokens and cut streams need them: load
+ * them on first use, not at start. `require` keeps the call synchronous and still lets
+ * `bun build --compile` embed the module.
+ */
+function tokenizer(): CountTokens {
+  countTokens ??= (require('gpt-tokenizer/encoding/o200k_base') as { countTokens: CountTokens }).countTokens
+  return countTokens
+}
 
 /** Per-message framing (role markers) that every chat template adds. */
 const tokensPerMessage = 4
@@ -41,5 +53,5 @@ export function countRequestTokens(req: Pick<ExchangeRequest, 'system' | 'messag
     }
   }
   for (const tool of req.tools) texts.push(tool.name, tool.description ?? '', JSON.stringify(tool.inputSchema))
-  return countTokens(texts.join('\n')) + extra
+  return tokenizer()(texts.join('\n')) + extra
 }

@@ -1,0 +1,163 @@
+// The request path's one ledger write, made cheap: prepared statements (no query building per
+// request) and group commit — requests that finish in the same turn of the event loop are
+// written in one IMMEDIATE transaction. Readers flush first, so a request is visible to the usage
+// API as soon as its response has ended; a clean shutdown flushes before closing.
+import type { Database, Statement } from 'bun:sqlite'
+import { allocateCharge, type GrantState } from './credit'
+import type { FinishedRequest, RequestRecord } from './ledger'
+
+interface Pending {
+  finished: FinishedRequest
+  resolve: (record: RequestRecord) => void
+  reject: (err: unknown) => void
+}
+
+export const grantColumns =
+  'id, amount_nanos AS amountNanos, remaining_nanos AS remainingNanos, scope_cost_type AS scopeCostType, ' +
+  'scope_routing_modes AS scopeRoutingModes, scope_models AS scopeModels, scope_providers AS scopeProviders, ' +
+  'expires_at AS expiresAt, created_at AS createdAt'
+
+export interface GrantRow extends Omit<GrantState, 'scopeRoutingModes' | 'scopeModels' | 'scopeProviders'> {
+  scopeRoutingModes: string | null
+  scopeModels: string | null
+  scopeProviders: string | null
+}
+
+export const parseScope = (json: string | null) => (json === null ? null : (JSON.parse(json) as string[] | null))
+
+export function createRequestWriter(client: Database) {
+  const insertRequest = client.prepare(
+    `INSERT INTO requests (id, account_id, api_key_id, surface, routing_mode, status, http_status, error_type,
+       error_message, stream, selected_model_id, selected_provider_id, provider_ranks, attempts, total_cost_nanos,
+       charged_nanos, total_input_tokens, total_cached_input_tokens, total_cache_creation_input_tokens,
+       total_output_tokens, session_id, agent_id, session_source, byok, created_at, first_byte_at, ended_at)
+     VALUES ($id, $accountId, $apiKeyId, $surface, $routingMode, $status, $httpStatus, $errorType, $errorMessage,
+       $stream, $selectedModelId, $selectedProviderId, $providerRanks, $attempts, $totalCostNanos, $chargedNanos,
+       $totalInputTokens, $totalCachedInputTokens, $totalCacheCreationInputTokens, $totalOutputTokens, $sessionId,
+       $agentId, $sessionSource, $byok, $createdAt, $firstByteAt, $endedAt)`,
+  )
+  const insertLeg = client.prepare(
+    `INSERT INTO usage_events (id, request_id, account_id, attempt, model_id, provider_id, upstream_model, committed,
+       estimated, outcome, error, input_tokens, cached_input_tokens, cache_creation_input_tokens, output_tokens,
+       cost_nanos, charged_nanos, byok, created_at, ended_at)
+     VALUES ($id, $requestId, $accountId, $attempt, $modelId, $providerId, $upstreamModel, $committed, $estimated,
+       $outcome, $error, $inputTokens, $cachedInputTokens, $cacheCreationInputTokens, $outputTokens, $costNanos,
+       $chargedNanos, $byok, $createdAt, $endedAt)`,
+  )
+  const insertCharge = client.prepare(
+    `INSERT INTO grant_charges (grant_id, usage_event_id, request_id, cost_type, amount_nanos, created_at)
+     VALUES ($grantId, $usageEventId, $requestId, $costType, $amountNanos, $createdAt)`,
+  )
+  const selectGrants: Statement<GrantRow, [string]> = client.prepare(`SELECT ${grantColumns} FROM grants WHERE account_id = ?`)
+  const updateGrant = client.prepare('UPDATE grants SET remaining_nanos = $remaining WHERE id = $id')
+
+  /** Writes one request; `grants` is this batch's view of its account's grants, updated in place. */
+  function write(finished: FinishedRequest, grants: GrantState[], touched: Set<GrantState>): RequestRecord {
+    const { request } = finished
+    let chargedTotal = 0
+    const legs = finished.legs.map(({ charge, ...leg }) => {
+      let charged = 0
+      const parts =
+        charge.amountNanos > 0
+          ? allocateCharge(
+              grants,
+              {
+                routingMode: request.routingMode,
+                modelId: leg.modelId,
+                providerId: leg.providerId,
+                costType: charge.costType,
+                now: leg.createdAt,
+              },
+              charge.amountNanos,
+            ).parts
+          : []
+      for (const part of parts) {
+        const grant = grants.find((g) => g.id === part.grantId)!
+        grant.remainingNanos -= part.amountNanos
+        touched.add(grant)
+        charged += part.amountNanos
+      }
+      chargedTotal += charged
+      return { leg, charged, parts, costType: charge.costType }
+    })
+    const record: RequestRecord = { ...request, chargedNanos: chargedTotal }
+    insertRequest.run({
+      ...record,
+      stream: record.stream ? 1 : 0,
+      byok: record.byok ? 1 : 0,
+      providerRanks: JSON.stringify(record.providerRanks),
+    })
+    for (const { leg, charged, parts, costType } of legs) {
+      insertLeg.run({
+        ...leg,
+        committed: leg.committed ? 1 : 0,
+        estimated: leg.estimated ? 1 : 0,
+        byok: leg.byok ? 1 : 0,
+        chargedNanos: charged,
+      })
+      for (const part of parts) {
+        insertCharge.run({
+          grantId: part.grantId,
+          usageEventId: leg.id,
+          requestId: request.id,
+          costType,
+          amountNanos: part.amountNanos,
+          createdAt: leg.endedAt ?? leg.createdAt,
+        })
+      }
+    }
+    return record
+  }
+
+  const writeBatch = client.transaction((batch: FinishedRequest[]) => {
+    const grantsByAccount = new Map<string, GrantState[]>()
+    const touched = new Set<GrantState>()
+    const records = batch.map((finished) => {
+      const accountId = finished.request.accountId
+      let grants = grantsByAccount.get(accountId)
+      if (!grants) {
+        grants = selectGrants.all(accountId).map((g) => ({
+          ...g,
+          scopeRoutingModes: parseScope(g.scopeRoutingModes),
+          scopeModels: parseScope(g.scopeModels),
+          scopeProviders: parseScope(g.scopeProviders),
+        }))
+        grantsByAccount.set(accountId, grants)
+      }
+      return write(finished, grants, touched)
+    })
+    for (const grant of touched) updateGrant.run({ id: grant.id, remaining: grant.remainingNanos })
+    return records
+  })
+
+  let queue: Pending[] = []
+
+  /** Writes everything queued, now. One bad record must not take its batch-mates down with it. */
+  function flush() {
+    if (queue.length === 0) return
+    const batch = queue
+    queue = []
+    try {
+      const records = writeBatch.immediate(batch.map((p) => p.finished))
+      batch.forEach((p, i) => p.resolve(records[i]!))
+    } catch {
+      for (const p of batch) {
+        try {
+          p.resolve(writeBatch.immediate([p.finished])[0]!)
+        } catch (err) {
+          p.reject(err)
+        }
+      }
+    }
+  }
+
+  return {
+    record(finished: FinishedRequest): Promise<RequestRecord> {
+      return new Promise((resolve, reject) => {
+        queue.push({ finished, resolve, reject })
+        if (queue.length === 1) setImmediate(flush)
+      })
+    },
+    flush,
+  }
+}

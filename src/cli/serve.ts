@@ -42,7 +42,7 @@ export async function runServe(args: string[], io: Io): Promise<number> {
   const server = Bun.serve({
     hostname: config.server.host,
     port: config.server.port,
-    fetch: (request) => app.handle(request),
+    fetch: app.fetch,
     // Bun's own limit backs up the app's Content-Length check for chunked bodies.
     maxRequestBodySize: config.server.maxBodyBytes + 1024,
     // Streams can be quiet for a long time while a model thinks; the relay sends pings instead.

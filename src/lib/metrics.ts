@@ -8,7 +8,8 @@ const labelText = (labels: Labels) => {
   const entries = Object.entries(labels)
   return entries.length === 0 ? '' : `{${entries.map(([k, v]) => `${k}="${escapeLabel(v)}"`).join(',')}}`
 }
-const keyOf = (labels: Labels) => JSON.stringify(labels)
+// Callers build a metric's labels in one fixed key order, so the values alone identify a series.
+const keyOf = (labels: Labels) => Object.values(labels).join('\u0000')
 
 interface Series<T> {
   labels: Labels

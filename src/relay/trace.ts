@@ -6,7 +6,6 @@ import { byokFeeNanos } from '../ledger/credit'
 import type { FinishedRequest, LegOutcome, RequestStatus } from '../ledger/ledger'
 import { costNanos } from '../ledger/pricing'
 import type { GatewayError } from '../lib/errors'
-import { newId } from '../lib/ids'
 import { countRequestTokens } from '../router/count-tokens'
 import type { Candidate, RankEntry } from '../router/rank'
 import type { SessionAttributes } from './session'
@@ -55,7 +54,8 @@ export class RequestTrace {
 
   startLeg(candidate: Candidate): LegDraft {
     const leg: LegDraft = {
-      id: newId('leg'),
+      // Derived from the request id: unique without minting another ULID on the hot path.
+      id: `leg_${this.ctx.id}_${this.legs.length + 1}`,
       attempt: this.legs.length + 1,
       candidate,
       startedAt: this.ctx.clock(),

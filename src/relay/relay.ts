@@ -366,7 +366,6 @@ async function streamAnswer(
   }
   servedFirstByte(deps, a.trace, a.leg)
 
-  const encoder = new TextEncoder()
   let done = false
   const finish = async (outcome: 'ok' | 'failed' | 'aborted', error?: GatewayError) => {
     if (done) return
@@ -377,49 +376,51 @@ async function streamAnswer(
     const status = outcome === 'ok' ? 'completed' : outcome
     await record(deps, a.trace, { status, httpStatus: outcome === 'aborted' ? 499 : 200, error })
   }
-  const stream = new ReadableStream<Uint8Array>(
-    {
-      start(controller) {
-        controller.enqueue(encoder.encode(first.value))
-      },
-      async pull(controller) {
-        try {
+  // A direct stream: one pull that writes each frame as it is produced and flushes it at once,
+  // so no frame waits for another (no batching) and no promise round trip per frame.
+  const stream = new ReadableStream({
+    type: 'direct',
+    async pull(controller) {
+      const send = (frame: string) => {
+        controller.write(frame)
+        controller.flush()
+      }
+      try {
+        send(first.value)
+        for (;;) {
           const next = await clientFrames.next()
-          if (!next.done) {
-            controller.enqueue(encoder.encode(next.value))
-            return
-          }
-          const end = received()
-          if (end.clean) {
-            await finish('ok')
-          } else {
-            const error = end.error
-              ? upstreamFailure(end.error)
-              : new GatewayError('api_error', 'upstream stream ended before the message was complete', { status: 502 })
-            // A translated stream already told the client (the encoder emits the error event);
-            // a pass-through stream has relayed the upstream's own frames, so add ours if it sent none.
-            if (passThrough && !end.error) controller.enqueue(encoder.encode(errorFrame(error)))
-            await finish('failed', error)
-          }
-          controller.close()
-        } catch (err) {
+          if (next.done) break
           if (done) return
-          const error = err instanceof GatewayError ? err : new GatewayError('api_error', `upstream stream failed: ${String(err)}`, { status: 502 })
-          const frame = errorFrame(error)
-          if (frame) controller.enqueue(encoder.encode(frame))
-          await finish('failed', error)
-          controller.close()
+          send(next.value)
         }
-      },
-      async cancel() {
-        // The client went away: stop the upstream and record what flowed.
-        a.controller.abort()
-        await finish('aborted', new GatewayError('api_error', 'client disconnected mid-stream', { status: 499 }))
-        await clientFrames.return?.(undefined).catch(() => {})
-      },
+        const end = received()
+        if (end.clean) {
+          await finish('ok')
+        } else {
+          const error = end.error
+            ? upstreamFailure(end.error)
+            : new GatewayError('api_error', 'upstream stream ended before the message was complete', { status: 502 })
+          // A translated stream already told the client (the encoder emits the error event);
+          // a pass-through stream has relayed the upstream's own frames, so add ours if it sent none.
+          if (passThrough && !end.error) send(errorFrame(error))
+          await finish('failed', error)
+        }
+      } catch (err) {
+        if (done) return
+        const error = err instanceof GatewayError ? err : new GatewayError('api_error', `upstream stream failed: ${String(err)}`, { status: 502 })
+        const frame = errorFrame(error)
+        if (frame) send(frame)
+        await finish('failed', error)
+      }
+      controller.close()
     },
-    { highWaterMark: 0 },
-  )
+    async cancel() {
+      // The client went away: stop the upstream and record what flowed.
+      a.controller.abort()
+      await finish('aborted', new GatewayError('api_error', 'client disconnected mid-stream', { status: 499 }))
+      await clientFrames.return?.(undefined).catch(() => {})
+    },
+  })
   deps.metrics.streamStarted()
   return new Response(stream, { headers: { ...sseHeaders, ...a.idHeader } })
 }

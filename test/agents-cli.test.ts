@@ -11,7 +11,7 @@ import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'nod
 import { hostname, tmpdir } from 'node:os'
 import { dirname, join, resolve } from 'node:path'
 import type { ConfigFile } from '../src/config/schema'
-import { ensureNpmAgent, type RunResult, runBounded } from './support/agents'
+import { codexLoopbackOnly, ensureNpmAgent, type RunResult, runBounded } from './support/agents'
 import { createHarness, type Harness } from './support/harness'
 import { type Simulator, startSimulator } from './support/simulator'
 
@@ -405,22 +405,7 @@ function writeCodexConfig(home: string) {
 sandbox_mode = "read-only"
 check_for_update_on_startup = false
 
-[analytics]
-enabled = false
-
-[feedback]
-enabled = false
-
-[otel]
-exporter = "none"
-
-# Plugin sync and app discovery reach chatgpt.com and api.github.com at start-up.
-[features]
-plugins = false
-remote_plugin = false
-apps = false
-tool_suggest = false
-`,
+${codexLoopbackOnly}`,
   )
   return dir
 }

@@ -10,7 +10,7 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import type { ConfigFile } from '../src/config/schema'
-import { ensureNpmAgent, runBounded } from './support/agents'
+import { codexLoopbackOnly, ensureNpmAgent, runBounded } from './support/agents'
 import { createHarness, type Harness } from './support/harness'
 import { type Simulator, startSimulator } from './support/simulator'
 
@@ -122,22 +122,7 @@ wire_api = "responses"
 request_max_retries = 0
 stream_max_retries = 0
 
-[analytics]
-enabled = false
-
-[feedback]
-enabled = false
-
-[otel]
-exporter = "none"
-
-# Plugin sync and app discovery reach chatgpt.com and api.github.com at start-up.
-[features]
-plugins = false
-remote_plugin = false
-apps = false
-tool_suggest = false
-`,
+${codexLoopbackOnly}`,
   )
   return { home, dir, work, cleanup: () => rmSync(home, { recursive: true, force: true }) }
 }

@@ -102,3 +102,25 @@ export async function ensureNpmAgent(opts: {
     `installing ${opts.pkg}@${opts.version} into ${agentsDir} failed${install.timedOut ? ' (timed out)' : ''} although npm is reachable:\n${install.stderr}${install.stdout}`,
   )
 }
+
+/**
+ * Codex settings that keep it on loopback: no analytics, feedback or telemetry, and none of the
+ * start-up plugin sync and app discovery that reach chatgpt.com and api.github.com. Appended to
+ * the tests' config.toml (TOML tables, so it goes last).
+ */
+export const codexLoopbackOnly = `[analytics]
+enabled = false
+
+[feedback]
+enabled = false
+
+[otel]
+exporter = "none"
+
+# Plugin sync and app discovery reach chatgpt.com and api.github.com at start-up.
+[features]
+plugins = false
+remote_plugin = false
+apps = false
+tool_suggest = false
+`

@@ -2,22 +2,12 @@
 // (wire-formats §2.7, §4.12).
 import type { UpstreamErrorInfo } from '../../exchange/types'
 import type { ErrorKind, GatewayError } from '../../lib/errors'
-import { isObject, asString } from '../wire-values'
+import { anthropicErrorTypeForStatus } from '../anthropic/errors'
+import { asString, isObject } from '../wire-values'
 
 /** Upstream HTTP status → the neutral (Anthropic) error type; 429 with insufficient_quota is billing. */
-const typeForStatus = (status: number, code: string | undefined): string => {
-  if (code === 'insufficient_quota') return 'billing_error'
-  if (status === 400 || status === 422 || status === 409) return 'invalid_request_error'
-  if (status === 401) return 'authentication_error'
-  if (status === 402) return 'billing_error'
-  if (status === 403) return 'permission_error'
-  if (status === 404) return 'not_found_error'
-  if (status === 408 || status === 504) return 'timeout_error'
-  if (status === 413) return 'request_too_large'
-  if (status === 429) return 'rate_limit_error'
-  if (status === 502 || status === 503 || status === 529) return 'overloaded_error'
-  return 'api_error'
-}
+const typeForStatus = (status: number, code: string | undefined): string =>
+  code === 'insufficient_quota' ? 'billing_error' : anthropicErrorTypeForStatus(status)
 
 export const decodeResponsesError = (status: number, bodyText: string): UpstreamErrorInfo => {
   let message: string | undefined

@@ -22,10 +22,10 @@ typecheck: setup
 	bunx tsc --noEmit -p .
 
 lint: setup
-	bunx biome check src test
+	bunx biome check src test bench
 
 fmt: setup
-	bunx biome check --write src test
+	bunx biome check --write src test bench
 
 ## check: typecheck + lint + tests
 check: typecheck lint test

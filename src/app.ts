@@ -1,5 +1,5 @@
 // createApp(deps) → the Elysia app. It never listens: `svc serve` does, tests call app.handle().
-import { Elysia, ValidationError } from 'elysia'
+import { Elysia, type ValidationError } from 'elysia'
 import type { Deps } from './deps'
 import { adminRoutes } from './http/admin'
 import { dashboardRoutes } from './http/dashboard'
@@ -99,9 +99,13 @@ export function createApp(deps: Deps) {
           const route = knownRoutes.find((r) => r.pattern.test(path))
           if (route && !route.methods.split(',').includes(request.method)) {
             return errorResponse(
-              new GatewayError('method_not_allowed', `${request.method} is not allowed on ${path}; use ${route.methods}`, {
-                cause: route.methods,
-              }),
+              new GatewayError(
+                'method_not_allowed',
+                `${request.method} is not allowed on ${path}; use ${route.methods}`,
+                {
+                  cause: route.methods,
+                },
+              ),
               surface,
             )
           }

@@ -87,7 +87,9 @@ export function createDeps(config: Config, opts: DepsOptions = {}): Deps {
   })
   const grants = accountCache((accountId) => ledger.listGrants(accountId))
   const byokKeys = accountCache((accountId) => admin.openProviderKeys(accountId))
-  const nudges = accountCache(async (accountId) => computeNudges(await ledger.recentFeedbackSignals(accountId, nudgeWindow)))
+  const nudges = accountCache(async (accountId) =>
+    computeNudges(await ledger.recentFeedbackSignals(accountId, nudgeWindow)),
+  )
   const health = createHealth(clock)
   const lastServed = new Map<string, { modelId: string; providerId: string }>()
   const sessionKey = (accountId: string, sessionId: string) => `${accountId}\u0000${sessionId}`

@@ -17,7 +17,12 @@ function cli(env: Record<string, string> = {}) {
   const run = async (...argv: string[]) => {
     const out: string[] = []
     const err: string[] = []
-    const io: Io = { env: { SVC_DATABASE: join(dir, 'svc.db'), ...env }, cwd: dir, out: (t) => out.push(t), err: (t) => err.push(t) }
+    const io: Io = {
+      env: { SVC_DATABASE: join(dir, 'svc.db'), ...env },
+      cwd: dir,
+      out: (t) => out.push(t),
+      err: (t) => err.push(t),
+    }
     const code = await main(argv, io)
     return { code, out: out.join(''), err: err.join('') }
   }
@@ -36,7 +41,27 @@ describe('admin CLI', () => {
     expect(created).toMatchObject({ name: 'laptop', prefix: created.key.slice(0, 12), revoked_at: null })
 
     const grant = JSON.parse(
-      (await run('grants', 'add', '--account', 'alice', '--usd', '2.5', '--routing-mode', 'pro', '--routing-mode', 'max', '--model', 'gpt-5.1', '--expires', '2027-01-01T00:00:00Z', '--source', 'promo', '--json')).out,
+      (
+        await run(
+          'grants',
+          'add',
+          '--account',
+          'alice',
+          '--usd',
+          '2.5',
+          '--routing-mode',
+          'pro',
+          '--routing-mode',
+          'max',
+          '--model',
+          'gpt-5.1',
+          '--expires',
+          '2027-01-01T00:00:00Z',
+          '--source',
+          'promo',
+          '--json',
+        )
+      ).out,
     )
     expect(grant).toMatchObject({
       amount_nanos: 2_500_000_000,
@@ -107,7 +132,13 @@ describe('admin CLI', () => {
     // provider-keys reads stdin; drive the admin function the CLI calls.
     const { createDeps } = await import('../src/deps')
     const { resolveConfig } = await import('../src/config/load')
-    const config = resolveConfig({}, { env: { SVC_MASTER_KEY: 'master-secret-for-tests', ANTHROPIC_API_KEY: 'x' }, overrides: { database: join(dir, 'svc.db') } })
+    const config = resolveConfig(
+      {},
+      {
+        env: { SVC_MASTER_KEY: 'master-secret-for-tests', ANTHROPIC_API_KEY: 'x' },
+        overrides: { database: join(dir, 'svc.db') },
+      },
+    )
     const deps = createDeps(config)
     await deps.admin.addProviderKey({ account: 'alice', provider: 'anthropic', key: secret })
     const account = await deps.admin.findAccount('alice')
@@ -134,13 +165,18 @@ describe('admin HTTP API', () => {
     const admin = (path: string, init: RequestInit & { json?: unknown } = {}): Promise<TestResponse> =>
       h.call(path, { ...init, key: null, headers: { authorization: 'Bearer admin-secret' } })
     expect((await h.call('/v1/admin/accounts', { key: null })).status).toBe(401)
-    expect((await h.call('/v1/admin/accounts', { key: null, headers: { authorization: 'Bearer wrong' } })).status).toBe(401)
+    expect((await h.call('/v1/admin/accounts', { key: null, headers: { authorization: 'Bearer wrong' } })).status).toBe(
+      401,
+    )
     expect((await h.call('/v1/admin/accounts')).status).toBe(401) // an account key is not the admin token
 
     expect((await admin('/v1/admin/accounts', { method: 'POST', json: { name: 'carol' } })).status).toBe(201)
     const key = await (await admin('/v1/admin/keys', { method: 'POST', json: { account: 'carol', name: 'ci' } })).json()
     expect(key.key).toMatch(/^svc-/)
-    const grant = await admin('/v1/admin/grants', { method: 'POST', json: { account: 'carol', usd: 1, scope_providers: ['anthropic'] } })
+    const grant = await admin('/v1/admin/grants', {
+      method: 'POST',
+      json: { account: 'carol', usd: 1, scope_providers: ['anthropic'] },
+    })
     expect(grant.status).toBe(201)
     expect(await grant.json()).toMatchObject({ amount_nanos: 1_000_000_000, scope_providers: ['anthropic'] })
     const usage = await (await h.call('/v1/usage', { key: key.key })).json()
@@ -194,7 +230,8 @@ describe('another process writes', () => {
     const deps = createDeps(config, { log: createLogger('silent') })
     const first = await deps.admin.bootstrap()
     const app = createApp(deps)
-    const get = () => app.handle(new Request('http://localhost/v1/usage', { headers: { authorization: `Bearer ${first?.key}` } }))
+    const get = () =>
+      app.handle(new Request('http://localhost/v1/usage', { headers: { authorization: `Bearer ${first?.key}` } }))
     expect((await get()).status).toBe(200) // now cached in memory
     const keyId = JSON.parse((await run('keys', 'list', '--json')).out)[0].id
     expect((await run('keys', 'revoke', keyId)).code).toBe(0)

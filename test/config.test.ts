@@ -7,11 +7,31 @@ describe('config', () => {
   test.each([
     [{ server: { prot: 8080 } }, 'svc.toml: server.prot: unknown key'],
     [{ server: { port: '8080' } }, 'svc.toml: server.port: expected integer (got "8080")'],
-    [{ providers: { x: { kind: 'grpc', base_url: 'http://x' } } }, 'providers.x.kind: must be one of anthropic, openai-chat, openai-responses'],
+    [
+      { providers: { x: { kind: 'grpc', base_url: 'http://x' } } },
+      'providers.x.kind: must be one of anthropic, openai-chat, openai-responses',
+    ],
     [{ providers: { x: { kind: 'anthropic' } } }, 'providers.x.base_url'],
-    [{ models: [{ id: 'm', provider: 'p', profiles: ['cheap'] }] }, 'models.0.profiles.0: must be one of pro, max, ultra_saver'],
+    [
+      { models: [{ id: 'm', provider: 'p', profiles: ['cheap'] }] },
+      'models.0.profiles.0: must be one of pro, max, ultra_saver',
+    ],
     [{ models: [{ id: 'new-model', provider: 'p' }] }, 'profiles is required'],
-    [{ models: [{ id: 'm', provider: 'p', profiles: ['pro'], quality: 50, input_usd_per_mtok: 0.0001, output_usd_per_mtok: 1 }] }, 'not a whole number of nanos'],
+    [
+      {
+        models: [
+          {
+            id: 'm',
+            provider: 'p',
+            profiles: ['pro'],
+            quality: 50,
+            input_usd_per_mtok: 0.0001,
+            output_usd_per_mtok: 1,
+          },
+        ],
+      },
+      'not a whole number of nanos',
+    ],
     [{ billing: { byok_fee_percent: 120 } }, 'billing.byok_fee_percent'],
   ])('%j is refused: %s', (raw, message) => {
     expect(() => load(raw)).toThrow(ConfigError)
@@ -19,7 +39,10 @@ describe('config', () => {
   })
 
   test('usual environment keys configure providers with no file; a model is in the catalog only once priced', () => {
-    const config = load({}, { ANTHROPIC_API_KEY: 'a', OPENROUTER_API_KEY: 'o', DEEPSEEK_API_KEY: 'd', OPENAI_API_KEY: 'k' })
+    const config = load(
+      {},
+      { ANTHROPIC_API_KEY: 'a', OPENROUTER_API_KEY: 'o', DEEPSEEK_API_KEY: 'd', OPENAI_API_KEY: 'k' },
+    )
     expect(Object.values(config.providers).map((p) => [p.id, p.kind, p.baseUrl])).toEqual([
       ['anthropic', 'anthropic', 'https://api.anthropic.com'],
       ['openai', 'openai-chat', 'https://api.openai.com/v1'],
@@ -28,7 +51,12 @@ describe('config', () => {
     ])
     expect(config.providers.openai?.maxTokensField).toBe('max_completion_tokens')
     const sonnet = config.models.find((m) => m.id === 'claude-sonnet-4-5' && m.provider === 'anthropic')
-    expect(sonnet?.price).toEqual({ inputNanosPerToken: 3000, outputNanosPerToken: 15000, cacheReadNanosPerToken: 300, cacheWriteNanosPerToken: 3750 })
+    expect(sonnet?.price).toEqual({
+      inputNanosPerToken: 3000,
+      outputNanosPerToken: 15000,
+      cacheReadNanosPerToken: 300,
+      cacheWriteNanosPerToken: 3750,
+    })
   })
 
   test('[[models]] overrides a built-in row field by field, adds new ones, removes with enabled=false, and builtin=false drops the catalog', () => {
@@ -36,22 +64,38 @@ describe('config', () => {
       models: [
         { id: 'claude-sonnet-4-5', provider: 'anthropic', output_usd_per_mtok: 14 },
         { id: 'claude-opus-4-5', provider: 'anthropic', enabled: false },
-        { id: 'local-coder', provider: 'local', profiles: ['ultra_saver'], quality: 60, input_usd_per_mtok: 0, output_usd_per_mtok: 0 },
+        {
+          id: 'local-coder',
+          provider: 'local',
+          profiles: ['ultra_saver'],
+          quality: 60,
+          input_usd_per_mtok: 0,
+          output_usd_per_mtok: 0,
+        },
       ],
     })
     const sonnet = config.models.find((m) => m.id === 'claude-sonnet-4-5' && m.provider === 'anthropic')
     expect(sonnet?.price?.outputNanosPerToken).toBe(14000)
     expect(sonnet?.price?.inputNanosPerToken).toBe(3000)
     expect(config.models.some((m) => m.id === 'claude-opus-4-5' && m.provider === 'anthropic')).toBe(false)
-    expect(config.models.find((m) => m.id === 'local-coder')).toMatchObject({ upstreamModel: 'local-coder', price: { inputNanosPerToken: 0 } })
+    expect(config.models.find((m) => m.id === 'local-coder')).toMatchObject({
+      upstreamModel: 'local-coder',
+      price: { inputNanosPerToken: 0 },
+    })
 
-    const only = load({ catalog: { builtin: false }, models: [{ id: 'x', provider: 'p', profiles: ['pro'], quality: 1 }] })
+    const only = load({
+      catalog: { builtin: false },
+      models: [{ id: 'x', provider: 'p', profiles: ['pro'], quality: 1 }],
+    })
     expect(only.models.map((m) => [m.id, m.price])).toEqual([['x', null]])
   })
 
   test('secrets come from the environment variables the file names', () => {
     const config = load(
-      { server: { admin_token_env: 'MY_ADMIN' }, providers: { corp: { kind: 'openai-chat', base_url: 'http://127.0.0.1:9/v1/', api_key_env: 'CORP_KEY' } } },
+      {
+        server: { admin_token_env: 'MY_ADMIN' },
+        providers: { corp: { kind: 'openai-chat', base_url: 'http://127.0.0.1:9/v1/', api_key_env: 'CORP_KEY' } },
+      },
       { MY_ADMIN: 'tok', CORP_KEY: 'ck' },
     )
     expect(config.server.adminToken).toBe('tok')

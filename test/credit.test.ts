@@ -1,5 +1,11 @@
 import { describe, expect, test } from 'bun:test'
-import { applicableCreditNanos, byokFeeNanos, type ChargeScope, grantCovers, type GrantState } from '../src/ledger/credit'
+import {
+  applicableCreditNanos,
+  byokFeeNanos,
+  type ChargeScope,
+  grantCovers,
+  type GrantState,
+} from '../src/ledger/credit'
 import { costNanos, usdPerMtokToNanosPerToken } from '../src/ledger/pricing'
 import { createHarness } from './support/harness'
 import { seedRequest } from './support/ledger-fixtures'
@@ -19,7 +25,13 @@ const grant = (over: Partial<GrantState>): GrantState => ({
   createdAt: T0,
   ...over,
 })
-const scope: ChargeScope = { routingMode: 'pro', modelId: 'claude-sonnet-4-5', providerId: 'anthropic', costType: 'model_usage', now: T0 }
+const scope: ChargeScope = {
+  routingMode: 'pro',
+  modelId: 'claude-sonnet-4-5',
+  providerId: 'anthropic',
+  costType: 'model_usage',
+  now: T0,
+}
 
 describe('scope rules', () => {
   test.each([
@@ -29,11 +41,21 @@ describe('scope rules', () => {
     ['model in scope', { scopeModels: ['claude-sonnet-4-5'] }, scope, true],
     ['model out of scope', { scopeModels: ['gpt-5.1'] }, scope, false],
     ['provider out of scope', { scopeProviders: ['openrouter'] }, scope, false],
-    ['all scopes must match', { scopeRoutingModes: ['pro'], scopeModels: ['claude-sonnet-4-5'], scopeProviders: ['openrouter'] }, scope, false],
+    [
+      'all scopes must match',
+      { scopeRoutingModes: ['pro'], scopeModels: ['claude-sonnet-4-5'], scopeProviders: ['openrouter'] },
+      scope,
+      false,
+    ],
     ['expired grant pays nothing', { expiresAt: T0 }, scope, false],
     ['not yet expired', { expiresAt: T0 + 1 }, scope, true],
     ['model_usage grant pays model usage', { scopeCostType: 'model_usage' }, scope, true],
-    ['model_usage grant does not pay BYOK fees', { scopeCostType: 'model_usage' }, { ...scope, costType: 'byok_fee' }, false],
+    [
+      'model_usage grant does not pay BYOK fees',
+      { scopeCostType: 'model_usage' },
+      { ...scope, costType: 'byok_fee' },
+      false,
+    ],
     ['byok_fee grant pays BYOK fees', { scopeCostType: 'byok_fee' }, { ...scope, costType: 'byok_fee' }, true],
     ['byok_fee grant does not pay model usage', { scopeCostType: 'byok_fee' }, scope, false],
   ] as [string, Partial<GrantState>, ChargeScope, boolean][])('%s', (_name, over, s, expected) => {
@@ -62,7 +84,12 @@ describe('pricing', () => {
   })
 
   test('cost is the integer sum over input, cache read, cache write and output', () => {
-    const price = { inputNanosPerToken: 3000, cacheReadNanosPerToken: 300, cacheWriteNanosPerToken: 3750, outputNanosPerToken: 15000 }
+    const price = {
+      inputNanosPerToken: 3000,
+      cacheReadNanosPerToken: 300,
+      cacheWriteNanosPerToken: 3750,
+      outputNanosPerToken: 15000,
+    }
     expect(costNanos({ input: 86, cacheRead: 1920, cacheWrite: 10, output: 300, reasoning: 0 }, price)).toBe(
       86 * 3000 + 1920 * 300 + 10 * 3750 + 300 * 15000,
     )
@@ -84,9 +111,19 @@ describe('charging order, with ledger rows', () => {
     h.clock.advance(1)
     const generalNewer = await add({ account: 'default', amountNanos: 1000, source: 'general-new' })
     h.clock.advance(1)
-    const expiringLater = await add({ account: 'default', amountNanos: 300, routingModes: ['pro'], expiresAt: new Date(T0 + 10 * DAY).toISOString() })
+    const expiringLater = await add({
+      account: 'default',
+      amountNanos: 300,
+      routingModes: ['pro'],
+      expiresAt: new Date(T0 + 10 * DAY).toISOString(),
+    })
     h.clock.advance(1)
-    const expiringSoon = await add({ account: 'default', amountNanos: 200, models: ['claude-sonnet-4-5'], expiresAt: new Date(T0 + DAY).toISOString() })
+    const expiringSoon = await add({
+      account: 'default',
+      amountNanos: 200,
+      models: ['claude-sonnet-4-5'],
+      expiresAt: new Date(T0 + DAY).toISOString(),
+    })
     h.clock.advance(1)
     const otherScope = await add({ account: 'default', amountNanos: 500, routingModes: ['max'] })
     const expired = await add({ account: 'default', amountNanos: 500, expiresAt: new Date(T0 + 2).toISOString() })
@@ -133,11 +170,15 @@ describe('charging order, with ledger rows', () => {
       legs: [{ costNanos: 2000, byok: true, charge: { costType: 'byok_fee', amountNanos: 100 } }],
     })
     await seedRequest(h.deps.ledger, { accountId: h.accountId, at: T0 + 2, id: 'plat', legs: [{ costNanos: 300 }] })
-    const remaining = Object.fromEntries((await h.deps.ledger.listGrants(h.accountId)).map((g) => [g.id, g.remainingNanos]))
+    const remaining = Object.fromEntries(
+      (await h.deps.ledger.listGrants(h.accountId)).map((g) => [g.id, g.remainingNanos]),
+    )
     expect(remaining).toEqual({ [feeOnly.id]: 0, [usageOnly.id]: 700 })
     const byok = await h.deps.ledger.getRequest(h.accountId, 'byok')
     expect(byok?.request).toMatchObject({ byok: true, totalCostNanos: 2000, chargedNanos: 100 })
-    expect(byok?.charges).toEqual([{ grantId: feeOnly.id, usageEventId: 'leg_byok_1', costType: 'byok_fee', amountNanos: 100 }])
+    expect(byok?.charges).toEqual([
+      { grantId: feeOnly.id, usageEventId: 'leg_byok_1', costType: 'byok_fee', amountNanos: 100 },
+    ])
   })
 
   test('usage totals: limit and used over unexpired grants only', async () => {
@@ -148,6 +189,10 @@ describe('charging order, with ledger rows', () => {
     // The expiring grant is spent first (soonest expiry): 500 from it, 700 from the other.
     expect(await (await h.call('/v1/usage')).json()).toMatchObject({ limit_nanos: 1500, used_nanos: 1200 })
     h.clock.advance(200)
-    expect(await (await h.call('/v1/usage')).json()).toMatchObject({ limit_nanos: 1000, used_nanos: 700, remaining_nanos: 300 })
+    expect(await (await h.call('/v1/usage')).json()).toMatchObject({
+      limit_nanos: 1000,
+      used_nanos: 700,
+      remaining_nanos: 300,
+    })
   })
 })

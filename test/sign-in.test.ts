@@ -26,7 +26,13 @@ function cli(stdin = '') {
   homes.push(home)
   const out: string[] = []
   const err: string[] = []
-  const io: Io = { env: { HOME: home, PATH: process.env.PATH }, cwd: home, out: (t) => out.push(t), err: (t) => err.push(t), stdin: async () => stdin }
+  const io: Io = {
+    env: { HOME: home, PATH: process.env.PATH },
+    cwd: home,
+    out: (t) => out.push(t),
+    err: (t) => err.push(t),
+    stdin: async () => stdin,
+  }
   return { home, io, out, err, run: (...argv: string[]) => main(argv, io) }
 }
 
@@ -105,10 +111,20 @@ describe('svc login (device flow)', () => {
   })
 
   test('device token endpoint follows RFC 8628: pending, slow_down, expired, invalid', async () => {
-    const start = await (await fetch(`${gateway}/v1/auth/device/code`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{}' })).json() as Record<string, string>
+    const start = (await (
+      await fetch(`${gateway}/v1/auth/device/code`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: '{}',
+      })
+    ).json()) as Record<string, string>
     expect(start).toMatchObject({ verification_uri: `${gateway}/login`, expires_in: 600, interval: 0 })
     const poll = async (device_code: string) => {
-      const r = await fetch(`${gateway}/v1/auth/device/token`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ device_code }) })
+      const r = await fetch(`${gateway}/v1/auth/device/token`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ device_code }),
+      })
       return { status: r.status, body: (await r.json()) as Record<string, string> }
     }
     expect(await poll(start.device_code!)).toMatchObject({ status: 400, body: { error: 'authorization_pending' } })
@@ -125,7 +141,10 @@ describe('svc login (device flow)', () => {
     const second = await slow.deps.deviceLogin.poll(started.deviceCode)
     expect(second).toMatchObject({ ok: false, error: 'slow_down' })
     slow.clock.advance(10_001)
-    expect(await slow.deps.deviceLogin.poll(started.deviceCode)).toMatchObject({ ok: false, error: 'authorization_pending' })
+    expect(await slow.deps.deviceLogin.poll(started.deviceCode)).toMatchObject({
+      ok: false,
+      error: 'authorization_pending',
+    })
   })
 
   test('login --with-token checks the key and stores it; a bad key is refused', async () => {
@@ -154,9 +173,17 @@ describe('svc claude / svc codex launch', () => {
   test('the agent gets the gateway, the key, the profile and session headers; args and exit code pass through', async () => {
     const c = cli()
     const script = join(c.home, 'fake-agent.sh')
-    await Bun.write(script, '#!/bin/sh\nprintf "%s\\n" "$ANTHROPIC_BASE_URL|$ANTHROPIC_AUTH_TOKEN|$ANTHROPIC_MODEL|$ANTHROPIC_SMALL_FAST_MODEL|$ANTHROPIC_API_KEY" > "$HOME/env.txt"\nprintf "%s\\n" "$ANTHROPIC_CUSTOM_HEADERS" >> "$HOME/env.txt"\nprintf "%s\\n" "$@" >> "$HOME/env.txt"\nexit 7\n')
+    await Bun.write(
+      script,
+      '#!/bin/sh\nprintf "%s\\n" "$ANTHROPIC_BASE_URL|$ANTHROPIC_AUTH_TOKEN|$ANTHROPIC_MODEL|$ANTHROPIC_SMALL_FAST_MODEL|$ANTHROPIC_API_KEY" > "$HOME/env.txt"\nprintf "%s\\n" "$ANTHROPIC_CUSTOM_HEADERS" >> "$HOME/env.txt"\nprintf "%s\\n" "$@" >> "$HOME/env.txt"\nexit 7\n',
+    )
     Bun.spawnSync(['chmod', '+x', script])
-    Object.assign(c.io.env, { SVC_URL: gateway, SVC_API_KEY: h.key, SVC_CLAUDE_BIN: script, ANTHROPIC_API_KEY: 'should-be-removed' })
+    Object.assign(c.io.env, {
+      SVC_URL: gateway,
+      SVC_API_KEY: h.key,
+      SVC_CLAUDE_BIN: script,
+      ANTHROPIC_API_KEY: 'should-be-removed',
+    })
     expect(await c.run('claude', '--profile', 'max', '-p', 'do it', '--', '--verbose')).toBe(7)
     const lines = readFileSync(join(c.home, 'env.txt'), 'utf8').trim().split('\n')
     expect(lines[0]).toBe(`${gateway}/compat-a|${h.key}|svc-max|svc-ultra-saver|`)

@@ -13,7 +13,17 @@ test('a stream may outlive the connect and first-byte timeouts: they bound the s
       catalog: { builtin: false },
       routing: { connect_timeout_ms: 150, first_byte_timeout_ms: 250 },
       providers: { a: { kind: 'anthropic', base_url: sim.url, api_key_env: 'K' } },
-      models: [{ id: 'm', provider: 'a', upstream_model: 'long-up', profiles: ['pro'], quality: 90, input_usd_per_mtok: 1, output_usd_per_mtok: 1 }],
+      models: [
+        {
+          id: 'm',
+          provider: 'a',
+          upstream_model: 'long-up',
+          profiles: ['pro'],
+          quality: 90,
+          input_usd_per_mtok: 1,
+          output_usd_per_mtok: 1,
+        },
+      ],
     },
   })
   // Ten deltas 80 ms apart: the stream lasts ~0.7 s, several times both timeouts.

@@ -7,7 +7,12 @@ const T0 = Date.parse('2026-11-22T10:00:00.000Z')
 describe('GET /v1/usage', () => {
   test('credit position, grants and recent legs; costs charged from the grant', async () => {
     const h = await createHarness({ grantUsd: 5, now: T0 })
-    await seedRequest(h.deps.ledger, { accountId: h.accountId, at: T0 + 1, id: 'req1', legs: [{ costNanos: 1234, input: 7, cached: 3, cacheCreation: 2, output: 9 }] })
+    await seedRequest(h.deps.ledger, {
+      accountId: h.accountId,
+      at: T0 + 1,
+      id: 'req1',
+      legs: [{ costNanos: 1234, input: 7, cached: 3, cacheCreation: 2, output: 9 }],
+    })
     const res = await h.call('/v1/usage')
     expect(res.status).toBe(200)
     const body = await res.json()
@@ -77,7 +82,12 @@ describe('GET /v1/usage', () => {
 
   test('authentication: missing, malformed, unknown and x-api-key-only are 401 in the error shape', async () => {
     const h = await createHarness({ now: T0 })
-    const cases: Record<string, string>[] = [{}, { authorization: 'Basic abc' }, { authorization: 'Bearer svc-unknownunknownunknown' }, { 'x-api-key': h.key }]
+    const cases: Record<string, string>[] = [
+      {},
+      { authorization: 'Basic abc' },
+      { authorization: 'Bearer svc-unknownunknownunknown' },
+      { 'x-api-key': h.key },
+    ]
     for (const headers of cases) {
       const res = await h.call('/v1/usage', { key: null, headers })
       expect(res.status).toBe(401)
@@ -102,7 +112,11 @@ describe('GET /v1/usage/requests', () => {
     const ids: string[] = []
     // 7 requests share each millisecond: ordering and the cursor must fall back on the id.
     for (let i = 0; i < 21; i++) {
-      const r = await seedRequest(h.deps.ledger, { accountId: h.accountId, at: T0 + Math.floor(i / 7), id: `r${String(i).padStart(2, '0')}` })
+      const r = await seedRequest(h.deps.ledger, {
+        accountId: h.accountId,
+        at: T0 + Math.floor(i / 7),
+        id: `r${String(i).padStart(2, '0')}`,
+      })
       ids.push(r.id)
     }
     const seen: string[] = []
@@ -124,7 +138,12 @@ describe('GET /v1/usage/requests', () => {
 
   test('default page size 50, session filter, bounds and cursor errors', async () => {
     const h = await createHarness({ grantUsd: 1, now: T0 })
-    for (let i = 0; i < 55; i++) await seedRequest(h.deps.ledger, { accountId: h.accountId, at: T0 + i, sessionId: i % 5 === 0 ? 'sess-a' : undefined })
+    for (let i = 0; i < 55; i++)
+      await seedRequest(h.deps.ledger, {
+        accountId: h.accountId,
+        at: T0 + i,
+        sessionId: i % 5 === 0 ? 'sess-a' : undefined,
+      })
     const page = await (await h.call('/v1/usage/requests')).json()
     expect(page.items).toHaveLength(50)
     expect(page.has_more).toBe(true)
@@ -180,7 +199,12 @@ describe('GET /v1/usage/requests/{id}', () => {
     })
     expect(record.usage_events.map((e: { outcome: string }) => e.outcome)).toEqual(['failed', 'ok'])
     expect(record.grant_charges).toEqual([
-      { grant_id: expect.stringMatching(/^grant_/), usage_event_id: 'leg_reqA_2', cost_type: 'model_usage', amount_nanos: 5000 },
+      {
+        grant_id: expect.stringMatching(/^grant_/),
+        usage_event_id: 'leg_reqA_2',
+        cost_type: 'model_usage',
+        amount_nanos: 5000,
+      },
     ])
 
     expect((await h.call('/v1/usage/requests/nope')).status).toBe(404)
@@ -197,20 +221,45 @@ describe('GET /v1/usage/requests/{id}', () => {
 describe('sessions', () => {
   test('sessions?ids= aggregates; at most 100 ids; list is most recent first with limit bounds', async () => {
     const h = await createHarness({ grantUsd: 1, now: T0 })
-    await seedRequest(h.deps.ledger, { accountId: h.accountId, at: T0, sessionId: 'old', sessionSource: 'codex', legs: [{ costNanos: 100 }] })
-    await seedRequest(h.deps.ledger, { accountId: h.accountId, at: T0 + 10, sessionId: 'new', sessionSource: 'claude-code', legs: [{ costNanos: 7 }] })
-    await seedRequest(h.deps.ledger, { accountId: h.accountId, at: T0 + 20, sessionId: 'old', sessionSource: 'codex', legs: [{ costNanos: 200 }] })
+    await seedRequest(h.deps.ledger, {
+      accountId: h.accountId,
+      at: T0,
+      sessionId: 'old',
+      sessionSource: 'codex',
+      legs: [{ costNanos: 100 }],
+    })
+    await seedRequest(h.deps.ledger, {
+      accountId: h.accountId,
+      at: T0 + 10,
+      sessionId: 'new',
+      sessionSource: 'claude-code',
+      legs: [{ costNanos: 7 }],
+    })
+    await seedRequest(h.deps.ledger, {
+      accountId: h.accountId,
+      at: T0 + 20,
+      sessionId: 'old',
+      sessionSource: 'codex',
+      legs: [{ costNanos: 200 }],
+    })
     await seedRequest(h.deps.ledger, { accountId: h.accountId, at: T0 + 30 })
 
     const agg = await (await h.call('/v1/usage/sessions?ids=old,new,unknown')).json()
     const byId = Object.fromEntries(agg.items.map((s: { session_id: string }) => [s.session_id, s]))
-    expect(byId.old).toMatchObject({ request_count: 2, total_cost_nanos: 300, session_source: 'codex', latest_at: '2026-11-22T10:00:00.020Z' })
+    expect(byId.old).toMatchObject({
+      request_count: 2,
+      total_cost_nanos: 300,
+      session_source: 'codex',
+      latest_at: '2026-11-22T10:00:00.020Z',
+    })
     expect(byId.new).toMatchObject({ request_count: 1, total_cost_nanos: 7 })
     expect(byId.unknown).toBeUndefined()
 
     const list = await (await h.call('/v1/usage/sessions/list')).json()
     expect(list.map((s: { session_id: string }) => s.session_id)).toEqual(['old', 'new'])
-    expect((await (await h.call('/v1/usage/sessions/list?limit=1')).json()).map((s: { session_id: string }) => s.session_id)).toEqual(['old'])
+    expect(
+      (await (await h.call('/v1/usage/sessions/list?limit=1')).json()).map((s: { session_id: string }) => s.session_id),
+    ).toEqual(['old'])
 
     const tooMany = Array.from({ length: 101 }, (_, i) => `s${i}`).join(',')
     const res = await h.call(`/v1/usage/sessions?ids=${tooMany}`)
@@ -267,7 +316,9 @@ describe('POST /v1/usage/requests/{id}/feedback', () => {
 
     const bob = await h.deps.admin.createAccount('bob')
     const { key } = await h.deps.admin.createKey({ account: bob.name })
-    expect((await h.call('/v1/usage/requests/reqF/feedback', { method: 'POST', json: { rating: 'up' }, key })).status).toBe(404)
+    expect(
+      (await h.call('/v1/usage/requests/reqF/feedback', { method: 'POST', json: { rating: 'up' }, key })).status,
+    ).toBe(404)
     expect((await h.call('/v1/usage/requests/reqF')).status).toBe(200)
     expect((await (await h.call('/v1/usage/requests/reqF')).json()).feedback).toHaveLength(1)
   })
@@ -278,7 +329,10 @@ describe('errors on any route', () => {
     const h = await createHarness({ now: T0 })
     const notFound = await h.call('/v2/nothing')
     expect(notFound.status).toBe(404)
-    expect(await notFound.json()).toEqual({ type: 'error', error: { type: 'not_found_error', message: 'no route GET /v2/nothing' } })
+    expect(await notFound.json()).toEqual({
+      type: 'error',
+      error: { type: 'not_found_error', message: 'no route GET /v2/nothing' },
+    })
 
     const wrongMethod = await h.call('/v1/usage', { method: 'DELETE' })
     expect(wrongMethod.status).toBe(405)

@@ -55,7 +55,10 @@ export function createAdmin(deps: {
 
     async createAccount(name: string) {
       if (!/^[A-Za-z0-9][A-Za-z0-9._@-]{0,63}$/.test(name)) {
-        throw invalidRequest('account name: 1–64 characters of letters, digits, . _ @ -, starting with a letter or digit', 'name')
+        throw invalidRequest(
+          'account name: 1–64 characters of letters, digits, . _ @ -, starting with a letter or digit',
+          'name',
+        )
       }
       if (await ledger.getAccountByName(name)) throw invalidRequest(`account ${name} already exists`, 'name')
       return ledger.createAccount(name)
@@ -171,7 +174,8 @@ export function createAdmin(deps: {
       const keys = new Map<string, string>()
       if (!config.server.masterKey) return keys
       for (const row of await ledger.listProviderKeys(accountId)) {
-        if (config.providers[row.providerId]) keys.set(row.providerId, openProviderKey(config.server.masterKey, row.sealed, accountId))
+        if (config.providers[row.providerId])
+          keys.set(row.providerId, openProviderKey(config.server.masterKey, row.sealed, accountId))
       }
       return keys
     },

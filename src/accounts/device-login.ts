@@ -14,7 +14,11 @@ const slowDownStepSeconds = 5
 
 export type PollResult =
   | { ok: true; key: string; keyId: string; account: { id: string; name: string } }
-  | { ok: false; error: 'authorization_pending' | 'slow_down' | 'expired_token' | 'access_denied' | 'invalid_grant'; description: string }
+  | {
+      ok: false
+      error: 'authorization_pending' | 'slow_down' | 'expired_token' | 'access_denied' | 'invalid_grant'
+      description: string
+    }
 
 function newUserCode(): string {
   const bytes = randomBytes(8)
@@ -34,7 +38,8 @@ export function createDeviceLogin(deps: { ledger: Ledger; clock: () => number; i
 
   async function pendingByUserCode(userCode: string): Promise<DeviceCodeRecord> {
     const row = await ledger.findDeviceCode({ userCode: normalizeUserCode(userCode) })
-    if (!row || row.expiresAt <= clock()) throw new GatewayError('not_found', 'unknown or expired code: run `svc login` again')
+    if (!row || row.expiresAt <= clock())
+      throw new GatewayError('not_found', 'unknown or expired code: run `svc login` again')
     if (row.status !== 'pending') throw new GatewayError('invalid_request', 'this code was already used')
     return row
   }
@@ -82,7 +87,8 @@ export function createDeviceLogin(deps: { ledger: Ledger; clock: () => number; i
       if (!row || row.status === 'consumed') {
         return { ok: false, error: 'invalid_grant', description: 'unknown or already used device code' }
       }
-      if (row.expiresAt <= now) return { ok: false, error: 'expired_token', description: 'the code expired: run `svc login` again' }
+      if (row.expiresAt <= now)
+        return { ok: false, error: 'expired_token', description: 'the code expired: run `svc login` again' }
       if (row.status === 'denied') return { ok: false, error: 'access_denied', description: 'the sign-in was denied' }
       if (row.status === 'pending') {
         const tooSoon = row.lastPollAt !== null && now - row.lastPollAt < row.intervalSeconds * 1000
@@ -91,7 +97,11 @@ export function createDeviceLogin(deps: { ledger: Ledger; clock: () => number; i
           ...(tooSoon ? { intervalSeconds: row.intervalSeconds + slowDownStepSeconds } : {}),
         })
         return tooSoon
-          ? { ok: false, error: 'slow_down', description: `poll at most every ${row.intervalSeconds + slowDownStepSeconds} s` }
+          ? {
+              ok: false,
+              error: 'slow_down',
+              description: `poll at most every ${row.intervalSeconds + slowDownStepSeconds} s`,
+            }
           : { ok: false, error: 'authorization_pending', description: 'waiting for approval on the /login page' }
       }
       // Approved: exactly one poll wins the key.

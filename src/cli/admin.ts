@@ -18,7 +18,12 @@ export async function runAccounts(args: string[], io: Io): Promise<number> {
   try {
     if (verb === 'create') {
       const account = accountView(await deps.admin.createAccount(need(name, 'an account NAME')))
-      print(io, values.json, account, () => `created account ${account.name} (${account.id}); it has no credit until you add a grant`)
+      print(
+        io,
+        values.json,
+        account,
+        () => `created account ${account.name} (${account.id}); it has no credit until you add a grant`,
+      )
     } else if (verb === 'list') {
       const accounts = (await deps.admin.listAccounts()).map(accountView)
       print(io, values.json, accounts, () => table(accounts, ['name', 'id', 'created_at']))
@@ -35,17 +40,30 @@ export async function runKeys(args: string[], io: Io): Promise<number> {
   const deps = openForAdmin(io, values)
   try {
     if (verb === 'create') {
-      const { key, record } = await deps.admin.createKey({ account: need(values.account, '--account'), name: values.name })
+      const { key, record } = await deps.admin.createKey({
+        account: need(values.account, '--account'),
+        name: values.name,
+      })
       print(io, values.json, { ...apiKeyView(record), key }, () =>
-        [`${key}`, '', `API key ${record.id} (${record.name}) for account ${values.account}.`, 'It is shown once: store it now.'].join('\n'),
+        [
+          `${key}`,
+          '',
+          `API key ${record.id} (${record.name}) for account ${values.account}.`,
+          'It is shown once: store it now.',
+        ].join('\n'),
       )
     } else if (verb === 'list') {
       const keys = (await deps.admin.listKeys({ account: values.account })).map(apiKeyView)
-      print(io, values.json, keys, () => table(keys, ['id', 'account_id', 'name', 'prefix', 'created_at', 'revoked_at']))
+      print(io, values.json, keys, () =>
+        table(keys, ['id', 'account_id', 'name', 'prefix', 'created_at', 'revoked_at']),
+      )
     } else if (verb === 'revoke') {
       const key = apiKeyView(await deps.admin.revokeKey(need(id, 'a key ID')))
       print(io, values.json, key, () => `revoked ${key.id} (${key.prefix}…)`)
-    } else throw new UsageError('usage: svc keys create --account NAME [--name LABEL] | svc keys list [--account NAME] | svc keys revoke ID')
+    } else
+      throw new UsageError(
+        'usage: svc keys create --account NAME [--name LABEL] | svc keys list [--account NAME] | svc keys revoke ID',
+      )
     return 0
   } finally {
     deps.ledger.close()
@@ -80,7 +98,12 @@ export async function runGrants(args: string[], io: Io): Promise<number> {
           source: values.source ?? 'cli',
         }),
       )
-      print(io, values.json, grant, () => `granted ${formatUsd(grant.amount_nanos)} USD to ${values.account} (${grant.id})`)
+      print(
+        io,
+        values.json,
+        grant,
+        () => `granted ${formatUsd(grant.amount_nanos)} USD to ${values.account} (${grant.id})`,
+      )
     } else if (positionals[0] === 'list') {
       const grants = (await deps.admin.listGrants(need(values.account, '--account'))).map(grantView)
       print(io, values.json, grants, () =>
@@ -89,7 +112,12 @@ export async function runGrants(args: string[], io: Io): Promise<number> {
             ...g,
             amount_usd: formatUsd(g.amount_nanos),
             remaining_usd: formatUsd(g.remaining_nanos),
-            scope: [g.scope_cost_type, ...(g.scope_routing_modes ?? []), ...(g.scope_models ?? []), ...(g.scope_providers ?? [])].join(','),
+            scope: [
+              g.scope_cost_type,
+              ...(g.scope_routing_modes ?? []),
+              ...(g.scope_models ?? []),
+              ...(g.scope_providers ?? []),
+            ].join(','),
           })),
           ['id', 'amount_usd', 'remaining_usd', 'scope', 'source', 'expires_at'],
         ),
@@ -110,14 +138,26 @@ export async function runUsage(args: string[], io: Io): Promise<number> {
   const deps = openForAdmin(io, values)
   try {
     const account = await deps.admin.findAccount(need(values.account, '--account'))
-    const summary = await usageSummaryView(deps.ledger, account.id, { limit: Number(values.limit ?? 20), now: deps.clock() })
+    const summary = await usageSummaryView(deps.ledger, account.id, {
+      limit: Number(values.limit ?? 20),
+      now: deps.clock(),
+    })
     print(io, values.json, summary, () =>
       [
         `account ${account.name}: ${formatUsd(summary.used_nanos)} of ${formatUsd(summary.limit_nanos)} USD used, ${formatUsd(summary.remaining_nanos)} left`,
         '',
         table(
           summary.recent_events.map((e) => ({ ...e, cost_usd: formatUsd(e.cost_nanos) })),
-          ['created_at', 'request_id', 'model_id', 'provider_id', 'input_tokens', 'cached_input_tokens', 'output_tokens', 'cost_usd'],
+          [
+            'created_at',
+            'request_id',
+            'model_id',
+            'provider_id',
+            'input_tokens',
+            'cached_input_tokens',
+            'output_tokens',
+            'cost_usd',
+          ],
         ),
       ].join('\n'),
     )
@@ -141,19 +181,36 @@ export async function runProviderKeys(args: string[], io: Io): Promise<number> {
     if (positionals[0] === 'add') {
       // The key comes on stdin, never as an argument: arguments show in `ps` and shell history.
       const key = (await (io.stdin?.() ?? Promise.resolve(''))).trim()
-      if (!key) throw new UsageError('pipe the provider key on standard input, e.g. `printenv MY_KEY | svc provider-keys add …`')
+      if (!key)
+        throw new UsageError(
+          'pipe the provider key on standard input, e.g. `printenv MY_KEY | svc provider-keys add …`',
+        )
       const stored = view(
-        await deps.admin.addProviderKey({ account: need(values.account, '--account'), provider: need(values.provider, '--provider'), key }),
+        await deps.admin.addProviderKey({
+          account: need(values.account, '--account'),
+          provider: need(values.provider, '--provider'),
+          key,
+        }),
       )
-      print(io, values.json, stored, () => `stored ${stored.provider_id} key ${stored.hint} for ${values.account} (encrypted)`)
+      print(
+        io,
+        values.json,
+        stored,
+        () => `stored ${stored.provider_id} key ${stored.hint} for ${values.account} (encrypted)`,
+      )
     } else if (positionals[0] === 'list') {
       const keys = (await deps.admin.listProviderKeys({ account: values.account })).map(view)
       print(io, values.json, keys, () => table(keys, ['id', 'account_id', 'provider_id', 'hint', 'created_at']))
     } else if (positionals[0] === 'remove') {
-      await deps.admin.removeProviderKey({ account: need(values.account, '--account'), provider: need(values.provider, '--provider') })
+      await deps.admin.removeProviderKey({
+        account: need(values.account, '--account'),
+        provider: need(values.provider, '--provider'),
+      })
       print(io, values.json, { removed: true }, () => 'removed')
     } else {
-      throw new UsageError('usage: svc provider-keys add --account NAME --provider ID < key | list [--account NAME] | remove --account NAME --provider ID')
+      throw new UsageError(
+        'usage: svc provider-keys add --account NAME --provider ID < key | list [--account NAME] | remove --account NAME --provider ID',
+      )
     }
     return 0
   } finally {

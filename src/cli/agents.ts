@@ -4,7 +4,12 @@ import { hostname } from 'node:os'
 import { type Io, UsageError } from './context'
 import { requireCredentials } from './credentials'
 
-const profiles: Record<string, string> = { pro: 'svc-pro', max: 'svc-max', 'ultra-saver': 'svc-ultra-saver', ultra_saver: 'svc-ultra-saver' }
+const profiles: Record<string, string> = {
+  pro: 'svc-pro',
+  max: 'svc-max',
+  'ultra-saver': 'svc-ultra-saver',
+  ultra_saver: 'svc-ultra-saver',
+}
 
 interface Launch {
   command: string
@@ -74,18 +79,29 @@ export function codexLaunch(io: Io, args: string[]): Launch {
   ].join(', ')
   return {
     command: io.env.SVC_CODEX_BIN ?? 'codex',
-    args: ['-c', `model_providers.svc={ ${provider} }`, '-c', 'model_provider="svc"', '-c', `model="${profile}"`, ...agentArgs],
+    args: [
+      '-c',
+      `model_providers.svc={ ${provider} }`,
+      '-c',
+      'model_provider="svc"',
+      '-c',
+      `model="${profile}"`,
+      ...agentArgs,
+    ],
     env: { ...io.env, SVC_API_KEY: api_key },
   }
 }
 
 const installHints: Record<string, string> = {
-  claude: 'Claude Code is not installed. Install it with `npm install -g @anthropic-ai/claude-code`, then run `svc claude` again.',
+  claude:
+    'Claude Code is not installed. Install it with `npm install -g @anthropic-ai/claude-code`, then run `svc claude` again.',
   codex: 'The Codex CLI is not installed. Install it with `npm install -g @openai/codex`, then run `svc codex` again.',
 }
 
 export async function runAgent(launch: Launch, io: Io, name: 'claude' | 'codex'): Promise<number> {
-  const resolved = launch.command.includes('/') ? launch.command : Bun.which(launch.command, { PATH: launch.env.PATH ?? '' })
+  const resolved = launch.command.includes('/')
+    ? launch.command
+    : Bun.which(launch.command, { PATH: launch.env.PATH ?? '' })
   if (!resolved) {
     io.err(installHints[name]!)
     return 127

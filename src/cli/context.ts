@@ -78,6 +78,10 @@ export function table(rows: Record<string, unknown>[], columns: string[]): strin
   if (rows.length === 0) return '(none)'
   const cells = rows.map((r) => columns.map((c) => (r[c] === null || r[c] === undefined ? '-' : String(r[c]))))
   const widths = columns.map((c, i) => Math.max(c.length, ...cells.map((row) => row[i]!.length)))
-  const line = (values: string[]) => values.map((v, i) => v.padEnd(widths[i]!)).join('  ').trimEnd()
+  const line = (values: string[]) =>
+    values
+      .map((v, i) => v.padEnd(widths[i]!))
+      .join('  ')
+      .trimEnd()
   return [line(columns), ...cells.map(line)].join('\n')
 }

@@ -26,7 +26,8 @@ export async function runServe(args: string[], io: Io): Promise<number> {
 
   const first = await deps.admin.bootstrap()
   if (first) {
-    const keyFile = config.server.database === ':memory:' ? undefined : join(dirname(config.server.database), 'first-api-key')
+    const keyFile =
+      config.server.database === ':memory:' ? undefined : join(dirname(config.server.database), 'first-api-key')
     if (keyFile) {
       writeFileSync(keyFile, `${first.key}\n`, { mode: 0o600 })
       chmodSync(keyFile, 0o600)
@@ -56,7 +57,9 @@ export async function runServe(args: string[], io: Io): Promise<number> {
     providers: Object.keys(config.providers),
   })
   if (Object.keys(config.providers).length === 0) {
-    log.warn('no provider is configured: set ANTHROPIC_API_KEY, OPENAI_API_KEY, OPENROUTER_API_KEY or DEEPSEEK_API_KEY, or add [providers.*] to svc.toml')
+    log.warn(
+      'no provider is configured: set ANTHROPIC_API_KEY, OPENAI_API_KEY, OPENROUTER_API_KEY or DEEPSEEK_API_KEY, or add [providers.*] to svc.toml',
+    )
   }
   if (values.once) {
     // `make build` uses this to prove the binary boots on an empty database, then exits.

@@ -2,7 +2,13 @@
 import { hostname } from 'node:os'
 import { formatUsd } from '../ledger/pricing'
 import { type Io, parseFlags, print, UsageError } from './context'
-import { credentialsPath, forgetCredentials, readCredentials, requireCredentials, writeCredentials } from './credentials'
+import {
+  credentialsPath,
+  forgetCredentials,
+  readCredentials,
+  requireCredentials,
+  writeCredentials,
+} from './credentials'
 
 const defaultGateway = 'http://127.0.0.1:8080'
 
@@ -23,13 +29,15 @@ async function whoami(gateway: string, key: string) {
     credit?: { limit_nanos: number; used_nanos: number; remaining_nanos: number }
     error?: { message?: string }
   }
-  if (!response.ok) throw new UsageError(`the gateway refused the key: ${body.error?.message ?? `HTTP ${response.status}`}`)
+  if (!response.ok)
+    throw new UsageError(`the gateway refused the key: ${body.error?.message ?? `HTTP ${response.status}`}`)
   return body
 }
 
 /** Opens the approval page where a desktop session exists; the URL is printed either way. */
 function openBrowser(io: Io, url: string) {
-  const opener = process.platform === 'darwin' ? 'open' : io.env.DISPLAY || io.env.WAYLAND_DISPLAY ? 'xdg-open' : undefined
+  const opener =
+    process.platform === 'darwin' ? 'open' : io.env.DISPLAY || io.env.WAYLAND_DISPLAY ? 'xdg-open' : undefined
   if (!opener || !Bun.which(opener)) return
   try {
     Bun.spawn([opener, url], { stdio: ['ignore', 'ignore', 'ignore'] }).unref()
@@ -44,23 +52,37 @@ export async function runLogin(args: string[], io: Io): Promise<number> {
     'no-browser': { type: 'boolean' },
     name: { type: 'string' },
   })
-  const gateway = (positionals[0] ?? io.env.SVC_URL ?? readCredentials(io)?.gateway ?? defaultGateway).replace(/\/+$/, '')
+  const gateway = (positionals[0] ?? io.env.SVC_URL ?? readCredentials(io)?.gateway ?? defaultGateway).replace(
+    /\/+$/,
+    '',
+  )
 
   if (values['with-token']) {
     const key = (await (io.stdin?.() ?? Promise.resolve(''))).trim()
     if (!key) throw new UsageError('pipe the API key on standard input: `svc login --with-token < key-file`')
     const me = await whoami(gateway, key)
     const path = writeCredentials(io, { gateway, api_key: key, key_id: me.key?.id, account: me.account?.name })
-    print(io, values.json, { gateway, account: me.account }, () => `signed in to ${gateway} as ${me.account?.name} (key stored in ${path})`)
+    print(
+      io,
+      values.json,
+      { gateway, account: me.account },
+      () => `signed in to ${gateway} as ${me.account?.name} (key stored in ${path})`,
+    )
     return 0
   }
 
   const deviceName = values.name ?? `svc CLI on ${hostname()}`
   const start = await postJson(`${gateway}/v1/auth/device/code`, { device_name: deviceName })
-  if (start.status !== 200) throw new UsageError(`${gateway} did not start a sign-in (HTTP ${start.status}); is it an svc gateway?`)
-  const { device_code, user_code, verification_uri, verification_uri_complete, expires_in } = start.body as Record<string, string & number>
+  if (start.status !== 200)
+    throw new UsageError(`${gateway} did not start a sign-in (HTTP ${start.status}); is it an svc gateway?`)
+  const { device_code, user_code, verification_uri, verification_uri_complete, expires_in } = start.body as Record<
+    string,
+    string & number
+  >
   let interval = Number(start.body.interval ?? 5)
-  io.err(`To sign in, open ${verification_uri_complete}\n(or go to ${verification_uri} and enter the code ${user_code})`)
+  io.err(
+    `To sign in, open ${verification_uri_complete}\n(or go to ${verification_uri} and enter the code ${user_code})`,
+  )
   if (!values['no-browser']) openBrowser(io, String(verification_uri_complete))
 
   const deadline = Date.now() + Number(expires_in) * 1000
@@ -75,7 +97,12 @@ export async function runLogin(args: string[], io: Io): Promise<number> {
         key_id: String(poll.body.key_id),
         account: account.name,
       })
-      print(io, values.json, { gateway, account }, () => `signed in to ${gateway} as ${account.name} (key stored in ${path})`)
+      print(
+        io,
+        values.json,
+        { gateway, account },
+        () => `signed in to ${gateway} as ${account.name} (key stored in ${path})`,
+      )
       return 0
     }
     switch (poll.body.error) {
@@ -89,7 +116,9 @@ export async function runLogin(args: string[], io: Io): Promise<number> {
       case 'expired_token':
         throw new UsageError('the code expired before it was approved: run `svc login` again')
       default:
-        throw new UsageError(`sign-in failed: ${String(poll.body.error_description ?? poll.body.error ?? `HTTP ${poll.status}`)}`)
+        throw new UsageError(
+          `sign-in failed: ${String(poll.body.error_description ?? poll.body.error ?? `HTTP ${poll.status}`)}`,
+        )
     }
   }
   throw new UsageError('the code expired before it was approved: run `svc login` again')
@@ -110,8 +139,16 @@ export async function runLogout(args: string[], io: Io): Promise<number> {
     revoked = false
   }
   forgetCredentials(io)
-  if (!revoked) io.err(`could not reach ${stored.gateway} to revoke the key; it was forgotten here, revoke it there with \`svc keys revoke ${stored.key_id ?? 'ID'}\``)
-  print(io, values.json, { signed_in: false, revoked }, () => `signed out of ${stored.gateway}${revoked ? ' (key revoked)' : ''}`)
+  if (!revoked)
+    io.err(
+      `could not reach ${stored.gateway} to revoke the key; it was forgotten here, revoke it there with \`svc keys revoke ${stored.key_id ?? 'ID'}\``,
+    )
+  print(
+    io,
+    values.json,
+    { signed_in: false, revoked },
+    () => `signed out of ${stored.gateway}${revoked ? ' (key revoked)' : ''}`,
+  )
   return 0
 }
 

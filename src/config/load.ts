@@ -75,7 +75,10 @@ export interface LoadOptions {
 }
 
 /** Providers that the usual environment variables configure with no file at all. */
-const wellKnownProviders: Record<string, { env: string; kind: ProviderKind; baseUrl: string; maxTokensField?: 'max_completion_tokens' }> = {
+const wellKnownProviders: Record<
+  string,
+  { env: string; kind: ProviderKind; baseUrl: string; maxTokensField?: 'max_completion_tokens' }
+> = {
   anthropic: { env: 'ANTHROPIC_API_KEY', kind: 'anthropic', baseUrl: 'https://api.anthropic.com' },
   openai: {
     env: 'OPENAI_API_KEY',
@@ -141,8 +144,7 @@ export function resolveConfig(raw: unknown, opts: LoadOptions & { source?: strin
     },
     billing: {
       byokFeePercent: file.billing?.byok_fee_percent ?? 5,
-      starterGrant:
-        starter.usd > 0 ? { nanos: usdToNanos(starter.usd), expiresInDays: starter.expires_in_days } : null,
+      starterGrant: starter.usd > 0 ? { nanos: usdToNanos(starter.usd), expiresInDays: starter.expires_in_days } : null,
     },
     routing: {
       connectTimeoutMs: file.routing?.connect_timeout_ms ?? 10_000,
@@ -226,12 +228,15 @@ function mergeModel(entry: ModelSection, base: CatalogRow | undefined, where: st
     if (required) throw new ConfigError(`${where}: ${name} is required for a model that is not in the built-in catalog`)
     return undefined as T
   }
-  const price = (value: number | undefined, fallback: number | undefined) =>
-    value ?? fallback ?? Number.NaN
+  const price = (value: number | undefined, fallback: number | undefined) => value ?? fallback ?? Number.NaN
   return {
     id: entry.id,
     provider: entry.provider,
-    upstreamModel: pick(entry.upstream_model, base?.provider === entry.provider ? base.upstreamModel : entry.id, 'upstream_model'),
+    upstreamModel: pick(
+      entry.upstream_model,
+      base?.provider === entry.provider ? base.upstreamModel : entry.id,
+      'upstream_model',
+    ),
     displayName: entry.display_name ?? base?.displayName ?? entry.id,
     profiles: pick(entry.profiles, base?.profiles, 'profiles'),
     quality: pick(entry.quality, base?.quality, 'quality'),
@@ -239,10 +244,7 @@ function mergeModel(entry: ModelSection, base: CatalogRow | undefined, where: st
     outputUsdPerMtok: price(entry.output_usd_per_mtok, base?.outputUsdPerMtok),
     // An unpriced cache read or write costs what plain input costs: never free by omission.
     cacheReadUsdPerMtok: price(entry.cache_read_usd_per_mtok, base?.cacheReadUsdPerMtok ?? entry.input_usd_per_mtok),
-    cacheWriteUsdPerMtok: price(
-      entry.cache_write_usd_per_mtok,
-      base?.cacheWriteUsdPerMtok ?? entry.input_usd_per_mtok,
-    ),
+    cacheWriteUsdPerMtok: price(entry.cache_write_usd_per_mtok, base?.cacheWriteUsdPerMtok ?? entry.input_usd_per_mtok),
     contextWindow: entry.context_window ?? base?.contextWindow ?? 128_000,
     maxOutputTokens: entry.max_output_tokens ?? base?.maxOutputTokens ?? 8_192,
     tools: entry.tools ?? base?.tools ?? true,

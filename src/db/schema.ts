@@ -133,7 +133,10 @@ export const usageEvents = sqliteTable(
     createdAt: integer('created_at').notNull(),
     endedAt: integer('ended_at'),
   },
-  (t) => [index('usage_events_request').on(t.requestId), index('usage_events_account_created').on(t.accountId, t.createdAt)],
+  (t) => [
+    index('usage_events_request').on(t.requestId),
+    index('usage_events_account_created').on(t.accountId, t.createdAt),
+  ],
 )
 
 /** Which grant paid how much of which leg: the audit trail behind remaining_nanos. */
@@ -170,7 +173,6 @@ export const feedback = sqliteTable(
   },
   (t) => [index('feedback_request').on(t.requestId)],
 )
-
 
 /** Device sign-in (RFC 8628 style): a CLI asks for a code, a signed-in user approves it on /login. */
 export const deviceCodes = sqliteTable(

@@ -10,9 +10,7 @@ export interface CacheControl {
   ttl?: '5m' | '1h'
 }
 
-export type ImageSource =
-  | { kind: 'base64'; mediaType: string; data: string }
-  | { kind: 'url'; url: string }
+export type ImageSource = { kind: 'base64'; mediaType: string; data: string } | { kind: 'url'; url: string }
 
 export interface TextBlock {
   type: 'text'

@@ -33,7 +33,8 @@ function requireAdmin(deps: Deps, headers: Headers) {
     throw new GatewayError('permission', 'the admin API is disabled: set SVC_ADMIN_TOKEN (or [server] admin_token_env)')
   }
   const given = readApiKey(headers, false)
-  if (!given) throw new GatewayError('authentication', 'missing admin token: send `Authorization: Bearer <admin token>`')
+  if (!given)
+    throw new GatewayError('authentication', 'missing admin token: send `Authorization: Bearer <admin token>`')
   const a = Buffer.from(given)
   const b = Buffer.from(expected)
   if (a.length !== b.length || !timingSafeEqual(a, b)) throw new GatewayError('authentication', 'invalid admin token')
@@ -125,7 +126,13 @@ export const adminRoutes = (deps: Deps) =>
       async ({ body, set }) => {
         const k = await deps.admin.addProviderKey(body)
         set.status = 201
-        return { id: k.id, account_id: k.accountId, provider_id: k.providerId, hint: `…${k.hint}`, created_at: iso(k.createdAt) }
+        return {
+          id: k.id,
+          account_id: k.accountId,
+          provider_id: k.providerId,
+          hint: `…${k.hint}`,
+          created_at: iso(k.createdAt),
+        }
       },
       { body: t.Object({ account: t.String(), provider: t.String(), key: t.String() }) },
     )

@@ -16,7 +16,9 @@ export function readApiKey(headers: Headers, allowXApiKey: boolean): string | un
 export async function requirePrincipal(deps: Deps, headers: Headers, allowXApiKey: boolean): Promise<Principal> {
   const key = readApiKey(headers, allowXApiKey)
   if (!key) {
-    const how = allowXApiKey ? 'an `x-api-key` header or `Authorization: Bearer <key>`' : '`Authorization: Bearer <key>`'
+    const how = allowXApiKey
+      ? 'an `x-api-key` header or `Authorization: Bearer <key>`'
+      : '`Authorization: Bearer <key>`'
     throw new GatewayError('authentication', `missing API key: send ${how}`)
   }
   deps.syncCaches()

@@ -17,4 +17,7 @@ export const healthRoutes = (deps: Deps) =>
       if (!ready) set.status = 503
       return { status: ready ? 'ready' : 'not_ready', database, providers }
     })
-    .get('/metrics', () => new Response(deps.metrics.render(), { headers: { 'content-type': 'text/plain; version=0.0.4' } }))
+    .get(
+      '/metrics',
+      () => new Response(deps.metrics.render(), { headers: { 'content-type': 'text/plain; version=0.0.4' } }),
+    )

@@ -32,8 +32,14 @@ function modelsPage(query: Record<string, string | undefined>) {
   let start = 0
   let end = profileModels.length
   if (query.after_id) start = profileModels.findIndex((m) => m.id === query.after_id) + 1
-  if (query.before_id) end = Math.max(0, profileModels.findIndex((m) => m.id === query.before_id))
-  const page = query.before_id ? profileModels.slice(Math.max(start, end - limit), end) : profileModels.slice(start, start + limit)
+  if (query.before_id)
+    end = Math.max(
+      0,
+      profileModels.findIndex((m) => m.id === query.before_id),
+    )
+  const page = query.before_id
+    ? profileModels.slice(Math.max(start, end - limit), end)
+    : profileModels.slice(start, start + limit)
   const more = query.before_id ? end - limit > start : start + limit < end
   return { data: page, has_more: more, first_id: page[0]?.id ?? null, last_id: page.at(-1)?.id ?? null }
 }
@@ -49,7 +55,13 @@ const messagesSurface = (deps: Deps, prefix: string) =>
       '/v1/messages',
       async ({ body, request, principal }) => {
         requireVersionHeader(request.headers)
-        return relay(deps, { surface: anthropicSurface, body, headers: request.headers, principal, signal: request.signal })
+        return relay(deps, {
+          surface: anthropicSurface,
+          body,
+          headers: request.headers,
+          principal,
+          signal: request.signal,
+        })
       },
       { body: AnthropicMessagesBody },
     )
@@ -64,8 +76,13 @@ const messagesSurface = (deps: Deps, prefix: string) =>
     .get('/v1/models', ({ query }) => modelsPage(query))
     .get('/v1/models/:id', ({ params }) => {
       const model = profileModels.find((m) => m.id === params.id)
-      if (!model) throw new GatewayError('not_found', `no model ${params.id}: the models are ${Object.keys(profileNames).join(', ')}`)
+      if (!model)
+        throw new GatewayError(
+          'not_found',
+          `no model ${params.id}: the models are ${Object.keys(profileNames).join(', ')}`,
+        )
       return model
     })
 
-export const messagesRoutes = (deps: Deps) => new Elysia({ name: 'http.messages' }).use(messagesSurface(deps, '/compat-a')).use(messagesSurface(deps, '/anthropic'))
+export const messagesRoutes = (deps: Deps) =>
+  new Elysia({ name: 'http.messages' }).use(messagesSurface(deps, '/compat-a')).use(messagesSurface(deps, '/anthropic'))

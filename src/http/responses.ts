@@ -25,4 +25,6 @@ const responsesSurfaceAt = (deps: Deps, prefix: string) =>
     )
 
 export const responsesRoutes = (deps: Deps) =>
-  new Elysia({ name: 'http.responses' }).use(responsesSurfaceAt(deps, '/compat-b')).use(responsesSurfaceAt(deps, '/openai'))
+  new Elysia({ name: 'http.responses' })
+    .use(responsesSurfaceAt(deps, '/compat-b'))
+    .use(responsesSurfaceAt(deps, '/openai'))

@@ -137,7 +137,11 @@ export const signInRoutes = (deps: Deps) =>
       return {
         account: { id: account?.id, name: account?.name },
         key: { id: key?.id, name: key?.name, prefix: key?.prefix },
-        credit: { limit_nanos: credit.limitNanos, used_nanos: credit.usedNanos, remaining_nanos: credit.remainingNanos },
+        credit: {
+          limit_nanos: credit.limitNanos,
+          used_nanos: credit.usedNanos,
+          remaining_nanos: credit.remainingNanos,
+        },
       }
     })
     .post('/v1/auth/logout', async ({ request }) => {

@@ -16,7 +16,13 @@ export const usageLimits = {
   feedbackComment: 4000,
 } as const
 
-export const feedbackReasons = ['too_expensive', 'too_slow', 'great_value', 'stronger_model_needed', 'wrong_model'] as const
+export const feedbackReasons = [
+  'too_expensive',
+  'too_slow',
+  'great_value',
+  'stronger_model_needed',
+  'wrong_model',
+] as const
 
 const FeedbackBody = t.Object(
   {
@@ -88,7 +94,14 @@ export const usageRoutes = (deps: Deps) =>
       { body: FeedbackBody },
     )
     .get('/v1/usage/sessions', async ({ principal, query }) => {
-      const ids = [...new Set((query.ids ?? '').split(',').map((s) => s.trim()).filter(Boolean))]
+      const ids = [
+        ...new Set(
+          (query.ids ?? '')
+            .split(',')
+            .map((s) => s.trim())
+            .filter(Boolean),
+        ),
+      ]
       if (ids.length === 0) throw invalidRequest('ids is required: a comma-separated list of session ids', 'ids')
       if (ids.length > usageLimits.sessionIds) {
         throw invalidRequest(`ids takes at most ${usageLimits.sessionIds} session ids (got ${ids.length})`, 'ids')

@@ -227,7 +227,12 @@ export interface Ledger {
   recordRequest(finished: FinishedRequest): Promise<RequestRecord>
 
   // usage queries
-  getRequest(accountId: string, id: string): Promise<{ request: RequestRecord; legs: LegRecord[]; charges: GrantChargeRecord[]; feedback: FeedbackRecord[] } | undefined>
+  getRequest(
+    accountId: string,
+    id: string,
+  ): Promise<
+    { request: RequestRecord; legs: LegRecord[]; charges: GrantChargeRecord[]; feedback: FeedbackRecord[] } | undefined
+  >
   listRequests(query: RequestPageQuery): Promise<RequestRecord[]>
   recentLegs(accountId: string, limit: number): Promise<LegRecord[]>
   sessionsByIds(accountId: string, ids: string[]): Promise<SessionSummary[]>
@@ -241,7 +246,10 @@ export interface Ledger {
   /** The model and provider that last served a session (completed requests only). */
   /** Spend per bucket and group, aggregated by the database (the dashboard's charts). */
   spendSeries(accountId: string, query: SpendQuery): Promise<SpendSeries>
-  lastServedInSession(accountId: string, sessionId: string): Promise<{ modelId: string; providerId: string } | undefined>
+  lastServedInSession(
+    accountId: string,
+    sessionId: string,
+  ): Promise<{ modelId: string; providerId: string } | undefined>
 
   // device sign-in
   insertDeviceCode(row: DeviceCodeRecord): Promise<void>

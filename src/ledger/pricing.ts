@@ -42,6 +42,8 @@ export function formatUsd(nanos: number): string {
   const sign = nanos < 0 ? '-' : ''
   const abs = Math.abs(nanos)
   const whole = Math.floor(abs / 1e9)
-  const frac = String(abs % 1e9).padStart(9, '0').replace(/0+$/, '')
+  const frac = String(abs % 1e9)
+    .padStart(9, '0')
+    .replace(/0+$/, '')
   return `${sign}${whole}${frac ? `.${frac}` : ''}`
 }

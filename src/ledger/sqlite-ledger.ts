@@ -168,7 +168,12 @@ export function createSqliteLedger(db: Db, clock: () => number = Date.now): Ledg
         .where(and(eq(s.requests.id, id), eq(s.requests.accountId, accountId)))
         .get()
       if (!request) return undefined
-      const legs = db.select().from(s.usageEvents).where(eq(s.usageEvents.requestId, id)).orderBy(s.usageEvents.attempt).all()
+      const legs = db
+        .select()
+        .from(s.usageEvents)
+        .where(eq(s.usageEvents.requestId, id))
+        .orderBy(s.usageEvents.attempt)
+        .all()
       const charges: GrantChargeRecord[] = db
         .select({
           grantId: s.grantCharges.grantId,
@@ -180,8 +185,18 @@ export function createSqliteLedger(db: Db, clock: () => number = Date.now): Ledg
         .where(eq(s.grantCharges.requestId, id))
         .orderBy(s.grantCharges.id)
         .all()
-      const feedback = db.select().from(s.feedback).where(eq(s.feedback.requestId, id)).orderBy(s.feedback.createdAt).all()
-      return { request: request as RequestRecord, legs: legs as LegRecord[], charges, feedback: feedback as FeedbackRecord[] }
+      const feedback = db
+        .select()
+        .from(s.feedback)
+        .where(eq(s.feedback.requestId, id))
+        .orderBy(s.feedback.createdAt)
+        .all()
+      return {
+        request: request as RequestRecord,
+        legs: legs as LegRecord[],
+        charges,
+        feedback: feedback as FeedbackRecord[],
+      }
     },
 
     async listRequests(q: RequestPageQuery) {
@@ -299,7 +314,6 @@ export function createSqliteLedger(db: Db, clock: () => number = Date.now): Ledg
       return { points, totals, cacheTokens }
     },
 
-
     async lastServedInSession(accountId, sessionId) {
       const row = db
         .select({ modelId: s.requests.selectedModelId, providerId: s.requests.selectedProviderId })
@@ -324,7 +338,9 @@ export function createSqliteLedger(db: Db, clock: () => number = Date.now): Ledg
 
     async findDeviceCode(by) {
       const where =
-        'deviceCodeHash' in by ? eq(s.deviceCodes.deviceCodeHash, by.deviceCodeHash) : eq(s.deviceCodes.userCode, by.userCode)
+        'deviceCodeHash' in by
+          ? eq(s.deviceCodes.deviceCodeHash, by.deviceCodeHash)
+          : eq(s.deviceCodes.userCode, by.userCode)
       return db.select().from(s.deviceCodes).where(where).get() as DeviceCodeRecord | undefined
     },
 

@@ -48,7 +48,9 @@ export function createRequestWriter(client: Database) {
     `INSERT INTO grant_charges (grant_id, usage_event_id, request_id, cost_type, amount_nanos, created_at)
      VALUES ($grantId, $usageEventId, $requestId, $costType, $amountNanos, $createdAt)`,
   )
-  const selectGrants: Statement<GrantRow, [string]> = client.prepare(`SELECT ${grantColumns} FROM grants WHERE account_id = ?`)
+  const selectGrants: Statement<GrantRow, [string]> = client.prepare(
+    `SELECT ${grantColumns} FROM grants WHERE account_id = ?`,
+  )
   const updateGrant = client.prepare('UPDATE grants SET remaining_nanos = $remaining WHERE id = $id')
 
   /** Writes one request; `grants` is this batch's view of its account's grants, updated in place. */
@@ -139,7 +141,7 @@ export function createRequestWriter(client: Database) {
     queue = []
     try {
       const records = writeBatch.immediate(batch.map((p) => p.finished))
-      batch.forEach((p, i) => p.resolve(records[i]!))
+      for (const [i, p] of batch.entries()) p.resolve(records[i]!)
     } catch {
       for (const p of batch) {
         try {

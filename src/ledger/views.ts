@@ -1,7 +1,15 @@
 // The ledger as the API shows it: snake_case, money in integer nanos, times in RFC 3339.
 // The usage endpoints, the admin API and the CLI's --json output all render through here.
 import { creditPosition } from './credit'
-import type { FeedbackRecord, GrantChargeRecord, GrantRecord, Ledger, LegRecord, RequestRecord, SessionSummary } from './ledger'
+import type {
+  FeedbackRecord,
+  GrantChargeRecord,
+  GrantRecord,
+  Ledger,
+  LegRecord,
+  RequestRecord,
+  SessionSummary,
+} from './ledger'
 
 const iso = (ms: number) => new Date(ms).toISOString()
 const isoOrNull = (ms: number | null) => (ms === null ? null : iso(ms))

@@ -11,7 +11,10 @@ export interface Logger {
   readonly level: LogLevel
 }
 
-export function createLogger(level: LogLevel = 'info', write: (line: string) => void = (l) => process.stderr.write(l)): Logger {
+export function createLogger(
+  level: LogLevel = 'info',
+  write: (line: string) => void = (l) => process.stderr.write(l),
+): Logger {
   const emit = (lvl: LogLevel) => (msg: string, fields?: Record<string, unknown>) => {
     if (order[lvl] < order[level]) return
     write(`${JSON.stringify({ time: new Date().toISOString(), level: lvl, msg, ...fields })}\n`)

@@ -22,7 +22,11 @@ export function createMetrics() {
   function counter(name: string, help: string) {
     const series = new Map<string, Series<number>>()
     renderers.push(() =>
-      [`# HELP ${name} ${help}`, `# TYPE ${name} counter`, ...[...series.values()].map((s) => `${name}${labelText(s.labels)} ${s.value}`)].join('\n'),
+      [
+        `# HELP ${name} ${help}`,
+        `# TYPE ${name} counter`,
+        ...[...series.values()].map((s) => `${name}${labelText(s.labels)} ${s.value}`),
+      ].join('\n'),
     )
     return {
       inc(labels: Labels = {}, by = 1) {
@@ -36,7 +40,9 @@ export function createMetrics() {
 
   function gauge(name: string, help: string, read?: () => number) {
     let value = 0
-    renderers.push(() => [`# HELP ${name} ${help}`, `# TYPE ${name} gauge`, `${name} ${read ? read() : value}`].join('\n'))
+    renderers.push(() =>
+      [`# HELP ${name} ${help}`, `# TYPE ${name} gauge`, `${name} ${read ? read() : value}`].join('\n'),
+    )
     return {
       add(by: number) {
         value += by
@@ -49,7 +55,9 @@ export function createMetrics() {
     renderers.push(() => {
       const lines = [`# HELP ${name} ${help}`, `# TYPE ${name} histogram`]
       for (const s of series.values()) {
-        buckets.forEach((le, i) => lines.push(`${name}_bucket${labelText({ ...s.labels, le: String(le) })} ${s.value.counts[i]}`))
+        for (const [i, le] of buckets.entries()) {
+          lines.push(`${name}_bucket${labelText({ ...s.labels, le: String(le) })} ${s.value.counts[i]}`)
+        }
         lines.push(`${name}_bucket${labelText({ ...s.labels, le: '+Inf' })} ${s.value.count}`)
         lines.push(`${name}_sum${labelText(s.labels)} ${s.value.sum}`)
         lines.push(`${name}_count${labelText(s.labels)} ${s.value.count}`)

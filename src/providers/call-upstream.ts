@@ -61,7 +61,12 @@ export async function callUpstream(fetchImpl: typeof fetch, req: UpstreamRequest
   }, req.timeouts.firstByteMs)
   let response: Response
   try {
-    response = await fetchImpl(req.url, { method: 'POST', headers: req.headers, body: req.body, signal: controller.signal })
+    response = await fetchImpl(req.url, {
+      method: 'POST',
+      headers: req.headers,
+      body: req.body,
+      signal: controller.signal,
+    })
   } catch (err) {
     if (req.signal.aborted) throw new GatewayError('api_error', 'client went away', { status: 499, cause: err })
     if (timedOut) {
@@ -81,14 +86,22 @@ export async function callUpstream(fetchImpl: typeof fetch, req: UpstreamRequest
   if (response.ok) return response
   const text = await response.text().catch(() => '')
   const retryAfter = Number(response.headers.get('retry-after'))
-  throw upstreamFailure(req.decodeError(response.status, text), Number.isFinite(retryAfter) && retryAfter > 0 ? retryAfter : undefined)
+  throw upstreamFailure(
+    req.decodeError(response.status, text),
+    Number.isFinite(retryAfter) && retryAfter > 0 ? retryAfter : undefined,
+  )
 }
 
 /** Bun's fetch errors end with a hint for developers ("pass `verbose: true`…"): not for clients. */
-const describeFetchError = (err: unknown) => String((err as Error)?.message ?? err).replace(/\s*For more information, pass `verbose: true`.*$/s, '')
+const describeFetchError = (err: unknown) =>
+  String((err as Error)?.message ?? err).replace(/\s*For more information, pass `verbose: true`.*$/s, '')
 
 /** Wraps a body stream so that a silence longer than idleMs ends it with a retryable timeout. */
-export async function* withIdleTimeout<T>(source: AsyncIterable<T>, idleMs: number, onTimeout: () => void): AsyncGenerator<T> {
+export async function* withIdleTimeout<T>(
+  source: AsyncIterable<T>,
+  idleMs: number,
+  onTimeout: () => void,
+): AsyncGenerator<T> {
   const iterator = source[Symbol.asyncIterator]()
   try {
     for (;;) {

@@ -21,7 +21,10 @@ export const anthropicSurface: InboundSurface = {
   passThroughBody: (body, upstreamModel, maxTokens) => ({ ...body, model: upstreamModel, max_tokens: maxTokens }),
   passThroughJson(json, ids) {
     if (!isObject(json) || json.type !== 'message') {
-      throw new GatewayError('api_error', 'upstream answered 200 with a body that is not a message', { status: 502, retryable: true })
+      throw new GatewayError('api_error', 'upstream answered 200 with a body that is not a message', {
+        status: 502,
+        retryable: true,
+      })
     }
     return { body: { ...json, id: messageId(ids.requestId) }, usage: anthropicUsage(json.usage) }
   },
@@ -45,10 +48,13 @@ export const anthropicSurface: InboundSurface = {
       finished: meter.finished,
       estimatedOutputTokens: meter.estimatedOutputTokens,
       error: meter.error,
-      errorFrame: (error) => encodeSse('error', encodeAnthropicError(anthropicErrorTypeForKind(error.kind), error.message)),
+      errorFrame: (error) =>
+        encodeSse('error', encodeAnthropicError(anthropicErrorTypeForKind(error.kind), error.message)),
     }
   },
   // `model` is the concrete upstream model (the contract), as the upstream named it.
-  encodeResponse: (response, ids) => encodeAnthropicResponse(response, { id: messageId(ids.requestId), model: response.model }),
-  encodeStream: (events, ids, ctx) => encodeAnthropicStream(events, { id: messageId(ids.requestId), model: ctx.upstreamModel }),
+  encodeResponse: (response, ids) =>
+    encodeAnthropicResponse(response, { id: messageId(ids.requestId), model: response.model }),
+  encodeStream: (events, ids, ctx) =>
+    encodeAnthropicStream(events, { id: messageId(ids.requestId), model: ctx.upstreamModel }),
 }

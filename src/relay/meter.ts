@@ -25,7 +25,10 @@ export const newStreamMeter = (): StreamMeter => ({
   outputChars: 0,
 })
 
-export async function* meterEvents(events: AsyncIterable<ExchangeEvent>, meter: StreamMeter): AsyncGenerator<ExchangeEvent> {
+export async function* meterEvents(
+  events: AsyncIterable<ExchangeEvent>,
+  meter: StreamMeter,
+): AsyncGenerator<ExchangeEvent> {
   for await (const event of events) {
     if (event.type !== 'error') meter.started = true
     switch (event.type) {
@@ -57,7 +60,6 @@ export async function* meterEvents(events: AsyncIterable<ExchangeEvent>, meter: 
     yield event
   }
 }
-
 
 /** ≈ 4 characters a token: the estimate for output the upstream never reported. */
 export const estimateTokensFromChars = (chars: number) => Math.ceil(chars / 4)

@@ -111,9 +111,28 @@ export async function relay(deps: Deps, input: RelayInput): Promise<Response> {
       try {
         const apiKey = byokKeys.get(candidate.provider.id) ?? candidate.provider.apiKey!
         probe = deps.health.claimProbe(candidate.provider.id, candidate.model.id)
-        const upstream = await send(deps, { surface, body, exchange, candidate, apiKey, headers: input.headers, signal: controller.signal })
+        const upstream = await send(deps, {
+          surface,
+          body,
+          exchange,
+          candidate,
+          apiKey,
+          headers: input.headers,
+          signal: controller.signal,
+        })
         if (exchange.stream) {
-          return await streamAnswer(deps, { surface, body, trace, leg, candidate, upstream, ids, controller, idHeader, onDone: () => input.signal?.removeEventListener('abort', onClientAbort) })
+          return await streamAnswer(deps, {
+            surface,
+            body,
+            trace,
+            leg,
+            candidate,
+            upstream,
+            ids,
+            controller,
+            idHeader,
+            onDone: () => input.signal?.removeEventListener('abort', onClientAbort),
+          })
         }
         const answer = await jsonAnswer(deps, { surface, body, trace, leg, candidate, upstream, ids })
         input.signal?.removeEventListener('abort', onClientAbort)
@@ -124,14 +143,25 @@ export async function relay(deps: Deps, input: RelayInput): Promise<Response> {
         // Providers and codecs raise GatewayErrors; anything else is the gateway's own bug: a 500
         // that is neither retried elsewhere nor counted against the provider's health.
         const internal = !(err instanceof GatewayError)
-        if (internal) deps.log.error('gateway bug during an upstream attempt', { request_id: requestId, error: String(err), stack: (err as Error)?.stack })
-        const error = internal ? new GatewayError('api_error', 'internal error in the gateway; the request id identifies it in the logs', { status: 500 }) : err
+        if (internal)
+          deps.log.error('gateway bug during an upstream attempt', {
+            request_id: requestId,
+            error: String(err),
+            stack: (err as Error)?.stack,
+          })
+        const error = internal
+          ? new GatewayError('api_error', 'internal error in the gateway; the request id identifies it in the logs', {
+              status: 500,
+            })
+          : err
         const clientGone = input.signal?.aborted ?? false
         trace.failLeg(leg, error, clientGone ? 'aborted' : 'failed')
         // Only the provider's faults count against its health, not the client's bad request.
         if (!clientGone && !internal) deps.metrics.upstreamError(candidate.provider.id, candidate.model.id, error.kind)
         if (!clientGone && error.retryable) {
-          deps.health.recordFailure(candidate.provider.id, candidate.model.id, { retryAfterSeconds: error.retryAfterSeconds })
+          deps.health.recordFailure(candidate.provider.id, candidate.model.id, {
+            retryAfterSeconds: error.retryAfterSeconds,
+          })
         } else if (probe) {
           // A probe with no verdict (client gone, the client's own 4xx) says nothing about the
           // provider: release it so the next request probes again.
@@ -142,7 +172,13 @@ export async function relay(deps: Deps, input: RelayInput): Promise<Response> {
           await record(deps, trace, { status: 'aborted', httpStatus: 499, error })
           return errorResponse(error, surface.errorShape, idHeader)
         }
-        deps.log.warn('upstream leg failed', { request_id: requestId, model: candidate.model.id, provider: candidate.provider.id, error: error.message, retryable: error.retryable })
+        deps.log.warn('upstream leg failed', {
+          request_id: requestId,
+          model: candidate.model.id,
+          provider: candidate.provider.id,
+          error: error.message,
+          retryable: error.retryable,
+        })
         if (!error.retryable) break
       }
     }
@@ -194,7 +230,15 @@ async function record(deps: Deps, trace: RequestTrace, result: Parameters<Reques
 
 async function send(
   deps: Deps,
-  call: { surface: InboundSurface; body: Record<string, unknown>; exchange: ExchangeRequest; candidate: Candidate; apiKey: string; headers: Headers; signal: AbortSignal },
+  call: {
+    surface: InboundSurface
+    body: Record<string, unknown>
+    exchange: ExchangeRequest
+    candidate: Candidate
+    apiKey: string
+    headers: Headers
+    signal: AbortSignal
+  },
 ): Promise<Response> {
   const { provider, model } = call.candidate
   const codec = codecs[provider.kind]
@@ -221,7 +265,9 @@ async function send(
     // A streaming upstream sends its headers as soon as it accepts the request, so for streams
     // the wait for headers is bounded by the connect timeout and the first frame by first-byte;
     // a non-streaming answer's headers come with the whole answer, bounded by first-byte.
-    timeouts: { firstByteMs: call.exchange.stream ? deps.config.routing.connectTimeoutMs : deps.config.routing.firstByteTimeoutMs },
+    timeouts: {
+      firstByteMs: call.exchange.stream ? deps.config.routing.connectTimeoutMs : deps.config.routing.firstByteTimeoutMs,
+    },
     decodeError: codec.decodeError,
   })
 }
@@ -229,10 +275,14 @@ async function send(
 function expectContentType(upstream: Response, wanted: string) {
   const type = upstream.headers.get('content-type') ?? ''
   if (!type.includes(wanted)) {
-    throw new GatewayError('api_error', `upstream answered 200 with content-type ${type || '(none)'}, expected ${wanted}`, {
-      status: 502,
-      retryable: true,
-    })
+    throw new GatewayError(
+      'api_error',
+      `upstream answered 200 with content-type ${type || '(none)'}, expected ${wanted}`,
+      {
+        status: 502,
+        retryable: true,
+      },
+    )
   }
 }
 
@@ -247,13 +297,28 @@ function servedFirstByte(deps: Deps, trace: RequestTrace, leg: LegDraft) {
   if (sessionId) deps.sessions.served(trace.ctx.accountId, sessionId, { modelId: model.id, providerId: provider.id })
 }
 
-async function jsonAnswer(deps: Deps, a: { surface: InboundSurface; body: Record<string, unknown>; trace: RequestTrace; leg: LegDraft; candidate: Candidate; upstream: Response; ids: ClientIds }) {
+async function jsonAnswer(
+  deps: Deps,
+  a: {
+    surface: InboundSurface
+    body: Record<string, unknown>
+    trace: RequestTrace
+    leg: LegDraft
+    candidate: Candidate
+    upstream: Response
+    ids: ClientIds
+  },
+) {
   expectContentType(a.upstream, 'json')
   let json: unknown
   try {
     json = await a.upstream.json()
   } catch (err) {
-    throw new GatewayError('api_error', 'upstream answered 200 with a body that is not valid JSON', { status: 502, retryable: true, cause: err })
+    throw new GatewayError('api_error', 'upstream answered 200 with a body that is not valid JSON', {
+      status: 502,
+      retryable: true,
+      cause: err,
+    })
   }
   if (a.candidate.provider.kind === a.surface.nativeKind) {
     const { body, usage } = a.surface.passThroughJson(json, a.ids)
@@ -299,7 +364,13 @@ async function streamAnswer(
   /** What the leg received, and whether the upstream finished the message cleanly. */
   // Translated streams never need one (their encoder reports failures in-stream); kept total for safety.
   let errorFrame: (error: GatewayError) => string = () => ''
-  let received: () => { usage: Usage; reported: boolean; outputChars: number; clean: boolean; error?: UpstreamErrorInfo }
+  let received: () => {
+    usage: Usage
+    reported: boolean
+    outputChars: number
+    clean: boolean
+    error?: UpstreamErrorInfo
+  }
   /** Why the upstream failed before producing anything (so nothing reached the client), if it did. */
   let failedBeforeStart: () => GatewayError | undefined
   if (passThrough) {
@@ -323,7 +394,8 @@ async function streamAnswer(
     const meter = newStreamMeter()
     const events = meterEvents(codecs[a.candidate.provider.kind].decodeStream(frames), meter)
     clientFrames = a.surface
-      .encodeStream(events, a.ids, { upstreamModel: a.candidate.model.upstreamModel, body: a.body })[Symbol.asyncIterator]()
+      .encodeStream(events, a.ids, { upstreamModel: a.candidate.model.upstreamModel, body: a.body })
+      [Symbol.asyncIterator]()
     received = () => ({ ...meter, clean: meter.finished && !meter.error })
     failedBeforeStart = () => {
       if (meter.started) return undefined
@@ -355,7 +427,8 @@ async function streamAnswer(
     throw err
   }
   clearTimeout(firstByteTimer)
-  if (first.done) throw new GatewayError('api_error', 'upstream stream ended before any event', { status: 502, retryable: true })
+  if (first.done)
+    throw new GatewayError('api_error', 'upstream stream ended before any event', { status: 502, retryable: true })
   // The first client frame may be only our rendering of an upstream that failed at once (an
   // in-band error as its first event, a 200 stream that closed empty). It has not been sent:
   // fall back as for a 5xx rather than answer 200 with nothing but an error event.
@@ -407,7 +480,10 @@ async function streamAnswer(
         }
       } catch (err) {
         if (done) return
-        const error = err instanceof GatewayError ? err : new GatewayError('api_error', `upstream stream failed: ${String(err)}`, { status: 502 })
+        const error =
+          err instanceof GatewayError
+            ? err
+            : new GatewayError('api_error', `upstream stream failed: ${String(err)}`, { status: 502 })
         const frame = errorFrame(error)
         if (frame) send(frame)
         await finish('failed', error)

@@ -38,13 +38,18 @@ export const responsesSurface: InboundSurface = {
   },
   passThroughJson(json, ids) {
     if (!isObject(json) || json.object !== 'response') {
-      throw new GatewayError('api_error', 'upstream answered 200 with a body that is not a response', { status: 502, retryable: true })
+      throw new GatewayError('api_error', 'upstream answered 200 with a body that is not a response', {
+        status: 502,
+        retryable: true,
+      })
     }
     const { responseId, messageId, model } = idsFor(ids)
     let messages = 0
     const output = Array.isArray(json.output)
       ? json.output.map((item: unknown, index: number) =>
-          isObject(item) && item.type === 'message' ? { ...item, id: messageItemId(messageId, index, messages++) } : item,
+          isObject(item) && item.type === 'message'
+            ? { ...item, id: messageItemId(messageId, index, messages++) }
+            : item,
         )
       : json.output
     return { body: { ...json, id: responseId, model, output }, usage: responsesUsage(json.usage) }

@@ -19,7 +19,10 @@ function claudeCodeSessionFromUserId(userId: unknown): string | null {
   }
 }
 
-export function readSessionAttributes(headers: Headers, metadata: Record<string, unknown> | undefined): SessionAttributes {
+export function readSessionAttributes(
+  headers: Headers,
+  metadata: Record<string, unknown> | undefined,
+): SessionAttributes {
   const claudeCodeSession =
     clip(headers.get('x-claude-code-session-id')) ?? clip(claudeCodeSessionFromUserId(metadata?.user_id))
   // Codex sends its conversation id as `session-id` (0.169 sends `session-id` and `thread-id` with

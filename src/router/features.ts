@@ -48,7 +48,8 @@ export function readRequestFeatures(req: ExchangeRequest): RequestFeatures {
       }
     }
   }
-  for (const tool of req.tools) chars += tool.name.length + (tool.description?.length ?? 0) + JSON.stringify(tool.inputSchema).length
+  for (const tool of req.tools)
+    chars += tool.name.length + (tool.description?.length ?? 0) + JSON.stringify(tool.inputSchema).length
   return {
     tools: req.tools.length > 0 || req.messages.some((m) => m.content.some((b) => b.type === 'tool_use')),
     images,

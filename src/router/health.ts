@@ -39,7 +39,15 @@ export function createHealth(clock: () => number, policy: HealthPolicy = default
     const key = keyOf(providerId, modelId)
     let e = entries.get(key)
     if (!e) {
-      e = { ttfbMs: null, errorRate: 0, consecutiveFailures: 0, openUntil: 0, cooldownMs: policy.cooldownMs, probing: false, retryAfterUntil: 0 }
+      e = {
+        ttfbMs: null,
+        errorRate: 0,
+        consecutiveFailures: 0,
+        openUntil: 0,
+        cooldownMs: policy.cooldownMs,
+        probing: false,
+        retryAfterUntil: 0,
+      }
       entries.set(key, e)
     }
     return e
@@ -51,11 +59,15 @@ export function createHealth(clock: () => number, policy: HealthPolicy = default
       const e = entries.get(keyOf(providerId, modelId))
       if (!e) return { state: 'closed', ttfb_ms: null, error_rate: 0 }
       const now = clock()
-      const base = { ttfb_ms: e.ttfbMs === null ? null : Math.round(e.ttfbMs), error_rate: Math.round(e.errorRate * 1000) / 1000 }
+      const base = {
+        ttfb_ms: e.ttfbMs === null ? null : Math.round(e.ttfbMs),
+        error_rate: Math.round(e.errorRate * 1000) / 1000,
+      }
       if (e.openUntil > now) return { ...base, state: 'open', until: new Date(e.openUntil).toISOString() }
       if (e.openUntil > 0 && !e.probing) return { ...base, state: 'half_open' }
       if (e.openUntil > 0 && e.probing) return { ...base, state: 'open', until: 'after the probe in flight' }
-      if (e.retryAfterUntil > now) return { ...base, state: 'cooling', until: new Date(e.retryAfterUntil).toISOString() }
+      if (e.retryAfterUntil > now)
+        return { ...base, state: 'cooling', until: new Date(e.retryAfterUntil).toISOString() }
       return { ...base, state: 'closed' }
     },
 

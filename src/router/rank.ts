@@ -153,7 +153,11 @@ export function rankCandidates(input: RankInput): Ranking {
     })
     if (needsCredit && credit <= 0) {
       blockedByCredit = true
-      skip(byok ? 'no credit applies to the BYOK fee for this model' : 'no credit applies to this model (grant scopes or expiry)')
+      skip(
+        byok
+          ? 'no credit applies to the BYOK fee for this model'
+          : 'no credit applies to this model (grant scopes or expiry)',
+      )
       continue
     }
     const maxTokens = Math.min(features.maxTokens, model.maxOutputTokens)
@@ -166,9 +170,13 @@ export function rankCandidates(input: RankInput): Ranking {
     entry.status = 'candidate'
     const notes = ['eligible']
     if (maxTokens < features.maxTokens) notes.push(`max_tokens clamped from ${features.maxTokens} to ${maxTokens}`)
-    if (features.thinking && !model.capabilities.thinking) notes.push('thinking requested; this model answers without it')
+    if (features.thinking && !model.capabilities.thinking)
+      notes.push('thinking requested; this model answers without it')
     if (nudge !== 0) notes.push(`feedback nudge ${nudge > 0 ? '+' : ''}${nudge}`)
-    if (!isHealthy(entry.health)) notes.push(`ranked last: circuit ${entry.health.state}${entry.health.until ? ` until ${entry.health.until}` : ''}`)
+    if (!isHealthy(entry.health))
+      notes.push(
+        `ranked last: circuit ${entry.health.state}${entry.health.until ? ` until ${entry.health.until}` : ''}`,
+      )
     entry.reason = notes.join('; ')
     eligible.push({ model, provider, byok, maxTokens, score, estimatedCostNanos, rank: entry })
   }
@@ -187,7 +195,9 @@ export function rankCandidates(input: RankInput): Ranking {
   // model family) while that model is healthy and eligible under this profile.
   const sticky = input.sticky
   const stickyAt = sticky
-    ? eligible.findIndex((c) => c.model.id === sticky.modelId && c.provider.id === sticky.providerId && isHealthy(c.rank.health))
+    ? eligible.findIndex(
+        (c) => c.model.id === sticky.modelId && c.provider.id === sticky.providerId && isHealthy(c.rank.health),
+      )
     : -1
   if (stickyAt > 0) {
     const [kept] = eligible.splice(stickyAt, 1)

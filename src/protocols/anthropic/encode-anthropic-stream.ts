@@ -1,7 +1,14 @@
 // Neutral exchange events → Anthropic SSE frames in exactly Anthropic's order, so the official
 // SDK and Claude Code accept the stream whatever upstream produced it (wire-formats §1.7, §4.9).
 
-import { type BlockStart, emptyUsage, type ExchangeEvent, overwriteUsage, type StopReason, type Usage } from '../../exchange/types'
+import {
+  type BlockStart,
+  emptyUsage,
+  type ExchangeEvent,
+  overwriteUsage,
+  type StopReason,
+  type Usage,
+} from '../../exchange/types'
 import { GatewayError } from '../../lib/errors'
 import { encodeSse } from '../sse'
 import { anthropicErrorTypeForKind, encodeAnthropicError } from './errors'

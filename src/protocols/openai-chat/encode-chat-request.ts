@@ -125,4 +125,3 @@ function encodeToolChoice(choice: ToolChoice): Record<string, unknown> {
   if (choice.type !== 'none' && choice.disableParallel) wire.parallel_tool_calls = false
   return wire
 }
-

@@ -1,13 +1,5 @@
 // Neutral ExchangeRequest → body for an OpenAI Responses upstream (wire-formats §4.4, §4.8).
-import type {
-  ExchangeRequest,
-  ImageBlock,
-  Message,
-  ReasoningEffort,
-  TextBlock,
-  Thinking,
-  ToolChoice,
-} from '../../exchange/types'
+import type { ExchangeRequest, ImageBlock, Message, TextBlock, ToolChoice } from '../../exchange/types'
 import { readResponsesSignature } from './reasoning-signature'
 import { openAIUserId, reasoningEffortFor } from '../openai-common'
 
@@ -35,7 +27,8 @@ export const encodeResponsesRequest = (req: ExchangeRequest, model: string): Rec
   if (req.topP !== undefined) body['top_p'] = req.topP
   // top_k and stop sequences have no Responses equivalent (§4.4) and are dropped.
   // Adaptive thinking without an effort still asks for reasoning: medium, OpenAI's own default.
-  const effort = req.thinking?.type === 'adaptive' ? (req.thinking.effort ?? 'medium') : reasoningEffortFor(req.thinking)
+  const effort =
+    req.thinking?.type === 'adaptive' ? (req.thinking.effort ?? 'medium') : reasoningEffortFor(req.thinking)
   if (effort) {
     body['reasoning'] = { effort, summary: 'auto' }
     // Ask for the reasoning blob so the next turn can replay it (carried in the thinking signature).
@@ -139,4 +132,3 @@ const encodeToolChoice = (choice: ToolChoice): Record<string, unknown> => {
 }
 
 // Budget → effort thresholds as claude-code-router draws them (§4.8).
-

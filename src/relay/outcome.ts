@@ -1,0 +1,44 @@
+// How a request's outcome reaches the ledger, the metrics and the logs, and the moment a leg
+// commits to the client (its first byte), after which there is no fallback.
+import type { Deps } from '../deps'
+import type { LegDraft, RequestTrace } from './trace'
+
+export async function record(deps: Deps, trace: RequestTrace, result: Parameters<RequestTrace['finish']>[0]) {
+  const finished = trace.finish(result)
+  deps.metrics.requestEnded(finished)
+  const r = finished.request
+  // One line per request; never a key or a prompt.
+  deps.log.info('request', {
+    request_id: r.id,
+    surface: r.surface,
+    routing_mode: r.routingMode,
+    status: r.status,
+    http_status: r.httpStatus,
+    model: r.selectedModelId,
+    provider: r.selectedProviderId,
+    attempts: r.attempts,
+    cost_nanos: r.totalCostNanos,
+    ttfb_ms: r.firstByteAt === null ? null : r.firstByteAt - r.createdAt,
+    duration_ms: r.endedAt === null ? null : r.endedAt - r.createdAt,
+    session_id: r.sessionId,
+    error: r.errorMessage,
+  })
+  try {
+    await deps.ledger.recordRequest(finished)
+    deps.credit.invalidate(trace.ctx.accountId)
+  } catch (err) {
+    // The client's answer stands; the failure to record is an operator problem and is logged loudly.
+    deps.log.error('could not record request in the ledger', { request_id: trace.ctx.id, error: String(err) })
+  }
+}
+
+/** The client is about to receive its first byte from this leg: no fallback from here on. */
+export function servedFirstByte(deps: Deps, trace: RequestTrace, leg: LegDraft) {
+  const now = deps.clock()
+  trace.firstByteAt = now
+  trace.markChosen(leg)
+  const { provider, model } = leg.candidate
+  deps.health.recordSuccess(provider.id, model.id, now - leg.startedAt)
+  const sessionId = trace.ctx.session.sessionId
+  if (sessionId) deps.sessions.served(trace.ctx.accountId, sessionId, { modelId: model.id, providerId: provider.id })
+}

@@ -1,0 +1,68 @@
+// One attempt's upstream request: the client's own body for a same-shape upstream, else the
+// neutral request encoded for the provider; headers forwarded where the provider kind allows.
+import type { Deps } from '../deps'
+import type { ExchangeRequest } from '../exchange/types'
+import { GatewayError } from '../lib/errors'
+import { callUpstream } from '../providers/call-upstream'
+import { codecs } from '../providers/codecs'
+import type { Candidate } from '../router/rank'
+import type { InboundSurface } from './surface'
+
+export async function send(
+  deps: Deps,
+  call: {
+    surface: InboundSurface
+    body: Record<string, unknown>
+    exchange: ExchangeRequest
+    candidate: Candidate
+    apiKey: string
+    headers: Headers
+    signal: AbortSignal
+  },
+): Promise<Response> {
+  const { provider, model } = call.candidate
+  const codec = codecs[provider.kind]
+  const passThrough = provider.kind === call.surface.nativeKind
+  const payload = passThrough
+    ? call.surface.passThroughBody(call.body, model.upstreamModel, call.candidate.maxTokens)
+    : codec.encodeRequest({ ...call.exchange, maxTokens: call.candidate.maxTokens }, model.upstreamModel, provider)
+  const headers: Record<string, string> = { 'content-type': 'application/json', ...provider.headers }
+  for (const name of codec.forwardedHeaders) {
+    const value = call.headers.get(name)
+    if (value) headers[name] = value
+  }
+  Object.assign(headers, codec.authHeaders(call.apiKey))
+  if (passThrough) {
+    // The client's own version header wins over our default for a same-shape relay.
+    const version = call.headers.get('anthropic-version')
+    if (version && provider.kind === 'anthropic') headers['anthropic-version'] = version
+  }
+  return callUpstream(deps.fetch, {
+    url: `${provider.baseUrl}${codec.path}`,
+    headers,
+    body: JSON.stringify(payload),
+    signal: call.signal,
+    // A streaming upstream sends its headers as soon as it accepts the request, so for streams
+    // the wait for headers is bounded by the connect timeout and the first frame by first-byte;
+    // a non-streaming answer's headers come with the whole answer, bounded by first-byte.
+    timeouts: {
+      firstByteMs: call.exchange.stream ? deps.config.routing.connectTimeoutMs : deps.config.routing.firstByteTimeoutMs,
+    },
+    decodeError: codec.decodeError,
+  })
+}
+
+/** A 200 with the wrong body type is the provider's fault, found before any byte is relayed. */
+export function expectContentType(upstream: Response, wanted: string) {
+  const type = upstream.headers.get('content-type') ?? ''
+  if (!type.includes(wanted)) {
+    throw new GatewayError(
+      'api_error',
+      `upstream answered 200 with content-type ${type || '(none)'}, expected ${wanted}`,
+      {
+        status: 502,
+        retryable: true,
+      },
+    )
+  }
+}

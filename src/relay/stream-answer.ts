@@ -1,0 +1,191 @@
+// A streaming answer: frames relayed as they arrive (pass-through) or translated, metered on the
+// way, with the first frame produced before the Response exists so that a candidate failing
+// before it still falls back.
+import type { Deps } from '../deps'
+import type { UpstreamErrorInfo, Usage } from '../exchange/types'
+import { GatewayError } from '../lib/errors'
+import { parseSse, type SseEvent } from '../protocols/sse'
+import { upstreamFailure, withIdleTimeout } from '../providers/call-upstream'
+import { codecs } from '../providers/codecs'
+import type { Candidate } from '../router/rank'
+import { meterEvents, newStreamMeter } from './meter'
+import { record, servedFirstByte } from './outcome'
+import { expectContentType } from './send'
+import type { ClientIds, InboundSurface } from './surface'
+import type { LegDraft, RequestTrace } from './trace'
+
+const sseHeaders = {
+  'content-type': 'text/event-stream; charset=utf-8',
+  'cache-control': 'no-cache',
+  connection: 'keep-alive',
+  'x-accel-buffering': 'no',
+}
+
+/**
+ * Streams the answer. The first client frame is produced before the Response is returned, so a
+ * candidate that fails before its first frame still falls back; after that, errors become
+ * error events and the leg records what flowed.
+ */
+export async function streamAnswer(
+  deps: Deps,
+  a: {
+    surface: InboundSurface
+    body: Record<string, unknown>
+    trace: RequestTrace
+    leg: LegDraft
+    candidate: Candidate
+    upstream: Response
+    ids: ClientIds
+    controller: AbortController
+    idHeader: Record<string, string>
+    onDone: () => void
+  },
+): Promise<Response> {
+  expectContentType(a.upstream, 'text/event-stream')
+  const body = a.upstream.body
+  if (!body) throw new GatewayError('api_error', 'upstream sent an empty stream', { status: 502, retryable: true })
+  const frames: AsyncIterable<SseEvent> = parseSse(
+    withIdleTimeout(body, deps.config.routing.idleTimeoutMs, () => a.controller.abort()),
+  )
+
+  const passThrough = a.candidate.provider.kind === a.surface.nativeKind
+  let clientFrames: AsyncIterator<string>
+  /** What the leg received, and whether the upstream finished the message cleanly. */
+  // Translated streams never need one (their encoder reports failures in-stream); kept total for safety.
+  let errorFrame: (error: GatewayError) => string = () => ''
+  let received: () => {
+    usage: Usage
+    reported: boolean
+    outputChars: number
+    clean: boolean
+    error?: UpstreamErrorInfo
+  }
+  /** Why the upstream failed before producing anything (so nothing reached the client), if it did. */
+  let failedBeforeStart: () => GatewayError | undefined
+  if (passThrough) {
+    const stream = a.surface.passThroughStream(a.ids)
+    errorFrame = stream.errorFrame
+    clientFrames = (async function* () {
+      for await (const frame of frames) yield stream.frame(frame)
+    })()
+    // Checked after the first frame only: an error by then means the first frame was the error.
+    failedBeforeStart = () => {
+      const error = stream.error()
+      return error ? upstreamFailure(error) : undefined
+    }
+    received = () => {
+      const finished = stream.finished()
+      const usage = stream.usage()
+      if (!finished) usage.output = stream.estimatedOutputTokens()
+      return { usage, reported: finished, outputChars: 0, clean: finished && !stream.error(), error: stream.error() }
+    }
+  } else {
+    const meter = newStreamMeter()
+    const events = meterEvents(codecs[a.candidate.provider.kind].decodeStream(frames), meter)
+    clientFrames = a.surface
+      .encodeStream(events, a.ids, { upstreamModel: a.candidate.model.upstreamModel, body: a.body })
+      [Symbol.asyncIterator]()
+    received = () => ({ ...meter, clean: meter.finished && !meter.error })
+    failedBeforeStart = () => {
+      if (meter.started) return undefined
+      if (meter.error) return upstreamFailure(meter.error)
+      return new GatewayError('api_error', 'upstream stream failed before its first event', {
+        status: 502,
+        retryable: true,
+      })
+    }
+  }
+
+  // Before the first byte: a failure here is the caller's to fall back from.
+  let first: IteratorResult<string>
+  let firstByteTimer: ReturnType<typeof setTimeout> | undefined
+  try {
+    const firstByteMs = deps.config.routing.firstByteTimeoutMs
+    first = await Promise.race([
+      clientFrames.next(),
+      new Promise<never>((_, reject) => {
+        firstByteTimer = setTimeout(() => {
+          a.controller.abort()
+          reject(new GatewayError('timeout', `upstream sent no event within ${firstByteMs} ms`, { retryable: true }))
+        }, firstByteMs)
+      }),
+    ])
+  } catch (err) {
+    clearTimeout(firstByteTimer)
+    await clientFrames.return?.(undefined).catch(() => {})
+    throw err
+  }
+  clearTimeout(firstByteTimer)
+  if (first.done)
+    throw new GatewayError('api_error', 'upstream stream ended before any event', { status: 502, retryable: true })
+  // The first client frame may be only our rendering of an upstream that failed at once (an
+  // in-band error as its first event, a 200 stream that closed empty). It has not been sent:
+  // fall back as for a 5xx rather than answer 200 with nothing but an error event.
+  const early = failedBeforeStart()
+  if (early) {
+    await clientFrames.return?.(undefined).catch(() => {})
+    throw early
+  }
+  servedFirstByte(deps, a.trace, a.leg)
+
+  let done = false
+  const finish = async (outcome: 'ok' | 'failed' | 'aborted', error?: GatewayError) => {
+    if (done) return
+    done = true
+    deps.metrics.streamEnded()
+    a.onDone()
+    a.trace.settleLeg(a.leg, outcome, received(), error)
+    const status = outcome === 'ok' ? 'completed' : outcome
+    await record(deps, a.trace, { status, httpStatus: outcome === 'aborted' ? 499 : 200, error })
+  }
+  // A direct stream: one pull that writes each frame as it is produced and flushes it at once,
+  // so no frame waits for another (no batching) and no promise round trip per frame.
+  const stream = new ReadableStream({
+    type: 'direct',
+    async pull(controller) {
+      const send = (frame: string) => {
+        controller.write(frame)
+        controller.flush()
+      }
+      try {
+        send(first.value)
+        for (;;) {
+          const next = await clientFrames.next()
+          if (next.done) break
+          if (done) return
+          send(next.value)
+        }
+        const end = received()
+        if (end.clean) {
+          await finish('ok')
+        } else {
+          const error = end.error
+            ? upstreamFailure(end.error)
+            : new GatewayError('api_error', 'upstream stream ended before the message was complete', { status: 502 })
+          // A translated stream already told the client (the encoder emits the error event);
+          // a pass-through stream has relayed the upstream's own frames, so add ours if it sent none.
+          if (passThrough && !end.error) send(errorFrame(error))
+          await finish('failed', error)
+        }
+      } catch (err) {
+        if (done) return
+        const error =
+          err instanceof GatewayError
+            ? err
+            : new GatewayError('api_error', `upstream stream failed: ${String(err)}`, { status: 502 })
+        const frame = errorFrame(error)
+        if (frame) send(frame)
+        await finish('failed', error)
+      }
+      controller.close()
+    },
+    async cancel() {
+      // The client went away: stop the upstream and record what flowed.
+      a.controller.abort()
+      await finish('aborted', new GatewayError('api_error', 'client disconnected mid-stream', { status: 499 }))
+      await clientFrames.return?.(undefined).catch(() => {})
+    },
+  })
+  deps.metrics.streamStarted()
+  return new Response(stream, { headers: { ...sseHeaders, ...a.idHeader } })
+}

@@ -12,7 +12,7 @@ setup:
 
 ## run: start the gateway on the default database (.svc/svc.db)
 run: setup
-	bun src/main.ts serve
+	BUN_CONFIG_MAX_HTTP_REQUESTS=$${BUN_CONFIG_MAX_HTTP_REQUESTS:-4096} bun src/main.ts serve
 
 ## test: the whole suite
 test: setup

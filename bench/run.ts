@@ -223,7 +223,9 @@ async function startSvc(phase: Phase, simUrl: string): Promise<{ service: Servic
     ]),
     port,
     logFile: join(dir, 'svc.log'),
-    env: simKeyEnv,
+    // As make run and the systemd unit set it: Bun's fetch keeps at most 256 upstream requests
+    // open otherwise, and every open stream holds one.
+    env: { ...simKeyEnv, BUN_CONFIG_MAX_HTTP_REQUESTS: '4096' },
     cwd: dir,
   })
   const key = readFileSync(join(dir, 'first-api-key'), 'utf8').trim()

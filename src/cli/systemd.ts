@@ -81,6 +81,9 @@ ExecStart=${exec.map((w, i) => unitWord(w, { exec: i > 0 })).join(' ')}
 # SVC_ADMIN_TOKEN and SVC_MASTER_KEY, one VAR=value a line. Read by systemd as root, so the
 # file can be mode 0600 root:root; the leading '-' lets the service start without it.
 EnvironmentFile=-${unitDefaults.environmentFile}
+# Bun's fetch keeps at most 256 upstream requests open unless this is set at process start;
+# every open stream holds one.
+Environment=BUN_CONFIG_MAX_HTTP_REQUESTS=4096
 ${user.join('\n')}
 # The ledger (${o.database}) and first-api-key, written beside it on an empty database.
 ${state.join('\n')}

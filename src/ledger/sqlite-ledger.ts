@@ -1,5 +1,6 @@
-// The Ledger over bun:sqlite with Drizzle. Writes on the request path happen once per request,
-// in one synchronous IMMEDIATE transaction (bun:sqlite transactions cannot span an await).
+// The Ledger over bun:sqlite with Drizzle. The request path writes through the group-commit
+// writer (prepared statements); everything else here is the usage API, the CLI and routing reads.
+import type { Database } from 'bun:sqlite'
 import { and, desc, eq, gte, inArray, isNotNull, lt, or, sql } from 'drizzle-orm'
 import type { Db } from '../db/open'
 import * as s from '../db/schema'
@@ -24,8 +25,34 @@ import type {
   SpendSeries,
 } from './ledger'
 
-/** The WAL stays below ~100 MB at full load; a clean shutdown truncates it. */
-const checkpointEveryMs = 10_000
+const checkpointEveryMs = 1000
+
+/**
+ * The checkpointer's source, run from a blob URL: no file to locate at run time, so the compiled
+ * binary carries it like any string. PASSIVE checkpoints never block writers; what a busy writer
+ * holds back is copied on the next round.
+ */
+const checkpointWorkerSource = `
+import { Database } from 'bun:sqlite'
+self.onmessage = (event) => {
+  const db = new Database(event.data.path)
+  db.exec('PRAGMA busy_timeout = 1000')
+  setInterval(() => {
+    try { db.exec('PRAGMA wal_checkpoint(PASSIVE)') } catch {}
+  }, event.data.everyMs)
+}
+`
+
+/** Off the event loop; none for an in-memory database, which has no WAL. */
+function startCheckpointer(client: Database): Worker | undefined {
+  if (!client.filename || client.filename === ':memory:') return undefined
+  client.exec('PRAGMA wal_autocheckpoint = 0')
+  const url = URL.createObjectURL(new Blob([checkpointWorkerSource], { type: 'application/javascript' }))
+  const worker = new Worker(url)
+  worker.postMessage({ path: client.filename, everyMs: checkpointEveryMs })
+  worker.unref()
+  return worker
+}
 
 export function createSqliteLedger(db: Db, clock: () => number = Date.now): Ledger {
   const client = db.$client
@@ -34,13 +61,10 @@ export function createSqliteLedger(db: Db, clock: () => number = Date.now): Ledg
   const selectGrants = client.prepare<GrantRow & { accountId: string; source: string }, [string]>(
     `SELECT ${grantColumns}, account_id AS accountId, source FROM grants WHERE account_id = ? ORDER BY created_at, id`,
   )
-  // Checkpoints copy the WAL into the database file with fsyncs; SQLite runs them inside whichever
-  // commit crosses the threshold, which here is a request. A timer does it between requests, and
-  // rarely: a hot page (an index's last leaf) rewritten by many commits is copied once per
-  // checkpoint, so at 9k requests/s a 1 s timer spent 13% of the CPU where 10 s spends a fraction.
-  client.exec('PRAGMA wal_autocheckpoint = 0')
-  const checkpoints = setInterval(() => client.exec('PRAGMA wal_checkpoint(PASSIVE)'), checkpointEveryMs)
-  checkpoints.unref()
+  // Checkpoints copy the WAL into the database file, with fsyncs. SQLite would run them inside
+  // whichever commit crosses its threshold (a request); a timer here stalled the event loop for
+  // up to 200 ms. A worker thread does it on its own connection instead.
+  const checkpointer = startCheckpointer(client)
   let seenVersion = dataVersion.get()?.data_version ?? 0
 
   const sessionColumns = {
@@ -362,7 +386,7 @@ export function createSqliteLedger(db: Db, clock: () => number = Date.now): Ledg
 
     close() {
       writer.flush()
-      clearInterval(checkpoints)
+      checkpointer?.terminate()
       client.exec('PRAGMA wal_checkpoint(TRUNCATE)')
       client.close()
     },

@@ -4,7 +4,8 @@
 import { afterAll, beforeEach, describe, expect, test } from 'bun:test'
 import Anthropic from '@anthropic-ai/sdk'
 import type { ConfigFile, ModelSection } from '../src/config/schema'
-import { createHarness, type Harness } from './support/harness'
+import { createHarness, type Harness, remainingNanos, requestDetail } from './support/harness'
+import { parseFrames, type SseFrame } from './support/sse-frames'
 import { type Scenario, startSimulator } from './support/simulator'
 
 const SIM_KEY = 'sim-key'
@@ -84,37 +85,6 @@ const postMessages = (h: Harness, body: Record<string, unknown>) =>
     json: { model: 'svc-max', max_tokens: 100, messages: ask, ...body },
     headers: versioned,
   })
-
-interface SseFrame {
-  event: string
-  // biome-ignore lint/suspicious/noExplicitAny: frames are asserted field by field
-  data: any
-  raw: string
-}
-
-function parseFrames(text: string): SseFrame[] {
-  return text
-    .split(/(?<=\n\n)/)
-    .filter((raw) => raw.trim() !== '')
-    .map((raw) => {
-      const data = /^data: (.*)$/m.exec(raw)?.[1]
-      let parsed: unknown
-      try {
-        parsed = data === undefined ? undefined : JSON.parse(data)
-      } catch {
-        parsed = { unparseable: data }
-      }
-      return { event: /^event: (.*)$/m.exec(raw)?.[1] ?? '', data: parsed, raw }
-    })
-}
-
-async function requestDetail(h: Harness, id: string) {
-  const res = await h.call(`/v1/usage/requests/${id}`)
-  expect(res.status).toBe(200)
-  return res.json()
-}
-
-const remainingNanos = async (h: Harness): Promise<number> => (await (await h.call('/v1/usage')).json()).remaining_nanos
 
 /** The backup's answer: 40×1000 + 8×100 + 6×2000 nanos. */
 const backupScenario: Scenario = { text: 'Backup here.', usage: { input: 40, cacheRead: 8, output: 6 } }

@@ -4,7 +4,8 @@
 import { afterAll, beforeEach, describe, expect, test } from 'bun:test'
 import Anthropic from '@anthropic-ai/sdk'
 import type { ModelSection } from '../src/config/schema'
-import { createHarness, type Harness } from './support/harness'
+import { createHarness, type Harness, remainingNanos, requestDetail } from './support/harness'
+import { parseFrames } from './support/sse-frames'
 import { countRequestTokens, startSimulator } from './support/simulator'
 
 const SIM_KEY = 'sim-key-0001'
@@ -72,38 +73,6 @@ const versioned = { 'anthropic-version': '2023-06-01' }
 
 function postMessages(h: Harness, body: unknown, headers: Record<string, string> = versioned, path = '/compat-a') {
   return h.call(`${path}/v1/messages`, { method: 'POST', json: body, headers })
-}
-
-interface SseFrame {
-  event: string
-  // biome-ignore lint/suspicious/noExplicitAny: frames are asserted field by field
-  data: any
-  raw: string
-}
-
-/** Splits an SSE body into frames, keeping each frame's bytes (through its blank line). */
-function parseFrames(text: string): SseFrame[] {
-  return text
-    .split(/(?<=\n\n)/)
-    .filter((raw) => raw.trim() !== '')
-    .map((raw) => {
-      const data = /^data: (.*)$/m.exec(raw)?.[1]
-      return {
-        event: /^event: (.*)$/m.exec(raw)?.[1] ?? '',
-        data: data === undefined ? undefined : JSON.parse(data),
-        raw,
-      }
-    })
-}
-
-async function requestDetail(h: Harness, id: string) {
-  const res = await h.call(`/v1/usage/requests/${id}`)
-  expect(res.status).toBe(200)
-  return res.json()
-}
-
-async function remainingNanos(h: Harness): Promise<number> {
-  return (await (await h.call('/v1/usage')).json()).remaining_nanos
 }
 
 const ask = [{ role: 'user' as const, content: 'hello' }]

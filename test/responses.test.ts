@@ -14,6 +14,7 @@ import type {
 } from 'openai/resources/responses/responses'
 import type { ConfigFile } from '../src/config/schema'
 import { createHarness, type Harness } from './support/harness'
+import { parseFrames, type SseFrame } from './support/sse-frames'
 import { type Simulator, startSimulator } from './support/simulator'
 
 const ULID = /^[0-9A-HJKMNP-TV-Z]{26}$/
@@ -383,27 +384,6 @@ describe.each(upstreams)('responses route via a $kind upstream ($profile)', (u) 
     })
   })
 })
-
-interface SseFrame {
-  event: string | undefined
-  data: Record<string, unknown>
-  raw: string
-}
-
-function parseFrames(text: string): SseFrame[] {
-  return text
-    .split('\n\n')
-    .filter((raw) => raw.trim() !== '')
-    .map((raw) => {
-      const lines = raw.split('\n')
-      const event = lines.find((l) => l.startsWith('event: '))?.slice('event: '.length)
-      const data = lines
-        .filter((l) => l.startsWith('data: '))
-        .map((l) => l.slice('data: '.length))
-        .join('\n')
-      return { event, data: JSON.parse(data) as Record<string, unknown>, raw: `${raw}\n\n` }
-    })
-}
 
 const streamRequest = (model: string, extra: Record<string, unknown> = {}) => ({
   method: 'POST',

@@ -128,9 +128,8 @@ export async function relay(deps: Deps, input: RelayInput): Promise<Response> {
         }
         const answer = await jsonAnswer(deps, { surface, body, trace, leg, candidate, upstream, ids })
         input.signal?.removeEventListener('abort', onClientAbort)
-        // Not awaited: the answer need not wait for the write. Every ledger read flushes queued
-        // writes first, so the usage API still sees this request the moment the answer is out.
-        void record(deps, trace, { status: 'completed', httpStatus: 200 })
+        // Awaited: an answer the client received is in the ledger, even if the process dies next.
+        await record(deps, trace, { status: 'completed', httpStatus: 200 })
         return Response.json(answer, { headers: idHeader })
       } catch (err) {
         input.signal?.removeEventListener('abort', onClientAbort)

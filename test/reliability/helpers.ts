@@ -3,31 +3,10 @@
 import { expect } from 'bun:test'
 import type { Harness } from '../support/harness'
 
+export { remainingNanos, requestDetail } from '../support/harness'
+export { parseFrames, type SseFrame } from '../support/sse-frames'
+
 export const ULID = /^[0-9A-HJKMNP-TV-Z]{26}$/
-
-export interface SseFrame {
-  event: string
-  // biome-ignore lint/suspicious/noExplicitAny: frames are asserted field by field
-  data: any
-  raw: string
-}
-
-/** Splits an SSE body into frames; a frame whose data is not JSON keeps it as `{ unparseable }`. */
-export function parseFrames(text: string): SseFrame[] {
-  return text
-    .split(/(?<=\n\n)/)
-    .filter((raw) => raw.trim() !== '')
-    .map((raw) => {
-      const data = /^data: (.*)$/m.exec(raw)?.[1]
-      let parsed: unknown
-      try {
-        parsed = data === undefined ? undefined : JSON.parse(data)
-      } catch {
-        parsed = { unparseable: data }
-      }
-      return { event: /^event: (.*)$/m.exec(raw)?.[1] ?? '', data: parsed, raw }
-    })
-}
 
 /**
  * Polls `check` until it returns a value other than undefined, yielding to the event loop between
@@ -46,16 +25,6 @@ export async function waitFor<T>(
     await new Promise((resolve) => setTimeout(resolve, 5))
   }
 }
-
-// biome-ignore lint/suspicious/noExplicitAny: the usage API's JSON, asserted with toEqual/toMatchObject
-export async function requestDetail(h: Harness, id: string): Promise<any> {
-  const res = await h.call(`/v1/usage/requests/${id}`)
-  expect(res.status).toBe(200)
-  return res.json()
-}
-
-export const remainingNanos = async (h: Harness): Promise<number> =>
-  (await (await h.call('/v1/usage')).json()).remaining_nanos
 
 /** A port nobody listens on: bound once, then released. */
 export function closedPort(): number {

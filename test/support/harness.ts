@@ -1,5 +1,6 @@
 // Builds an app in-process for a test: its own in-memory database, a controllable clock, a first
 // account with a key, and a helper that calls app.handle() with that key.
+import { expect } from 'bun:test'
 import { createApp } from '../../src/app'
 import { type Config, resolveConfig } from '../../src/config/load'
 import type { ConfigFile } from '../../src/config/schema'
@@ -60,3 +61,15 @@ export async function createHarness(
   }
   return { app, deps, config, key: first.key, accountId: first.account.id, clock, call }
 }
+
+/** A request's record as GET /v1/usage/requests/{id} shows it (and it must show it). */
+// biome-ignore lint/suspicious/noExplicitAny: the usage API's JSON, asserted with toEqual/toMatchObject
+export async function requestDetail(h: Harness, id: string): Promise<any> {
+  const res = await h.call(`/v1/usage/requests/${id}`)
+  expect(res.status).toBe(200)
+  return res.json()
+}
+
+/** The account's remaining credit as GET /v1/usage reports it. */
+export const remainingNanos = async (h: Harness): Promise<number> =>
+  (await (await h.call('/v1/usage')).json()).remaining_nanos

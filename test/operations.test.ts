@@ -1,0 +1,65 @@
+import { afterAll, expect, test } from 'bun:test'
+import { createHarness } from './support/harness'
+import { startSimulator } from './support/simulator'
+
+const sim = startSimulator({ apiKey: 'k' })
+afterAll(() => sim.stop())
+
+const config = {
+  catalog: { builtin: false },
+  providers: { a: { kind: 'anthropic' as const, base_url: sim.url, api_key_env: 'K' } },
+  models: [
+    {
+      id: 'm',
+      provider: 'a',
+      upstream_model: 'm-up',
+      profiles: ['pro' as const],
+      quality: 90,
+      input_usd_per_mtok: 1,
+      output_usd_per_mtok: 2,
+    },
+  ],
+}
+
+test('healthz is alive; readyz needs a provider', async () => {
+  const bare = await createHarness()
+  expect(await (await bare.call('/healthz', { key: null })).json()).toEqual({ status: 'ok' })
+  const notReady = await bare.call('/readyz', { key: null })
+  expect(notReady.status).toBe(503)
+  expect(await notReady.json()).toEqual({ status: 'not_ready', database: true, providers: [] })
+  const h = await createHarness({ env: { K: 'k' }, config })
+  expect(await (await h.call('/readyz', { key: null })).json()).toEqual({
+    status: 'ready',
+    database: true,
+    providers: ['a'],
+  })
+})
+
+test('/metrics counts requests, tokens, cost and upstream errors in Prometheus text', async () => {
+  const h = await createHarness({ grantUsd: 1, env: { K: 'k' }, config })
+  sim.queue('m-up', { fault: { kind: 'status', status: 500 } })
+  sim.setScenario('m-up', { text: 'hi', usage: { input: 10, cacheRead: 4, output: 3 } })
+  const ask = (stream: boolean) =>
+    h.call('/compat-a/v1/messages', {
+      method: 'POST',
+      headers: { 'anthropic-version': '2023-06-01' },
+      json: { model: 'svc-pro', max_tokens: 10, stream, messages: [{ role: 'user', content: 'x' }] },
+    })
+  expect((await ask(false)).status).toBe(500) // one candidate, and it failed
+  expect((await ask(false)).status).toBe(200)
+  await (await ask(true)).text()
+  const res = await h.call('/metrics', { key: null })
+  expect(res.headers.get('content-type')).toContain('text/plain')
+  const text = await res.text()
+  expect(text).toContain('svc_requests_total{surface="messages",profile="pro",status="500"} 1')
+  expect(text).toContain('svc_requests_total{surface="messages",profile="pro",status="200"} 2')
+  expect(text).toContain('svc_tokens_total{model="m",provider="a",kind="input"} 20')
+  expect(text).toContain('svc_tokens_total{model="m",provider="a",kind="cache_read"} 8')
+  expect(text).toContain('svc_tokens_total{model="m",provider="a",kind="output"} 6')
+  // (10 + 4) × 1000 + 3 × 2000 nanos per answer (the unpriced cache read costs the input price).
+  expect(text).toContain('svc_cost_nanos_total{model="m",provider="a"} 40000')
+  expect(text).toContain('svc_upstream_errors_total{provider="a",model="m",kind="api_error"} 1')
+  expect(text).toContain('svc_streams_in_flight 0')
+  expect(text).toMatch(/svc_time_to_first_byte_seconds_count\{surface="messages",profile="pro"\} 2/)
+  expect(text).toContain('# TYPE svc_open_circuits gauge')
+})

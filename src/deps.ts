@@ -92,6 +92,8 @@ export function createDeps(config: Config, opts: DepsOptions = {}): Deps {
   )
   const health = createHealth(clock)
   const lastServed = new Map<string, { modelId: string; providerId: string }>()
+  /** Agent sessions come and go by the thousand; memory must not grow with every one ever seen. */
+  const sessionsRemembered = 10_000
   const sessionKey = (accountId: string, sessionId: string) => `${accountId}\u0000${sessionId}`
   return {
     config,
@@ -111,7 +113,12 @@ export function createDeps(config: Config, opts: DepsOptions = {}): Deps {
         return found
       },
       served(accountId, sessionId, choice) {
-        lastServed.set(sessionKey(accountId, sessionId), choice)
+        const key = sessionKey(accountId, sessionId)
+        // Re-inserted so the Map's order is most recent last; the oldest session is forgotten
+        // past the cap (the ledger still knows it, one query away).
+        lastServed.delete(key)
+        lastServed.set(key, choice)
+        if (lastServed.size > sessionsRemembered) lastServed.delete(lastServed.keys().next().value!)
       },
     },
     health,

@@ -15,7 +15,7 @@ import { jsonAnswer } from './json-answer'
 import { record } from './outcome'
 import { send } from './send'
 import { streamAnswer } from './stream-answer'
-import { RequestTrace } from './trace'
+import { type LegDraft, RequestTrace } from './trace'
 
 export interface RelayInput {
   surface: InboundSurface
@@ -133,33 +133,8 @@ export async function relay(deps: Deps, input: RelayInput): Promise<Response> {
         return Response.json(answer, { headers: idHeader })
       } catch (err) {
         input.signal?.removeEventListener('abort', onClientAbort)
-        // Providers and codecs raise GatewayErrors; anything else is the gateway's own bug: a 500
-        // that is neither retried elsewhere nor counted against the provider's health.
-        const internal = !(err instanceof GatewayError)
-        if (internal)
-          deps.log.error('gateway bug during an upstream attempt', {
-            request_id: requestId,
-            error: String(err),
-            stack: (err as Error)?.stack,
-          })
-        const error = internal
-          ? new GatewayError('api_error', 'internal error in the gateway; the request id identifies it in the logs', {
-              status: 500,
-            })
-          : err
         const clientGone = input.signal?.aborted ?? false
-        trace.failLeg(leg, error, clientGone ? 'aborted' : 'failed')
-        // Only the provider's faults count against its health, not the client's bad request.
-        if (!clientGone && !internal) deps.metrics.upstreamError(candidate.provider.id, candidate.model.id, error.kind)
-        if (!clientGone && error.retryable) {
-          deps.health.recordFailure(candidate.provider.id, candidate.model.id, {
-            retryAfterSeconds: error.retryAfterSeconds,
-          })
-        } else if (probe) {
-          // A probe with no verdict (client gone, the client's own 4xx) says nothing about the
-          // provider: release it so the next request probes again.
-          deps.health.releaseProbe(candidate.provider.id, candidate.model.id)
-        }
+        const error = settleFailedAttempt(deps, { trace, leg, err, clientGone, probe })
         lastError = error
         if (clientGone) {
           await record(deps, trace, { status: 'aborted', httpStatus: 499, error })
@@ -183,6 +158,42 @@ export async function relay(deps: Deps, input: RelayInput): Promise<Response> {
   } catch (err) {
     return errorResponse(err, surface.errorShape, idHeader)
   }
+}
+
+/**
+ * Books a failed attempt: the leg, the provider's health and the metrics. Providers and codecs
+ * raise GatewayErrors; anything else is the gateway's own bug, a 500 that is neither retried
+ * elsewhere nor counted against the provider.
+ */
+function settleFailedAttempt(
+  deps: Deps,
+  a: { trace: RequestTrace; leg: LegDraft; err: unknown; clientGone: boolean; probe: boolean },
+): GatewayError {
+  const { provider, model } = a.leg.candidate
+  const internal = !(a.err instanceof GatewayError)
+  if (internal) {
+    deps.log.error('gateway bug during an upstream attempt', {
+      request_id: a.trace.ctx.id,
+      error: String(a.err),
+      stack: (a.err as Error)?.stack,
+    })
+  }
+  const error =
+    a.err instanceof GatewayError
+      ? a.err
+      : new GatewayError('api_error', 'internal error in the gateway; the request id identifies it in the logs', {
+          status: 500,
+        })
+  a.trace.failLeg(a.leg, error, a.clientGone ? 'aborted' : 'failed')
+  if (!a.clientGone && !internal) deps.metrics.upstreamError(provider.id, model.id, error.kind)
+  if (!a.clientGone && error.retryable) {
+    deps.health.recordFailure(provider.id, model.id, { retryAfterSeconds: error.retryAfterSeconds })
+  } else if (a.probe) {
+    // A probe with no verdict (client gone, the client's own 4xx) says nothing about the
+    // provider: release it so the next request probes again.
+    deps.health.releaseProbe(provider.id, model.id)
+  }
+  return error
 }
 
 function summarizeSkips(ranks: { model_id: string; provider_id: string; reason: string }[]): string {

@@ -1,7 +1,6 @@
 // Shared by the reliability suite: SSE frames as the client sees them, bounded polling, ledger
 // reads through the usage API, and the checks every error body must pass.
 import { expect } from 'bun:test'
-import type { Harness } from '../support/harness'
 
 export { remainingNanos, requestDetail } from '../support/harness'
 export { parseFrames, type SseFrame } from '../support/sse-frames'

@@ -1,6 +1,7 @@
 // The ledger's tables. Money columns are integer USD nanos; times are integer epoch milliseconds
 // (rendered as RFC 3339 at the API edge). Scope lists are JSON arrays; null means "no scope".
 
+import { sql } from 'drizzle-orm'
 import { index, integer, sqliteTable, text, uniqueIndex } from 'drizzle-orm/sqlite-core'
 
 export const accounts = sqliteTable('accounts', {
@@ -101,7 +102,8 @@ export const requests = sqliteTable(
   },
   (t) => [
     index('requests_account_created').on(t.accountId, t.createdAt, t.id),
-    index('requests_account_session').on(t.accountId, t.sessionId, t.createdAt),
+    // Partial: most API traffic has no session, and those rows then cost no entry here.
+    index('requests_account_session').on(t.accountId, t.sessionId, t.createdAt).where(sql`${t.sessionId} is not null`),
   ],
 )
 
@@ -155,7 +157,8 @@ export const grantCharges = sqliteTable(
     amountNanos: integer('amount_nanos').notNull(),
     createdAt: integer('created_at').notNull(),
   },
-  (t) => [index('grant_charges_request').on(t.requestId), index('grant_charges_grant').on(t.grantId)],
+  // By request only: that is how the usage API reads charges; a per-grant audit scans.
+  (t) => [index('grant_charges_request').on(t.requestId)],
 )
 
 export const feedback = sqliteTable(

@@ -9,6 +9,8 @@ export interface Logger {
   warn(msg: string, fields?: Record<string, unknown>): void
   error(msg: string, fields?: Record<string, unknown>): void
   readonly level: LogLevel
+  /** Whether a line at this level would be written: lets hot paths skip building its fields. */
+  enabled(level: LogLevel): boolean
 }
 
 export function createLogger(
@@ -19,5 +21,12 @@ export function createLogger(
     if (order[lvl] < order[level]) return
     write(`${JSON.stringify({ time: new Date().toISOString(), level: lvl, msg, ...fields })}\n`)
   }
-  return { debug: emit('debug'), info: emit('info'), warn: emit('warn'), error: emit('error'), level }
+  return {
+    debug: emit('debug'),
+    info: emit('info'),
+    warn: emit('warn'),
+    error: emit('error'),
+    level,
+    enabled: (lvl) => order[lvl] >= order[level],
+  }
 }

@@ -1,13 +1,25 @@
 // How a request's outcome reaches the ledger, the metrics and the logs, and the moment a leg
 // commits to the client (its first byte), after which there is no fallback.
 import type { Deps } from '../deps'
+import type { FinishedRequest } from '../ledger/ledger'
 import type { LegDraft, RequestTrace } from './trace'
 
 export async function record(deps: Deps, trace: RequestTrace, result: Parameters<RequestTrace['finish']>[0]) {
   const finished = trace.finish(result)
   deps.metrics.requestEnded(finished)
+  if (deps.log.enabled('info')) logRequest(deps, finished)
+  try {
+    await deps.ledger.recordRequest(finished)
+    deps.credit.invalidate(trace.ctx.accountId)
+  } catch (err) {
+    // The client's answer stands; the failure to record is an operator problem and is logged loudly.
+    deps.log.error('could not record request in the ledger', { request_id: trace.ctx.id, error: String(err) })
+  }
+}
+
+/** One line per request; never a key or a prompt. */
+function logRequest(deps: Deps, finished: FinishedRequest) {
   const r = finished.request
-  // One line per request; never a key or a prompt.
   deps.log.info('request', {
     request_id: r.id,
     surface: r.surface,
@@ -23,13 +35,6 @@ export async function record(deps: Deps, trace: RequestTrace, result: Parameters
     session_id: r.sessionId,
     error: r.errorMessage,
   })
-  try {
-    await deps.ledger.recordRequest(finished)
-    deps.credit.invalidate(trace.ctx.accountId)
-  } catch (err) {
-    // The client's answer stands; the failure to record is an operator problem and is logged loudly.
-    deps.log.error('could not record request in the ledger', { request_id: trace.ctx.id, error: String(err) })
-  }
 }
 
 /** The client is about to receive its first byte from this leg: no fallback from here on. */

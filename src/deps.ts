@@ -63,6 +63,8 @@ function accountCache<T>(load: (accountId: string) => Promise<T>) {
 }
 
 export interface DepsOptions {
+  /** A long-running gateway: WAL checkpoints move to a worker thread (one-shot CLI verbs skip it). */
+  serving?: boolean
   db?: Db
   clock?: () => number
   fetch?: typeof fetch
@@ -72,7 +74,7 @@ export interface DepsOptions {
 export function createDeps(config: Config, opts: DepsOptions = {}): Deps {
   const clock = opts.clock ?? Date.now
   const db = opts.db ?? openDatabase(config.server.database)
-  const ledger = createSqliteLedger(db, clock)
+  const ledger = createSqliteLedger(db, clock, { checkpointInWorker: opts.serving })
   const auth = createAuthenticator(ledger)
   // Admin writes from this process (the admin HTTP API) do not move this connection's
   // data_version, so syncCaches would not see them: the admin drops the account's caches itself.

@@ -22,7 +22,7 @@ export async function runServe(args: string[], io: Io): Promise<number> {
   const config = loadCliConfig(io, { ...values, port })
   const level = (values['log-level'] ?? io.env.SVC_LOG_LEVEL ?? 'info') as 'debug' | 'info' | 'warn' | 'error'
   const log = createLogger(level)
-  const deps = createDeps(config, { log })
+  const deps = createDeps(config, { log, serving: true })
 
   const first = await deps.admin.bootstrap()
   if (first) {

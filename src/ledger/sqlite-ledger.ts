@@ -54,7 +54,11 @@ function startCheckpointer(client: Database): Worker | undefined {
   return worker
 }
 
-export function createSqliteLedger(db: Db, clock: () => number = Date.now): Ledger {
+export function createSqliteLedger(
+  db: Db,
+  clock: () => number = Date.now,
+  opts: { checkpointInWorker?: boolean } = {},
+): Ledger {
   const client = db.$client
   const dataVersion = client.prepare<{ data_version: number }, []>('PRAGMA data_version')
   const writer = createRequestWriter(client)
@@ -64,7 +68,7 @@ export function createSqliteLedger(db: Db, clock: () => number = Date.now): Ledg
   // Checkpoints copy the WAL into the database file, with fsyncs. SQLite would run them inside
   // whichever commit crosses its threshold (a request); a timer here stalled the event loop for
   // up to 200 ms. A worker thread does it on its own connection instead.
-  const checkpointer = startCheckpointer(client)
+  const checkpointer = opts.checkpointInWorker ? startCheckpointer(client) : undefined
   let seenVersion = dataVersion.get()?.data_version ?? 0
 
   const sessionColumns = {
@@ -387,7 +391,9 @@ export function createSqliteLedger(db: Db, clock: () => number = Date.now): Ledg
     close() {
       writer.flush()
       checkpointer?.terminate()
-      client.exec('PRAGMA wal_checkpoint(TRUNCATE)')
+      // PASSIVE never waits on another connection (a CLI verb closing beside a busy gateway);
+      // the last connection to close checkpoints fully anyway.
+      client.exec('PRAGMA wal_checkpoint(PASSIVE)')
       client.close()
     },
   }

@@ -49,6 +49,8 @@ export function createDeviceLogin(deps: { ledger: Ledger; clock: () => number; i
       const deviceCode = randomBytes(32).toString('base64url')
       const userCode = newUserCode()
       const now = clock()
+      // Each sign-in sweeps codes that expired a day ago, so the table stays small.
+      await ledger.purgeDeviceCodes(now - 86_400_000)
       await ledger.insertDeviceCode({
         deviceCodeHash: hashApiKey(deviceCode),
         userCode,

@@ -253,6 +253,8 @@ export interface Ledger {
 
   // device sign-in
   insertDeviceCode(row: DeviceCodeRecord): Promise<void>
+  /** Forgets codes that expired before `before` (used or not): they can never be polled again. */
+  purgeDeviceCodes(before: number): Promise<void>
   findDeviceCode(by: { deviceCodeHash: string } | { userCode: string }): Promise<DeviceCodeRecord | undefined>
   /** Moves a code from one status to another only if it is still in `from`: single use, race-free. */
   transitionDeviceCode(

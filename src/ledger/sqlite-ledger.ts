@@ -364,6 +364,10 @@ export function createSqliteLedger(
       db.insert(s.deviceCodes).values(row).run()
     },
 
+    async purgeDeviceCodes(before) {
+      db.delete(s.deviceCodes).where(lt(s.deviceCodes.expiresAt, before)).run()
+    },
+
     async findDeviceCode(by) {
       const where =
         'deviceCodeHash' in by

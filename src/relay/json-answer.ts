@@ -3,24 +3,11 @@
 import type { Deps } from '../deps'
 import { GatewayError } from '../lib/errors'
 import { codecs } from '../providers/codecs'
-import type { Candidate } from '../router/rank'
 import { servedFirstByte } from './outcome'
 import { expectContentType } from './send'
-import type { ClientIds, InboundSurface } from './surface'
-import type { LegDraft, RequestTrace } from './trace'
+import type { AnsweredAttempt } from './attempt'
 
-export async function jsonAnswer(
-  deps: Deps,
-  a: {
-    surface: InboundSurface
-    body: Record<string, unknown>
-    trace: RequestTrace
-    leg: LegDraft
-    candidate: Candidate
-    upstream: Response
-    ids: ClientIds
-  },
-) {
+export async function jsonAnswer(deps: Deps, a: AnsweredAttempt) {
   expectContentType(a.upstream, 'json')
   let json: unknown
   try {
@@ -32,13 +19,13 @@ export async function jsonAnswer(
       cause: err,
     })
   }
-  if (a.candidate.provider.kind === a.surface.nativeKind) {
+  if (a.leg.candidate.provider.kind === a.surface.nativeKind) {
     const { body, usage } = a.surface.passThroughJson(json, a.ids)
     a.trace.settleLeg(a.leg, 'ok', { usage, reported: true, outputChars: 0 })
     servedFirstByte(deps, a.trace, a.leg)
     return body
   }
-  const response = codecs[a.candidate.provider.kind].decodeResponse(json)
+  const response = codecs[a.leg.candidate.provider.kind].decodeResponse(json)
   a.trace.settleLeg(a.leg, 'ok', { usage: response.usage, reported: true, outputChars: 0 })
   servedFirstByte(deps, a.trace, a.leg)
   return a.surface.encodeResponse(response, a.ids, a.body)

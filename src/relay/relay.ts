@@ -118,7 +118,6 @@ export async function relay(deps: Deps, input: RelayInput): Promise<Response> {
             body,
             trace,
             leg,
-            candidate,
             upstream,
             ids,
             controller,
@@ -126,7 +125,7 @@ export async function relay(deps: Deps, input: RelayInput): Promise<Response> {
             onDone: () => input.signal?.removeEventListener('abort', onClientAbort),
           })
         }
-        const answer = await jsonAnswer(deps, { surface, body, trace, leg, candidate, upstream, ids })
+        const answer = await jsonAnswer(deps, { surface, body, trace, leg, upstream, ids })
         input.signal?.removeEventListener('abort', onClientAbort)
         // Awaited: an answer the client received is in the ledger, even if the process dies next.
         await record(deps, trace, { status: 'completed', httpStatus: 200 })

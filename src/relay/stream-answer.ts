@@ -7,12 +7,10 @@ import { GatewayError } from '../lib/errors'
 import { parseSse, type SseEvent } from '../protocols/sse'
 import { upstreamFailure, withIdleTimeout } from '../providers/call-upstream'
 import { codecs } from '../providers/codecs'
-import type { Candidate } from '../router/rank'
 import { meterEvents, newStreamMeter } from './meter'
 import { record, servedFirstByte } from './outcome'
 import { expectContentType } from './send'
-import type { ClientIds, InboundSurface } from './surface'
-import type { LegDraft, RequestTrace } from './trace'
+import type { AnsweredAttempt } from './attempt'
 
 const sseHeaders = {
   'content-type': 'text/event-stream; charset=utf-8',
@@ -28,14 +26,7 @@ const sseHeaders = {
  */
 export async function streamAnswer(
   deps: Deps,
-  a: {
-    surface: InboundSurface
-    body: Record<string, unknown>
-    trace: RequestTrace
-    leg: LegDraft
-    candidate: Candidate
-    upstream: Response
-    ids: ClientIds
+  a: AnsweredAttempt & {
     controller: AbortController
     idHeader: Record<string, string>
     onDone: () => void
@@ -48,7 +39,7 @@ export async function streamAnswer(
     withIdleTimeout(body, deps.config.routing.idleTimeoutMs, () => a.controller.abort()),
   )
 
-  const passThrough = a.candidate.provider.kind === a.surface.nativeKind
+  const passThrough = a.leg.candidate.provider.kind === a.surface.nativeKind
   let clientFrames: AsyncIterator<string>
   /** What the leg received, and whether the upstream finished the message cleanly. */
   // Translated streams never need one (their encoder reports failures in-stream); kept total for safety.
@@ -81,9 +72,9 @@ export async function streamAnswer(
     }
   } else {
     const meter = newStreamMeter()
-    const events = meterEvents(codecs[a.candidate.provider.kind].decodeStream(frames), meter)
+    const events = meterEvents(codecs[a.leg.candidate.provider.kind].decodeStream(frames), meter)
     clientFrames = a.surface
-      .encodeStream(events, a.ids, { upstreamModel: a.candidate.model.upstreamModel, body: a.body })
+      .encodeStream(events, a.ids, { upstreamModel: a.leg.candidate.model.upstreamModel, body: a.body })
       [Symbol.asyncIterator]()
     received = () => ({ ...meter, clean: meter.finished && !meter.error })
     failedBeforeStart = () => {

@@ -1,0 +1,14 @@
+// One attempt whose upstream answered 2xx: what the JSON and streamed answers both work from.
+import type { ClientIds, InboundSurface } from './surface'
+import type { LegDraft, RequestTrace } from './trace'
+
+export interface AnsweredAttempt {
+  surface: InboundSurface
+  /** The client's body, as parsed. */
+  body: Record<string, unknown>
+  trace: RequestTrace
+  /** This attempt's leg; its candidate names the model and provider. */
+  leg: LegDraft
+  upstream: Response
+  ids: ClientIds
+}

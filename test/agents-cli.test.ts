@@ -11,7 +11,14 @@ import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'nod
 import { hostname, tmpdir } from 'node:os'
 import { dirname, join, resolve } from 'node:path'
 import type { ConfigFile } from '../src/config/schema'
-import { codexLoopbackOnly, ensureNpmAgent, type RunResult, runBounded } from './support/agents'
+import {
+  codexLoopbackOnly,
+  ensureNpmAgent,
+  type Inbound,
+  runBounded,
+  type RunResult,
+  serveRecording,
+} from './support/agents'
 import { createHarness, type Harness } from './support/harness'
 import { type Simulator, startSimulator } from './support/simulator'
 
@@ -42,16 +49,6 @@ const PATH = [...new Set([dirname(Bun.which('node') ?? '/usr/bin/node'), '/usr/b
 const agentId = (agent: string) => `${agent}@${hostname()}`
 
 type Kind = 'anthropic' | 'openai-chat'
-
-interface Inbound {
-  method: string
-  path: string
-  search: string
-  headers: Record<string, string>
-  body: Record<string, unknown>
-  status: number
-  requestId: string | null
-}
 
 let sim: Simulator
 beforeAll(() => {
@@ -92,31 +89,7 @@ function config(kind: Kind): ConfigFile {
 /** svc on a real loopback port (what `svc serve` does), recording what arrives at its edge. */
 async function startSvc(kind: Kind) {
   const h = await createHarness({ config: config(kind), env: { SIM_KEY: 'sim-key' }, grantUsd: 5 })
-  const inbound: Inbound[] = []
-  const server = Bun.serve({
-    port: 0,
-    hostname: '127.0.0.1',
-    // An agent holds its stream open while it runs tools; Bun's default idle timeout is 10 s.
-    idleTimeout: 0,
-    fetch: async (req) => {
-      const text = await req.clone().text()
-      const url = new URL(req.url)
-      const entry: Inbound = {
-        method: req.method,
-        path: url.pathname,
-        search: url.search,
-        headers: Object.fromEntries(req.headers.entries()),
-        body: text ? JSON.parse(text) : {},
-        status: 0,
-        requestId: null,
-      }
-      inbound.push(entry)
-      const res = await h.app.handle(req)
-      entry.status = res.status
-      entry.requestId = res.headers.get('x-request-id')
-      return res
-    },
-  })
+  const { server, inbound } = serveRecording(h.app)
   cleanups.push(() => server.stop(true))
   return { h, inbound, gateway: `http://127.0.0.1:${server.port}` }
 }

@@ -10,7 +10,7 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import type { ConfigFile } from '../src/config/schema'
-import { codexLoopbackOnly, ensureNpmAgent, runBounded } from './support/agents'
+import { codexLoopbackOnly, ensureNpmAgent, type Inbound, runBounded, serveRecording } from './support/agents'
 import { createHarness, type Harness } from './support/harness'
 import { type Simulator, startSimulator } from './support/simulator'
 
@@ -25,15 +25,6 @@ const UPSTREAM_MODEL = 'up-model'
 const price = { input: 1000, output: 2000, cacheRead: 100, cacheWrite: 1250 }
 const usage = { input: 50, cacheRead: 20, output: 5 }
 const cost = usage.input * price.input + usage.cacheRead * price.cacheRead + usage.output * price.output
-
-interface Inbound {
-  method: string
-  path: string
-  headers: Record<string, string>
-  body: Record<string, unknown>
-  status: number
-  requestId: string | null
-}
 
 type Kind = 'openai-responses' | 'anthropic'
 
@@ -74,29 +65,7 @@ function config(kind: Kind): ConfigFile {
 /** svc on a real loopback port, recording what arrives at its edge (Codex's own bytes). */
 async function startSvc(kind: Kind) {
   const h = await createHarness({ config: config(kind), env: { SIM_KEY: 'sim-key' }, grantUsd: 5 })
-  const inbound: Inbound[] = []
-  const server = Bun.serve({
-    port: 0,
-    hostname: '127.0.0.1',
-    // Codex holds its stream open while it runs tools; Bun's default idle timeout is 10 s.
-    idleTimeout: 0,
-    fetch: async (req) => {
-      const text = await req.clone().text()
-      const entry: Inbound = {
-        method: req.method,
-        path: new URL(req.url).pathname,
-        headers: Object.fromEntries(req.headers.entries()),
-        body: text ? JSON.parse(text) : {},
-        status: 0,
-        requestId: null,
-      }
-      inbound.push(entry)
-      const res = await h.app.handle(req)
-      entry.status = res.status
-      entry.requestId = res.headers.get('x-request-id')
-      return res
-    },
-  })
+  const { server, inbound } = serveRecording(h.app)
   return { h, inbound, server, port: server.port! }
 }
 

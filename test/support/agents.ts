@@ -124,3 +124,47 @@ remote_plugin = false
 apps = false
 tool_suggest = false
 `
+
+/** A request as it arrived at svc's edge, with what svc answered. */
+export interface Inbound {
+  method: string
+  path: string
+  search: string
+  headers: Record<string, string>
+  body: Record<string, unknown>
+  status: number
+  requestId: string | null
+}
+
+/**
+ * Serves an app on a real loopback port (what `svc serve` does), recording every request an
+ * agent sends. The idle timeout is off: an agent holds its stream open while it runs tools, and
+ * Bun's default closes a connection quiet for 10 s.
+ */
+export function serveRecording(app: { handle(request: Request): Promise<Response> }) {
+  const inbound: Inbound[] = []
+  const server = Bun.serve({
+    port: 0,
+    hostname: '127.0.0.1',
+    idleTimeout: 0,
+    fetch: async (req) => {
+      const text = await req.clone().text()
+      const url = new URL(req.url)
+      const entry: Inbound = {
+        method: req.method,
+        path: url.pathname,
+        search: url.search,
+        headers: Object.fromEntries(req.headers.entries()),
+        body: text ? JSON.parse(text) : {},
+        status: 0,
+        requestId: null,
+      }
+      inbound.push(entry)
+      const res = await app.handle(req)
+      entry.status = res.status
+      entry.requestId = res.headers.get('x-request-id')
+      return res
+    },
+  })
+  return { server, inbound }
+}

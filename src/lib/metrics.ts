@@ -1,5 +1,8 @@
 // A small Prometheus registry: counters, gauges and histograms with labels, rendered in the
 // text exposition format. Enough for one process; no dependency, no global state.
+//
+// A metric hands out one handle per label set (`series(labels)`); the hot path keeps handles
+// rather than looking its labels up on every request.
 
 type Labels = Record<string, string>
 
@@ -11,30 +14,59 @@ const labelText = (labels: Labels) => {
 // Callers build a metric's labels in one fixed key order, so the values alone identify a series.
 const keyOf = (labels: Labels) => Object.values(labels).join('\u0000')
 
-interface Series<T> {
-  labels: Labels
-  value: T
+export interface CounterSeries {
+  readonly labels: Labels
+  value: number
+  inc(by?: number): void
+}
+
+export interface HistogramSeries {
+  readonly labels: Labels
+  /** Per bucket, the values that fell in it alone; cumulated when rendered. */
+  readonly counts: number[]
+  sum: number
+  count: number
+  observe(value: number): void
+}
+
+/** One handle per distinct label set, made on first use. */
+function seriesMap<S>(make: (labels: Labels) => S) {
+  const byKey = new Map<string, S>()
+  return {
+    all: () => byKey.values(),
+    get(labels: Labels): S {
+      const key = keyOf(labels)
+      let s = byKey.get(key)
+      if (!s) {
+        s = make(labels)
+        byKey.set(key, s)
+      }
+      return s
+    },
+  }
 }
 
 export function createMetrics() {
   const renderers: (() => string)[] = []
 
   function counter(name: string, help: string) {
-    const series = new Map<string, Series<number>>()
+    const series = seriesMap<CounterSeries>((labels) => ({
+      labels,
+      value: 0,
+      inc(by = 1) {
+        this.value += by
+      },
+    }))
     renderers.push(() =>
       [
         `# HELP ${name} ${help}`,
         `# TYPE ${name} counter`,
-        ...[...series.values()].map((s) => `${name}${labelText(s.labels)} ${s.value}`),
+        ...[...series.all()].map((s) => `${name}${labelText(s.labels)} ${s.value}`),
       ].join('\n'),
     )
     return {
-      inc(labels: Labels = {}, by = 1) {
-        const key = keyOf(labels)
-        const s = series.get(key)
-        if (s) s.value += by
-        else series.set(key, { labels, value: by })
-      },
+      series: series.get,
+      inc: (labels: Labels = {}, by = 1) => series.get(labels).inc(by),
     }
   }
 
@@ -51,34 +83,37 @@ export function createMetrics() {
   }
 
   function histogram(name: string, help: string, buckets: number[]) {
-    const series = new Map<string, Series<{ counts: number[]; sum: number; count: number }>>()
+    const series = seriesMap<HistogramSeries>((labels) => ({
+      labels,
+      counts: buckets.map(() => 0),
+      sum: 0,
+      count: 0,
+      observe(value: number) {
+        // The first bucket whose bound the value does not exceed; past the last, only +Inf.
+        let i = 0
+        while (i < buckets.length && value > buckets[i]!) i++
+        if (i < buckets.length) this.counts[i]!++
+        this.sum += value
+        this.count++
+      },
+    }))
     renderers.push(() => {
       const lines = [`# HELP ${name} ${help}`, `# TYPE ${name} histogram`]
-      for (const s of series.values()) {
+      for (const s of series.all()) {
+        let cumulative = 0
         for (const [i, le] of buckets.entries()) {
-          lines.push(`${name}_bucket${labelText({ ...s.labels, le: String(le) })} ${s.value.counts[i]}`)
+          cumulative += s.counts[i]!
+          lines.push(`${name}_bucket${labelText({ ...s.labels, le: String(le) })} ${cumulative}`)
         }
-        lines.push(`${name}_bucket${labelText({ ...s.labels, le: '+Inf' })} ${s.value.count}`)
-        lines.push(`${name}_sum${labelText(s.labels)} ${s.value.sum}`)
-        lines.push(`${name}_count${labelText(s.labels)} ${s.value.count}`)
+        lines.push(`${name}_bucket${labelText({ ...s.labels, le: '+Inf' })} ${s.count}`)
+        lines.push(`${name}_sum${labelText(s.labels)} ${s.sum}`)
+        lines.push(`${name}_count${labelText(s.labels)} ${s.count}`)
       }
       return lines.join('\n')
     })
     return {
-      observe(labels: Labels, value: number) {
-        const key = keyOf(labels)
-        let s = series.get(key)
-        if (!s) {
-          s = { labels, value: { counts: buckets.map(() => 0), sum: 0, count: 0 } }
-          series.set(key, s)
-        }
-        // Buckets are cumulative: a value counts in every bucket whose bound it does not exceed.
-        buckets.forEach((le, i) => {
-          if (value <= le) s.value.counts[i]!++
-        })
-        s.value.sum += value
-        s.value.count++
-      },
+      series: series.get,
+      observe: (labels: Labels, value: number) => series.get(labels).observe(value),
     }
   }
 

@@ -1,6 +1,6 @@
 // The gateway's own metrics: what /metrics exposes, fed by the relay as requests end.
 import type { FinishedRequest } from '../ledger/ledger'
-import { createMetrics } from '../lib/metrics'
+import { type CounterSeries, createMetrics, type HistogramSeries } from '../lib/metrics'
 
 const secondsBuckets = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120]
 
@@ -29,6 +29,39 @@ export function createGatewayMetrics(read: { openCircuits: () => number }) {
   registry.gauge('svc_open_circuits', 'Provider × model pairs whose circuit breaker is open.', read.openCircuits)
   const inFlight = registry.gauge('svc_streams_in_flight', 'Streams being relayed right now.')
 
+  /** Handles per (surface, profile) and per (model, provider): a request looks up two, not seven. */
+  const requestSeries = new Map<
+    string,
+    { statuses: Map<number, CounterSeries>; duration: HistogramSeries; ttfb: HistogramSeries }
+  >()
+  const requestSeriesOf = (surface: string, profile: string) => {
+    const key = `${surface}\u0000${profile}`
+    let s = requestSeries.get(key)
+    if (!s) {
+      const labels = { surface, profile }
+      s = { statuses: new Map(), duration: duration.series(labels), ttfb: ttfb.series(labels) }
+      requestSeries.set(key, s)
+    }
+    return s
+  }
+  const legSeries = new Map<string, Record<'input' | 'cacheRead' | 'cacheWrite' | 'output' | 'cost', CounterSeries>>()
+  const legSeriesOf = (model: string, provider: string) => {
+    const key = `${model}\u0000${provider}`
+    let s = legSeries.get(key)
+    if (!s) {
+      const labels = { model, provider }
+      s = {
+        input: tokens.series({ ...labels, kind: 'input' }),
+        cacheRead: tokens.series({ ...labels, kind: 'cache_read' }),
+        cacheWrite: tokens.series({ ...labels, kind: 'cache_write' }),
+        output: tokens.series({ ...labels, kind: 'output' }),
+        cost: cost.series(labels),
+      }
+      legSeries.set(key, s)
+    }
+    return s
+  }
+
   return {
     render: registry.render,
     streamStarted: () => inFlight.add(1),
@@ -38,18 +71,23 @@ export function createGatewayMetrics(read: { openCircuits: () => number }) {
     },
     requestEnded(finished: FinishedRequest) {
       const r = finished.request
-      requests.inc({ surface: r.surface, profile: r.routingMode, status: String(r.httpStatus ?? 0) })
-      if (r.endedAt !== null)
-        duration.observe({ surface: r.surface, profile: r.routingMode }, (r.endedAt - r.createdAt) / 1000)
-      if (r.firstByteAt !== null)
-        ttfb.observe({ surface: r.surface, profile: r.routingMode }, (r.firstByteAt - r.createdAt) / 1000)
+      const perRequest = requestSeriesOf(r.surface, r.routingMode)
+      const status = r.httpStatus ?? 0
+      let byStatus = perRequest.statuses.get(status)
+      if (!byStatus) {
+        byStatus = requests.series({ surface: r.surface, profile: r.routingMode, status: String(status) })
+        perRequest.statuses.set(status, byStatus)
+      }
+      byStatus.inc()
+      if (r.endedAt !== null) perRequest.duration.observe((r.endedAt - r.createdAt) / 1000)
+      if (r.firstByteAt !== null) perRequest.ttfb.observe((r.firstByteAt - r.createdAt) / 1000)
       for (const leg of finished.legs) {
-        const labels = { model: leg.modelId, provider: leg.providerId }
-        tokens.inc({ ...labels, kind: 'input' }, leg.inputTokens)
-        tokens.inc({ ...labels, kind: 'cache_read' }, leg.cachedInputTokens)
-        tokens.inc({ ...labels, kind: 'cache_write' }, leg.cacheCreationInputTokens)
-        tokens.inc({ ...labels, kind: 'output' }, leg.outputTokens)
-        cost.inc(labels, leg.costNanos)
+        const perLeg = legSeriesOf(leg.modelId, leg.providerId)
+        perLeg.input.inc(leg.inputTokens)
+        perLeg.cacheRead.inc(leg.cachedInputTokens)
+        perLeg.cacheWrite.inc(leg.cacheCreationInputTokens)
+        perLeg.output.inc(leg.outputTokens)
+        perLeg.cost.inc(leg.costNanos)
       }
     },
   }

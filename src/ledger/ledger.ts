@@ -111,6 +111,12 @@ export interface FinishedRequest {
   legs: (Omit<LegRecord, 'chargedNanos'> & { charge: LegCharge })[]
 }
 
+export interface RecordedRequest {
+  request: RequestRecord
+  /** The account's grants as they stand after the write: the quota gate's cache takes these. */
+  grants: GrantRecord[]
+}
+
 export interface GrantChargeRecord {
   grantId: string
   usageEventId: string
@@ -224,7 +230,8 @@ export interface Ledger {
 
   // the request path
   /** Writes the request, its legs and their grant charges in one transaction; returns the charges. */
-  recordRequest(finished: FinishedRequest): Promise<RequestRecord>
+  /** Writes the request, its legs and their charges; resolves once they are committed. */
+  recordRequest(finished: FinishedRequest): Promise<RecordedRequest>
 
   // usage queries
   getRequest(

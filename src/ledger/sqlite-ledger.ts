@@ -5,7 +5,7 @@ import { and, desc, eq, gte, inArray, isNotNull, lt, or, sql } from 'drizzle-orm
 import type { Db } from '../db/open'
 import * as s from '../db/schema'
 import { newId } from '../lib/ids'
-import { createRequestWriter, grantColumns, type GrantRow, parseScope } from './sqlite-request-writer'
+import { createGrantReader, createRequestWriter } from './sqlite-request-writer'
 import type {
   Account,
   ApiKeyRecord,
@@ -62,9 +62,7 @@ export function createSqliteLedger(
   const client = db.$client
   const dataVersion = client.prepare<{ data_version: number }, []>('PRAGMA data_version')
   const writer = createRequestWriter(client)
-  const selectGrants = client.prepare<GrantRow & { accountId: string; source: string }, [string]>(
-    `SELECT ${grantColumns}, account_id AS accountId, source FROM grants WHERE account_id = ? ORDER BY created_at, id`,
-  )
+  const readGrants = createGrantReader(client)
   // Checkpoints copy the WAL into the database file, with fsyncs. SQLite would run them inside
   // whichever commit crosses its threshold (a request); a timer here stalled the event loop for
   // up to 200 ms. A worker thread does it on its own connection instead.
@@ -153,14 +151,8 @@ export function createSqliteLedger(
       db.insert(s.grants).values(row).run()
       return row
     },
-    // Read after every request of the account (the quota gate's cache): a prepared statement.
     async listGrants(accountId) {
-      return selectGrants.all(accountId).map((g) => ({
-        ...g,
-        scopeRoutingModes: parseScope(g.scopeRoutingModes),
-        scopeModels: parseScope(g.scopeModels),
-        scopeProviders: parseScope(g.scopeProviders),
-      }))
+      return readGrants(accountId)
     },
 
     async putProviderKey(key) {

@@ -3,27 +3,39 @@
 // written in one IMMEDIATE transaction. Readers flush first, so a request is visible to the usage
 // API as soon as its response has ended; a clean shutdown flushes before closing.
 import type { Database, Statement } from 'bun:sqlite'
-import { allocateCharge, type GrantState } from './credit'
-import type { FinishedRequest, RequestRecord } from './ledger'
+import { allocateCharge } from './credit'
+import type { FinishedRequest, GrantRecord, RecordedRequest } from './ledger'
 
 interface Pending {
   finished: FinishedRequest
-  resolve: (record: RequestRecord) => void
+  resolve: (recorded: RecordedRequest) => void
   reject: (err: unknown) => void
 }
 
-export const grantColumns =
-  'id, amount_nanos AS amountNanos, remaining_nanos AS remainingNanos, scope_cost_type AS scopeCostType, ' +
-  'scope_routing_modes AS scopeRoutingModes, scope_models AS scopeModels, scope_providers AS scopeProviders, ' +
-  'expires_at AS expiresAt, created_at AS createdAt'
-
-export interface GrantRow extends Omit<GrantState, 'scopeRoutingModes' | 'scopeModels' | 'scopeProviders'> {
+interface GrantRow extends Omit<GrantRecord, 'scopeRoutingModes' | 'scopeModels' | 'scopeProviders'> {
   scopeRoutingModes: string | null
   scopeModels: string | null
   scopeProviders: string | null
 }
 
-export const parseScope = (json: string | null) => (json === null ? null : (JSON.parse(json) as string[] | null))
+const parseScope = (json: string | null) => (json === null ? null : (JSON.parse(json) as string[] | null))
+
+/** An account's grants, oldest first: what the quota gate and the charging both start from. */
+export function createGrantReader(client: Database): (accountId: string) => GrantRecord[] {
+  const select: Statement<GrantRow, [string]> = client.prepare(
+    `SELECT id, account_id AS accountId, source, amount_nanos AS amountNanos, remaining_nanos AS remainingNanos,
+       scope_cost_type AS scopeCostType, scope_routing_modes AS scopeRoutingModes, scope_models AS scopeModels,
+       scope_providers AS scopeProviders, expires_at AS expiresAt, created_at AS createdAt
+     FROM grants WHERE account_id = ? ORDER BY created_at, id`,
+  )
+  return (accountId) =>
+    select.all(accountId).map((g) => ({
+      ...g,
+      scopeRoutingModes: parseScope(g.scopeRoutingModes),
+      scopeModels: parseScope(g.scopeModels),
+      scopeProviders: parseScope(g.scopeProviders),
+    }))
+}
 
 export function createRequestWriter(client: Database) {
   const insertRequest = client.prepare(
@@ -48,13 +60,11 @@ export function createRequestWriter(client: Database) {
     `INSERT INTO grant_charges (grant_id, usage_event_id, request_id, cost_type, amount_nanos, created_at)
      VALUES ($grantId, $usageEventId, $requestId, $costType, $amountNanos, $createdAt)`,
   )
-  const selectGrants: Statement<GrantRow, [string]> = client.prepare(
-    `SELECT ${grantColumns} FROM grants WHERE account_id = ?`,
-  )
+  const readGrants = createGrantReader(client)
   const updateGrant = client.prepare('UPDATE grants SET remaining_nanos = $remaining WHERE id = $id')
 
   /** Writes one request; `grants` is this batch's view of its account's grants, updated in place. */
-  function write(finished: FinishedRequest, grants: GrantState[], touched: Set<GrantState>): RequestRecord {
+  function write(finished: FinishedRequest, grants: GrantRecord[], touched: Set<GrantRecord>): RecordedRequest {
     const { request } = finished
     let chargedTotal = 0
     const legs = finished.legs.map(({ charge, ...leg }) => {
@@ -82,7 +92,7 @@ export function createRequestWriter(client: Database) {
       chargedTotal += charged
       return { leg, charged, parts, costType: charge.costType }
     })
-    const record: RequestRecord = { ...request, chargedNanos: chargedTotal }
+    const record = { ...request, chargedNanos: chargedTotal }
     insertRequest.run({
       ...record,
       stream: record.stream ? 1 : 0,
@@ -108,22 +118,18 @@ export function createRequestWriter(client: Database) {
         })
       }
     }
-    return record
+    // The batch's one list of the account's grants: after the commit it is how they stand.
+    return { request: record, grants }
   }
 
   const writeBatch = client.transaction((batch: FinishedRequest[]) => {
-    const grantsByAccount = new Map<string, GrantState[]>()
-    const touched = new Set<GrantState>()
+    const grantsByAccount = new Map<string, GrantRecord[]>()
+    const touched = new Set<GrantRecord>()
     const records = batch.map((finished) => {
       const accountId = finished.request.accountId
       let grants = grantsByAccount.get(accountId)
       if (!grants) {
-        grants = selectGrants.all(accountId).map((g) => ({
-          ...g,
-          scopeRoutingModes: parseScope(g.scopeRoutingModes),
-          scopeModels: parseScope(g.scopeModels),
-          scopeProviders: parseScope(g.scopeProviders),
-        }))
+        grants = readGrants(accountId)
         grantsByAccount.set(accountId, grants)
       }
       return write(finished, grants, touched)
@@ -154,7 +160,7 @@ export function createRequestWriter(client: Database) {
   }
 
   return {
-    record(finished: FinishedRequest): Promise<RequestRecord> {
+    record(finished: FinishedRequest): Promise<RecordedRequest> {
       return new Promise((resolve, reject) => {
         queue.push({ finished, resolve, reject })
         if (queue.length === 1) setImmediate(flush)

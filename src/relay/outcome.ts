@@ -9,8 +9,11 @@ export async function record(deps: Deps, trace: RequestTrace, result: Parameters
   deps.metrics.requestEnded(finished)
   if (deps.log.enabled('info')) logRequest(deps, finished)
   try {
-    await deps.ledger.recordRequest(finished)
-    deps.credit.invalidate(trace.ctx.accountId)
+    // Write-through: the next request's quota gate reads the grants as this write left them,
+    // without a query (unless an admin change to the account came in meanwhile).
+    const cacheGrants = deps.credit.setLater(trace.ctx.accountId)
+    const { grants } = await deps.ledger.recordRequest(finished)
+    cacheGrants(grants)
   } catch (err) {
     // The client's answer stands; the failure to record is an operator problem and is logged loudly.
     deps.log.error('could not record request in the ledger', { request_id: trace.ctx.id, error: String(err) })

@@ -87,5 +87,5 @@ export async function seedRequest(
     },
     legs,
   }
-  return ledger.recordRequest(finished)
+  return (await ledger.recordRequest(finished)).request
 }

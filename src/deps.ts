@@ -7,6 +7,7 @@ import type { Config } from './config/load'
 import { type Db, openDatabase } from './db/open'
 import type { GrantRecord, Ledger } from './ledger/ledger'
 import { createSqliteLedger } from './ledger/sqlite-ledger'
+import { type AccountCache, accountCache } from './lib/account-cache'
 import { createLogger, type Logger } from './lib/log'
 import { createGatewayMetrics, type GatewayMetrics } from './relay/metrics'
 import { createHealth, type Health } from './router/health'
@@ -36,30 +37,6 @@ export interface Deps {
   deviceLogin: DeviceLogin
   /** Drops in-memory caches when another process wrote to the database (CLI revoke, new grant). */
   syncCaches(): void
-}
-
-export interface AccountCache<T> {
-  get(accountId: string): Promise<T>
-  invalidate(accountId: string): void
-  clear(): void
-}
-
-function accountCache<T>(load: (accountId: string) => Promise<T>) {
-  const entries = new Map<string, Promise<T>>()
-  const get = (accountId: string) => {
-    let entry = entries.get(accountId)
-    if (!entry) {
-      entry = load(accountId)
-      entries.set(accountId, entry)
-      entry.catch(() => entries.delete(accountId))
-    }
-    return entry
-  }
-  return {
-    get,
-    invalidate: (accountId: string) => void entries.delete(accountId),
-    clear: () => entries.clear(),
-  }
 }
 
 export interface DepsOptions {
@@ -97,6 +74,7 @@ export function createDeps(config: Config, opts: DepsOptions = {}): Deps {
   /** Agent sessions come and go by the thousand; memory must not grow with every one ever seen. */
   const sessionsRemembered = 10_000
   const sessionKey = (accountId: string, sessionId: string) => `${accountId}\u0000${sessionId}`
+  let syncCheckedThisTurn = false
   return {
     config,
     ledger,
@@ -130,6 +108,14 @@ export function createDeps(config: Config, opts: DepsOptions = {}): Deps {
     clock,
     fetch: opts.fetch ?? fetch,
     syncCaches() {
+      // Asking SQLite costs a read transaction (file locks); requests that arrive in the same
+      // turn of the event loop share one answer, so a write by another process is still seen by
+      // every request that starts after it.
+      if (syncCheckedThisTurn) return
+      syncCheckedThisTurn = true
+      setImmediate(() => {
+        syncCheckedThisTurn = false
+      })
       if (!ledger.changedElsewhere()) return
       auth.clear()
       grants.clear()

@@ -41,7 +41,12 @@ export interface UpstreamRequest {
   url: string
   headers: Record<string, string>
   body: string
-  signal: AbortSignal
+  /**
+   * The attempt's: the caller aborts it when the client goes away (and, for a stream, on an
+   * idle upstream); the header timeout here aborts it too. One controller per attempt, as
+   * every AbortController and listener costs on the hot path.
+   */
+  controller: AbortController
   timeouts: UpstreamTimeouts
   decodeError: (status: number, text: string) => UpstreamErrorInfo
 }
@@ -50,14 +55,10 @@ export interface UpstreamRequest {
 export async function callUpstream(fetchImpl: typeof fetch, req: UpstreamRequest): Promise<Response> {
   // The timeout must stop at the headers: a signal handed to fetch also governs the body, so an
   // AbortSignal.timeout there would cut every stream that outlives it. A timer we clear instead.
-  const controller = new AbortController()
-  const forwardAbort = () => controller.abort(req.signal.reason)
-  if (req.signal.aborted) forwardAbort()
-  else req.signal.addEventListener('abort', forwardAbort, { once: true })
   let timedOut = false
   const timer = setTimeout(() => {
     timedOut = true
-    controller.abort()
+    req.controller.abort()
   }, req.timeouts.firstByteMs)
   let response: Response
   try {
@@ -65,16 +66,17 @@ export async function callUpstream(fetchImpl: typeof fetch, req: UpstreamRequest
       method: 'POST',
       headers: req.headers,
       body: req.body,
-      signal: controller.signal,
+      signal: req.controller.signal,
     })
   } catch (err) {
-    if (req.signal.aborted) throw new GatewayError('api_error', 'client went away', { status: 499, cause: err })
     if (timedOut) {
       throw new GatewayError('timeout', `upstream sent no response within ${req.timeouts.firstByteMs} ms`, {
         retryable: true,
         cause: err,
       })
     }
+    if (req.controller.signal.aborted)
+      throw new GatewayError('api_error', 'client went away', { status: 499, cause: err })
     throw new GatewayError('api_error', `upstream unreachable: ${describeFetchError(err)}`, {
       status: 502,
       retryable: true,

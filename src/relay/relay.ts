@@ -110,7 +110,7 @@ export async function relay(deps: Deps, input: RelayInput): Promise<Response> {
           candidate,
           apiKey,
           headers: input.headers,
-          signal: controller.signal,
+          controller,
         })
         if (exchange.stream) {
           return await streamAnswer(deps, {

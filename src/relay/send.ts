@@ -17,7 +17,7 @@ export async function send(
     candidate: Candidate
     apiKey: string
     headers: Headers
-    signal: AbortSignal
+    controller: AbortController
   },
 ): Promise<Response> {
   const { provider, model } = call.candidate
@@ -41,7 +41,7 @@ export async function send(
     url: `${provider.baseUrl}${codec.path}`,
     headers,
     body: JSON.stringify(payload),
-    signal: call.signal,
+    controller: call.controller,
     // A streaming upstream sends its headers as soon as it accepts the request, so for streams
     // the wait for headers is bounded by the connect timeout and the first frame by first-byte;
     // a non-streaming answer's headers come with the whole answer, bounded by first-byte.

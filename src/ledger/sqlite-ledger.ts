@@ -5,6 +5,7 @@ import { and, desc, eq, gte, inArray, isNotNull, lt, or, sql } from 'drizzle-orm
 import type { Db } from '../db/open'
 import * as s from '../db/schema'
 import { newId } from '../lib/ids'
+import { type CheckpointPolicy, defaultCheckpoints, startCheckpointer } from './checkpointer'
 import { createGrantReader, createRequestWriter } from './sqlite-request-writer'
 import type {
   Account,
@@ -25,48 +26,18 @@ import type {
   SpendSeries,
 } from './ledger'
 
-const checkpointEveryMs = 1000
-
-/**
- * The checkpointer's source, run from a blob URL: no file to locate at run time, so the compiled
- * binary carries it like any string. PASSIVE checkpoints never block writers; what a busy writer
- * holds back is copied on the next round.
- */
-const checkpointWorkerSource = `
-import { Database } from 'bun:sqlite'
-self.onmessage = (event) => {
-  const db = new Database(event.data.path)
-  db.exec('PRAGMA busy_timeout = 1000')
-  setInterval(() => {
-    try { db.exec('PRAGMA wal_checkpoint(PASSIVE)') } catch {}
-  }, event.data.everyMs)
-}
-`
-
-/** Off the event loop; none for an in-memory database, which has no WAL. */
-function startCheckpointer(client: Database): Worker | undefined {
-  if (!client.filename || client.filename === ':memory:') return undefined
-  client.exec('PRAGMA wal_autocheckpoint = 0')
-  const url = URL.createObjectURL(new Blob([checkpointWorkerSource], { type: 'application/javascript' }))
-  const worker = new Worker(url)
-  worker.postMessage({ path: client.filename, everyMs: checkpointEveryMs })
-  worker.unref()
-  return worker
-}
-
 export function createSqliteLedger(
   db: Db,
   clock: () => number = Date.now,
-  opts: { checkpointInWorker?: boolean } = {},
+  opts: { checkpointInWorker?: boolean; checkpoints?: CheckpointPolicy } = {},
 ): Ledger {
   const client = db.$client
   const dataVersion = client.prepare<{ data_version: number }, []>('PRAGMA data_version')
   const writer = createRequestWriter(client)
   const readGrants = createGrantReader(client)
-  // Checkpoints copy the WAL into the database file, with fsyncs. SQLite would run them inside
-  // whichever commit crosses its threshold (a request); a timer here stalled the event loop for
-  // up to 200 ms. A worker thread does it on its own connection instead.
-  const checkpointer = opts.checkpointInWorker ? startCheckpointer(client) : undefined
+  const checkpointer = opts.checkpointInWorker
+    ? startCheckpointer(client, writer, opts.checkpoints ?? defaultCheckpoints)
+    : undefined
   let seenVersion = dataVersion.get()?.data_version ?? 0
 
   const sessionColumns = {
@@ -385,8 +356,8 @@ export function createSqliteLedger(
     },
 
     close() {
+      checkpointer?.stop()
       writer.flush()
-      checkpointer?.terminate()
       // PASSIVE never waits on another connection (a CLI verb closing beside a busy gateway);
       // the last connection to close checkpoints fully anyway.
       client.exec('PRAGMA wal_checkpoint(PASSIVE)')

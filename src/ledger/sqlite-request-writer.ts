@@ -139,10 +139,12 @@ export function createRequestWriter(client: Database) {
   })
 
   let queue: Pending[] = []
+  /** Commits wait while the checkpointer copies the end of the log (checkpointer.ts). */
+  let held = false
 
   /** Writes everything queued, now. One bad record must not take its batch-mates down with it. */
   function flush() {
-    if (queue.length === 0) return
+    if (queue.length === 0 || held) return
     const batch = queue
     queue = []
     try {
@@ -167,5 +169,12 @@ export function createRequestWriter(client: Database) {
       })
     },
     flush,
+    hold() {
+      held = true
+    },
+    release() {
+      held = false
+      flush()
+    },
   }
 }

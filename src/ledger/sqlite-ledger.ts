@@ -1,6 +1,5 @@
 // The Ledger over bun:sqlite with Drizzle. The request path writes through the group-commit
 // writer (prepared statements); everything else here is the usage API, the CLI and routing reads.
-import type { Database } from 'bun:sqlite'
 import { and, desc, eq, gte, inArray, isNotNull, lt, or, sql } from 'drizzle-orm'
 import type { Db } from '../db/open'
 import * as s from '../db/schema'

@@ -98,31 +98,52 @@ export async function callUpstream(fetchImpl: typeof fetch, req: UpstreamRequest
 const describeFetchError = (err: unknown) =>
   String((err as Error)?.message ?? err).replace(/\s*For more information, pass `verbose: true`.*$/s, '')
 
-/** Wraps a body stream so that a silence longer than idleMs ends it with a retryable timeout. */
+/**
+ * Wraps a body stream so that a silence longer than idleMs ends it with a retryable timeout.
+ * Silence is time spent waiting on the upstream: a client slow to take what was relayed does
+ * not count. One watchdog timer per stream, re-armed lazily, rather than a timer and a promise
+ * race per chunk (a stream is hundreds of chunks).
+ */
 export async function* withIdleTimeout<T>(
   source: AsyncIterable<T>,
   idleMs: number,
   onTimeout: () => void,
 ): AsyncGenerator<T> {
+  let waitingSince: number | undefined = performance.now()
+  let timer: ReturnType<typeof setTimeout> | undefined
+  let timedOut = false
+  // Settled only by the watchdog; raced against each read, so a source that ignores the abort
+  // still ends on time.
+  let expire!: (error: GatewayError) => void
+  const expired = new Promise<never>((_, reject) => {
+    expire = reject
+  })
+  expired.catch(() => {})
+  const check = () => {
+    const silentFor = waitingSince === undefined ? 0 : performance.now() - waitingSince
+    if (silentFor >= idleMs) {
+      timedOut = true
+      onTimeout()
+      expire(new GatewayError('timeout', `upstream stream was silent for ${idleMs} ms`, { retryable: true }))
+    } else {
+      timer = setTimeout(check, idleMs - silentFor)
+    }
+  }
+  timer = setTimeout(check, idleMs)
   const iterator = source[Symbol.asyncIterator]()
   try {
     for (;;) {
-      let timer: ReturnType<typeof setTimeout> | undefined
-      const idle = new Promise<never>((_, reject) => {
-        timer = setTimeout(() => {
-          onTimeout()
-          reject(new GatewayError('timeout', `upstream stream was silent for ${idleMs} ms`, { retryable: true }))
-        }, idleMs)
-      })
-      try {
-        const next = await Promise.race([iterator.next(), idle])
-        if (next.done) return
-        yield next.value
-      } finally {
-        clearTimeout(timer)
-      }
+      const next = await Promise.race([iterator.next(), expired])
+      if (next.done) return
+      waitingSince = undefined
+      yield next.value
+      waitingSince = performance.now()
     }
   } finally {
-    await iterator.return?.()
+    clearTimeout(timer)
+    // After a timeout the source may still be stuck in a read; closing it must not hold us there.
+    const closing = iterator.return?.()
+    if (timedOut) closing?.catch(() => {})
+    else await closing
   }
 }

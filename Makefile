@@ -15,7 +15,7 @@ run: setup
 	BUN_CONFIG_MAX_HTTP_REQUESTS=$${BUN_CONFIG_MAX_HTTP_REQUESTS:-4096} bun src/main.ts serve
 
 ## test: the whole suite
-test: setup
+test: setup build
 	bun test
 
 typecheck: setup
@@ -31,9 +31,14 @@ fmt: setup
 check: typecheck lint test
 
 ## build: one executable with migrations embedded, proven on an empty database
+# A compiled Bun binary would otherwise read bunfig.toml (whose `preload` runs code) and .env from
+# whatever directory it is started in: svc's behaviour depends on svc.toml and the environment only.
 build: setup
-	bun build --compile --minify --sourcemap src/main.ts --outfile dist/svc
-	@tmp=$$(mktemp -d) && cd $$tmp && env -i HOME=$$tmp PATH=/usr/bin:/bin $(CURDIR)/dist/svc serve --once --port 0 --db $$tmp/svc.db && rm -rf $$tmp
+	bun build --compile --minify --sourcemap --no-compile-autoload-bunfig --no-compile-autoload-dotenv src/main.ts --outfile dist/svc
+	@tmp=$$(mktemp -d) && cd $$tmp && printf 'preload = ["./planted.js"]\n' > bunfig.toml \
+	  && echo 'require("fs").writeFileSync("planted-ran", "")' > planted.js \
+	  && env -i HOME=$$tmp PATH=/usr/bin:/bin $(CURDIR)/dist/svc serve --once --port 0 --db $$tmp/svc.db \
+	  && test ! -e planted-ran && rm -rf $$tmp
 	@echo "dist/svc built and booted on an empty database"
 
 ## db-generate: a new migration from src/db/schema.ts, embedded for the binary

@@ -10,6 +10,7 @@ import { createSqliteLedger } from './ledger/sqlite-ledger'
 import { type AccountCache, accountCache } from './lib/account-cache'
 import { createLogger, type Logger } from './lib/log'
 import { createGatewayMetrics, type GatewayMetrics } from './relay/metrics'
+import { createHttp1Client } from './providers/http1-client'
 import { createHealth, type Health } from './router/health'
 import { computeNudges, nudgeWindow } from './router/nudges'
 
@@ -106,7 +107,7 @@ export function createDeps(config: Config, opts: DepsOptions = {}): Deps {
     deviceLogin: createDeviceLogin({ ledger, clock, intervalSeconds: config.server.devicePollIntervalSeconds }),
     log: opts.log ?? createLogger('info'),
     clock,
-    fetch: opts.fetch ?? fetch,
+    fetch: opts.fetch ?? createHttp1Client(),
     syncCaches() {
       // Asking SQLite costs a read transaction (file locks); requests that arrive in the same
       // turn of the event loop share one answer, so a write by another process is still seen by

@@ -1,0 +1,328 @@
+import { afterEach, describe, expect, test } from 'bun:test'
+import { mkdtempSync, readFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { gzipSync } from 'node:zlib'
+import type { Socket, TCPSocketListener } from 'bun'
+import { createHttp1Client } from './http1-client'
+
+/**
+ * A raw HTTP/1.1 server on loopback: each request (head and content-length body) is handed to
+ * `answer` with the socket, so a test writes exactly the bytes it means, framing faults included.
+ */
+interface RawServer {
+  url: string
+  connections: number
+  requests: string[]
+  /** Bytes received before any full request head (what a refused TLS client leaked). */
+  bytes: number
+  stop(): void
+}
+
+type Answer = (socket: Socket<{ buffered: string }>, request: string, index: number) => void
+
+const servers: RawServer[] = []
+afterEach(() => {
+  for (const server of servers.splice(0)) server.stop()
+})
+
+function rawServer(answer: Answer, tls?: { key: string; cert: string }): RawServer {
+  const state: RawServer = { url: '', connections: 0, requests: [], bytes: 0, stop: () => {} }
+  const listener: TCPSocketListener<{ buffered: string }> = Bun.listen<{ buffered: string }>({
+    hostname: '127.0.0.1',
+    port: 0,
+    tls,
+    data: { buffered: '' },
+    socket: {
+      open(socket) {
+        state.connections++
+        socket.data = { buffered: '' }
+      },
+      data(socket, chunk) {
+        state.bytes += chunk.length
+        socket.data.buffered += chunk.toString('latin1')
+        for (;;) {
+          const end = socket.data.buffered.indexOf('\r\n\r\n')
+          if (end < 0) return
+          const length = Number(/content-length: (\d+)/i.exec(socket.data.buffered.slice(0, end))?.[1] ?? 0)
+          if (socket.data.buffered.length < end + 4 + length) return
+          const request = socket.data.buffered.slice(0, end + 4 + length)
+          socket.data.buffered = socket.data.buffered.slice(end + 4 + length)
+          state.requests.push(request)
+          answer(socket, request, state.requests.length - 1)
+        }
+      },
+    },
+  })
+  state.url = `${tls ? 'https' : 'http'}://127.0.0.1:${listener.port}`
+  state.stop = () => listener.stop(true)
+  servers.push(state)
+  return state
+}
+
+const ok = (body: string, extra = '') =>
+  `HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: ${Buffer.byteLength(body)}\r\n${extra}\r\n${body}`
+
+const post = (client: typeof fetch, url: string, init: RequestInit = {}) =>
+  client(`${url}/v1/messages`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"a":1}', ...init })
+
+describe('http1 client', () => {
+  test('sends the request as given and reuses the connection for the next one', async () => {
+    const server = rawServer((socket, _req, i) => socket.write(ok(`{"n":${i}}`)))
+    const client = createHttp1Client({ env: {} })
+    const first = await post(client, server.url, { headers: { 'x-api-key': 'k1', 'anthropic-beta': 'b' } })
+    expect(first.status).toBe(200)
+    expect(first.headers.get('content-type')).toBe('application/json')
+    expect(await first.json()).toEqual({ n: 0 })
+    const second = await post(client, server.url)
+    expect(await second.json()).toEqual({ n: 1 })
+    expect(server.connections).toBe(1)
+    const [head, body] = server.requests[0]!.split('\r\n\r\n')
+    const lines = head!.split('\r\n')
+    expect(lines[0]).toBe('POST /v1/messages HTTP/1.1')
+    expect(lines).toContain(`host: ${new URL(server.url).host}`)
+    expect(lines).toContain('x-api-key: k1')
+    expect(lines).toContain('anthropic-beta: b')
+    expect(lines).toContain('content-length: 7')
+    expect(lines).toContain('accept-encoding: identity')
+    expect(body).toBe('{"a":1}')
+  })
+
+  test('decodes a chunked body split anywhere, with extensions and trailers, then reuses the connection', async () => {
+    const server = rawServer(async (socket, _req, i) => {
+      if (i === 1) return socket.write(ok('{}'))
+      const wire =
+        'HTTP/1.1 200 OK\r\ntransfer-encoding: chunked\r\n\r\n' +
+        '5;ext=1\r\nhello\r\n1\r\n \r\n5\r\nworld\r\n0\r\nx-trailer: t\r\n\r\n'
+      for (let at = 0; at < wire.length; at += 7) {
+        socket.write(wire.slice(at, at + 7))
+        await Bun.sleep(1)
+      }
+    })
+    const client = createHttp1Client({ env: {} })
+    expect(await (await post(client, server.url)).text()).toBe('hello world')
+    expect(await (await post(client, server.url)).text()).toBe('{}')
+    expect(server.connections).toBe(1)
+  })
+
+  test('a body without length or chunking runs to the close, and the connection is not reused', async () => {
+    const server = rawServer((socket, _req, i) => {
+      socket.write(`HTTP/1.1 200 OK\r\ncontent-type: text/plain\r\n\r\nuntil close ${i}`)
+      socket.end()
+    })
+    const client = createHttp1Client({ env: {} })
+    expect(await (await post(client, server.url)).text()).toBe('until close 0')
+    expect(await (await post(client, server.url)).text()).toBe('until close 1')
+    expect(server.connections).toBe(2)
+  })
+
+  test('skips interim 1xx answers', async () => {
+    const server = rawServer((socket) => socket.write(`HTTP/1.1 100 Continue\r\n\r\n${ok('{"final":true}')}`))
+    const response = await post(createHttp1Client({ env: {} }), server.url)
+    expect(response.status).toBe(200)
+    expect(await response.json()).toEqual({ final: true })
+  })
+
+  test('resolves at the head and streams the body as it comes', async () => {
+    let release = () => {}
+    const held = new Promise<void>((resolve) => {
+      release = resolve
+    })
+    const server = rawServer(async (socket) => {
+      socket.write('HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\ntransfer-encoding: chunked\r\n\r\n')
+      socket.write('6\r\nfirst\n\r\n')
+      await held
+      socket.write('7\r\nsecond\n\r\n0\r\n\r\n')
+    })
+    const response = await post(createHttp1Client({ env: {} }), server.url)
+    const reader = response.body!.getReader()
+    const decoder = new TextDecoder()
+    expect(decoder.decode((await reader.read()).value)).toBe('first\n')
+    release()
+    let rest = ''
+    for (let r = await reader.read(); !r.done; r = await reader.read()) rest += decoder.decode(r.value)
+    expect(rest).toBe('second\n')
+  })
+
+  test('a large body read slowly arrives intact (the socket pauses instead of buffering it all)', async () => {
+    const payload = Buffer.alloc(4 * 1024 * 1024, 'abcdefghij').toString()
+    const server = rawServer((socket) => {
+      const wire = Buffer.from(ok(payload))
+      let at = 0
+      const pump = () => {
+        while (at < wire.length) {
+          const n = socket.write(wire.subarray(at, at + 65536))
+          if (n <= 0) return setTimeout(pump, 1)
+          at += n
+        }
+      }
+      pump()
+    })
+    const response = await post(createHttp1Client({ env: {} }), server.url)
+    const reader = response.body!.getReader()
+    let total = 0
+    let text = ''
+    for (let r = await reader.read(); !r.done; r = await reader.read()) {
+      total += r.value.length
+      if (text.length < 20) text += Buffer.from(r.value).toString()
+      if (total % 8 === 0) await Bun.sleep(0)
+    }
+    expect(total).toBe(payload.length)
+    expect(text.startsWith('abcdefghij')).toBe(true)
+  })
+
+  test('a request body larger than the socket takes at once goes out whole', async () => {
+    const big = JSON.stringify({ text: 'é'.repeat(3 * 1024 * 1024) })
+    const server = rawServer((socket) => socket.write(ok('{}')))
+    const response = await post(createHttp1Client({ env: {} }), server.url, { body: big })
+    expect(response.status).toBe(200)
+    const received = Buffer.from(server.requests[0]!, 'latin1').toString('utf8')
+    expect(received.endsWith(big)).toBe(true)
+    expect(received).toContain(`content-length: ${Buffer.byteLength(big)}\r\n`)
+  })
+
+  test('a kept-alive connection the server closed is replaced once, transparently', async () => {
+    const server = rawServer((socket) => {
+      socket.write(ok('{}'))
+      // Closes the idle connection without saying so in the answer, as servers do on timeout.
+      setTimeout(() => socket.end(), 5)
+    })
+    const client = createHttp1Client({ env: {} })
+    await (await post(client, server.url)).text()
+    await Bun.sleep(30)
+    expect((await post(client, server.url)).status).toBe(200)
+    expect(server.requests.length).toBe(2)
+    expect(server.connections).toBe(2)
+  })
+
+  test('a request the server drops on a fresh connection fails, and is not sent twice', async () => {
+    const server = rawServer((socket) => socket.end())
+    await expect(post(createHttp1Client({ env: {} }), server.url)).rejects.toThrow(/closed the connection/)
+    expect(server.requests.length).toBe(1)
+  })
+
+  test('connection refused names the cause', async () => {
+    const server = rawServer(() => {})
+    const url = server.url
+    server.stop()
+    await expect(post(createHttp1Client({ env: {} }), url)).rejects.toThrow(/ECONNREFUSED/)
+  })
+
+  test('a reset mid-body errors the body, and the next request gets a new connection', async () => {
+    const server = rawServer((socket, _req, i) => {
+      if (i === 0) {
+        socket.write('HTTP/1.1 200 OK\r\ncontent-length: 100\r\n\r\npartial')
+        setTimeout(() => socket.terminate(), 5)
+      } else socket.write(ok('{}'))
+    })
+    const client = createHttp1Client({ env: {} })
+    const response = await post(client, server.url)
+    await expect(response.text()).rejects.toThrow(/before the body ended/)
+    expect((await post(client, server.url)).status).toBe(200)
+    expect(server.connections).toBe(2)
+  })
+
+  test('an abort before the answer rejects with the reason and closes the connection', async () => {
+    let closed = false
+    const listener = Bun.listen({
+      hostname: '127.0.0.1',
+      port: 0,
+      socket: {
+        data() {},
+        close() {
+          closed = true
+        },
+      },
+    })
+    const controller = new AbortController()
+    const pending = post(createHttp1Client({ env: {} }), `http://127.0.0.1:${listener.port}`, {
+      signal: controller.signal,
+    })
+    await Bun.sleep(10)
+    controller.abort()
+    await expect(pending).rejects.toMatchObject({ name: 'AbortError' })
+    await Bun.sleep(10)
+    expect(closed).toBe(true)
+    listener.stop(true)
+  })
+
+  test('an abort mid-body errors the body', async () => {
+    const server = rawServer((socket) => socket.write('HTTP/1.1 200 OK\r\ntransfer-encoding: chunked\r\n\r\n3\r\nabc\r\n'))
+    const controller = new AbortController()
+    const response = await post(createHttp1Client({ env: {} }), server.url, { signal: controller.signal })
+    const reader = response.body!.getReader()
+    expect((await reader.read()).value?.length).toBe(3)
+    controller.abort()
+    await expect(reader.read()).rejects.toMatchObject({ name: 'AbortError' })
+  })
+
+  test('malformed answers are errors, not guesses', async () => {
+    const answers = [
+      'HTP/1.1 200 OK\r\n\r\n',
+      'HTTP/1.1 200 OK\r\ncontent-length: 5, 6\r\n\r\nhello',
+      'HTTP/1.1 200 OK\r\nno colon here\r\ncontent-length: 0\r\n\r\n',
+      'HTTP/1.1 200 OK\r\ntransfer-encoding: chunked\r\n\r\nzz\r\n',
+      'HTTP/1.1 200 OK\r\ncontent-encoding: zstd\r\ncontent-length: 1\r\n\r\nx',
+    ]
+    const server = rawServer((socket, _req, i) => socket.write(answers[i]!))
+    const client = createHttp1Client({ env: {} })
+    for (const _ of answers) {
+      const outcome = await post(client, server.url)
+        .then((r) => r.text())
+        .catch((err: Error) => err)
+      expect(outcome).toBeInstanceOf(Error)
+    }
+  })
+
+  test('undoes gzip when an upstream compresses anyway', async () => {
+    const gz = gzipSync('{"zipped":true}')
+    const server = rawServer((socket) => {
+      socket.write(`HTTP/1.1 200 OK\r\ncontent-encoding: gzip\r\ncontent-length: ${gz.length}\r\n\r\n`)
+      socket.write(gz)
+    })
+    const response = await post(createHttp1Client({ env: {} }), server.url)
+    expect(response.headers.get('content-encoding')).toBeNull()
+    expect(await response.json()).toEqual({ zipped: true })
+  })
+
+  test('a header value with a line break is refused before anything is sent', async () => {
+    const server = rawServer((socket) => socket.write(ok('{}')))
+    await expect(
+      post(createHttp1Client({ env: {} }), server.url, { headers: { 'x-api-key': 'k\r\nx-evil: 1' } }),
+    ).rejects.toThrow(/invalid request header/)
+    expect(server.requests.length).toBe(0)
+  })
+
+  test('with a proxy in the environment, calls go to fetch, which honours it', () => {
+    const fallback = (() => {}) as unknown as typeof fetch
+    expect(createHttp1Client({ env: { HTTPS_PROXY: 'http://proxy:3128' }, fallback })).toBe(fallback)
+    expect(createHttp1Client({ env: {}, fallback })).not.toBe(fallback)
+  })
+
+  test('TLS: an untrusted certificate is refused before the request (and its key) is written', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'svc-tls-'))
+    const openssl = Bun.spawnSync(
+      ['openssl', 'req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-days', '1', '-subj', '/CN=localhost'].concat([
+        '-keyout',
+        join(dir, 'key.pem'),
+        '-out',
+        join(dir, 'cert.pem'),
+      ]),
+      { stderr: 'ignore' },
+    )
+    if (openssl.exitCode !== 0) {
+      console.warn('openssl is not installed: the TLS refusal test did not run')
+      return
+    }
+    const server = rawServer((socket) => socket.write(ok('{}')), {
+      key: readFileSync(join(dir, 'key.pem'), 'utf8'),
+      cert: readFileSync(join(dir, 'cert.pem'), 'utf8'),
+    })
+    await expect(
+      post(createHttp1Client({ env: {} }), server.url.replace('127.0.0.1', 'localhost'), {
+        headers: { 'x-api-key': 'secret' },
+      }),
+    ).rejects.toThrow(/^TLS with the upstream failed: self.signed certificate/)
+    expect(server.requests.length).toBe(0)
+  })
+})

@@ -64,7 +64,12 @@ const ok = (body: string, extra = '') =>
   `HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: ${Buffer.byteLength(body)}\r\n${extra}\r\n${body}`
 
 const post = (client: typeof fetch, url: string, init: RequestInit = {}) =>
-  client(`${url}/v1/messages`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"a":1}', ...init })
+  client(`${url}/v1/messages`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: '{"a":1}',
+    ...init,
+  })
 
 describe('http1 client', () => {
   test('sends the request as given and reuses the connection for the next one', async () => {
@@ -247,7 +252,9 @@ describe('http1 client', () => {
   })
 
   test('an abort mid-body errors the body', async () => {
-    const server = rawServer((socket) => socket.write('HTTP/1.1 200 OK\r\ntransfer-encoding: chunked\r\n\r\n3\r\nabc\r\n'))
+    const server = rawServer((socket) =>
+      socket.write('HTTP/1.1 200 OK\r\ntransfer-encoding: chunked\r\n\r\n3\r\nabc\r\n'),
+    )
     const controller = new AbortController()
     const response = await post(createHttp1Client({ env: {} }), server.url, { signal: controller.signal })
     const reader = response.body!.getReader()

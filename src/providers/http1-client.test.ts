@@ -187,9 +187,21 @@ describe('http1 client', () => {
   })
 
   test('a kept-alive connection the server closed is replaced once, transparently', async () => {
+    const server = rawServer((socket, _req, i) => {
+      // The second request meets the race of a server closing an idle connection: it is dropped
+      // unanswered at once, and the client sends it again on a fresh connection.
+      if (i === 1) socket.end()
+      else socket.write(ok(`{"n":${i}}`))
+    })
+    const client = createHttp1Client({ env: {} })
+    expect(await (await post(client, server.url)).json()).toEqual({ n: 0 })
+    expect(await (await post(client, server.url)).json()).toEqual({ n: 2 })
+    expect(server.connections).toBe(2)
+  })
+
+  test('an idle connection the server closed leaves the pool', async () => {
     const server = rawServer((socket) => {
       socket.write(ok('{}'))
-      // Closes the idle connection without saying so in the answer, as servers do on timeout.
       setTimeout(() => socket.end(), 5)
     })
     const client = createHttp1Client({ env: {} })
@@ -198,6 +210,17 @@ describe('http1 client', () => {
     expect((await post(client, server.url)).status).toBe(200)
     expect(server.requests.length).toBe(2)
     expect(server.connections).toBe(2)
+  })
+
+  test('a reused connection that dies while the upstream works on the request is not sent again', async () => {
+    const server = rawServer((socket, _req, i) => {
+      if (i === 0) socket.write(ok('{}'))
+      else setTimeout(() => socket.terminate(), 120)
+    })
+    const client = createHttp1Client({ env: {} })
+    await (await post(client, server.url)).text()
+    await expect(post(client, server.url)).rejects.toThrow(/closed the connection before answering/)
+    expect(server.requests.length).toBe(2)
   })
 
   test('a request the server drops on a fresh connection fails, and is not sent twice', async () => {

@@ -31,6 +31,12 @@ const empty = Buffer.alloc(0)
 /** Bodies buffered ahead of the reader before the socket is paused. */
 const bodyHighWaterMark = 64 * 1024
 const maxHeadBytes = 64 * 1024
+/**
+ * A reused connection that closes this soon after the request went out, with no answer byte, was
+ * closed by the server while idle (its FIN was already on the way): the request was not taken.
+ * Later, the server may have been working on it, and a POST is not sent twice.
+ */
+const staleCloseWindowMs = 50
 
 export function createHttp1Client(opts: Http1ClientOptions = {}): UpstreamFetch {
   const fallback = opts.fallback ?? fetch
@@ -102,9 +108,16 @@ function createTargetCache(size = 256) {
 
 interface EncodedRequest {
   method: string
-  /** Head and body in one string, so most requests are one write. */
-  text: string
+  /** Through the blank line that ends it. */
+  head: string
+  body: string
 }
+
+/**
+ * Bodies up to this size are joined to the head and written once. A larger one is written on its
+ * own: joining would first copy it whole into the JS heap (and long prompts are large).
+ */
+const joinedBodyMaxChars = 16 * 1024
 
 /** Headers this client writes itself. */
 const ownHeaders = new Set(['host', 'content-length', 'transfer-encoding', 'connection'])
@@ -129,7 +142,7 @@ function encodeRequest(target: Target, init: RequestInit): EncodedRequest {
   if (!userAgent) head += 'user-agent: svc\r\n'
   if (body !== '' || method === 'POST' || method === 'PUT' || method === 'PATCH')
     head += `content-length: ${Buffer.byteLength(body)}\r\n`
-  return { method, text: `${head}\r\n${body}` }
+  return { method, head: `${head}\r\n`, body }
 }
 
 function headerEntries(headers: RequestInit['headers']): Iterable<[string, string]> {
@@ -222,6 +235,7 @@ type Framing =
 /** One exchange in flight on a connection. */
 interface Exchange {
   reused: boolean
+  sentAt: number
   method: string
   received: boolean
   respond: (response: Response) => void
@@ -332,6 +346,7 @@ class Connection {
       }
       const exchange: Exchange = {
         reused,
+        sentAt: performance.now(),
         method: request.method,
         received: false,
         respond,
@@ -343,11 +358,19 @@ class Connection {
         signal.addEventListener('abort', onAbort, { once: true })
         exchange.abort = () => signal.removeEventListener('abort', onAbort)
       }
-      this.write(request.text)
+      if (request.body.length > joinedBodyMaxChars) {
+        this.write(request.head)
+        this.write(request.body)
+      } else this.write(request.head + request.body)
     })
   }
 
   private write(data: string | Buffer) {
+    if (this.unsent.length > 0) {
+      // Still waiting for a drain: queue behind what is unsent, in order.
+      this.unsent = Buffer.concat([this.unsent, typeof data === 'string' ? Buffer.from(data) : data])
+      return
+    }
     const written = this.socket!.write(data)
     if (written < 0) this.onClose(new Error('upstream closed the connection'))
     // A short write (a large body): the rest goes out on drain, counted in bytes.
@@ -391,7 +414,8 @@ class Connection {
       this.finishExchange(exchange, false)
       return
     }
-    if (!exchange.received && exchange.reused) this.failExchange(exchange, new StaleConnection())
+    if (!exchange.received && exchange.reused && performance.now() - exchange.sentAt < staleCloseWindowMs)
+      this.failExchange(exchange, new StaleConnection())
     else
       this.failExchange(
         exchange,
@@ -553,7 +577,9 @@ class Connection {
     exchange.abort?.()
     exchange.body?.close()
     this.resumeReading()
-    if (!reusable || this.closed || this.buffered.length > 0 || this.uses === Number.POSITIVE_INFINITY) {
+    // Reused only in step: nothing read ahead, nothing of the request still unsent (an early answer).
+    const inStep = this.buffered.length === 0 && this.unsent.length === 0
+    if (!reusable || this.closed || !inStep || this.uses === Number.POSITIVE_INFINITY) {
       this.close()
       return
     }

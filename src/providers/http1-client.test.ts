@@ -330,24 +330,9 @@ describe('http1 client', () => {
   })
 
   test('TLS: an untrusted certificate is refused before the request (and its key) is written', async () => {
-    const dir = mkdtempSync(join(tmpdir(), 'svc-tls-'))
-    const openssl = Bun.spawnSync(
-      ['openssl', 'req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-days', '1', '-subj', '/CN=localhost'].concat([
-        '-keyout',
-        join(dir, 'key.pem'),
-        '-out',
-        join(dir, 'cert.pem'),
-      ]),
-      { stderr: 'ignore' },
-    )
-    if (openssl.exitCode !== 0) {
-      console.warn('openssl is not installed: the TLS refusal test did not run')
-      return
-    }
-    const server = rawServer((socket) => socket.write(ok('{}')), {
-      key: readFileSync(join(dir, 'key.pem'), 'utf8'),
-      cert: readFileSync(join(dir, 'cert.pem'), 'utf8'),
-    })
+    const tls = selfSignedCertificate()
+    if (!tls) return
+    const server = rawServer((socket) => socket.write(ok('{}')), tls)
     await expect(
       post(createHttp1Client({ env: {} }), server.url.replace('127.0.0.1', 'localhost'), {
         headers: { 'x-api-key': 'secret' },
@@ -355,4 +340,57 @@ describe('http1 client', () => {
     ).rejects.toThrow(/^TLS with the upstream failed: self.signed certificate/)
     expect(server.requests.length).toBe(0)
   })
+
+  test('TLS: a trusted upstream answers, streamed and not, over one kept-alive connection', async () => {
+    const tls = selfSignedCertificate()
+    if (!tls) return
+    // Trust comes from the environment at start-up, as for a real deployment: a child process.
+    const script = `
+      import { createHttp1Client } from ${JSON.stringify(join(import.meta.dir, 'http1-client.ts'))}
+      const tls = { key: ${JSON.stringify(tls.key)}, cert: ${JSON.stringify(tls.cert)} }
+      let connections = 0
+      const server = Bun.listen({ hostname: '127.0.0.1', port: 0, tls, socket: {
+        open() { connections++ },
+        data(socket, chunk) {
+          if (chunk.toString().startsWith('POST /json'))
+            socket.write('HTTP/1.1 200 OK\\r\\ncontent-length: 11\\r\\n\\r\\n{"ok":true}')
+          else socket.write('HTTP/1.1 200 OK\\r\\ntransfer-encoding: chunked\\r\\n\\r\\n4\\r\\ndata\\r\\n0\\r\\n\\r\\n')
+        },
+      } })
+      const client = createHttp1Client({ env: {} })
+      const base = 'https://localhost:' + server.port
+      const json = await (await client(base + '/json', { method: 'POST', body: '{}' })).json()
+      const streamed = await (await client(base + '/stream', { method: 'POST', body: '{}' })).text()
+      console.log(JSON.stringify({ json, streamed, connections }))
+      server.stop(true)
+    `
+    const child = Bun.spawnSync([process.execPath, '-e', script], {
+      env: { ...process.env, NODE_EXTRA_CA_CERTS: tls.certPath },
+      stderr: 'pipe',
+    })
+    expect(child.stderr.toString()).toBe('')
+    expect(JSON.parse(child.stdout.toString())).toEqual({ json: { ok: true }, streamed: 'data', connections: 1 })
+  })
 })
+
+/** A throwaway certificate for localhost, or undefined (with a warning) where openssl is missing. */
+function selfSignedCertificate(): { key: string; cert: string; certPath: string } | undefined {
+  const dir = mkdtempSync(join(tmpdir(), 'svc-tls-'))
+  const [keyPath, certPath] = [join(dir, 'key.pem'), join(dir, 'cert.pem')]
+  const openssl = Bun.spawnSync(
+    ['openssl', 'req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-days', '1', '-subj', '/CN=localhost'].concat([
+      '-addext',
+      'subjectAltName=DNS:localhost',
+      '-keyout',
+      keyPath,
+      '-out',
+      certPath,
+    ]),
+    { stderr: 'ignore' },
+  )
+  if (openssl.exitCode !== 0) {
+    console.warn('openssl is not installed: a TLS test of the upstream client did not run')
+    return undefined
+  }
+  return { key: readFileSync(keyPath, 'utf8'), cert: readFileSync(certPath, 'utf8'), certPath }
+}

@@ -10,7 +10,7 @@ import { createSqliteLedger } from './ledger/sqlite-ledger'
 import { type AccountCache, accountCache } from './lib/account-cache'
 import { createLogger, type Logger } from './lib/log'
 import { createGatewayMetrics, type GatewayMetrics } from './relay/metrics'
-import { createHttp1Client } from './providers/http1-client'
+import { createHttp1Client } from './providers/http1/client'
 import { createHealth, type Health } from './router/health'
 import { computeNudges, nudgeWindow } from './router/nudges'
 

@@ -1,29 +1,16 @@
-// The upstream HTTP client: HTTP/1.1 over keep-alive Bun.connect sockets (TLS for https), with
-// fetch's signature so nothing above it changes. Why not fetch: Bun runs fetch's I/O on its own
-// thread, and every request then crosses threads twice; with the gateway on one core the
-// hand-offs cost ~10–15 µs of a ~88 µs request (perf: 9% of samples switching tasks, 22% on
-// fetch's thread; bench/README.md). These sockets live on the event loop that serves the client.
-//
-// Scope, on purpose: what an LLM API call needs. Requests carry a string body (or none). Answers
-// may be length-delimited, chunked or close-delimited; a response is returned as soon as its head
-// arrives, and its body streams with backpressure. Redirects are not followed (an upstream 3xx
-// is an upstream error, as it should be for an API); identity encoding is asked for, gzip and
-// deflate are still undone if sent. With a proxy configured in the environment every call goes
-// to Bun's fetch instead, which honours it.
+// One kept-alive HTTP/1.1 connection to an upstream: writes a request, reads its answer (head,
+// then a body that streams with backpressure), and goes back to the pool when the answer is
+// complete and the connection still in step.
 import type { Socket } from 'bun'
+import {
+  type EncodedRequest,
+  type Framing,
+  joinedBodyMaxChars,
+  parseHead,
+  parseLength,
+  type ResponseHead,
+} from './wire'
 
-export interface Http1ClientOptions {
-  /** An idle connection is closed after this long; kept under common server keep-alive timeouts. */
-  idleTimeoutMs?: number
-  /** Idle connections kept per origin beyond which a finished one is closed. */
-  maxIdlePerOrigin?: number
-  /** Used for what this client does not do (a proxy from the environment). */
-  fallback?: typeof fetch
-  /** Where proxy variables are looked up; the process's environment unless given. */
-  env?: Record<string, string | undefined>
-}
-
-const proxyVariables = ['HTTPS_PROXY', 'https_proxy', 'HTTP_PROXY', 'http_proxy', 'ALL_PROXY', 'all_proxy']
 const crlfcrlf = Buffer.from('\r\n\r\n')
 const crlf = Buffer.from('\r\n')
 const empty = Buffer.alloc(0)
@@ -37,199 +24,11 @@ const maxHeadBytes = 64 * 1024
  */
 const staleCloseWindowMs = 50
 
-export function createHttp1Client(opts: Http1ClientOptions = {}): typeof fetch {
-  const fallback = opts.fallback ?? fetch
-  const env = opts.env ?? process.env
-  if (proxyVariables.some((name) => env[name])) return fallback
-  const pool = new ConnectionPool(opts.idleTimeoutMs ?? 4_000, opts.maxIdlePerOrigin ?? 256)
-  const targets = createTargetCache()
-
-  const client = async (input: string | URL | Request, init: RequestInit = {}): Promise<Response> => {
-    if (input instanceof Request || (init.body != null && typeof init.body !== 'string')) return fallback(input, init)
-    const target = targets.get(input)
-    if (!target) return fallback(input, init)
-    const signal = init.signal ?? undefined
-    signal?.throwIfAborted()
-    const request = encodeRequest(target, init)
-    // A kept-alive connection the server has just closed fails before any answer byte: the
-    // request never reached it, so it goes once more on a fresh connection.
-    for (let attempt = 0; ; attempt++) {
-      const connection = attempt === 0 ? pool.take(target) : undefined
-      try {
-        return await (connection ?? (await pool.open(target, signal))).send(request, signal)
-      } catch (err) {
-        if (!(err instanceof StaleConnection) || attempt > 0) throw err
-      }
-    }
-  }
-  return client as typeof fetch
-}
-
-/** Where a request goes, parsed once per URL: upstream URLs are few and used over and over. */
-interface Target {
-  origin: string
-  tls: boolean
-  hostname: string
-  port: number
-  /** The Host header. */
-  host: string
-  path: string
-}
-
-function createTargetCache(size = 256) {
-  const cache = new Map<string, Target | null>()
-  return {
-    /** null for a URL this client does not serve (neither http nor https). */
-    get(input: string | URL): Target | null {
-      const href = String(input)
-      let target = cache.get(href)
-      if (target === undefined) {
-        const url = new URL(href)
-        const tls = url.protocol === 'https:'
-        target =
-          url.protocol === 'http:' || tls
-            ? {
-                origin: url.origin,
-                tls,
-                hostname: url.hostname.startsWith('[') ? url.hostname.slice(1, -1) : url.hostname,
-                port: Number(url.port) || (tls ? 443 : 80),
-                host: url.host,
-                path: `${url.pathname}${url.search}`,
-              }
-            : null
-        if (cache.size >= size) cache.clear()
-        cache.set(href, target)
-      }
-      return target
-    },
-  }
-}
-
-interface EncodedRequest {
-  method: string
-  /** Through the blank line that ends it. */
-  head: string
-  body: string
-}
-
-/**
- * Bodies up to this size are joined to the head and written once. A larger one is written on its
- * own: joining would first copy it whole into the JS heap (and long prompts are large).
- */
-const joinedBodyMaxChars = 16 * 1024
-
-/** Headers this client writes itself. */
-const ownHeaders = new Set(['host', 'content-length', 'transfer-encoding', 'connection'])
-const headerName = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/
-const unsafeValue = /[\r\n\0]/
-
-function encodeRequest(target: Target, init: RequestInit): EncodedRequest {
-  const method = (init.method ?? 'GET').toUpperCase()
-  const body = typeof init.body === 'string' ? init.body : ''
-  let head = `${method} ${target.path} HTTP/1.1\r\nhost: ${target.host}\r\n`
-  let acceptEncoding = false
-  let userAgent = false
-  for (const [name, value] of headerEntries(init.headers)) {
-    const lower = name.toLowerCase()
-    if (ownHeaders.has(lower)) continue
-    if (!headerName.test(name) || unsafeValue.test(value)) throw new TypeError(`invalid request header ${name}`)
-    if (lower === 'accept-encoding') acceptEncoding = true
-    else if (lower === 'user-agent') userAgent = true
-    head += `${name}: ${value}\r\n`
-  }
-  if (!acceptEncoding) head += 'accept-encoding: identity\r\n'
-  if (!userAgent) head += 'user-agent: svc\r\n'
-  if (body !== '' || method === 'POST' || method === 'PUT' || method === 'PATCH')
-    head += `content-length: ${Buffer.byteLength(body)}\r\n`
-  return { method, head: `${head}\r\n`, body }
-}
-
-function headerEntries(headers: RequestInit['headers']): Iterable<[string, string]> {
-  if (!headers) return []
-  if (headers instanceof Headers || Array.isArray(headers)) return headers as Iterable<[string, string]>
-  return Object.entries(headers) as [string, string][]
-}
-
-/** The kept-alive connections of every origin, newest first: a warm one is most likely alive. */
-class ConnectionPool {
-  private readonly idle = new Map<string, Connection[]>()
-
-  constructor(
-    private readonly idleTimeoutMs: number,
-    private readonly maxIdlePerOrigin: number,
-  ) {}
-
-  take(target: Target): Connection | undefined {
-    const list = this.idle.get(target.origin)
-    for (let connection = list?.pop(); connection; connection = list?.pop()) {
-      if (connection.reusable) return connection.checkOut()
-    }
-    return undefined
-  }
-
-  async open(target: Target, signal: AbortSignal | undefined): Promise<Connection> {
-    const { origin: key, tls, hostname, port } = target
-    const connection = new Connection(
-      (c) => this.release(key, c),
-      (c) => this.forget(key, c),
-      tls,
-    )
-    const connecting = Bun.connect<Connection>({
-      hostname,
-      port,
-      tls: tls ? { serverName: hostname } : undefined,
-      data: connection,
-      socket: socketHandlers,
-    })
-    // A connect that outlives the caller's abort is left to finish and then closed.
-    const aborted = signal ? abortPromise(signal) : undefined
-    try {
-      const socket = await (aborted ? Promise.race([connecting, aborted.promise]) : connecting)
-      connection.attach(socket as Socket<Connection>, this.idleTimeoutMs)
-      // Nothing (an API key least of all) is written before the server's certificate verified.
-      if (connection.verified)
-        await (aborted ? Promise.race([connection.verified, aborted.promise]) : connection.verified)
-      return connection
-    } catch (err) {
-      connecting.then(
-        (socket) => socket.terminate(),
-        () => {},
-      )
-      connection.close()
-      if (signal?.aborted) throw signal.reason
-      throw err instanceof TlsFailure ? err : connectError(err, hostname, port)
-    } finally {
-      aborted?.dispose()
-    }
-  }
-
-  private release(key: string, connection: Connection) {
-    let list = this.idle.get(key)
-    if (!list) {
-      list = []
-      this.idle.set(key, list)
-    }
-    if (list.length >= this.maxIdlePerOrigin) connection.close('graceful')
-    else list.push(connection)
-  }
-
-  private forget(key: string, connection: Connection) {
-    const list = this.idle.get(key)
-    const at = list?.indexOf(connection) ?? -1
-    if (at >= 0) list!.splice(at, 1)
-  }
-}
-
 /** Raised when a reused connection ends before any byte of the answer: safe to send again. */
-class StaleConnection extends Error {}
+export class StaleConnection extends Error {}
 
-class TlsFailure extends Error {}
-
-/** How the body of the answer in progress is delimited. */
-type Framing =
-  | { kind: 'length'; remaining: number }
-  | { kind: 'chunked'; remaining: number; state: 'size' | 'data' | 'data-end' | 'trailers' }
-  | { kind: 'close' }
+/** Raised when the upstream's certificate is refused; the message says why. */
+export class TlsFailure extends Error {}
 
 /** One exchange in flight on a connection. */
 interface Exchange {
@@ -246,7 +45,7 @@ interface Exchange {
   abort?: () => void
 }
 
-const socketHandlers = {
+export const socketHandlers = {
   data(socket: Socket<Connection>, chunk: Buffer) {
     socket.data.onData(chunk)
   },
@@ -274,7 +73,7 @@ const socketHandlers = {
   },
 }
 
-class Connection {
+export class Connection {
   private socket?: Socket<Connection>
   private buffered: Buffer = empty
   private unsent: Buffer = empty
@@ -600,73 +399,4 @@ class Connection {
     this.failExchange(exchange, reason ?? new DOMException('The operation was aborted.', 'AbortError'))
     this.close()
   }
-}
-
-/** The headers that frame the body, picked out while parsing rather than looked up after. */
-type FramingHeader = 'content-length' | 'transfer-encoding' | 'connection' | 'content-encoding'
-const framingHeaders = new Set<string>(['content-length', 'transfer-encoding', 'connection', 'content-encoding'])
-
-interface ResponseHead {
-  status: number
-  http10: boolean
-  /** As received, for the Response (which builds its own Headers from them once). */
-  headers: [string, string][]
-  /** Repeated ones joined with ", ", as Headers would. */
-  special: Partial<Record<FramingHeader, string>>
-}
-
-function parseHead(head: string): ResponseHead {
-  const lines = head.split('\r\n')
-  const statusLine = /^HTTP\/1\.([01]) (\d{3})(?: .*)?$/.exec(lines[0]!)
-  if (!statusLine) throw new Error(`upstream sent a malformed status line: ${JSON.stringify(lines[0]!.slice(0, 80))}`)
-  const status = Number(statusLine[2])
-  if (status > 599) throw new Error(`upstream sent status ${status}`)
-  const headers: [string, string][] = []
-  const special: ResponseHead['special'] = {}
-  for (let i = 1; i < lines.length; i++) {
-    const line = lines[i]!
-    const colon = line.indexOf(':')
-    if (colon <= 0) throw new Error('upstream sent a malformed header line')
-    const name = line.slice(0, colon)
-    const value = line.slice(colon + 1).trim()
-    headers.push([name, value])
-    const lower = name.toLowerCase()
-    if (framingHeaders.has(lower)) {
-      const key = lower as FramingHeader
-      special[key] = special[key] === undefined ? value : `${special[key]}, ${value}`
-    }
-  }
-  return { status, http10: statusLine[1] === '0', headers, special }
-}
-
-function parseLength(value: string): number {
-  // Repeated identical values (a proxy that merged headers) are one length; differing ones are
-  // a framing attack or a broken server.
-  const values = value.includes(',') ? new Set(value.split(',').map((v) => v.trim())) : new Set([value])
-  const [only] = values
-  const length = Number(only)
-  if (values.size !== 1 || !/^\d{1,15}$/.test(only!) || !Number.isSafeInteger(length)) {
-    throw new Error(`upstream sent a bad content-length: ${value.slice(0, 40)}`)
-  }
-  return length
-}
-
-function connectError(err: unknown, hostname: string, port: number): Error {
-  const code = (err as { code?: string })?.code
-  return new Error(
-    code ? `connect ${code} ${hostname}:${port}` : `connect to ${hostname}:${port} failed: ${String(err)}`,
-    {
-      cause: err,
-    },
-  )
-}
-
-function abortPromise(signal: AbortSignal): { promise: Promise<never>; dispose: () => void } {
-  let onAbort = () => {}
-  const promise = new Promise<never>((_, reject) => {
-    onAbort = () => reject(signal.reason)
-    signal.addEventListener('abort', onAbort, { once: true })
-  })
-  promise.catch(() => {})
-  return { promise, dispose: () => signal.removeEventListener('abort', onAbort) }
 }

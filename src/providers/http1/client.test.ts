@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { gzipSync } from 'node:zlib'
 import type { Socket, TCPSocketListener } from 'bun'
-import { createHttp1Client } from './http1-client'
+import { createHttp1Client } from './client'
 
 /**
  * A raw HTTP/1.1 server on loopback: each request (head and content-length body) is handed to
@@ -346,7 +346,7 @@ describe('http1 client', () => {
     if (!tls) return
     // Trust comes from the environment at start-up, as for a real deployment: a child process.
     const script = `
-      import { createHttp1Client } from ${JSON.stringify(join(import.meta.dir, 'http1-client.ts'))}
+      import { createHttp1Client } from ${JSON.stringify(join(import.meta.dir, 'client.ts'))}
       const tls = { key: ${JSON.stringify(tls.key)}, cert: ${JSON.stringify(tls.cert)} }
       let connections = 0
       const server = Bun.listen({ hostname: '127.0.0.1', port: 0, tls, socket: {

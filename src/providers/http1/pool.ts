@@ -1,0 +1,95 @@
+// The kept-alive connections of every upstream origin, and the opening of new ones (TLS verified
+// before anything is written).
+import type { Socket } from 'bun'
+import { Connection, socketHandlers, TlsFailure } from './connection'
+import type { Target } from './wire'
+
+/** The kept-alive connections of every origin, newest first: a warm one is most likely alive. */
+export class ConnectionPool {
+  private readonly idle = new Map<string, Connection[]>()
+
+  constructor(
+    private readonly idleTimeoutMs: number,
+    private readonly maxIdlePerOrigin: number,
+  ) {}
+
+  take(target: Target): Connection | undefined {
+    const list = this.idle.get(target.origin)
+    for (let connection = list?.pop(); connection; connection = list?.pop()) {
+      if (connection.reusable) return connection.checkOut()
+    }
+    return undefined
+  }
+
+  async open(target: Target, signal: AbortSignal | undefined): Promise<Connection> {
+    const { origin: key, tls, hostname, port } = target
+    const connection = new Connection(
+      (c) => this.release(key, c),
+      (c) => this.forget(key, c),
+      tls,
+    )
+    const connecting = Bun.connect<Connection>({
+      hostname,
+      port,
+      tls: tls ? { serverName: hostname } : undefined,
+      data: connection,
+      socket: socketHandlers,
+    })
+    // A connect that outlives the caller's abort is left to finish and then closed.
+    const aborted = signal ? abortPromise(signal) : undefined
+    try {
+      const socket = await (aborted ? Promise.race([connecting, aborted.promise]) : connecting)
+      connection.attach(socket as Socket<Connection>, this.idleTimeoutMs)
+      // Nothing (an API key least of all) is written before the server's certificate verified.
+      if (connection.verified)
+        await (aborted ? Promise.race([connection.verified, aborted.promise]) : connection.verified)
+      return connection
+    } catch (err) {
+      connecting.then(
+        (socket) => socket.terminate(),
+        () => {},
+      )
+      connection.close()
+      if (signal?.aborted) throw signal.reason
+      throw err instanceof TlsFailure ? err : connectError(err, hostname, port)
+    } finally {
+      aborted?.dispose()
+    }
+  }
+
+  private release(key: string, connection: Connection) {
+    let list = this.idle.get(key)
+    if (!list) {
+      list = []
+      this.idle.set(key, list)
+    }
+    if (list.length >= this.maxIdlePerOrigin) connection.close('graceful')
+    else list.push(connection)
+  }
+
+  private forget(key: string, connection: Connection) {
+    const list = this.idle.get(key)
+    const at = list?.indexOf(connection) ?? -1
+    if (at >= 0) list!.splice(at, 1)
+  }
+}
+
+function connectError(err: unknown, hostname: string, port: number): Error {
+  const code = (err as { code?: string })?.code
+  return new Error(
+    code ? `connect ${code} ${hostname}:${port}` : `connect to ${hostname}:${port} failed: ${String(err)}`,
+    {
+      cause: err,
+    },
+  )
+}
+
+function abortPromise(signal: AbortSignal): { promise: Promise<never>; dispose: () => void } {
+  let onAbort = () => {}
+  const promise = new Promise<never>((_, reject) => {
+    onAbort = () => reject(signal.reason)
+    signal.addEventListener('abort', onAbort, { once: true })
+  })
+  promise.catch(() => {})
+  return { promise, dispose: () => signal.removeEventListener('abort', onAbort) }
+}

@@ -2,14 +2,7 @@
 // then a body that streams with backpressure), and goes back to the pool when the answer is
 // complete and the connection still in step.
 import type { Socket } from 'bun'
-import {
-  type EncodedRequest,
-  type Framing,
-  joinedBodyMaxChars,
-  parseHead,
-  parseLength,
-  type ResponseHead,
-} from './wire'
+import { bodyOf, type EncodedRequest, type Framing, joinedBodyMaxChars, parseHead, type ResponseHead } from './wire'
 
 const crlfcrlf = Buffer.from('\r\n\r\n')
 const crlf = Buffer.from('\r\n')
@@ -79,6 +72,8 @@ export class Connection {
   private unsent: Buffer = empty
   private exchange?: Exchange
   private uses = 0
+  /** False once the upstream said it closes after this answer. */
+  private keepAlive = true
   private closed = false
   private paused = false
   private idleSeconds = 0
@@ -110,9 +105,7 @@ export class Connection {
     this.socket = socket
     this.idleSeconds = Math.max(1, Math.round(idleTimeoutMs / 1000))
     socket.setNoDelay(true)
-    if (this.closed) return
-    this.reusable = true
-    this.checkOut()
+    if (!this.closed) this.checkOut()
   }
 
   checkOut(): this {
@@ -237,19 +230,9 @@ export class Connection {
       const parsed = parseHead(head)
       // 1xx answers are interim (100 Continue, 103 Early Hints): the real one follows.
       if (parsed.status < 200) continue
-      const { status, special } = parsed
-      const chunked = /(?:^|,)\s*chunked\s*$/i.test(special['transfer-encoding'] ?? '')
-      const bodiless = exchange.method === 'HEAD' || status === 204 || status === 304
-      const connection = special.connection ?? ''
-      const keepAlive = parsed.http10 ? /keep-alive/i.test(connection) : !/(?:^|,)\s*close\s*(?:,|$)/i.test(connection)
-      let framing: Framing
-      if (bodiless) framing = { kind: 'length', remaining: 0 }
-      else if (chunked) framing = { kind: 'chunked', remaining: 0, state: 'size' }
-      else if (special['content-length'] !== undefined)
-        framing = { kind: 'length', remaining: parseLength(special['content-length']) }
-      else framing = { kind: 'close' }
+      const { framing, bodiless, keepAlive } = bodyOf(parsed, exchange.method)
       exchange.framing = framing
-      if (!keepAlive) this.uses = Number.POSITIVE_INFINITY
+      if (!keepAlive) this.keepAlive = false
       exchange.respond(this.respond(exchange, parsed, framing, bodiless))
       return
     }
@@ -377,7 +360,7 @@ export class Connection {
     this.resumeReading()
     // Reused only in step: nothing read ahead, nothing of the request still unsent (an early answer).
     const inStep = this.buffered.length === 0 && this.unsent.length === 0
-    if (!reusable || this.closed || !inStep || this.uses === Number.POSITIVE_INFINITY) {
+    if (!reusable || this.closed || !inStep || !this.keepAlive) {
       this.close()
       return
     }

@@ -129,7 +129,26 @@ export function parseHead(head: string): ResponseHead {
   return { status, http10: statusLine[1] === '0', headers, special }
 }
 
-export function parseLength(value: string): number {
+/** How the body after `head` is delimited, and whether the connection may carry another request. */
+export function bodyOf(
+  head: ResponseHead,
+  method: string,
+): { framing: Framing; bodiless: boolean; keepAlive: boolean } {
+  const { status, special } = head
+  const bodiless = method === 'HEAD' || status === 204 || status === 304
+  const connection = special.connection ?? ''
+  const keepAlive = head.http10 ? /keep-alive/i.test(connection) : !/(?:^|,)\s*close\s*(?:,|$)/i.test(connection)
+  let framing: Framing
+  if (bodiless) framing = { kind: 'length', remaining: 0 }
+  else if (/(?:^|,)\s*chunked\s*$/i.test(special['transfer-encoding'] ?? ''))
+    framing = { kind: 'chunked', remaining: 0, state: 'size' }
+  else if (special['content-length'] !== undefined)
+    framing = { kind: 'length', remaining: parseLength(special['content-length']) }
+  else framing = { kind: 'close' }
+  return { framing, bodiless, keepAlive }
+}
+
+function parseLength(value: string): number {
   // Repeated identical values (a proxy that merged headers) are one length; differing ones are
   // a framing attack or a broken server.
   const values = value.includes(',') ? new Set(value.split(',').map((v) => v.trim())) : new Set([value])

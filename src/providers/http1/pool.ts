@@ -51,7 +51,7 @@ export class ConnectionPool {
       )
       connection.close()
       if (signal?.aborted) throw signal.reason
-      throw err instanceof TlsFailure ? err : connectError(err, hostname, port)
+      throw err instanceof TlsFailure ? err : connectError(err)
     } finally {
       aborted?.dispose()
     }
@@ -74,14 +74,13 @@ export class ConnectionPool {
   }
 }
 
-function connectError(err: unknown, hostname: string, port: number): Error {
+/**
+ * Names the failure, not the address: the message reaches API clients, and an upstream's host
+ * (an internal one, say) is the operator's business. The cause keeps the details for the log.
+ */
+function connectError(err: unknown): Error {
   const code = (err as { code?: string })?.code
-  return new Error(
-    code ? `connect ${code} ${hostname}:${port}` : `connect to ${hostname}:${port} failed: ${String(err)}`,
-    {
-      cause: err,
-    },
-  )
+  return new Error(code ? `could not connect (${code})` : 'could not connect', { cause: err })
 }
 
 function abortPromise(signal: AbortSignal): { promise: Promise<never>; dispose: () => void } {

@@ -76,7 +76,8 @@ export class ConnectionPool {
 
 /**
  * Names the failure, not the address: the message reaches API clients, and an upstream's host
- * (an internal one, say) is the operator's business. The cause keeps the details for the log.
+ * (an internal one, say) is the operator's business. The log line of the failed leg names the
+ * provider.
  */
 function connectError(err: unknown): Error {
   const code = (err as { code?: string })?.code

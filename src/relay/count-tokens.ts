@@ -36,6 +36,7 @@ export async function countTokens(
         body: JSON.stringify({ ...input.body, model: anthropicModel.upstreamModel }),
         signal: AbortSignal.timeout(deps.config.routing.firstByteTimeoutMs),
       })
+      if (!response.ok) await response.body?.cancel().catch(() => {})
       const json: unknown = response.ok ? await response.json() : undefined
       if (isObject(json) && typeof json.input_tokens === 'number') return { input_tokens: json.input_tokens }
       deps.log.warn('count_tokens upstream failed; counting locally', { status: response.status })

@@ -56,6 +56,9 @@ export async function send(
 export function expectContentType(upstream: Response, wanted: string) {
   const type = upstream.headers.get('content-type') ?? ''
   if (!type.includes(wanted)) {
+    // Nobody will read this body: cancelling it frees the connection (unread, a large one would
+    // sit paused on the pool's socket until the upstream gave up).
+    upstream.body?.cancel().catch(() => {})
     throw new GatewayError(
       'api_error',
       `upstream answered 200 with content-type ${type || '(none)'}, expected ${wanted}`,

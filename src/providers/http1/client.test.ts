@@ -286,6 +286,20 @@ describe('http1 client', () => {
     await expect(reader.read()).rejects.toMatchObject({ name: 'AbortError' })
   })
 
+  test('a body the caller cancels closes its connection, and the next request opens another', async () => {
+    const server = rawServer((socket, _req, i) => {
+      if (i === 0) socket.write('HTTP/1.1 200 OK\r\ntransfer-encoding: chunked\r\n\r\n3\r\nabc\r\n')
+      else socket.write(ok('{}'))
+    })
+    const client = createHttp1Client({ env: {} })
+    const first = await post(client, server.url)
+    await first.body!.cancel()
+    const second = await post(client, server.url)
+    expect(second.status).toBe(200)
+    expect(server.connections).toBe(2)
+    expect(server.requests.length).toBe(2)
+  })
+
   test('malformed answers are errors, not guesses', async () => {
     const answers = [
       'HTP/1.1 200 OK\r\n\r\n',

@@ -5,19 +5,20 @@ import { startSimulator } from './support/simulator'
 const sim = startSimulator({ apiKey: 'k' })
 afterAll(() => sim.stop())
 
-test('a stream may outlive the connect and first-byte timeouts: they bound the start, not the whole stream', async () => {
-  const h = await createHarness({
+/** One Anthropic provider on the simulator behind svc-pro, with these routing timeouts. */
+const harnessWith = (routing: Record<string, number>, upstreamModel: string) =>
+  createHarness({
     grantUsd: 5,
     env: { K: 'k' },
     config: {
       catalog: { builtin: false },
-      routing: { connect_timeout_ms: 150, first_byte_timeout_ms: 250 },
+      routing,
       providers: { a: { kind: 'anthropic', base_url: sim.url, api_key_env: 'K' } },
       models: [
         {
           id: 'm',
           provider: 'a',
-          upstream_model: 'long-up',
+          upstream_model: upstreamModel,
           profiles: ['pro'],
           quality: 90,
           input_usd_per_mtok: 1,
@@ -26,6 +27,9 @@ test('a stream may outlive the connect and first-byte timeouts: they bound the s
       ],
     },
   })
+
+test('a stream may outlive the connect and first-byte timeouts: they bound the start, not the whole stream', async () => {
+  const h = await harnessWith({ connect_timeout_ms: 150, first_byte_timeout_ms: 250 }, 'long-up')
   // Ten deltas 80 ms apart: the stream lasts ~0.7 s, several times both timeouts.
   sim.setScenario('long-up', { text: 'one two three four five six seven eight nine ten', chunks: 10, chunkDelayMs: 80 })
   const res = await h.call('/compat-a/v1/messages', {
@@ -41,26 +45,7 @@ test('a stream may outlive the connect and first-byte timeouts: they bound the s
 })
 
 test('an upstream that goes silent mid-stream past idle_timeout_ms ends the stream with an error event; the leg is estimated', async () => {
-  const h = await createHarness({
-    grantUsd: 5,
-    env: { K: 'k' },
-    config: {
-      catalog: { builtin: false },
-      routing: { idle_timeout_ms: 150 },
-      providers: { a: { kind: 'anthropic', base_url: sim.url, api_key_env: 'K' } },
-      models: [
-        {
-          id: 'm',
-          provider: 'a',
-          upstream_model: 'stalls-up',
-          profiles: ['pro'],
-          quality: 90,
-          input_usd_per_mtok: 1,
-          output_usd_per_mtok: 1,
-        },
-      ],
-    },
-  })
+  const h = await harnessWith({ idle_timeout_ms: 150 }, 'stalls-up')
   // The first delta comes at once, the next only after 2 s: far past the idle limit.
   sim.setScenario('stalls-up', { text: 'first second', chunks: 2, chunkDelayMs: 2000 })
   const started = performance.now()

@@ -9,6 +9,7 @@ const crlf = Buffer.from('\r\n')
 const empty = Buffer.alloc(0)
 /** Bodies buffered ahead of the reader before the socket is paused. */
 const bodyHighWaterMark = 64 * 1024
+/** A response head, or a line of a chunked body, longer than this is refused. */
 const maxHeadBytes = 64 * 1024
 /**
  * A reused connection that closes this soon after the request went out, with no answer byte, was
@@ -220,13 +221,8 @@ export class Connection {
 
   private readHead(exchange: Exchange) {
     for (;;) {
-      const end = this.buffered.indexOf(crlfcrlf)
-      if (end < 0) {
-        if (this.buffered.length > maxHeadBytes) throw new Error('upstream sent a response head over 64 KB')
-        return
-      }
-      const head = this.buffered.toString('latin1', 0, end)
-      this.buffered = this.buffered.subarray(end + 4)
+      const head = this.takeUntil(crlfcrlf, 'upstream sent a response head over 64 KB')
+      if (head === undefined) return
       const parsed = parseHead(head)
       // 1xx answers are interim (100 Continue, 103 Early Hints): the real one follows.
       if (parsed.status < 200) continue
@@ -305,13 +301,8 @@ export class Connection {
         framing.state = 'data-end'
         continue
       }
-      const lineEnd = this.buffered.indexOf(crlf)
-      if (lineEnd < 0) {
-        if (this.buffered.length > maxHeadBytes) throw new Error('upstream sent a malformed chunked body')
-        return
-      }
-      const line = this.buffered.toString('latin1', 0, lineEnd)
-      this.buffered = this.buffered.subarray(lineEnd + 2)
+      const line = this.takeUntil(crlf, 'upstream sent a malformed chunked body')
+      if (line === undefined) return
       if (framing.state === 'data-end') {
         if (line !== '') throw new Error('upstream sent a malformed chunked body')
         framing.state = 'size'
@@ -326,6 +317,18 @@ export class Connection {
         return
       }
     }
+  }
+
+  /** The text before `delimiter`, consumed with it; undefined until the delimiter has arrived. */
+  private takeUntil(delimiter: Buffer, tooLong: string): string | undefined {
+    const end = this.buffered.indexOf(delimiter)
+    if (end < 0) {
+      if (this.buffered.length > maxHeadBytes) throw new Error(tooLong)
+      return undefined
+    }
+    const text = this.buffered.toString('latin1', 0, end)
+    this.buffered = this.buffered.subarray(end + delimiter.length)
+    return text
   }
 
   private take(n: number): Buffer {

@@ -173,7 +173,7 @@ export function createSqliteLedger(
         })
         .from(s.grantCharges)
         .where(eq(s.grantCharges.requestId, id))
-        .orderBy(s.grantCharges.id)
+        .orderBy(s.grantCharges.usageEventId, s.grantCharges.position)
         .all()
       const feedback = db
         .select()

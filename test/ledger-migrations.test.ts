@@ -18,7 +18,10 @@ afterAll(() => rmSync(dir, { recursive: true, force: true }))
 function ledgerAt0002(path: string): Database {
   const db = new Database(path, { create: true, strict: true })
   db.exec('CREATE TABLE __drizzle_migrations (id INTEGER PRIMARY KEY, hash text NOT NULL, created_at numeric)')
-  const before0003 = embeddedMigrations.slice(0, embeddedMigrations.findIndex((m) => m.tag.startsWith('0003')))
+  const before0003 = embeddedMigrations.slice(
+    0,
+    embeddedMigrations.findIndex((m) => m.tag.startsWith('0003')),
+  )
   expect(before0003.map((m) => m.tag)).toEqual(['0000_init', '0001_device_codes', '0002_session_partial_index'])
   for (const m of before0003) {
     for (const statement of m.sql.split('--> statement-breakpoint')) db.exec(statement)
@@ -75,9 +78,7 @@ test('a ledger made before migration 0003 keeps its requests, legs and charges i
 
   // Foreign keys hold again for new writes: a charge for a request that does not exist is refused.
   expect(() =>
-    db.$client.exec(
-      "INSERT INTO grant_charges VALUES ('req_missing', 'leg_x', 0, 'grant_1', 'model_usage', 1, 1)",
-    ),
+    db.$client.exec("INSERT INTO grant_charges VALUES ('req_missing', 'leg_x', 0, 'grant_1', 'model_usage', 1, 1)"),
   ).toThrow(/FOREIGN KEY/)
   ledger.close()
 

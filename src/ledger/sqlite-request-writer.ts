@@ -21,8 +21,7 @@ interface GrantRow extends Omit<GrantRecord, 'scopeRoutingModes' | 'scopeModels'
 const parseScope = (json: string | null) => (json === null ? null : (JSON.parse(json) as string[] | null))
 
 /** Oldest first, ties by id: the order charging starts from. */
-const byAge = (a: GrantRecord, b: GrantRecord) =>
-  a.createdAt - b.createdAt || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0)
+const byAge = (a: GrantRecord, b: GrantRecord) => a.createdAt - b.createdAt || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0)
 
 /**
  * An account's grants, oldest first: what the quota gate and the charging both start from. Sorted

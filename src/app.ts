@@ -76,7 +76,10 @@ function nestedDeeperThan(value: unknown, limit: number): boolean {
 
 export function createApp(deps: Deps) {
   const maxBody = deps.config.server.maxBodyBytes
-  return new Elysia({ name: 'svc' })
+  // normalize off: Elysia would otherwise rebuild every body from its schema before checking it,
+  // which on a closed schema (feedback, say) drops unknown keys silently where the schema says to
+  // refuse them, and on the model routes' open schemas only copies the body.
+  return new Elysia({ name: 'svc', normalize: false })
     .onRequest(({ request }) => {
       const length = Number(request.headers.get('content-length') ?? 0)
       if (length > maxBody) {

@@ -300,6 +300,8 @@ describe('POST /v1/usage/requests/{id}/feedback', () => {
       [{ reason: 'because' }, 'reason: must be one of'],
       [{ comment: 'x'.repeat(4001) }, 'comment'],
       [{}, 'feedback needs a rating'],
+      // The body's schema is closed: a misspelt key is refused, not silently dropped.
+      [{ rating: 'up', raiting: 'down' }, 'raiting'],
     ]
     for (const [json, message] of bad) {
       const r = await h.call('/v1/usage/requests/reqF/feedback', { method: 'POST', json })

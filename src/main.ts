@@ -5,6 +5,7 @@ import { runClaude, runCodex } from './cli/agents'
 import { type Io, processIo, reportFailure, UsageError } from './cli/context'
 import { commandHelp, overview, version } from './cli/help'
 import { runInit } from './cli/init'
+import { reexecWithServingHeap } from './cli/jsc-heap'
 import { runServe } from './cli/serve'
 import { runLogin, runLogout, runWhoami } from './cli/sign-in'
 import { runSystemdUnit } from './cli/systemd'
@@ -52,5 +53,6 @@ export async function main(argv: string[], io: Io = processIo()): Promise<number
 }
 
 if (import.meta.main) {
+  if (process.argv[2] === 'serve') reexecWithServingHeap()
   process.exitCode = await main(process.argv.slice(2))
 }

@@ -3,7 +3,8 @@
 // request charged twice and every grant's remaining equal to its amount less its charges.
 import { afterAll, afterEach, describe, expect, test } from 'bun:test'
 import { Database } from 'bun:sqlite'
-import { statSync } from 'node:fs'
+import { readFileSync, statSync } from 'node:fs'
+import { totalmem } from 'node:os'
 import {
   type GatewayDir,
   type GatewayProcess,
@@ -156,6 +157,18 @@ function checkLedger(path: string): LedgerCheck {
     db.close()
   }
 }
+
+describe('the serving process', () => {
+  test('sizes its JS heap for at most 4 GiB of RAM, re-executed in place with the same pid', async () => {
+    const dir = gatewayDir(configToml(5))
+    dirs.push(dir)
+    const gateway = await serve(dir)
+    const environ = readFileSync(`/proc/${gateway.pid}/environ`, 'utf8').split('\0')
+    const expected = totalmem() > 4 * 1024 ** 3 ? ['BUN_JSC_forceRAMSize=4294967296'] : []
+    expect(environ.filter((v) => v.startsWith('BUN_JSC_forceRAMSize='))).toEqual(expected)
+    expect((await fetch(`${gateway.url}/healthz`)).status).toBe(200)
+  })
+})
 
 describe('SIGTERM under load', () => {
   test('in-flight streams finish, new connections are refused, exit 0, every request in the ledger', async () => {

@@ -513,35 +513,52 @@ describe('client disconnects mid-stream', () => {
     })
   }
 
-  test('before the first byte: the pending upstream call is aborted and the request recorded as aborted', async () => {
-    const h = await gateway()
-    sim.setScenario('claude-a-up', { firstByteDelayMs: 5_000, text: 'never sent' })
+  /** Posts, waits until the gateway's upstream call number `calls` is in flight, then goes away. */
+  async function abortWhilePending(h: Harness, stream: boolean, calls: number) {
     await using server = Bun.serve({ port: 0, fetch: (request) => h.app.handle(request) })
     const controller = new AbortController()
     const pending = fetch(`${server.url}compat-a/v1/messages`, {
       method: 'POST',
       headers: { authorization: `Bearer ${h.key}`, 'content-type': 'application/json', ...versioned },
-      body: JSON.stringify({ model: 'svc-max', max_tokens: 100, stream: true, messages: ask }),
+      body: JSON.stringify({ model: 'svc-max', max_tokens: 100, stream, messages: ask }),
       signal: controller.signal,
     }).catch((e: unknown) => e)
-    // Wait until the gateway's upstream call is in flight, then go away.
-    for (let i = 0; i < 400 && sim.requests.length === 0; i++) await new Promise((resolve) => setTimeout(resolve, 5))
-    expect(sim.requests).toHaveLength(1)
+    for (let i = 0; i < 400 && sim.requests.length < calls; i++) await new Promise((resolve) => setTimeout(resolve, 5))
+    expect(sim.requests).toHaveLength(calls)
     controller.abort()
     expect(await pending).toBeInstanceOf(Error)
-    expect(await sim.waitForAbort(0)).toBe(true)
+    expect(await sim.waitForAbort(calls - 1)).toBe(true)
 
     let item: { request_id: string; status: string } | undefined
     for (let i = 0; i < 200 && item?.status !== 'aborted'; i++) {
       item = (await (await h.call('/v1/usage/requests')).json()).items[0]
       if (item?.status !== 'aborted') await new Promise((resolve) => setTimeout(resolve, 5))
     }
-    expect(item).toMatchObject({ status: 'aborted', http_status: 499, attempts: 1, total_cost_nanos: 0 })
-    const detail = await requestDetail(h, item!.request_id)
+    expect(item).toMatchObject({ status: 'aborted', http_status: 499, attempts: calls, total_cost_nanos: 0 })
+    return requestDetail(h, item!.request_id)
+  }
+
+  for (const stream of [true, false]) {
+    test(`before the first byte (${stream ? 'streaming' : 'non-streaming'}): the pending upstream call is aborted and the request recorded as aborted`, async () => {
+      const h = await gateway()
+      sim.setScenario('claude-a-up', { firstByteDelayMs: 5_000, text: 'never sent' })
+      const detail = await abortWhilePending(h, stream, 1)
+      expect(detail.usage_events).toEqual([
+        expect.objectContaining({ outcome: 'aborted', cost_nanos: 0, charged_nanos: 0 }),
+      ])
+      // The client went away: the second candidate is never tried.
+      expect(sim.requests).toHaveLength(1)
+    })
+  }
+
+  test('during the fallback: the call to the second candidate is the one aborted', async () => {
+    const h = await gateway()
+    sim.setScenario('claude-a-up', { fault: { kind: 'status', status: 500 } })
+    sim.setScenario('gpt-b-up', { firstByteDelayMs: 5_000, text: 'never sent' })
+    const detail = await abortWhilePending(h, false, 2)
     expect(detail.usage_events).toEqual([
-      expect.objectContaining({ outcome: 'aborted', cost_nanos: 0, charged_nanos: 0 }),
+      expect.objectContaining({ model_id: 'claude-a', outcome: 'failed' }),
+      expect.objectContaining({ model_id: 'gpt-b', outcome: 'aborted', cost_nanos: 0 }),
     ])
-    // The client went away: the second candidate is never tried.
-    expect(sim.requests).toHaveLength(1)
   })
 })

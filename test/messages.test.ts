@@ -576,6 +576,42 @@ describe('messages: stream bytes', () => {
     for (let i = 1; i < frames.length; i++) expect(frames[i]!.raw).toBe(upstreamFrames[i]!.raw)
   })
 
+  // A long answer is relayed as the upstream's own text with the id spliced in, a short one parsed
+  // and serialized again: from either, the client gets the upstream's bytes under our id.
+  test.each([
+    ['short', 'Bonjour — ça va? 👋 fine'],
+    ['long', `${'Bonjour — ça va? 👋 "fine"\n'.repeat(100)}end`],
+  ])('pass-through JSON (%s answer): the upstream body under our id, as application/json', async (_size, text) => {
+    const h = await gateway()
+    const scenario = {
+      text,
+      toolCall: { id: 'toolu_same', name: 'get_weather', arguments: { city: 'Paris' } },
+      usage: { input: 9, cacheRead: 3, output: 21 },
+    }
+    sim.setScenario('claude-x-up', scenario)
+    const body = { max_tokens: 300, tools: [weatherTool], messages: [question] }
+    const direct = await fetch(`${sim.url}/v1/messages`, {
+      method: 'POST',
+      headers: { 'x-api-key': SIM_KEY, ...versioned, 'content-type': 'application/json' },
+      body: JSON.stringify({ ...body, model: 'claude-x-up' }),
+    })
+    const upstreamText = await direct.text()
+    const upstreamId = JSON.parse(upstreamText).id
+
+    sim.setScenario('claude-x-up', scenario)
+    const res = await postMessages(h, { ...body, model: 'svc-max' })
+    expect(res.status).toBe(200)
+    expect(res.headers.get('content-type')).toBe('application/json;charset=utf-8')
+    const requestId = res.headers.get('x-request-id')!
+    expect(await res.text()).toBe(upstreamText.replace(`"id":"${upstreamId}"`, `"id":"msg_${requestId}"`))
+    expect(await requestDetail(h, requestId)).toMatchObject({
+      status: 'completed',
+      total_input_tokens: 9,
+      total_cached_input_tokens: 3,
+      total_output_tokens: 21,
+    })
+  })
+
   test('anthropic-beta, ?beta=true and the client’s anthropic-version reach the anthropic upstream', async () => {
     const h = await gateway()
     sim.setScenario('claude-x-up', { text: 'beta ok', usage: { input: 2, output: 2 } })

@@ -28,6 +28,16 @@ export const anthropicSurface: InboundSurface = {
     }
     return { body: { ...json, id: messageId(ids.requestId) }, usage: anthropicUsage(json.usage) }
   },
+  // Only the id changes. Where `"id":<its id>` occurs exactly once, it is the message's own member
+  // (a string value cannot hold it unescaped); else the answer is serialized again.
+  passThroughText(text, json, ids) {
+    const upstreamId = isObject(json) ? json.id : undefined
+    if (typeof upstreamId !== 'string') return undefined
+    const member = `"id":${JSON.stringify(upstreamId)}`
+    const at = text.indexOf(member)
+    if (at < 0 || text.includes(member, at + 1)) return undefined
+    return `${text.slice(0, at)}"id":${JSON.stringify(messageId(ids.requestId))}${text.slice(at + member.length)}`
+  },
   passThroughStream(ids) {
     const meter = createAnthropicPassThroughMeter()
     const id = messageId(ids.requestId)

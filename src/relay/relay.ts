@@ -55,7 +55,7 @@ export async function relay(deps: Deps, input: RelayInput): Promise<Response> {
       features,
       models: deps.config.models,
       providers: deps.config.providers,
-      byokProviders: new Set(byokKeys.keys()),
+      byokProviders: byokKeys,
       grants,
       byokFeePercent: deps.config.billing.byokFeePercent,
       now,
@@ -93,12 +93,16 @@ export async function relay(deps: Deps, input: RelayInput): Promise<Response> {
       return response
     }
 
+    // One listener per request rather than one added and removed per attempt (~0.4 µs an attempt).
+    // It is never removed: a client abort after the answer aborts a finished attempt, which does
+    // nothing. No `once`: abort fires at most once anyway, and the option made the call ~0.4 µs dearer.
+    let current: AbortController | undefined
+    input.signal?.addEventListener('abort', () => current?.abort())
     let lastError: GatewayError | undefined
     for (const candidate of ranking.candidates.slice(0, deps.config.routing.maxAttempts)) {
       const leg = trace.startLeg(candidate)
       const controller = new AbortController()
-      const onClientAbort = () => controller.abort()
-      input.signal?.addEventListener('abort', onClientAbort, { once: true })
+      current = controller
       let probe = false
       try {
         const apiKey = byokKeys.get(candidate.provider.id) ?? candidate.provider.apiKey!
@@ -122,16 +126,13 @@ export async function relay(deps: Deps, input: RelayInput): Promise<Response> {
             ids,
             controller,
             idHeader,
-            onDone: () => input.signal?.removeEventListener('abort', onClientAbort),
           })
         }
-        const answer = await jsonAnswer(deps, { surface, body, trace, leg, upstream, ids })
-        input.signal?.removeEventListener('abort', onClientAbort)
+        const answer = await jsonAnswer(deps, { surface, body, trace, leg, upstream, ids, idHeader })
         // Awaited: an answer the client received is in the ledger, even if the process dies next.
         await record(deps, trace, { status: 'completed', httpStatus: 200 })
-        return Response.json(answer, { headers: idHeader })
+        return answer
       } catch (err) {
-        input.signal?.removeEventListener('abort', onClientAbort)
         const clientGone = input.signal?.aborted ?? false
         const error = settleFailedAttempt(deps, { trace, leg, err, clientGone, probe })
         lastError = error

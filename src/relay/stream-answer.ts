@@ -29,7 +29,6 @@ export async function streamAnswer(
   a: AnsweredAttempt & {
     controller: AbortController
     idHeader: Record<string, string>
-    onDone: () => void
   },
 ): Promise<Response> {
   expectContentType(a.upstream, 'text/event-stream')
@@ -124,7 +123,6 @@ export async function streamAnswer(
     if (done) return
     done = true
     deps.metrics.streamEnded()
-    a.onDone()
     a.trace.settleLeg(a.leg, outcome, received(), error)
     const status = outcome === 'ok' ? 'completed' : outcome
     await record(deps, a.trace, { status, httpStatus: outcome === 'aborted' ? 499 : 200, error })

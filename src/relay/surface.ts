@@ -37,6 +37,11 @@ export interface InboundSurface {
   passThroughBody(body: Record<string, unknown>, upstreamModel: string, maxTokens: number): Record<string, unknown>
   /** Non-streaming: the upstream's own JSON under the gateway's ids, and the usage it reports. */
   passThroughJson(json: unknown, ids: ClientIds): { body: unknown; usage: Usage }
+  /**
+   * Non-streaming, for a surface that can: the upstream's own text under the gateway's ids, put in
+   * place, or undefined where they cannot be. `json` is that text parsed, as passThroughJson took it.
+   */
+  passThroughText?(text: string, json: unknown, ids: ClientIds): string | undefined
   passThroughStream(ids: ClientIds): PassThroughStream
   encodeResponse(response: ExchangeResponse, ids: ClientIds, body: Record<string, unknown>): unknown
   /** Translated streams: the encoder itself turns upstream failures into the surface's error events. */

@@ -77,12 +77,15 @@ const defaultPolicy: Record<RoutingMode, RankInput['policy']> = {
   ultra_saver: { priceWeight: 10, qualityFloor: 60 },
 }
 
+/** The account's own keys by provider id, shaped as the relay passes them (its key map). */
+const ownKeys = (...providerIds: string[]) => new Map(providerIds.map((id) => [id, `sk-own-${id}`]))
+
 const rank = (over: Partial<RankInput> & { models: CatalogModel[] }) =>
   rankCandidates({
     mode: 'pro',
     features: features(),
     providers,
-    byokProviders: new Set(),
+    byokProviders: ownKeys(),
     grants: [grant()],
     byokFeePercent: 5,
     now: T0,
@@ -336,7 +339,7 @@ describe('BYOK', () => {
     expect(order(without)).toEqual(['shared'])
     expect(entryOf(without, 'own-model')).toMatchObject({ byok: false, status: 'skipped' })
 
-    const withKey = rank({ models: [own, shared], byokProviders: new Set(['own']) })
+    const withKey = rank({ models: [own, shared], byokProviders: ownKeys('own') })
     expect(order(withKey)).toEqual(['own-model', 'shared'])
     expect(withKey.candidates[0]?.byok).toBe(true)
     expect(entryOf(withKey, 'own-model')).toMatchObject({ byok: true, status: 'candidate', reason: 'eligible' })
@@ -344,7 +347,7 @@ describe('BYOK', () => {
   })
 
   test('the account’s own key wins over the platform’s for the same provider', () => {
-    const r = rank({ models: [shared], byokProviders: new Set(['p1']) })
+    const r = rank({ models: [shared], byokProviders: ownKeys('p1') })
     expect(r.candidates[0]?.byok).toBe(true)
   })
 
@@ -355,7 +358,7 @@ describe('BYOK', () => {
     ['a 0% fee needs no credit at all', [], 0, ['own-model']],
     ['a 0% fee: platform-key models still need credit', [grant({ scopeCostType: 'byok_fee' })], 0, ['own-model']],
   ] as [string, GrantState[], number, string[]][])('%s', (_name, grants, byokFeePercent, eligible) => {
-    const r = rank({ models: [own, shared], byokProviders: new Set(['own']), grants, byokFeePercent })
+    const r = rank({ models: [own, shared], byokProviders: ownKeys('own'), grants, byokFeePercent })
     expect(order(r)).toEqual(eligible)
     if (!eligible.includes('own-model'))
       expect(entryOf(r, 'own-model').reason).toBe('no credit applies to the BYOK fee for this model')
@@ -364,7 +367,7 @@ describe('BYOK', () => {
   test('no credit for the BYOK fee → blocked by credit', () => {
     const r = rank({
       models: [own],
-      byokProviders: new Set(['own']),
+      byokProviders: ownKeys('own'),
       grants: [grant({ scopeCostType: 'model_usage' })],
     })
     expect(r.blockedByCredit).toBe(true)

@@ -52,8 +52,11 @@ export interface RankInput {
   features: RequestFeatures
   models: readonly CatalogModel[]
   providers: Readonly<Record<string, ProviderConfig>>
-  /** Providers for which the account stored its own key. */
-  byokProviders: ReadonlySet<string>
+  /**
+   * Providers for which the account stored its own key: the relay hands its key map as it is,
+   * rather than building a Set of its keys per request.
+   */
+  byokProviders: { has(providerId: string): boolean }
   grants: readonly GrantState[]
   byokFeePercent: number
   now: number

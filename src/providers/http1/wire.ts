@@ -148,14 +148,18 @@ export function bodyOf(
   return { framing, bodiless, keepAlive }
 }
 
+const lengthDigits = /^\d{1,15}$/
+
 function parseLength(value: string): number {
   // Repeated identical values (a proxy that merged headers) are one length; differing ones are
-  // a framing attack or a broken server.
-  const values = value.includes(',') ? new Set(value.split(',').map((v) => v.trim())) : new Set([value])
-  const [only] = values
-  const length = Number(only)
-  if (values.size !== 1 || !/^\d{1,15}$/.test(only!) || !Number.isSafeInteger(length)) {
-    throw new Error(`upstream sent a bad content-length: ${value.slice(0, 40)}`)
+  // a framing attack or a broken server. Compared in place: a Set per answer cost ~0.1 µs.
+  let only = value
+  if (value.includes(',')) {
+    const values = value.split(',')
+    only = values[0]!.trim()
+    for (let i = 1; i < values.length; i++) if (values[i]!.trim() !== only) only = ''
   }
-  return length
+  // At most 15 digits: always a safe integer.
+  if (!lengthDigits.test(only)) throw new Error(`upstream sent a bad content-length: ${value.slice(0, 40)}`)
+  return Number(only)
 }

@@ -1,0 +1,30 @@
+import { describe, expect, test } from 'bun:test'
+import { bodyOf, parseHead } from './wire'
+
+const framingOf = (contentLength: string) =>
+  bodyOf(parseHead(`HTTP/1.1 200 OK\r\ncontent-length: ${contentLength}`), 'POST').framing
+
+describe('content-length', () => {
+  test.each([
+    ['5', 5],
+    ['0', 0],
+    ['007', 7],
+    ['5, 5', 5],
+    ['5,5,5', 5],
+    ['999999999999999', 999_999_999_999_999],
+  ])('%s is a length of %d', (value, remaining) => {
+    expect(framingOf(value)).toEqual({ kind: 'length', remaining })
+  })
+
+  test('repeated headers that agree are one length', () => {
+    const head = parseHead('HTTP/1.1 200 OK\r\ncontent-length: 12\r\nContent-Length: 12')
+    expect(bodyOf(head, 'POST').framing).toEqual({ kind: 'length', remaining: 12 })
+  })
+
+  test.each(['5, 6', '5, 5, 6', '5,', ',5', '', '-1', '+1', '1.5', '1e3', '0x10', '1234567890123456', 'five'])(
+    '%p is refused',
+    (value) => {
+      expect(() => framingOf(value)).toThrow('bad content-length')
+    },
+  )
+})

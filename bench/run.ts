@@ -182,6 +182,25 @@ async function startUpstream(): Promise<Service> {
   })
 }
 
+/** The floor: pinned to the gateway's core like svc and Portkey, and with fetch's limit raised as for svc. */
+async function startFloorRelay(simUrl: string): Promise<Service> {
+  const port = await freePort()
+  return startService({
+    name: 'bare relay',
+    cmd: pinned(gatewayCore, [
+      process.execPath,
+      join(benchDir, 'lib', 'floor-relay.ts'),
+      '--port',
+      String(port),
+      '--upstream',
+      simUrl,
+    ]),
+    port,
+    logFile: join(work, 'floor-relay.log'),
+    env: { BUN_CONFIG_MAX_HTTP_REQUESTS: '4096' },
+  })
+}
+
 async function startPortkey(): Promise<Service | undefined> {
   if (!peer.available) return undefined
   const port = await freePort()
@@ -234,6 +253,7 @@ async function startSvc(phase: Phase, simUrl: string): Promise<{ service: Servic
 
 interface Running {
   upstream: Service
+  floor?: Service
   portkey?: Service
   svc?: { service: Service; key: string; db: string }
   /** What svc answered this phase (for the ledger check at its end). */
@@ -242,6 +262,7 @@ interface Running {
 
 const urlsOf = (r: Running): Urls => ({
   sim: r.upstream.url,
+  floor: r.floor?.url,
   svc: r.svc?.service.url,
   svcKey: r.svc?.key,
   portkey: r.portkey?.url,
@@ -250,12 +271,14 @@ const urlsOf = (r: Running): Urls => ({
 function processOf(r: Running, endpoint: Endpoint): { pid: number; name: TargetRun['process'] } {
   if (endpoint.target === 'svc') return { pid: r.svc!.service.pid, name: 'svc' }
   if (endpoint.target === 'portkey') return { pid: r.portkey!.pid, name: 'portkey' }
+  if (endpoint.target === 'floor') return { pid: r.floor!.pid, name: 'bare relay' }
   return { pid: r.upstream.pid, name: 'upstream simulator' }
 }
 
 const rotate = <T>(items: T[], by: number): T[] => items.map((_, i) => items[(i + by) % items.length]!)
 
-const available = (r: Running, endpoints: Endpoint[]) => endpoints.filter((e) => e.target !== 'portkey' || r.portkey)
+const available = (r: Running, endpoints: Endpoint[]) =>
+  endpoints.filter((e) => (e.target !== 'portkey' || r.portkey) && (e.target !== 'floor' || r.floor))
 
 async function runScenario(r: Running, phase: Phase, scenario: Scenario): Promise<ScenarioResult> {
   const durationSec = Math.max(1, Math.round(plan.durationSec * (scenario.durationScale ?? 1)))
@@ -480,6 +503,8 @@ let exitCode = 0
 const running: Running = { upstream: await startUpstream(), svcAnswered: { all: 0, ok: 0 } }
 try {
   log(`upstream simulator on ${running.upstream.url} (pid ${running.upstream.pid})`)
+  running.floor = await startFloorRelay(running.upstream.url)
+  log(`bare relay (the floor) on ${running.floor.url} (pid ${running.floor.pid})`)
   running.portkey = await startPortkey()
   if (running.portkey) log(`Portkey ${results.portkey.version} on ${running.portkey.url} (pid ${running.portkey.pid})`)
   for (const phase of phases(plan)) await runPhase(running, phase)
@@ -488,6 +513,7 @@ try {
   console.error(`[bench] failed: ${err instanceof Error ? err.stack : err}`)
 } finally {
   if (running.portkey) await stopService(running.portkey.proc)
+  if (running.floor) await stopService(running.floor.proc)
   await stopService(running.upstream.proc)
   clearTimeout(watchdog)
 }

@@ -141,6 +141,7 @@ export function renderMarkdown(r: BenchResults): string {
     unmeasured.length ? `Not measured in this run: ${unmeasured.map((t) => t.target).join('; ')}.` : '',
     '',
   )
+  pushFloor(push, c1, c64)
 
   push('## Scenarios', '')
   for (const s of r.scenarios) pushScenario(push, s, pk)
@@ -235,6 +236,29 @@ export function renderMarkdown(r: BenchResults): string {
     )
   push('')
   return `${lines.join('\n')}\n`
+}
+
+/**
+ * What a bare relay (floor-relay.ts) did in the same run. The absolute targets were set on a
+ * machine where it reached ~0.65 of the direct upstream at 64 connections, added ~0.17 ms at one
+ * connection and cost 37–43 µs a request: on a slower or busier machine all three move, svc's too.
+ */
+function pushFloor(push: (...l: string[]) => number, c1: ScenarioResult | undefined, c64: ScenarioResult | undefined) {
+  const capacity = paired(c64, 'floor', 'direct', rpsOf, divide)
+  if (!capacity) return
+  const added = paired(c1, 'floor', 'direct', p50Of, subtract)
+  const cpu = c64?.summary['floor']?.cpuUsPerRequest
+  const svcOverFloor = paired(c64, 'svc', 'floor', rpsOf, divide)
+  const svcCpuOverFloor = paired(c64, 'svc', 'floor', (x) => x.cpuUsPerRequest, divide)
+  const svcAddedOverFloor = paired(c1, 'svc', 'floor', p50Of, subtract)
+  push(
+    `The floor in this run — a bare Bun relay (Bun.serve + fetch, no auth, routing or ledger) pinned like svc: ` +
+      `${range(capacity, 3)} × direct at 64 connections, ${signed(added, 3)} ms at one connection, ` +
+      `${range(cpu, 0)} µs CPU a request (where the targets were set: ~0.65 ×, +0.17 ms, 37–43 µs). ` +
+      `svc against it: ${range(svcOverFloor, 3)} × its requests/s, ${range(svcCpuOverFloor, 2)} × its CPU, ` +
+      `${signed(svcAddedOverFloor, 3)} ms at one connection.`,
+    '',
+  )
 }
 
 function pushScenario(push: (...l: string[]) => number, s: ScenarioResult, portkeyAvailable: boolean) {

@@ -25,7 +25,7 @@ export interface TargetRun {
   warmup?: WrkResult
   measured: WrkResult
   /** Which process the CPU and RSS figures belong to. */
-  process: 'svc' | 'portkey' | 'upstream simulator'
+  process: 'svc' | 'portkey' | 'bare relay' | 'upstream simulator'
   cpuUsPerRequest: number
   peakRssBytes: number
   ledger?: LedgerDelta

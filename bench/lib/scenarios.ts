@@ -3,7 +3,7 @@
 // directly, to svc and to Portkey.
 import type { Dialect, HttpRequest } from './answers'
 
-export type TargetKind = 'direct' | 'svc' | 'portkey'
+export type TargetKind = 'direct' | 'svc' | 'portkey' | 'floor'
 export type Profile = 'svc-max' | 'svc-pro' | 'svc-ultra-saver'
 
 export interface Endpoint {
@@ -61,6 +61,14 @@ const svc = (dialect: Dialect, model: Profile, label = 'svc'): Endpoint => ({
   dialect,
   model,
 })
+/** The bare relay (floor-relay.ts), in front of the simulator like svc and Portkey. */
+const floor = (model: string): Endpoint => ({
+  key: 'floor',
+  target: 'floor',
+  label: 'bare relay (floor)',
+  dialect: 'anthropic',
+  model,
+})
 const portkey = (dialect: Dialect, model: string, provider: 'anthropic' | 'openai', label = 'Portkey'): Endpoint => ({
   key: 'portkey',
   target: 'portkey',
@@ -85,6 +93,12 @@ const passThrough = (
   ...extra,
 })
 
+/** With the bare relay too: the scenarios the absolute targets (latency, CPU) are judged on. */
+const withFloor = (scenario: Scenario): Scenario => ({
+  ...scenario,
+  endpoints: [...scenario.endpoints, floor(scenario.endpoints[0]!.model)],
+})
+
 export interface PlanKnobs {
   /** The slow stream behind the open-streams test, e.g. sim-stream-20x250ms. */
   slowStream: string
@@ -104,22 +118,26 @@ export function phases(knobs: PlanKnobs): Phase[] {
         { profile: 'svc-ultra-saver', provider: 'sim-a', upstream: 'sim-wait-50ms' },
       ],
       scenarios: [
-        passThrough(
-          'nonstream-c1',
-          'non-streaming, 1 connection (Anthropic in, Anthropic upstream)',
-          'sim-bench',
-          'svc-max',
-          {
-            connections: 1,
-            durationScale: 0.8,
-          },
+        withFloor(
+          passThrough(
+            'nonstream-c1',
+            'non-streaming, 1 connection (Anthropic in, Anthropic upstream)',
+            'sim-bench',
+            'svc-max',
+            {
+              connections: 1,
+              durationScale: 0.8,
+            },
+          ),
         ),
-        passThrough(
-          'nonstream-c64',
-          'non-streaming, 64 connections (Anthropic pass-through)',
-          'sim-bench',
-          'svc-max',
-          {},
+        withFloor(
+          passThrough(
+            'nonstream-c64',
+            'non-streaming, 64 connections (Anthropic pass-through)',
+            'sim-bench',
+            'svc-max',
+            {},
+          ),
         ),
         {
           id: 'nonstream-c512',
@@ -234,6 +252,7 @@ export const openStreamEndpoints = (knobs: PlanKnobs): Endpoint[] => [
 
 export interface Urls {
   sim: string
+  floor?: string
   svc?: string
   portkey?: string
   svcKey?: string
@@ -265,9 +284,11 @@ export function buildRequest(
   const bearer = (key: string) => ({ ...json, authorization: `Bearer ${key}` })
   const path = { anthropic: '/v1/messages', chat: '/v1/chat/completions', responses: '/v1/responses' }[endpoint.dialect]
 
-  if (endpoint.target === 'direct') {
+  if (endpoint.target === 'direct' || endpoint.target === 'floor') {
+    const base = endpoint.target === 'direct' ? urls.sim : urls.floor
+    if (!base) throw new Error('the bare relay is not running')
     const headers = endpoint.dialect === 'anthropic' ? anthropicHeaders(simKey) : bearer(simKey)
-    return { url: urls.sim + path, headers, body: JSON.stringify(body) }
+    return { url: base + path, headers, body: JSON.stringify(body) }
   }
   if (endpoint.target === 'svc') {
     if (!urls.svc || !urls.svcKey) throw new Error('svc is not running')

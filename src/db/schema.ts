@@ -68,7 +68,7 @@ export const providerKeys = sqliteTable(
 // The three tables every model request writes (requests, usage_events, grant_charges) are
 // WITHOUT ROWID, clustered on the key they are read by, and carry no index that key already
 // gives. A commit writes one page per b-tree it touches: these layouts take a one-request commit
-// from ~12 WAL frames to ~8 (drizzle has no WITHOUT ROWID in its DSL; migration 0003 adds it).
+// from ~12 WAL frames to ~9 (drizzle has no WITHOUT ROWID in its DSL; migration 0003 adds it).
 export const requests = sqliteTable(
   'requests',
   {
@@ -114,7 +114,7 @@ export const requests = sqliteTable(
 export const usageEvents = sqliteTable(
   'usage_events',
   {
-    /** A ULID made by the gateway; unique by construction, so it needs no index of its own. */
+    /** `leg_<request id>_<attempt>`: unique by construction, so it needs no index of its own. */
     id: text('id').notNull(),
     requestId: text('request_id')
       .notNull()

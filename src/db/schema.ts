@@ -201,3 +201,14 @@ export const deviceCodes = sqliteTable(
   },
   (t) => [uniqueIndex('device_codes_user_code').on(t.userCode)],
 )
+
+/**
+ * Answers already charged (their grants updated in the same commit) whose rows are not yet in
+ * requests, usage_events and grant_charges: one JSON entry a request. A lone answer commits here,
+ * one b-tree instead of six, and the entries are spread into the tables in batches
+ * (src/ledger/sqlite-request-writer.ts).
+ */
+export const ledgerJournal = sqliteTable('ledger_journal', {
+  seq: integer('seq').primaryKey(),
+  entry: text('entry').notNull(),
+})

@@ -33,6 +33,7 @@ export function createSqliteLedger(
   const client = db.$client
   const dataVersion = client.prepare<{ data_version: number }, []>('PRAGMA data_version')
   const writer = createRequestWriter(client)
+  writer.spreadLeftovers()
   const readGrants = createGrantReader(client)
   const checkpointer = opts.checkpointInWorker
     ? startCheckpointer(client, writer, opts.checkpoints ?? defaultCheckpoints)

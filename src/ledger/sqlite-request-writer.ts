@@ -1,9 +1,12 @@
 // The request path's one ledger write, made cheap: prepared statements (no query building per
 // request) and group commit — requests that finish in the same turn of the event loop are
-// written in one IMMEDIATE transaction. Readers flush first, so a request is visible to the usage
-// API as soon as its response has ended; a clean shutdown flushes before closing.
+// charged and written in one IMMEDIATE transaction. A batch of one or two (light load) commits
+// to the journal: the grants charged and one entry per request, spread into the tables within
+// 25 ms. Readers flush first (queue and journal), so a request is visible to the usage API as
+// soon as its response has ended; a clean shutdown flushes before closing, and a killed process's
+// entries are spread when the ledger next opens.
 import type { Database, Statement } from 'bun:sqlite'
-import { allocateCharge } from './credit'
+import { type Allocation, allocateCharge } from './credit'
 import type { FinishedRequest, GrantRecord, LegRecord, RecordedRequest, RequestRecord } from './ledger'
 
 interface Pending {
@@ -121,6 +124,22 @@ const legValues = (leg: Omit<LegRecord, 'chargedNanos'>, chargedNanos: number) =
 
 const chargeColumns = 'request_id, usage_event_id, position, grant_id, cost_type, amount_nanos, created_at'
 
+/** A request as charged: its record and, per leg, what the leg cost which grants. */
+interface ChargedRequest {
+  record: RequestRecord
+  legs: { leg: FinishedRequest['legs'][number]; charged: number; parts: Allocation['parts'] }[]
+}
+
+/**
+ * Batches up to this size commit to the journal: a lone answer (light load, where the commit is
+ * most of what a request waits for) writes one entry and the grants, ~3 WAL frames instead of
+ * ~9. Larger batches already share their commit and go straight to the tables.
+ */
+const journalMaxBatch = 2
+/** How long journal entries wait to be spread into the tables, and how many may wait at most. */
+const spreadAfterMs = 25
+const spreadAtEntries = 256
+
 export function createRequestWriter(client: Database) {
   const insertRequest = client.prepare(
     `INSERT INTO requests (${requestColumns}) VALUES (${placeholders(requestColumns)})`,
@@ -131,9 +150,13 @@ export function createRequestWriter(client: Database) {
   )
   const readGrants = createGrantReader(client)
   const updateGrant = client.prepare('UPDATE grants SET remaining_nanos = ? WHERE id = ?')
+  const insertEntry = client.prepare('INSERT INTO ledger_journal (entry) VALUES (?)')
+  const readEntries = client.prepare<{ seq: number; entry: string }, []>('SELECT seq, entry FROM ledger_journal')
+  const deleteEntry = client.prepare('DELETE FROM ledger_journal WHERE seq = ?')
+  const clearEntries = client.prepare('DELETE FROM ledger_journal')
 
-  /** Writes one request; `grants` is this batch's view of its account's grants, updated in place. */
-  function write(finished: FinishedRequest, grants: GrantRecord[], touched: Set<GrantRecord>): RecordedRequest {
+  /** Charges one request to `grants` (this batch's view of its account's, updated in place). */
+  function charge(finished: FinishedRequest, grants: GrantRecord[], touched: Set<GrantRecord>): ChargedRequest {
     const { request } = finished
     let chargedTotal = 0
     const legs = finished.legs.map((leg) => {
@@ -162,13 +185,17 @@ export function createRequestWriter(client: Database) {
       chargedTotal += charged
       return { leg, charged, parts }
     })
-    const record: RequestRecord = { ...request, chargedNanos: chargedTotal }
+    return { record: { ...request, chargedNanos: chargedTotal }, legs }
+  }
+
+  /** A charged request's rows: the request, its legs, and which grant paid how much of each. */
+  function insertRows({ record, legs }: ChargedRequest) {
     insertRequest.run(...requestValues(record))
     for (const { leg, charged, parts } of legs) {
       insertLeg.run(...legValues(leg, charged))
       for (const [position, part] of parts.entries()) {
         insertCharge.run(
-          request.id,
+          record.id,
           leg.id,
           position,
           part.grantId,
@@ -178,44 +205,96 @@ export function createRequestWriter(client: Database) {
         )
       }
     }
-    // The batch's one list of the account's grants: after the commit it is how they stand.
-    return { request: record, grants }
   }
 
+  /** Charges and records a batch in one transaction; returns whether it went to the journal. */
   const writeBatch = client.transaction((batch: FinishedRequest[]) => {
     const grantsByAccount = new Map<string, GrantRecord[]>()
     const touched = new Set<GrantRecord>()
-    const records = batch.map((finished) => {
+    const records: RecordedRequest[] = []
+    const journaled = batch.length <= journalMaxBatch
+    for (const finished of batch) {
       const accountId = finished.request.accountId
       let grants = grantsByAccount.get(accountId)
       if (!grants) {
         grants = readGrants(accountId)
         grantsByAccount.set(accountId, grants)
       }
-      return write(finished, grants, touched)
-    })
+      const charged = charge(finished, grants, touched)
+      if (journaled) insertEntry.run(JSON.stringify(charged))
+      else insertRows(charged)
+      // The batch's one list of the account's grants: after the commit it is how they stand.
+      records.push({ request: charged.record, grants })
+    }
     for (const grant of touched) updateGrant.run(grant.remainingNanos, grant.id)
-    return records
+    return { records, journaled }
+  })
+
+  /** Moves every journal entry into the tables, and empties the journal, in one transaction. */
+  const spreadAll = client.transaction(() => {
+    const entries = readEntries.all()
+    for (const { entry } of entries) insertRows(JSON.parse(entry) as ChargedRequest)
+    if (entries.length > 0) clearEntries.run()
+  })
+  /** One entry at a time: an entry that cannot be written stays in the journal, nothing is lost. */
+  const spreadOne = client.transaction((seq: number, entry: string) => {
+    insertRows(JSON.parse(entry) as ChargedRequest)
+    deleteEntry.run(seq)
   })
 
   let queue: Pending[] = []
   /** Commits wait while the checkpointer copies the end of the log (checkpointer.ts). */
   let held = false
+  /** Entries this process journaled that are not spread yet. */
+  let unspread = 0
+  let spreadTimer: ReturnType<typeof setTimeout> | undefined
 
   /** Writes everything queued, now. One bad record must not take its batch-mates down with it. */
-  function flush() {
+  function commitQueued() {
     if (queue.length === 0 || held) return
     const batch = queue
     queue = []
     try {
-      const records = writeBatch.immediate(batch.map((p) => p.finished))
+      const { records, journaled } = writeBatch.immediate(batch.map((p) => p.finished))
+      if (journaled) journalGrew(batch.length)
       for (const [i, p] of batch.entries()) p.resolve(records[i]!)
     } catch {
       for (const p of batch) {
         try {
-          p.resolve(writeBatch.immediate([p.finished])[0]!)
+          const { records, journaled } = writeBatch.immediate([p.finished])
+          if (journaled) journalGrew(1)
+          p.resolve(records[0]!)
         } catch (err) {
           p.reject(err)
+        }
+      }
+    }
+  }
+
+  function journalGrew(entries: number) {
+    unspread += entries
+    if (unspread >= spreadAtEntries) setImmediate(spread)
+    else if (!spreadTimer) {
+      spreadTimer = setTimeout(spread, spreadAfterMs)
+      spreadTimer.unref()
+    }
+  }
+
+  /** Spreads the journal into the tables (any process's entries: a crash may have left some). */
+  function spread() {
+    clearTimeout(spreadTimer)
+    spreadTimer = undefined
+    if (held) return
+    unspread = 0
+    try {
+      spreadAll.immediate()
+    } catch {
+      for (const { seq, entry } of readEntries.all()) {
+        try {
+          spreadOne.immediate(seq, entry)
+        } catch {
+          // Left in the journal for the next spread; its grants were charged when it was written.
+          unspread++
         }
       }
     }
@@ -225,16 +304,23 @@ export function createRequestWriter(client: Database) {
     record(finished: FinishedRequest): Promise<RecordedRequest> {
       return new Promise((resolve, reject) => {
         queue.push({ finished, resolve, reject })
-        if (queue.length === 1) setImmediate(flush)
+        if (queue.length === 1) setImmediate(commitQueued)
       })
     },
-    flush,
+    /** For readers and shutdown: everything answered so far is in the tables afterwards. */
+    flush() {
+      commitQueued()
+      if (unspread > 0) spread()
+    },
+    /** At open: entries a previous process committed and never spread (it was killed). */
+    spreadLeftovers: spread,
     hold() {
       held = true
     },
     release() {
       held = false
-      flush()
+      commitQueued()
+      if (unspread > 0) spread()
     },
   }
 }

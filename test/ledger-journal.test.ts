@@ -1,0 +1,86 @@
+// A lone answer commits to the ledger's journal (its grants charged in the same commit) and is
+// spread into requests, usage_events and grant_charges soon after; any read sees it at once, and a
+// process killed before the spread leaves entries that the next open spreads, charged once.
+import { Database } from 'bun:sqlite'
+import { afterAll, expect, test } from 'bun:test'
+import { mkdtempSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { openDatabase } from '../src/db/open'
+import { createSqliteLedger } from '../src/ledger/sqlite-ledger'
+import { seedRequest } from './support/ledger-fixtures'
+
+const dir = mkdtempSync(join(tmpdir(), 'svc-journal-'))
+afterAll(() => rmSync(dir, { recursive: true, force: true }))
+
+/** What another process sees in the file: the journal, the request rows, the grant's remaining. */
+function look(path: string) {
+  const db = new Database(path, { readonly: true })
+  try {
+    const count = (sql: string) => (db.query(sql).get() as { n: number }).n
+    return {
+      journal: count('SELECT count(*) AS n FROM ledger_journal'),
+      requests: count('SELECT count(*) AS n FROM requests'),
+      legs: count('SELECT count(*) AS n FROM usage_events'),
+      charges: count('SELECT count(*) AS n FROM grant_charges'),
+      remaining: count('SELECT sum(remaining_nanos) AS n FROM grants'),
+    }
+  } finally {
+    db.close()
+  }
+}
+
+async function ledgerWithGrant(name: string) {
+  const path = join(dir, `${name}.db`)
+  const ledger = createSqliteLedger(openDatabase(path), Date.now)
+  const account = await ledger.createAccount(name)
+  await ledger.addGrant({ accountId: account.id, amountNanos: 1_000_000, scopeCostType: 'all', source: 'admin' })
+  return { path, ledger, accountId: account.id }
+}
+
+test('a lone answer is charged in its commit, spread into the tables within moments, and read at once', async () => {
+  const { path, ledger, accountId } = await ledgerWithGrant('lone')
+  const at = Date.now()
+  const recorded = await seedRequest(ledger, { accountId, at, legs: [{ costNanos: 1_000 }] })
+  expect(recorded.chargedNanos).toBe(1_000)
+  // Committed: the grant is charged and the entry waits in the journal, not yet in the tables.
+  expect(look(path)).toEqual({ journal: 1, requests: 0, legs: 0, charges: 0, remaining: 999_000 })
+  // Spread by itself shortly after.
+  for (let i = 0; i < 100 && look(path).journal > 0; i++) await Bun.sleep(5)
+  expect(look(path)).toEqual({ journal: 0, requests: 1, legs: 1, charges: 1, remaining: 999_000 })
+
+  // A read never waits for the spread: the next lone answer is in the usage API at once.
+  const next = await seedRequest(ledger, { accountId, at: at + 1, legs: [{ costNanos: 2_000 }] })
+  expect(look(path).journal).toBe(1)
+  const detail = await ledger.getRequest(accountId, next.id)
+  expect(detail?.request).toMatchObject({ id: next.id, totalCostNanos: 2_000, chargedNanos: 2_000 })
+  expect(detail?.charges).toEqual([expect.objectContaining({ amountNanos: 2_000 })])
+  expect(look(path)).toEqual({ journal: 0, requests: 2, legs: 2, charges: 2, remaining: 997_000 })
+  ledger.close()
+})
+
+test('answers finishing together go straight to the tables', async () => {
+  const { path, ledger, accountId } = await ledgerWithGrant('together')
+  const at = Date.now()
+  await Promise.all([0, 1, 2, 3].map((i) => seedRequest(ledger, { accountId, at: at + i, legs: [{ costNanos: 100 }] })))
+  expect(look(path)).toEqual({ journal: 0, requests: 4, legs: 4, charges: 4, remaining: 999_600 })
+  ledger.close()
+})
+
+test('entries of a process killed before its spread are spread at the next open, charged once', async () => {
+  const { path, ledger, accountId } = await ledgerWithGrant('killed')
+  const at = Date.now()
+  const first = await seedRequest(ledger, { accountId, at, legs: [{ costNanos: 1_000 }] })
+  const second = await seedRequest(ledger, { accountId, at: at + 1, legs: [{ costNanos: 500 }, { costNanos: 250 }] })
+  expect(look(path)).toMatchObject({ journal: 2, requests: 0, remaining: 998_250 })
+  // No close, no spread: as after kill -9. The next process opens the same file.
+  const reopened = createSqliteLedger(openDatabase(path), Date.now)
+  expect(look(path)).toEqual({ journal: 0, requests: 2, legs: 3, charges: 3, remaining: 998_250 })
+  expect((await reopened.getRequest(accountId, second.id))?.legs.map((l) => l.costNanos)).toEqual([500, 250])
+  expect((await reopened.getRequest(accountId, first.id))?.request.chargedNanos).toBe(1_000)
+  reopened.close()
+  // The first process's timer finds nothing left to spread.
+  await Bun.sleep(40)
+  expect(look(path)).toEqual({ journal: 0, requests: 2, legs: 3, charges: 3, remaining: 998_250 })
+  ledger.close()
+})

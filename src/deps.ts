@@ -52,7 +52,13 @@ export interface DepsOptions {
 export function createDeps(config: Config, opts: DepsOptions = {}): Deps {
   const clock = opts.clock ?? Date.now
   const db = opts.db ?? openDatabase(config.server.database)
-  const ledger = createSqliteLedger(db, clock, { checkpointInWorker: opts.serving })
+  const log = opts.log ?? createLogger('info')
+  const ledger = createSqliteLedger(db, clock, {
+    checkpointInWorker: opts.serving,
+    // Its charge is booked; its rows wait in ledger_journal until the cause is fixed.
+    onSpreadFailure: (err, seq) =>
+      log.error('a ledger journal entry could not be moved into the tables', { seq, error: String(err) }),
+  })
   const auth = createAuthenticator(ledger)
   // Admin writes from this process (the admin HTTP API) do not move this connection's
   // data_version, so syncCaches would not see them: the admin drops the account's caches itself.
@@ -105,7 +111,7 @@ export function createDeps(config: Config, opts: DepsOptions = {}): Deps {
     health,
     metrics: createGatewayMetrics({ openCircuits: health.openCircuits }),
     deviceLogin: createDeviceLogin({ ledger, clock, intervalSeconds: config.server.devicePollIntervalSeconds }),
-    log: opts.log ?? createLogger('info'),
+    log,
     clock,
     fetch: opts.fetch ?? createHttp1Client(),
     syncCaches() {

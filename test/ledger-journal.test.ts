@@ -84,3 +84,24 @@ test('entries of a process killed before its spread are spread at the next open,
   expect(look(path)).toEqual({ journal: 0, requests: 2, legs: 3, charges: 3, remaining: 998_250 })
   ledger.close()
 })
+
+test('an entry that cannot be moved stays in the journal, is reported, and does not hold the others back', async () => {
+  const path = join(dir, 'stuck.db')
+  const failures: number[] = []
+  const ledger = createSqliteLedger(openDatabase(path), Date.now, {
+    onSpreadFailure: (_err, seq) => failures.push(seq),
+  })
+  const account = await ledger.createAccount('stuck')
+  await ledger.addGrant({ accountId: account.id, amountNanos: 1_000_000, scopeCostType: 'all', source: 'admin' })
+  // A record for an account that does not exist: its request row breaks a foreign key.
+  const raw = new Database(path)
+  raw.run('INSERT INTO ledger_journal (seq, entry) VALUES (1000, ?)', [
+    JSON.stringify({ record: { id: 'req_orphan', accountId: 'acct_missing', providerRanks: [] }, legs: [] }),
+  ])
+  raw.close()
+  const good = await seedRequest(ledger, { accountId: account.id, at: Date.now(), legs: [{ costNanos: 1_000 }] })
+  expect((await ledger.getRequest(account.id, good.id))?.request.chargedNanos).toBe(1_000)
+  expect(failures).toEqual([1000])
+  expect(look(path)).toEqual({ journal: 1, requests: 1, legs: 1, charges: 1, remaining: 999_000 })
+  ledger.close()
+})

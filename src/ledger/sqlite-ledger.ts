@@ -5,7 +5,7 @@ import type { Db } from '../db/open'
 import * as s from '../db/schema'
 import { newId } from '../lib/ids'
 import { type CheckpointPolicy, defaultCheckpoints, startCheckpointer } from './checkpointer'
-import { createGrantReader, createRequestWriter } from './sqlite-request-writer'
+import { createGrantReader, createRequestWriter, type SpreadFailure } from './sqlite-request-writer'
 import type {
   Account,
   ApiKeyRecord,
@@ -28,11 +28,11 @@ import type {
 export function createSqliteLedger(
   db: Db,
   clock: () => number = Date.now,
-  opts: { checkpointInWorker?: boolean; checkpoints?: CheckpointPolicy } = {},
+  opts: { checkpointInWorker?: boolean; checkpoints?: CheckpointPolicy; onSpreadFailure?: SpreadFailure } = {},
 ): Ledger {
   const client = db.$client
   const dataVersion = client.prepare<{ data_version: number }, []>('PRAGMA data_version')
-  const writer = createRequestWriter(client)
+  const writer = createRequestWriter(client, opts.onSpreadFailure)
   writer.spreadLeftovers()
   const readGrants = createGrantReader(client)
   const checkpointer = opts.checkpointInWorker

@@ -140,7 +140,10 @@ const journalMaxBatch = 2
 const spreadAfterMs = 25
 const spreadAtEntries = 256
 
-export function createRequestWriter(client: Database) {
+/** Told when a journal entry cannot be spread (it stays in the journal, retried at the next spread). */
+export type SpreadFailure = (err: unknown, entrySeq: number) => void
+
+export function createRequestWriter(client: Database, onSpreadFailure: SpreadFailure = () => {}) {
   const insertRequest = client.prepare(
     `INSERT INTO requests (${requestColumns}) VALUES (${placeholders(requestColumns)})`,
   )
@@ -292,9 +295,10 @@ export function createRequestWriter(client: Database) {
       for (const { seq, entry } of readEntries.all()) {
         try {
           spreadOne.immediate(seq, entry)
-        } catch {
+        } catch (err) {
           // Left in the journal for the next spread; its grants were charged when it was written.
           unspread++
+          onSpreadFailure(err, seq)
         }
       }
     }

@@ -93,13 +93,15 @@ test('an entry that cannot be moved stays in the journal, is reported, and does 
   })
   const account = await ledger.createAccount('stuck')
   await ledger.addGrant({ accountId: account.id, amountNanos: 1_000_000, scopeCostType: 'all', source: 'admin' })
-  // A record for an account that does not exist: its request row breaks a foreign key.
+  const good = await seedRequest(ledger, { accountId: account.id, at: Date.now(), legs: [{ costNanos: 1_000 }] })
+  // Beside it, the same entry for another request of an account that does not exist: its
+  // request row breaks a foreign key when it is moved.
   const raw = new Database(path)
+  const [request] = JSON.parse((raw.query('SELECT entry FROM ledger_journal').get() as { entry: string }).entry)
   raw.run('INSERT INTO ledger_journal (seq, entry) VALUES (1000, ?)', [
-    JSON.stringify({ record: { id: 'req_orphan', accountId: 'acct_missing', providerRanks: [] }, legs: [] }),
+    JSON.stringify([['req_orphan', 'acct_missing', ...request.slice(2)], []]),
   ])
   raw.close()
-  const good = await seedRequest(ledger, { accountId: account.id, at: Date.now(), legs: [{ costNanos: 1_000 }] })
   expect((await ledger.getRequest(account.id, good.id))?.request.chargedNanos).toBe(1_000)
   expect(failures).toEqual([1000])
   expect(look(path)).toEqual({ journal: 1, requests: 1, legs: 1, charges: 1, remaining: 999_000 })

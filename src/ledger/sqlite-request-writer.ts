@@ -5,7 +5,7 @@
 // 25 ms. Readers flush first (queue and journal), so a request is visible to the usage API as
 // soon as its response has ended; a clean shutdown flushes before closing, and a killed process's
 // entries are spread when the ledger next opens.
-import type { Database, Statement } from 'bun:sqlite'
+import type { Database, SQLQueryBindings, Statement } from 'bun:sqlite'
 import { type Allocation, allocateCharge } from './credit'
 import type { FinishedRequest, GrantRecord, LegRecord, RecordedRequest, RequestRecord } from './ledger'
 
@@ -93,7 +93,7 @@ const requestValues = (r: RequestRecord) =>
     r.createdAt,
     r.firstByteAt,
     r.endedAt,
-  ] as const
+  ] satisfies SQLQueryBindings[]
 
 const legColumns = `id, request_id, account_id, attempt, model_id, provider_id, upstream_model, committed, estimated,
   outcome, error, input_tokens, cached_input_tokens, cache_creation_input_tokens, output_tokens, cost_nanos,
@@ -120,7 +120,7 @@ const legValues = (leg: Omit<LegRecord, 'chargedNanos'>, chargedNanos: number) =
     leg.byok,
     leg.createdAt,
     leg.endedAt,
-  ] as const
+  ] satisfies SQLQueryBindings[]
 
 const chargeColumns = 'request_id, usage_event_id, position, grant_id, cost_type, amount_nanos, created_at'
 
@@ -129,6 +129,31 @@ interface ChargedRequest {
   record: RequestRecord
   legs: { leg: FinishedRequest['legs'][number]; charged: number; parts: Allocation['parts'] }[]
 }
+
+/**
+ * A charged request as its statements' bind values: the request, and per leg its row and its
+ * charges' rows. The journal stores this: half the bytes of the objects (1.5 KB → ~0.8 KB), and
+ * a smaller entry commits cheaper (two 1.5 KB entries fill a 4 KB page: ~10 µs a commit more
+ * than 0.3 KB ones, measured).
+ */
+type Row = SQLQueryBindings[]
+type Rows = [request: Row, legs: [leg: Row, charges: Row[]][]]
+
+const rowsOf = ({ record, legs }: ChargedRequest): Rows => [
+  requestValues(record),
+  legs.map(({ leg, charged, parts }) => [
+    legValues(leg, charged),
+    parts.map((part, position) => [
+      record.id,
+      leg.id,
+      position,
+      part.grantId,
+      leg.charge.costType,
+      part.amountNanos,
+      leg.endedAt ?? leg.createdAt,
+    ]),
+  ]),
+]
 
 /**
  * Batches up to this size commit to the journal: a lone answer (light load, where the commit is
@@ -191,22 +216,11 @@ export function createRequestWriter(client: Database, onSpreadFailure: SpreadFai
     return { record: { ...request, chargedNanos: chargedTotal }, legs }
   }
 
-  /** A charged request's rows: the request, its legs, and which grant paid how much of each. */
-  function insertRows({ record, legs }: ChargedRequest) {
-    insertRequest.run(...requestValues(record))
-    for (const { leg, charged, parts } of legs) {
-      insertLeg.run(...legValues(leg, charged))
-      for (const [position, part] of parts.entries()) {
-        insertCharge.run(
-          record.id,
-          leg.id,
-          position,
-          part.grantId,
-          leg.charge.costType,
-          part.amountNanos,
-          leg.endedAt ?? leg.createdAt,
-        )
-      }
+  function insertRows([request, legs]: Rows) {
+    insertRequest.run(...request)
+    for (const [leg, charges] of legs) {
+      insertLeg.run(...leg)
+      for (const values of charges) insertCharge.run(...values)
     }
   }
 
@@ -224,8 +238,9 @@ export function createRequestWriter(client: Database, onSpreadFailure: SpreadFai
         grantsByAccount.set(accountId, grants)
       }
       const charged = charge(finished, grants, touched)
-      if (journaled) insertEntry.run(JSON.stringify(charged))
-      else insertRows(charged)
+      const rows = rowsOf(charged)
+      if (journaled) insertEntry.run(JSON.stringify(rows))
+      else insertRows(rows)
       // The batch's one list of the account's grants: after the commit it is how they stand.
       records.push({ request: charged.record, grants })
     }
@@ -236,12 +251,12 @@ export function createRequestWriter(client: Database, onSpreadFailure: SpreadFai
   /** Moves every journal entry into the tables, and empties the journal, in one transaction. */
   const spreadAll = client.transaction(() => {
     const entries = readEntries.all()
-    for (const { entry } of entries) insertRows(JSON.parse(entry) as ChargedRequest)
+    for (const { entry } of entries) insertRows(JSON.parse(entry) as Rows)
     if (entries.length > 0) clearEntries.run()
   })
   /** One entry at a time: an entry that cannot be written stays in the journal, nothing is lost. */
   const spreadOne = client.transaction((seq: number, entry: string) => {
-    insertRows(JSON.parse(entry) as ChargedRequest)
+    insertRows(JSON.parse(entry) as Rows)
     deleteEntry.run(seq)
   })
 

@@ -319,6 +319,12 @@ export function createRequestWriter(client: Database, onSpreadFailure: SpreadFai
     }
   }
 
+  /** For readers and shutdown: everything answered so far is in the tables afterwards. */
+  function flush() {
+    commitQueued()
+    if (unspread > 0) spread()
+  }
+
   return {
     record(finished: FinishedRequest): Promise<RecordedRequest> {
       return new Promise((resolve, reject) => {
@@ -326,11 +332,7 @@ export function createRequestWriter(client: Database, onSpreadFailure: SpreadFai
         if (queue.length === 1) setImmediate(commitQueued)
       })
     },
-    /** For readers and shutdown: everything answered so far is in the tables afterwards. */
-    flush() {
-      commitQueued()
-      if (unspread > 0) spread()
-    },
+    flush,
     /** At open: entries a previous process committed and never spread (it was killed). */
     spreadLeftovers: spread,
     hold() {
@@ -338,8 +340,7 @@ export function createRequestWriter(client: Database, onSpreadFailure: SpreadFai
     },
     release() {
       held = false
-      commitQueued()
-      if (unspread > 0) spread()
+      flush()
     },
   }
 }

@@ -4,13 +4,14 @@
 import type { Deps } from '../deps'
 import type { UpstreamErrorInfo, Usage } from '../exchange/types'
 import { GatewayError } from '../lib/errors'
-import { parseSse, type SseEvent } from '../protocols/sse'
-import { upstreamFailure, withIdleTimeout } from '../providers/call-upstream'
+import type { SseEvent } from '../protocols/sse'
+import { upstreamFailure } from '../providers/call-upstream'
 import { codecs } from '../providers/codecs'
 import { meterEvents, newStreamMeter } from './meter'
 import { record, servedFirstByte } from './outcome'
 import { expectContentType } from './send'
 import type { AnsweredAttempt } from './attempt'
+import { UpstreamFrames } from './upstream-frames'
 
 const sseHeaders = {
   'content-type': 'text/event-stream; charset=utf-8',
@@ -34,11 +35,10 @@ export async function streamAnswer(
   expectContentType(a.upstream, 'text/event-stream')
   const body = a.upstream.body
   if (!body) throw new GatewayError('api_error', 'upstream sent an empty stream', { status: 502, retryable: true })
-  const frames: AsyncIterable<SseEvent> = parseSse(
-    withIdleTimeout(body, deps.config.routing.idleTimeoutMs, () => a.controller.abort()),
-  )
+  const upstream = new UpstreamFrames(body, deps.config.routing.idleTimeoutMs, () => a.controller.abort())
 
   const passThrough = a.leg.candidate.provider.kind === a.surface.nativeKind
+  /** The client's next piece of the stream; done once the upstream's body has ended. */
   let clientFrames: AsyncIterator<string>
   /** What the leg received, and whether the upstream finished the message cleanly. */
   // Translated streams never need one (their encoder reports failures in-stream); kept total for safety.
@@ -55,9 +55,7 @@ export async function streamAnswer(
   if (passThrough) {
     const stream = a.surface.passThroughStream(a.ids)
     errorFrame = stream.errorFrame
-    clientFrames = (async function* () {
-      for await (const frame of frames) yield stream.frame(frame)
-    })()
+    clientFrames = passThroughText(upstream, stream.frame)
     // Checked after the first frame only: an error by then means the first frame was the error.
     failedBeforeStart = () => {
       const error = stream.error()
@@ -71,7 +69,7 @@ export async function streamAnswer(
     }
   } else {
     const meter = newStreamMeter()
-    const events = meterEvents(codecs[a.leg.candidate.provider.kind].decodeStream(frames), meter)
+    const events = meterEvents(codecs[a.leg.candidate.provider.kind].decodeStream(upstream.each()), meter)
     clientFrames = a.surface
       .encodeStream(events, a.ids, { upstreamModel: a.leg.candidate.model.upstreamModel, body: a.body })
       [Symbol.asyncIterator]()
@@ -177,4 +175,42 @@ export async function streamAnswer(
   })
   deps.metrics.streamStarted()
   return new Response(stream, { headers: { ...sseHeaders, ...a.idHeader } })
+}
+
+/**
+ * The pass-through relay's pieces: what one read of the upstream completed, every frame checked,
+ * metered and (message_start) given our id by `frame`, as one write. Frames that travelled
+ * together go out together; none waits for a later read, so nothing is batched.
+ */
+function passThroughText(upstream: UpstreamFrames, frame: (event: SseEvent) => string): AsyncIterator<string> {
+  let failure: { error: unknown } | undefined
+  const fail = async (error: unknown): Promise<never> => {
+    await upstream.close()
+    throw error
+  }
+  return {
+    async next() {
+      if (failure) return fail(failure.error)
+      for (;;) {
+        const events = await upstream.next().catch(fail)
+        if (events === undefined) return { done: true, value: undefined }
+        let text = ''
+        for (const event of events) {
+          try {
+            text += frame(event)
+          } catch (error) {
+            if (text === '') return fail(error)
+            // The frames before the bad one still go out; the failure comes with the next pull.
+            failure = { error }
+            break
+          }
+        }
+        if (text !== '') return { done: false, value: text }
+      }
+    },
+    async return() {
+      await upstream.close()
+      return { done: true, value: undefined }
+    },
+  }
 }

@@ -1,0 +1,114 @@
+import { describe, expect, test } from 'bun:test'
+import { GatewayError } from '../lib/errors'
+import { UpstreamFrames } from './upstream-frames'
+
+const frame = (i: number) => `event: e\ndata: {"i":${i}}\n\n`
+
+/** A body sending each piece after its delay; ignores cancellation's reason, like a slow source. */
+function paced(pieces: [delayMs: number, text: string][]): {
+  body: ReadableStream<Uint8Array>
+  cancelled: () => boolean
+} {
+  let cancelled = false
+  const body = new ReadableStream<Uint8Array>({
+    async start(controller) {
+      for (const [ms, text] of pieces) {
+        await Bun.sleep(ms)
+        if (cancelled) return
+        controller.enqueue(new TextEncoder().encode(text))
+      }
+      controller.close()
+    },
+    cancel() {
+      cancelled = true
+    },
+  })
+  return { body, cancelled: () => cancelled }
+}
+
+const drain = async (frames: UpstreamFrames, perReadMs = 0) => {
+  const got: string[][] = []
+  for (;;) {
+    const events = await frames.next()
+    if (events === undefined) return got
+    got.push(events.map((e) => e.data))
+    if (perReadMs) await Bun.sleep(perReadMs)
+  }
+}
+
+describe('UpstreamFrames', () => {
+  test('hands out what each read completes: frames that travelled together stay together', async () => {
+    const { body } = paced([
+      [0, frame(0) + frame(1)],
+      [5, 'event: e\nda'],
+      [5, `ta: {"i":2}\n\n${frame(3)}`],
+      [5, 'data: {"i":4}'], // the last frame, without its blank line
+    ])
+    expect(await drain(new UpstreamFrames(body, 1000, () => {}))).toEqual([
+      ['{"i":0}', '{"i":1}'],
+      ['{"i":2}', '{"i":3}'],
+      ['{"i":4}'],
+    ])
+  })
+
+  test('passes a steady stream through, however long it lasts in all', async () => {
+    let timedOut = false
+    const { body } = paced([20, 20, 20, 20, 20, 20].map((ms, i) => [ms, frame(i)]))
+    const got = await drain(new UpstreamFrames(body, 60, () => (timedOut = true)))
+    expect(got.flat()).toHaveLength(6)
+    expect(timedOut).toBe(false)
+  })
+
+  test('ends a stream silent past the limit with a retryable timeout, calls onTimeout, cancels the body', async () => {
+    let timedOut = false
+    const { body, cancelled } = paced([
+      [10, frame(0)],
+      [10, frame(1)],
+      [500, frame(2)],
+    ])
+    const started = performance.now()
+    const error = await drain(new UpstreamFrames(body, 80, () => (timedOut = true))).catch((e) => e)
+    expect(error).toBeInstanceOf(GatewayError)
+    expect(error).toMatchObject({ kind: 'timeout', retryable: true, message: 'upstream stream was silent for 80 ms' })
+    expect(timedOut).toBe(true)
+    expect(cancelled()).toBe(true)
+    // Silent from ~20 ms: ends at ~100 ms, not when the source would have gone on.
+    expect(performance.now() - started).toBeLessThan(400)
+  })
+
+  test('a consumer slow to take each read is not upstream silence', async () => {
+    let timedOut = false
+    const { body } = paced([5, 5, 5, 5].map((ms, i) => [ms, frame(i)]))
+    const got = await drain(new UpstreamFrames(body, 60, () => (timedOut = true)), 100)
+    expect(got.flat()).toHaveLength(4)
+    expect(timedOut).toBe(false)
+  })
+
+  test('a body that fails mid-stream fails the read with its own error', async () => {
+    const body = new ReadableStream<Uint8Array>({
+      start(controller) {
+        controller.enqueue(new TextEncoder().encode(frame(0)))
+        setTimeout(() => controller.error(new Error('upstream closed the connection before the body ended')), 5)
+      },
+    })
+    const frames = new UpstreamFrames(body, 1000, () => {})
+    expect((await frames.next())?.map((e) => e.data)).toEqual(['{"i":0}'])
+    expect(frames.next()).rejects.toThrow('upstream closed the connection before the body ended')
+  })
+
+  test('close cancels a body still sending, and each() closes it when its consumer stops', async () => {
+    const first = paced([0, 50, 50].map((ms, i) => [ms, frame(i)]))
+    const frames = new UpstreamFrames(first.body, 1000, () => {})
+    await frames.next()
+    await frames.close()
+    expect(first.cancelled()).toBe(true)
+    expect(await frames.next()).toBeUndefined()
+
+    const second = paced([0, 50, 50].map((ms, i) => [ms, frame(i)]))
+    for await (const event of new UpstreamFrames(second.body, 1000, () => {}).each()) {
+      expect(event.data).toBe('{"i":0}')
+      break
+    }
+    expect(second.cancelled()).toBe(true)
+  })
+})

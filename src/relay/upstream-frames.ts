@@ -1,0 +1,110 @@
+// An upstream's SSE body, one network read at a time: the frames each read completes, and a
+// watchdog that ends a stream silent for too long.
+import { GatewayError } from '../lib/errors'
+import { SseDecoder, type SseEvent } from '../protocols/sse'
+
+/**
+ * Frames are handed out per read rather than one by one: a relay then handles what one read
+ * brought in a single step, one promise a read instead of several a frame (a stream is hundreds
+ * of frames, and this is most of a streaming request's work).
+ *
+ * Silence is time spent waiting on the upstream: a client slow to take what was relayed does not
+ * count. One watchdog timer a stream, re-armed lazily. When it fires it calls onTimeout (which
+ * aborts the attempt) and cancels the body, so the pending read ends even if the source ignores
+ * the abort; the read then fails with a retryable timeout.
+ */
+export class UpstreamFrames {
+  private readonly reader: ReadableStreamDefaultReader<Uint8Array>
+  private readonly decoder = new SseDecoder()
+  private waitingSince: number | undefined
+  private timer: ReturnType<typeof setTimeout> | undefined
+  private timedOut = false
+  private ended = false
+
+  constructor(
+    body: ReadableStream<Uint8Array>,
+    private readonly idleMs: number,
+    private readonly onTimeout: () => void,
+  ) {
+    // Bun's lib types the reader of `ReadableStream` as node's, which lacks Bun's readMany.
+    this.reader = body.getReader() as ReadableStreamDefaultReader<Uint8Array>
+    this.timer = setTimeout(this.check, idleMs)
+  }
+
+  /** The frames completed by the next read(s); undefined once the body has ended. */
+  async next(): Promise<readonly SseEvent[] | undefined> {
+    while (!this.ended) {
+      const chunk = await this.read()
+      const events = chunk === undefined ? this.decoder.end() : this.decoder.push(chunk)
+      if (events.length > 0) return events
+    }
+    return undefined
+  }
+
+  /** One frame at a time, for the translating decoders; the body is closed when they stop. */
+  async *each(): AsyncGenerator<SseEvent> {
+    try {
+      for (;;) {
+        const events = await this.next()
+        if (events === undefined) return
+        yield* events
+      }
+    } finally {
+      await this.close()
+    }
+  }
+
+  /** Stops the watchdog and cancels the body if it has not ended (the upstream stops sending). */
+  async close(): Promise<void> {
+    this.stopWatching()
+    if (this.ended) return
+    this.ended = true
+    // After a timeout the source may never settle a cancel: do not wait for it there.
+    const cancelling = this.reader.cancel().catch(() => {})
+    if (!this.timedOut) await cancelling
+  }
+
+  private async read(): Promise<Uint8Array | undefined> {
+    this.waitingSince = performance.now()
+    let result: Awaited<ReturnType<ReadableStreamDefaultReader<Uint8Array>['read']>>
+    try {
+      result = await this.reader.read()
+    } catch (err) {
+      this.finish()
+      throw this.timedOut ? this.timeoutError() : err
+    }
+    this.waitingSince = undefined
+    if (this.timedOut) {
+      this.finish()
+      throw this.timeoutError()
+    }
+    if (result.done) this.finish()
+    return result.value
+  }
+
+  private readonly check = () => {
+    const silentFor = this.waitingSince === undefined ? 0 : performance.now() - this.waitingSince
+    if (silentFor < this.idleMs) {
+      this.timer = setTimeout(this.check, this.idleMs - silentFor)
+      return
+    }
+    this.timer = undefined
+    this.timedOut = true
+    this.onTimeout()
+    this.reader.cancel().catch(() => {})
+  }
+
+  private finish() {
+    this.ended = true
+    this.stopWatching()
+  }
+
+  private stopWatching() {
+    clearTimeout(this.timer)
+    this.timer = undefined
+  }
+
+  private timeoutError() {
+    return new GatewayError('timeout', `upstream stream was silent for ${this.idleMs} ms`, { retryable: true })
+  }
+}

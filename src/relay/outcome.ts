@@ -4,20 +4,25 @@ import type { Deps } from '../deps'
 import type { FinishedRequest } from '../ledger/ledger'
 import type { LegDraft, RequestTrace } from './trace'
 
-export async function record(deps: Deps, trace: RequestTrace, result: Parameters<RequestTrace['finish']>[0]) {
+/**
+ * Books the request: trace, metrics, log line, and its ledger write, queued. The write commits at
+ * the next turn of the event loop, with whatever else ended meanwhile, so no answer waits for the
+ * disk: at one connection that wait was most of what svc added to a request. Queued is enough
+ * for every reader: svc writes the queue before any ledger read and when it shuts down. Only a
+ * process killed within that turn loses the record (never charging twice; see the README).
+ */
+export function record(deps: Deps, trace: RequestTrace, result: Parameters<RequestTrace['finish']>[0]): void {
   const finished = trace.finish(result)
   deps.metrics.requestEnded(finished)
   if (deps.log.enabled('info')) logRequest(deps, finished)
-  try {
-    // Write-through: the next request's quota gate reads the grants as this write left them,
-    // without a query (unless an admin change to the account came in meanwhile).
-    const cacheGrants = deps.credit.setLater(trace.ctx.accountId)
-    const { grants } = await deps.ledger.recordRequest(finished)
-    cacheGrants(grants)
-  } catch (err) {
+  // Write-through: the next request's quota gate reads the grants as this write left them,
+  // without a query (unless an admin change to the account came in meanwhile).
+  const cacheGrants = deps.credit.setLater(trace.ctx.accountId)
+  deps.ledger.recordRequest(finished).then(
+    ({ grants }) => cacheGrants(grants),
     // The client's answer stands; the failure to record is an operator problem and is logged loudly.
-    deps.log.error('could not record request in the ledger', { request_id: trace.ctx.id, error: String(err) })
-  }
+    (err) => deps.log.error('could not record request in the ledger', { request_id: trace.ctx.id, error: String(err) }),
+  )
 }
 
 /** One line per request; never a key or a prompt. */

@@ -89,7 +89,7 @@ export async function relay(deps: Deps, input: RelayInput): Promise<Response> {
             { status: 503 },
           )
       const response = errorResponse(error, surface.errorShape, idHeader)
-      await record(deps, trace, { status: 'failed', httpStatus: response.status, error })
+      record(deps, trace, { status: 'failed', httpStatus: response.status, error })
       return response
     }
 
@@ -129,15 +129,14 @@ export async function relay(deps: Deps, input: RelayInput): Promise<Response> {
           })
         }
         const answer = await jsonAnswer(deps, { surface, body, trace, leg, upstream, ids, idHeader })
-        // Awaited: an answer the client received is in the ledger, even if the process dies next.
-        await record(deps, trace, { status: 'completed', httpStatus: 200 })
+        record(deps, trace, { status: 'completed', httpStatus: 200 })
         return answer
       } catch (err) {
         const clientGone = input.signal?.aborted ?? false
         const error = settleFailedAttempt(deps, { trace, leg, err, clientGone, probe })
         lastError = error
         if (clientGone) {
-          await record(deps, trace, { status: 'aborted', httpStatus: 499, error })
+          record(deps, trace, { status: 'aborted', httpStatus: 499, error })
           return errorResponse(error, surface.errorShape, idHeader)
         }
         deps.log.warn('upstream leg failed', {
@@ -153,7 +152,7 @@ export async function relay(deps: Deps, input: RelayInput): Promise<Response> {
     const error = lastError ?? new GatewayError('overloaded', 'every candidate failed', { status: 503 })
     // The ledger keeps the status the client was sent (an OpenAI client gets 503 for a 529).
     const response = errorResponse(error, surface.errorShape, idHeader)
-    await record(deps, trace, { status: 'failed', httpStatus: response.status, error })
+    record(deps, trace, { status: 'failed', httpStatus: response.status, error })
     return response
   } catch (err) {
     return errorResponse(err, surface.errorShape, idHeader)

@@ -117,13 +117,13 @@ export async function streamAnswer(
   servedFirstByte(deps, a.trace, a.leg)
 
   let done = false
-  const finish = async (outcome: 'ok' | 'failed' | 'aborted', error?: GatewayError) => {
+  const finish = (outcome: 'ok' | 'failed' | 'aborted', error?: GatewayError) => {
     if (done) return
     done = true
     deps.metrics.streamEnded()
     a.trace.settleLeg(a.leg, outcome, received(), error)
     const status = outcome === 'ok' ? 'completed' : outcome
-    await record(deps, a.trace, { status, httpStatus: outcome === 'aborted' ? 499 : 200, error })
+    record(deps, a.trace, { status, httpStatus: outcome === 'aborted' ? 499 : 200, error })
   }
   // A direct stream: one pull that writes each frame as it is produced and flushes it at once,
   // so no frame waits for another (no batching) and no promise round trip per frame.
@@ -144,7 +144,7 @@ export async function streamAnswer(
         }
         const end = received()
         if (end.clean) {
-          await finish('ok')
+          finish('ok')
         } else {
           const error = end.error
             ? upstreamFailure(end.error)
@@ -152,7 +152,7 @@ export async function streamAnswer(
           // A translated stream already told the client (the encoder emits the error event);
           // a pass-through stream has relayed the upstream's own frames, so add ours if it sent none.
           if (passThrough && !end.error) send(errorFrame(error))
-          await finish('failed', error)
+          finish('failed', error)
         }
       } catch (err) {
         if (done) return
@@ -162,14 +162,14 @@ export async function streamAnswer(
             : new GatewayError('api_error', `upstream stream failed: ${String(err)}`, { status: 502 })
         const frame = errorFrame(error)
         if (frame) send(frame)
-        await finish('failed', error)
+        finish('failed', error)
       }
       controller.close()
     },
     async cancel() {
       // The client went away: stop the upstream and record what flowed.
       a.controller.abort()
-      await finish('aborted', new GatewayError('api_error', 'client disconnected mid-stream', { status: 499 }))
+      finish('aborted', new GatewayError('api_error', 'client disconnected mid-stream', { status: 499 }))
       await clientFrames.return?.(undefined).catch(() => {})
     },
   })

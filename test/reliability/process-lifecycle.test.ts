@@ -267,6 +267,7 @@ describe('kill -9 under load, then a restart on the same database', () => {
       usage: { input: 20, output: 20 },
     })
     const finished: string[] = []
+    const finishedAt = new Map<string, number>()
     const failed: unknown[] = []
     const controller = new AbortController()
     const one = async (stream: boolean) => {
@@ -274,12 +275,19 @@ describe('kill -9 under load, then a restart on the same database', () => {
       const id = res.headers.get('x-request-id')!
       // A request counts as finished only once the client has its whole answer.
       const text = await res.text()
-      if (res.status === 200 && (!stream || text.includes('event: message_stop'))) finished.push(id)
+      if (res.status === 200 && (!stream || text.includes('event: message_stop'))) {
+        finished.push(id)
+        finishedAt.set(id, performance.now())
+      }
     }
     const load = Array.from({ length: 24 }, (_, i) => one(i % 2 === 0).catch((err: unknown) => failed.push(err)))
+    // Records commit at the event loop's next turn after the answer: some must be well past that.
+    const settledMs = 100
+    const settled = () => finished.filter((id) => performance.now() - finishedAt.get(id)! > settledMs)
     await waitFor('some requests to finish while others are in flight', () =>
-      finished.length >= 4 && sim.requests.filter((r) => !r.aborted).length > finished.length ? true : undefined,
+      settled().length >= 4 && sim.requests.filter((r) => !r.aborted).length > finished.length ? true : undefined,
     )
+    const settledBeforeKill = settled()
     first.signal('SIGKILL')
     expect(await first.waitForExit()).toBe(137)
     // The crash left committed transactions in the write-ahead log for the next open to recover.
@@ -296,11 +304,17 @@ describe('kill -9 under load, then a restart on the same database', () => {
     const ready = await fetch(`${second.url}/readyz`)
     expect(await ready.json()).toEqual({ status: 'ready', database: true, providers: ['sim'] })
 
-    // Every request the client saw finish is in the ledger, once, completed and fully charged.
+    // Every request the client saw finish before the crash's last moments is in the ledger, once,
+    // completed and fully charged; one answered in the very turn of the kill may be missing (its
+    // record was queued, not committed: README, Money), but is never there in part.
     let ledger = checkLedger(dir.database)
     expect(ledger.violations).toEqual([])
     const byId = new Map(ledger.requests.map((r) => [r.id, r]))
-    for (const id of finished) expect(byId.get(id)).toMatchObject({ status: 'completed', charged_nanos: cost(20, 20) })
+    for (const id of settledBeforeKill)
+      expect(byId.get(id)).toMatchObject({ status: 'completed', charged_nanos: cost(20, 20) })
+    for (const id of finished) {
+      if (byId.has(id)) expect(byId.get(id)).toMatchObject({ status: 'completed', charged_nanos: cost(20, 20) })
+    }
     const usage = await (await fetch(`${second.url}/v1/usage`, { headers: { authorization: `Bearer ${key}` } })).json()
     const charged = ledger.requests.reduce((n, r) => n + r.charged_nanos, 0)
     expect(usage).toMatchObject({ limit_nanos: GRANT, used_nanos: charged, remaining_nanos: GRANT - charged })

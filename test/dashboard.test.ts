@@ -73,29 +73,34 @@ function rank(model: string, provider: string, status: string, reason: string) {
 /** ~3,000 requests over six days, four models on three providers, three modes, 40 sessions of 75. */
 async function seedHistory(h: Harness, now: number) {
   const count = 3000
+  // Queued together, as the gateway's own answers are: they commit in shared transactions.
+  const seeded: Promise<unknown>[] = []
   for (let i = 0; i < count; i++) {
     const [modelId, providerId, factor] = MODELS[i % MODELS.length]!
     // Busier towards today, as a growing account would be.
     const age = Math.floor((1 - Math.sqrt(i / count)) * 6 * 24 * H)
-    await seedRequest(h.deps.ledger, {
-      accountId: h.accountId,
-      at: now - 2 * 60_000 - age,
-      routingMode: MODES[i % MODES.length],
-      sessionId: `sess-${String(i % 40).padStart(3, '0')}`,
-      sessionSource: 'claude-code',
-      legs: [
-        {
-          modelId,
-          providerId,
-          input: 200 + (i % 50),
-          cached: i % 3 === 0 ? 4000 : 0,
-          cacheCreation: i % 10 === 0 ? 1500 : 0,
-          output: 150 + (i % 40),
-          costNanos: factor * (50_000 + (i % 97) * 1_000),
-        },
-      ],
-    })
+    seeded.push(
+      seedRequest(h.deps.ledger, {
+        accountId: h.accountId,
+        at: now - 2 * 60_000 - age,
+        routingMode: MODES[i % MODES.length],
+        sessionId: `sess-${String(i % 40).padStart(3, '0')}`,
+        sessionSource: 'claude-code',
+        legs: [
+          {
+            modelId,
+            providerId,
+            input: 200 + (i % 50),
+            cached: i % 3 === 0 ? 4000 : 0,
+            cacheCreation: i % 10 === 0 ? 1500 : 0,
+            output: 150 + (i % 40),
+            costNanos: factor * (50_000 + (i % 97) * 1_000),
+          },
+        ],
+      }),
+    )
   }
+  await Promise.all(seeded)
   // The newest request: a fallback with a ranking worth reading, in its own session.
   await seedRequest(h.deps.ledger, {
     accountId: h.accountId,

@@ -59,6 +59,29 @@ test('a lone answer is charged in its commit, spread into the tables within mome
   ledger.close()
 })
 
+test('a write waits a few milliseconds to share its commit; a read or a close writes it at once', async () => {
+  const { path, ledger, accountId } = await ledgerWithGrant('window')
+  const at = Date.now()
+  const queued = [1_000, 2_000, 3_000].map((costNanos, i) =>
+    seedRequest(ledger, { accountId, at: at + i, legs: [{ costNanos }] }),
+  )
+  // Queued, not committed: another process still sees the grant untouched.
+  expect(look(path)).toEqual({ journal: 0, requests: 0, legs: 0, charges: 0, remaining: 1_000_000 })
+  await Promise.all(queued)
+  // One commit for the three: a batch that size goes straight to the tables.
+  expect(look(path)).toEqual({ journal: 0, requests: 3, legs: 3, charges: 3, remaining: 994_000 })
+
+  // A read through the ledger does not wait for the window.
+  const read = seedRequest(ledger, { accountId, at: at + 3, legs: [{ costNanos: 4_000 }] })
+  const grants = await ledger.listGrants(accountId)
+  expect(grants.map((g) => g.remainingNanos)).toEqual([990_000])
+  await read
+  // Nor does a shutdown.
+  void seedRequest(ledger, { accountId, at: at + 4, legs: [{ costNanos: 5_000 }] })
+  ledger.close()
+  expect(look(path)).toMatchObject({ requests: 5, remaining: 985_000 })
+})
+
 test('answers finishing together go straight to the tables', async () => {
   const { path, ledger, accountId } = await ledgerWithGrant('together')
   const at = Date.now()

@@ -5,11 +5,12 @@ import type { FinishedRequest } from '../ledger/ledger'
 import type { LegDraft, RequestTrace } from './trace'
 
 /**
- * Books the request: trace, metrics, log line, and its ledger write, queued. The write commits at
- * the next turn of the event loop, with whatever else ended meanwhile, so no answer waits for the
- * disk: at one connection that wait was most of what svc added to a request. Queued is enough
- * for every reader: svc writes the queue before any ledger read and when it shuts down. Only a
- * process killed within that turn loses the record (never charging twice; see the README).
+ * Books the request: trace, metrics, log line, and its ledger write, queued. The write commits
+ * within a few milliseconds, with whatever else ended meanwhile (the writer's commit window), so
+ * no answer waits for the disk: at one connection that wait was most of what svc added to a
+ * request. Queued is enough for every reader: svc writes the queue before any ledger read and
+ * when it shuts down. Only a process killed within the window loses the record (never charging
+ * twice; see the README).
  */
 export function record(deps: Deps, trace: RequestTrace, result: Parameters<RequestTrace['finish']>[0]): void {
   const finished = trace.finish(result)

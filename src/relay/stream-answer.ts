@@ -56,7 +56,8 @@ export async function streamAnswer(
     const stream = a.surface.passThroughStream(a.ids)
     errorFrame = stream.errorFrame
     clientFrames = passThroughText(upstream, stream.frame)
-    // Checked after the first frame only: an error by then means the first frame was the error.
+    // Checked after the first piece only: an upstream error by then (even one that came in the same
+    // read as a message_start) means the client has had nothing yet, so the request falls back.
     failedBeforeStart = () => {
       const error = stream.error()
       return error ? upstreamFailure(error) : undefined

@@ -6,7 +6,7 @@ import { SseDecoder, type SseEvent } from '../protocols/sse'
 /**
  * Frames are handed out per read rather than one by one: a relay then handles what one read
  * brought in a single step, one promise a read instead of several a frame (a stream is hundreds
- * of frames, and this is most of a streaming request's work).
+ * of frames).
  *
  * Silence is time spent waiting on the upstream: a client slow to take what was relayed does not
  * count. One watchdog timer a stream, re-armed lazily. When it fires it calls onTimeout (which

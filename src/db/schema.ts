@@ -204,9 +204,9 @@ export const deviceCodes = sqliteTable(
 
 /**
  * Answers already charged (their grants updated in the same commit) whose rows are not yet in
- * requests, usage_events and grant_charges: one JSON entry a request. A lone answer commits here,
- * one b-tree instead of six, and the entries are spread into the tables in batches
- * (src/ledger/sqlite-request-writer.ts).
+ * requests, usage_events and grant_charges: one JSON entry a request. A batch of one or two
+ * commits here, one b-tree instead of six, and the entries are spread into the tables in
+ * batches (src/ledger/sqlite-request-writer.ts).
  */
 export const ledgerJournal = sqliteTable('ledger_journal', {
   seq: integer('seq').primaryKey(),

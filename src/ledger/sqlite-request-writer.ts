@@ -1,10 +1,10 @@
 // The request path's one ledger write, made cheap: prepared statements (no query building per
-// request) and group commit — requests that finish in the same turn of the event loop are
-// charged and written in one IMMEDIATE transaction. A batch of one or two (light load) commits
-// to the journal: the grants charged and one entry per request, spread into the tables within
-// 25 ms. Readers flush first (queue and journal), so a request is visible to the usage API as
-// soon as its response has ended; a clean shutdown flushes before closing, and a killed process's
-// entries are spread when the ledger next opens.
+// request) and group commit — requests that finish within the same 5 ms are charged and written
+// in one IMMEDIATE transaction. A batch of one or two (light load) commits to the journal: the
+// grants charged and one entry per request, spread into the tables within 25 ms. Readers flush
+// first (queue and journal), so a request is visible to the usage API as soon as its response
+// has ended; a clean shutdown flushes before closing, and a killed process's entries are spread
+// when the ledger next opens.
 import type { Database, SQLQueryBindings, Statement } from 'bun:sqlite'
 import { type Allocation, allocateCharge } from './credit'
 import type { FinishedRequest, GrantRecord, LegRecord, RecordedRequest, RequestRecord } from './ledger'

@@ -39,6 +39,20 @@ export const parseJson = (text: string): { ok: true; value: unknown } | { ok: fa
   }
 }
 
+/**
+ * `text` (JSON, or SSE frames carrying it) with the member `"name":"from"` turned into
+ * `"name":"to"`, every other byte as it was; undefined unless the member occurs exactly once, as
+ * written compactly (then the caller serializes again). A string value cannot hold the member
+ * unescaped, so one occurrence is the member itself. For the ids a relay puts in place of the
+ * upstream's, without serializing what it relays.
+ */
+export function replaceStringMember(text: string, name: string, from: string, to: string): string | undefined {
+  const member = `"${name}":${JSON.stringify(from)}`
+  const at = text.indexOf(member)
+  if (at < 0 || text.includes(member, at + 1)) return undefined
+  return `${text.slice(0, at)}"${name}":${JSON.stringify(to)}${text.slice(at + member.length)}`
+}
+
 // The same narrowing for a value already in hand (an array element, a nested field).
 export const asString = (value: unknown): string | undefined => (typeof value === 'string' ? value : undefined)
 

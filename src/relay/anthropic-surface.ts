@@ -6,7 +6,7 @@ import { encodeAnthropicStream } from '../protocols/anthropic/encode-anthropic-s
 import { anthropicErrorTypeForKind, encodeAnthropicError } from '../protocols/anthropic/errors'
 import { createAnthropicPassThroughMeter, rewriteMessageStart } from '../protocols/anthropic/usage-meter'
 import { encodeSse } from '../protocols/sse'
-import { isObject, parseJson } from '../protocols/wire-values'
+import { isObject, parseJson, replaceStringMember } from '../protocols/wire-values'
 import { GatewayError } from '../lib/errors'
 import type { InboundSurface } from './surface'
 
@@ -28,15 +28,11 @@ export const anthropicSurface: InboundSurface = {
     }
     return { body: { ...json, id: messageId(ids.requestId) }, usage: anthropicUsage(json.usage) }
   },
-  // Only the id changes. Where `"id":<its id>` occurs exactly once, it is the message's own member
-  // (a string value cannot hold it unescaped); else the answer is serialized again.
+  // Only the id changes (the answer is serialized again where it cannot be put in place).
   passThroughText(text, json, ids) {
     const upstreamId = isObject(json) ? json.id : undefined
     if (typeof upstreamId !== 'string') return undefined
-    const member = `"id":${JSON.stringify(upstreamId)}`
-    const at = text.indexOf(member)
-    if (at < 0 || text.includes(member, at + 1)) return undefined
-    return `${text.slice(0, at)}"id":${JSON.stringify(messageId(ids.requestId))}${text.slice(at + member.length)}`
+    return replaceStringMember(text, 'id', upstreamId, messageId(ids.requestId))
   },
   passThroughStream(ids) {
     const meter = createAnthropicPassThroughMeter()

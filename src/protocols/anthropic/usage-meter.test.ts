@@ -75,6 +75,12 @@ describe('rewriteMessageStart', () => {
     expect(JSON.parse(rewritten.split('data: ')[1] ?? '').message.model).toBe('claude-sonnet-4-5')
   })
 
+  test("our id goes in place of the upstream's: every other byte as sent", () => {
+    const data = '{"type":"message_start", "message":{"id":"msg_up","model":"m","usage":{"input_tokens":3}}}'
+    const event = { event: 'message_start', data, raw: `event: message_start\ndata: ${data}\n\n` }
+    expect(rewriteMessageStart(event, { id: 'msg_gw_9' })).toBe(event.raw.replace('msg_up', 'msg_gw_9'))
+  })
+
   test('a frame that is not JSON is forwarded as it came', () => {
     const event = { event: 'message_start', data: 'nope', raw: 'event: message_start\ndata: nope\n\n' }
     expect(rewriteMessageStart(event, { id: 'x' })).toBe(event.raw)

@@ -3,7 +3,7 @@
 
 import { emptyUsage, overwriteUsage, type UpstreamErrorInfo, type Usage } from '../../exchange/types'
 import { encodeSse, type SseEvent } from '../sse'
-import { isObject, parseJson, readObject, readString } from '../wire-values'
+import { isObject, parseJson, readObject, readString, replaceStringMember } from '../wire-values'
 import { statusForAnthropicErrorType } from './errors'
 import { anthropicUsage, anthropicUsagePartial } from './usage'
 
@@ -70,14 +70,17 @@ export function createAnthropicPassThroughMeter(): AnthropicPassThroughMeter {
 }
 
 /**
- * The one frame the pass-through relay re-serialises: message_start under the gateway's message
- * id. The model stays as the upstream said. A frame that isn't JSON is forwarded unchanged.
+ * The one frame the pass-through relay changes: message_start under the gateway's message id, put
+ * in place of the upstream's (serialized again only where that cannot be done). The model stays
+ * as the upstream said. A frame that isn't JSON is forwarded unchanged.
  */
 export function rewriteMessageStart(event: SseEvent, opts: { id: string }): string {
   const payload = parseObject(event.data)
   const message = readObject(payload, 'message')
   if (!message) return event.raw
-  return encodeSse(event.event, { ...payload, message: { ...message, id: opts.id } })
+  const upstreamId = readString(message, 'id')
+  const inPlace = upstreamId === undefined ? undefined : replaceStringMember(event.raw, 'id', upstreamId, opts.id)
+  return inPlace ?? encodeSse(event.event, { ...payload, message: { ...message, id: opts.id } })
 }
 
 // The meter must never break a relay that is only forwarding bytes: bad JSON reads as {}.

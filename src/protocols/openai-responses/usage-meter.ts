@@ -13,7 +13,7 @@ import { encodeSse, type SseEvent } from '../sse'
 import { responsesUsage } from './decode-responses-response'
 import { mapResponsesFailure } from './decode-responses-stream'
 import { messageItemId } from './encode-responses-response'
-import { isObject, type JsonObject, asNumber, asString } from '../wire-values'
+import { asNumber, asString, isObject, type JsonObject, replaceStringMember } from '../wire-values'
 
 export interface ResponsesRewriteOptions {
   /** `resp_<request-derived>` */
@@ -197,10 +197,8 @@ export const createResponsesPassThroughMeter = (): ResponsesPassThroughMeter => 
         for (const [upstream, gateway] of messageIds) {
           if (!event.data.includes(upstream)) continue
           mentioned = true
-          const token = `"item_id":${JSON.stringify(upstream)}`
-          if (event.data.includes(token)) {
-            return formatFrame(event.event, event.data.replace(token, `"item_id":${JSON.stringify(gateway)}`))
-          }
+          const data = replaceStringMember(event.data, 'item_id', upstream, gateway)
+          if (data !== undefined) return formatFrame(event.event, data)
         }
         if (!mentioned) return event.raw
         const json = parse(event)

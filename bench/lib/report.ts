@@ -2,6 +2,7 @@
 // medians and ranges, the streaming probe, the open streams and the ledger check.
 import type { BenchResults, ScenarioResult } from './results'
 import { type Spread, spread } from './stats'
+import { describeBatched } from './sse-probe'
 import { checkTargets, divide, p50Of, p99Of, paired, rpsOf, scenarioOf, subtract } from './targets'
 
 const fixed = (n: number | undefined, d: number) => (n !== undefined && Number.isFinite(n) ? n.toFixed(d) : '—')
@@ -175,7 +176,7 @@ export function renderMarkdown(r: BenchResults): string {
         fixed(s.totalP50Ms, 1),
         fixed(s.tailP50Ms, 2),
         `${fixed(s.gapP10Ms, 2)} / ${fixed(s.gapP50Ms, 2)} / ${fixed(s.gapP90Ms, 2)}`,
-        `${s.batched} of ${s.gaps}`,
+        describeBatched(s),
         s.failures ? `${s.failures}: ${s.firstError}` : '0',
       ]),
     )

@@ -18,6 +18,12 @@ export interface ProbeResult {
   gapsMs: number[]
   /** Gaps under batchedGapMs. */
   batched: number
+  /**
+   * Of those, the gaps between a stream's first and second delta. The first delta takes a relay's
+   * longest path (routing, the upstream's head, the response's start), so a hiccup there shortens
+   * this gap most: telling it apart says whether a short gap came from a stall at the start.
+   */
+  batchedFirst: number
 }
 
 export async function probeStreams(req: HttpRequest, dialect: Dialect, count: number): Promise<ProbeResult> {
@@ -29,6 +35,7 @@ export async function probeStreams(req: HttpRequest, dialect: Dialect, count: nu
     tailMs: [],
     gapsMs: [],
     batched: 0,
+    batchedFirst: 0,
   }
   for (let i = 0; i < count; i++) {
     const t = await timeStream(req, dialect, 30_000)
@@ -44,7 +51,10 @@ export async function probeStreams(req: HttpRequest, dialect: Dialect, count: nu
     for (let j = 1; j < t.deltaMs.length; j++) {
       const gap = t.deltaMs[j]! - t.deltaMs[j - 1]!
       result.gapsMs.push(gap)
-      if (gap < batchedGapMs) result.batched++
+      if (gap < batchedGapMs) {
+        result.batched++
+        if (j === 1) result.batchedFirst++
+      }
     }
   }
   return result
@@ -62,7 +72,12 @@ export interface ProbeSummary {
   gapP90Ms: number
   gaps: number
   batched: number
+  batchedFirst: number
 }
+
+/** The count of short gaps, saying how many were between the first two deltas. */
+export const describeBatched = (s: ProbeSummary, separator = ' of ') =>
+  `${s.batched}${separator}${s.gaps}${s.batched > 0 ? ` (${s.batchedFirst} between the first two deltas)` : ''}`
 
 /** Folds the repeats of one target's probe into one summary. */
 export function summarizeProbes(results: ProbeResult[]): ProbeSummary {
@@ -89,5 +104,6 @@ export function summarizeProbes(results: ProbeResult[]): ProbeSummary {
     gapP90Ms: percentile(gaps, 90),
     gaps: gaps.length,
     batched: results.reduce((n, r) => n + r.batched, 0),
+    batchedFirst: results.reduce((n, r) => n + r.batchedFirst, 0),
   }
 }

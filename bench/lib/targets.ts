@@ -2,6 +2,7 @@
 // (run back to back) and take the median over repeats, so slow drift on a shared machine cancels.
 import type { BenchResults, ScenarioResult, TargetRun } from './results'
 import { type Spread, spread } from './stats'
+import { describeBatched } from './sse-probe'
 
 export type Verdict = 'pass' | 'MISS' | 'n/a'
 
@@ -113,7 +114,7 @@ export function checkTargets(r: BenchResults): TargetCheck[] {
     target: 'streams never batch chunks (gaps < 1 ms between paced deltas, svc vs direct)',
     measured:
       pd && ps
-        ? `svc ${ps.batched}/${ps.gaps}${psr ? `, svc Responses ${psr.batched}/${psr.gaps}` : ''}, direct ${pd.batched}/${pd.gaps}; gap p50 svc ${fixed(ps.gapP50Ms, 2)} ms vs direct ${fixed(pd.gapP50Ms, 2)} ms`
+        ? `svc ${describeBatched(ps, '/')}${psr ? `, svc Responses ${describeBatched(psr, '/')}` : ''}, direct ${describeBatched(pd, '/')}; gap p50 svc ${fixed(ps.gapP50Ms, 2)} ms vs direct ${fixed(pd.gapP50Ms, 2)} ms`
         : 'not measured',
     verdict: verdictOf(batchedOk),
   })

@@ -7,7 +7,9 @@ import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { openDatabase } from '../src/db/open'
+import type { FinishedRequest, Ledger } from '../src/ledger/ledger'
 import { createSqliteLedger } from '../src/ledger/sqlite-ledger'
+import { createRequestWriter } from '../src/ledger/sqlite-request-writer'
 import { seedRequest } from './support/ledger-fixtures'
 
 const dir = mkdtempSync(join(tmpdir(), 'svc-journal-'))
@@ -128,5 +130,23 @@ test('an entry that cannot be moved stays in the journal, is reported, and does 
   expect((await ledger.getRequest(account.id, good.id))?.request.chargedNanos).toBe(1_000)
   expect(failures).toEqual([1000])
   expect(look(path)).toEqual({ journal: 1, requests: 1, legs: 1, charges: 1, remaining: 999_000 })
+  ledger.close()
+})
+
+test('while the checkpointer holds the writer, timed commits wait but a reader still sees every answer', async () => {
+  const { path, ledger, accountId } = await ledgerWithGrant('held')
+  const db = new Database(path)
+  const writer = createRequestWriter(db)
+  const viaWriter = { recordRequest: (finished: FinishedRequest) => writer.record(finished) } as Ledger
+  writer.hold()
+  const recorded = seedRequest(viaWriter, { accountId, at: Date.now(), legs: [{ costNanos: 1_000 }] })
+  await Bun.sleep(30)
+  // Past the commit window: held, so nothing is written yet.
+  expect(look(path)).toMatchObject({ journal: 0, requests: 0, remaining: 1_000_000 })
+  writer.flush()
+  expect((await recorded).chargedNanos).toBe(1_000)
+  expect(look(path)).toEqual({ journal: 0, requests: 1, legs: 1, charges: 1, remaining: 999_000 })
+  writer.release()
+  db.close()
   ledger.close()
 })

@@ -1,5 +1,8 @@
 // Under sustained writes the WAL must stay bounded: PASSIVE checkpoints alone never find the log
 // quiet, so without the writer held for a complete copy now and then SQLite would never wrap it and the file would grow forever.
+// At light load the checkpointer starts the log over itself, so that the fsync that comes with it
+// is never made by a request's commit on the event loop; an idle gateway writes nothing.
+import { Database } from 'bun:sqlite'
 import { afterAll, expect, test } from 'bun:test'
 import { closeSync, mkdtempSync, openSync, readSync, rmSync, statSync } from 'node:fs'
 import { tmpdir } from 'node:os'
@@ -42,6 +45,42 @@ test('the WAL is wrapped and trimmed while requests keep being written', async (
   expect(wraps).toBeGreaterThanOrEqual(3)
   expect(largest).toBeLessThan(8 * 1024 * 1024)
 }, 15_000)
+
+/** The log's frames and how many of them are copied into the database, as another connection sees them. */
+function walState(dbPath: string): { busy: number; log: number; checkpointed: number } {
+  const db = new Database(dbPath)
+  try {
+    return db.query<{ busy: number; log: number; checkpointed: number }, []>('PRAGMA wal_checkpoint(PASSIVE)').get()!
+  } finally {
+    db.close()
+  }
+}
+
+test('the checkpointer starts a fully copied log over itself, and an idle ledger writes nothing', async () => {
+  const path = join(dir, 'restart.db')
+  const ledger = createSqliteLedger(openDatabase(path), Date.now, {
+    checkpointInWorker: true,
+    checkpoints: { everyMs: 20, wrapAfterFrames: 16_384 },
+  })
+  const account = await ledger.createAccount('restart')
+  for (let i = 0; i < 20; i++) await seedRequest(ledger, { accountId: account.id, at: Date.now() + i })
+  await ledger.listRequests({ accountId: account.id, limit: 1 })
+  // Without a commit from the ledger's own connection, the log holds only the checkpointer's
+  // one-page restart write: the next request's commit appends to it and never syncs a header.
+  let state = walState(path)
+  for (let i = 0; i < 100 && state.log !== 1; i++) {
+    await Bun.sleep(20)
+    state = walState(path)
+  }
+  expect(state).toEqual({ busy: 0, log: 1, checkpointed: 1 })
+  // Idle: rounds keep coming, and none of them writes.
+  const size = statSync(`${path}-wal`).size
+  const mtime = statSync(`${path}-wal`).mtimeMs
+  await Bun.sleep(200)
+  expect(statSync(`${path}-wal`).size).toBe(size)
+  expect(statSync(`${path}-wal`).mtimeMs).toBe(mtime)
+  ledger.close()
+})
 
 /**
  * The WAL header's checkpoint sequence number (bytes 12–15, big-endian), which SQLite increments

@@ -8,10 +8,17 @@
 // from the top again) only when a write begins after a checkpoint has copied every frame, and
 // with commits every few milliseconds that moment never comes. The log then grows without bound
 // (a gigabyte in a minute at 10k requests/s) and every page lookup slows with it. So once the log
-// passes `wrapAfterFrames`, the worker asks the request writer to hold its commits, copies the
-// rest of the log, and lets it go: the writer's next commit wraps the log and trims the file to
-// the size limit. Requests wait for their ledger write during that copy (a second's worth of
+// passes `wrapAfterFrames`, the worker asks the request writer to hold its commits and copies the
+// rest of the log. Requests wait for their ledger write during that copy (a second's worth of
 // frames); the event loop does not.
+//
+// Whoever writes first into a fully copied log starts it over, and SQLite then syncs the log's
+// header: an fsync (~1–2 ms here, more on a busy disk) that, left to the request writer, stalled
+// the event loop once a second at light load — every stream in flight paused. So after a
+// complete copy, still under the hold, the worker makes that first write itself (the database's
+// user_version, rewritten unchanged: one page). Its cost is that the gateway sees a write from
+// another connection and reloads its caches once (`Ledger.changedElsewhere`). A round does
+// nothing while nobody has written since the log was last started over: an idle gateway does no I/O.
 import type { Database } from 'bun:sqlite'
 
 export interface CheckpointPolicy {
@@ -21,6 +28,13 @@ export interface CheckpointPolicy {
 
 /** A round a second; wrap past 64 MB of 4 KB pages. */
 export const defaultCheckpoints: CheckpointPolicy = { everyMs: 1000, wrapAfterFrames: 16_384 }
+
+/**
+ * Below this many frames in the last round's log (4 MB), a round copies everything under the
+ * hold: commits wait for a copy of a few pages. Above it (sustained load), the bulk is copied
+ * first without holding anyone, as before.
+ */
+const holdFirstFrames = 1024
 
 /** If the worker never answers, the writer goes on after this long: a stuck checkpoint must not stop the ledger. */
 const maxHoldMs = 1000
@@ -37,20 +51,42 @@ import { Database } from 'bun:sqlite'
 let db
 let policy
 let waiting = false
+// Whether the log was last left started over by this worker, and the data_version (changed by
+// other connections' commits only) then: both unchanged means there is nothing to copy.
+let settled = false
+let seenVersion = -1
+// The last copy's log size: at light load the whole round runs under the hold, so that no
+// commit can slip in between the copy and the restart and do the restart itself.
+let lastLog = 0
+const checkpoint = () => db.query('PRAGMA wal_checkpoint(PASSIVE)').get()
 function round() {
   if (waiting) return
   try {
-    const { log } = db.query('PRAGMA wal_checkpoint(PASSIVE)').get()
-    if (log > policy.wrapAfterFrames) {
-      waiting = true
-      postMessage('hold')
+    const version = db.query('PRAGMA data_version').get().data_version
+    if (settled && version === seenVersion) return
+    seenVersion = version
+    settled = false
+    if (lastLog > policy.holdFirstFrames) {
+      const { log, checkpointed } = checkpoint()
+      lastLog = log
+      if (log <= policy.wrapAfterFrames && checkpointed < log) return
     }
+    waiting = true
+    postMessage('hold')
   } catch {}
 }
 self.onmessage = (event) => {
   if (event.data === 'held') {
-    // No commit can land now: this copies the whole log, so the next commit wraps it.
-    try { db.query('PRAGMA wal_checkpoint(PASSIVE)').get() } catch {}
+    // No commit can land now: this copies the whole log (unless another process is reading it).
+    try {
+      const { log, checkpointed } = checkpoint()
+      lastLog = log
+      if (checkpointed === log) {
+        const { user_version } = db.query('PRAGMA user_version').get()
+        db.exec('PRAGMA user_version = ' + user_version)
+        settled = true
+      }
+    } catch {}
     waiting = false
     postMessage('release')
     return
@@ -58,6 +94,10 @@ self.onmessage = (event) => {
   policy = event.data
   db = new Database(policy.path)
   db.exec('PRAGMA busy_timeout = 1000')
+  // As the gateway's own connection: the restart write's commit needs no fsync of its own.
+  db.exec('PRAGMA synchronous = NORMAL')
+  // The restart write trims the log file to the size the gateway's own connection keeps it at.
+  db.exec('PRAGMA journal_size_limit = ' + policy.journalSizeLimit)
   setInterval(round, policy.everyMs)
 }
 `
@@ -70,8 +110,9 @@ export function startCheckpointer(
 ): { stop(): void } | undefined {
   if (!client.filename || client.filename === ':memory:') return undefined
   client.exec('PRAGMA wal_autocheckpoint = 0')
-  // When the writer wraps the log it also trims the file back to this size.
-  client.exec(`PRAGMA journal_size_limit = ${policy.wrapAfterFrames * 4096}`)
+  // When the log is started over, its file is trimmed back to this size.
+  const journalSizeLimit = policy.wrapAfterFrames * 4096
+  client.exec(`PRAGMA journal_size_limit = ${journalSizeLimit}`)
   const url = URL.createObjectURL(new Blob([workerSource], { type: 'application/javascript' }))
   const worker = new Worker(url)
   let holdTimer: ReturnType<typeof setTimeout> | undefined
@@ -90,7 +131,7 @@ export function startCheckpointer(
       release()
     }
   }
-  worker.postMessage({ path: client.filename, ...policy })
+  worker.postMessage({ path: client.filename, journalSizeLimit, holdFirstFrames, ...policy })
   worker.unref()
   return {
     stop() {

@@ -272,17 +272,21 @@ export function createRequestWriter(client: Database, onSpreadFailure: SpreadFai
 
   let queue: Pending[] = []
   let commitTimer: ReturnType<typeof setTimeout> | undefined
-  /** Commits wait while the checkpointer copies the end of the log (checkpointer.ts). */
+  /**
+   * Timed commits and spreads wait while the checkpointer copies the end of the log and starts it
+   * over (checkpointer.ts). A reader's flush does not: seeing every answered request comes first,
+   * and the checkpointer then just finds the log incomplete and tries again next round.
+   */
   let held = false
   /** Entries this process journaled that are not spread yet. */
   let unspread = 0
   let spreadTimer: ReturnType<typeof setTimeout> | undefined
 
   /** Writes everything queued, now. One bad record must not take its batch-mates down with it. */
-  function commitQueued() {
+  function commitQueued(evenIfHeld = false) {
     clearTimeout(commitTimer)
     commitTimer = undefined
-    if (queue.length === 0 || held) return
+    if (queue.length === 0 || (held && !evenIfHeld)) return
     const batch = queue
     queue = []
     try {
@@ -312,10 +316,10 @@ export function createRequestWriter(client: Database, onSpreadFailure: SpreadFai
   }
 
   /** Spreads the journal into the tables (any process's entries: a crash may have left some). */
-  function spread() {
+  function spread(evenIfHeld = false) {
     clearTimeout(spreadTimer)
     spreadTimer = undefined
-    if (held) return
+    if (held && !evenIfHeld) return
     unspread = 0
     try {
       spreadAll.immediate()
@@ -334,8 +338,8 @@ export function createRequestWriter(client: Database, onSpreadFailure: SpreadFai
 
   /** For readers and shutdown: everything answered so far is in the tables afterwards. */
   function flush() {
-    commitQueued()
-    if (unspread > 0) spread()
+    commitQueued(true)
+    if (unspread > 0) spread(true)
   }
 
   return {

@@ -1,0 +1,230 @@
+// `make bench-path`: the CPU svc's own request path costs, in process, per `make bench` scenario,
+// with and without the ledger write. Requests go through app.handle() against canned upstream
+// answers — the simulator's real bytes, captured once per upstream request and replayed (a stream
+// one network read per captured read) — so the figure leaves out what svc shares with any relay:
+// sockets, Bun's HTTP server and the upstream client. On this shared, noisy machine `make bench`'s
+// wrk runs of one build vary by 2× from minute to minute; these rounds vary by a few percent at
+// their minimum, which is what a change to routing, relaying or the ledger needs to be judged by.
+// Not a target: the targets are `make bench`'s, measured on the binary as deployed.
+import { mkdtempSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { createApp } from '../src/app'
+import { resolveConfig } from '../src/config/load'
+import { parse as parseToml } from 'smol-toml'
+import { createDeps, type Deps } from '../src/deps'
+import { createLogger } from '../src/lib/log'
+import { startSimulator } from '../test/support/simulator'
+import { classifyFrame, type Dialect, readJsonAnswer, readSseFrames } from './lib/answers'
+import { canPin, pinSelf } from './lib/proc'
+import { buildRequest, expectedText, type Phase, phases, simKeyEnv, svcConfigToml } from './lib/scenarios'
+import { median } from './lib/stats'
+
+const quick = process.env.BENCH_QUICK === '1'
+const rounds = quick ? 2 : 5
+/** Requests a round; a warm-up of the same size runs first on every fresh gateway. */
+const perRound = quick ? 2_000 : 8_000
+const streamsPerRound = quick ? 300 : 1_500
+/** BENCH_PATH_ONLY=nonstream-c64,body32k-c64: only these scenarios. */
+const only = process.env.BENCH_PATH_ONLY?.split(',').filter(Boolean)
+
+interface Captured {
+  status: number
+  headers: [string, string][]
+  /** The body as the upstream client read it: one entry per network read. */
+  reads: Uint8Array[]
+}
+
+/**
+ * deps.fetch for the gateway: the first call for an upstream request goes to the simulator and its
+ * answer is kept; every later call replays it without a socket (no pacing: CPU is measured, not time).
+ */
+function replayingFetch(): typeof fetch {
+  const answers = new Map<string, Captured>()
+  const replay = ({ status, headers, reads }: Captured) => {
+    let next = 0
+    const body = new ReadableStream<Uint8Array>({
+      pull(controller) {
+        if (next < reads.length) controller.enqueue(reads[next++]!.slice())
+        else controller.close()
+      },
+    })
+    return new Response(reads.length === 1 ? reads[0]!.slice() : body, { status, headers })
+  }
+  return (async (input: string | URL | Request, init: RequestInit = {}) => {
+    const sent = JSON.parse(String(init.body)) as { model?: string; stream?: boolean }
+    const key = `${String(input)} ${sent.model} ${sent.stream === true}`
+    const known = answers.get(key)
+    if (known) return replay(known)
+    const res = await fetch(input, init)
+    const reads: Uint8Array[] = []
+    for await (const chunk of res.body ?? []) reads.push(chunk)
+    const captured = { status: res.status, headers: [...res.headers], reads }
+    if (res.status === 200) answers.set(key, captured)
+    return replay(captured)
+  }) as typeof fetch
+}
+
+interface Gateway {
+  deps: Deps
+  app: ReturnType<typeof createApp>
+  key: string
+  close(): void
+}
+
+async function startGateway(
+  phase: Phase,
+  simUrl: string,
+  upstreamFetch: typeof fetch,
+  withLedger: boolean,
+): Promise<Gateway> {
+  const dir = mkdtempSync(join(tmpdir(), 'svc-bench-path-'))
+  const config = resolveConfig(parseToml(svcConfigToml(phase, simUrl)), {
+    env: simKeyEnv,
+    overrides: { database: join(dir, 'svc.db') },
+  })
+  // As `svc serve` runs: a WAL database on disk, checkpoints in their worker thread.
+  const deps = createDeps(config, { log: createLogger('warn'), fetch: upstreamFetch, serving: true })
+  const first = await deps.admin.bootstrap()
+  if (!first) throw new Error('bootstrap did not run on an empty database')
+  if (!withLedger) {
+    // Everything up to the write stays (the trace, metering, the metrics); the write itself is
+    // skipped and the grants the quota gate reads stay as they were.
+    const grants = await deps.credit.get(first.account.id)
+    deps.ledger.recordRequest = async (finished) => ({ request: { ...finished.request, chargedNanos: 0 }, grants })
+  }
+  return {
+    deps,
+    app: createApp(deps),
+    key: first.key,
+    close() {
+      deps.ledger.close()
+      rmSync(dir, { recursive: true, force: true })
+    },
+  }
+}
+
+type Send = () => Promise<Response>
+
+/** A timed request: the client only reads the bytes, so that its own parsing stays out of the figure. */
+async function exchange(send: Send) {
+  const res = await send()
+  if (res.status !== 200) throw new Error(`HTTP ${res.status}: ${(await res.text()).slice(0, 300)}`)
+  await res.arrayBuffer()
+}
+
+/** Before any timing: throws unless the client gets a complete, correct answer. */
+async function checkExchange(send: Send, check: { dialect: Dialect; stream: boolean; text: string }) {
+  const res = await send()
+  if (res.status !== 200) throw new Error(`HTTP ${res.status}: ${(await res.text()).slice(0, 300)}`)
+  let text = ''
+  let complete = false
+  if (check.stream) {
+    for await (const frame of readSseFrames(res.body!)) {
+      const kind = classifyFrame(check.dialect, frame)
+      if (kind.kind === 'delta') text += kind.text
+      else if (kind.kind === 'final') complete = true
+      else if (kind.kind === 'error') throw new Error(kind.message)
+    }
+  } else {
+    ;({ text, complete } = readJsonAnswer(check.dialect, await res.json()))
+  }
+  if (!complete || !text.startsWith(check.text)) throw new Error(`incomplete or wrong answer: ${text.slice(0, 80)}`)
+}
+
+/** CPU µs a request over `count` requests, `connections` in flight at a time. */
+async function measure(count: number, connections: number, one: () => Promise<void>): Promise<number> {
+  const before = process.cpuUsage()
+  let started = 0
+  const worker = async () => {
+    while (started < count) {
+      started++
+      await one()
+    }
+  }
+  await Promise.all(Array.from({ length: connections }, worker))
+  // The last requests' ledger writes (the commit window) belong to this round.
+  await Bun.sleep(20)
+  const used = process.cpuUsage(before)
+  return (used.user + used.system) / count
+}
+
+interface Row {
+  scenario: string
+  label: string
+  withLedger: number[]
+  withoutLedger: number[]
+}
+
+async function main() {
+  if (canPin()) pinSelf(0)
+  const sim = startSimulator({ apiKey: simKeyEnv.SVC_BENCH_SIM_KEY })
+  const upstreamFetch = replayingFetch()
+  const rows: Row[] = []
+  const plan = phases({ slowStream: 'sim-stream-10x200ms', slowStreamChunks: 10 })
+  try {
+    for (const phase of plan) {
+      for (const scenario of phase.scenarios) {
+        const endpoint = scenario.endpoints.find((e) => e.target === 'svc')
+        const upstream = phase.models.find((m) => m.profile === endpoint?.model)?.upstream ?? ''
+        // A paced upstream is only time, and time is not measured here.
+        if (!endpoint || upstream.startsWith('sim-wait')) continue
+        if (only && !only.includes(scenario.id)) continue
+        const row: Row = { scenario: scenario.id, label: endpoint.label, withLedger: [], withoutLedger: [] }
+        const count = scenario.stream ? streamsPerRound : perRound
+        const check = { dialect: endpoint.dialect, stream: scenario.stream, text: expectedText(endpoint, phase) }
+        for (let round = 0; round < rounds; round++) {
+          // Alternating, each on a fresh gateway and database, so that neither variant gets the
+          // warmer machine or the bigger database.
+          for (const withLedger of round % 2 === 0 ? [true, false] : [false, true]) {
+            const gateway = await startGateway(phase, sim.url, upstreamFetch, withLedger)
+            try {
+              const req = buildRequest(endpoint, scenario, { sim: sim.url, svc: 'http://svc.bench', svcKey: gateway.key })
+              const send = () =>
+                gateway.app.handle(new Request(req.url, { method: 'POST', headers: req.headers, body: req.body }))
+              await checkExchange(send, check)
+              const one = () => exchange(send)
+              await measure(count, scenario.connections, one)
+              const cpu = await measure(count, scenario.connections, one)
+              ;(withLedger ? row.withLedger : row.withoutLedger).push(cpu)
+            } finally {
+              gateway.close()
+            }
+          }
+        }
+        rows.push(row)
+        console.log(describe(row))
+      }
+    }
+  } finally {
+    await sim.stop()
+  }
+  console.log(`\n${table(rows)}`)
+}
+
+const fmt = (values: number[], pick: (v: number[]) => number) => pick(values).toFixed(1)
+const min = (values: number[]) => Math.min(...values)
+
+function describe(row: Row): string {
+  return `${row.scenario}: ${fmt(row.withLedger, min)} µs a request (median ${fmt(row.withLedger, median)}), without the ledger write ${fmt(row.withoutLedger, min)} (${fmt(row.withoutLedger, median)})`
+}
+
+function table(rows: Row[]): string {
+  const lines = [
+    `CPU µs a request in process (min of ${rounds} rounds; median), canned upstream answers, pinned: ${canPin()}`,
+    '',
+    '| scenario | svc | without the ledger write | the ledger write |',
+    '| --- | --- | --- | --- |',
+  ]
+  for (const row of rows) {
+    const ledger = min(row.withLedger) - min(row.withoutLedger)
+    const share = (100 * ledger) / min(row.withLedger)
+    lines.push(
+      `| ${row.scenario} (${row.label}) | ${fmt(row.withLedger, min)} (${fmt(row.withLedger, median)}) | ${fmt(row.withoutLedger, min)} (${fmt(row.withoutLedger, median)}) | ${ledger.toFixed(1)} (${share.toFixed(0)} %) |`,
+    )
+  }
+  return lines.join('\n')
+}
+
+await main()
+process.exit(0)

@@ -3,7 +3,7 @@ SHELL := /bin/bash
 BUN ?= $(shell command -v bun 2>/dev/null || echo bun)
 export PATH := $(HOME)/.bun/bin:$(shell npm prefix -g 2>/dev/null)/bin:$(PATH)
 
-.PHONY: setup run test check typecheck lint fmt build db-generate bench clean
+.PHONY: setup run test check typecheck lint fmt build db-generate bench bench-path clean
 
 ## setup: install Bun from npm when missing, then the project's dependencies
 setup:
@@ -50,6 +50,10 @@ db-generate: setup
 ## bench: svc against the upstream simulator and Portkey on loopback (bench/README.md); BENCH_QUICK=1 for a smoke run
 bench: build
 	bun bench/run.ts
+
+## bench-path: svc's own request path in process, with and without the ledger write (bench/README.md)
+bench-path: setup
+	bun bench/request-path.ts
 
 clean:
 	rm -rf dist

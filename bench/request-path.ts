@@ -179,7 +179,11 @@ async function main() {
           for (const withLedger of round % 2 === 0 ? [true, false] : [false, true]) {
             const gateway = await startGateway(phase, sim.url, upstreamFetch, withLedger)
             try {
-              const req = buildRequest(endpoint, scenario, { sim: sim.url, svc: 'http://svc.bench', svcKey: gateway.key })
+              const req = buildRequest(endpoint, scenario, {
+                sim: sim.url,
+                svc: 'http://svc.bench',
+                svcKey: gateway.key,
+              })
               const send = () =>
                 gateway.app.handle(new Request(req.url, { method: 'POST', headers: req.headers, body: req.body }))
               await checkExchange(send, check)

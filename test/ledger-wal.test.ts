@@ -19,7 +19,8 @@ test('the WAL is wrapped and trimmed while requests keep being written', async (
   const wrapAfterFrames = 200
   const ledger = createSqliteLedger(openDatabase(path), Date.now, {
     checkpointInWorker: true,
-    checkpoints: { everyMs: 20, wrapAfterFrames },
+    // holdFirstFrames 0: every round is a sustained-load round, which wraps only a long log.
+    checkpoints: { everyMs: 20, wrapAfterFrames, holdFirstFrames: 0 },
   })
   const account = await ledger.createAccount('wal')
   let largest = 0
@@ -60,7 +61,7 @@ test('the checkpointer starts a fully copied log over itself, and an idle ledger
   const path = join(dir, 'restart.db')
   const ledger = createSqliteLedger(openDatabase(path), Date.now, {
     checkpointInWorker: true,
-    checkpoints: { everyMs: 20, wrapAfterFrames: 16_384 },
+    checkpoints: { everyMs: 20, wrapAfterFrames: 16_384, holdFirstFrames: 1024 },
   })
   const account = await ledger.createAccount('restart')
   for (let i = 0; i < 20; i++) await seedRequest(ledger, { accountId: account.id, at: Date.now() + i })

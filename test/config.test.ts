@@ -4,6 +4,16 @@ import { ConfigError, resolveConfig } from '../src/config/load'
 const load = (raw: unknown, env: Record<string, string> = {}) => resolveConfig(raw, { env, source: 'svc.toml' })
 
 describe('config', () => {
+  test('the database path is resolved against the working directory, but :memory: is kept as SQLite names it', () => {
+    const database = (overrides: { database?: string }, env: Record<string, string> = {}) =>
+      resolveConfig({}, { env, cwd: '/srv/svc', overrides }).server.database
+    expect(database({})).toBe('/srv/svc/.svc/svc.db')
+    expect(database({ database: 'data/ledger.db' })).toBe('/srv/svc/data/ledger.db')
+    // Resolved, it became a file named ":memory:" in the working directory (`svc serve --db :memory:`).
+    expect(database({ database: ':memory:' })).toBe(':memory:')
+    expect(database({}, { SVC_DATABASE: ':memory:' })).toBe(':memory:')
+  })
+
   test.each([
     [{ server: { prot: 8080 } }, 'svc.toml: server.prot: unknown key'],
     [{ server: { port: '8080' } }, 'svc.toml: server.port: expected integer (got "8080")'],

@@ -111,6 +111,9 @@ export function loadConfig(opts: LoadOptions): Config {
   return resolveConfig(raw, { ...opts, source: path })
 }
 
+/** SQLite's `:memory:` (a throwaway gateway, nothing kept) is a name, not a path to resolve. */
+const databasePath = (cwd: string, database: string) => (database === ':memory:' ? database : resolve(cwd, database))
+
 /** Validates a parsed config object and resolves secrets and defaults. */
 export function resolveConfig(raw: unknown, opts: LoadOptions & { source?: string }): Config {
   const where = opts.source ?? 'config'
@@ -132,7 +135,7 @@ export function resolveConfig(raw: unknown, opts: LoadOptions & { source?: strin
     server: {
       host: opts.overrides?.host ?? server.host ?? '127.0.0.1',
       port: opts.overrides?.port ?? server.port ?? 8080,
-      database: resolve(
+      database: databasePath(
         opts.cwd ?? '.',
         opts.overrides?.database ?? server.database ?? env.SVC_DATABASE ?? join('.svc', 'svc.db'),
       ),

@@ -30,7 +30,6 @@ export async function createHarness(
     env: { SVC_ADMIN_TOKEN: 'admin-secret', SVC_MASTER_KEY: 'test-master-key', ...opts.env },
     overrides: { database: ':memory:' },
   })
-  config.server.database = ':memory:'
   config.billing.starterGrant = opts.grantUsd === undefined ? null : { nanos: Math.round(opts.grantUsd * 1e9) }
   const clock = {
     now: opts.now ?? Date.parse('2026-11-22T10:00:00.000Z'),

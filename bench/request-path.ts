@@ -3,8 +3,8 @@
 // answers — the simulator's real bytes, captured once per upstream request and replayed (a stream
 // one network read per captured read) — so the figure leaves out what svc shares with any relay:
 // sockets, Bun's HTTP server and the upstream client. On this shared, noisy machine `make bench`'s
-// wrk runs of one build vary by 2× from minute to minute; these rounds vary by a few percent at
-// their minimum, which is what a change to routing, relaying or the ledger needs to be judged by.
+// wrk runs of one build vary by 2× from minute to minute; the minimum of these rounds moves by
+// ~10 %, which is what a change to routing, relaying or the ledger needs to be judged by.
 // Not a target: the targets are `make bench`'s, measured on the binary as deployed.
 import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
@@ -12,7 +12,7 @@ import { join } from 'node:path'
 import { createApp } from '../src/app'
 import { resolveConfig } from '../src/config/load'
 import { parse as parseToml } from 'smol-toml'
-import { createDeps, type Deps } from '../src/deps'
+import { createDeps } from '../src/deps'
 import { createLogger } from '../src/lib/log'
 import { startSimulator } from '../test/support/simulator'
 import { classifyFrame, type Dialect, readJsonAnswer, readSseFrames } from './lib/answers'
@@ -22,7 +22,7 @@ import { median } from './lib/stats'
 
 const quick = process.env.BENCH_QUICK === '1'
 const rounds = quick ? 2 : 5
-/** Requests a round; a warm-up of the same size runs first on every fresh gateway. */
+/** Requests (or streams) a measurement counts. */
 const perRound = quick ? 2_000 : 8_000
 const streamsPerRound = quick ? 300 : 1_500
 /** Rounds' worth of requests each measuring process sends before it measures. */
@@ -74,7 +74,6 @@ function replayingFetch(): typeof fetch {
 }
 
 interface Gateway {
-  deps: Deps
   app: ReturnType<typeof createApp>
   key: string
   close(): void
@@ -102,7 +101,6 @@ async function startGateway(
     deps.ledger.recordRequest = async (finished) => ({ request: { ...finished.request, chargedNanos: 0 }, grants })
   }
   return {
-    deps,
     app: createApp(deps),
     key: first.key,
     close() {

@@ -199,15 +199,18 @@ export function phases(knobs: PlanKnobs): Phase[] {
         { profile: 'svc-ultra-saver', provider: 'sim-a', upstream: knobs.slowStream },
       ],
       scenarios: [
-        passThrough(
-          'stream20-c64',
-          'streaming 20 chunks 5 ms apart, 64 connections (Anthropic pass-through)',
-          'sim-stream-20x5ms',
-          'svc-max',
-          {
-            stream: true,
-            chunks: 20,
-          },
+        // With the floor too: what relaying 64 paced streams costs on this machine today.
+        withFloor(
+          passThrough(
+            'stream20-c64',
+            'streaming 20 chunks 5 ms apart, 64 connections (Anthropic pass-through)',
+            'sim-stream-20x5ms',
+            'svc-max',
+            {
+              stream: true,
+              chunks: 20,
+            },
+          ),
         ),
         {
           id: 'stream50-c64',
@@ -241,6 +244,7 @@ export const probeEndpoints: Endpoint[] = [
   svc('anthropic', 'svc-max'),
   { ...svc('responses', 'svc-max', 'svc (Responses → Anthropic)'), key: 'svc-responses' },
   portkey('anthropic', 'sim-stream-20x5ms', 'anthropic'),
+  floor('sim-stream-20x5ms'),
 ]
 
 /** The open-streams test's endpoints (the slow stream of the streams phase). */

@@ -49,6 +49,20 @@ export function splitBytes(bytes: Uint8Array, split: SimSplit | undefined): Uint
 const flushTimer = () => new Promise<void>((resolve) => setTimeout(resolve, 0))
 const flushImmediate = () => new Promise<void>((resolve) => setImmediate(resolve))
 
+/**
+ * How long to wait before the next paced delta. Deltas are paced against the clock — the k-th
+ * after the first is due k × delay after it — as a model's tokens come at its own pace whoever
+ * reads them. A sleep of `delay` from the previous send instead gathered this process's event-loop
+ * lag at every gap: 0.4–0.9 ms per 5 ms gap under `make bench` load, so a 20-delta stream took
+ * 101–117 ms where 95 were paced, and the drift (larger when the reader sat on the other core)
+ * was charged to whatever stood in front of the simulator. A late delta catches up, but no gap
+ * shrinks below half the delay: nothing arrives close enough to the previous one to read as
+ * batching.
+ */
+export function pacedWaitMs(firstPacedAt: number, pacedSince: number, delay: number, now: number): number {
+  return Math.max(delay / 2, firstPacedAt + pacedSince * delay - now)
+}
+
 const RESET = Symbol('reset')
 type Piece = Uint8Array | typeof RESET
 
@@ -80,13 +94,18 @@ async function* pieces(frames: Frame[], scenario: Scenario, signal: AbortSignal,
   }
 
   const flush = scenario.split === 'per-byte' ? flushImmediate : flushTimer
-  let paced = false
+  /** When the first paced delta went out, and how many have since. */
+  let firstPacedAt: number | undefined
+  let pacedSince = 0
   for (let i = 0; i < stopAfter; i++) {
     const frame = list[i]!
     if (frame.paced && delay > 0) {
       // Pace between deltas, not before the first one: N chunks take about (N-1) × delay.
-      if (paced) await sleep(delay, signal)
-      paced = true
+      if (firstPacedAt === undefined) firstPacedAt = performance.now()
+      else {
+        pacedSince++
+        await sleep(pacedWaitMs(firstPacedAt, pacedSince, delay, performance.now()), signal)
+      }
     }
     if (signal.aborted) return
     const parts = splitBytes(encoder.encode(frame.text), scenario.split)

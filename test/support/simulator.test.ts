@@ -5,7 +5,7 @@ import { afterAll, beforeAll, beforeEach, describe, expect, test } from 'bun:tes
 import Anthropic from '@anthropic-ai/sdk'
 import OpenAI from 'openai'
 import { parseModelShortcut, type Simulator, startSimulator } from './simulator'
-import { splitBytes } from './simulator-stream'
+import { pacedWaitMs, splitBytes } from './simulator-stream'
 
 const KEY = 'sk-sim-test'
 let sim: Simulator
@@ -491,5 +491,33 @@ describe('scenarios', () => {
     expect(reads.length).toBeGreaterThanOrEqual(4)
     // Three 40 ms gaps between four deltas.
     expect(reads.at(-1)! - reads[0]!).toBeGreaterThanOrEqual(110)
+  })
+
+  test('deltas keep to the clock: a stall is made up, so a stream does not gather the lag', async () => {
+    sim.setScenario('m', { chunks: 6, chunkDelayMs: 40 })
+    const res = await fetch(`${sim.url}/v1/chat/completions`, {
+      method: 'POST',
+      headers: bearer,
+      body: JSON.stringify({ model: 'm', stream: true, ...chatAsk }),
+    })
+    const reads: number[] = []
+    for await (const _ of res.body!) {
+      reads.push(performance.now())
+      // The simulator shares this event loop: hold it for 100 ms once, after the second delta.
+      if (reads.length === 2) for (const until = performance.now() + 100; performance.now() < until; );
+    }
+    // Five 40 ms gaps: the last delta is due 200 ms after the first. Paced from each previous
+    // send, it would come at 260 (the third delta 60 ms late, and every later one with it).
+    expect(reads.length).toBe(6)
+    const span = reads.at(-1)! - reads[0]!
+    expect(span).toBeGreaterThanOrEqual(190)
+    expect(span).toBeLessThan(230)
+  })
+
+  test('a late delta catches up, but never to less than half a gap after the previous one', () => {
+    expect(pacedWaitMs(1000, 1, 5, 1000)).toBe(5)
+    // Two gaps in, sent 0.8 ms late: the third is due at 1015.
+    expect(pacedWaitMs(1000, 3, 5, 1010.8)).toBeCloseTo(4.2)
+    expect(pacedWaitMs(1000, 3, 5, 1014.9)).toBe(2.5)
   })
 })

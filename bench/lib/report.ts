@@ -18,6 +18,10 @@ const range = (s: Spread | undefined, d: number) => {
 const signed = (s: Spread | undefined, d: number) =>
   s && Number.isFinite(s.median) ? `${s.median >= 0 ? '+' : ''}${range(s, d)}` : '—'
 const row = (cells: (string | number)[]) => `| ${cells.join(' | ')} |`
+const describeSvcWarmUp = (r: BenchResults) =>
+  `each phase's fresh svc first ran the phase's first scenario for ${Object.entries(r.plan.svcWarmupSec)
+    .map(([phase, sec]) => `${sec} s (${phase})`)
+    .join(', ')}`
 
 export function renderMarkdown(r: BenchResults): string {
   const lines: string[] = []
@@ -30,7 +34,7 @@ export function renderMarkdown(r: BenchResults): string {
       (pk ? `Portkey ${r.portkey.version}` : `Portkey — **unavailable in this run: ${r.portkey.reason}**`) +
       `, on ${r.environment.cores} cores (${r.environment.pinned ? 'gateway pinned to core 0; wrk, simulator and probes to core 1' : 'not pinned'}), ` +
       `${r.environment.network}. wrk ${r.environment.wrk}, Bun ${r.environment.bun}${r.environment.node ? `, Node ${r.environment.node}` : ''}, kernel ${r.environment.kernel}. ` +
-      `${r.plan.repeats} repeat(s) of ${r.plan.durationSec} s per target (after ${r.plan.warmupSec} s of warm-up), target order rotated; ` +
+      `${r.plan.repeats} repeat(s) of ${r.plan.durationSec} s per target (after ${r.plan.warmupSec} s of warm-up; ${describeSvcWarmUp(r)}), target order rotated; ` +
       `figures are medians with the min–max over repeats; a ratio pairs the targets of the same repeat. Whole run ${fixed(r.wallSec, 0)} s.`,
     '',
     '## Key figures',

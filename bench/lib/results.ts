@@ -88,6 +88,8 @@ export interface BenchResults {
   plan: {
     durationSec: number
     warmupSec: number
+    /** Per phase: svc's own warm-up before the phase's first scenario. */
+    svcWarmupSec: Record<string, number>
     repeats: number
     probeStreams: number
     openStreams: number

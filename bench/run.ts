@@ -286,7 +286,7 @@ const available = (r: Running, endpoints: Endpoint[]) =>
 /**
  * Every other target runs for the whole bench, but each phase starts a fresh svc (its own config),
  * whose JIT then compiles for its first ~20,000 streams (300–400 ms of a 6-s run's CPU on svc's
- * core, against ~40 ms after), so the phase's first repeat measured a process still compiling
+ * core, against ~40–180 ms after), so the phase's first repeat measured a process still compiling
  * (1,478 µs a stream, then 1,066–1,085). svc runs the phase's first scenario this long first.
  */
 async function warmUpSvc(r: Running, phase: Phase, scenario: Scenario, run: { url: string; script: string }) {

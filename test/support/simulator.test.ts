@@ -479,15 +479,24 @@ describe('scenarios', () => {
     expect(deltas).toBe(6)
   })
 
-  test('streams are paced frame by frame, not buffered', async () => {
-    sim.setScenario('m', { chunks: 4, chunkDelayMs: 40 })
+  /** When each network read of a streamed chat answer arrived; `afterRead` runs after each. */
+  async function readTimes(model: string, afterRead: (count: number) => void = () => {}): Promise<number[]> {
     const res = await fetch(`${sim.url}/v1/chat/completions`, {
       method: 'POST',
       headers: bearer,
-      body: JSON.stringify({ model: 'm', stream: true, ...chatAsk }),
+      body: JSON.stringify({ model, stream: true, ...chatAsk }),
     })
     const reads: number[] = []
-    for await (const _ of res.body!) reads.push(performance.now())
+    for await (const _ of res.body!) {
+      reads.push(performance.now())
+      afterRead(reads.length)
+    }
+    return reads
+  }
+
+  test('streams are paced frame by frame, not buffered', async () => {
+    sim.setScenario('m', { chunks: 4, chunkDelayMs: 40 })
+    const reads = await readTimes('m')
     expect(reads.length).toBeGreaterThanOrEqual(4)
     // Three 40 ms gaps between four deltas.
     expect(reads.at(-1)! - reads[0]!).toBeGreaterThanOrEqual(110)
@@ -495,17 +504,10 @@ describe('scenarios', () => {
 
   test('deltas keep to the clock: a stall is made up, so a stream does not gather the lag', async () => {
     sim.setScenario('m', { chunks: 6, chunkDelayMs: 40 })
-    const res = await fetch(`${sim.url}/v1/chat/completions`, {
-      method: 'POST',
-      headers: bearer,
-      body: JSON.stringify({ model: 'm', stream: true, ...chatAsk }),
+    // The simulator shares this event loop: hold it for 100 ms once, after the second delta.
+    const reads = await readTimes('m', (count) => {
+      if (count === 2) for (const until = performance.now() + 100; performance.now() < until; );
     })
-    const reads: number[] = []
-    for await (const _ of res.body!) {
-      reads.push(performance.now())
-      // The simulator shares this event loop: hold it for 100 ms once, after the second delta.
-      if (reads.length === 2) for (const until = performance.now() + 100; performance.now() < until; );
-    }
     // Five 40 ms gaps: the last delta is due 200 ms after the first. Paced from each previous
     // send, it would come at 260 (the third delta 60 ms late, and every later one with it).
     expect(reads.length).toBe(6)

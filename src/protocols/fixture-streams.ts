@@ -1,6 +1,7 @@
 // Test-only helpers for the codec tests: load golden transcripts and replay them in awkward chunks.
 
 import { join } from 'node:path'
+import type { StreamCodec } from '../exchange/stream-codec'
 import { parseSse, type SseEvent } from './sse'
 
 const fixturesDir = join(import.meta.dir, '../../test/fixtures')
@@ -26,6 +27,28 @@ export async function collect<T>(items: AsyncIterable<T>): Promise<T[]> {
   const out: T[] = []
   for await (const item of items) out.push(item)
   return out
+}
+
+/**
+ * A stream codec run over an async source one item at a time, as the relay runs it one read at a
+ * time: it stops reading once the codec is done, and a source failure (a thrown read, a
+ * malformed frame in an earlier step) goes to the encoder's `fail`, or is thrown.
+ */
+export async function* runCodec<In, Out>(
+  codec: StreamCodec<In, Out> & { fail?(error: unknown): Out[] },
+  source: AsyncIterable<In>,
+): AsyncGenerator<Out> {
+  try {
+    for await (const item of source) {
+      yield* codec.push(item)
+      if (codec.done) return
+    }
+  } catch (error) {
+    if (!codec.fail) throw error
+    yield* codec.fail(error)
+    return
+  }
+  yield* codec.end()
 }
 
 export const sseOf = (text: string): AsyncGenerator<SseEvent> => parseSse(bytesCutAt(text, []))

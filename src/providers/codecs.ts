@@ -2,17 +2,18 @@
 // streams and errors map to the neutral exchange. No provider-name branches anywhere else.
 import type { ProviderConfig } from '../config/load'
 import type { ProviderKind } from '../config/schema'
+import type { StreamCodec } from '../exchange/stream-codec'
 import type { ExchangeEvent, ExchangeRequest, ExchangeResponse, UpstreamErrorInfo } from '../exchange/types'
 import { decodeAnthropicError } from '../protocols/anthropic/errors'
 import { decodeAnthropicResponse } from '../protocols/anthropic/decode-anthropic-response'
-import { decodeAnthropicStream } from '../protocols/anthropic/decode-anthropic-stream'
+import { anthropicStreamDecoder } from '../protocols/anthropic/decode-anthropic-stream'
 import { encodeAnthropicRequest } from '../protocols/anthropic/encode-anthropic-request'
 import { decodeChatResponse } from '../protocols/openai-chat/decode-chat-response'
-import { decodeChatStream } from '../protocols/openai-chat/decode-chat-stream'
+import { chatStreamDecoder } from '../protocols/openai-chat/decode-chat-stream'
 import { encodeChatRequest } from '../protocols/openai-chat/encode-chat-request'
 import { decodeChatError } from '../protocols/openai-chat/errors'
 import { decodeResponsesResponse } from '../protocols/openai-responses/decode-responses-response'
-import { decodeResponsesStream } from '../protocols/openai-responses/decode-responses-stream'
+import { responsesStreamDecoder } from '../protocols/openai-responses/decode-responses-stream'
 import { encodeResponsesRequest } from '../protocols/openai-responses/encode-responses-request'
 import { decodeResponsesError } from '../protocols/openai-responses/errors'
 import type { SseEvent } from '../protocols/sse'
@@ -25,7 +26,8 @@ export interface ProviderCodec {
   forwardedHeaders: readonly string[]
   encodeRequest(req: ExchangeRequest, upstreamModel: string, provider: ProviderConfig): Record<string, unknown>
   decodeResponse(json: unknown): ExchangeResponse
-  decodeStream(events: AsyncIterable<SseEvent>): AsyncIterable<ExchangeEvent>
+  /** A fresh decoder for one stream: upstream SSE frames → neutral events. */
+  streamDecoder(): StreamCodec<SseEvent, ExchangeEvent>
   decodeError(status: number, bodyText: string): UpstreamErrorInfo
 }
 
@@ -38,7 +40,7 @@ export const codecs: Record<ProviderKind, ProviderCodec> = {
     forwardedHeaders: ['anthropic-version', 'anthropic-beta'],
     encodeRequest: (req, model) => encodeAnthropicRequest(req, model),
     decodeResponse: decodeAnthropicResponse,
-    decodeStream: decodeAnthropicStream,
+    streamDecoder: anthropicStreamDecoder,
     decodeError: decodeAnthropicError,
   },
   'openai-chat': {
@@ -47,7 +49,7 @@ export const codecs: Record<ProviderKind, ProviderCodec> = {
     forwardedHeaders: [],
     encodeRequest: (req, model, provider) => encodeChatRequest(req, model, { maxTokensField: provider.maxTokensField }),
     decodeResponse: decodeChatResponse,
-    decodeStream: decodeChatStream,
+    streamDecoder: chatStreamDecoder,
     decodeError: decodeChatError,
   },
   'openai-responses': {
@@ -56,7 +58,7 @@ export const codecs: Record<ProviderKind, ProviderCodec> = {
     forwardedHeaders: [],
     encodeRequest: (req, model) => encodeResponsesRequest(req, model),
     decodeResponse: decodeResponsesResponse,
-    decodeStream: decodeResponsesStream,
+    streamDecoder: responsesStreamDecoder,
     decodeError: decodeResponsesError,
   },
 }

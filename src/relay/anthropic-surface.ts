@@ -2,7 +2,7 @@
 import { decodeAnthropicRequest } from '../protocols/anthropic/decode-anthropic-request'
 import { anthropicUsage } from '../protocols/anthropic/decode-anthropic-response'
 import { encodeAnthropicResponse } from '../protocols/anthropic/encode-anthropic-response'
-import { encodeAnthropicStream } from '../protocols/anthropic/encode-anthropic-stream'
+import { anthropicStreamEncoder } from '../protocols/anthropic/encode-anthropic-stream'
 import { anthropicErrorTypeForKind, encodeAnthropicError } from '../protocols/anthropic/errors'
 import { createAnthropicPassThroughMeter, rewriteMessageStart } from '../protocols/anthropic/usage-meter'
 import { encodeSse } from '../protocols/sse'
@@ -61,6 +61,5 @@ export const anthropicSurface: InboundSurface = {
   // `model` is the concrete upstream model (the contract), as the upstream named it.
   encodeResponse: (response, ids) =>
     encodeAnthropicResponse(response, { id: messageId(ids.requestId), model: response.model }),
-  encodeStream: (events, ids, ctx) =>
-    encodeAnthropicStream(events, { id: messageId(ids.requestId), model: ctx.upstreamModel }),
+  streamEncoder: (ids, ctx) => anthropicStreamEncoder({ id: messageId(ids.requestId), model: ctx.upstreamModel }),
 }

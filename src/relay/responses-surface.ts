@@ -6,7 +6,7 @@ import { encodeSse } from '../protocols/sse'
 import { decodeResponsesRequest } from '../protocols/openai-responses/decode-responses-request'
 import { responsesUsage } from '../protocols/openai-responses/decode-responses-response'
 import { encodeResponsesResponse, messageItemId } from '../protocols/openai-responses/encode-responses-response'
-import { encodeResponsesStream } from '../protocols/openai-responses/encode-responses-stream'
+import { responsesStreamEncoder } from '../protocols/openai-responses/encode-responses-stream'
 import { encodeGatewayErrorAsOpenAI } from '../protocols/openai-responses/errors'
 import type { ResponsesBody } from '../protocols/openai-responses/schema'
 import { createResponsesPassThroughMeter } from '../protocols/openai-responses/usage-meter'
@@ -85,5 +85,5 @@ export const responsesSurface: InboundSurface = {
     }
   },
   encodeResponse: (response, ids, body) => encodeResponsesResponse(response, { ...idsFor(ids), request: body }),
-  encodeStream: (events, ids, ctx) => encodeResponsesStream(events, { ...idsFor(ids), request: ctx.body }),
+  streamEncoder: (ids, ctx) => responsesStreamEncoder({ ...idsFor(ids), request: ctx.body }),
 }

@@ -2,12 +2,13 @@
 // way, with the first frame produced before the Response exists so that a candidate failing
 // before it still falls back.
 import type { Deps } from '../deps'
+import { pipe, type StreamCodec, type StreamEncoder } from '../exchange/stream-codec'
 import type { UpstreamErrorInfo, Usage } from '../exchange/types'
 import { GatewayError } from '../lib/errors'
 import type { SseEvent } from '../protocols/sse'
 import { upstreamFailure } from '../providers/call-upstream'
 import { codecs } from '../providers/codecs'
-import { meterEvents, newStreamMeter } from './meter'
+import { meterStep, newStreamMeter } from './meter'
 import { record, servedFirstByte } from './outcome'
 import { expectContentType } from './send'
 import type { AnsweredAttempt } from './attempt'
@@ -70,10 +71,9 @@ export async function streamAnswer(
     }
   } else {
     const meter = newStreamMeter()
-    const events = meterEvents(codecs[a.leg.candidate.provider.kind].decodeStream(upstream.each()), meter)
-    clientFrames = a.surface
-      .encodeStream(events, a.ids, { upstreamModel: a.leg.candidate.model.upstreamModel, body: a.body })
-      [Symbol.asyncIterator]()
+    const encoder = a.surface.streamEncoder(a.ids, { upstreamModel: a.leg.candidate.model.upstreamModel, body: a.body })
+    const decoder = codecs[a.leg.candidate.provider.kind].streamDecoder()
+    clientFrames = translatedText(upstream, pipe(pipe(decoder, meterStep(meter)), encoder), encoder)
     received = () => ({ ...meter, clean: meter.finished && !meter.error })
     failedBeforeStart = () => {
       if (meter.started) return undefined
@@ -212,6 +212,52 @@ function passThroughText(upstream: UpstreamFrames, frame: (event: SseEvent) => s
     async return() {
       await upstream.close()
       return { done: true, value: undefined }
+    },
+  }
+}
+
+/**
+ * The translated relay's pieces: what one read of the upstream completed, decoded, metered and
+ * encoded in one synchronous step, as one write. A failure anywhere (a read, a timeout, a
+ * malformed frame) becomes the encoder's in-stream error, after the frames before it.
+ */
+function translatedText(
+  upstream: UpstreamFrames,
+  translate: StreamCodec<SseEvent, string>,
+  encoder: StreamEncoder,
+): AsyncIterator<string> {
+  const ended = { done: true, value: undefined } as const
+  let finished = false
+  return {
+    async next() {
+      while (!finished) {
+        let text = ''
+        try {
+          const events = await upstream.next()
+          if (events === undefined) {
+            text = translate.end().join('')
+          } else {
+            for (const event of events) {
+              text += translate.push(event).join('')
+              if (translate.done) break
+            }
+          }
+        } catch (error) {
+          text += encoder.fail(error).join('')
+          finished = true
+        }
+        if (translate.done || finished) {
+          finished = true
+          await upstream.close()
+        }
+        if (text !== '') return { done: false, value: text }
+      }
+      return ended
+    },
+    async return() {
+      finished = true
+      await upstream.close()
+      return ended
     },
   }
 }

@@ -1,7 +1,8 @@
 // What the relay needs to know about the shape the client spoke: how to decode it, when the
 // upstream speaks the same shape (pass-through), and how to encode answers and errors back.
 import type { ProviderKind } from '../config/schema'
-import type { ExchangeEvent, ExchangeRequest, ExchangeResponse, UpstreamErrorInfo, Usage } from '../exchange/types'
+import type { StreamEncoder } from '../exchange/stream-codec'
+import type { ExchangeRequest, ExchangeResponse, UpstreamErrorInfo, Usage } from '../exchange/types'
 import type { Surface } from '../http/errors'
 import type { GatewayError } from '../lib/errors'
 import type { SseEvent } from '../protocols/sse'
@@ -45,9 +46,5 @@ export interface InboundSurface {
   passThroughStream(ids: ClientIds): PassThroughStream
   encodeResponse(response: ExchangeResponse, ids: ClientIds, body: Record<string, unknown>): unknown
   /** Translated streams: the encoder itself turns upstream failures into the surface's error events. */
-  encodeStream(
-    events: AsyncIterable<ExchangeEvent>,
-    ids: ClientIds,
-    ctx: { upstreamModel: string; body: Record<string, unknown> },
-  ): AsyncIterable<string>
+  streamEncoder(ids: ClientIds, ctx: { upstreamModel: string; body: Record<string, unknown> }): StreamEncoder
 }

@@ -96,19 +96,12 @@ describe('UpstreamFrames', () => {
     expect(frames.next()).rejects.toThrow('upstream closed the connection before the body ended')
   })
 
-  test('close cancels a body still sending, and each() closes it when its consumer stops', async () => {
+  test('close cancels a body still sending', async () => {
     const first = paced([0, 50, 50].map((ms, i) => [ms, frame(i)]))
     const frames = new UpstreamFrames(first.body, 1000, () => {})
     await frames.next()
     await frames.close()
     expect(first.cancelled()).toBe(true)
     expect(await frames.next()).toBeUndefined()
-
-    const second = paced([0, 50, 50].map((ms, i) => [ms, frame(i)]))
-    for await (const event of new UpstreamFrames(second.body, 1000, () => {}).each()) {
-      expect(event.data).toBe('{"i":0}')
-      break
-    }
-    expect(second.cancelled()).toBe(true)
   })
 })

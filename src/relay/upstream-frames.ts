@@ -41,19 +41,6 @@ export class UpstreamFrames {
     return undefined
   }
 
-  /** One frame at a time, for the translating decoders; the body is closed when they stop. */
-  async *each(): AsyncGenerator<SseEvent> {
-    try {
-      for (;;) {
-        const events = await this.next()
-        if (events === undefined) return
-        yield* events
-      }
-    } finally {
-      await this.close()
-    }
-  }
-
   /** Stops the watchdog and cancels the body if it has not ended (the upstream stops sending). */
   async close(): Promise<void> {
     this.stopWatching()

@@ -1,13 +1,13 @@
 import { describe, expect, test } from 'bun:test'
 import type { ExchangeEvent } from '../../exchange/types'
 import { GatewayError } from '../../lib/errors'
-import { collect, readFixture, sseOf } from '../fixture-streams'
+import { collect, readFixture, runCodec, sseOf } from '../fixture-streams'
 import { encodeSse } from '../sse'
-import { decodeAnthropicStream } from './decode-anthropic-stream'
+import { anthropicStreamDecoder } from './decode-anthropic-stream'
 
-const decodeText = (text: string): Promise<ExchangeEvent[]> => collect(decodeAnthropicStream(sseOf(text)))
+const decodeText = (text: string): Promise<ExchangeEvent[]> => collect(runCodec(anthropicStreamDecoder(), sseOf(text)))
 
-describe('decodeAnthropicStream', () => {
+describe('anthropicStreamDecoder', () => {
   test('5.1 thinking + text', async () => {
     expect(await decodeText(await readFixture('anthropic/thinking-text.sse'))).toEqual([
       {

@@ -1,6 +1,7 @@
 // Anthropic SSE frames → neutral exchange events. Block indices are renumbered densely because
 // server-tool blocks (server_tool_use, web_search_tool_result…) have no neutral form and are skipped.
 
+import type { StreamCodec } from '../../exchange/stream-codec'
 import type { BlockStart, ExchangeEvent } from '../../exchange/types'
 import { GatewayError } from '../../lib/errors'
 import type { SseEvent } from '../sse'
@@ -19,76 +20,90 @@ const handled = new Set([
   'error',
 ])
 
-export async function* decodeAnthropicStream(events: AsyncIterable<SseEvent>): AsyncGenerator<ExchangeEvent> {
+export function anthropicStreamDecoder(): StreamCodec<SseEvent, ExchangeEvent> {
   // Upstream index → our index; a missing entry means the block was skipped, and so are its deltas.
   const indices = new Map<number, number>()
   let nextIndex = 0
-  for await (const event of events) {
+  let done = false
+
+  const decode = (event: SseEvent): ExchangeEvent[] => {
     // New event types may appear at any time; only the ones we act on are parsed.
-    if (event.event !== undefined && !handled.has(event.event)) continue
+    if (event.event !== undefined && !handled.has(event.event)) return []
     const payload = parseFrame(event)
     const type = event.event ?? readString(payload, 'type')
     switch (type) {
       case 'message_start': {
         const message = readObject(payload, 'message') ?? {}
-        yield {
-          type: 'start',
-          id: readString(message, 'id') ?? '',
-          model: readString(message, 'model') ?? '',
-          usage: anthropicUsage(message.usage),
-        }
-        break
+        return [
+          {
+            type: 'start',
+            id: readString(message, 'id') ?? '',
+            model: readString(message, 'model') ?? '',
+            usage: anthropicUsage(message.usage),
+          },
+        ]
       }
       case 'content_block_start': {
         const upstreamIndex = readNumber(payload, 'index')
         const block = readObject(payload, 'content_block')
         const start = block && decodeBlockStart(block)
-        if (upstreamIndex === undefined || !block || !start) break
+        if (upstreamIndex === undefined || !block || !start) return []
         const index = nextIndex++
         indices.set(upstreamIndex, index)
-        yield { type: 'block_start', index, block: start }
+        const out: ExchangeEvent[] = [{ type: 'block_start', index, block: start }]
         // Anthropic starts text and thinking empty; anything else would otherwise be lost.
         const text = start.kind === 'text' ? readString(block, 'text') : undefined
-        if (text) yield { type: 'text_delta', index, text }
+        if (text) out.push({ type: 'text_delta', index, text })
         const thinking = start.kind === 'thinking' ? readString(block, 'thinking') : undefined
-        if (thinking) yield { type: 'thinking_delta', index, thinking }
-        break
+        if (thinking) out.push({ type: 'thinking_delta', index, thinking })
+        return out
       }
       case 'content_block_delta': {
         const index = indices.get(readNumber(payload, 'index') ?? -1)
         const delta = readObject(payload, 'delta')
-        if (index === undefined || !delta) break
+        if (index === undefined || !delta) return []
         const decoded = decodeDelta(index, delta)
-        if (decoded) yield decoded
-        break
+        return decoded ? [decoded] : []
       }
       case 'content_block_stop': {
         const index = indices.get(readNumber(payload, 'index') ?? -1)
-        if (index !== undefined) yield { type: 'block_stop', index }
-        break
+        return index === undefined ? [] : [{ type: 'block_stop', index }]
       }
       case 'message_delta': {
-        if (isObject(payload.usage)) yield { type: 'usage', usage: anthropicUsagePartial(payload.usage) }
+        const out: ExchangeEvent[] = []
+        if (isObject(payload.usage)) out.push({ type: 'usage', usage: anthropicUsagePartial(payload.usage) })
         const delta = readObject(payload, 'delta')
         if (delta && typeof delta.stop_reason === 'string') {
-          yield {
+          out.push({
             type: 'finish',
             reason: decodeAnthropicStopReason(delta.stop_reason),
             stopSequence: readString(delta, 'stop_sequence') ?? null,
-          }
+          })
         }
-        break
+        return out
       }
       case 'message_stop':
-        return
+        done = true
+        return []
       case 'error': {
+        done = true
         const error = readObject(payload, 'error') ?? {}
         const errorType = readString(error, 'type') ?? 'api_error'
         const message = readString(error, 'message') ?? 'upstream stream error'
-        yield { type: 'error', error: { status: statusForAnthropicErrorType(errorType), type: errorType, message } }
-        return
+        return [{ type: 'error', error: { status: statusForAnthropicErrorType(errorType), type: errorType, message } }]
       }
+      default:
+        return []
     }
+  }
+
+  return {
+    push: (event) => (done ? [] : decode(event)),
+    // Cut off before message_stop: no finish, so the encoder reports the stream as broken.
+    end: () => [],
+    get done() {
+      return done
+    },
   }
 }
 

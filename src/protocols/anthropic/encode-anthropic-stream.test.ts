@@ -2,20 +2,23 @@ import { describe, expect, test } from 'bun:test'
 import Anthropic from '@anthropic-ai/sdk'
 import type { ExchangeEvent } from '../../exchange/types'
 import { GatewayError } from '../../lib/errors'
-import { collect, framesOf, iterate, readFixture, sseOf } from '../fixture-streams'
-import { decodeChatStream } from '../openai-chat/decode-chat-stream'
-import { decodeAnthropicStream } from './decode-anthropic-stream'
-import { encodeAnthropicStream } from './encode-anthropic-stream'
+import { collect, framesOf, iterate, readFixture, runCodec, sseOf } from '../fixture-streams'
+import { chatStreamDecoder } from '../openai-chat/decode-chat-stream'
+import { anthropicStreamDecoder } from './decode-anthropic-stream'
+import { anthropicStreamEncoder } from './encode-anthropic-stream'
 
 const ids = { id: 'msg_gw_0001', model: 'gpt-4o-mini' }
 
 const encodeText = async (events: AsyncIterable<ExchangeEvent>, opts = ids): Promise<string> =>
-  (await collect(encodeAnthropicStream(events, opts))).join('')
+  (await collect(runCodec(anthropicStreamEncoder(opts), events))).join('')
 
 const encodeEvents = (events: ExchangeEvent[]): Promise<string> => encodeText(iterate(events))
 
 async function translateChat(fixture: string, model: string): Promise<string> {
-  return encodeText(decodeChatStream(sseOf(await readFixture(`openai-chat/${fixture}`))), { ...ids, model })
+  return encodeText(runCodec(chatStreamDecoder(), sseOf(await readFixture(`openai-chat/${fixture}`))), {
+    ...ids,
+    model,
+  })
 }
 
 /** What the official SDK makes of our stream: if it can't parse us, we are wrong. */
@@ -29,7 +32,7 @@ async function sdkFinalMessage(sse: string): Promise<unknown> {
 
 const start: ExchangeEvent = { type: 'start', id: 'up', model: 'up-model' }
 
-describe('encodeAnthropicStream: Chat upstream goldens', () => {
+describe('anthropicStreamEncoder: Chat upstream goldens', () => {
   const goldens: [string, string, string][] = [
     ['tool-call.sse', 'expected-from-chat-tool-call.sse', 'gpt-4o-mini'],
     ['text-include-usage.sse', 'expected-from-chat-text-include-usage.sse', 'gpt-4o-mini'],
@@ -74,12 +77,12 @@ describe('encodeAnthropicStream: Chat upstream goldens', () => {
   })
 })
 
-describe('encodeAnthropicStream: Anthropic round trips', () => {
+describe('anthropicStreamEncoder: Anthropic round trips', () => {
   for (const fixture of ['thinking-text.sse', 'text-tool-use.sse']) {
     test(`${fixture} → decode → encode keeps every event, block and count`, async () => {
       const original = await readFixture(`anthropic/${fixture}`)
       const opts = { id: 'msg_gw_rt', model: 'claude-sonnet-4-5' }
-      const encoded = await encodeText(decodeAnthropicStream(sseOf(original)), opts)
+      const encoded = await encodeText(runCodec(anthropicStreamDecoder(), sseOf(original)), opts)
 
       const before = (await framesOf(original)).filter((f) => f.event !== 'ping')
       const after = await framesOf(encoded)
@@ -97,7 +100,10 @@ describe('encodeAnthropicStream: Anthropic round trips', () => {
 
   test('5.9 mid-stream error: frames reproduced, no message_stop, the SDK raises the error type', async () => {
     const original = await readFixture('anthropic/mid-stream-error.sse')
-    const encoded = await encodeText(decodeAnthropicStream(sseOf(original)), { id: 'x', model: 'claude-sonnet-4-5' })
+    const encoded = await encodeText(runCodec(anthropicStreamDecoder(), sseOf(original)), {
+      id: 'x',
+      model: 'claude-sonnet-4-5',
+    })
     const before = await framesOf(original)
     const after = await framesOf(encoded)
     expect(after.slice(1)).toEqual(before.slice(1))
@@ -107,7 +113,7 @@ describe('encodeAnthropicStream: Anthropic round trips', () => {
   })
 })
 
-describe('encodeAnthropicStream: ordering rules', () => {
+describe('anthropicStreamEncoder: ordering rules', () => {
   test('message_delta is held until the source ends and carries the last usage', async () => {
     const frames = await framesOf(
       await encodeEvents([
@@ -231,20 +237,22 @@ describe('encodeAnthropicStream: ordering rules', () => {
     expect(exceeded.at(-2)?.data).toMatchObject({ delta: { stop_reason: 'model_context_window_exceeded' } })
   })
 
-  test('closing the consumer early closes the source', async () => {
-    let closed = false
-    async function* endless(): AsyncGenerator<ExchangeEvent> {
-      try {
-        yield start
-        yield { type: 'block_start', index: 0, block: { kind: 'text' } }
-        for (;;) yield { type: 'text_delta', index: 0, text: 'x' }
-      } finally {
-        closed = true
-      }
-    }
-    for await (const frame of encodeAnthropicStream(endless(), ids)) {
-      if (frame.includes('text_delta')) break
-    }
-    expect(closed).toBe(true)
+  test('once ended, the encoder says nothing more: not for late events, an end, or a failure', () => {
+    const afterError = anthropicStreamEncoder(ids)
+    afterError.push(start)
+    expect(afterError.push({ type: 'error', error: { status: 500, type: 'api_error', message: 'x' } })).toHaveLength(1)
+    expect(afterError.done).toBe(true)
+    expect(afterError.push({ type: 'text_delta', index: 0, text: 'late' })).toEqual([])
+    expect(afterError.end()).toEqual([])
+    expect(afterError.fail(new Error('late'))).toEqual([])
+
+    const afterEnd = anthropicStreamEncoder(ids)
+    afterEnd.push(start)
+    afterEnd.push({ type: 'finish', reason: 'end_turn' })
+    expect(afterEnd.done).toBe(false)
+    expect(afterEnd.end().at(-1)).toContain('message_stop')
+    expect(afterEnd.done).toBe(true)
+    expect(afterEnd.fail(new Error('late'))).toEqual([])
+    expect(afterEnd.end()).toEqual([])
   })
 })

@@ -1,6 +1,7 @@
 // Neutral exchange events → Anthropic SSE frames in exactly Anthropic's order, so the official
 // SDK and Claude Code accept the stream whatever upstream produced it (wire-formats §1.7, §4.9).
 
+import type { StreamEncoder } from '../../exchange/stream-codec'
 import {
   type BlockStart,
   emptyUsage,
@@ -24,10 +25,8 @@ interface OpenBlock {
   kind: BlockStart['kind']
 }
 
-export async function* encodeAnthropicStream(
-  events: AsyncIterable<ExchangeEvent>,
-  opts: { id: string; model: string },
-): AsyncGenerator<string> {
+export function anthropicStreamEncoder(opts: { id: string; model: string }): StreamEncoder {
+  let done = false
   let started = false
   let nextIndex = 0
   let open: OpenBlock | undefined
@@ -68,84 +67,99 @@ export async function* encodeAnthropicStream(
   const delta = (block: OpenBlock, payload: Record<string, unknown>): string =>
     encodeSse('content_block_delta', { type: 'content_block_delta', index: block.index, delta: payload })
 
-  try {
-    for await (const event of events) {
-      if (event.type === 'error') {
-        yield encodeErrorFrame(event.error.type, event.error.message)
-        return
-      }
-      if (!started) yield start(event.type === 'start' ? event.usage : undefined)
-      switch (event.type) {
-        case 'block_start': {
-          const kind = event.block.kind
-          const isReasoning = kind === 'thinking' || kind === 'redacted_thinking'
-          // Thinking after text or a tool call makes Claude Code discard the whole response.
-          if (isReasoning && sawTextOrTool) break
-          if (open) yield stop(open)
-          if (!isReasoning) sawTextOrTool = true
-          open = { source: event.index, index: nextIndex++, kind }
-          yield encodeSse('content_block_start', {
+  const encode = (event: ExchangeEvent): string[] => {
+    if (event.type === 'error') {
+      done = true
+      return [encodeErrorFrame(event.error.type, event.error.message)]
+    }
+    const out: string[] = []
+    if (!started) out.push(start(event.type === 'start' ? event.usage : undefined))
+    switch (event.type) {
+      case 'block_start': {
+        const kind = event.block.kind
+        const isReasoning = kind === 'thinking' || kind === 'redacted_thinking'
+        // Thinking after text or a tool call makes Claude Code discard the whole response.
+        if (isReasoning && sawTextOrTool) break
+        if (open) out.push(stop(open))
+        if (!isReasoning) sawTextOrTool = true
+        open = { source: event.index, index: nextIndex++, kind }
+        out.push(
+          encodeSse('content_block_start', {
             type: 'content_block_start',
             index: open.index,
             content_block: encodeBlockSkeleton(event.block),
-          })
-          break
-        }
-        case 'text_delta':
-          if (open?.source === event.index && open.kind === 'text') {
-            yield delta(open, { type: 'text_delta', text: event.text })
-          }
-          break
-        case 'thinking_delta':
-          if (open?.source === event.index && open.kind === 'thinking') {
-            yield delta(open, { type: 'thinking_delta', thinking: event.thinking })
-          }
-          break
-        case 'signature_delta':
-          if (open?.source === event.index && open.kind === 'thinking') {
-            yield delta(open, { type: 'signature_delta', signature: event.signature })
-          }
-          break
-        case 'tool_args_delta':
-          if (open?.source === event.index && open.kind === 'tool_use') {
-            yield delta(open, { type: 'input_json_delta', partial_json: event.partialJson })
-          }
-          break
-        case 'block_stop':
-          // Deltas or stops for a dropped or already closed block would make clients report
-          // "Content block not found"; they go nowhere.
-          if (open?.source === event.index) yield stop(open)
-          break
-        case 'usage':
-          overwriteUsage(usage, event.usage)
-          break
-        case 'finish':
-          // Held: Chat sends its usage after finish_reason, and message_delta must carry it.
-          finish = { reason: event.reason, stopSequence: event.stopSequence ?? null }
-          break
+          }),
+        )
+        break
       }
+      case 'text_delta':
+        if (open?.source === event.index && open.kind === 'text') {
+          out.push(delta(open, { type: 'text_delta', text: event.text }))
+        }
+        break
+      case 'thinking_delta':
+        if (open?.source === event.index && open.kind === 'thinking') {
+          out.push(delta(open, { type: 'thinking_delta', thinking: event.thinking }))
+        }
+        break
+      case 'signature_delta':
+        if (open?.source === event.index && open.kind === 'thinking') {
+          out.push(delta(open, { type: 'signature_delta', signature: event.signature }))
+        }
+        break
+      case 'tool_args_delta':
+        if (open?.source === event.index && open.kind === 'tool_use') {
+          out.push(delta(open, { type: 'input_json_delta', partial_json: event.partialJson }))
+        }
+        break
+      case 'block_stop':
+        // Deltas or stops for a dropped or already closed block would make clients report
+        // "Content block not found"; they go nowhere.
+        if (open?.source === event.index) out.push(stop(open))
+        break
+      case 'usage':
+        overwriteUsage(usage, event.usage)
+        break
+      case 'finish':
+        // Held: Chat sends its usage after finish_reason, and message_delta must carry it.
+        finish = { reason: event.reason, stopSequence: event.stopSequence ?? null }
+        break
     }
-  } catch (error) {
-    yield encodeCaughtError(error)
-    return
+    return out
   }
 
-  if (!finish) {
-    yield encodeErrorFrame('api_error', 'upstream stream ended early')
-    return
+  const close = (): string[] => {
+    if (!finish) return [encodeErrorFrame('api_error', 'upstream stream ended early')]
+    if (finish.reason === 'error') return [encodeErrorFrame('api_error', 'upstream reported an error while generating')]
+    const out: string[] = []
+    if (!started) out.push(start(undefined))
+    if (open) out.push(stop(open))
+    out.push(
+      encodeSse('message_delta', {
+        type: 'message_delta',
+        delta: { stop_reason: encodeAnthropicStopReason(finish.reason), stop_sequence: finish.stopSequence },
+        usage: encodeAnthropicUsage(usage),
+      }),
+    )
+    out.push(encodeSse('message_stop', { type: 'message_stop' }))
+    return out
   }
-  if (finish.reason === 'error') {
-    yield encodeErrorFrame('api_error', 'upstream reported an error while generating')
-    return
+
+  /** Whatever ends the stream says so once; later input goes nowhere. */
+  const last = (frames: () => string[]): string[] => {
+    if (done) return []
+    done = true
+    return frames()
   }
-  if (!started) yield start(undefined)
-  if (open) yield stop(open)
-  yield encodeSse('message_delta', {
-    type: 'message_delta',
-    delta: { stop_reason: encodeAnthropicStopReason(finish.reason), stop_sequence: finish.stopSequence },
-    usage: encodeAnthropicUsage(usage),
-  })
-  yield encodeSse('message_stop', { type: 'message_stop' })
+
+  return {
+    push: (event) => (done ? [] : encode(event)),
+    end: () => last(close),
+    fail: (error) => last(() => [encodeCaughtError(error)]),
+    get done() {
+      return done
+    },
+  }
 }
 
 function encodeBlockSkeleton(block: BlockStart): Record<string, unknown> {

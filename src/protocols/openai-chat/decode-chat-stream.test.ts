@@ -1,10 +1,10 @@
 import { describe, expect, test } from 'bun:test'
 import type { ExchangeEvent } from '../../exchange/types'
 import { GatewayError } from '../../lib/errors'
-import { collect, readFixture, sseOf } from '../fixture-streams'
-import { decodeChatStream } from './decode-chat-stream'
+import { collect, readFixture, runCodec, sseOf } from '../fixture-streams'
+import { chatStreamDecoder } from './decode-chat-stream'
 
-const decodeText = (text: string): Promise<ExchangeEvent[]> => collect(decodeChatStream(sseOf(text)))
+const decodeText = (text: string): Promise<ExchangeEvent[]> => collect(runCodec(chatStreamDecoder(), sseOf(text)))
 
 type Delta = Record<string, unknown>
 const chunk = (delta: Delta | null, extra: Record<string, unknown> = {}): string =>
@@ -25,7 +25,7 @@ const tool = (index: number, fields: { id?: string; name?: string; args?: string
   ],
 })
 
-describe('decodeChatStream', () => {
+describe('chatStreamDecoder', () => {
   test('5.4 text with the usage chunk after finish', async () => {
     expect(await decodeText(await readFixture('openai-chat/text-include-usage.sse'))).toEqual([
       { type: 'start', id: 'chatcmpl-golden01', model: 'gpt-4o-mini-2024-07-18' },

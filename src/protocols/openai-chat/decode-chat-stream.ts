@@ -2,6 +2,7 @@
 // wants one block open at a time, dense indices, thinking first, and whole tool calls; Chat gives
 // interleavable fragments keyed by tool index, so this is a small state machine.
 
+import type { StreamCodec } from '../../exchange/stream-codec'
 import type { ExchangeEvent, StopReason, Usage } from '../../exchange/types'
 import { GatewayError } from '../../lib/errors'
 import type { SseEvent } from '../sse'
@@ -21,44 +22,44 @@ interface ToolCall {
 
 type OpenBlock = { kind: 'thinking' | 'text'; index: number } | { kind: 'tool_use'; index: number; call: ToolCall }
 
-export async function* decodeChatStream(events: AsyncIterable<SseEvent>): AsyncGenerator<ExchangeEvent> {
+export function chatStreamDecoder(): StreamCodec<SseEvent, ExchangeEvent> {
   let started = false
   let nextIndex = 0
   let open: OpenBlock | undefined
   let sawTextOrTool = false
-  let sawDone = false
+  let done = false
   let finishReason: string | undefined
   let usage: Usage | undefined
   const calls: ToolCall[] = []
   const callByIndex = new Map<number, ToolCall>()
 
-  function* closeOpen(): Generator<ExchangeEvent> {
+  const closeOpen = (out: ExchangeEvent[]) => {
     if (!open) return
     if (open.kind === 'tool_use') open.call.state = 'closed'
-    yield { type: 'block_stop', index: open.index }
+    out.push({ type: 'block_stop', index: open.index })
     open = undefined
   }
 
-  function* ensureBlock(kind: 'thinking' | 'text'): Generator<ExchangeEvent, number> {
+  const ensureBlock = (kind: 'thinking' | 'text', out: ExchangeEvent[]): number => {
     if (open?.kind === kind) return open.index
-    yield* closeOpen()
+    closeOpen(out)
     const index = nextIndex++
     open = { kind, index }
-    yield { type: 'block_start', index, block: { kind } }
+    out.push({ type: 'block_start', index, block: { kind } })
     return index
   }
 
-  function* openTool(call: ToolCall): Generator<ExchangeEvent> {
-    yield* closeOpen()
+  const openTool = (call: ToolCall, out: ExchangeEvent[]) => {
+    closeOpen(out)
     const index = nextIndex++
     call.state = 'open'
     open = { kind: 'tool_use', index, call }
     sawTextOrTool = true
-    yield { type: 'block_start', index, block: { kind: 'tool_use', id: call.id, name: call.name } }
-    if (call.args !== '') yield { type: 'tool_args_delta', index, partialJson: call.args }
+    out.push({ type: 'block_start', index, block: { kind: 'tool_use', id: call.id, name: call.name } })
+    if (call.args !== '') out.push({ type: 'tool_args_delta', index, partialJson: call.args })
   }
 
-  function* onToolFragment(fragment: JsonObject): Generator<ExchangeEvent> {
+  const onToolFragment = (fragment: JsonObject, out: ExchangeEvent[]) => {
     const upstreamIndex = readNumber(fragment, 'index') ?? 0
     const id = readString(fragment, 'id') || undefined
     const fn = readObject(fragment, 'function') ?? {}
@@ -76,70 +77,85 @@ export async function* decodeChatStream(events: AsyncIterable<SseEvent>): AsyncG
     const fragmentArgs = isObject(fn.arguments) ? JSON.stringify(fn.arguments) : (readString(fn, 'arguments') ?? '')
     call.args += fragmentArgs
     if (call.state === 'open') {
-      if (fragmentArgs !== '' && open) yield { type: 'tool_args_delta', index: open.index, partialJson: fragmentArgs }
+      if (fragmentArgs !== '' && open)
+        out.push({ type: 'tool_args_delta', index: open.index, partialJson: fragmentArgs })
       return
     }
     if (!call.name) return
     // Calls usually stream one after another, so a new index means the previous call is done. If
     // the open call's JSON is still incomplete, the provider interleaves: buffer this one instead.
     if (open?.kind === 'tool_use' && !parseJson(open.call.args).ok) return
-    yield* openTool(call)
+    openTool(call, out)
   }
 
-  for await (const event of events) {
-    if (event.data === '[DONE]') {
-      sawDone = true
-      break
-    }
-    const chunk = parseChunk(event.data)
+  const decodeChunk = (data: string): ExchangeEvent[] => {
+    const chunk = parseChunk(data)
     const error = decodeChatErrorPayload(200, chunk)
     if (error) {
-      yield { type: 'error', error }
-      return
+      done = true
+      return [{ type: 'error', error }]
     }
+    const out: ExchangeEvent[] = []
     if (!started) {
       started = true
-      yield { type: 'start', id: readString(chunk, 'id') ?? '', model: readString(chunk, 'model') ?? '' }
+      out.push({ type: 'start', id: readString(chunk, 'id') ?? '', model: readString(chunk, 'model') ?? '' })
     }
     // Usually a separate chunk with empty choices after the finish; some providers attach it to
     // the finish chunk or to every chunk. The last one wins.
     if (isObject(chunk.usage)) usage = chatUsage(chunk.usage)
     const choices = readArray(chunk, 'choices') ?? []
     const choice = choices.find((c) => isObject(c) && c.index === 0) ?? choices[0]
-    if (!isObject(choice)) continue
+    if (!isObject(choice)) return out
     const delta = readObject(choice, 'delta') ?? {}
 
     const reasoning = readString(delta, 'reasoning_content') || readString(delta, 'reasoning')
     // Reasoning after text or a tool call has started would break Anthropic clients; dropped.
     if (reasoning && !sawTextOrTool) {
-      const index = yield* ensureBlock('thinking')
-      yield { type: 'thinking_delta', index, thinking: reasoning }
+      const index = ensureBlock('thinking', out)
+      out.push({ type: 'thinking_delta', index, thinking: reasoning })
     }
     const text = readString(delta, 'content') || readString(delta, 'refusal')
     if (text) {
-      const index = yield* ensureBlock('text')
+      const index = ensureBlock('text', out)
       sawTextOrTool = true
-      yield { type: 'text_delta', index, text }
+      out.push({ type: 'text_delta', index, text })
     }
     for (const fragment of readArray(delta, 'tool_calls') ?? []) {
-      if (isObject(fragment)) yield* onToolFragment(fragment)
+      if (isObject(fragment)) onToolFragment(fragment, out)
     }
     const finish = choice.finish_reason
     if (typeof finish === 'string' && finish !== '') finishReason = finish
+    return out
   }
 
-  // Cut off before both [DONE] and a finish_reason: no finish, so the encoder reports an error.
-  if (!sawDone && finishReason === undefined) return
-  yield* closeOpen()
-  // Calls buffered behind an interleaved one go out now, whole.
-  for (const call of calls) {
-    if (call.state !== 'pending') continue
-    yield* openTool(call)
-    yield* closeOpen()
+  /** The message's close, once [DONE] came or the body ended after a finish_reason. */
+  const finishMessage = (): ExchangeEvent[] => {
+    done = true
+    const out: ExchangeEvent[] = []
+    closeOpen(out)
+    // Calls buffered behind an interleaved one go out now, whole.
+    for (const call of calls) {
+      if (call.state !== 'pending') continue
+      openTool(call, out)
+      closeOpen(out)
+    }
+    if (usage) out.push({ type: 'usage', usage })
+    const reason: StopReason = finishReason === undefined ? 'end_turn' : mapChatFinishReason(finishReason)
+    out.push({ type: 'finish', reason: stopReasonWithTools(reason, calls.length > 0), stopSequence: null })
+    return out
   }
-  if (usage) yield { type: 'usage', usage }
-  const reason: StopReason = finishReason === undefined ? 'end_turn' : mapChatFinishReason(finishReason)
-  yield { type: 'finish', reason: stopReasonWithTools(reason, calls.length > 0), stopSequence: null }
+
+  return {
+    push(event) {
+      if (done) return []
+      return event.data === '[DONE]' ? finishMessage() : decodeChunk(event.data)
+    },
+    // Cut off before both [DONE] and a finish_reason: no finish, so the encoder reports an error.
+    end: () => (done || finishReason === undefined ? [] : finishMessage()),
+    get done() {
+      return done
+    },
+  }
 }
 
 function parseChunk(data: string): JsonObject {

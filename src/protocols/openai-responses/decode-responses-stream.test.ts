@@ -2,17 +2,18 @@ import { describe, expect, test } from 'bun:test'
 import type { ExchangeEvent } from '../../exchange/types'
 import { GatewayError } from '../../lib/errors'
 import { parseSse } from '../sse'
-import { decodeResponsesStream } from './decode-responses-stream'
+import { runCodec } from '../fixture-streams'
+import { responsesStreamDecoder } from './decode-responses-stream'
 import { tagResponsesSignature } from './reasoning-signature'
 import { chunkBytes, collect, readFixture } from './test-support'
 
 const decodeFixture = async (name: string, chunk = 7) =>
-  collect(decodeResponsesStream(parseSse(chunkBytes(await readFixture(name), chunk))))
+  collect(runCodec(responsesStreamDecoder(), parseSse(chunkBytes(await readFixture(name), chunk))))
 
 /** Frames written by hand: each entry is one event's JSON (the `event:` line is taken from `type`). */
 const decodeFrames = (events: Record<string, unknown>[]) => {
   const text = events.map((e, i) => `event: ${e['type']}\ndata: ${JSON.stringify({ sequence_number: i, ...e })}\n\n`)
-  return collect(decodeResponsesStream(parseSse(chunkBytes(text.join(''), 13))))
+  return collect(runCodec(responsesStreamDecoder(), parseSse(chunkBytes(text.join(''), 13))))
 }
 
 const created = (id = 'resp_1') => ({
@@ -24,7 +25,7 @@ const completed = (output: unknown[] = [], usage: unknown = null) => ({
   response: { id: 'resp_1', status: 'completed', model: 'gpt-5', output, usage },
 })
 
-describe('decodeResponsesStream', () => {
+describe('responsesStreamDecoder', () => {
   test('§5.3 text transcript', async () => {
     expect(await decodeFixture('text.sse')).toEqual([
       { type: 'start', id: 'resp_golden_text_01', model: 'gpt-4.1-mini' },
@@ -228,7 +229,7 @@ describe('decodeResponsesStream', () => {
 
   test('malformed JSON throws a 502 api_error', async () => {
     const bad = 'event: response.created\ndata: {"type":"response.created",\n\n'
-    const run = collect(decodeResponsesStream(parseSse(chunkBytes(bad))))
+    const run = collect(runCodec(responsesStreamDecoder(), parseSse(chunkBytes(bad))))
     const error = await run.catch((e: unknown) => e)
     expect(error).toBeInstanceOf(GatewayError)
     expect(error).toMatchObject({ kind: 'api_error', status: 502 })

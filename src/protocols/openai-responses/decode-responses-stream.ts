@@ -4,6 +4,7 @@
 // tool_use. Upstreams may interleave items (§4.11), while neutral blocks run one after another,
 // so every item-level event is queued on its item and only the oldest unfinished item emits;
 // later items replay their queue when it closes.
+import type { StreamCodec } from '../../exchange/stream-codec'
 import type { ExchangeEvent, UpstreamErrorInfo } from '../../exchange/types'
 import { GatewayError } from '../../lib/errors'
 import type { SseEvent } from '../sse'
@@ -70,7 +71,8 @@ const parseEvent = (event: SseEvent): JsonObject | undefined => {
   return json
 }
 
-export async function* decodeResponsesStream(events: AsyncIterable<SseEvent>): AsyncGenerator<ExchangeEvent> {
+export function responsesStreamDecoder(): StreamCodec<SseEvent, ExchangeEvent> {
+  let done = false
   const items = new Map<number, ItemState>()
   const itemIndexById = new Map<string, number>()
   /** Output indices in the order items were added; the head is the one allowed to emit. */
@@ -219,9 +221,9 @@ export async function* decodeResponsesStream(events: AsyncIterable<SseEvent>): A
     return drain()
   }
 
-  for await (const event of events) {
+  const decode = (event: SseEvent): ExchangeEvent[] => {
     const json = parseEvent(event)
-    if (!json) continue
+    if (!json) return []
     const type = asString(json['type']) ?? event.event
     const out: ExchangeEvent[] = []
     switch (type) {
@@ -284,8 +286,8 @@ export async function* decodeResponsesStream(events: AsyncIterable<SseEvent>): A
           },
         )
         out.push({ type: 'finish', reason, stopSequence: null })
-        yield* out
-        return
+        done = true
+        break
       }
       case 'response.failed': {
         const response = isObject(json['response']) ? json['response'] : {}
@@ -293,24 +295,41 @@ export async function* decodeResponsesStream(events: AsyncIterable<SseEvent>): A
         if (isObject(response['usage'])) out.push({ type: 'usage', usage: responsesUsage(response['usage']) })
         const error = isObject(response['error']) ? response['error'] : {}
         out.push({ type: 'error', error: mapResponsesFailure(error['code'], error['message']) })
-        yield* out
-        return
+        done = true
+        break
       }
       case 'error':
         out.push(...startEvent(undefined))
         out.push({ type: 'error', error: mapResponsesFailure(json['code'], json['message']) })
-        yield* out
-        return
+        done = true
+        break
       default:
         // New event types appear without notice (§0); content_part.*, *.done texts and the like add nothing.
         break
     }
-    yield* out
+    return out
   }
-  // No terminal event: the upstream connection ended mid-answer.
-  yield* startEvent(undefined)
-  yield {
-    type: 'error',
-    error: { status: 502, type: 'api_error', message: 'upstream Responses stream ended before the response finished' },
+
+  return {
+    push: (event) => (done ? [] : decode(event)),
+    // No terminal event: the upstream connection ended mid-answer.
+    end() {
+      if (done) return []
+      done = true
+      return [
+        ...startEvent(undefined),
+        {
+          type: 'error',
+          error: {
+            status: 502,
+            type: 'api_error',
+            message: 'upstream Responses stream ended before the response finished',
+          },
+        },
+      ]
+    },
+    get done() {
+      return done
+    },
   }
 }

@@ -2,8 +2,9 @@ import { afterEach, describe, expect, test } from 'bun:test'
 import type { ExchangeEvent } from '../../exchange/types'
 import { GatewayError } from '../../lib/errors'
 import { parseSse } from '../sse'
-import { decodeResponsesStream } from './decode-responses-stream'
-import { encodeResponsesStream } from './encode-responses-stream'
+import { runCodec } from '../fixture-streams'
+import { responsesStreamDecoder } from './decode-responses-stream'
+import { responsesStreamEncoder } from './encode-responses-stream'
 import { tagResponsesSignature } from './reasoning-signature'
 import { chunkBytes, collect, fromArray, readFixture, serveResponses, sseResponse } from './test-support'
 
@@ -16,7 +17,7 @@ const ids = {
 }
 
 const encode = (events: ExchangeEvent[] | AsyncIterable<ExchangeEvent>) =>
-  encodeResponsesStream(Array.isArray(events) ? fromArray(events) : events, ids)
+  runCodec(responsesStreamEncoder(ids), Array.isArray(events) ? fromArray(events) : events)
 
 const frames = async (events: ExchangeEvent[] | AsyncIterable<ExchangeEvent>) => {
   const text = (await collect(encode(events))).join('')
@@ -54,7 +55,7 @@ const thinkingTextTool: ExchangeEvent[] = [
   { type: 'usage', usage: { input: 10, cacheRead: 1000, cacheWrite: 0, output: 50, reasoning: 20 } },
 ]
 
-describe('encodeResponsesStream', () => {
+describe('responsesStreamEncoder', () => {
   let stop: (() => void) | undefined
   afterEach(() => {
     stop?.()
@@ -181,7 +182,9 @@ describe('encodeResponsesStream', () => {
 
   test('a Responses upstream decoded and re-encoded reads back the same through the SDK', async () => {
     const upstream = await readFixture('reasoning-text.sse')
-    const server = serveResponses(() => sseResponse(encode(decodeResponsesStream(parseSse(chunkBytes(upstream, 5))))))
+    const server = serveResponses(() =>
+      sseResponse(encode(runCodec(responsesStreamDecoder(), parseSse(chunkBytes(upstream, 5))))),
+    )
     stop = server.stop
     const final = await server.client.responses.stream({ model: 'svc-pro', input: 'q' }).finalResponse()
     expect(final.output_text).toBe('Answer.')

@@ -4,6 +4,7 @@
 // tool_use → function_call. Every frame has an `event:` line equal to its `type` and a
 // `sequence_number` counting up from 0. The terminal event waits for the end of the source,
 // because usage may arrive after `finish` (Chat upstreams).
+import type { StreamEncoder } from '../../exchange/stream-codec'
 import type { ExchangeEvent, StopReason, Usage } from '../../exchange/types'
 import { GatewayError } from '../../lib/errors'
 import { encodeSse } from '../sse'
@@ -53,10 +54,8 @@ const snapshotItem = (item: Exclude<OpenItem, { kind: 'skip' }>, status: ItemSta
 /** Neutral error vocabulary → the `response.error.code` enum (§2.5). */
 const failureCode = (type: string): string => (type === 'rate_limit_error' ? 'rate_limit_exceeded' : 'server_error')
 
-export async function* encodeResponsesStream(
-  events: AsyncIterable<ExchangeEvent>,
-  opts: EncodeResponsesStreamOptions,
-): AsyncGenerator<string> {
+export function responsesStreamEncoder(opts: EncodeResponsesStreamOptions): StreamEncoder {
+  let done = false
   let sequence = 0
   let started = false
   /** Every item in output order, done or not: the terminal event's `output`. */
@@ -272,34 +271,48 @@ export async function* encodeResponsesStream(
     return { frames, ended: false }
   }
 
-  try {
-    for await (const event of events) {
-      const { frames, ended } = handle(event)
-      yield* frames
-      if (ended) return
-    }
-  } catch (error) {
-    const code = error instanceof GatewayError && error.kind === 'rate_limit' ? 'rate_limit_exceeded' : 'server_error'
-    const message = error instanceof GatewayError ? error.message : 'the upstream stream failed'
-    yield* fail(code, message)
-    return
+  const close = (): string[] => {
+    if (!finish || finish === 'error')
+      return fail('server_error', 'the upstream stream ended before the response finished')
+    // Items the source left open are finished here, so the terminal output has no in-progress item.
+    const frames = start()
+    for (const { item } of output) frames.push(...closeItem(item))
+    const { status, incompleteReason } = mapStopReasonToStatus(finish)
+    const response = buildResponseObject(opts, {
+      status,
+      output: outputSnapshot(),
+      usage,
+      completedAt: status === 'completed' ? (opts.now?.() ?? Math.floor(Date.now() / 1000)) : null,
+      ...(incompleteReason ? { incompleteReason } : {}),
+    })
+    frames.push(frame(status === 'completed' ? 'response.completed' : 'response.incomplete', { response }))
+    return frames
   }
 
-  if (!finish || finish === 'error') {
-    yield* fail('server_error', 'the upstream stream ended before the response finished')
-    return
+  const failed = (error: unknown): string[] => {
+    const code = error instanceof GatewayError && error.kind === 'rate_limit' ? 'rate_limit_exceeded' : 'server_error'
+    const message = error instanceof GatewayError ? error.message : 'the upstream stream failed'
+    return fail(code, message)
   }
-  // Items the source left open are finished here, so the terminal output has no in-progress item.
-  const frames = start()
-  for (const { item } of output) frames.push(...closeItem(item))
-  const { status, incompleteReason } = mapStopReasonToStatus(finish)
-  const response = buildResponseObject(opts, {
-    status,
-    output: outputSnapshot(),
-    usage,
-    completedAt: status === 'completed' ? (opts.now?.() ?? Math.floor(Date.now() / 1000)) : null,
-    ...(incompleteReason ? { incompleteReason } : {}),
-  })
-  frames.push(frame(status === 'completed' ? 'response.completed' : 'response.incomplete', { response }))
-  yield* frames
+
+  /** Whatever ends the stream says so once; later input goes nowhere. */
+  const last = (frames: () => string[]): string[] => {
+    if (done) return []
+    done = true
+    return frames()
+  }
+
+  return {
+    push(event) {
+      if (done) return []
+      const { frames, ended } = handle(event)
+      done = ended
+      return frames
+    },
+    end: () => last(close),
+    fail: (error) => last(() => failed(error)),
+    get done() {
+      return done
+    },
+  }
 }

@@ -18,10 +18,13 @@ const range = (s: Spread | undefined, d: number) => {
 const signed = (s: Spread | undefined, d: number) =>
   s && Number.isFinite(s.median) ? `${s.median >= 0 ? '+' : ''}${range(s, d)}` : '—'
 const row = (cells: (string | number)[]) => `| ${cells.join(' | ')} |`
-const describeSvcWarmUp = (r: BenchResults) =>
-  `each phase's fresh svc first ran the phase's first scenario for ${Object.entries(r.plan.svcWarmupSec)
+const perPhase = (seconds: Record<string, number>) =>
+  Object.entries(seconds)
     .map(([phase, sec]) => `${sec} s (${phase})`)
-    .join(', ')}`
+    .join(', ')
+const describeSvcWarmUp = (r: BenchResults) =>
+  `each phase's fresh svc first ran the phase's first scenario for ${perPhase(r.plan.svcWarmupSec)}` +
+  (r.plan.svcScenarioWarmupSec ? `, and each later scenario for ${perPhase(r.plan.svcScenarioWarmupSec)}` : '')
 
 export function renderMarkdown(r: BenchResults): string {
   const lines: string[] = []

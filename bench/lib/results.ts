@@ -90,6 +90,8 @@ export interface BenchResults {
     warmupSec: number
     /** Per phase: svc's own warm-up before the phase's first scenario. */
     svcWarmupSec: Record<string, number>
+    /** Per phase: svc's warm-up before each later scenario (its own path, not yet compiled). */
+    svcScenarioWarmupSec?: Record<string, number>
     repeats: number
     probeStreams: number
     openStreams: number

@@ -98,14 +98,14 @@ describe('http1 client', () => {
       if (i === 1) return socket.write(ok('{}'))
       const wire =
         'HTTP/1.1 200 OK\r\ntransfer-encoding: chunked\r\n\r\n' +
-        '5;ext=1\r\nhello\r\n1\r\n \r\n5\r\nworld\r\n0\r\nx-trailer: t\r\n\r\n'
+        '5;ext=1\r\nhello\r\n1 \t\r\n \r\nA ; e=2\r\nworld, and\r\n0\r\nx-trailer: t\r\n\r\n'
       for (let at = 0; at < wire.length; at += 7) {
         socket.write(wire.slice(at, at + 7))
         await Bun.sleep(1)
       }
     })
     const client = createHttp1Client({ env: {} })
-    expect(await (await post(client, server.url)).text()).toBe('hello world')
+    expect(await (await post(client, server.url)).text()).toBe('hello world, and')
     expect(await (await post(client, server.url)).text()).toBe('{}')
     expect(server.connections).toBe(1)
   })
@@ -306,6 +306,9 @@ describe('http1 client', () => {
       'HTTP/1.1 200 OK\r\ncontent-length: 5, 6\r\n\r\nhello',
       'HTTP/1.1 200 OK\r\nno colon here\r\ncontent-length: 0\r\n\r\n',
       'HTTP/1.1 200 OK\r\ntransfer-encoding: chunked\r\n\r\nzz\r\n',
+      'HTTP/1.1 200 OK\r\ntransfer-encoding: chunked\r\n\r\n0000000000001\r\nx\r\n0\r\n\r\n',
+      'HTTP/1.1 200 OK\r\ntransfer-encoding: chunked\r\n\r\n1 x\r\nx\r\n0\r\n\r\n',
+      'HTTP/1.1 200 OK\r\ntransfer-encoding: chunked\r\n\r\n1\r\nxy\r\n0\r\n\r\n',
       'HTTP/1.1 200 OK\r\ncontent-encoding: zstd\r\ncontent-length: 1\r\n\r\nx',
     ]
     const server = rawServer((socket, _req, i) => socket.write(answers[i]!))

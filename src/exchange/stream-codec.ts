@@ -23,6 +23,39 @@ export interface StreamEncoder extends StreamCodec<ExchangeEvent, string> {
   fail(error: unknown): string[]
 }
 
+/** What an encoder is made of; `encoderOf` adds what every encoder shares. */
+export interface EncoderParts {
+  /** Frames for one event, and whether that event ended the stream (an in-band error). */
+  encode(event: ExchangeEvent): { frames: string[]; ended: boolean }
+  /** Frames for a source that ended: the terminal event, or an error if the answer was cut short. */
+  close(): string[]
+  /** Frames for a source that failed. */
+  failed(error: unknown): string[]
+}
+
+/** An encoder that says once how the stream ended (a terminal event, the end, a failure), then nothing. */
+export function encoderOf(parts: EncoderParts): StreamEncoder {
+  let done = false
+  const last = (frames: () => string[]): string[] => {
+    if (done) return []
+    done = true
+    return frames()
+  }
+  return {
+    push(event) {
+      if (done) return []
+      const { frames, ended } = parts.encode(event)
+      done = ended
+      return frames
+    },
+    end: () => last(parts.close),
+    fail: (error) => last(() => parts.failed(error)),
+    get done() {
+      return done
+    },
+  }
+}
+
 /** `first` feeding `second`: the second's source ends when the first is done or ends. */
 export function pipe<A, B, C>(first: StreamCodec<A, B>, second: StreamCodec<B, C>): StreamCodec<A, C> {
   let ended = false

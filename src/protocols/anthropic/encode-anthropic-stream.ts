@@ -1,7 +1,7 @@
 // Neutral exchange events → Anthropic SSE frames in exactly Anthropic's order, so the official
 // SDK and Claude Code accept the stream whatever upstream produced it (wire-formats §1.7, §4.9).
 
-import type { StreamEncoder } from '../../exchange/stream-codec'
+import { encoderOf, type StreamEncoder } from '../../exchange/stream-codec'
 import {
   type BlockStart,
   emptyUsage,
@@ -26,7 +26,6 @@ interface OpenBlock {
 }
 
 export function anthropicStreamEncoder(opts: { id: string; model: string }): StreamEncoder {
-  let done = false
   let started = false
   let nextIndex = 0
   let open: OpenBlock | undefined
@@ -67,11 +66,9 @@ export function anthropicStreamEncoder(opts: { id: string; model: string }): Str
   const delta = (block: OpenBlock, payload: Record<string, unknown>): string =>
     encodeSse('content_block_delta', { type: 'content_block_delta', index: block.index, delta: payload })
 
-  const encode = (event: ExchangeEvent): string[] => {
-    if (event.type === 'error') {
-      done = true
-      return [encodeErrorFrame(event.error.type, event.error.message)]
-    }
+  const encode = (event: ExchangeEvent): { frames: string[]; ended: boolean } => {
+    if (event.type === 'error')
+      return { frames: [encodeErrorFrame(event.error.type, event.error.message)], ended: true }
     const out: string[] = []
     if (!started) out.push(start(event.type === 'start' ? event.usage : undefined))
     switch (event.type) {
@@ -125,7 +122,7 @@ export function anthropicStreamEncoder(opts: { id: string; model: string }): Str
         finish = { reason: event.reason, stopSequence: event.stopSequence ?? null }
         break
     }
-    return out
+    return { frames: out, ended: false }
   }
 
   const close = (): string[] => {
@@ -145,21 +142,7 @@ export function anthropicStreamEncoder(opts: { id: string; model: string }): Str
     return out
   }
 
-  /** Whatever ends the stream says so once; later input goes nowhere. */
-  const last = (frames: () => string[]): string[] => {
-    if (done) return []
-    done = true
-    return frames()
-  }
-
-  return {
-    push: (event) => (done ? [] : encode(event)),
-    end: () => last(close),
-    fail: (error) => last(() => [encodeCaughtError(error)]),
-    get done() {
-      return done
-    },
-  }
+  return encoderOf({ encode, close, failed: (error) => [encodeCaughtError(error)] })
 }
 
 function encodeBlockSkeleton(block: BlockStart): Record<string, unknown> {

@@ -4,7 +4,7 @@
 // tool_use → function_call. Every frame has an `event:` line equal to its `type` and a
 // `sequence_number` counting up from 0. The terminal event waits for the end of the source,
 // because usage may arrive after `finish` (Chat upstreams).
-import type { StreamEncoder } from '../../exchange/stream-codec'
+import { encoderOf, type StreamEncoder } from '../../exchange/stream-codec'
 import type { ExchangeEvent, StopReason, Usage } from '../../exchange/types'
 import { GatewayError } from '../../lib/errors'
 import { encodeSse } from '../sse'
@@ -55,7 +55,6 @@ const snapshotItem = (item: Exclude<OpenItem, { kind: 'skip' }>, status: ItemSta
 const failureCode = (type: string): string => (type === 'rate_limit_error' ? 'rate_limit_exceeded' : 'server_error')
 
 export function responsesStreamEncoder(opts: EncodeResponsesStreamOptions): StreamEncoder {
-  let done = false
   let sequence = 0
   let started = false
   /** Every item in output order, done or not: the terminal event's `output`. */
@@ -197,7 +196,7 @@ export function responsesStreamEncoder(opts: EncodeResponsesStreamOptions): Stre
   }
 
   /** Frames for one event, and whether the stream has ended. */
-  const handle = (event: ExchangeEvent): { frames: string[]; ended: boolean } => {
+  const encode = (event: ExchangeEvent): { frames: string[]; ended: boolean } => {
     const frames = event.type === 'usage' || event.type === 'finish' || event.type === 'error' ? [] : start()
     switch (event.type) {
       case 'start':
@@ -295,24 +294,5 @@ export function responsesStreamEncoder(opts: EncodeResponsesStreamOptions): Stre
     return fail(code, message)
   }
 
-  /** Whatever ends the stream says so once; later input goes nowhere. */
-  const last = (frames: () => string[]): string[] => {
-    if (done) return []
-    done = true
-    return frames()
-  }
-
-  return {
-    push(event) {
-      if (done) return []
-      const { frames, ended } = handle(event)
-      done = ended
-      return frames
-    },
-    end: () => last(close),
-    fail: (error) => last(() => failed(error)),
-    get done() {
-      return done
-    },
-  }
+  return encoderOf({ encode, close, failed })
 }

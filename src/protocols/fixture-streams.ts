@@ -2,7 +2,7 @@
 
 import { join } from 'node:path'
 import type { StreamCodec } from '../exchange/stream-codec'
-import { parseSse, type SseEvent } from './sse'
+import { type SseEvent, SseDecoder } from './sse'
 
 const fixturesDir = join(import.meta.dir, '../../test/fixtures')
 
@@ -49,6 +49,13 @@ export async function* runCodec<In, Out>(
     return
   }
   yield* codec.end()
+}
+
+/** The frames of a byte stream, decoded as the relay decodes an upstream's body. */
+export async function* parseSse(chunks: AsyncIterable<Uint8Array>): AsyncGenerator<SseEvent> {
+  const decoder = new SseDecoder()
+  for await (const chunk of chunks) yield* decoder.push(chunk)
+  yield* decoder.end()
 }
 
 export const sseOf = (text: string): AsyncGenerator<SseEvent> => parseSse(bytesCutAt(text, []))

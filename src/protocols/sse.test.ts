@@ -1,6 +1,6 @@
 import { describe, expect, test } from 'bun:test'
-import { bytesCutAt, collect, readFixture } from './fixture-streams'
-import { encodeSse, parseSse, type SseEvent } from './sse'
+import { bytesCutAt, collect, parseSse, readFixture } from './fixture-streams'
+import { encodeSse, type SseEvent } from './sse'
 
 const fixtures = [
   'anthropic/thinking-text.sse',
@@ -16,7 +16,7 @@ const fixtures = [
 const parse = (text: string, cuts: number[] = []): Promise<SseEvent[]> => collect(parseSse(bytesCutAt(text, cuts)))
 const byteLength = (text: string): number => new TextEncoder().encode(text).length
 
-describe('parseSse', () => {
+describe('SseDecoder', () => {
   test('reads event names, data and the raw frame', async () => {
     const text = 'event: ping\ndata: {"type":"ping"}\n\ndata: [DONE]\n\n'
     expect(await parse(text)).toEqual([

@@ -101,12 +101,6 @@ export class SseDecoder {
 
 const noEvents: readonly SseEvent[] = Object.freeze([])
 
-export async function* parseSse(chunks: AsyncIterable<Uint8Array>): AsyncGenerator<SseEvent> {
-  const decoder = new SseDecoder()
-  for await (const chunk of chunks) yield* decoder.push(chunk)
-  yield* decoder.end()
-}
-
 /** One frame's event name and data; `general` when its lines may end in `\r`. */
 function readFrame(raw: string, general: boolean): SseEvent | undefined {
   let event: string | undefined

@@ -1,5 +1,6 @@
 import { afterEach, describe, expect, test } from 'bun:test'
-import { parseSse, type SseEvent } from '../sse'
+import { parseSse } from '../fixture-streams'
+import type { SseEvent } from '../sse'
 import { chunkBytes, collect, readFixture, serveResponses, sseResponse } from './test-support'
 import { createResponsesPassThroughMeter, type ResponsesRewriteOptions } from './usage-meter'
 

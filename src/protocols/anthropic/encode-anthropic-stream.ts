@@ -63,8 +63,14 @@ export function anthropicStreamEncoder(opts: { id: string; model: string }): Str
     return encodeSse('content_block_stop', { type: 'content_block_stop', index: block.index })
   }
 
-  const delta = (block: OpenBlock, payload: Record<string, unknown>): string =>
-    encodeSse('content_block_delta', { type: 'content_block_delta', index: block.index, delta: payload })
+  /**
+   * A delta goes to the open block only if it is the event's block and of the delta's kind: one
+   * for a dropped or already closed block would make clients report "Content block not found".
+   */
+  const deltaFor = (index: number, kind: BlockStart['kind'], payload: Record<string, unknown>): string[] =>
+    open?.source === index && open.kind === kind
+      ? [encodeSse('content_block_delta', { type: 'content_block_delta', index: open.index, delta: payload })]
+      : []
 
   const encode = (event: ExchangeEvent): { frames: string[]; ended: boolean } => {
     if (event.type === 'error')
@@ -90,28 +96,19 @@ export function anthropicStreamEncoder(opts: { id: string; model: string }): Str
         break
       }
       case 'text_delta':
-        if (open?.source === event.index && open.kind === 'text') {
-          out.push(delta(open, { type: 'text_delta', text: event.text }))
-        }
+        out.push(...deltaFor(event.index, 'text', { type: 'text_delta', text: event.text }))
         break
       case 'thinking_delta':
-        if (open?.source === event.index && open.kind === 'thinking') {
-          out.push(delta(open, { type: 'thinking_delta', thinking: event.thinking }))
-        }
+        out.push(...deltaFor(event.index, 'thinking', { type: 'thinking_delta', thinking: event.thinking }))
         break
       case 'signature_delta':
-        if (open?.source === event.index && open.kind === 'thinking') {
-          out.push(delta(open, { type: 'signature_delta', signature: event.signature }))
-        }
+        out.push(...deltaFor(event.index, 'thinking', { type: 'signature_delta', signature: event.signature }))
         break
       case 'tool_args_delta':
-        if (open?.source === event.index && open.kind === 'tool_use') {
-          out.push(delta(open, { type: 'input_json_delta', partial_json: event.partialJson }))
-        }
+        out.push(...deltaFor(event.index, 'tool_use', { type: 'input_json_delta', partial_json: event.partialJson }))
         break
       case 'block_stop':
-        // Deltas or stops for a dropped or already closed block would make clients report
-        // "Content block not found"; they go nowhere.
+        // Likewise, a stop for a block that is not the open one goes nowhere.
         if (open?.source === event.index) out.push(stop(open))
         break
       case 'usage':

@@ -193,7 +193,13 @@ function passThroughText(upstream: UpstreamFrames, frame: (event: SseEvent) => s
     async next() {
       if (failure) return fail(failure.error)
       for (;;) {
-        const events = await upstream.next().catch(fail)
+        // try rather than .catch(): one promise fewer on every read of every stream.
+        let events: readonly SseEvent[] | undefined
+        try {
+          events = await upstream.next()
+        } catch (error) {
+          return fail(error)
+        }
         if (events === undefined) return { done: true, value: undefined }
         let text = ''
         for (const event of events) {

@@ -31,11 +31,28 @@ export class UpstreamFrames {
     this.timer = setTimeout(this.check, idleMs)
   }
 
-  /** The frames completed by the next read(s); undefined once the body has ended. */
+  /**
+   * The frames completed by the next read(s); undefined once the body has ended. The read is
+   * awaited here rather than in a helper: this runs once per network read of every stream, and
+   * each async layer is a promise more to allocate and collect.
+   */
   async next(): Promise<readonly SseEvent[] | undefined> {
     while (!this.ended) {
-      const chunk = await this.read()
-      const events = chunk === undefined ? this.decoder.end() : this.decoder.push(chunk)
+      this.waitingSince = performance.now()
+      let result: Awaited<ReturnType<ReadableStreamDefaultReader<Uint8Array>['read']>>
+      try {
+        result = await this.reader.read()
+      } catch (err) {
+        this.finish()
+        throw this.timedOut ? this.timeoutError() : err
+      }
+      this.waitingSince = undefined
+      if (this.timedOut) {
+        this.finish()
+        throw this.timeoutError()
+      }
+      if (result.done) this.finish()
+      const events = result.done ? this.decoder.end() : this.decoder.push(result.value)
       if (events.length > 0) return events
     }
     return undefined
@@ -49,24 +66,6 @@ export class UpstreamFrames {
     // After a timeout the source may never settle a cancel: do not wait for it there.
     const cancelling = this.reader.cancel().catch(() => {})
     if (!this.timedOut) await cancelling
-  }
-
-  private async read(): Promise<Uint8Array | undefined> {
-    this.waitingSince = performance.now()
-    let result: Awaited<ReturnType<ReadableStreamDefaultReader<Uint8Array>['read']>>
-    try {
-      result = await this.reader.read()
-    } catch (err) {
-      this.finish()
-      throw this.timedOut ? this.timeoutError() : err
-    }
-    this.waitingSince = undefined
-    if (this.timedOut) {
-      this.finish()
-      throw this.timeoutError()
-    }
-    if (result.done) this.finish()
-    return result.value
   }
 
   private readonly check = () => {

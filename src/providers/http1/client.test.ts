@@ -110,6 +110,17 @@ describe('http1 client', () => {
     expect(server.connections).toBe(1)
   })
 
+  test('chunk sizes are read as hex, whatever the case, with leading zeros', async () => {
+    const thirtyOne = 'x'.repeat(31)
+    const server = rawServer((socket) =>
+      socket.write(
+        `HTTP/1.1 200 OK\r\ntransfer-encoding: chunked\r\n\r\n1f\r\n${thirtyOne}\r\n00A\r\n0123456789\r\n000\r\n\r\n`,
+      ),
+    )
+    const client = createHttp1Client({ env: {} })
+    expect(await (await post(client, server.url)).text()).toBe(`${thirtyOne}0123456789`)
+  })
+
   test('a body without length or chunking runs to the close, and the connection is not reused', async () => {
     const server = rawServer((socket, _req, i) => {
       socket.write(`HTTP/1.1 200 OK\r\ncontent-type: text/plain\r\n\r\nuntil close ${i}`)

@@ -407,16 +407,30 @@ export class Connection {
   }
 }
 
-const isHexDigit = (c: number) => (c >= 48 && c <= 57) || (c >= 65 && c <= 70) || (c >= 97 && c <= 102)
+/** A hex digit's value, or -1. */
+function hexValue(c: number): number {
+  if (c >= 48 && c <= 57) return c - 48
+  if (c >= 65 && c <= 70) return c - 55
+  if (c >= 97 && c <= 102) return c - 87
+  return -1
+}
 
-/** A chunk-size line (1–12 hex digits, optional blanks, optional extensions), read in place. */
+/**
+ * A chunk-size line (1–12 hex digits, optional blanks, optional extensions), read in place: the
+ * value is summed digit by digit, no string made (this runs once per chunk of every stream).
+ */
 function chunkSize(bytes: Buffer, start: number, end: number): number {
   let at = start
-  while (at < end && isHexDigit(bytes[at]!)) at++
+  let size = 0
+  for (; at < end; at++) {
+    const digit = hexValue(bytes[at]!)
+    if (digit < 0) break
+    size = size * 16 + digit
+  }
   const digits = at - start
   while (at < end && (bytes[at] === 0x20 || bytes[at] === 0x09)) at++
   if (digits === 0 || digits > 12 || (at < end && bytes[at] !== 0x3b)) {
     throw new Error('upstream sent a malformed chunked body')
   }
-  return Number.parseInt(bytes.toString('latin1', start, start + digits), 16)
+  return size
 }

@@ -11,6 +11,7 @@ export interface SseEvent {
 // followed by `\n`, otherwise `data: a\r\ndata: b` would look like a frame end.
 const frameEnd = /(?:\r\n|\r(?!\n)|\n)(?:\r\n|\r(?!\n)|\n)/g
 const lineEnd = /\r\n|\r|\n/g
+const endsWithLineEnd = /[\r\n]$/
 const colon = 58
 const space = 32
 const carriageReturn = 13
@@ -44,11 +45,14 @@ export class SseDecoder {
       return noEvents
     }
     const buffer = this.pieces.length === 0 ? text : this.pieces.join('') + text
-    const taken = this.takeFrames(buffer, Math.max(0, buffer.length - probe.length), false)
-    const rest = buffer.slice(taken.consumed)
-    this.pieces = rest === '' ? [] : [rest]
+    const events: SseEvent[] = []
+    const consumed = this.takeFrames(buffer, Math.max(0, buffer.length - probe.length), false, events)
+    const rest = buffer.slice(consumed)
+    // Emptied in place: most reads end on a frame's end, and this runs for every one of them.
+    this.pieces.length = 0
+    if (rest !== '') this.pieces.push(rest)
     this.tail = rest.slice(-3)
-    return taken.events
+    return events
   }
 
   /** The frames left when the stream ends, a last one without its blank line included. */
@@ -56,12 +60,13 @@ export class SseDecoder {
     const buffer = this.pieces.join('') + this.decoder.decode()
     this.pieces = []
     this.tail = ''
-    const taken = this.takeFrames(buffer, 0, true)
+    const events: SseEvent[] = []
+    const consumed = this.takeFrames(buffer, 0, true, events)
     // A last frame without its blank line still counts; give it one so a relay forwards a whole frame.
-    const rest = buffer.slice(taken.consumed)
+    const rest = buffer.slice(consumed)
     const event = readFrame(rest, this.sawCarriageReturn)
-    if (event) taken.events.push({ ...event, raw: rest + (/[\r\n]$/.test(rest) ? '\n' : '\n\n') })
-    return taken.events
+    if (event) events.push({ ...event, raw: rest + (endsWithLineEnd.test(rest) ? '\n' : '\n\n') })
+    return events
   }
 
   private endsAFrame(text: string): boolean {
@@ -70,9 +75,11 @@ export class SseDecoder {
     return frameEnd.test(text)
   }
 
-  /** Complete frames of `buffer`, searching for frame ends from `scanFrom` (nothing ends earlier). */
-  private takeFrames(buffer: string, scanFrom: number, final: boolean): { events: SseEvent[]; consumed: number } {
-    const events: SseEvent[] = []
+  /**
+   * Adds the complete frames of `buffer` to `events`, searching for frame ends from `scanFrom`
+   * (nothing ends earlier); returns how much of `buffer` they took.
+   */
+  private takeFrames(buffer: string, scanFrom: number, final: boolean, events: SseEvent[]): number {
     const general = this.sawCarriageReturn
     let start = 0
     for (;;) {
@@ -81,15 +88,15 @@ export class SseDecoder {
       if (general) {
         frameEnd.lastIndex = from
         const match = frameEnd.exec(buffer)
-        if (!match) return { events, consumed: start }
+        if (!match) return start
         end = match.index + match[0].length
         // A trailing `\r` may be the first half of a `\r\n` still in flight.
         if (!final && end === buffer.length && buffer.charCodeAt(end - 1) === carriageReturn) {
-          return { events, consumed: start }
+          return start
         }
       } else {
         const at = buffer.indexOf('\n\n', from)
-        if (at < 0) return { events, consumed: start }
+        if (at < 0) return start
         end = at + 2
       }
       const event = readFrame(buffer.slice(start, end), general)

@@ -30,6 +30,16 @@ export const readArray = (object: JsonObject, key: string): unknown[] | undefine
   return Array.isArray(value) ? value : undefined
 }
 
+/** Whether `text` is JSON. For the check every relayed frame gets: no result object to collect. */
+export const isJson = (text: string): boolean => {
+  try {
+    JSON.parse(text)
+    return true
+  } catch {
+    return false
+  }
+}
+
 /** Parses JSON, returning undefined instead of throwing (callers decide what a bad frame means). */
 export const parseJson = (text: string): { ok: true; value: unknown } | { ok: false } => {
   try {

@@ -6,7 +6,7 @@ import { anthropicStreamEncoder } from '../protocols/anthropic/encode-anthropic-
 import { anthropicErrorTypeForKind, encodeAnthropicError } from '../protocols/anthropic/errors'
 import { createAnthropicPassThroughMeter, rewriteMessageStart } from '../protocols/anthropic/usage-meter'
 import { encodeSse } from '../protocols/sse'
-import { isObject, parseJson, replaceStringMember } from '../protocols/wire-values'
+import { isJson, isObject, replaceStringMember } from '../protocols/wire-values'
 import { GatewayError } from '../lib/errors'
 import type { InboundSurface } from './surface'
 
@@ -41,7 +41,7 @@ export const anthropicSurface: InboundSurface = {
       frame(event) {
         // Every Anthropic frame carries JSON. Relaying one that does not would break the client's
         // parser while the ledger saw a clean finish; end the stream with an error event instead.
-        if (!parseJson(event.data).ok) {
+        if (!isJson(event.data)) {
           throw new GatewayError('api_error', `upstream sent a malformed ${event.event ?? 'data'} frame`, {
             status: 502,
             retryable: true,

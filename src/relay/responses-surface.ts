@@ -10,7 +10,7 @@ import { responsesStreamEncoder } from '../protocols/openai-responses/encode-res
 import { encodeGatewayErrorAsOpenAI } from '../protocols/openai-responses/errors'
 import type { ResponsesBody } from '../protocols/openai-responses/schema'
 import { createResponsesPassThroughMeter } from '../protocols/openai-responses/usage-meter'
-import { isObject, parseJson } from '../protocols/wire-values'
+import { isJson, isObject } from '../protocols/wire-values'
 import type { ClientIds, InboundSurface } from './surface'
 
 /** Without max_output_tokens the model's own limit applies (the ranking clamps to it). */
@@ -63,7 +63,7 @@ export const responsesSurface: InboundSurface = {
         // Every Responses frame carries JSON (a `[DONE]` sentinel aside). Relaying one that does not
         // broke the client's parser while the ledger recorded a clean finish (reliability suite):
         // end the stream with an error event instead, as the messages surface does.
-        if (event.data !== '[DONE]' && !parseJson(event.data).ok) {
+        if (event.data !== '[DONE]' && !isJson(event.data)) {
           throw new GatewayError('api_error', `upstream sent a malformed ${event.event ?? 'data'} frame`, {
             status: 502,
             retryable: true,

@@ -6,7 +6,16 @@ import type { StreamCodec } from '../../exchange/stream-codec'
 import type { ExchangeEvent, StopReason, Usage } from '../../exchange/types'
 import { GatewayError } from '../../lib/errors'
 import type { SseEvent } from '../sse'
-import { isObject, type JsonObject, parseJson, readArray, readNumber, readObject, readString } from '../wire-values'
+import {
+  isJson,
+  isObject,
+  type JsonObject,
+  parseJson,
+  readArray,
+  readNumber,
+  readObject,
+  readString,
+} from '../wire-values'
 import { decodeChatErrorPayload } from './errors'
 import { mapChatFinishReason, stopReasonWithTools } from './finish-reason'
 import { chatUsage } from './usage'
@@ -84,7 +93,7 @@ export function chatStreamDecoder(): StreamCodec<SseEvent, ExchangeEvent> {
     if (!call.name) return
     // Calls usually stream one after another, so a new index means the previous call is done. If
     // the open call's JSON is still incomplete, the provider interleaves: buffer this one instead.
-    if (open?.kind === 'tool_use' && !parseJson(open.call.args).ok) return
+    if (open?.kind === 'tool_use' && !isJson(open.call.args)) return
     openTool(call, out)
   }
 

@@ -303,24 +303,20 @@ export class Connection {
   private readChunked(exchange: Exchange, framing: Extract<Framing, { kind: 'chunked' }>) {
     const buffered = this.buffered
     let at = 0
-    /** Keeps what is left unread; done before finishing, which checks that nothing is. */
-    const keepRest = () => {
-      this.buffered = at === buffered.length ? empty : buffered.subarray(at)
-    }
     for (;;) {
       if (framing.state === 'data') {
         const n = Math.min(framing.remaining, buffered.length - at)
         if (n > 0) this.deliver(exchange, buffered.subarray(at, at + n))
         at += n
         framing.remaining -= n
-        if (framing.remaining > 0) return keepRest()
+        if (framing.remaining > 0) return this.keepFrom(buffered, at)
         framing.state = 'data-end'
         continue
       }
       const end = buffered.indexOf(crlf, at)
       if (end < 0) {
         if (buffered.length - at > maxHeadBytes) throw new Error('upstream sent a malformed chunked body')
-        return keepRest()
+        return this.keepFrom(buffered, at)
       }
       const line = at
       at = end + crlf.length
@@ -332,11 +328,19 @@ export class Connection {
         framing.state = framing.remaining === 0 ? 'trailers' : 'data'
       } else if (end === line) {
         // The blank line after the (ignored) trailers ends the body.
-        keepRest()
+        this.keepFrom(buffered, at)
         this.finishExchange(exchange, true)
         return
       }
     }
+  }
+
+  /**
+   * Keeps what is left unread of `buffered`; done before finishing, which checks that nothing is.
+   * A method, not a closure in readChunked: that ran once per network read of every stream.
+   */
+  private keepFrom(buffered: Buffer, at: number) {
+    this.buffered = at === buffered.length ? empty : buffered.subarray(at)
   }
 
   /** The text before `delimiter`, consumed with it; undefined until the delimiter has arrived. */

@@ -129,6 +129,11 @@ export function parseHead(head: string): ResponseHead {
   return { status, http10: statusLine[1] === '0', headers, special }
 }
 
+// Module-level: a regular expression literal is a new object each time it is evaluated.
+const keepAliveToken = /keep-alive/i
+const closeToken = /(?:^|,)\s*close\s*(?:,|$)/i
+const chunkedLast = /(?:^|,)\s*chunked\s*$/i
+
 /** How the body after `head` is delimited, and whether the connection may carry another request. */
 export function bodyOf(
   head: ResponseHead,
@@ -137,10 +142,10 @@ export function bodyOf(
   const { status, special } = head
   const bodiless = method === 'HEAD' || status === 204 || status === 304
   const connection = special.connection ?? ''
-  const keepAlive = head.http10 ? /keep-alive/i.test(connection) : !/(?:^|,)\s*close\s*(?:,|$)/i.test(connection)
+  const keepAlive = head.http10 ? keepAliveToken.test(connection) : !closeToken.test(connection)
   let framing: Framing
   if (bodiless) framing = { kind: 'length', remaining: 0 }
-  else if (/(?:^|,)\s*chunked\s*$/i.test(special['transfer-encoding'] ?? ''))
+  else if (chunkedLast.test(special['transfer-encoding'] ?? ''))
     framing = { kind: 'chunked', remaining: 0, state: 'size' }
   else if (special['content-length'] !== undefined)
     framing = { kind: 'length', remaining: parseLength(special['content-length']) }

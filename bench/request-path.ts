@@ -6,6 +6,7 @@
 // wrk runs of one build vary by 2× from minute to minute; the minimum of these rounds moves by
 // ~10 %, which is what a change to routing, relaying or the ledger needs to be judged by.
 // Not a target: the targets are `make bench`'s, measured on the binary as deployed.
+import { heapStats } from 'bun:jsc'
 import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -155,11 +156,65 @@ async function measure(count: number, connections: number, one: () => Promise<vo
   return (used.user + used.system) / count
 }
 
+/**
+ * JS heap cells (objects, strings, closures, promises…) a request allocates, its ledger write
+ * included, counted in a window without a collection: bun:jsc's heapStats counts every cell not
+ * yet collected, so the difference is what the window allocated, less what counting and waiting
+ * make (a window of no requests). Unlike CPU time it does not depend on the machine (processes
+ * agree to a few cells), and what is allocated is what the collector later stops the event loop
+ * for. The first window after the timed round is thrown away: it also pays for one-off work (the
+ * journal's spread of the round's last writes). A window in which a collection ran (a weakly held
+ * object is gone, or fewer Request objects than requests are counted) is tried again with fewer
+ * requests; undefined when none stays clear.
+ */
+async function newCellsPerRequest(count: number, connections: number, one: () => Promise<void>) {
+  const cellsNow = () => {
+    const counts = heapStats().objectTypeCounts
+    let cells = 0
+    for (const n of Object.values(counts)) cells += n
+    return { cells, requests: counts.Request ?? 0 }
+  }
+  const windowCells = async (requests: number) => {
+    Bun.gc(true)
+    const canary = new WeakRef({})
+    // A weak reference's target is kept until the current task ends: start the window after it.
+    await Bun.sleep(0)
+    const before = cellsNow()
+    let started = 0
+    const worker = async () => {
+      while (started < requests) {
+        started++
+        await one()
+      }
+    }
+    await Promise.all(Array.from({ length: Math.min(connections, requests) }, worker))
+    // The requests' ledger writes (the commit window) belong to them, as in measure().
+    await Bun.sleep(20)
+    const after = cellsNow()
+    // Each request makes one Request object: fewer counted means some were collected.
+    const clear = canary.deref() !== undefined && after.requests - before.requests >= requests
+    return clear ? after.cells - before.cells : undefined
+  }
+  const overhead = await windowCells(0)
+  await windowCells(count)
+  for (let requests = count; requests >= 4 && overhead !== undefined; requests = Math.floor(requests / 2)) {
+    const cells = await windowCells(requests)
+    if (cells !== undefined) return (cells - overhead) / requests
+  }
+  return undefined
+}
+
+/** What a measuring process reports. */
+interface Result {
+  cpuMicros: number
+  cells: number | undefined
+}
+
 interface Row {
   scenario: string
   label: string
-  withLedger: number[]
-  withoutLedger: number[]
+  withLedger: Result[]
+  withoutLedger: Result[]
 }
 
 /** What one measuring process does: a scenario, with or without the ledger write. */
@@ -186,7 +241,7 @@ function scenariosToMeasure() {
 }
 
 /** In a process of its own: one gateway on a fresh database, checked, warmed up, then measured. */
-async function measureOne(m: Measurement): Promise<number> {
+async function measureOne(m: Measurement): Promise<Result> {
   const found = scenariosToMeasure().find((s) => s.scenario.id === m.scenario)
   if (!found) throw new Error(`no scenario ${m.scenario}`)
   const { phase, scenario, endpoint } = found
@@ -206,7 +261,10 @@ async function measureOne(m: Measurement): Promise<number> {
     // ~40,000 requests: until the first wrap the WAL file grows, and growing it costs the kernel
     // (in a fresh process, 66 → 49 → 35 µs a request over the first 32,000, sys time 11 → 2 µs).
     await measure(warmUpRounds * count, scenario.connections, one)
-    return await measure(count, scenario.connections, one)
+    const cpuMicros = await measure(count, scenario.connections, one)
+    // After the timed round: a forced collection must not land in it.
+    const cells = await newCellsPerRequest(scenario.stream ? 40 : 200, scenario.connections, one)
+    return { cpuMicros, cells }
   } finally {
     gateway.close()
   }
@@ -219,7 +277,7 @@ const resultMarker = 'BENCH_PATH_RESULT '
  * variant's garbage was collected during the other's rounds, and the ledger write read as half
  * of what it costs.
  */
-async function spawnMeasurement(m: Measurement): Promise<number> {
+async function spawnMeasurement(m: Measurement): Promise<Result> {
   const child = Bun.spawn([process.execPath, import.meta.path], {
     env: { ...process.env, BENCH_PATH_CHILD: JSON.stringify(m) },
     stdout: 'pipe',
@@ -229,7 +287,7 @@ async function spawnMeasurement(m: Measurement): Promise<number> {
   if ((await child.exited) !== 0) throw new Error(`measuring ${m.scenario} failed: ${out.slice(-500)}`)
   const line = out.split('\n').find((l) => l.startsWith(resultMarker))
   if (!line) throw new Error(`measuring ${m.scenario} printed no result: ${out.slice(-500)}`)
-  return Number(line.slice(resultMarker.length))
+  return JSON.parse(line.slice(resultMarker.length)) as Result
 }
 
 async function main() {
@@ -242,8 +300,8 @@ async function main() {
       for (let round = 0; round < rounds; round++) {
         // Alternating, so that neither variant gets the warmer machine.
         for (const withLedger of round % 2 === 0 ? [true, false] : [false, true]) {
-          const cpu = await spawnMeasurement({ scenario: scenario.id, withLedger, simUrl: sim.url })
-          ;(withLedger ? row.withLedger : row.withoutLedger).push(cpu)
+          const result = await spawnMeasurement({ scenario: scenario.id, withLedger, simUrl: sim.url })
+          ;(withLedger ? row.withLedger : row.withoutLedger).push(result)
         }
       }
       rows.push(row)
@@ -257,29 +315,37 @@ async function main() {
 
 const fmt = (values: number[], pick: (v: number[]) => number) => pick(values).toFixed(1)
 const min = (values: number[]) => Math.min(...values)
+const cpuOf = (results: Result[]) => results.map((r) => r.cpuMicros)
+/** The processes' counts agree to within a few cells; the median, or "—" if no window stayed clear. */
+const cellsOf = (results: Result[]) => {
+  const counts = results.flatMap((r) => (r.cells === undefined ? [] : [r.cells]))
+  return counts.length === 0 ? '—' : median(counts).toFixed(0)
+}
 
 function describe(row: Row): string {
-  return `${row.scenario}: ${fmt(row.withLedger, min)} µs a request (median ${fmt(row.withLedger, median)}), without the ledger write ${fmt(row.withoutLedger, min)} (${fmt(row.withoutLedger, median)})`
+  const [withLedger, without] = [cpuOf(row.withLedger), cpuOf(row.withoutLedger)]
+  return `${row.scenario}: ${fmt(withLedger, min)} µs a request (median ${fmt(withLedger, median)}), without the ledger write ${fmt(without, min)} (${fmt(without, median)}); JS heap cells a request ${cellsOf(row.withLedger)} (${cellsOf(row.withoutLedger)})`
 }
 
 function table(rows: Row[]): string {
   const lines = [
     `CPU µs a request in process (min of ${rounds} rounds, a process each; median), canned upstream answers, pinned: ${canPin()}`,
     '',
-    '| scenario | svc | without the ledger write | the ledger write |',
-    '| --- | --- | --- | --- |',
+    '| scenario | svc | without the ledger write | the ledger write | JS heap cells a request (without the ledger write) |',
+    '| --- | --- | --- | --- | --- |',
   ]
   for (const row of rows) {
-    const ledger = min(row.withLedger) - min(row.withoutLedger)
-    const share = (100 * ledger) / min(row.withLedger)
+    const [withLedger, without] = [cpuOf(row.withLedger), cpuOf(row.withoutLedger)]
+    const ledger = min(withLedger) - min(without)
+    const share = (100 * ledger) / min(withLedger)
     lines.push(
-      `| ${row.scenario} (${row.label}) | ${fmt(row.withLedger, min)} (${fmt(row.withLedger, median)}) | ${fmt(row.withoutLedger, min)} (${fmt(row.withoutLedger, median)}) | ${ledger.toFixed(1)} (${share.toFixed(0)} %) |`,
+      `| ${row.scenario} (${row.label}) | ${fmt(withLedger, min)} (${fmt(withLedger, median)}) | ${fmt(without, min)} (${fmt(without, median)}) | ${ledger.toFixed(1)} (${share.toFixed(0)} %) | ${cellsOf(row.withLedger)} (${cellsOf(row.withoutLedger)}) |`,
     )
   }
   return lines.join('\n')
 }
 
 const child = process.env.BENCH_PATH_CHILD
-if (child) console.log(`${resultMarker}${await measureOne(JSON.parse(child) as Measurement)}`)
+if (child) console.log(`${resultMarker}${JSON.stringify(await measureOne(JSON.parse(child) as Measurement))}`)
 else await main()
 process.exit(0)

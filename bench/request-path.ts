@@ -1,5 +1,5 @@
-// `make bench-path`: the CPU svc's own request path costs, in process, per `make bench` scenario,
-// with and without the ledger write. Requests go through app.handle() against canned upstream
+// `make bench-path`: the CPU svc's own request path costs, and the JS heap cells it allocates, in
+// process, per `make bench` scenario, with and without the ledger write. Requests go through app.handle() against canned upstream
 // answers — the simulator's real bytes, captured once per upstream request and replayed (a stream
 // one network read per captured read) — so the figure leaves out what svc shares with any relay:
 // sockets, Bun's HTTP server and the upstream client. On this shared, noisy machine `make bench`'s

@@ -163,7 +163,7 @@ async function measure(count: number, connections: number, one: () => Promise<vo
  * make (a window of no requests). Unlike CPU time it does not depend on the machine (processes
  * agree to a few cells), and what is allocated is what the collector later stops the event loop
  * for. The first window after the timed round is thrown away: it also pays for one-off work (the
- * journal's spread of the round's last writes). A window in which a collection ran (a weakly held
+ * caches reloaded after the checkpointer restarted the WAL). A window in which a collection ran (a weakly held
  * object is gone, or fewer Request objects than requests are counted) is tried again with fewer
  * requests; undefined when none stays clear.
  */

@@ -48,8 +48,8 @@ export interface Principal {
  *
  * Requests that miss together share one lookup. The cache is cleared whenever another connection
  * writes, which the WAL checkpointer does once a second at light load; the requests of the next
- * turn of the event loop then all missed, and each flushed the ledger and queried it (64 streams
- * in flight: ~37,000 JS heap cells and as many queries in one turn, measured in process).
+ * turn of the event loop then all missed, and each flushed the ledger and queried it (64 requests
+ * in flight: 64 queries and ~37,000 JS heap cells in one turn, measured in process).
  */
 export function createAuthenticator(ledger: Ledger) {
   const cache = new Map<string, Principal>()

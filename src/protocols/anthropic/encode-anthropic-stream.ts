@@ -67,10 +67,10 @@ export function anthropicStreamEncoder(opts: { id: string; model: string }): Str
    * A delta goes to the open block only if it is the event's block and of the delta's kind: one
    * for a dropped or already closed block would make clients report "Content block not found".
    */
-  const deltaFor = (index: number, kind: BlockStart['kind'], payload: Record<string, unknown>): string[] =>
-    open?.source === index && open.kind === kind
-      ? [encodeSse('content_block_delta', { type: 'content_block_delta', index: open.index, delta: payload })]
-      : []
+  const pushDelta = (out: string[], index: number, kind: BlockStart['kind'], payload: Record<string, unknown>) => {
+    if (open?.source === index && open.kind === kind)
+      out.push(encodeSse('content_block_delta', { type: 'content_block_delta', index: open.index, delta: payload }))
+  }
 
   const encode = (event: ExchangeEvent): { frames: string[]; ended: boolean } => {
     if (event.type === 'error')
@@ -96,16 +96,16 @@ export function anthropicStreamEncoder(opts: { id: string; model: string }): Str
         break
       }
       case 'text_delta':
-        out.push(...deltaFor(event.index, 'text', { type: 'text_delta', text: event.text }))
+        pushDelta(out, event.index, 'text', { type: 'text_delta', text: event.text })
         break
       case 'thinking_delta':
-        out.push(...deltaFor(event.index, 'thinking', { type: 'thinking_delta', thinking: event.thinking }))
+        pushDelta(out, event.index, 'thinking', { type: 'thinking_delta', thinking: event.thinking })
         break
       case 'signature_delta':
-        out.push(...deltaFor(event.index, 'thinking', { type: 'signature_delta', signature: event.signature }))
+        pushDelta(out, event.index, 'thinking', { type: 'signature_delta', signature: event.signature })
         break
       case 'tool_args_delta':
-        out.push(...deltaFor(event.index, 'tool_use', { type: 'input_json_delta', partial_json: event.partialJson }))
+        pushDelta(out, event.index, 'tool_use', { type: 'input_json_delta', partial_json: event.partialJson })
         break
       case 'block_stop':
         // Likewise, a stop for a block that is not the open one goes nowhere.

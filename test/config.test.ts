@@ -43,6 +43,8 @@ describe('config', () => {
       'not a whole number of nanos',
     ],
     [{ billing: { byok_fee_percent: 120 } }, 'billing.byok_fee_percent'],
+    // A keep-alive must come before the client connection's own idle limit (255 s) cuts the stream.
+    [{ routing: { ping_interval_ms: 300_000 } }, 'routing.ping_interval_ms'],
   ])('%j is refused: %s', (raw, message) => {
     expect(() => load(raw)).toThrow(ConfigError)
     expect(() => load(raw)).toThrow(message)

@@ -1,19 +1,25 @@
+import Anthropic from '@anthropic-ai/sdk'
 import { afterAll, expect, test } from 'bun:test'
-import { createHarness } from './support/harness'
+import OpenAI from 'openai'
+import { createHarness, type Harness } from './support/harness'
 import { startSimulator } from './support/simulator'
 
 const sim = startSimulator({ apiKey: 'k' })
 afterAll(() => sim.stop())
 
-/** One Anthropic provider on the simulator behind svc-pro, with these routing timeouts. */
-const harnessWith = (routing: Record<string, number>, upstreamModel: string) =>
+/** One provider (Anthropic unless told) on the simulator behind svc-pro, with these routing timeouts. */
+const harnessWith = (
+  routing: Record<string, number>,
+  upstreamModel: string,
+  kind: 'anthropic' | 'openai-chat' = 'anthropic',
+) =>
   createHarness({
     grantUsd: 5,
     env: { K: 'k' },
     config: {
       catalog: { builtin: false },
       routing,
-      providers: { a: { kind: 'anthropic', base_url: sim.url, api_key_env: 'K' } },
+      providers: { a: { kind, base_url: kind === 'openai-chat' ? `${sim.url}/v1` : sim.url, api_key_env: 'K' } },
       models: [
         {
           id: 'm',
@@ -67,4 +73,92 @@ test('an upstream that goes silent mid-stream past idle_timeout_ms ends the stre
   // Charged for what flowed: the prompt and the one delta, not the whole answer.
   expect(record.usage_events[0].output_tokens).toBeGreaterThan(0)
   expect(record.charged_nanos).toBe(record.total_cost_nanos)
+})
+
+/** The official SDKs against the in-process app; `raw` keeps every body the app streamed back. */
+function sdks(h: Harness) {
+  const raw: Promise<string>[] = []
+  const fetchApp = async (url: string | URL | Request, init?: RequestInit) => {
+    const res = await h.app.handle(new Request(String(url), init))
+    if (!res.body) return res
+    const [forSdk, forTest] = res.body.tee()
+    raw.push(new Response(forTest).text())
+    return new Response(forSdk, { status: res.status, headers: res.headers })
+  }
+  const anthropic = new Anthropic({
+    apiKey: h.key,
+    baseURL: 'http://localhost/compat-a',
+    fetch: fetchApp,
+    maxRetries: 0,
+  })
+  const openai = new OpenAI({ apiKey: h.key, baseURL: 'http://localhost/compat-b/v1', fetch: fetchApp, maxRetries: 0 })
+  return { anthropic, openai, raw }
+}
+
+/** Three deltas 150 ms apart with no pings of the upstream's own: two silences of 150 ms. */
+const quietScenario = { text: 'one two three', chunks: 3, chunkDelayMs: 150, pings: false }
+
+test('a silent upstream mid-stream: the Anthropic client gets ping events between the deltas, and its SDK the whole message', async () => {
+  const h = await harnessWith({ ping_interval_ms: 40 }, 'thinks-up')
+  sim.setScenario('thinks-up', quietScenario)
+  const { anthropic, raw } = sdks(h)
+  const stream = anthropic.messages.stream({
+    model: 'svc-pro',
+    max_tokens: 100,
+    messages: [{ role: 'user', content: 'go' }],
+  })
+  const message = await stream.finalMessage()
+  expect(message.content.map((block) => (block.type === 'text' ? block.text : block.type))).toEqual(['one two three'])
+  const events = [...(await raw[0]!).matchAll(/^event: (\w+)$/gm)].map((m) => m[1])
+  // Pings only once the stream has started, and ~3 in each 150 ms silence (a loaded machine may lose one).
+  expect(events[0]).toBe('message_start')
+  const between = events.slice(events.indexOf('content_block_start'), events.lastIndexOf('content_block_delta'))
+  expect(between.filter((e) => e === 'ping').length).toBeGreaterThanOrEqual(4)
+  expect(await raw[0]!).toContain('event: ping\ndata: {"type":"ping"}\n\n')
+  const record = await (await h.call(`/v1/usage/requests/${message.id.replace(/^msg_/, '')}`)).json()
+  expect(record.status).toBe('completed')
+  expect(record.usage_events).toEqual([expect.objectContaining({ outcome: 'ok', estimated: false, output_tokens: 4 })])
+})
+
+test('a silent upstream mid-stream: the Responses client gets SSE comments, which its SDK skips', async () => {
+  const h = await harnessWith({ ping_interval_ms: 40 }, 'thinks-chat', 'openai-chat')
+  sim.setScenario('thinks-chat', quietScenario)
+  const { openai, raw } = sdks(h)
+  const stream = await openai.responses.create({ model: 'svc-pro', input: 'go', stream: true })
+  const types: string[] = []
+  let text = ''
+  for await (const event of stream) {
+    types.push(event.type)
+    if (event.type === 'response.output_text.delta') text += event.delta
+  }
+  expect(text).toBe('one two three')
+  expect(types.at(-1)).toBe('response.completed')
+  const body = await raw[0]!
+  expect(body.split(': keep-alive\n\n').length - 1).toBeGreaterThanOrEqual(4)
+  // Never before the stream's first event.
+  expect(body.startsWith('event: response.created')).toBe(true)
+})
+
+test('a steady stream gets no keep-alives, and pings never hold off the idle timeout', async () => {
+  const steady = await harnessWith({ ping_interval_ms: 100 }, 'steady-up')
+  sim.setScenario('steady-up', { text: 'a b c d e f', chunks: 6, chunkDelayMs: 20, pings: false })
+  const res = await steady.call('/compat-a/v1/messages', {
+    method: 'POST',
+    headers: { 'anthropic-version': '2023-06-01' },
+    json: { model: 'svc-pro', max_tokens: 100, stream: true, messages: [{ role: 'user', content: 'go' }] },
+  })
+  expect(await res.text()).not.toContain('event: ping')
+
+  const stalled = await harnessWith({ ping_interval_ms: 30, idle_timeout_ms: 200 }, 'stalls-long')
+  sim.setScenario('stalls-long', { text: 'first second', chunks: 2, chunkDelayMs: 2000, pings: false })
+  const started = performance.now()
+  const cut = await stalled.call('/compat-a/v1/messages', {
+    method: 'POST',
+    headers: { 'anthropic-version': '2023-06-01' },
+    json: { model: 'svc-pro', max_tokens: 100, stream: true, messages: [{ role: 'user', content: 'go' }] },
+  })
+  const body = await cut.text()
+  expect(performance.now() - started).toBeLessThan(1500)
+  expect(body).toContain('event: ping')
+  expect(body).toContain('silent for 200 ms')
 })

@@ -46,7 +46,8 @@ export async function runServe(args: string[], io: Io): Promise<number> {
     fetch: app.fetch,
     // Bun's own limit backs up the app's Content-Length check for chunked bodies.
     maxRequestBodySize: config.server.maxBodyBytes + 1024,
-    // Streams can be quiet for a long time while a model thinks; the relay sends pings instead.
+    // The longest Bun allows (seconds without a byte either way). A model may think for minutes: a
+    // started stream gets a keep-alive every [routing] ping_interval_ms (at most 240 s) instead.
     idleTimeout: 255,
   })
   const url = `http://${server.hostname}:${server.port}`

@@ -52,7 +52,14 @@ export interface Config {
     byokFeePercent: number
     starterGrant: { nanos: number; expiresInDays?: number } | null
   }
-  routing: { connectTimeoutMs: number; firstByteTimeoutMs: number; idleTimeoutMs: number; maxAttempts: number }
+  routing: {
+    connectTimeoutMs: number
+    firstByteTimeoutMs: number
+    idleTimeoutMs: number
+    /** A started stream whose upstream is this long silent gets a keep-alive frame. */
+    pingIntervalMs: number
+    maxAttempts: number
+  }
   /** Ranking knobs per routing mode. */
   profiles: Record<RoutingMode, { priceWeight: number; qualityFloor: number }>
   providers: Record<string, ProviderConfig>
@@ -153,6 +160,8 @@ export function resolveConfig(raw: unknown, opts: LoadOptions & { source?: strin
       connectTimeoutMs: file.routing?.connect_timeout_ms ?? 10_000,
       firstByteTimeoutMs: file.routing?.first_byte_timeout_ms ?? 120_000,
       idleTimeoutMs: file.routing?.idle_timeout_ms ?? 300_000,
+      // Anthropic's own streams ping about this often; proxies commonly drop a connection idle for 60 s.
+      pingIntervalMs: file.routing?.ping_interval_ms ?? 15_000,
       maxAttempts: file.routing?.max_attempts ?? 3,
     },
     profiles: {

@@ -97,6 +97,8 @@ export const ConfigFile = T.Object(
           connect_timeout_ms: T.Optional(T.Integer({ minimum: 1 })),
           first_byte_timeout_ms: T.Optional(T.Integer({ minimum: 1 })),
           idle_timeout_ms: T.Optional(T.Integer({ minimum: 1 })),
+          // Under the client connection's own idle limit (src/cli/serve.ts, 255 s).
+          ping_interval_ms: T.Optional(T.Integer({ minimum: 1, maximum: 240_000 })),
           max_attempts: T.Optional(T.Integer({ minimum: 1, maximum: 10 })),
         },
         closed,

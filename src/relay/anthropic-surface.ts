@@ -61,5 +61,7 @@ export const anthropicSurface: InboundSurface = {
   // `model` is the concrete upstream model (the contract), as the upstream named it.
   encodeResponse: (response, ids) =>
     encodeAnthropicResponse(response, { id: messageId(ids.requestId), model: response.model }),
+  // Anthropic's own keep-alive event: its streams may carry any number, and its SDKs skip them.
+  keepAliveFrame: encodeSse('ping', { type: 'ping' }),
   streamEncoder: (ids, ctx) => anthropicStreamEncoder({ id: messageId(ids.requestId), model: ctx.upstreamModel }),
 }

@@ -85,5 +85,7 @@ export const responsesSurface: InboundSurface = {
     }
   },
   encodeResponse: (response, ids, body) => encodeResponsesResponse(response, { ...idsFor(ids), request: body }),
+  // The Responses stream has no keep-alive event; an SSE comment is one every parser skips.
+  keepAliveFrame: ': keep-alive\n\n',
   streamEncoder: (ids, ctx) => responsesStreamEncoder({ ...idsFor(ids), request: ctx.body }),
 }

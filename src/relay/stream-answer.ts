@@ -36,7 +36,8 @@ export async function streamAnswer(
   expectContentType(a.upstream, 'text/event-stream')
   const body = a.upstream.body
   if (!body) throw new GatewayError('api_error', 'upstream sent an empty stream', { status: 502, retryable: true })
-  const upstream = new UpstreamFrames(body, deps.config.routing.idleTimeoutMs, () => a.controller.abort())
+  const { idleTimeoutMs, pingIntervalMs } = deps.config.routing
+  const upstream = new UpstreamFrames(body, idleTimeoutMs, () => a.controller.abort(), pingIntervalMs)
 
   const passThrough = a.leg.candidate.provider.kind === a.surface.nativeKind
   /** The client's next piece of the stream; done once the upstream's body has ended. */
@@ -137,6 +138,15 @@ export async function streamAnswer(
       }
       try {
         send(first.value)
+        // From here the client has a stream: a silent upstream no longer leaves it without bytes.
+        upstream.onQuiet = () => {
+          if (done) return
+          try {
+            send(a.surface.keepAliveFrame)
+          } catch {
+            // The client has gone: cancel() stops the upstream and records the leg.
+          }
+        }
         for (;;) {
           const next = await clientFrames.next()
           if (next.done) break

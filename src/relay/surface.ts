@@ -45,6 +45,8 @@ export interface InboundSurface {
   passThroughText?(text: string, json: unknown, ids: ClientIds): string | undefined
   passThroughStream(ids: ClientIds): PassThroughStream
   encodeResponse(response: ExchangeResponse, ids: ClientIds, body: Record<string, unknown>): unknown
+  /** What a started stream sends while the upstream is silent, so that the connection stays alive. */
+  keepAliveFrame: string
   /** Translated streams: the encoder itself turns upstream failures into the surface's error events. */
   streamEncoder(ids: ClientIds, ctx: { upstreamModel: string; body: Record<string, unknown> }): StreamEncoder
 }

@@ -84,6 +84,42 @@ describe('UpstreamFrames', () => {
     expect(timedOut).toBe(false)
   })
 
+  test('calls onQuiet once per quiet interval of a silence, and not while the consumer holds a read', async () => {
+    // 250 ms of silence after the first frame, then a steady 10 ms pace, then a consumer that
+    // sits on one read for 250 ms: only the first silence is the upstream's.
+    const { body } = paced([
+      [0, frame(0)],
+      [250, frame(1)],
+      [10, frame(2)],
+      [10, frame(3)],
+    ])
+    const frames = new UpstreamFrames(body, 1000, () => {}, 60)
+    const quiet: number[] = []
+    const started = performance.now()
+    frames.onQuiet = () => quiet.push(performance.now() - started)
+    expect((await frames.next())?.length).toBe(1)
+    expect((await frames.next())?.length).toBe(1)
+    const heard = quiet.length
+    // Four intervals fit in 250 ms; a timer late by more than 10 ms on a loaded machine loses one.
+    expect(heard).toBeGreaterThanOrEqual(3)
+    expect(heard).toBeLessThanOrEqual(4)
+    expect(quiet[0]).toBeGreaterThanOrEqual(55)
+    await Bun.sleep(250)
+    expect((await drain(frames)).flat()).toEqual(['{"i":2}', '{"i":3}'])
+    expect(quiet.length).toBe(heard)
+  })
+
+  test("no onQuiet, no calls: before it is set the silence is only the watchdog's", async () => {
+    let timedOut = false
+    const { body } = paced([
+      [0, frame(0)],
+      [150, frame(1)],
+    ])
+    const frames = new UpstreamFrames(body, 1000, () => (timedOut = true), 20)
+    expect((await drain(frames)).flat()).toHaveLength(2)
+    expect(timedOut).toBe(false)
+  })
+
   test('a body that fails mid-stream fails the read with its own error', async () => {
     const body = new ReadableStream<Uint8Array>({
       start(controller) {

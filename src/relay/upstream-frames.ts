@@ -1,5 +1,6 @@
 // An upstream's SSE body, one network read at a time: the frames each read completes, and a
-// watchdog that ends a stream silent for too long.
+// watchdog that ends a stream silent for too long and, meanwhile, says when to keep the client's
+// connection alive.
 import { GatewayError } from '../lib/errors'
 import { SseDecoder, type SseEvent } from '../protocols/sse'
 
@@ -12,23 +13,32 @@ import { SseDecoder, type SseEvent } from '../protocols/sse'
  * count. One watchdog timer a stream, re-armed lazily. When it fires it calls onTimeout (which
  * aborts the attempt) and cancels the body, so the pending read ends even if the source ignores
  * the abort; the read then fails with a retryable timeout.
+ *
+ * The same timer calls `onQuiet`, once set, every `quietMs` of a silence shorter than that: a
+ * model can think for minutes without a token, and the relay then writes the client a keep-alive
+ * so that no proxy on the way, nor the server's own idle limit, takes the quiet stream for dead.
  */
 export class UpstreamFrames {
   private readonly reader: ReadableStreamDefaultReader<Uint8Array>
   private readonly decoder = new SseDecoder()
   private waitingSince: number | undefined
   private timer: ReturnType<typeof setTimeout> | undefined
+  /** When the current silence was last broken: by a read starting, or by onQuiet. */
+  private quietSince: number | undefined
   private timedOut = false
   private ended = false
+  /** Called every `quietMs` of upstream silence, from when it is set. */
+  onQuiet: (() => void) | undefined
 
   constructor(
     body: ReadableStream<Uint8Array>,
     private readonly idleMs: number,
     private readonly onTimeout: () => void,
+    private readonly quietMs = idleMs,
   ) {
     // Bun's lib types the reader of `ReadableStream` as node's, which lacks Bun's readMany.
     this.reader = body.getReader() as ReadableStreamDefaultReader<Uint8Array>
-    this.timer = setTimeout(this.check, idleMs)
+    this.timer = setTimeout(this.check, Math.min(idleMs, quietMs))
   }
 
   /**
@@ -39,6 +49,7 @@ export class UpstreamFrames {
   async next(): Promise<readonly SseEvent[] | undefined> {
     while (!this.ended) {
       this.waitingSince = performance.now()
+      this.quietSince = this.waitingSince
       let result: Awaited<ReturnType<ReadableStreamDefaultReader<Uint8Array>['read']>>
       try {
         result = await this.reader.read()
@@ -69,9 +80,18 @@ export class UpstreamFrames {
   }
 
   private readonly check = () => {
-    const silentFor = this.waitingSince === undefined ? 0 : performance.now() - this.waitingSince
+    const now = performance.now()
+    const silentFor = this.waitingSince === undefined ? 0 : now - this.waitingSince
     if (silentFor < this.idleMs) {
-      this.timer = setTimeout(this.check, this.idleMs - silentFor)
+      const quietLeft =
+        this.onQuiet && this.waitingSince !== undefined ? this.quietMs - (now - this.quietSince!) : this.quietMs
+      if (quietLeft > 0) {
+        this.timer = setTimeout(this.check, Math.min(this.idleMs - silentFor, quietLeft))
+        return
+      }
+      this.quietSince = now
+      this.timer = setTimeout(this.check, Math.min(this.idleMs - silentFor, this.quietMs))
+      this.onQuiet!()
       return
     }
     this.timer = undefined

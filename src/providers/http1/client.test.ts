@@ -223,6 +223,38 @@ describe('http1 client', () => {
     expect(server.connections).toBe(2)
   })
 
+  test('an idle connection is reused within the pool limit, and a new one opened past it', async () => {
+    const server = rawServer((socket) => socket.write(ok('{}')))
+    const client = createHttp1Client({ env: {}, idleTimeoutMs: 300 })
+    await (await post(client, server.url)).text()
+    await Bun.sleep(150)
+    await (await post(client, server.url)).text()
+    expect(server.connections).toBe(1)
+    // Past the limit the pool does not hand it out, though Bun's own socket timeout (whole
+    // seconds, checked every few) has not closed it yet.
+    await Bun.sleep(400)
+    await (await post(client, server.url)).text()
+    expect(server.connections).toBe(2)
+  })
+
+  test("the server's Keep-Alive timeout, less a second, bounds how long its connection is reused", async () => {
+    // timeout=1: kept 0 s, so never reused; timeout=2 (with other parameters around it): 1 s.
+    const once = rawServer((socket) => socket.write(ok('{}', 'Keep-Alive: timeout=1\r\n')))
+    const client = createHttp1Client({ env: {} })
+    await (await post(client, once.url)).text()
+    await (await post(client, once.url)).text()
+    expect(once.connections).toBe(2)
+
+    const second = rawServer((socket) => socket.write(ok('{}', 'keep-alive: max=100, timeout=2, x=y\r\n')))
+    await (await post(client, second.url)).text()
+    await Bun.sleep(300)
+    await (await post(client, second.url)).text()
+    expect(second.connections).toBe(1)
+    await Bun.sleep(1000)
+    await (await post(client, second.url)).text()
+    expect(second.connections).toBe(2)
+  })
+
   test('a reused connection that dies while the upstream works on the request is not sent again', async () => {
     const server = rawServer((socket, _req, i) => {
       if (i === 0) socket.write(ok('{}'))

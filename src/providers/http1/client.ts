@@ -15,7 +15,14 @@ import { ConnectionPool } from './pool'
 import { createTargetCache, encodeRequest } from './wire'
 
 export interface Http1ClientOptions {
-  /** An idle connection is closed after this long; kept under common server keep-alive timeouts. */
+  /**
+   * An idle connection is reused for at most this long (less if the server announces less). Coding
+   * agents pause between turns for seconds to a minute, and a new connection to a hosted API costs
+   * a TCP and a TLS handshake (tens of ms). 50 s stays under the idle limits in front of most
+   * servers (AWS load balancers 60 s, nginx 75 s, Cloudflare 400 s); a server that closes sooner
+   * sends its FIN, which takes the connection out of the pool, and a close that crosses a request
+   * is retried once (StaleConnection).
+   */
   idleTimeoutMs?: number
   /** Idle connections kept per origin beyond which a finished one is closed. */
   maxIdlePerOrigin?: number
@@ -31,7 +38,7 @@ export function createHttp1Client(opts: Http1ClientOptions = {}): typeof fetch {
   const fallback = opts.fallback ?? fetch
   const env = opts.env ?? process.env
   if (proxyVariables.some((name) => env[name])) return fallback
-  const pool = new ConnectionPool(opts.idleTimeoutMs ?? 4_000, opts.maxIdlePerOrigin ?? 256)
+  const pool = new ConnectionPool(opts.idleTimeoutMs ?? 50_000, opts.maxIdlePerOrigin ?? 256)
   const targets = createTargetCache()
 
   const client = async (input: string | URL | Request, init: RequestInit = {}): Promise<Response> => {

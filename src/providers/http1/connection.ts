@@ -17,6 +17,11 @@ const maxHeadBytes = 64 * 1024
  * Later, the server may have been working on it, and a POST is not sent twice.
  */
 const staleCloseWindowMs = 50
+/**
+ * A connection is given back this long before the idle limit its server announced, so that a
+ * request is not written into a close already on its way.
+ */
+const announcedIdleMarginMs = 1000
 
 /** Raised when a reused connection ends before any byte of the answer: safe to send again. */
 export class StaleConnection extends Error {}
@@ -77,7 +82,9 @@ export class Connection {
   private keepAlive = true
   private closed = false
   private paused = false
-  private idleSeconds = 0
+  /** The pool's idle limit, and the one the server announced (Keep-Alive: timeout), if lower. */
+  private idleLimitMs = 0
+  private idleSince = 0
   reusable = false
   /** For TLS: settles once the server's certificate is verified, or refused. */
   readonly verified?: Promise<void>
@@ -104,9 +111,14 @@ export class Connection {
 
   attach(socket: Socket<Connection>, idleTimeoutMs: number) {
     this.socket = socket
-    this.idleSeconds = Math.max(1, Math.round(idleTimeoutMs / 1000))
+    this.idleLimitMs = idleTimeoutMs
     socket.setNoDelay(true)
     if (!this.closed) this.checkOut()
+  }
+
+  /** Idle past its limit: the server may be closing it, so it must not carry a request. */
+  expired(now: number): boolean {
+    return now - this.idleSince >= this.idleLimitMs
   }
 
   checkOut(): this {
@@ -227,9 +239,10 @@ export class Connection {
       const parsed = parseHead(head)
       // 1xx answers are interim (100 Continue, 103 Early Hints): the real one follows.
       if (parsed.status < 200) continue
-      const { framing, bodiless, keepAlive } = bodyOf(parsed, exchange.method)
+      const { framing, bodiless, keepAlive, keptIdleMs } = bodyOf(parsed, exchange.method)
       exchange.framing = framing
       if (!keepAlive) this.keepAlive = false
+      if (keptIdleMs !== undefined) this.idleLimitMs = Math.min(this.idleLimitMs, keptIdleMs - announcedIdleMarginMs)
       exchange.respond(this.respond(exchange, parsed, framing, bodiless))
       return
     }
@@ -387,12 +400,15 @@ export class Connection {
     this.resumeReading()
     // Reused only in step: nothing read ahead, nothing of the request still unsent (an early answer).
     const inStep = this.buffered.length === 0 && this.unsent.length === 0
-    if (!reusable || this.closed || !inStep || !this.keepAlive) {
+    if (!reusable || this.closed || !inStep || !this.keepAlive || this.idleLimitMs <= 0) {
       this.close()
       return
     }
     this.reusable = true
-    this.socket!.timeout(this.idleSeconds)
+    this.idleSince = performance.now()
+    // Only a sweep for connections nobody takes again: Bun checks socket timeouts every few
+    // seconds, so whether one is still fresh is decided by `expired`, when the pool hands it out.
+    this.socket!.timeout(Math.ceil(this.idleLimitMs / 1000))
     this.socket!.unref()
     this.onIdle(this)
   }

@@ -15,8 +15,11 @@ export class ConnectionPool {
 
   take(target: Target): Connection | undefined {
     const list = this.idle.get(target.origin)
+    const now = performance.now()
     for (let connection = list?.pop(); connection; connection = list?.pop()) {
-      if (connection.reusable) return connection.checkOut()
+      if (!connection.reusable) continue
+      if (connection.expired(now)) connection.close('graceful')
+      else return connection.checkOut()
     }
     return undefined
   }

@@ -93,8 +93,14 @@ export type Framing =
   | { kind: 'close' }
 
 /** The headers that frame the body, picked out while parsing rather than looked up after. */
-type FramingHeader = 'content-length' | 'transfer-encoding' | 'connection' | 'content-encoding'
-const framingHeaders = new Set<string>(['content-length', 'transfer-encoding', 'connection', 'content-encoding'])
+type FramingHeader = 'content-length' | 'transfer-encoding' | 'connection' | 'keep-alive' | 'content-encoding'
+const framingHeaders = new Set<string>([
+  'content-length',
+  'transfer-encoding',
+  'connection',
+  'keep-alive',
+  'content-encoding',
+])
 
 export interface ResponseHead {
   status: number
@@ -133,12 +139,16 @@ export function parseHead(head: string): ResponseHead {
 const keepAliveToken = /keep-alive/i
 const closeToken = /(?:^|,)\s*close\s*(?:,|$)/i
 const chunkedLast = /(?:^|,)\s*chunked\s*$/i
+const keepAliveTimeout = /(?:^|,)\s*timeout\s*=\s*(\d{1,9})\s*(?:,|$)/i
 
-/** How the body after `head` is delimited, and whether the connection may carry another request. */
+/**
+ * How the body after `head` is delimited, whether the connection may carry another request, and
+ * for how long idle the server says it keeps it (`Keep-Alive: timeout=5`, as Node's servers send).
+ */
 export function bodyOf(
   head: ResponseHead,
   method: string,
-): { framing: Framing; bodiless: boolean; keepAlive: boolean } {
+): { framing: Framing; bodiless: boolean; keepAlive: boolean; keptIdleMs?: number } {
   const { status, special } = head
   const bodiless = method === 'HEAD' || status === 204 || status === 304
   const connection = special.connection ?? ''
@@ -150,7 +160,8 @@ export function bodyOf(
   else if (special['content-length'] !== undefined)
     framing = { kind: 'length', remaining: parseLength(special['content-length']) }
   else framing = { kind: 'close' }
-  return { framing, bodiless, keepAlive }
+  const hint = special['keep-alive'] === undefined ? undefined : keepAliveTimeout.exec(special['keep-alive'])
+  return { framing, bodiless, keepAlive, keptIdleMs: hint ? Number(hint[1]) * 1000 : undefined }
 }
 
 const lengthDigits = /^\d{1,15}$/

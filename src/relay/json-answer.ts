@@ -57,6 +57,12 @@ export async function jsonAnswer(
     return Response.json(body, { headers: a.idHeader })
   }
   const response = codecs[a.leg.candidate.provider.kind].decodeResponse(json)
+  if (response.stopReason === 'error') {
+    // Chat's finish_reason "error", a Responses answer "failed" or "cancelled": the upstream says
+    // the answer broke off. Relayed, it would read as a finished one (end_turn); the client has
+    // nothing yet, so this is a failed attempt like any other and the next candidate is tried.
+    throw new GatewayError('api_error', 'upstream answer ended in an error', { status: 502, retryable: true })
+  }
   a.trace.settleLeg(a.leg, 'ok', { usage: response.usage, reported: true, outputChars: 0 })
   servedFirstByte(deps, a.trace, a.leg)
   return Response.json(a.surface.encodeResponse(response, a.ids, a.body), { headers: a.idHeader })

@@ -95,6 +95,15 @@ describe('encodeAnthropicRequest', () => {
     })
   })
 
+  test("an OpenAI client's temperature above 1 is sent as 1, Anthropic's highest", () => {
+    const at = (temperature: number) =>
+      encodeAnthropicRequest(
+        { ...base, temperature, messages: [{ role: 'user', content: [{ type: 'text', text: 'hi' }] }] },
+        'c',
+      ).temperature
+    expect([at(1.6), at(2), at(1), at(0.4), at(0)]).toEqual([1, 1, 1, 0.4, 0])
+  })
+
   test('thinking budget is at least 1024 and below max_tokens; temperature and top_k go', () => {
     const body = encodeAnthropicRequest(
       {

@@ -57,7 +57,8 @@ export function encodeAnthropicRequest(req: ExchangeRequest, model: string): Rec
   }
 
   // With thinking on Anthropic rejects temperature and top_k, and top_p below 0.95.
-  if (req.temperature !== undefined && !thinkingOn) body.temperature = req.temperature
+  // Anthropic takes 0–1 where OpenAI clients may send up to 2: the nearest it accepts, not a 400.
+  if (req.temperature !== undefined && !thinkingOn) body.temperature = Math.min(1, Math.max(0, req.temperature))
   if (req.topP !== undefined && (!thinkingOn || req.topP >= 0.95)) body.top_p = req.topP
   if (req.topK !== undefined && !thinkingOn) body.top_k = req.topK
   if (req.stopSequences && req.stopSequences.length > 0) body.stop_sequences = req.stopSequences

@@ -117,6 +117,12 @@ describe('fallback before the first byte', () => {
       reason: /invalid x-api-key/,
     },
     {
+      name: 'anthropic 402 (the platform account is out of credit)',
+      primary: 'anth',
+      scenario: { fault: { kind: 'status', status: 402 } },
+      reason: /^api_error: Simulated 402 error/,
+    },
+    {
       name: 'chat 429',
       primary: 'chat',
       scenario: { fault: { kind: 'status', status: 429 } },
@@ -324,6 +330,8 @@ describe('errors that end the request', () => {
       const res = await postMessages(h, { stream })
       expect(res.status).toBe(503)
       expect(res.headers.get('content-type')).toContain('application/json')
+      // A retry may find a candidate free again: the SDK's own rule decides.
+      expect(res.headers.get('x-should-retry')).toBeNull()
       const requestId = res.headers.get('x-request-id')!
       expect(requestId).toMatch(ULID)
       expect(await res.json()).toEqual({

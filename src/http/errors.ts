@@ -23,6 +23,10 @@ export function errorResponse(err: unknown, surface: Surface, headers: Record<st
   const extra: Record<string, string> = { ...headers }
   if (error.retryAfterSeconds !== undefined) extra['retry-after'] = String(Math.ceil(error.retryAfterSeconds))
   if (error.kind === 'method_not_allowed' && typeof error.cause === 'string') extra.allow = error.cause
+  // The Anthropic and OpenAI SDKs obey this over their status rule (they retry any 5xx): without it
+  // they back off and resend a request that is bound to fail the same way. Never sent as `true`:
+  // where a retry may help, the SDK's own rule decides.
+  if (error.permanent) extra['x-should-retry'] = 'false'
   const status = surface === 'openai' ? mapErrorStatusToOpenAI(error) : error.status
   return Response.json(errorBody(error, surface), { status, headers: extra })
 }

@@ -1,5 +1,6 @@
 // One error type for the whole gateway. Routes render it in the client's own error shape
-// (Anthropic's or OpenAI's); the router reads `retryable` to decide whether to fall back.
+// (Anthropic's or OpenAI's); the router reads `retryable` to decide whether to fall back, and the
+// client's SDK is told by `permanent` not to send the request again.
 
 export type ErrorKind =
   | 'invalid_request'
@@ -37,11 +38,25 @@ export class GatewayError extends Error {
   readonly retryAfterSeconds?: number
   /** Which request field is wrong, when one is (OpenAI's `param`). */
   readonly param?: string
+  /**
+   * True when the same request sent again cannot succeed (soon): the client is told
+   * `x-should-retry: false`, which the Anthropic and OpenAI SDKs (and Claude Code) obey over their
+   * status rule, so they do not back off and retry a 502/503 in vain. Not the same as `retryable`,
+   * which is about the router trying another candidate: a provider-account failure is both.
+   */
+  readonly permanent: boolean
 
   constructor(
     kind: ErrorKind,
     message: string,
-    options: { status?: number; retryable?: boolean; retryAfterSeconds?: number; param?: string; cause?: unknown } = {},
+    options: {
+      status?: number
+      retryable?: boolean
+      retryAfterSeconds?: number
+      param?: string
+      permanent?: boolean
+      cause?: unknown
+    } = {},
   ) {
     super(message, { cause: options.cause })
     this.name = 'GatewayError'
@@ -50,6 +65,14 @@ export class GatewayError extends Error {
     this.retryable = options.retryable ?? false
     this.retryAfterSeconds = options.retryAfterSeconds
     this.param = options.param
+    this.permanent = options.permanent ?? false
+  }
+
+  /** This error without the claim that a retry cannot help (the same request may yet succeed). */
+  notPermanent(): GatewayError {
+    if (!this.permanent) return this
+    const { kind, message, status, retryable, retryAfterSeconds, param, cause } = this
+    return new GatewayError(kind, message, { status, retryable, retryAfterSeconds, param, cause })
   }
 }
 

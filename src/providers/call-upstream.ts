@@ -9,13 +9,10 @@ export interface UpstreamTimeouts {
 }
 
 /** Statuses after which another candidate may well succeed: the fault is this provider's. */
-const retryableStatuses = new Set([401, 403, 404, 408, 409, 425, 429, 500, 502, 503, 504, 529])
+const retryableStatuses = new Set([408, 409, 425, 429, 500, 502, 503, 504, 529])
 
 const kindForType: Record<string, ErrorKind> = {
   invalid_request_error: 'invalid_request',
-  authentication_error: 'api_error',
-  permission_error: 'api_error',
-  not_found_error: 'api_error',
   request_too_large: 'request_too_large',
   rate_limit_error: 'rate_limit',
   overloaded_error: 'overloaded',
@@ -24,14 +21,27 @@ const kindForType: Record<string, ErrorKind> = {
 }
 
 /**
- * An upstream's error as the gateway's. The provider's 401 is our misconfiguration, not the
- * client's: it surfaces as a 502 api_error so the client is not told its own key is wrong.
+ * Failures of the gateway's own account at the provider, by status or by type: its key (401), its
+ * permissions (403), the upstream model it names (404), its bill (402; OpenAI's 429
+ * `insufficient_quota` is decoded as `billing_error`). Our misconfiguration, not the client's.
+ */
+const accountStatuses = new Set([401, 402, 403, 404])
+const accountTypes = new Set(['authentication_error', 'permission_error', 'not_found_error', 'billing_error'])
+const isProviderAccountFailure = (info: UpstreamErrorInfo) =>
+  accountStatuses.has(info.status) || accountTypes.has(info.type)
+
+/**
+ * An upstream's error as the gateway's. A provider-account failure surfaces as a 502 api_error so
+ * the client is not told its own key or credit is wrong; another candidate may well serve
+ * (retryable), but the same request sent again meets the same account (permanent).
  */
 export function upstreamFailure(info: UpstreamErrorInfo, retryAfterSeconds?: number): GatewayError {
+  if (isProviderAccountFailure(info)) {
+    return new GatewayError('api_error', info.message, { status: 502, retryable: true, permanent: true })
+  }
   const kind = kindForType[info.type] ?? (info.status >= 500 ? 'api_error' : 'invalid_request')
-  const status = info.status === 401 || info.status === 403 || info.status === 404 ? 502 : info.status
   return new GatewayError(kind, info.message, {
-    status,
+    status: info.status,
     retryable: retryableStatuses.has(info.status),
     retryAfterSeconds,
   })

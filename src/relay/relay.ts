@@ -80,13 +80,21 @@ export async function relay(deps: Deps, input: RelayInput): Promise<Response> {
     })
     const ids: ClientIds = { requestId, profile, createdAt: now }
 
+    // Why no model fits (no credit, context too long, no vision…) does not change on a retry:
+    // both answers are permanent, so SDKs do not back off and resend the request.
     if (ranking.candidates.length === 0) {
       const error = ranking.blockedByCredit
-        ? new GatewayError('billing', `no credit applies to this request under ${profile}: add a grant that covers it`)
+        ? new GatewayError(
+            'billing',
+            `no credit applies to this request under ${profile}: add a grant that covers it`,
+            {
+              permanent: true,
+            },
+          )
         : new GatewayError(
             'overloaded',
             `no model can serve this request under ${profile}: ${summarizeSkips(ranking.ranks) || 'no provider is configured for this profile'}`,
-            { status: 503 },
+            { status: 503, permanent: true },
           )
       const response = errorResponse(error, surface.errorShape, idHeader)
       record(deps, trace, { status: 'failed', httpStatus: response.status, error })
@@ -99,7 +107,11 @@ export async function relay(deps: Deps, input: RelayInput): Promise<Response> {
     let current: AbortController | undefined
     input.signal?.addEventListener('abort', () => current?.abort())
     let lastError: GatewayError | undefined
+    /** Attempts made, and whether each failed for good (GatewayError.permanent). */
+    let attempts = 0
+    let everyFailurePermanent = true
     for (const candidate of ranking.candidates.slice(0, deps.config.routing.maxAttempts)) {
+      attempts++
       const leg = trace.startLeg(candidate)
       const controller = new AbortController()
       current = controller
@@ -135,6 +147,7 @@ export async function relay(deps: Deps, input: RelayInput): Promise<Response> {
         const clientGone = input.signal?.aborted ?? false
         const error = settleFailedAttempt(deps, { trace, leg, err, clientGone, probe })
         lastError = error
+        everyFailurePermanent &&= error.permanent
         if (clientGone) {
           record(deps, trace, { status: 'aborted', httpStatus: 499, error })
           return errorResponse(error, surface.errorShape, idHeader)
@@ -149,7 +162,11 @@ export async function relay(deps: Deps, input: RelayInput): Promise<Response> {
         if (!error.retryable) break
       }
     }
-    const error = lastError ?? new GatewayError('overloaded', 'every candidate failed', { status: 503 })
+    const last = lastError ?? new GatewayError('overloaded', 'every candidate failed', { status: 503 })
+    // The last failure speaks for the request, but it is permanent for the client only if every
+    // candidate was tried and each failed for good: after a 429 elsewhere, or with a candidate left
+    // untried (max_attempts), the same request sent again may be served.
+    const error = everyFailurePermanent && attempts === ranking.candidates.length ? last : last.notPermanent()
     // The ledger keeps the status the client was sent (an OpenAI client gets 503 for a 529).
     const response = errorResponse(error, surface.errorShape, idHeader)
     record(deps, trace, { status: 'failed', httpStatus: response.status, error })

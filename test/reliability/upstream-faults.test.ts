@@ -37,6 +37,8 @@ interface ErrorAnswer {
   kind: string
   message: string | RegExp
   retryAfter?: string
+  /** `x-should-retry`: 'false' where a retry cannot help; absent elsewhere. */
+  shouldRetry?: 'false'
 }
 
 interface Fault {
@@ -66,6 +68,13 @@ const faults: Fault[] = [
     scenario: () => ({ fault: { kind: 'status', status: 500 } }),
     beforeFirstByte: true,
     alone: () => ({ ...apiError('Internal server error (simulated)'), status: 500 }),
+  },
+  {
+    // The gateway's provider account is out of credit: not the client's billing problem.
+    name: '402',
+    scenario: () => ({ fault: { kind: 'status', status: 402 } }),
+    beforeFirstByte: true,
+    alone: () => ({ ...apiError('Simulated 402 error'), shouldRetry: 'false' }),
   },
   {
     name: '429 with retry-after',
@@ -348,6 +357,7 @@ describe('before the first byte with no other candidate: an error status in the 
     expect(res.status).toBe(status)
     expect(res.headers.get('content-type')).toContain('application/json')
     expect(res.headers.get('retry-after')).toBe(want.retryAfter ?? null)
+    expect(res.headers.get('x-should-retry')).toBe(want.shouldRetry ?? null)
     const requestId = res.headers.get('x-request-id')!
     expect(requestId).toMatch(ULID)
     const text = await res.text()

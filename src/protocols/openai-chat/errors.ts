@@ -28,6 +28,7 @@ export function decodeChatErrorPayload(status: number, payload: JsonObject): Ups
   const effective = status >= 400 ? status : code !== undefined && code >= 400 && code < 600 ? code : 500
   const message = readString(error, 'message') || `upstream returned HTTP ${effective}`
   // A 429 that is really an empty account is a billing problem, and retrying won't help.
-  const type = error.code === 'insufficient_quota' ? 'billing_error' : anthropicErrorTypeForStatus(effective)
+  const quota = error.code === 'insufficient_quota' || error.type === 'insufficient_quota'
+  const type = quota ? 'billing_error' : anthropicErrorTypeForStatus(effective)
   return { status: effective, type, message }
 }

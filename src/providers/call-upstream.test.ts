@@ -1,0 +1,170 @@
+import { describe, expect, test } from 'bun:test'
+import type { UpstreamErrorInfo } from '../exchange/types'
+import { GatewayError } from '../lib/errors'
+import { decodeAnthropicError } from '../protocols/anthropic/errors'
+import { decodeChatError } from '../protocols/openai-chat/errors'
+import { mapResponsesFailure } from '../protocols/openai-responses/decode-responses-stream'
+import { decodeResponsesError } from '../protocols/openai-responses/errors'
+import { callUpstream, upstreamFailure } from './call-upstream'
+
+const openaiBody = (message: string, type: string, code: string | null) =>
+  JSON.stringify({ error: { message, type, param: null, code } })
+
+/** What routing and the client see of a GatewayError. */
+const view = (e: GatewayError) => ({
+  kind: e.kind,
+  status: e.status,
+  message: e.message,
+  retryable: e.retryable,
+  permanent: e.permanent,
+  retryAfterSeconds: e.retryAfterSeconds,
+})
+
+/** The gateway's provider account failed: another candidate may serve, a client retry would not. */
+const accountFailure = (message: string): ReturnType<typeof view> => ({
+  kind: 'api_error',
+  status: 502,
+  message,
+  retryable: true,
+  permanent: true,
+  retryAfterSeconds: undefined,
+})
+
+describe('upstreamFailure: the gateway’s provider account failing is a retryable, permanent 502', () => {
+  const quota = 'You exceeded your current quota, please check your plan and billing details.'
+  test.each<[string, UpstreamErrorInfo, string]>([
+    [
+      'Anthropic 402 billing_error',
+      decodeAnthropicError(
+        402,
+        JSON.stringify({ type: 'error', error: { type: 'billing_error', message: 'Low balance' } }),
+      ),
+      'Low balance',
+    ],
+    [
+      'Chat 429 insufficient_quota',
+      decodeChatError(429, openaiBody(quota, 'insufficient_quota', 'insufficient_quota')),
+      quota,
+    ],
+    [
+      'Chat 429 with insufficient_quota as the type only',
+      decodeChatError(429, openaiBody(quota, 'insufficient_quota', null)),
+      quota,
+    ],
+    [
+      'OpenRouter 402 (code in the body)',
+      decodeChatError(402, JSON.stringify({ error: { code: 402, message: 'Insufficient credits' } })),
+      'Insufficient credits',
+    ],
+    [
+      'Responses 429 insufficient_quota',
+      decodeResponsesError(429, openaiBody(quota, 'insufficient_quota', 'insufficient_quota')),
+      quota,
+    ],
+    ['Responses 402', decodeResponsesError(402, openaiBody('pay up', 'invalid_request_error', null)), 'pay up'],
+    [
+      'Responses stream: insufficient_quota in response.failed',
+      mapResponsesFailure('insufficient_quota', quota),
+      quota,
+    ],
+    ['billing_error under another status', { status: 400, type: 'billing_error', message: 'no credit' }, 'no credit'],
+    ['401 (the platform key)', decodeAnthropicError(401, ''), 'upstream returned HTTP 401'],
+    [
+      '403',
+      decodeChatError(403, openaiBody('region', 'invalid_request_error', 'unsupported_country_region_territory')),
+      'region',
+    ],
+    [
+      '404 (the upstream model)',
+      decodeResponsesError(404, openaiBody('no such model', 'x', 'model_not_found')),
+      'no such model',
+    ],
+  ])('%s', (_, info, message) => {
+    expect(view(upstreamFailure(info, 30))).toEqual(accountFailure(message))
+  })
+})
+
+describe('upstreamFailure: other upstream errors keep their status and are not permanent', () => {
+  test.each<[string, UpstreamErrorInfo, ReturnType<typeof view>]>([
+    [
+      'a 429 rate limit keeps its retry-after',
+      decodeChatError(429, openaiBody('slow down', 'requests', 'rate_limit_exceeded')),
+      {
+        kind: 'rate_limit',
+        status: 429,
+        message: 'slow down',
+        retryable: true,
+        permanent: false,
+        retryAfterSeconds: 30,
+      },
+    ],
+    [
+      'a 529',
+      decodeAnthropicError(
+        529,
+        JSON.stringify({ type: 'error', error: { type: 'overloaded_error', message: 'Overloaded' } }),
+      ),
+      {
+        kind: 'overloaded',
+        status: 529,
+        message: 'Overloaded',
+        retryable: true,
+        permanent: false,
+        retryAfterSeconds: 30,
+      },
+    ],
+    [
+      'a 500',
+      decodeAnthropicError(500, ''),
+      {
+        kind: 'api_error',
+        status: 500,
+        message: 'upstream returned HTTP 500',
+        retryable: true,
+        permanent: false,
+        retryAfterSeconds: 30,
+      },
+    ],
+    [
+      'a 400 is the client’s: no fallback',
+      decodeChatError(400, openaiBody('bad tool schema', 'invalid_request_error', null)),
+      {
+        kind: 'invalid_request',
+        status: 400,
+        message: 'bad tool schema',
+        retryable: false,
+        permanent: false,
+        retryAfterSeconds: 30,
+      },
+    ],
+  ])('%s', (_, info, want) => {
+    expect(view(upstreamFailure(info, 30))).toEqual(want)
+  })
+})
+
+describe('callUpstream', () => {
+  const request = (status: number, body: string, headers: Record<string, string> = {}) => {
+    const fetchImpl = (async () => new Response(body, { status, headers })) as unknown as typeof fetch
+    return callUpstream(fetchImpl, {
+      url: 'http://upstream.invalid/v1/messages',
+      headers: {},
+      body: '{}',
+      controller: new AbortController(),
+      timeouts: { firstByteMs: 1000 },
+      decodeError: decodeAnthropicError,
+    })
+  }
+
+  test('an upstream 402 billing_error throws a retryable, permanent 502 api_error with its message', async () => {
+    const body = JSON.stringify({ type: 'error', error: { type: 'billing_error', message: 'credit balance too low' } })
+    const err = await request(402, body).catch((e: unknown) => e)
+    expect(err).toBeInstanceOf(GatewayError)
+    expect(view(err as GatewayError)).toEqual(accountFailure('credit balance too low'))
+  })
+
+  test('a 429 passes its retry-after on', async () => {
+    const body = JSON.stringify({ type: 'error', error: { type: 'rate_limit_error', message: 'slow down' } })
+    const err = (await request(429, body, { 'retry-after': '7' }).catch((e: unknown) => e)) as GatewayError
+    expect(view(err)).toMatchObject({ kind: 'rate_limit', status: 429, retryAfterSeconds: 7, permanent: false })
+  })
+})

@@ -45,6 +45,15 @@ describe('config', () => {
     [{ billing: { byok_fee_percent: 120 } }, 'billing.byok_fee_percent'],
     // A keep-alive must come before the client connection's own idle limit (255 s) cuts the stream.
     [{ routing: { ping_interval_ms: 300_000 } }, 'routing.ping_interval_ms'],
+    // Misspelt, the DeepSeek replay switch would silently stay off and every tool loop would 400.
+    [
+      { providers: { x: { kind: 'openai-chat', base_url: 'http://x', reasoning_contents: true } } },
+      'providers.x.reasoning_contents: unknown key',
+    ],
+    [
+      { providers: { x: { kind: 'openai-chat', base_url: 'http://x', reasoning_content: 'yes' } } },
+      'providers.x.reasoning_content: expected boolean (got "yes")',
+    ],
   ])('%j is refused: %s', (raw, message) => {
     expect(() => load(raw)).toThrow(ConfigError)
     expect(() => load(raw)).toThrow(message)
@@ -100,6 +109,34 @@ describe('config', () => {
       models: [{ id: 'x', provider: 'p', profiles: ['pro'], quality: 1 }],
     })
     expect(only.models.map((m) => [m.id, m.price])).toEqual([['x', null]])
+  })
+
+  test('reasoning_content: on for the well-known deepseek provider, off for any other unless the file sets it', () => {
+    const fromEnv = load({}, { DEEPSEEK_API_KEY: 'd', OPENROUTER_API_KEY: 'o', OPENAI_API_KEY: 'k' })
+    expect(fromEnv.providers.deepseek?.reasoningContent).toBe(true)
+    expect(fromEnv.providers.openrouter?.reasoningContent).toBe(false)
+    expect(fromEnv.providers.openai?.reasoningContent).toBe(false)
+
+    const fromFile = load(
+      {
+        providers: {
+          // The well-known id keeps its default even when the section leaves the key out.
+          deepseek: { kind: 'openai-chat', base_url: 'https://api.deepseek.com' },
+          x: { kind: 'openai-chat', base_url: 'http://x/v1' },
+          ds: { kind: 'openai-chat', base_url: 'http://ds/v1', reasoning_content: true },
+          off: { kind: 'openai-chat', base_url: 'http://off/v1', reasoning_content: false },
+        },
+      },
+      { DEEPSEEK_API_KEY: 'd' },
+    )
+    expect(fromFile.providers.deepseek).toMatchObject({ apiKey: 'd', reasoningContent: true })
+    expect(fromFile.providers.x?.reasoningContent).toBe(false)
+    expect(fromFile.providers.ds?.reasoningContent).toBe(true)
+    expect(fromFile.providers.off?.reasoningContent).toBe(false)
+    expect(
+      load({ providers: { deepseek: { kind: 'openai-chat', base_url: 'http://d', reasoning_content: false } } })
+        .providers.deepseek?.reasoningContent,
+    ).toBe(false)
   })
 
   test('secrets come from the environment variables the file names', () => {

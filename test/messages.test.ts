@@ -467,6 +467,102 @@ describe('messages: tool use round trip', () => {
   })
 })
 
+// DeepSeek's thinking models answer 400 when an assistant turn with tool calls comes back without
+// its reasoning_content; Claude Code keeps its thinking blocks in the history it resends.
+describe('messages: thinking replayed as reasoning_content to an openai-chat upstream', () => {
+  const dsModel: ModelSection = { ...gptY, id: 'ds-think', provider: 'ds', upstream_model: 'ds-think-up' }
+  const deepseekLike = (reasoningContent: boolean | undefined) =>
+    createHarness({
+      grantUsd: 5,
+      env: { SIM_KEY },
+      config: {
+        catalog: { builtin: false },
+        providers: {
+          ds: {
+            kind: 'openai-chat',
+            base_url: `${sim.url}/v1`,
+            api_key_env: 'SIM_KEY',
+            ...(reasoningContent === undefined ? {} : { reasoning_content: reasoningContent }),
+          },
+        },
+        models: [dsModel],
+      },
+    })
+  const firstThought = 'The user wants the weather in Paris; call get_weather.'
+  const secondThought = 'Paris done. Compare with Lyon.'
+
+  test.each([
+    ['reasoning_content = true', true],
+    ['reasoning_content = false', false],
+    ['reasoning_content unset', undefined],
+  ] as const)('a two-step tool loop, %s', async (_, reasoningContent) => {
+    const h = await deepseekLike(reasoningContent)
+    const client = sdk(h)
+    // Turn 1: the upstream thinks, then calls a tool; the client gets a thinking block (signature "").
+    sim.queue('ds-think-up', {
+      thinking: firstThought,
+      toolCall: { id: 'call_paris', name: 'get_weather', arguments: { city: 'Paris' } },
+    })
+    const first = await client.messages
+      .stream({ model: 'svc-pro', max_tokens: 200, tools: [weatherTool], messages: [question] })
+      .finalMessage()
+    expect(first.stop_reason).toBe('tool_use')
+    expect(first.content as unknown).toEqual([
+      { type: 'thinking', thinking: firstThought, signature: '' },
+      { type: 'tool_use', id: 'call_paris', name: 'get_weather', input: { city: 'Paris' } },
+    ])
+
+    // Turn 3 of the loop: the history holds that turn as the client got it, and a second tool-call
+    // turn whose thinking block has no signature field at all.
+    sim.queue('ds-think-up', { text: 'Paris 18°C, Lyon 20°C.' })
+    const final = await client.messages.create({
+      model: 'svc-pro',
+      max_tokens: 200,
+      tools: [weatherTool],
+      messages: [
+        question,
+        { role: 'assistant', content: first.content },
+        { role: 'user', content: [{ type: 'tool_result', tool_use_id: 'call_paris', content: '18°C, sunny' }] },
+        {
+          role: 'assistant',
+          content: [
+            { type: 'thinking', thinking: secondThought } as unknown as Anthropic.ThinkingBlockParam,
+            { type: 'text', text: 'Checking Lyon too.' },
+            { type: 'tool_use', id: 'call_lyon', name: 'get_weather', input: { city: 'Lyon' } },
+          ],
+        },
+        { role: 'user', content: [{ type: 'tool_result', tool_use_id: 'call_lyon', content: '20°C, cloudy' }] },
+      ],
+    })
+    expect(final.content).toEqual([{ type: 'text', text: 'Paris 18°C, Lyon 20°C.', citations: null }])
+
+    const replay = (thought: string) => (reasoningContent ? { reasoning_content: thought } : {})
+    const messages = (sim.requests[1]!.body as { messages: Record<string, unknown>[] }).messages
+    expect(messages).toEqual([
+      { role: 'user', content: 'What is the weather in Paris?' },
+      {
+        role: 'assistant',
+        content: null,
+        tool_calls: [
+          { id: 'call_paris', type: 'function', function: { name: 'get_weather', arguments: '{"city":"Paris"}' } },
+        ],
+        ...replay(firstThought),
+      },
+      { role: 'tool', tool_call_id: 'call_paris', content: '18°C, sunny' },
+      {
+        role: 'assistant',
+        content: 'Checking Lyon too.',
+        tool_calls: [
+          { id: 'call_lyon', type: 'function', function: { name: 'get_weather', arguments: '{"city":"Lyon"}' } },
+        ],
+        ...replay(secondThought),
+      },
+      { role: 'tool', tool_call_id: 'call_lyon', content: '20°C, cloudy' },
+    ])
+    if (!reasoningContent) for (const m of messages) expect(m).not.toHaveProperty('reasoning_content')
+  })
+})
+
 describe('messages: stream bytes', () => {
   test('a Chat upstream with thinking + text + tool call becomes Anthropic events in exact order', async () => {
     const h = await gateway()

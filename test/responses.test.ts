@@ -690,6 +690,46 @@ describe('request features reach the upstream', () => {
   })
 })
 
+describe('reasoning items replayed as reasoning_content (DeepSeek-style openai-chat upstream)', () => {
+  test.each([true, false])('reasoning_content = %p: a function call round trip', async (reasoningContent) => {
+    const u = byKind('openai-chat')
+    const config = baseConfig()
+    config.providers!.chat!.reasoning_content = reasoningContent
+    const { openai } = await setup({ config })
+    const thought = 'Need the weather first; call get_weather for Paris.'
+    sim.queue(u.upstreamModel, {
+      thinking: thought,
+      toolCall: { id: 'call_paris', name: 'get_weather', arguments: { city: 'Paris' } },
+      usage,
+    })
+    const question: ResponseInputItem = { role: 'user', content: 'Weather in Paris?' }
+    const first = await openai.responses.create({ model: u.profile, input: [question], tools: [weatherTool] })
+    // Codex keeps the reasoning item and the function call in its history and sends both back.
+    expect(first.output.map((item) => item.type)).toEqual(['reasoning', 'function_call'])
+    expect(first.output[0]).toMatchObject({ summary: [{ type: 'summary_text', text: thought }] })
+
+    sim.queue(u.upstreamModel, { text: '18°C.', usage })
+    await openai.responses.create({
+      model: u.profile,
+      tools: [weatherTool],
+      input: [
+        question,
+        ...(first.output as ResponseInputItem[]),
+        { type: 'function_call_output', call_id: 'call_paris', output: '18°C' },
+      ],
+    })
+    const assistant = (sim.requests[1]!.body as { messages: Record<string, unknown>[] }).messages[1]
+    expect(assistant).toEqual({
+      role: 'assistant',
+      content: null,
+      tool_calls: [
+        { id: 'call_paris', type: 'function', function: { name: 'get_weather', arguments: '{"city":"Paris"}' } },
+      ],
+      ...(reasoningContent ? { reasoning_content: thought } : {}),
+    })
+  })
+})
+
 describe('session attributes', () => {
   test('x-session-id, x-agent-id and x-session-source land on the ledger row', async () => {
     const u = byKind('openai-chat')

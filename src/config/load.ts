@@ -20,6 +20,8 @@ export interface ProviderConfig {
   apiKey?: string
   headers: Record<string, string>
   maxTokensField: 'max_tokens' | 'max_completion_tokens'
+  /** openai-chat: replay an assistant turn's thinking as `reasoning_content` (DeepSeek needs it on tool-call turns). */
+  reasoningContent: boolean
 }
 
 export interface CatalogModel {
@@ -84,7 +86,13 @@ export interface LoadOptions {
 /** Providers that the usual environment variables configure with no file at all. */
 const wellKnownProviders: Record<
   string,
-  { env: string; kind: ProviderKind; baseUrl: string; maxTokensField?: 'max_completion_tokens' }
+  {
+    env: string
+    kind: ProviderKind
+    baseUrl: string
+    maxTokensField?: 'max_completion_tokens'
+    reasoningContent?: true
+  }
 > = {
   anthropic: { env: 'ANTHROPIC_API_KEY', kind: 'anthropic', baseUrl: 'https://api.anthropic.com' },
   openai: {
@@ -94,7 +102,13 @@ const wellKnownProviders: Record<
     maxTokensField: 'max_completion_tokens',
   },
   openrouter: { env: 'OPENROUTER_API_KEY', kind: 'openai-chat', baseUrl: 'https://openrouter.ai/api/v1' },
-  deepseek: { env: 'DEEPSEEK_API_KEY', kind: 'openai-chat', baseUrl: 'https://api.deepseek.com' },
+  // Its thinking models answer 400 when a tool-call turn comes back without its reasoning_content.
+  deepseek: {
+    env: 'DEEPSEEK_API_KEY',
+    kind: 'openai-chat',
+    baseUrl: 'https://api.deepseek.com',
+    reasoningContent: true,
+  },
 }
 
 export function findConfigPath(opts: { path?: string; env: Env; cwd?: string }): string | undefined {
@@ -192,6 +206,7 @@ function resolveProviders(file: ConfigFile, env: Env): Record<string, ProviderCo
       apiKey,
       headers: {},
       maxTokensField: known.maxTokensField ?? 'max_tokens',
+      reasoningContent: known.reasoningContent ?? false,
     }
   }
   for (const [id, section] of Object.entries(file.providers ?? {})) {
@@ -203,6 +218,7 @@ function resolveProviders(file: ConfigFile, env: Env): Record<string, ProviderCo
       apiKey: keyEnv ? nonEmpty(env[keyEnv]) : undefined,
       headers: section.headers ?? {},
       maxTokensField: section.max_tokens_field ?? wellKnownProviders[id]?.maxTokensField ?? 'max_tokens',
+      reasoningContent: section.reasoning_content ?? wellKnownProviders[id]?.reasoningContent ?? false,
     }
   }
   return providers

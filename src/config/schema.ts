@@ -18,6 +18,11 @@ export const ProviderSection = T.Object(
     headers: T.Optional(T.Record(T.String(), T.String())),
     /** openai-chat only: OpenAI's reasoning models refuse `max_tokens` and want `max_completion_tokens`. */
     max_tokens_field: T.Optional(T.Union([T.Literal('max_tokens'), T.Literal('max_completion_tokens')])),
+    /**
+     * openai-chat only: send an assistant turn's thinking back as `reasoning_content` (DeepSeek's
+     * thinking models require it on tool-call turns; strict OpenAI endpoints reject the field).
+     */
+    reasoning_content: T.Optional(T.Boolean()),
   },
   closed,
 )

@@ -47,7 +47,11 @@ export const codecs: Record<ProviderKind, ProviderCodec> = {
     path: '/chat/completions',
     authHeaders: (apiKey) => ({ authorization: `Bearer ${apiKey}` }),
     forwardedHeaders: [],
-    encodeRequest: (req, model, provider) => encodeChatRequest(req, model, { maxTokensField: provider.maxTokensField }),
+    encodeRequest: (req, model, provider) =>
+      encodeChatRequest(req, model, {
+        maxTokensField: provider.maxTokensField,
+        reasoningContent: provider.reasoningContent,
+      }),
     decodeResponse: decodeChatResponse,
     streamDecoder: chatStreamDecoder,
     decodeError: decodeChatError,

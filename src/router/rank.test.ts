@@ -40,6 +40,7 @@ const provider = (id: string, apiKey: string | undefined): ProviderConfig => ({
   apiKey,
   headers: {},
   maxTokensField: 'max_tokens',
+  reasoningContent: false,
 })
 
 const providers: Record<string, ProviderConfig> = {

@@ -86,6 +86,8 @@ describe('messages: SDK happy paths with cache tokens, and the ledger', () => {
       .withResponse()
     const requestId = response.headers.get('x-request-id')!
     expect(requestId).toMatch(ULID)
+    // The SDK's own request id (from `request-id`) is the one the usage API looks up.
+    expect(message._request_id).toBe(requestId)
     // Compared as plain JSON: the SDK's types carry fields this API version does not send.
     expect(message as unknown).toEqual({
       id: `msg_${requestId}`,

@@ -28,8 +28,13 @@ export interface RelayInput {
 
 export async function relay(deps: Deps, input: RelayInput): Promise<Response> {
   const requestId = newUlid()
-  const idHeader = { 'x-request-id': requestId }
   const { surface, body } = input
+  // The Anthropic SDK reads `request-id` (message._request_id, APIError.requestID), the OpenAI SDK
+  // `x-request-id`: either way the id a client logs is the one the usage API looks up.
+  const idHeader: Record<string, string> =
+    surface.errorShape === 'anthropic'
+      ? { 'x-request-id': requestId, 'request-id': requestId }
+      : { 'x-request-id': requestId }
   try {
     const profile = typeof body.model === 'string' ? body.model : ''
     const mode = routingModeOf(profile)

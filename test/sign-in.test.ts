@@ -3,6 +3,7 @@ import { mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import type { Io } from '../src/cli/context'
+import { linkUnderGateway } from '../src/cli/sign-in'
 import { main } from '../src/main'
 import { createHarness, type Harness } from './support/harness'
 
@@ -132,6 +133,123 @@ describe('svc login (device flow)', () => {
     h.clock.advance(601_000)
     expect(await poll(start.device_code!)).toMatchObject({ status: 400, body: { error: 'expired_token' } })
     h.clock.advance(-601_000)
+  })
+
+  test('behind a proxy that strips a path prefix, the CLI links under the base it was given, and the page works there', async () => {
+    // A TLS-terminating proxy in miniature: it serves svc under /svc, and svc sees its internal
+    // address without the prefix; once without forwarded headers (nginx's default), once with them.
+    for (const forwarded of [false, true]) {
+      const proxy = Bun.serve({
+        port: 0,
+        hostname: '127.0.0.1',
+        fetch: async (r) => {
+          const url = new URL(r.url)
+          if (!url.pathname.startsWith('/svc/')) return new Response('not found', { status: 404 })
+          const headers = new Headers(r.headers)
+          if (forwarded) {
+            headers.set('x-forwarded-proto', 'http')
+            headers.set('x-forwarded-host', url.host)
+          }
+          const body = r.method === 'GET' || r.method === 'HEAD' ? undefined : await r.arrayBuffer()
+          const internal = `http://127.0.0.1:8080${url.pathname.slice('/svc'.length)}${url.search}`
+          return h.app.handle(new Request(internal, { method: r.method, headers, body }))
+        },
+      })
+      try {
+        const base = `http://127.0.0.1:${proxy.port}/svc`
+        const c = cli()
+        const login = c.run('login', base, '--no-browser', '--name', 'behind-proxy')
+        const code = await codeFrom(c.err)
+        const printed = c.err.join('')
+        expect(printed).toContain(`open ${base}/login?code=${code}\n`)
+        expect(printed).toContain(`go to ${base}/login and enter the code ${code}`)
+        expect(printed).not.toContain(':8080')
+
+        // The printed link opens through the proxy, and approving from it stays under the prefix.
+        const link = `${base}/login?code=${code}`
+        const page = await fetch(link)
+        expect(page.status).toBe(200)
+        const html = await page.text()
+        expect(html).toContain('behind-proxy')
+        // No form action, so a browser posts back to the page's own URL.
+        expect(html).toContain('<form method="post">')
+        const approved = await fetch(link, {
+          method: 'POST',
+          body: new URLSearchParams({ user_code: code, api_key: h.key, decision: 'approve' }),
+        })
+        expect(approved.status).toBe(200)
+        expect(await login).toBe(0)
+        expect(JSON.parse(readFileSync(join(c.home, '.config', 'svc', 'credentials.json'), 'utf8')).gateway).toBe(base)
+      } finally {
+        proxy.stop(true)
+      }
+    }
+  })
+
+  test('the CLI keeps a link already under its base and moves any other under it, never to another host', () => {
+    const base = 'https://example.com/svc'
+    expect(linkUnderGateway(base, 'https://example.com/svc/login?code=BCDF-GHJK')).toBe(
+      'https://example.com/svc/login?code=BCDF-GHJK',
+    )
+    expect(linkUnderGateway(base, 'http://127.0.0.1:8080/login?code=BCDF-GHJK')).toBe(
+      'https://example.com/svc/login?code=BCDF-GHJK',
+    )
+    expect(linkUnderGateway(base, 'https://example.com/login')).toBe('https://example.com/svc/login')
+    expect(linkUnderGateway(base, '/login')).toBe('https://example.com/svc/login')
+    expect(linkUnderGateway(base, '//evil.example/login')).toBe('https://example.com/svc/login')
+    expect(linkUnderGateway('http://127.0.0.1:8080', 'http://127.0.0.1:8080/login')).toBe('http://127.0.0.1:8080/login')
+    expect(linkUnderGateway(base, undefined)).toBeUndefined()
+  })
+
+  test('the device code response honours X-Forwarded-Proto and X-Forwarded-Host', async () => {
+    const start = async (headers: Record<string, string>) => {
+      const r = await fetch(`${gateway}/v1/auth/device/code`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', ...headers },
+        body: '{}',
+      })
+      const body = (await r.json()) as Record<string, string>
+      return Object.assign(body, { cacheControl: r.headers.get('cache-control') })
+    }
+    const proxied = await start({ 'x-forwarded-proto': 'https', 'x-forwarded-host': 'svc.example.com' })
+    expect(proxied.verification_uri).toBe('https://svc.example.com/login')
+    expect(proxied.verification_uri_complete).toBe(`https://svc.example.com/login?code=${proxied.user_code}`)
+    // It carries the device code, and no cache may hand one requester's link to another.
+    expect(proxied.cacheControl).toBe('no-store')
+    // Proxy chains append: the first value is the client's; a default port is dropped.
+    const chained = await start({ 'x-forwarded-proto': 'HTTPS, http', 'x-forwarded-host': 'svc.example.com:443, b' })
+    expect(chained.verification_uri).toBe('https://svc.example.com/login')
+    const ported = await start({ 'x-forwarded-host': 'svc.example.com:8443' })
+    expect(ported.verification_uri).toBe('http://svc.example.com:8443/login')
+  })
+
+  test('junk forwarded headers are ignored: the link falls back to the request origin', async () => {
+    const uriFor = async (headers: Record<string, string>) => {
+      const r = await fetch(`${gateway}/v1/auth/device/code`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', ...headers },
+        body: '{}',
+      })
+      return ((await r.json()) as Record<string, string>).verification_uri
+    }
+    for (const proto of ['javascript', 'ftp', 'https:', 'https://evil.example', '', ' , https'])
+      expect(await uriFor({ 'x-forwarded-proto': proto })).toBe(`${gateway}/login`)
+    for (const host of [
+      'evil.example/phish',
+      'user@evil.example',
+      'evil.example bad',
+      'evil.example\\x',
+      'evil.example:99999',
+      'evil.example:',
+      '-evil.example',
+      '"><script>',
+      '',
+    ])
+      expect(await uriFor({ 'x-forwarded-host': host })).toBe(`${gateway}/login`)
+    // Each header stands alone: a sane one is used even when the other is junk.
+    expect(await uriFor({ 'x-forwarded-proto': 'https', 'x-forwarded-host': 'a/b' })).toBe(
+      `${gateway.replace('http:', 'https:')}/login`,
+    )
   })
 
   test('polling faster than the interval is told to slow down', async () => {

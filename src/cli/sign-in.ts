@@ -34,6 +34,26 @@ async function whoami(gateway: string, key: string) {
   return body
 }
 
+/**
+ * The gateway's link, moved under the base URL the user gave us. Behind a reverse proxy the server
+ * may only know its internal address (http://127.0.0.1:8080/login) and not a path prefix the proxy
+ * strips (https://example.com/svc/ -> /), but the base we just reached works for this user: keep
+ * its origin and prefix and append the link's path and query. A link already under the base
+ * (a server that knows its public URL) is kept as it is. Either way the user is sent nowhere but
+ * the gateway they named.
+ */
+export function linkUnderGateway(gateway: string, link: unknown): string | undefined {
+  if (typeof link !== 'string' || !link) return undefined
+  try {
+    const base = new URL(`${gateway}/`)
+    const url = new URL(link, base)
+    if (url.origin === base.origin && url.pathname.startsWith(base.pathname)) return url.href
+    return `${gateway}${url.pathname}${url.search}${url.hash}`
+  } catch {
+    return undefined
+  }
+}
+
 /** Opens the approval page where a desktop session exists; the URL is printed either way. */
 function openBrowser(io: Io, url: string) {
   const opener =
@@ -75,15 +95,16 @@ export async function runLogin(args: string[], io: Io): Promise<number> {
   const start = await postJson(`${gateway}/v1/auth/device/code`, { device_name: deviceName })
   if (start.status !== 200)
     throw new UsageError(`${gateway} did not start a sign-in (HTTP ${start.status}); is it an svc gateway?`)
-  const { device_code, user_code, verification_uri, verification_uri_complete, expires_in } = start.body as Record<
-    string,
-    string & number
-  >
+  const { device_code, user_code, expires_in } = start.body as Record<string, string & number>
+  const verificationUri = linkUnderGateway(gateway, start.body.verification_uri) ?? `${gateway}/login`
+  const verificationUriComplete = linkUnderGateway(gateway, start.body.verification_uri_complete)
   let interval = Number(start.body.interval ?? 5)
   io.err(
-    `To sign in, open ${verification_uri_complete}\n(or go to ${verification_uri} and enter the code ${user_code})`,
+    verificationUriComplete
+      ? `To sign in, open ${verificationUriComplete}\n(or go to ${verificationUri} and enter the code ${user_code})`
+      : `To sign in, go to ${verificationUri} and enter the code ${user_code}`,
   )
-  if (!values['no-browser']) openBrowser(io, String(verification_uri_complete))
+  if (!values['no-browser']) openBrowser(io, verificationUriComplete ?? verificationUri)
 
   const deadline = Date.now() + Number(expires_in) * 1000
   while (Date.now() < deadline) {

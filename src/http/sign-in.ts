@@ -30,10 +30,12 @@ function page(title: string, body: string, status = 200): Response {
   )
 }
 
+// The form has no action: it posts back to the page's own URL, so sign-in also works behind a proxy
+// that serves svc under a path prefix (https://example.com/svc/login), where "/login" would miss.
 function loginForm(code: string, message = ''): string {
   return `${message ? `<p><strong>${escapeHtml(message)}</strong></p>` : ''}
 <p>A command-line client asks to sign in to this gateway. Check that the code matches the one in your terminal.</p>
-<form method="post" action="/login">
+<form method="post">
 <label>Code<input name="user_code" value="${escapeHtml(code)}" autocomplete="off" required></label>
 <label>Your API key (proves which account the new key belongs to)<input name="api_key" type="password" autocomplete="off"></label>
 <p class="muted">Operators: leave the key empty, give the admin token and the account name instead.</p>
@@ -41,6 +43,30 @@ function loginForm(code: string, message = ''): string {
 <label>Account<input name="account" autocomplete="off"></label>
 <button name="decision" value="approve">Approve</button><button name="decision" value="deny">Deny</button>
 </form>`
+}
+
+const plausibleHost =
+  /^(?:[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?(?:\.[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?)*|\[[0-9a-f:.]+\])(?::\d{1,5})?$/i
+
+/**
+ * The origin a client reached: behind a TLS reverse proxy, request.url is the proxy's internal
+ * address (http://127.0.0.1:8080), so X-Forwarded-Proto and X-Forwarded-Host win when they look
+ * sane (the first of a comma list). Trusting them is safe here: the link is only returned to the
+ * client that sent the headers and is stored nowhere, so a spoofed header only changes what the
+ * requester sees, who could open any URL anyway. Our CLI ignores the host and uses its own base.
+ */
+function publicOrigin(request: Request): string {
+  const url = new URL(request.url)
+  const first = (name: string) => request.headers.get(name)?.split(',')[0]?.trim() ?? ''
+  const forwardedProto = first('x-forwarded-proto').toLowerCase()
+  const forwardedHost = first('x-forwarded-host')
+  const proto = forwardedProto === 'http' || forwardedProto === 'https' ? forwardedProto : url.protocol.slice(0, -1)
+  const host = plausibleHost.test(forwardedHost) ? forwardedHost : url.host
+  try {
+    return new URL(`${proto}://${host}`).origin
+  } catch {
+    return url.origin // e.g. a port above 65535
+  }
 }
 
 const sameSecret = (a: string, b: string) => {
@@ -69,9 +95,11 @@ export const signInRoutes = (deps: Deps) =>
   new Elysia({ name: 'http.sign-in' })
     .post(
       '/v1/auth/device/code',
-      async ({ body, request }) => {
+      async ({ body, request, set }) => {
         const started = await deps.deviceLogin.start(body?.device_name ?? 'device')
-        const origin = new URL(request.url).origin
+        const origin = publicOrigin(request)
+        // Carries the device code, a secret; and a cache must never hand one requester's link to another.
+        set.headers['cache-control'] = 'no-store'
         return {
           device_code: started.deviceCode,
           user_code: started.userCode,

@@ -81,13 +81,15 @@ describe('messages: SDK happy paths with cache tokens, and the ledger', () => {
   test('messages.create through an anthropic upstream: pass-through body under msg_<request id>', async () => {
     const h = await gateway()
     sim.setScenario('claude-x-up', { text: 'Hi there', usage: { input: 10, cacheRead: 100, cacheWrite: 5, output: 3 } })
-    const { data: message, response } = await sdk(h)
-      .messages.create({ model: 'svc-max', max_tokens: 100, messages: ask })
-      .withResponse()
+    const {
+      data: message,
+      response,
+      request_id: sdkRequestId,
+    } = await sdk(h).messages.create({ model: 'svc-max', max_tokens: 100, messages: ask }).withResponse()
     const requestId = response.headers.get('x-request-id')!
     expect(requestId).toMatch(ULID)
     // The SDK's own request id (from `request-id`) is the one the usage API looks up.
-    expect(message._request_id).toBe(requestId)
+    expect(sdkRequestId).toBe(requestId)
     // Compared as plain JSON: the SDK's types carry fields this API version does not send.
     expect(message as unknown).toEqual({
       id: `msg_${requestId}`,

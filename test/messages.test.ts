@@ -847,6 +847,40 @@ describe('messages: validation and errors before any upstream', () => {
     expect(sim.requests).toHaveLength(0)
   })
 
+  test('a version header that is not a YYYY-MM-DD date is a 400 naming the header, with an example', async () => {
+    const h = await gateway()
+    sim.setScenario('claude-x-up', { text: 'ok', usage: { input: 1, output: 1 } })
+    const body = { model: 'svc-max', max_tokens: 10, messages: ask }
+    const malformed: Record<string, string>[] = [
+      { 'anthropic-version': 'banana' },
+      { 'x-compat-version': 'banana' },
+      { 'anthropic-version': '2023-13-01' },
+      { 'x-compat-version': '20230601' },
+      // Each header sent is checked, even beside a good one.
+      { 'anthropic-version': '2023-06-01', 'x-compat-version': 'v1' },
+    ]
+    for (const headers of malformed) {
+      const name = 'x-compat-version' in headers ? 'x-compat-version' : 'anthropic-version'
+      const message = await expectError(await postMessages(h, body, headers), 400, 'invalid_request_error', name)
+      expect(message).toContain('YYYY-MM-DD')
+      expect(message).toContain('2023-06-01')
+    }
+    expect(sim.requests).toHaveLength(0)
+
+    // What Claude Code and the Anthropic SDK send, and other dates, pass in either header.
+    const wellFormed: Record<string, string>[] = [
+      { 'anthropic-version': '2023-06-01' },
+      { 'x-compat-version': '2023-06-01' },
+      { 'anthropic-version': '2024-10-22' },
+      { 'x-compat-version': '2024-02-29' },
+      { 'anthropic-version': '2023-06-01', 'x-compat-version': '2023-06-01' },
+    ]
+    for (const headers of wellFormed) {
+      expect({ headers, status: (await postMessages(h, body, headers)).status }).toEqual({ headers, status: 200 })
+    }
+    expect(sim.requests).toHaveLength(wellFormed.length)
+  })
+
   test('no key and a bad key are 401 authentication_error; x-api-key is accepted', async () => {
     const h = await gateway()
     const body = { model: 'svc-max', max_tokens: 10, messages: ask }
@@ -1089,6 +1123,12 @@ describe('messages: models, HEAD, count_tokens', () => {
       400,
       'invalid_request_error',
       'anthropic-version',
+    )
+    await expectError(
+      await post({ model: 'svc-max', messages: ask }, { 'x-compat-version': 'banana' }),
+      400,
+      'invalid_request_error',
+      'x-compat-version',
     )
   })
 })

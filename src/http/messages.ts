@@ -21,10 +21,32 @@ const profileModels = Object.entries(profileNames).map(([id, mode]) => ({
   created_at: profilesCreatedAt,
 }))
 
+const versionHeaders = ['anthropic-version', 'x-compat-version'] as const
+
+/** Versions seen valid: nearly every request sends the same one, checked once (a bounded set). */
+const validVersions = new Set<string>()
+
+/** A real calendar date written YYYY-MM-DD, as Anthropic's versions are (Claude Code and the SDK send 2023-06-01). */
+function isDateVersion(value: string): boolean {
+  if (validVersions.has(value)) return true
+  if (!/^\d{4}-\d{2}-\d{2}$/.test(value)) return false
+  const time = Date.parse(`${value}T00:00:00Z`)
+  const valid = !Number.isNaN(time) && new Date(time).toISOString().startsWith(value)
+  if (valid && validVersions.size < 64) validVersions.add(value)
+  return valid
+}
+
+/** One of the two version headers is required; each one sent must be a date. */
 function requireVersionHeader(headers: Headers) {
-  if (!headers.get('x-compat-version') && !headers.get('anthropic-version')) {
+  const sent = versionHeaders.flatMap((name) => {
+    const value = headers.get(name)
+    return value ? [{ name, value }] : []
+  })
+  if (sent.length === 0) {
     throw invalidRequest('missing version header: send `anthropic-version` (or `x-compat-version`), e.g. 2023-06-01')
   }
+  const bad = sent.find(({ value }) => !isDateVersion(value))
+  if (bad) throw invalidRequest(`invalid \`${bad.name}\` header: expected a YYYY-MM-DD date, e.g. 2023-06-01`)
 }
 
 function modelsPage(query: Record<string, string | undefined>) {

@@ -1,7 +1,6 @@
 // The OpenAPI 3.1 description of every HTTP route, written by hand from the route files and the
 // ledger views, and served at GET /openapi.json. openapi.test.ts fails when a route goes undocumented.
 import { Elysia } from 'elysia'
-import pkg from '../../package.json'
 import { deviceCodeLifetimeSeconds } from '../accounts/device-login'
 import { scopeCostTypes } from '../ledger/credit'
 import { AnthropicCountTokensBody, AnthropicMessagesBody } from '../protocols/anthropic/schema'
@@ -9,6 +8,9 @@ import { ResponsesBody } from '../protocols/openai-responses/schema'
 import { profileNames } from '../router/profiles'
 import { spendBuckets, spendGroups, spendLimits } from './spend'
 import { feedbackReasons, usageLimits } from './usage'
+
+// The API contract's version (routing-gateway-api.md, Versioning), not the package's.
+const interfaceVersion = '1.0.0'
 
 // Light types of our own: openapi-types' 3.1 typings mix in 3.0 schema types and reject valid 3.1.
 type Json = { [key: string]: unknown }
@@ -1272,7 +1274,7 @@ export const openApiDocument: OpenApiDocument = {
   openapi: '3.1.0',
   info: {
     title: 'svc routing gateway',
-    version: pkg.version,
+    version: interfaceVersion,
     summary: 'An LLM routing gateway: Anthropic Messages and OpenAI Responses in, routed behind profiles',
     description:
       'Clients name a routing profile (`svc-pro`, `svc-max`, `svc-ultra-saver`) instead of a model. Every model ' +
@@ -1324,9 +1326,12 @@ export const openApiDocument: OpenApiDocument = {
     parameters: {
       AnthropicVersion: header(
         'anthropic-version',
-        'the Messages API version, e.g. 2023-06-01; this or x-compat-version is required',
+        'the Messages API version, a YYYY-MM-DD date such as 2023-06-01; this or x-compat-version is required',
       ),
-      CompatVersion: header('x-compat-version', 'a date-format version string; this or anthropic-version is required'),
+      CompatVersion: header(
+        'x-compat-version',
+        'a date-format version string (YYYY-MM-DD, e.g. 2023-06-01); this or anthropic-version is required',
+      ),
       AnthropicBeta: header('anthropic-beta', 'passed on to Anthropic upstreams'),
       SessionId: header(
         'x-session-id',

@@ -54,11 +54,37 @@ describe('decodeChatResponse', () => {
         { type: 'thinking', thinking: 'thought', signature: '' },
         { type: 'text', text: 'Calling.' },
         { type: 'tool_use', id: 'c1', name: 'f', input: {} },
-        { type: 'tool_use', id: 'call_1', name: 'g', input: {} },
+        { type: 'tool_use', id: expect.stringMatching(/^call_[0-9a-f]{24}$/), name: 'g', input: {} },
       ],
       stopReason: 'tool_use',
       usage: { input: 0, cacheRead: 0, cacheWrite: 0, output: 0, reasoning: 0 },
     })
+  })
+
+  test('tool calls without an id get a fresh id each time (unique across turns); upstream ids are kept', () => {
+    const json = completion(
+      {
+        tool_calls: [
+          { type: 'function', function: { name: 'f', arguments: '{}' } },
+          { id: 'call_upstream', type: 'function', function: { name: 'g', arguments: '{}' } },
+          { type: 'function', function: { name: 'h', arguments: '{}' } },
+        ],
+      },
+      'tool_calls',
+    )
+    const ids = (turn: ReturnType<typeof decodeChatResponse>) =>
+      turn.content.map((b) => (b.type === 'tool_use' ? b.id : undefined))
+    const [first, second] = [ids(decodeChatResponse(json)), ids(decodeChatResponse(json))]
+    for (const turn of [first, second]) {
+      // The same shape as the ids the streaming decoder synthesizes.
+      expect(turn).toEqual([
+        expect.stringMatching(/^call_[0-9a-f]{24}$/),
+        'call_upstream',
+        expect.stringMatching(/^call_[0-9a-f]{24}$/),
+      ])
+    }
+    const synthesized = [first[0], first[2], second[0], second[2]]
+    expect(new Set(synthesized).size).toBe(synthesized.length)
   })
 
   test('OpenRouter `reasoning`, empty content omitted, refusal as text', () => {

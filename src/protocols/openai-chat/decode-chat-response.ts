@@ -3,6 +3,7 @@
 import type { ExchangeResponse, OutputBlock } from '../../exchange/types'
 import { GatewayError } from '../../lib/errors'
 import { isObject, readArray, readObject, readString } from '../wire-values'
+import { synthesizeCallId } from './decode-chat-stream'
 import { mapChatFinishReason, stopReasonWithTools } from './finish-reason'
 import { parseToolArguments } from './tool-arguments'
 import { chatUsage } from './usage'
@@ -25,12 +26,12 @@ export function decodeChatResponse(json: unknown): ExchangeResponse {
   if (reasoning) content.push({ type: 'thinking', thinking: reasoning, signature: '' })
   const text = readString(message, 'content') || readString(message, 'refusal')
   if (text) content.push({ type: 'text', text })
-  ;(readArray(message, 'tool_calls') ?? []).forEach((call, i) => {
+  ;(readArray(message, 'tool_calls') ?? []).forEach((call) => {
     if (!isObject(call)) return
     const fn = readObject(call, 'function') ?? {}
     content.push({
       type: 'tool_use',
-      id: readString(call, 'id') || `call_${i}`,
+      id: readString(call, 'id') || synthesizeCallId(),
       name: readString(fn, 'name') ?? '',
       input: parseToolArguments(readString(fn, 'arguments') ?? ''),
     })

@@ -173,4 +173,5 @@ function parseChunk(data: string): JsonObject {
   throw new GatewayError('api_error', 'upstream sent a malformed JSON chunk', { status: 502 })
 }
 
-const synthesizeCallId = (): string => `call_${crypto.randomUUID().replaceAll('-', '').slice(0, 24)}`
+/** An id for a tool call the upstream sent without one: unique, so ids never repeat across a conversation's turns. */
+export const synthesizeCallId = (): string => `call_${crypto.randomUUID().replaceAll('-', '').slice(0, 24)}`

@@ -111,6 +111,38 @@ describe('config', () => {
     expect(only.models.map((m) => [m.id, m.price])).toEqual([['x', null]])
   })
 
+  test('adaptive_thinking: off for the built-in Claude 4.5 models and for a new model, on where [[models]] sets it', () => {
+    const config = load({
+      models: [
+        { id: 'claude-opus-4-5', provider: 'anthropic', adaptive_thinking: true },
+        {
+          id: 'claude-opus-4-6',
+          provider: 'anthropic',
+          profiles: ['max'],
+          quality: 97,
+          input_usd_per_mtok: 5,
+          output_usd_per_mtok: 25,
+        },
+      ],
+    })
+    const flag = (id: string, provider: string) =>
+      config.models.find((m) => m.id === id && m.provider === provider)?.capabilities.adaptiveThinking
+    for (const provider of ['anthropic', 'openrouter']) {
+      for (const id of ['claude-sonnet-4-5', 'claude-haiku-4-5']) expect(flag(id, provider)).toBe(false)
+    }
+    expect(flag('claude-opus-4-5', 'openrouter')).toBe(false)
+    // The override turns it on for its own id and provider only; the rest of the row stays built-in.
+    expect(flag('claude-opus-4-5', 'anthropic')).toBe(true)
+    expect(config.models.find((m) => m.id === 'claude-opus-4-5' && m.provider === 'anthropic')).toMatchObject({
+      upstreamModel: 'claude-opus-4-5-20251101',
+      capabilities: { thinking: true, tools: true },
+    })
+    expect(flag('claude-opus-4-6', 'anthropic')).toBe(false)
+    expect(() =>
+      load({ models: [{ id: 'claude-opus-4-5', provider: 'anthropic', adaptive_thinking: 'yes' }] }),
+    ).toThrow('models.0.adaptive_thinking: expected boolean')
+  })
+
   test('reasoning_content: on for the well-known deepseek provider, off for any other unless the file sets it', () => {
     const fromEnv = load({}, { DEEPSEEK_API_KEY: 'd', OPENROUTER_API_KEY: 'o', OPENAI_API_KEY: 'k' })
     expect(fromEnv.providers.deepseek?.reasoningContent).toBe(true)

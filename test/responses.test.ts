@@ -520,8 +520,9 @@ describe('streams on the wire', () => {
       },
     ])
     expect(completed.usage).toEqual(clientUsage)
-    // reasoning.effort became adaptive thinking upstream.
-    expect(sim.requests[0]!.body).toMatchObject({ thinking: { type: 'adaptive' }, output_config: { effort: 'low' } })
+    // reasoning.effort became low's thinking budget upstream: claude-x is not configured with adaptive_thinking.
+    expect(sim.requests[0]!.body).toMatchObject({ thinking: { type: 'enabled', budget_tokens: 1024 } })
+    expect(sim.requests[0]!.body).not.toHaveProperty('output_config')
   })
 
   test('pass-through: non-lifecycle frames byte for byte; ids and model rewritten wherever the client sees them', async () => {
@@ -661,6 +662,39 @@ describe('request features reach the upstream', () => {
       ],
       tool_choice: { type: 'tool', name: 'get_weather' },
       temperature: 0.2,
+    })
+  })
+
+  // Codex sends reasoning.effort on every turn; a Claude 4.5 model answers adaptive thinking with a 400.
+  test('anthropic: reasoning.effort is a thinking budget, or adaptive + output_config.effort where the model takes it', async () => {
+    const u = byKind('anthropic')
+    const params = { model: u.profile, input: 'hi', reasoning: { effort: 'high' as const }, max_output_tokens: 1000 }
+
+    const { openai } = await setup()
+    sim.setScenario(u.upstreamModel, { thinking: 'Short.', text: 'ok', usage })
+    const r = await openai.responses.create(params)
+    expect(r.status).toBe('completed')
+    expect(r.output_text).toBe('ok')
+    const budgeted = sim.requests[0]!.body as Record<string, unknown>
+    // The budget stays below max_tokens: raised by it, the answer keeps its 1000.
+    expect(budgeted).toMatchObject({
+      model: 'claude-x-up',
+      max_tokens: 5096,
+      thinking: { type: 'enabled', budget_tokens: 4096 },
+    })
+    expect(budgeted).not.toHaveProperty('output_config')
+
+    const config = baseConfig()
+    config.models = config.models?.map((m) => (m.id === u.modelId ? { ...m, adaptive_thinking: true } : m))
+    const adaptive = await setup({ config })
+    const again = await adaptive.openai.responses.create(params)
+    expect(again.output_text).toBe('ok')
+    expect(sim.requests).toHaveLength(2)
+    expect(sim.requests[1]!.body).toMatchObject({
+      model: 'claude-x-up',
+      max_tokens: 1000,
+      thinking: { type: 'adaptive' },
+      output_config: { effort: 'high' },
     })
   })
 

@@ -22,6 +22,11 @@ export interface CatalogRow {
   tools: boolean
   vision: boolean
   thinking: boolean
+  /**
+   * Anthropic upstreams: send reasoning as `thinking: {type: "adaptive"}` + `output_config.effort`;
+   * false sends a budget, `thinking: {type: "enabled", budget_tokens}`.
+   */
+  adaptiveThinking: boolean
   promptCaching: boolean
 }
 
@@ -41,6 +46,10 @@ const claudeOpus: Facts = {
   tools: true,
   vision: true,
   thinking: true,
+  // Which thinking types a model accepts depends on the model (the Anthropic SDK's ThinkingConfigParam
+  // docs); `adaptive` is the newer one (wire-formats §1), and the 4.5 generation takes budgets. A row
+  // for a newer model that takes adaptive (or only adaptive) needs adaptiveThinking: true.
+  adaptiveThinking: false,
   promptCaching: true,
 }
 const claudeSonnet: Facts = {
@@ -80,6 +89,7 @@ const gpt51: Facts = {
   tools: true,
   vision: true,
   thinking: true,
+  adaptiveThinking: false,
   promptCaching: true,
 }
 const gpt5Mini: Facts = {
@@ -119,6 +129,7 @@ const deepseekChat: Facts = {
   tools: true,
   vision: false,
   thinking: false,
+  adaptiveThinking: false,
   promptCaching: true,
 }
 const deepseekReasoner: Facts = {

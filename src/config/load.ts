@@ -35,7 +35,14 @@ export interface CatalogModel {
   price: Price | null
   contextWindow: number
   maxOutputTokens: number
-  capabilities: { tools: boolean; vision: boolean; thinking: boolean; promptCaching: boolean }
+  capabilities: {
+    tools: boolean
+    vision: boolean
+    thinking: boolean
+    promptCaching: boolean
+    /** Anthropic thinking as `adaptive` + output_config.effort rather than a budget; absent means false. */
+    adaptiveThinking?: boolean
+  }
 }
 
 export interface Config {
@@ -278,6 +285,7 @@ function mergeModel(entry: ModelSection, base: CatalogRow | undefined, where: st
     tools: entry.tools ?? base?.tools ?? true,
     vision: entry.vision ?? base?.vision ?? false,
     thinking: entry.thinking ?? base?.thinking ?? false,
+    adaptiveThinking: entry.adaptive_thinking ?? base?.adaptiveThinking ?? false,
     promptCaching: entry.prompt_caching ?? base?.promptCaching ?? false,
   }
 }
@@ -307,7 +315,13 @@ function toCatalogModel(row: CatalogRow): CatalogModel {
     price,
     contextWindow: row.contextWindow,
     maxOutputTokens: row.maxOutputTokens,
-    capabilities: { tools: row.tools, vision: row.vision, thinking: row.thinking, promptCaching: row.promptCaching },
+    capabilities: {
+      tools: row.tools,
+      vision: row.vision,
+      thinking: row.thinking,
+      promptCaching: row.promptCaching,
+      adaptiveThinking: row.adaptiveThinking,
+    },
   }
 }
 

@@ -44,6 +44,11 @@ export const ModelSection = T.Object(
     tools: T.Optional(T.Boolean()),
     vision: T.Optional(T.Boolean()),
     thinking: T.Optional(T.Boolean()),
+    /**
+     * Anthropic upstreams: thinking as `{type: "adaptive"}` + output_config.effort (Claude Opus 4.6,
+     * Sonnet 4.6 and later) instead of a budget_tokens budget (the 4.5 generation). Default false.
+     */
+    adaptive_thinking: T.Optional(T.Boolean()),
     prompt_caching: T.Optional(T.Boolean()),
     /** false removes a built-in entry with the same id and provider. */
     enabled: T.Optional(T.Boolean()),

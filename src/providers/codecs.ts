@@ -1,6 +1,6 @@
 // One codec per upstream kind: where requests go, how they authenticate, and how their bodies,
 // streams and errors map to the neutral exchange. No provider-name branches anywhere else.
-import type { ProviderConfig } from '../config/load'
+import type { CatalogModel, ProviderConfig } from '../config/load'
 import type { ProviderKind } from '../config/schema'
 import type { StreamCodec } from '../exchange/stream-codec'
 import type { ExchangeEvent, ExchangeRequest, ExchangeResponse, UpstreamErrorInfo } from '../exchange/types'
@@ -24,7 +24,8 @@ export interface ProviderCodec {
   authHeaders(apiKey: string): Record<string, string>
   /** Inbound headers that travel to this kind of upstream unchanged. */
   forwardedHeaders: readonly string[]
-  encodeRequest(req: ExchangeRequest, upstreamModel: string, provider: ProviderConfig): Record<string, unknown>
+  /** The body for `model` (the candidate's catalog entry: its upstream name and capabilities). */
+  encodeRequest(req: ExchangeRequest, model: CatalogModel, provider: ProviderConfig): Record<string, unknown>
   decodeResponse(json: unknown): ExchangeResponse
   /** A fresh decoder for one stream: upstream SSE frames → neutral events. */
   streamDecoder(): StreamCodec<SseEvent, ExchangeEvent>
@@ -38,7 +39,8 @@ export const codecs: Record<ProviderKind, ProviderCodec> = {
     path: '/v1/messages',
     authHeaders: (apiKey) => ({ 'x-api-key': apiKey, 'anthropic-version': anthropicVersion }),
     forwardedHeaders: ['anthropic-version', 'anthropic-beta'],
-    encodeRequest: (req, model) => encodeAnthropicRequest(req, model),
+    encodeRequest: (req, model) =>
+      encodeAnthropicRequest(req, model.upstreamModel, { adaptiveThinking: model.capabilities.adaptiveThinking }),
     decodeResponse: decodeAnthropicResponse,
     streamDecoder: anthropicStreamDecoder,
     decodeError: decodeAnthropicError,
@@ -48,7 +50,7 @@ export const codecs: Record<ProviderKind, ProviderCodec> = {
     authHeaders: (apiKey) => ({ authorization: `Bearer ${apiKey}` }),
     forwardedHeaders: [],
     encodeRequest: (req, model, provider) =>
-      encodeChatRequest(req, model, {
+      encodeChatRequest(req, model.upstreamModel, {
         maxTokensField: provider.maxTokensField,
         reasoningContent: provider.reasoningContent,
       }),
@@ -60,7 +62,7 @@ export const codecs: Record<ProviderKind, ProviderCodec> = {
     path: '/responses',
     authHeaders: (apiKey) => ({ authorization: `Bearer ${apiKey}` }),
     forwardedHeaders: [],
-    encodeRequest: (req, model) => encodeResponsesRequest(req, model),
+    encodeRequest: (req, model) => encodeResponsesRequest(req, model.upstreamModel),
     decodeResponse: decodeResponsesResponse,
     streamDecoder: responsesStreamDecoder,
     decodeError: decodeResponsesError,

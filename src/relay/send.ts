@@ -25,7 +25,7 @@ export async function send(
   const passThrough = provider.kind === call.surface.nativeKind
   const payload = passThrough
     ? call.surface.passThroughBody(call.body, model.upstreamModel, call.candidate.maxTokens)
-    : codec.encodeRequest({ ...call.exchange, maxTokens: call.candidate.maxTokens }, model.upstreamModel, provider)
+    : codec.encodeRequest({ ...call.exchange, maxTokens: call.candidate.maxTokens }, model, provider)
   const headers: Record<string, string> = { 'content-type': 'application/json', ...provider.headers }
   for (const name of codec.forwardedHeaders) {
     const value = call.headers.get(name)

@@ -1,5 +1,5 @@
 import { describe, expect, test } from 'bun:test'
-import type { ExchangeRequest } from '../../exchange/types'
+import type { ExchangeRequest, ReasoningEffort } from '../../exchange/types'
 import { readFixture } from '../fixture-streams'
 import { decodeAnthropicRequest } from './decode-anthropic-request'
 import { encodeAnthropicRequest } from './encode-anthropic-request'
@@ -127,24 +127,22 @@ describe('encodeAnthropicRequest', () => {
   })
 
   test('signed thinking is kept, and then thinking stays on in a tool loop', () => {
-    const body = encodeAnthropicRequest(
-      {
-        ...base,
-        messages: [
-          { role: 'user', content: [{ type: 'text', text: 'go' }] },
-          {
-            role: 'assistant',
-            content: [
-              { type: 'thinking', thinking: 'plan', signature: 'EqQBsig' },
-              { type: 'tool_use', id: 'toolu_1', name: 'f', input: 'not an object' },
-            ],
-          },
-          { role: 'user', content: [{ type: 'tool_result', toolUseId: 'toolu_1', content: [] }] },
-        ],
-        thinking: { type: 'adaptive', effort: 'minimal' },
-      },
-      'c',
-    )
+    const request: ExchangeRequest = {
+      ...base,
+      messages: [
+        { role: 'user', content: [{ type: 'text', text: 'go' }] },
+        {
+          role: 'assistant',
+          content: [
+            { type: 'thinking', thinking: 'plan', signature: 'EqQBsig' },
+            { type: 'tool_use', id: 'toolu_1', name: 'f', input: 'not an object' },
+          ],
+        },
+        { role: 'user', content: [{ type: 'tool_result', toolUseId: 'toolu_1', content: [] }] },
+      ],
+      thinking: { type: 'adaptive', effort: 'minimal' },
+    }
+    const body = encodeAnthropicRequest(request, 'c', { adaptiveThinking: true })
     expect(body.messages).toEqual([
       { role: 'user', content: [{ type: 'text', text: 'go' }] },
       {
@@ -157,6 +155,81 @@ describe('encodeAnthropicRequest', () => {
       { role: 'user', content: [{ type: 'tool_result', tool_use_id: 'toolu_1' }] },
     ])
     expect(body).toMatchObject({ thinking: { type: 'adaptive' }, output_config: { effort: 'low' } })
+    // A model without adaptive thinking stays thinking too, on minimal's budget.
+    const budgeted = encodeAnthropicRequest(request, 'c')
+    expect(budgeted.messages).toEqual(body.messages)
+    expect(budgeted.thinking).toEqual({ type: 'enabled', budget_tokens: 1024 })
+    expect(budgeted).not.toHaveProperty('output_config')
+  })
+
+  test('adaptive thinking for a model without it becomes a budget per effort, with no output_config', () => {
+    const hi = [{ role: 'user' as const, content: [{ type: 'text' as const, text: 'hi' }] }]
+    const encode = (effort?: ReasoningEffort, maxTokens = 8192) =>
+      encodeAnthropicRequest(
+        { ...base, maxTokens, messages: hi, thinking: effort ? { type: 'adaptive', effort } : { type: 'adaptive' } },
+        'claude-sonnet-4-5',
+      )
+    const budgets = (['minimal', 'low', 'medium', 'high', 'xhigh', 'max', undefined] as const).map((effort) => {
+      const body = encode(effort)
+      expect(body).not.toHaveProperty('output_config')
+      expect(body.max_tokens).toBe(8192)
+      return body.thinking
+    })
+    expect(budgets).toEqual([
+      { type: 'enabled', budget_tokens: 1024 },
+      { type: 'enabled', budget_tokens: 1024 },
+      { type: 'enabled', budget_tokens: 2048 },
+      { type: 'enabled', budget_tokens: 4096 },
+      { type: 'enabled', budget_tokens: 4096 },
+      { type: 'enabled', budget_tokens: 4096 },
+      { type: 'enabled', budget_tokens: 2048 },
+    ])
+    // The budget must stay below max_tokens: raised by the budget, the answer keeps its allowance.
+    expect(encode('high', 4096)).toMatchObject({ max_tokens: 8192, thinking: { budget_tokens: 4096 } })
+    expect(encode('high', 1000)).toMatchObject({ max_tokens: 5096, thinking: { budget_tokens: 4096 } })
+    expect(encode('low', 1025).max_tokens).toBe(1025)
+    // Thinking on, so temperature and top_k go, as for any budget.
+    const tuned = encodeAnthropicRequest(
+      { ...base, messages: hi, thinking: { type: 'adaptive', effort: 'medium' }, temperature: 0.3, topK: 3 },
+      'c',
+    )
+    expect(tuned).toMatchObject({ thinking: { type: 'enabled', budget_tokens: 2048 } })
+    expect(tuned).not.toContainAnyKeys(['temperature', 'top_k', 'output_config'])
+  })
+
+  test('a model with adaptive thinking gets adaptive and output_config.effort, max_tokens unchanged', () => {
+    const hi = [{ role: 'user' as const, content: [{ type: 'text' as const, text: 'hi' }] }]
+    const body = encodeAnthropicRequest(
+      { ...base, maxTokens: 1000, messages: hi, thinking: { type: 'adaptive', effort: 'high' }, temperature: 0.3 },
+      'claude-opus-4-6',
+      { adaptiveThinking: true },
+    )
+    expect(body).toMatchObject({ max_tokens: 1000, thinking: { type: 'adaptive' }, output_config: { effort: 'high' } })
+    expect(body.temperature).toBeUndefined()
+    const noEffort = encodeAnthropicRequest({ ...base, messages: hi, thinking: { type: 'adaptive' } }, 'c', {
+      adaptiveThinking: true,
+    })
+    expect(noEffort.thinking).toEqual({ type: 'adaptive' })
+    expect(noEffort).not.toHaveProperty('output_config')
+  })
+
+  test('forced tool use turns adaptive thinking off, with the capability or without', () => {
+    for (const adaptiveThinking of [false, true]) {
+      const forced = encodeAnthropicRequest(
+        {
+          ...base,
+          messages: [{ role: 'user', content: [{ type: 'text', text: 'hi' }] }],
+          tools: [{ name: 'f', inputSchema: { type: 'object' } }],
+          toolChoice: { type: 'any' },
+          thinking: { type: 'adaptive', effort: 'high' },
+          temperature: 0.3,
+        },
+        'c',
+        { adaptiveThinking },
+      )
+      expect(forced).toMatchObject({ max_tokens: 4096, temperature: 0.3 })
+      expect(forced).not.toContainAnyKeys(['thinking', 'output_config'])
+    }
   })
 
   test('forced tool use turns thinking off; disabled is passed on', () => {
@@ -178,7 +251,9 @@ describe('encodeAnthropicRequest', () => {
 
   test('Anthropic → exchange → Anthropic keeps a Claude-Code-like request intact', async () => {
     const original = JSON.parse(await readFixture('anthropic/claude-code-request.json'))
-    const body = encodeAnthropicRequest(decodeAnthropicRequest(original), 'claude-sonnet-4-5')
+    const body = encodeAnthropicRequest(decodeAnthropicRequest(original), 'claude-opus-4-6', {
+      adaptiveThinking: true,
+    })
     // String tool_result content comes back as its one-text-block equivalent.
     const expected = structuredClone(original.messages.slice(1))
     expected[2].content[0].content = [{ type: 'text', text: '18°C, cloudy' }]
@@ -186,6 +261,11 @@ describe('encodeAnthropicRequest', () => {
     expect(body.system).toEqual([...original.system, { type: 'text', text: 'Session context: repo at /work.' }])
     expect(body).toMatchObject({ thinking: { type: 'adaptive' }, output_config: { effort: 'high' } })
     expect(body.temperature).toBeUndefined()
+    // To a 4.5 model the same request's adaptive thinking goes as high's budget.
+    const older = encodeAnthropicRequest(decodeAnthropicRequest(original), 'claude-sonnet-4-5')
+    expect(older).toMatchObject({ thinking: { type: 'enabled', budget_tokens: 4096 } })
+    expect(older).not.toHaveProperty('output_config')
+    expect([older.messages, older.system, older.max_tokens]).toEqual([body.messages, body.system, body.max_tokens])
   })
 })
 

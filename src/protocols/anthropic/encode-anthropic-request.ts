@@ -7,7 +7,9 @@ import type {
   ExchangeRequest,
   ImageBlock,
   Message,
+  ReasoningEffort,
   TextBlock,
+  Thinking,
   ToolChoice,
 } from '../../exchange/types'
 import { isObject } from '../wire-values'
@@ -22,7 +24,30 @@ interface WireMessage {
 
 const minThinkingBudget = 1024
 
-export function encodeAnthropicRequest(req: ExchangeRequest, model: string): Record<string, unknown> {
+export interface AnthropicRequestOptions {
+  /**
+   * The model takes `thinking: {type: "adaptive"}` + `output_config.effort` (newer Claude models).
+   * Without it adaptive thinking goes as a budget, the form the 4.5 generation takes.
+   */
+  adaptiveThinking?: boolean
+}
+
+// An effort as a budget (wire-formats §4.8: litellm's low 1024, medium 2048, high 4096); the efforts
+// above high get high's, the largest step the table knows.
+const effortBudgets: Record<ReasoningEffort, number> = {
+  minimal: 1024,
+  low: 1024,
+  medium: 2048,
+  high: 4096,
+  xhigh: 4096,
+  max: 4096,
+}
+
+export function encodeAnthropicRequest(
+  req: ExchangeRequest,
+  model: string,
+  opts: AnthropicRequestOptions = {},
+): Record<string, unknown> {
   const messages = encodeMessages(req.messages)
   const body: Record<string, unknown> = { model, max_tokens: req.maxTokens, messages }
 
@@ -42,17 +67,18 @@ export function encodeAnthropicRequest(req: ExchangeRequest, model: string): Rec
     if (req.toolChoice) body.tool_choice = encodeToolChoice(req.toolChoice)
   }
 
-  const thinkingOn = req.thinking !== undefined && req.thinking.type !== 'disabled' && canThink(req, messages)
-  if (thinkingOn && req.thinking?.type === 'enabled') {
-    const budget = Math.max(minThinkingBudget, Math.floor(req.thinking.budgetTokens))
+  const thinking = req.thinking?.type === 'adaptive' && !opts.adaptiveThinking ? asBudget(req.thinking) : req.thinking
+  const thinkingOn = thinking !== undefined && thinking.type !== 'disabled' && canThink(req, messages)
+  if (thinkingOn && thinking?.type === 'enabled') {
+    const budget = Math.max(minThinkingBudget, Math.floor(thinking.budgetTokens))
     body.thinking = { type: 'enabled', budget_tokens: budget }
     // The budget counts toward max_tokens and must stay below it; keep the caller's answer allowance.
     if (req.maxTokens <= budget) body.max_tokens = budget + req.maxTokens
-  } else if (thinkingOn && req.thinking?.type === 'adaptive') {
+  } else if (thinkingOn && thinking?.type === 'adaptive') {
     body.thinking = { type: 'adaptive' }
-    const effort = req.thinking.effort
+    const effort = thinking.effort
     if (effort) body.output_config = { effort: effort === 'minimal' ? 'low' : effort }
-  } else if (req.thinking?.type === 'disabled') {
+  } else if (thinking?.type === 'disabled') {
     body.thinking = { type: 'disabled' }
   }
 
@@ -66,6 +92,14 @@ export function encodeAnthropicRequest(req: ExchangeRequest, model: string): Rec
   body.stream = req.stream
   return body
 }
+
+// Adaptive thinking (an OpenAI client's reasoning effort, or an Anthropic client's own adaptive on
+// a translated path) for a model that answers `adaptive` with a 400: the effort's budget, medium's
+// when none is given. Sent as `enabled`, with no output_config.
+const asBudget = (thinking: { effort?: ReasoningEffort }): Thinking => ({
+  type: 'enabled',
+  budgetTokens: effortBudgets[thinking.effort ?? 'medium'],
+})
 
 // Thinking is incompatible with forced tool use, and in a tool loop the last assistant turn must
 // open with a signed thinking block; history from another provider has none, so thinking is off.

@@ -289,8 +289,9 @@ const decodeMaxTokens = (value: unknown, fallback: number): number => {
   return value
 }
 
-// reasoning.effort becomes adaptive thinking with that effort; the Anthropic encoder turns it into a
-// budget (§4.8: low 1024, medium 2048, high 4096) or output_config.effort, whichever the model takes.
+// reasoning.effort becomes adaptive thinking with that effort. The Anthropic encoder sends it as
+// `adaptive` + output_config.effort to a model whose catalog entry says adaptive_thinking, and to
+// any other as `{type: "enabled", budget_tokens}` (§4.8: minimal/low 1024, medium 2048, high and up 4096).
 const decodeReasoning = (reasoning: unknown): Thinking | undefined => {
   if (reasoning === undefined || reasoning === null) return undefined
   if (!isObject(reasoning)) throw invalidRequest('reasoning must be an object', 'reasoning')

@@ -74,6 +74,9 @@ function config(kind: Kind): ConfigFile {
     profiles: [profile],
     quality: 80,
     max_output_tokens: 32_000,
+    // A model that takes Claude Code's adaptive thinking as sent, so that the Anthropic upstream
+    // gets its body byte for byte (the rewrite for older models: messages.test.ts).
+    adaptive_thinking: true,
     input_usd_per_mtok: price.input / 1000,
     output_usd_per_mtok: price.output / 1000,
     cache_read_usd_per_mtok: price.cacheRead / 1000,

@@ -1179,6 +1179,47 @@ describe('messages: sessions', () => {
   })
 })
 
+describe('messages: adaptive thinking to a model that takes budgets', () => {
+  // What Claude Code sends whatever model it is routed to (test/agents-cli.test.ts).
+  const claudeCodeThinking = {
+    thinking: { type: 'adaptive', display: 'summarized' },
+    output_config: { effort: 'high', format: { type: 'json_schema', schema: { type: 'object' } } },
+  }
+
+  test('passed through as a budget for the effort, the rest of output_config kept', async () => {
+    const h = await gateway()
+    sim.setScenario('claude-x-up', { text: 'ok', usage: { input: 1, output: 1 } })
+    const res = await postMessages(h, { model: 'svc-max', max_tokens: 8_000, messages: ask, ...claudeCodeThinking })
+    expect(res.status).toBe(200)
+    expect(sim.requests[0]!.body).toEqual({
+      model: 'claude-x-up',
+      max_tokens: 8_000,
+      messages: ask,
+      thinking: { type: 'enabled', budget_tokens: 4096, display: 'summarized' },
+      output_config: { format: { type: 'json_schema', schema: { type: 'object' } } },
+    })
+    // A max_tokens at or under the budget is raised past it; no effort means medium's budget.
+    await postMessages(h, { model: 'svc-max', max_tokens: 1000, messages: ask, thinking: { type: 'adaptive' } })
+    expect(sim.requests[1]!.body).toMatchObject({
+      max_tokens: 3048,
+      thinking: { type: 'enabled', budget_tokens: 2048 },
+    })
+    expect(sim.requests[1]!.body).not.toHaveProperty('output_config')
+  })
+
+  test('sent as the client wrote it to a model configured with adaptive_thinking', async () => {
+    const h = await gateway({ models: [{ ...claudeX, adaptive_thinking: true }, gptY] })
+    sim.setScenario('claude-x-up', { text: 'ok', usage: { input: 1, output: 1 } })
+    await postMessages(h, { model: 'svc-max', max_tokens: 8_000, messages: ask, ...claudeCodeThinking })
+    expect(sim.requests[0]!.body).toEqual({
+      model: 'claude-x-up',
+      max_tokens: 8_000,
+      messages: ask,
+      ...claudeCodeThinking,
+    })
+  })
+})
+
 describe('messages: max_tokens clamp', () => {
   test('max_tokens above the model’s max output is clamped upstream, and provider_ranks says so', async () => {
     const h = await gateway({

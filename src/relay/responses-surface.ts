@@ -31,7 +31,7 @@ export const responsesSurface: InboundSurface = {
   nativeKind: 'openai-responses',
   decode: (body) => decodeResponsesRequest(body as ResponsesBody, { defaultMaxTokens: unlimitedOutput }),
   metadata: (body) => (isObject(body.metadata) ? body.metadata : undefined),
-  passThroughBody(body, upstreamModel, maxTokens) {
+  passThroughBody(body, { upstreamModel }, maxTokens) {
     const out: Record<string, unknown> = { ...body, model: upstreamModel }
     if (typeof body.max_output_tokens === 'number' || maxTokens < unlimitedOutput) out.max_output_tokens = maxTokens
     return out

@@ -24,7 +24,7 @@ export async function send(
   const codec = codecs[provider.kind]
   const passThrough = provider.kind === call.surface.nativeKind
   const payload = passThrough
-    ? call.surface.passThroughBody(call.body, model.upstreamModel, call.candidate.maxTokens)
+    ? call.surface.passThroughBody(call.body, model, call.candidate.maxTokens)
     : codec.encodeRequest({ ...call.exchange, maxTokens: call.candidate.maxTokens }, model, provider)
   const headers: Record<string, string> = { 'content-type': 'application/json', ...provider.headers }
   for (const name of codec.forwardedHeaders) {

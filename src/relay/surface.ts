@@ -1,5 +1,6 @@
 // What the relay needs to know about the shape the client spoke: how to decode it, when the
 // upstream speaks the same shape (pass-through), and how to encode answers and errors back.
+import type { CatalogModel } from '../config/load'
 import type { ProviderKind } from '../config/schema'
 import type { StreamEncoder } from '../exchange/stream-codec'
 import type { ExchangeRequest, ExchangeResponse, UpstreamErrorInfo, Usage } from '../exchange/types'
@@ -35,7 +36,7 @@ export interface InboundSurface {
   decode(body: Record<string, unknown>): ExchangeRequest
   metadata(body: Record<string, unknown>): Record<string, unknown> | undefined
   /** The client's own body for a same-shape upstream: only model and the token limit change. */
-  passThroughBody(body: Record<string, unknown>, upstreamModel: string, maxTokens: number): Record<string, unknown>
+  passThroughBody(body: Record<string, unknown>, model: CatalogModel, maxTokens: number): Record<string, unknown>
   /** Non-streaming: the upstream's own JSON under the gateway's ids, and the usage it reports. */
   passThroughJson(json: unknown, ids: ClientIds): { body: unknown; usage: Usage }
   /**

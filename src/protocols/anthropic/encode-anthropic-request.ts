@@ -34,7 +34,7 @@ export interface AnthropicRequestOptions {
 
 // An effort as a budget (wire-formats §4.8: litellm's low 1024, medium 2048, high 4096); the efforts
 // above high get high's, the largest step the table knows.
-const effortBudgets: Record<ReasoningEffort, number> = {
+export const effortBudgets: Record<ReasoningEffort, number> = {
   minimal: 1024,
   low: 1024,
   medium: 2048,

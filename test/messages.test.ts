@@ -1205,6 +1205,15 @@ describe('messages: adaptive thinking to a model that takes budgets', () => {
       thinking: { type: 'enabled', budget_tokens: 2048 },
     })
     expect(sim.requests[1]!.body).not.toHaveProperty('output_config')
+    // An effort the table does not know is medium's too, whatever its name.
+    await postMessages(h, {
+      model: 'svc-max',
+      max_tokens: 8_000,
+      messages: ask,
+      thinking: { type: 'adaptive' },
+      output_config: { effort: 'constructor' },
+    })
+    expect(sim.requests[2]!.body).toMatchObject({ thinking: { type: 'enabled', budget_tokens: 2048 } })
   })
 
   test('sent as the client wrote it to a model configured with adaptive_thinking', async () => {

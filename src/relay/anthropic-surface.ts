@@ -24,7 +24,9 @@ function thinkingFor(model: CatalogModel, body: Record<string, unknown>): Record
   const thinking = body.thinking
   if (model.capabilities.adaptiveThinking || !isObject(thinking) || thinking.type !== 'adaptive') return body
   const { effort, ...outputConfig } = isObject(body.output_config) ? body.output_config : {}
-  const budget = effortBudgets[effort as ReasoningEffort] ?? effortBudgets.medium
+  // Own keys only: an effort such as "constructor" must not reach the object's prototype.
+  const known = typeof effort === 'string' && Object.hasOwn(effortBudgets, effort)
+  const budget = known ? effortBudgets[effort as ReasoningEffort] : effortBudgets.medium
   const out: Record<string, unknown> = { ...body, thinking: { ...thinking, type: 'enabled', budget_tokens: budget } }
   if (Object.keys(outputConfig).length > 0) out.output_config = outputConfig
   else delete out.output_config

@@ -100,8 +100,8 @@ describe('UpstreamFrames', () => {
     expect((await frames.next())?.length).toBe(1)
     expect((await frames.next())?.length).toBe(1)
     const heard = quiet.length
-    // Four intervals fit in 250 ms; a timer late by more than 10 ms on a loaded machine loses one.
-    expect(heard).toBeGreaterThanOrEqual(3)
+    // Four intervals fit in 250 ms; on a loaded machine late timers may lose one or two.
+    expect(heard).toBeGreaterThanOrEqual(2)
     expect(heard).toBeLessThanOrEqual(4)
     expect(quiet[0]).toBeGreaterThanOrEqual(55)
     await Bun.sleep(250)

@@ -1179,6 +1179,29 @@ describe('messages: sessions', () => {
   })
 })
 
+describe('messages: metadata', () => {
+  test("metadata.session_id names the session and stays in svc: Anthropic's metadata takes only user_id", async () => {
+    const h = await gateway()
+    sim.setScenario('claude-x-up', { text: 'ok', usage: { input: 1, output: 1 } })
+    const withUser = await postMessages(h, {
+      model: 'svc-max',
+      max_tokens: 100,
+      messages: ask,
+      metadata: { user_id: 'u-1', session_id: 'sess-meta-1' },
+    })
+    expect(withUser.status).toBe(200)
+    expect(sim.requests[0]!.body).toEqual({
+      model: 'claude-x-up',
+      max_tokens: 100,
+      messages: ask,
+      metadata: { user_id: 'u-1' },
+    })
+    expect((await requestDetail(h, withUser.headers.get('x-request-id')!)).session_id).toBe('sess-meta-1')
+    await postMessages(h, { model: 'svc-max', max_tokens: 100, messages: ask, metadata: { session_id: 'sess-meta-2' } })
+    expect(sim.requests[1]!.body).toEqual({ model: 'claude-x-up', max_tokens: 100, messages: ask })
+  })
+})
+
 describe('messages: adaptive thinking to a model that takes budgets', () => {
   // What Claude Code sends whatever model it is routed to (test/agents-cli.test.ts).
   const claudeCodeThinking = {

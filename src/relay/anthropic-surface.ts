@@ -16,6 +16,17 @@ import type { InboundSurface } from './surface'
 const messageId = (requestId: string) => `msg_${requestId}`
 
 /**
+ * `metadata.session_id` is svc's (README, Sessions), and Anthropic's metadata takes only `user_id`:
+ * forwarded, an unknown key gets the request refused. Whatever else the client put there goes on.
+ */
+function withoutGatewayMetadata(body: Record<string, unknown>): Record<string, unknown> {
+  if (!isObject(body.metadata) || !('session_id' in body.metadata)) return body
+  const { session_id: _, ...rest } = body.metadata
+  const { metadata: _metadata, ...out } = body
+  return Object.keys(rest).length === 0 ? out : { ...out, metadata: rest }
+}
+
+/**
  * A client's adaptive thinking (Claude Code sends `thinking: {type: "adaptive"}` and
  * `output_config.effort` whatever model it is routed to) as a budget for a model that does not
  * take it, by the same table as translated requests; anything else in the body stays as sent.
@@ -43,7 +54,7 @@ export const anthropicSurface: InboundSurface = {
   decode: decodeAnthropicRequest,
   metadata: (body) => (isObject(body.metadata) ? body.metadata : undefined),
   passThroughBody: (body, model, maxTokens) =>
-    thinkingFor(model, { ...body, model: model.upstreamModel, max_tokens: maxTokens }),
+    thinkingFor(model, withoutGatewayMetadata({ ...body, model: model.upstreamModel, max_tokens: maxTokens })),
   passThroughJson(json, ids) {
     if (!isObject(json) || json.type !== 'message') {
       throw new GatewayError('api_error', 'upstream answered 200 with a body that is not a message', {

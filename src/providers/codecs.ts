@@ -12,11 +12,13 @@ import { decodeChatResponse } from '../protocols/openai-chat/decode-chat-respons
 import { chatStreamDecoder } from '../protocols/openai-chat/decode-chat-stream'
 import { encodeChatRequest } from '../protocols/openai-chat/encode-chat-request'
 import { decodeChatError } from '../protocols/openai-chat/errors'
+import type { RequestToolNames } from '../protocols/openai-chat/tool-names'
 import { decodeResponsesResponse } from '../protocols/openai-responses/decode-responses-response'
 import { responsesStreamDecoder } from '../protocols/openai-responses/decode-responses-stream'
 import { encodeResponsesRequest } from '../protocols/openai-responses/encode-responses-request'
 import { decodeResponsesError } from '../protocols/openai-responses/errors'
 import type { SseEvent } from '../protocols/sse'
+import { isObject } from '../protocols/wire-values'
 
 export interface ProviderCodec {
   /** Appended to the provider's base_url. */
@@ -26,11 +28,27 @@ export interface ProviderCodec {
   forwardedHeaders: readonly string[]
   /** The body for `model` (the candidate's catalog entry: its upstream name and capabilities). */
   encodeRequest(req: ExchangeRequest, model: CatalogModel, provider: ProviderConfig): Record<string, unknown>
-  decodeResponse(json: unknown): ExchangeResponse
+  /**
+   * `toolNames` (see requestToolNames): the request's tool names, for a codec that renamed tools
+   * upstream and gives the answer's tool calls their names back (Chat: names OpenAI refuses).
+   */
+  decodeResponse(json: unknown, toolNames: RequestToolNames): ExchangeResponse
   /** A fresh decoder for one stream: upstream SSE frames → neutral events. */
-  streamDecoder(): StreamCodec<SseEvent, ExchangeEvent>
+  streamDecoder(toolNames: RequestToolNames): StreamCodec<SseEvent, ExchangeEvent>
   decodeError(status: number, bodyText: string): UpstreamErrorInfo
 }
+
+/**
+ * The tool names of a client's request, read only when a decoder asks. Both inbound shapes
+ * (Messages, Responses) name a tool `tools[i].name`, as the exchange request keeps it; tools the
+ * encoders drop (hosted ones) are harmless extras.
+ */
+export const requestToolNames =
+  (body: Record<string, unknown>): RequestToolNames =>
+  () =>
+    Array.isArray(body.tools)
+      ? body.tools.flatMap((tool: unknown) => (isObject(tool) && typeof tool.name === 'string' ? [tool.name] : []))
+      : []
 
 const anthropicVersion = '2023-06-01'
 

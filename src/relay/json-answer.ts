@@ -2,7 +2,7 @@
 // the client's shape, with the leg settled from the usage the upstream reported.
 import type { Deps } from '../deps'
 import { GatewayError } from '../lib/errors'
-import { codecs } from '../providers/codecs'
+import { codecs, requestToolNames } from '../providers/codecs'
 import { servedFirstByte } from './outcome'
 import { expectContentType } from './send'
 import type { AnsweredAttempt } from './attempt'
@@ -56,7 +56,7 @@ export async function jsonAnswer(
       return new Response(relayed, { headers: { 'content-type': jsonContentType, ...a.idHeader } })
     return Response.json(body, { headers: a.idHeader })
   }
-  const response = codecs[a.leg.candidate.provider.kind].decodeResponse(json)
+  const response = codecs[a.leg.candidate.provider.kind].decodeResponse(json, requestToolNames(a.body))
   if (response.stopReason === 'error') {
     // Chat's finish_reason "error", a Responses answer "failed" or "cancelled": the upstream says
     // the answer broke off. Relayed, it would read as a finished one (end_turn); the client has

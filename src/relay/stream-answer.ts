@@ -7,7 +7,7 @@ import type { UpstreamErrorInfo, Usage } from '../exchange/types'
 import { GatewayError } from '../lib/errors'
 import type { SseEvent } from '../protocols/sse'
 import { upstreamFailure } from '../providers/call-upstream'
-import { codecs } from '../providers/codecs'
+import { codecs, requestToolNames } from '../providers/codecs'
 import { meterStep, newStreamMeter } from './meter'
 import { record, servedFirstByte } from './outcome'
 import { expectContentType } from './send'
@@ -73,7 +73,7 @@ export async function streamAnswer(
   } else {
     const meter = newStreamMeter()
     const encoder = a.surface.streamEncoder(a.ids, { upstreamModel: a.leg.candidate.model.upstreamModel, body: a.body })
-    const decoder = codecs[a.leg.candidate.provider.kind].streamDecoder()
+    const decoder = codecs[a.leg.candidate.provider.kind].streamDecoder(requestToolNames(a.body))
     clientFrames = translatedText(upstream, pipe(pipe(decoder, meterStep(meter)), encoder), encoder)
     received = () => ({ ...meter, clean: meter.finished && !meter.error })
     failedBeforeStart = () => {

@@ -2,6 +2,7 @@ import { describe, expect, test } from 'bun:test'
 import { GatewayError } from '../../lib/errors'
 import { chatUsage, decodeChatResponse, mapChatFinishReason } from './decode-chat-response'
 import { parseToolArguments } from './tool-arguments'
+import { shortenToolName } from './tool-names'
 
 const completion = (message: Record<string, unknown>, finishReason: string, usage?: unknown) => ({
   id: 'chatcmpl-1',
@@ -99,6 +100,29 @@ describe('decodeChatResponse', () => {
 
   test('a body without choices is a 502', () => {
     expect(() => decodeChatResponse({ choices: [] })).toThrow(GatewayError)
+  })
+
+  test('tool names encodeChatRequest shortened come back as the request named them', () => {
+    const long = 'mcp__claude_ai_Atlassian_Rovo__getConfluencePageFooterCommentsWithInlineRepliesAndHistory2'
+    const call = (id: string, name: string) => ({ id, type: 'function', function: { name, arguments: '{}' } })
+    const json = completion(
+      { content: null, tool_calls: [call('c1', shortenToolName(long)), call('c2', 'get_weather')] },
+      'tool_calls',
+    )
+    const names = () => [long, 'get_weather']
+    expect(decodeChatResponse(json, names).content).toEqual([
+      { type: 'tool_use', id: 'c1', name: long, input: {} },
+      { type: 'tool_use', id: 'c2', name: 'get_weather', input: {} },
+    ])
+    // A name the request did not send shortened stays as it came.
+    expect(decodeChatResponse(json, () => ['get_weather']).content[0]).toMatchObject({ name: shortenToolName(long) })
+    // Answers without tool calls never read the request's names.
+    let asked = 0
+    decodeChatResponse(completion({ content: 'hi' }, 'stop'), () => {
+      asked++
+      return []
+    })
+    expect(asked).toBe(0)
   })
 })
 

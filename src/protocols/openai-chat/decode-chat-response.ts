@@ -6,12 +6,14 @@ import { isObject, readArray, readObject, readString } from '../wire-values'
 import { synthesizeCallId } from './decode-chat-stream'
 import { mapChatFinishReason, stopReasonWithTools } from './finish-reason'
 import { parseToolArguments } from './tool-arguments'
+import { noToolNames, type RequestToolNames, toolNameRestorer } from './tool-names'
 import { chatUsage } from './usage'
 
 export { mapChatFinishReason } from './finish-reason'
 export { chatUsage } from './usage'
 
-export function decodeChatResponse(json: unknown): ExchangeResponse {
+/** `toolNames`: the request's, to restore the names encodeChatRequest shortened. */
+export function decodeChatResponse(json: unknown, toolNames: RequestToolNames = noToolNames): ExchangeResponse {
   const choice = isObject(json) ? readArray(json, 'choices')?.[0] : undefined
   const message = isObject(choice) ? readObject(choice, 'message') : undefined
   if (!isObject(json) || !isObject(choice) || !message) {
@@ -26,13 +28,14 @@ export function decodeChatResponse(json: unknown): ExchangeResponse {
   if (reasoning) content.push({ type: 'thinking', thinking: reasoning, signature: '' })
   const text = readString(message, 'content') || readString(message, 'refusal')
   if (text) content.push({ type: 'text', text })
+  const restoreName = toolNameRestorer(toolNames)
   ;(readArray(message, 'tool_calls') ?? []).forEach((call) => {
     if (!isObject(call)) return
     const fn = readObject(call, 'function') ?? {}
     content.push({
       type: 'tool_use',
       id: readString(call, 'id') || synthesizeCallId(),
-      name: readString(fn, 'name') ?? '',
+      name: restoreName(readString(fn, 'name') ?? ''),
       input: parseToolArguments(readString(fn, 'arguments') ?? ''),
     })
   })

@@ -3,6 +3,7 @@ import type { ExchangeEvent } from '../../exchange/types'
 import { GatewayError } from '../../lib/errors'
 import { collect, readFixture, runCodec, sseOf } from '../fixture-streams'
 import { chatStreamDecoder } from './decode-chat-stream'
+import { shortenToolName } from './tool-names'
 
 const decodeText = (text: string): Promise<ExchangeEvent[]> => collect(runCodec(chatStreamDecoder(), sseOf(text)))
 
@@ -186,6 +187,30 @@ describe('chatStreamDecoder', () => {
       reason: 'end_turn',
       stopSequence: null,
     })
+  })
+
+  test('tool names encodeChatRequest shortened come back as the request named them', async () => {
+    const long = 'mcp__claude_ai_Atlassian_Rovo__getConfluencePageFooterCommentsWithInlineRepliesAndHistory2'
+    const text =
+      chunk(tool(0, { id: 'a', name: shortenToolName(long), args: '' })) +
+      chunk(tool(0, { args: '{"x":1}' })) +
+      chunk(tool(1, { id: 'b', name: 'g', args: '{}' })) +
+      finish('tool_calls') +
+      done
+    const restoring = chatStreamDecoder(() => [long, 'g'])
+    const events = await collect(runCodec(restoring, sseOf(text)))
+    expect(events.filter((e) => e.type === 'block_start')).toEqual([
+      { type: 'block_start', index: 0, block: { kind: 'tool_use', id: 'a', name: long } },
+      { type: 'block_start', index: 1, block: { kind: 'tool_use', id: 'b', name: 'g' } },
+    ])
+    // Streams without tool calls never read the request's names.
+    let asked = 0
+    const decoder = chatStreamDecoder(() => {
+      asked++
+      return []
+    })
+    await collect(runCodec(decoder, sseOf(chunk({ content: 'hi' }) + finish('stop') + done)))
+    expect(asked).toBe(0)
   })
 
   test('malformed JSON is a 502 api_error', async () => {

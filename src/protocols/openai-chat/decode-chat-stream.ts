@@ -18,6 +18,7 @@ import {
 } from '../wire-values'
 import { decodeChatErrorPayload } from './errors'
 import { mapChatFinishReason, stopReasonWithTools } from './finish-reason'
+import { noToolNames, type RequestToolNames, toolNameRestorer } from './tool-names'
 import { chatUsage } from './usage'
 
 interface ToolCall {
@@ -31,7 +32,9 @@ interface ToolCall {
 
 type OpenBlock = { kind: 'thinking' | 'text'; index: number } | { kind: 'tool_use'; index: number; call: ToolCall }
 
-export function chatStreamDecoder(): StreamCodec<SseEvent, ExchangeEvent> {
+/** `toolNames`: the request's, to restore the names encodeChatRequest shortened. */
+export function chatStreamDecoder(toolNames: RequestToolNames = noToolNames): StreamCodec<SseEvent, ExchangeEvent> {
+  const restoreName = toolNameRestorer(toolNames)
   let started = false
   let nextIndex = 0
   let open: OpenBlock | undefined
@@ -80,7 +83,7 @@ export function chatStreamDecoder(): StreamCodec<SseEvent, ExchangeEvent> {
       calls.push(call)
     }
     const name = readString(fn, 'name')
-    if (name && !call.name) call.name = name
+    if (name && !call.name) call.name = restoreName(name)
     // A fragment for a call whose block is closed can no longer be delivered.
     if (call.state === 'closed') return
     const fragmentArgs = isObject(fn.arguments) ? JSON.stringify(fn.arguments) : (readString(fn, 'arguments') ?? '')

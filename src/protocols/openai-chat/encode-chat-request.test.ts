@@ -160,4 +160,57 @@ describe('encodeChatRequest', () => {
     const body = encodeChatRequest({ ...base, thinking: { type: 'enabled', budgetTokens: 4000 } }, 'm')
     expect(body.reasoning_effort).toBe('medium')
   })
+
+  // OpenAI refuses function names outside ^[a-zA-Z0-9_-]{1,64}$ with a 400 (wire-formats §3.4).
+  test('tool names OpenAI would refuse are shortened the same way in tools, tool_choice and history', () => {
+    const long = 'mcp__claude_ai_Atlassian_Rovo__getConfluencePageFooterCommentsWithInlineRepliesAndHistory2'
+    // 55 characters kept, `_`, 8 hex of the name's SHA-256: pinned, as replayed histories rely on it.
+    const short = 'mcp__claude_ai_Atlassian_Rovo__getConfluencePageFooterC_ceb02a93'
+    const schema = { type: 'object' }
+    const request: ExchangeRequest = {
+      ...base,
+      tools: [
+        { name: long, inputSchema: schema },
+        { name: 'get_weather', inputSchema: schema },
+        { name: 'mcp__fs__read.file', inputSchema: schema },
+      ],
+      toolChoice: { type: 'tool', name: long },
+      messages: [
+        { role: 'user', content: [{ type: 'text', text: 'go' }] },
+        {
+          role: 'assistant',
+          content: [
+            { type: 'tool_use', id: 'call_1', name: long, input: {} },
+            { type: 'tool_use', id: 'call_2', name: 'get_weather', input: {} },
+          ],
+        },
+        { role: 'user', content: [{ type: 'tool_result', toolUseId: 'call_1', content: [] }] },
+      ],
+    }
+    const body = encodeChatRequest(request, 'm')
+    const names = (body.tools as { function: { name: string } }[]).map((t) => t.function.name)
+    expect(names).toEqual([short, 'get_weather', 'mcp__fs__read_file_0516bd5b'])
+    for (const name of names) expect(name).toMatch(/^[a-zA-Z0-9_-]{1,64}$/)
+    expect(body.tool_choice).toEqual({ type: 'function', function: { name: short } })
+    expect((body.messages as Record<string, unknown>[])[1]!.tool_calls).toEqual([
+      { id: 'call_1', type: 'function', function: { name: short, arguments: '{}' } },
+      { id: 'call_2', type: 'function', function: { name: 'get_weather', arguments: '{}' } },
+    ])
+    // Deterministic, and names sharing their first 55 characters stay apart.
+    expect(encodeChatRequest(request, 'm')).toEqual(body)
+    const twin = { ...base, tools: [{ name: long.replace(/2$/, '3'), inputSchema: schema }] }
+    const twinName = (encodeChatRequest(twin, 'm').tools as { function: { name: string } }[])[0]!.function.name
+    expect(twinName).toHaveLength(64)
+    expect(twinName).not.toBe(short)
+  })
+
+  test('a name of exactly 64 allowed characters goes upstream unchanged', () => {
+    const name = 'a'.repeat(63) + '-'
+    const body = encodeChatRequest(
+      { ...base, tools: [{ name, inputSchema: {} }], toolChoice: { type: 'tool', name } },
+      'm',
+    )
+    expect(body.tools).toEqual([{ type: 'function', function: { name, parameters: {} } }])
+    expect(body.tool_choice).toEqual({ type: 'function', function: { name } })
+  })
 })

@@ -2,6 +2,7 @@
 
 import type { ExchangeRequest, ImageBlock, Message, ToolChoice } from '../../exchange/types'
 import { openAIUserId, reasoningEffortFor } from '../openai-common'
+import { chatToolName } from './tool-names'
 
 export interface ChatRequestOptions {
   /** OpenAI wants max_completion_tokens; most compatible servers still read max_tokens (the default). */
@@ -41,7 +42,7 @@ export function encodeChatRequest(
     body.tools = req.tools.map((tool) => ({
       type: 'function',
       function: {
-        name: tool.name,
+        name: chatToolName(tool.name),
         ...(tool.description === undefined ? {} : { description: tool.description }),
         parameters: tool.inputSchema,
       },
@@ -95,7 +96,7 @@ function encodeAssistantTurn(message: Message, opts: ChatRequestOptions): ChatMe
       toolCalls.push({
         id: block.id,
         type: 'function',
-        function: { name: block.name, arguments: JSON.stringify(block.input ?? {}) },
+        function: { name: chatToolName(block.name), arguments: JSON.stringify(block.input ?? {}) },
       })
     }
   }
@@ -121,7 +122,7 @@ function encodeToolChoice(choice: ToolChoice): Record<string, unknown> {
   if (choice.type === 'none') wire.tool_choice = 'none'
   else if (choice.type === 'auto') wire.tool_choice = 'auto'
   else if (choice.type === 'any') wire.tool_choice = 'required'
-  else wire.tool_choice = { type: 'function', function: { name: choice.name } }
+  else wire.tool_choice = { type: 'function', function: { name: chatToolName(choice.name) } }
   if (choice.type !== 'none' && choice.disableParallel) wire.parallel_tool_calls = false
   return wire
 }

@@ -11,6 +11,7 @@ import type {
   ResponseFunctionToolCall,
   ResponseInputItem,
   ResponseOutputMessage,
+  ResponseReasoningItem,
 } from 'openai/resources/responses/responses'
 import type { ConfigFile } from '../src/config/schema'
 import { createHarness, type Harness } from './support/harness'
@@ -761,6 +762,83 @@ describe('reasoning items replayed as reasoning_content (DeepSeek-style openai-c
       ],
       ...(reasoningContent ? { reasoning_content: thought } : {}),
     })
+  })
+})
+
+// Codex runs stateless (store:false) and asks for include:["reasoning.encrypted_content"]: Claude's
+// thinking signature must ride the reasoning item's encrypted_content and come back with the replayed
+// history, else the Anthropic request loses its signed thinking block and thinking goes off after the
+// first tool call.
+describe('anthropic thinking signatures round-trip through encrypted_content (Codex tool loop)', () => {
+  test.each(['create', 'stream'] as const)('%s', async (mode) => {
+    const u = byKind('anthropic')
+    const { h, openai } = await setup()
+    // Tap what the upstream answered, to know the signature it made.
+    const upstreamTexts: Promise<string>[] = []
+    const realFetch = h.deps.fetch
+    h.deps.fetch = (async (input: string | URL | Request, init?: RequestInit) => {
+      const res = await realFetch(input, init)
+      upstreamTexts.push(res.clone().text())
+      return res
+    }) as typeof fetch
+    const thought = 'Paris weather needs a lookup.'
+    sim.queue(
+      u.upstreamModel,
+      { thinking: thought, toolCall: { name: 'get_weather', arguments: { city: 'Paris' } }, usage },
+      { text: 'It is 18 °C in Paris.', usage },
+    )
+    const question: ResponseInputItem = { role: 'user', content: [{ type: 'input_text', text: 'Weather in Paris?' }] }
+    const params = {
+      model: u.profile,
+      tools: [weatherTool],
+      reasoning: { effort: 'low' as const },
+      include: ['reasoning.encrypted_content' as const],
+      store: false,
+      max_output_tokens: 400,
+    }
+
+    const first = await ask(openai, mode, { ...params, input: [question] })
+    expect(first.response.output.map((item) => item.type)).toEqual(['reasoning', 'function_call'])
+    const signature = /"signature":"([^"]+)"/.exec(await upstreamTexts[0]!)?.[1]
+    expect(signature).toBeString()
+    const reasoning = first.response.output[0] as ResponseReasoningItem
+    expect(reasoning.summary).toEqual([{ type: 'summary_text', text: thought }])
+    // Opaque to the client: the signature is inside, not in clear.
+    expect(reasoning.encrypted_content).toMatch(/^[A-Za-z0-9_-]+$/)
+    expect(reasoning.encrypted_content).not.toContain(signature!)
+    const call = callsOf(first.response)[0]!
+
+    // Codex sends the whole history back: the output items as they came, then the tool's output.
+    const second = await ask(openai, mode, {
+      ...params,
+      input: [
+        question,
+        ...(first.response.output as ResponseInputItem[]),
+        { type: 'function_call_output', call_id: call.call_id, output: '{"temp_c":18}' },
+      ],
+    })
+    expect(second.response.output_text).toBe('It is 18 °C in Paris.')
+
+    expect(sim.requests).toHaveLength(2)
+    const body = sim.requests[1]!.body as Record<string, unknown>
+    // Thinking stays on: the last assistant turn opens with the signed thinking block.
+    expect(body['thinking']).toEqual({ type: 'enabled', budget_tokens: 1024 })
+    expect(body['messages']).toEqual([
+      { role: 'user', content: [{ type: 'text', text: 'Weather in Paris?' }] },
+      {
+        role: 'assistant',
+        content: [
+          { type: 'thinking', thinking: thought, signature },
+          { type: 'tool_use', id: call.call_id, name: 'get_weather', input: { city: 'Paris' } },
+        ],
+      },
+      {
+        role: 'user',
+        content: [
+          { type: 'tool_result', tool_use_id: call.call_id, content: [{ type: 'text', text: '{"temp_c":18}' }] },
+        ],
+      },
+    ])
   })
 })
 

@@ -1,9 +1,10 @@
 import { describe, expect, test } from 'bun:test'
 import type { ExchangeRequest } from '../../exchange/types'
 import { GatewayError } from '../../lib/errors'
+import { encodeAnthropicRequest } from '../anthropic/encode-anthropic-request'
 import { decodeResponsesRequest } from './decode-responses-request'
 import { encodeResponsesRequest } from './encode-responses-request'
-import { tagResponsesSignature } from './reasoning-signature'
+import { encodeAnthropicReasoning, tagResponsesSignature } from './reasoning-signature'
 import type { ResponsesBody } from './schema'
 
 const decode = (body: Record<string, unknown>) =>
@@ -143,6 +144,99 @@ describe('decodeResponsesRequest', () => {
         { type: 'thinking', thinking: 'a\n\nb', signature: tagResponsesSignature('blob') },
         { type: 'text', text: 'answer' },
       ],
+    })
+  })
+
+  describe('reasoning items carrying an Anthropic blob', () => {
+    const signature = 'EqQBCkYIBxgCKkBsig'
+    const blob = encodeAnthropicReasoning({ type: 'thinking', signature })
+    const redacted = encodeAnthropicReasoning({ type: 'redacted_thinking', data: 'EmwKAhgBEgy3va' })
+    /** A Codex tool loop: the reasoning and the call it made, then the call's output. */
+    const toolLoop = (reasoning: Record<string, unknown>[]) =>
+      decode({
+        reasoning: { effort: 'low' },
+        tools: [{ type: 'function', name: 'get_weather', parameters: { type: 'object' } }],
+        input: [
+          { role: 'user', content: 'Weather in Paris?' },
+          ...reasoning,
+          { type: 'function_call', call_id: 'toolu_1', name: 'get_weather', arguments: '{"city":"Paris"}' },
+          { type: 'function_call_output', call_id: 'toolu_1', output: '18°C' },
+        ],
+      })
+
+    test('become the signed thinking and redacted_thinking blocks Anthropic sent', () => {
+      const request = toolLoop([
+        {
+          type: 'reasoning',
+          id: 'rs_1',
+          summary: [{ type: 'summary_text', text: 'Need a lookup.' }],
+          encrypted_content: blob,
+        },
+        { type: 'reasoning', id: 'rs_2', summary: [], encrypted_content: redacted },
+      ])
+      expect(request.messages[1]).toEqual({
+        role: 'assistant',
+        content: [
+          { type: 'thinking', thinking: 'Need a lookup.', signature },
+          { type: 'redacted_thinking', data: 'EmwKAhgBEgy3va' },
+          { type: 'tool_use', id: 'toolu_1', name: 'get_weather', input: { city: 'Paris' } },
+        ],
+      })
+      // The Anthropic encoder keeps both blocks, and thinking stays on through the tool loop.
+      const body = encodeAnthropicRequest(request, 'claude')
+      expect(body['thinking']).toEqual({ type: 'enabled', budget_tokens: 1024 })
+      expect((body['messages'] as { content: unknown[] }[])[1]?.content.slice(0, 2)).toEqual([
+        { type: 'thinking', thinking: 'Need a lookup.', signature },
+        { type: 'redacted_thinking', data: 'EmwKAhgBEgy3va' },
+      ])
+    })
+
+    test.each([
+      ['an OpenAI blob', 'gAAAAABo-openai-fernet-token=='],
+      ['garbage', '!!not base64 at all'],
+      ['our prefix with broken JSON', `${blob.slice(0, 40)}AAAA`],
+      [
+        'an unknown version',
+        Buffer.from(JSON.stringify({ v: 2, provider: 'anthropic', type: 'thinking', signature })).toString('base64url'),
+      ],
+      [
+        'an empty signature',
+        Buffer.from(JSON.stringify({ v: 1, provider: 'anthropic', type: 'thinking', signature: '' })).toString(
+          'base64url',
+        ),
+      ],
+    ])('%s stays a tagged blob: never sent to Anthropic, and thinking goes off', (_, encrypted) => {
+      const request = toolLoop([
+        { type: 'reasoning', id: 'rs_1', summary: [{ type: 'summary_text', text: 'x' }], encrypted_content: encrypted },
+      ])
+      expect(request.messages[1]?.content[0]).toEqual({
+        type: 'thinking',
+        thinking: 'x',
+        signature: tagResponsesSignature(encrypted),
+      })
+      const body = encodeAnthropicRequest(request, 'claude')
+      expect(body).not.toHaveProperty('thinking')
+      expect((body['messages'] as { content: { type: string }[] }[])[1]?.content.map((b) => b.type)).toEqual([
+        'tool_use',
+      ])
+    })
+
+    test('a reasoning item without encrypted_content (the old behaviour) still turns thinking off', () => {
+      const request = toolLoop([{ type: 'reasoning', id: 'rs_1', summary: [{ type: 'summary_text', text: 'x' }] }])
+      expect(request.messages[1]?.content[0]).toEqual({ type: 'thinking', thinking: 'x' })
+      expect(encodeAnthropicRequest(request, 'claude')).not.toHaveProperty('thinking')
+    })
+
+    test('an OpenAI Responses upstream gets no Anthropic reasoning', () => {
+      const request = toolLoop([
+        { type: 'reasoning', id: 'rs_1', summary: [{ type: 'summary_text', text: 'x' }], encrypted_content: blob },
+      ])
+      const body = encodeResponsesRequest(request, 'gpt-5')
+      expect((body['input'] as { type: string }[]).map((item) => item.type)).toEqual([
+        'message',
+        'function_call',
+        'function_call_output',
+      ])
     })
   })
 

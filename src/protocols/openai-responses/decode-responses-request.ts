@@ -13,7 +13,7 @@ import type {
 } from '../../exchange/types'
 import { invalidRequest } from '../../lib/errors'
 import { isObject, type JsonObject, asArray, asString } from '../wire-values'
-import { tagResponsesSignature } from './reasoning-signature'
+import { readAnthropicReasoning, tagResponsesSignature } from './reasoning-signature'
 import type { ResponsesBody } from './schema'
 
 export interface DecodeResponsesRequestOptions {
@@ -224,6 +224,12 @@ const decodeReasoningItem = (item: JsonObject, path: string): ContentBlock[] => 
     if (texts.length > 0) break
   }
   const encrypted = asString(item['encrypted_content'])
+  // A blob this gateway made from an Anthropic answer: the block comes back as Anthropic sent it,
+  // signed, so an Anthropic upstream keeps it (and thinking stays on through a tool loop).
+  const anthropic = encrypted ? readAnthropicReasoning(encrypted) : undefined
+  if (anthropic?.type === 'redacted_thinking') return [{ type: 'redacted_thinking', data: anthropic.data }]
+  if (anthropic) return [{ type: 'thinking', thinking: texts.join('\n\n'), signature: anthropic.signature }]
+  // Any other blob (OpenAI's own, or garbage) is tagged: only a Responses upstream replays it.
   if (texts.length === 0 && !encrypted) return []
   return [
     {

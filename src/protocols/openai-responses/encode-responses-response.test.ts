@@ -2,9 +2,12 @@ import { afterEach, describe, expect, test } from 'bun:test'
 import type { ExchangeResponse } from '../../exchange/types'
 import { decodeResponsesResponse } from './decode-responses-response'
 import { encodeResponsesResponse } from './encode-responses-response'
+import { readAnthropicReasoning, tagResponsesSignature } from './reasoning-signature'
 import { serveResponses } from './test-support'
 
 const ids = { responseId: 'resp_01JX', messageId: 'msg_01JX', model: 'svc-max', createdAt: 1_760_000_000 }
+/** What Codex sends on every turn (stateless: store false). */
+const includeEncrypted = { include: ['reasoning.encrypted_content'], store: false }
 
 const answer: ExchangeResponse = {
   id: 'msg_upstream',
@@ -116,9 +119,94 @@ describe('encodeResponsesResponse', () => {
       ],
       usage: null,
     }
-    const encoded = encodeResponsesResponse(decodeResponsesResponse(upstream), ids)
+    const encoded = encodeResponsesResponse(decodeResponsesResponse(upstream), { ...ids, request: includeEncrypted })
     expect(encoded['output']).toEqual([
       { id: 'rs_01JX_0', type: 'reasoning', summary: [{ type: 'summary_text', text: 's' }], encrypted_content: 'E' },
+    ])
+    // Like the real API: without the include, no encrypted_content.
+    expect(encodeResponsesResponse(decodeResponsesResponse(upstream), ids)['output']).toEqual([
+      { id: 'rs_01JX_0', type: 'reasoning', summary: [{ type: 'summary_text', text: 's' }] },
+    ])
+  })
+
+  test('include reasoning.encrypted_content: Anthropic thinking carries its signature, redacted thinking its data', () => {
+    const encoded = encodeResponsesResponse(answer, { ...ids, request: includeEncrypted })
+    const output = encoded['output'] as Record<string, unknown>[]
+    expect(output.map((item) => [item['type'], item['id']])).toEqual([
+      ['reasoning', 'rs_01JX_0'],
+      // The redacted block becomes a summary-less reasoning item of its own.
+      ['reasoning', 'rs_01JX_1'],
+      ['message', 'msg_01JX'],
+      ['function_call', 'fc_01JX_3'],
+      ['message', 'msg_01JX_4'],
+    ])
+    expect(output[0]).toEqual({
+      id: 'rs_01JX_0',
+      type: 'reasoning',
+      summary: [{ type: 'summary_text', text: 'Consider.' }],
+      encrypted_content: expect.any(String),
+    })
+    expect(output[1]).toEqual({
+      id: 'rs_01JX_1',
+      type: 'reasoning',
+      summary: [],
+      encrypted_content: expect.any(String),
+    })
+    const thinkingBlob = output[0]!['encrypted_content'] as string
+    const redactedBlob = output[1]!['encrypted_content'] as string
+    // Opaque to the client (base64url, no signature in clear), readable by the gateway.
+    expect(thinkingBlob).toMatch(/^[A-Za-z0-9_-]+$/)
+    expect(thinkingBlob).not.toContain('anthropic-signature')
+    expect(JSON.parse(Buffer.from(thinkingBlob, 'base64url').toString('utf8'))).toEqual({
+      v: 1,
+      provider: 'anthropic',
+      type: 'thinking',
+      signature: 'anthropic-signature',
+    })
+    expect(readAnthropicReasoning(thinkingBlob)).toEqual({ type: 'thinking', signature: 'anthropic-signature' })
+    expect(readAnthropicReasoning(redactedBlob)).toEqual({ type: 'redacted_thinking', data: 'opaque' })
+  })
+
+  test('thinking with no signature, or one the gateway made for another provider, has no encrypted_content', () => {
+    const encoded = encodeResponsesResponse(
+      {
+        ...answer,
+        content: [
+          { type: 'thinking', thinking: 'from chat', signature: '' },
+          { type: 'thinking', thinking: 'no field' },
+          { type: 'thinking', thinking: 'synthetic', signature: Buffer.from('gw1:deepseek:abc').toString('base64') },
+        ],
+      },
+      { ...ids, request: includeEncrypted },
+    )
+    expect(encoded['output']).toEqual([
+      { id: 'rs_01JX_0', type: 'reasoning', summary: [{ type: 'summary_text', text: 'from chat' }] },
+      { id: 'rs_01JX_1', type: 'reasoning', summary: [{ type: 'summary_text', text: 'no field' }] },
+      { id: 'rs_01JX_2', type: 'reasoning', summary: [{ type: 'summary_text', text: 'synthetic' }] },
+    ])
+    // An OpenAI blob (tagged by the Responses decoders) goes back as it came.
+    const openai = encodeResponsesResponse(
+      { ...answer, content: [{ type: 'thinking', thinking: 't', signature: tagResponsesSignature('gAAAA-blob') }] },
+      { ...ids, request: includeEncrypted },
+    )
+    expect((openai['output'] as Record<string, unknown>[])[0]?.['encrypted_content']).toBe('gAAAA-blob')
+  })
+
+  test('the OpenAI SDK reads the encrypted_content of a reasoning item', async () => {
+    const server = serveResponses(() =>
+      Response.json(encodeResponsesResponse(answer, { ...ids, request: includeEncrypted })),
+    )
+    stop = server.stop
+    const response = await server.client.responses.create({
+      model: 'svc-max',
+      input: 'hi',
+      include: ['reasoning.encrypted_content'],
+      store: false,
+    })
+    const reasoning = response.output.filter((item) => item.type === 'reasoning')
+    expect(reasoning.map((item) => readAnthropicReasoning(item.encrypted_content ?? ''))).toEqual([
+      { type: 'thinking', signature: 'anthropic-signature' },
+      { type: 'redacted_thinking', data: 'opaque' },
     ])
   })
 

@@ -1,6 +1,13 @@
 // Neutral ExchangeResponse → the client's Response object (wire-formats §2.5, §4.6, §4.7).
-import { type ExchangeResponse, type StopReason, totalInput, type Usage } from '../../exchange/types'
-import { readResponsesSignature } from './reasoning-signature'
+import {
+  type ExchangeResponse,
+  type RedactedThinkingBlock,
+  type StopReason,
+  type ThinkingBlock,
+  totalInput,
+  type Usage,
+} from '../../exchange/types'
+import { encryptedContentOf, wantsEncryptedReasoning } from './reasoning-signature'
 
 /** Request fields a Response echoes back; pass the inbound body (unknown fields are ignored). */
 export interface ResponsesEcho {
@@ -20,6 +27,8 @@ export interface ResponsesEcho {
   safety_identifier?: unknown
   prompt_cache_key?: unknown
   service_tier?: unknown
+  /** Not echoed: `reasoning.encrypted_content` in it decides whether reasoning items carry their blob. */
+  include?: unknown
 }
 
 export interface ResponseIds {
@@ -143,15 +152,31 @@ export const buildMessageItem = (id: string, text: string, status: 'in_progress'
     status === 'in_progress' && text === '' ? [] : [{ type: 'output_text', text, annotations: [], logprobs: [] }],
 })
 
-export const buildReasoningItem = (id: string, text: string, signature?: string) => {
-  const encrypted = readResponsesSignature(signature)
+/**
+ * A reasoning item: the thinking as its summary (a redacted block has none) and, when the client
+ * asked for it (`include: ["reasoning.encrypted_content"]`), the blob that lets the next turn rebuild
+ * the block (reasoning-signature.ts).
+ */
+export const buildReasoningItem = (
+  id: string,
+  block: ThinkingBlock | RedactedThinkingBlock,
+  includeEncrypted: boolean,
+) => {
+  const encrypted = includeEncrypted ? encryptedContentOf(block) : undefined
   return {
     id,
     type: 'reasoning',
-    summary: [{ type: 'summary_text', text }],
+    summary: block.type === 'thinking' ? [{ type: 'summary_text', text: block.thinking }] : [],
     ...(encrypted ? { encrypted_content: encrypted } : {}),
   }
 }
+
+/**
+ * Whether a block becomes a reasoning item at all. A redacted block has no text to show: without
+ * its blob the item would be empty, so it is left out unless the client asked for the blob.
+ */
+export const emitsReasoningItem = (block: ThinkingBlock | RedactedThinkingBlock, includeEncrypted: boolean) =>
+  block.type === 'thinking' || (includeEncrypted && encryptedContentOf(block) !== undefined)
 
 export const buildFunctionCallItem = (
   id: string,
@@ -165,11 +190,14 @@ export const encodeResponsesResponse = (
 ): Record<string, unknown> => {
   const output: unknown[] = []
   let messages = 0
+  const includeEncrypted = wantsEncryptedReasoning(opts.request?.include)
   for (const block of resp.content) {
     const index = output.length
     switch (block.type) {
       case 'thinking':
-        output.push(buildReasoningItem(reasoningItemId(opts.messageId, index), block.thinking, block.signature))
+      case 'redacted_thinking':
+        if (emitsReasoningItem(block, includeEncrypted))
+          output.push(buildReasoningItem(reasoningItemId(opts.messageId, index), block, includeEncrypted))
         break
       case 'text':
         output.push(buildMessageItem(messageItemId(opts.messageId, index, messages++), block.text, 'completed'))
@@ -182,9 +210,6 @@ export const encodeResponsesResponse = (
             'completed',
           ),
         )
-        break
-      case 'redacted_thinking':
-        // No OpenAI equivalent (§4.8).
         break
     }
   }

@@ -4,7 +4,7 @@ import { GatewayError } from '../../lib/errors'
 import { parseSse, runCodec } from '../fixture-streams'
 import { responsesStreamDecoder } from './decode-responses-stream'
 import { responsesStreamEncoder } from './encode-responses-stream'
-import { tagResponsesSignature } from './reasoning-signature'
+import { readAnthropicReasoning, tagResponsesSignature } from './reasoning-signature'
 import { chunkBytes, collect, fromArray, readFixture, serveResponses, sseResponse } from './test-support'
 
 const ids = {
@@ -15,11 +15,14 @@ const ids = {
   now: () => 1_760_000_005,
 }
 
-const encode = (events: ExchangeEvent[] | AsyncIterable<ExchangeEvent>) =>
-  runCodec(responsesStreamEncoder(ids), Array.isArray(events) ? fromArray(events) : events)
+/** What Codex sends on every turn (stateless: store false). */
+const includeEncrypted = { include: ['reasoning.encrypted_content'], store: false }
 
-const frames = async (events: ExchangeEvent[] | AsyncIterable<ExchangeEvent>) => {
-  const text = (await collect(encode(events))).join('')
+const encode = (events: ExchangeEvent[] | AsyncIterable<ExchangeEvent>, request?: Record<string, unknown>) =>
+  runCodec(responsesStreamEncoder({ ...ids, request }), Array.isArray(events) ? fromArray(events) : events)
+
+const frames = async (events: ExchangeEvent[] | AsyncIterable<ExchangeEvent>, request?: Record<string, unknown>) => {
+  const text = (await collect(encode(events, request))).join('')
   const parsed = await collect(parseSse(chunkBytes(text, 11)))
   return parsed.map((frame) => {
     const data = JSON.parse(frame.data) as Record<string, unknown>
@@ -62,7 +65,7 @@ describe('responsesStreamEncoder', () => {
   })
 
   test('emits the canonical event order with sequence numbers from 0', async () => {
-    const data = await frames(thinkingTextTool)
+    const data = await frames(thinkingTextTool, includeEncrypted)
     expectSequenceFromZero(data)
     expect(data.map((d) => d['type'])).toEqual([
       'response.created',
@@ -182,7 +185,7 @@ describe('responsesStreamEncoder', () => {
   test('a Responses upstream decoded and re-encoded reads back the same through the SDK', async () => {
     const upstream = await readFixture('reasoning-text.sse')
     const server = serveResponses(() =>
-      sseResponse(encode(runCodec(responsesStreamDecoder(), parseSse(chunkBytes(upstream, 5))))),
+      sseResponse(encode(runCodec(responsesStreamDecoder(), parseSse(chunkBytes(upstream, 5))), includeEncrypted)),
     )
     stop = server.stop
     const final = await server.client.responses.stream({ model: 'svc-pro', input: 'q' }).finalResponse()
@@ -320,5 +323,95 @@ describe('responsesStreamEncoder', () => {
     ])
     // An argument-less call still carries parseable arguments.
     expect(completed.response.output[2]?.['arguments']).toBe('{}')
+  })
+  describe('Anthropic thinking and encrypted_content', () => {
+    const signed: ExchangeEvent[] = [
+      { type: 'start', id: 'msg_upstream', model: 'claude-sonnet' },
+      { type: 'block_start', index: 0, block: { kind: 'thinking' } },
+      { type: 'thinking_delta', index: 0, thinking: 'Weather needs ' },
+      { type: 'thinking_delta', index: 0, thinking: 'a lookup.' },
+      // Anthropic sends the signature once, just before the block closes.
+      { type: 'signature_delta', index: 0, signature: 'EqQBCkYIBxgCKkBsig' },
+      { type: 'block_stop', index: 0 },
+      { type: 'block_start', index: 1, block: { kind: 'redacted_thinking', data: 'EmwKAhgBEgy3va' } },
+      { type: 'block_stop', index: 1 },
+      { type: 'block_start', index: 2, block: { kind: 'tool_use', id: 'toolu_01', name: 'get_weather' } },
+      { type: 'tool_args_delta', index: 2, partialJson: '{"city":"Paris"}' },
+      { type: 'block_stop', index: 2 },
+      { type: 'finish', reason: 'tool_use' },
+      { type: 'usage', usage: { input: 10, output: 30 } },
+    ]
+    const itemsOf = (data: Record<string, unknown>[], type: string) =>
+      data.filter((d) => d['type'] === type).map((d) => d['item'] as Record<string, unknown>)
+
+    test('with include, the signature rides on output_item.done and response.completed; redacted data too', async () => {
+      const data = await frames(signed, includeEncrypted)
+      expectSequenceFromZero(data)
+      expect(data.map((d) => d['type']).filter((t) => !String(t).endsWith('.delta'))).toEqual([
+        'response.created',
+        'response.in_progress',
+        'response.output_item.added',
+        'response.reasoning_summary_part.added',
+        'response.reasoning_summary_text.done',
+        'response.reasoning_summary_part.done',
+        'response.output_item.done',
+        // The redacted block: an item with no summary, so no summary events.
+        'response.output_item.added',
+        'response.output_item.done',
+        'response.output_item.added',
+        'response.function_call_arguments.done',
+        'response.output_item.done',
+        'response.completed',
+      ])
+      const added = itemsOf(data, 'response.output_item.added')
+      const done = itemsOf(data, 'response.output_item.done')
+      // The signature is not known when the thinking item opens; the redacted data is.
+      expect(added[0]).toEqual({ id: 'rs_01JGATEWAY_0', type: 'reasoning', summary: [] })
+      expect(readAnthropicReasoning(added[1]?.['encrypted_content'] as string)).toEqual({
+        type: 'redacted_thinking',
+        data: 'EmwKAhgBEgy3va',
+      })
+      expect(done[0]).toEqual({
+        id: 'rs_01JGATEWAY_0',
+        type: 'reasoning',
+        summary: [{ type: 'summary_text', text: 'Weather needs a lookup.' }],
+        encrypted_content: expect.any(String),
+      })
+      expect(readAnthropicReasoning(done[0]?.['encrypted_content'] as string)).toEqual({
+        type: 'thinking',
+        signature: 'EqQBCkYIBxgCKkBsig',
+      })
+      expect(done[1]).toEqual({
+        id: 'rs_01JGATEWAY_1',
+        type: 'reasoning',
+        summary: [],
+        encrypted_content: expect.any(String),
+      })
+      const completed = data.at(-1) as { response: { output: Record<string, unknown>[] } }
+      expect(completed.response.output.slice(0, 2)).toEqual(done.slice(0, 2))
+      expect(completed.response.output[2]).toMatchObject({ id: 'fc_01JGATEWAY_2', call_id: 'toolu_01' })
+    })
+
+    test('without include, no encrypted_content anywhere and the redacted block is left out', async () => {
+      const data = await frames(signed)
+      expectSequenceFromZero(data)
+      expect(JSON.stringify(data)).not.toContain('encrypted_content')
+      const completed = data.at(-1) as { response: { output: Record<string, unknown>[] } }
+      expect(completed.response.output.map((item) => item['id'])).toEqual(['rs_01JGATEWAY_0', 'fc_01JGATEWAY_1'])
+    })
+
+    test('the OpenAI SDK accumulates the encrypted_content into its final response', async () => {
+      const server = serveResponses(() => sseResponse(encode(signed, includeEncrypted)))
+      stop = server.stop
+      const final = await server.client.responses
+        .stream({ model: 'svc-pro', input: 'q', include: ['reasoning.encrypted_content'], store: false })
+        .finalResponse()
+      const reasoning = final.output.filter((item) => item.type === 'reasoning')
+      expect(reasoning.map((item) => readAnthropicReasoning(item.encrypted_content ?? ''))).toEqual([
+        { type: 'thinking', signature: 'EqQBCkYIBxgCKkBsig' },
+        { type: 'redacted_thinking', data: 'EmwKAhgBEgy3va' },
+      ])
+      expect(reasoning[0]?.summary).toEqual([{ type: 'summary_text', text: 'Weather needs a lookup.' }])
+    })
   })
 })

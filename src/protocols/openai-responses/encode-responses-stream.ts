@@ -1,9 +1,12 @@
 // Neutral exchange events → the client's Responses SSE stream (wire-formats §2.6, §4.10, §4.11).
 //
 // One output item per neutral block: text → message, thinking → reasoning (summary text),
-// tool_use → function_call. Every frame has an `event:` line equal to its `type` and a
-// `sequence_number` counting up from 0. The terminal event waits for the end of the source,
-// because usage may arrive after `finish` (Chat upstreams).
+// tool_use → function_call; redacted_thinking → a summary-less reasoning item, only when the client
+// asked for `reasoning.encrypted_content` (without its blob it would be empty). A thinking block's
+// signature arrives last, so its blob is on the item's `output_item.done` and the terminal output.
+// Every frame has an `event:` line equal to its `type` and a `sequence_number` counting up from 0.
+// The terminal event waits for the end of the source, because usage may arrive after `finish`
+// (Chat upstreams).
 import { encoderOf, type StreamEncoder } from '../../exchange/stream-codec'
 import type { ExchangeEvent, StopReason, Usage } from '../../exchange/types'
 import { GatewayError } from '../../lib/errors'
@@ -13,6 +16,7 @@ import {
   buildMessageItem,
   buildReasoningItem,
   buildResponseObject,
+  emitsReasoningItem,
   functionCallItemId,
   mapStopReasonToStatus,
   messageItemId,
@@ -20,6 +24,7 @@ import {
   type ResponsesEcho,
   reasoningItemId,
 } from './encode-responses-response'
+import { wantsEncryptedReasoning } from './reasoning-signature'
 
 export interface EncodeResponsesStreamOptions extends ResponseIds {
   request?: ResponsesEcho
@@ -30,17 +35,28 @@ export interface EncodeResponsesStreamOptions extends ResponseIds {
 type OpenItem =
   | { kind: 'message'; id: string; outputIndex: number; text: string }
   | { kind: 'reasoning'; id: string; outputIndex: number; text: string; signature: string }
+  | { kind: 'redacted_reasoning'; id: string; outputIndex: number; data: string }
   | { kind: 'function_call'; id: string; outputIndex: number; callId: string; name: string; arguments: string }
   | { kind: 'skip' }
 
 type ItemStatus = 'in_progress' | 'completed' | 'incomplete'
 
-const snapshotItem = (item: Exclude<OpenItem, { kind: 'skip' }>, status: ItemStatus): Record<string, unknown> => {
+const snapshotItem = (
+  item: Exclude<OpenItem, { kind: 'skip' }>,
+  status: ItemStatus,
+  includeEncrypted: boolean,
+): Record<string, unknown> => {
   switch (item.kind) {
     case 'message':
       return buildMessageItem(item.id, item.text, status)
     case 'reasoning':
-      return buildReasoningItem(item.id, item.text, item.signature)
+      return buildReasoningItem(
+        item.id,
+        { type: 'thinking', thinking: item.text, signature: item.signature },
+        includeEncrypted,
+      )
+    case 'redacted_reasoning':
+      return buildReasoningItem(item.id, { type: 'redacted_thinking', data: item.data }, includeEncrypted)
     case 'function_call':
       // An argument-less call streams nothing; clients JSON.parse arguments, so '' would break them.
       return buildFunctionCallItem(
@@ -63,12 +79,15 @@ export function responsesStreamEncoder(opts: EncodeResponsesStreamOptions): Stre
   let messages = 0
   const usage: Usage = { input: 0, cacheRead: 0, cacheWrite: 0, output: 0, reasoning: 0 }
   let finish: StopReason | undefined
+  const includeEncrypted = wantsEncryptedReasoning(opts.request?.include)
+  const snapshot = (item: Exclude<OpenItem, { kind: 'skip' }>, status: ItemStatus) =>
+    snapshotItem(item, status, includeEncrypted)
 
   const frame = (type: string, payload: Record<string, unknown>): string =>
     encodeSse(type, { type, sequence_number: sequence++, ...payload })
 
   const outputSnapshot = () =>
-    output.map(({ item, done }) => snapshotItem(item, done ? 'completed' : finish ? 'incomplete' : 'in_progress'))
+    output.map(({ item, done }) => snapshot(item, done ? 'completed' : finish ? 'incomplete' : 'in_progress'))
 
   const start = (): string[] => {
     if (started) return []
@@ -94,7 +113,7 @@ export function responsesStreamEncoder(opts: EncodeResponsesStreamOptions): Stre
     if (block.kind === 'text') {
       item = { kind: 'message', id: messageItemId(opts.messageId, outputIndex, messages++), outputIndex, text: '' }
       frames.push(
-        frame('response.output_item.added', { output_index: outputIndex, item: snapshotItem(item, 'in_progress') }),
+        frame('response.output_item.added', { output_index: outputIndex, item: snapshot(item, 'in_progress') }),
       )
       frames.push(
         frame('response.content_part.added', {
@@ -141,8 +160,19 @@ export function responsesStreamEncoder(opts: EncodeResponsesStreamOptions): Stre
           item: buildFunctionCallItem(item.id, { callId: block.id, name: block.name, arguments: '' }, 'in_progress'),
         }),
       )
+    } else if (emitsReasoningItem({ type: 'redacted_thinking', data: block.data }, includeEncrypted)) {
+      // Its data is known from the start: the blob is on the item from output_item.added on.
+      item = {
+        kind: 'redacted_reasoning',
+        id: reasoningItemId(opts.messageId, outputIndex),
+        outputIndex,
+        data: block.data,
+      }
+      frames.push(
+        frame('response.output_item.added', { output_index: outputIndex, item: snapshot(item, 'in_progress') }),
+      )
     } else {
-      // redacted_thinking has no OpenAI equivalent (§4.8).
+      // redacted_thinking has no text to show, and the client did not ask for its blob.
       item = { kind: 'skip' }
     }
     blocks.set(event.index, item)
@@ -158,7 +188,7 @@ export function responsesStreamEncoder(opts: EncodeResponsesStreamOptions): Stre
     const base = { item_id: item.id, output_index: item.outputIndex }
     // A thunk: sequence numbers are taken when a frame is built, and this one goes last.
     const done = () =>
-      frame('response.output_item.done', { output_index: item.outputIndex, item: snapshotItem(item, 'completed') })
+      frame('response.output_item.done', { output_index: item.outputIndex, item: snapshot(item, 'completed') })
     switch (item.kind) {
       case 'message': {
         const part = { type: 'output_text', text: item.text, annotations: [], logprobs: [] }
@@ -176,6 +206,8 @@ export function responsesStreamEncoder(opts: EncodeResponsesStreamOptions): Stre
           done(),
         ]
       }
+      case 'redacted_reasoning':
+        return [done()]
       case 'function_call': {
         const args = item.arguments === '' ? '{}' : item.arguments
         return [frame('response.function_call_arguments.done', { ...base, name: item.name, arguments: args }), done()]

@@ -1,8 +1,19 @@
-// OpenAI reasoning items carry an opaque `encrypted_content` that only OpenAI can read back. The
-// neutral ThinkingBlock has one `signature` slot, which Anthropic fills with its own opaque value,
-// so an OpenAI blob travels there as a gateway-made signature, base64('gw1:openai-responses:<blob>')
-// (§4.8): the Anthropic codec already strips every base64('gw1:…') signature before Anthropic sees
-// it, and the Responses encoders replay only these as `encrypted_content`.
+// Reasoning replay across dialects, through a Responses reasoning item's opaque `encrypted_content`.
+//
+// OpenAI → neutral: OpenAI's `encrypted_content` only OpenAI can read back. The neutral ThinkingBlock
+// has one `signature` slot, which Anthropic fills with its own opaque value, so an OpenAI blob travels
+// there as a gateway-made signature, base64('gw1:openai-responses:<blob>') (§4.8): the Anthropic codec
+// already strips every base64('gw1:…') signature before Anthropic sees it, and the Responses encoders
+// replay only these as `encrypted_content`.
+//
+// Anthropic → Responses client: a signed thinking block (or a redacted_thinking block) goes out as a
+// reasoning item whose `encrypted_content` is base64url(JSON {v:1, provider:'anthropic', type, …}),
+// so a stateless client (Codex: `store:false`, `include:["reasoning.encrypted_content"]`) replays it
+// and the next turn rebuilds the block Anthropic requires at the head of a tool loop. The thinking
+// text itself comes back in the item's summary; the blob carries only what the summary cannot.
+import type { RedactedThinkingBlock, ThinkingBlock } from '../../exchange/types'
+import { isForeignSignature } from '../anthropic/thinking-signature'
+import { isObject } from '../wire-values'
 
 const marker = 'gw1:openai-responses:'
 
@@ -16,3 +27,55 @@ export const readResponsesSignature = (signature: string | undefined): string | 
   const text = Buffer.from(signature, 'base64').toString('utf8')
   return text.startsWith(marker) ? text.slice(marker.length) : undefined
 }
+
+/** What an Anthropic reasoning blob carries: the thinking block's signature, or a redacted block's data. */
+export type AnthropicReasoning = { type: 'thinking'; signature: string } | { type: 'redacted_thinking'; data: string }
+
+// The JSON always opens with these 30 bytes (key order is ours), so every blob opens with their
+// 40 base64url characters: anything else (OpenAI's Fernet-like tokens, garbage) is rejected unread.
+const blobHead = '{"v":1,"provider":"anthropic",'
+const blobPrefix = Buffer.from(blobHead, 'utf8').toString('base64url')
+
+export const encodeAnthropicReasoning = (reasoning: AnthropicReasoning): string =>
+  Buffer.from(
+    JSON.stringify(
+      reasoning.type === 'thinking'
+        ? { v: 1, provider: 'anthropic', type: 'thinking', signature: reasoning.signature }
+        : { v: 1, provider: 'anthropic', type: 'redacted_thinking', data: reasoning.data },
+    ),
+    'utf8',
+  ).toString('base64url')
+
+/** The Anthropic reasoning inside a blob this module made, or undefined for any other value. */
+export const readAnthropicReasoning = (encryptedContent: string): AnthropicReasoning | undefined => {
+  if (!encryptedContent.startsWith(blobPrefix)) return undefined
+  let parsed: unknown
+  try {
+    parsed = JSON.parse(Buffer.from(encryptedContent, 'base64url').toString('utf8'))
+  } catch {
+    return undefined
+  }
+  if (!isObject(parsed) || parsed['v'] !== 1 || parsed['provider'] !== 'anthropic') return undefined
+  const { type, signature, data } = parsed
+  if (type === 'thinking' && typeof signature === 'string' && signature !== '') return { type, signature }
+  if (type === 'redacted_thinking' && typeof data === 'string' && data !== '') return { type, data }
+  return undefined
+}
+
+/**
+ * The `encrypted_content` a reasoning item made from this block carries: OpenAI's own blob back,
+ * an Anthropic signature or redacted data wrapped, or undefined when there is nothing to replay
+ * (no signature, or one this gateway synthesised for another provider).
+ */
+export const encryptedContentOf = (block: ThinkingBlock | RedactedThinkingBlock): string | undefined => {
+  if (block.type === 'redacted_thinking')
+    return block.data === '' ? undefined : encodeAnthropicReasoning({ type: 'redacted_thinking', data: block.data })
+  const openai = readResponsesSignature(block.signature)
+  if (openai !== undefined) return openai === '' ? undefined : openai
+  if (isForeignSignature(block.signature)) return undefined
+  return encodeAnthropicReasoning({ type: 'thinking', signature: block.signature as string })
+}
+
+/** Whether the request asked for reasoning items' `encrypted_content` (the real API returns it only then). */
+export const wantsEncryptedReasoning = (include: unknown): boolean =>
+  Array.isArray(include) && include.includes('reasoning.encrypted_content')

@@ -842,6 +842,39 @@ describe('anthropic thinking signatures round-trip through encrypted_content (Co
   })
 })
 
+test("a Claude-served conversation sent on to an OpenAI-Responses upstream leaves Claude's reasoning out", async () => {
+  const claude = byKind('anthropic')
+  const openaiUpstream = byKind('openai-responses')
+  const { openai } = await setup()
+  sim.queue(claude.upstreamModel, {
+    thinking: 'Paris weather needs a lookup.',
+    toolCall: { name: 'get_weather', arguments: { city: 'Paris' } },
+    usage,
+  })
+  sim.setScenario(openaiUpstream.upstreamModel, { text: 'It is 18 °C in Paris.', usage })
+  const question: ResponseInputItem = { role: 'user', content: [{ type: 'input_text', text: 'Weather in Paris?' }] }
+  const params = { tools: [weatherTool], include: ['reasoning.encrypted_content' as const], store: false }
+  const first = await openai.responses.create({
+    ...params,
+    model: claude.profile,
+    reasoning: { effort: 'low' },
+    input: [question],
+  })
+  expect(first.output.map((item) => item.type)).toEqual(['reasoning', 'function_call'])
+  const call = callsOf(first)[0]!
+  // The next turn lands on OpenAI (here by profile; after a fallback alike), which cannot read
+  // Claude's signature and would refuse the request over it.
+  const replayed: ResponseInputItem[] = [
+    question,
+    ...(first.output as ResponseInputItem[]),
+    { type: 'function_call_output', call_id: call.call_id, output: '{"temp_c":18}' },
+  ]
+  const second = await openai.responses.create({ ...params, model: openaiUpstream.profile, input: replayed })
+  expect(second.output_text).toBe('It is 18 °C in Paris.')
+  const forwarded = (sim.requests[1]!.body as { input: { type?: string }[] }).input
+  expect(forwarded.map((item) => item.type ?? 'message')).toEqual(['message', 'function_call', 'function_call_output'])
+})
+
 describe('session attributes', () => {
   test('x-session-id, x-agent-id and x-session-source land on the ledger row', async () => {
     const u = byKind('openai-chat')

@@ -8,6 +8,7 @@ import { responsesUsage } from '../protocols/openai-responses/decode-responses-r
 import { encodeResponsesResponse, messageItemId } from '../protocols/openai-responses/encode-responses-response'
 import { responsesStreamEncoder } from '../protocols/openai-responses/encode-responses-stream'
 import { encodeGatewayErrorAsOpenAI } from '../protocols/openai-responses/errors'
+import { withoutAnthropicReasoning } from '../protocols/openai-responses/reasoning-signature'
 import type { ResponsesBody } from '../protocols/openai-responses/schema'
 import { createResponsesPassThroughMeter } from '../protocols/openai-responses/usage-meter'
 import { isJson, isObject } from '../protocols/wire-values'
@@ -33,6 +34,7 @@ export const responsesSurface: InboundSurface = {
   metadata: (body) => (isObject(body.metadata) ? body.metadata : undefined),
   passThroughBody(body, { upstreamModel }, maxTokens) {
     const out: Record<string, unknown> = { ...body, model: upstreamModel }
+    if (Array.isArray(body.input)) out.input = withoutAnthropicReasoning(body.input)
     if (typeof body.max_output_tokens === 'number' || maxTokens < unlimitedOutput) out.max_output_tokens = maxTokens
     return out
   },

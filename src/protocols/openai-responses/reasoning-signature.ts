@@ -46,6 +46,20 @@ export const encodeAnthropicReasoning = (reasoning: AnthropicReasoning): string 
     'utf8',
   ).toString('base64url')
 
+/**
+ * A client's input items without the reasoning items that carry one of our Anthropic blobs: the
+ * same array when there are none. For an OpenAI-Responses upstream, which cannot read them and
+ * would refuse the request (a Claude-served conversation that falls back to OpenAI).
+ */
+export function withoutAnthropicReasoning(items: unknown[]): unknown[] {
+  const ours = (item: unknown) =>
+    isObject(item) &&
+    item.type === 'reasoning' &&
+    typeof item.encrypted_content === 'string' &&
+    item.encrypted_content.startsWith(blobPrefix)
+  return items.some(ours) ? items.filter((item) => !ours(item)) : items
+}
+
 /** The Anthropic reasoning inside a blob this module made, or undefined for any other value. */
 export const readAnthropicReasoning = (encryptedContent: string): AnthropicReasoning | undefined => {
   if (!encryptedContent.startsWith(blobPrefix)) return undefined

@@ -33,6 +33,8 @@ usd = 5
 connect_timeout_ms = 10000
 first_byte_timeout_ms = 120000
 idle_timeout_ms = 300000
+# While a started stream's upstream is silent, the client gets a keep-alive this often.
+ping_interval_ms = 15000
 # Candidates tried per request before giving up (fallback happens only before the first byte).
 max_attempts = 3
 

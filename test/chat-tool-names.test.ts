@@ -2,9 +2,8 @@
 // mcp__<server>__<tool>) reach an openai-chat upstream shortened, which OpenAI would otherwise
 // refuse with a 400, and the client's tool_use carries the name it declared.
 import { afterAll, beforeEach, describe, expect, test } from 'bun:test'
-import Anthropic from '@anthropic-ai/sdk'
 import type { ModelSection } from '../src/config/schema'
-import { createHarness, type Harness } from './support/harness'
+import { createHarness, type Harness, sdkClients } from './support/harness'
 import { startSimulator } from './support/simulator'
 
 const SIM_KEY = 'sim-key-0001'
@@ -33,13 +32,7 @@ const gateway = (): Promise<Harness> =>
     },
   })
 
-const sdk = (h: Harness) =>
-  new Anthropic({
-    apiKey: h.key,
-    baseURL: 'http://localhost/compat-a',
-    fetch: (url, init) => h.app.handle(new Request(String(url), init)),
-    maxRetries: 0,
-  })
+const sdk = (h: Harness) => sdkClients(h).anthropic
 
 const longName = 'mcp__claude_ai_Atlassian_Rovo__getConfluencePageFooterCommentsWithInlineRepliesAndHistory2'
 /** What the upstream is offered instead (its first 55 characters, `_`, 8 hex of a hash). */

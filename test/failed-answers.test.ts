@@ -1,8 +1,7 @@
 // A 200 whose answer says it broke off (Chat's finish_reason "error", a Responses answer
 // "failed") is a failed attempt, not a finished answer: the next candidate is tried.
-import Anthropic from '@anthropic-ai/sdk'
 import { afterAll, expect, test } from 'bun:test'
-import { createHarness } from './support/harness'
+import { createHarness, sdkClients } from './support/harness'
 import { startSimulator } from './support/simulator'
 
 const sim = startSimulator({ apiKey: 'k' })
@@ -66,12 +65,7 @@ for (const { kind, answer } of cases) {
     const h = await gateway(kind)
     brokenAnswer = answer
     sim.setScenario('backup-up', { text: 'Backup here.' })
-    const client = new Anthropic({
-      apiKey: h.key,
-      baseURL: 'http://localhost/compat-a',
-      fetch: (url, init) => h.app.handle(new Request(String(url), init)),
-      maxRetries: 0,
-    })
+    const client = sdkClients(h).anthropic
     const { data: message, response } = await client.messages
       .create({ model: 'svc-max', max_tokens: 50, messages: [{ role: 'user', content: 'hi' }] })
       .withResponse()

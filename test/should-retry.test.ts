@@ -5,7 +5,7 @@ import { afterAll, beforeEach, describe, expect, test } from 'bun:test'
 import Anthropic from '@anthropic-ai/sdk'
 import OpenAI from 'openai'
 import type { ConfigFile } from '../src/config/schema'
-import { createHarness, type Harness, requestDetail } from './support/harness'
+import { createHarness, type Harness, requestDetail, sdkClients } from './support/harness'
 import { type Scenario, startSimulator } from './support/simulator'
 
 const SIM_KEY = 'sim-key-should-retry'
@@ -56,16 +56,11 @@ function gateway(
 /** The official SDKs against the in-process app, retrying as they do by default; `sent` counts their requests. */
 function clients(h: Harness, maxRetries: number) {
   const sent: string[] = []
-  const fetchApp = (url: string | URL | Request, init?: RequestInit) => {
-    const request = url instanceof Request ? new Request(url, init) : new Request(String(url), init)
+  const handle = (request: Request) => {
     sent.push(new URL(request.url).pathname)
     return h.app.handle(request)
   }
-  return {
-    sent,
-    anthropic: new Anthropic({ apiKey: h.key, baseURL: 'http://localhost/compat-a', fetch: fetchApp, maxRetries }),
-    openai: new OpenAI({ apiKey: h.key, baseURL: 'http://localhost/compat-b/v1', fetch: fetchApp, maxRetries }),
-  }
+  return { sent, ...sdkClients(h, { maxRetries, handle }) }
 }
 
 const ask = [{ role: 'user' as const, content: 'hello' }]

@@ -1,7 +1,5 @@
-import Anthropic from '@anthropic-ai/sdk'
 import { afterAll, expect, test } from 'bun:test'
-import OpenAI from 'openai'
-import { createHarness, type Harness } from './support/harness'
+import { createHarness, type Harness, sdkClients } from './support/harness'
 import { startSimulator } from './support/simulator'
 
 const sim = startSimulator({ apiKey: 'k' })
@@ -78,21 +76,14 @@ test('an upstream that goes silent mid-stream past idle_timeout_ms ends the stre
 /** The official SDKs against the in-process app; `raw` keeps every body the app streamed back. */
 function sdks(h: Harness) {
   const raw: Promise<string>[] = []
-  const fetchApp = async (url: string | URL | Request, init?: RequestInit) => {
-    const res = await h.app.handle(new Request(String(url), init))
+  const handle = async (request: Request) => {
+    const res = await h.app.handle(request)
     if (!res.body) return res
     const [forSdk, forTest] = res.body.tee()
     raw.push(new Response(forTest).text())
     return new Response(forSdk, { status: res.status, headers: res.headers })
   }
-  const anthropic = new Anthropic({
-    apiKey: h.key,
-    baseURL: 'http://localhost/compat-a',
-    fetch: fetchApp,
-    maxRetries: 0,
-  })
-  const openai = new OpenAI({ apiKey: h.key, baseURL: 'http://localhost/compat-b/v1', fetch: fetchApp, maxRetries: 0 })
-  return { anthropic, openai, raw }
+  return { ...sdkClients(h, { handle }), raw }
 }
 
 /** Three deltas 150 ms apart with no pings of the upstream's own: two silences of 150 ms. */

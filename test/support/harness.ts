@@ -1,6 +1,8 @@
 // Builds an app in-process for a test: its own in-memory database, a controllable clock, a first
 // account with a key, and a helper that calls app.handle() with that key.
+import Anthropic from '@anthropic-ai/sdk'
 import { expect } from 'bun:test'
+import OpenAI from 'openai'
 import { createApp } from '../../src/app'
 import { type Config, resolveConfig } from '../../src/config/load'
 import type { ConfigFile } from '../../src/config/schema'
@@ -72,3 +74,21 @@ export async function requestDetail(h: Harness, id: string): Promise<any> {
 /** The account's remaining credit as GET /v1/usage reports it. */
 export const remainingNanos = async (h: Harness): Promise<number> =>
   (await (await h.call('/v1/usage')).json()).remaining_nanos
+
+/**
+ * The official SDKs against the in-process app, no sockets: Anthropic's on /compat-a, OpenAI's on
+ * /compat-b. `handle` (app.handle by default) lets a test watch or tee what passes.
+ */
+export function sdkClients(
+  h: Harness,
+  opts: { maxRetries?: number; handle?: (request: Request) => Promise<Response> } = {},
+) {
+  const handle = opts.handle ?? ((request: Request) => h.app.handle(request))
+  const fetchApp = (url: string | URL | Request, init?: RequestInit) =>
+    handle(url instanceof Request ? new Request(url, init) : new Request(String(url), init))
+  const maxRetries = opts.maxRetries ?? 0
+  return {
+    anthropic: new Anthropic({ apiKey: h.key, baseURL: 'http://localhost/compat-a', fetch: fetchApp, maxRetries }),
+    openai: new OpenAI({ apiKey: h.key, baseURL: 'http://localhost/compat-b/v1', fetch: fetchApp, maxRetries }),
+  }
+}

@@ -86,6 +86,18 @@ export type Thinking =
   | { type: 'adaptive'; effort?: ReasoningEffort }
   | { type: 'disabled' }
 
+/** `name` and `description` are OpenAI's (Chat requires a name); Anthropic's format carries only the schema. */
+export interface JsonSchemaFormat {
+  type: 'json_schema'
+  schema: Record<string, unknown>
+  name?: string
+  description?: string
+  strict?: boolean
+}
+
+/** The shape the answer's text must take (structured outputs); absent, free text. */
+export type ResponseFormat = JsonSchemaFormat | { type: 'json_object' }
+
 export interface ExchangeRequest {
   system: TextBlock[]
   messages: Message[]
@@ -97,6 +109,7 @@ export interface ExchangeRequest {
   topK?: number
   stopSequences?: string[]
   thinking?: Thinking
+  responseFormat?: ResponseFormat
   stream: boolean
   /** Opaque end-user id (Anthropic metadata.user_id, OpenAI user / safety_identifier). */
   user?: string

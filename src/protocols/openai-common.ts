@@ -1,5 +1,5 @@
 // What OpenAI's two dialects (Chat Completions and Responses) encode the same way.
-import type { ReasoningEffort, Thinking } from '../exchange/types'
+import type { JsonSchemaFormat, ReasoningEffort, Thinking } from '../exchange/types'
 
 /**
  * Anthropic thinking → OpenAI reasoning effort. Adaptive thinking carries its effort as is; a
@@ -21,3 +21,18 @@ export function reasoningEffortFor(thinking: Thinking | undefined): ReasoningEff
  */
 export const openAIUserId = (user: string): string =>
   user.length <= 64 ? user : new Bun.CryptoHasher('sha256').update(user).digest('hex')
+
+/** What a format is called when the client named none (an Anthropic client never does). */
+const defaultSchemaName = 'output'
+
+/**
+ * A json_schema format's fields as both OpenAI dialects take them: flat in Responses' text.format,
+ * nested under `json_schema` in Chat's response_format. Both require a name. `strict` is sent only
+ * when the client chose it: strict mode refuses schemas with optional properties.
+ */
+export const openAIJsonSchema = (format: JsonSchemaFormat): Record<string, unknown> => ({
+  name: format.name ?? defaultSchemaName,
+  ...(format.description === undefined ? {} : { description: format.description }),
+  schema: format.schema,
+  ...(format.strict === undefined ? {} : { strict: format.strict }),
+})

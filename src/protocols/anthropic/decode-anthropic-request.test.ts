@@ -206,6 +206,31 @@ describe('decodeAnthropicRequest', () => {
     })
   }
 
+  test('output_config.format becomes the response format, beside adaptive thinking and its effort', () => {
+    const schema = { type: 'object', properties: { city: { type: 'string' } }, required: ['city'] }
+    const request = decodeAnthropicRequest({
+      ...base,
+      messages: [],
+      thinking: { type: 'adaptive' },
+      output_config: { effort: 'high', format: { type: 'json_schema', schema } },
+    })
+    expect(request.responseFormat).toEqual({ type: 'json_schema', schema })
+    expect(request.thinking).toEqual({ type: 'adaptive', effort: 'high' })
+    expect(decodeAnthropicRequest({ ...base, messages: [], output_config: { format: null } })).not.toHaveProperty(
+      'responseFormat',
+    )
+  })
+
+  test.each([
+    [{ type: 'json_object' }, 'output_config.format'],
+    ['json', 'output_config.format'],
+    [{ type: 'json_schema' }, 'output_config.format.schema'],
+  ])('output_config.format %j is refused naming %s', (format, param) => {
+    expect(() => decodeAnthropicRequest({ ...base, messages: [], output_config: { format } })).toThrow(
+      expect.objectContaining({ kind: 'invalid_request', status: 400, param }),
+    )
+  })
+
   test('invalid thinking and tool_choice types are named', () => {
     expect(() => decodeAnthropicRequest({ ...base, messages: [], thinking: { type: 'on' } })).toThrow('thinking.type')
     expect(() => decodeAnthropicRequest({ ...base, messages: [], tool_choice: { type: 'all' } })).toThrow(

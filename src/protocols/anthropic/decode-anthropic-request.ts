@@ -8,6 +8,7 @@ import type {
   ImageBlock,
   Message,
   ReasoningEffort,
+  ResponseFormat,
   TextBlock,
   Thinking,
   ToolChoice,
@@ -46,8 +47,11 @@ export function decodeAnthropicRequest(body: unknown): ExchangeRequest {
   }
   const toolChoice = decodeToolChoice(body.tool_choice)
   if (toolChoice) request.toolChoice = toolChoice
-  const thinking = decodeThinking(body.thinking, readObject(body, 'output_config'))
+  const outputConfig = readObject(body, 'output_config')
+  const thinking = decodeThinking(body.thinking, outputConfig)
   if (thinking) request.thinking = thinking
+  const responseFormat = decodeOutputFormat(outputConfig?.format)
+  if (responseFormat) request.responseFormat = responseFormat
   const temperature = readNumber(body, 'temperature')
   if (temperature !== undefined) request.temperature = temperature
   const topP = readNumber(body, 'top_p')
@@ -248,6 +252,19 @@ function decodeThinking(thinking: unknown, outputConfig: JsonObject | undefined)
     default:
       throw invalidRequest('thinking.type: expected enabled, adaptive or disabled', 'thinking.type')
   }
+}
+
+// Structured outputs: json_schema is the only format Anthropic has, and it carries no name.
+function decodeOutputFormat(format: unknown): ResponseFormat | undefined {
+  if (format === undefined || format === null) return undefined
+  if (!isObject(format) || format.type !== 'json_schema') {
+    throw invalidRequest('output_config.format: expected {type: "json_schema", schema}', 'output_config.format')
+  }
+  const schema = readObject(format, 'schema')
+  if (!schema) {
+    throw invalidRequest('output_config.format.schema: expected a JSON Schema object', 'output_config.format.schema')
+  }
+  return { type: 'json_schema', schema }
 }
 
 function decodeCacheControl(value: unknown): CacheControl | undefined {

@@ -213,6 +213,29 @@ describe('encodeAnthropicRequest', () => {
     expect(noEffort).not.toHaveProperty('output_config')
   })
 
+  test('a json_schema format becomes output_config.format, beside the effort; json_object is left out', () => {
+    const hi = [{ role: 'user' as const, content: [{ type: 'text' as const, text: 'hi' }] }]
+    const weather = { type: 'object', properties: { city: { type: 'string' } } }
+    const structured = encodeAnthropicRequest(
+      {
+        ...base,
+        messages: hi,
+        thinking: { type: 'adaptive', effort: 'high' },
+        responseFormat: { type: 'json_schema', name: 'weather', schema: weather, strict: true },
+      },
+      'claude-opus-4-6',
+      { adaptiveThinking: true },
+    )
+    expect(structured.output_config).toEqual({ effort: 'high', format: { type: 'json_schema', schema: weather } })
+    const plain = encodeAnthropicRequest(
+      { ...base, messages: hi, responseFormat: { type: 'json_schema', schema: weather } },
+      'c',
+    )
+    expect(plain.output_config).toEqual({ format: { type: 'json_schema', schema: weather } })
+    const jsonObject = encodeAnthropicRequest({ ...base, messages: hi, responseFormat: { type: 'json_object' } }, 'c')
+    expect(jsonObject).not.toHaveProperty('output_config')
+  })
+
   test('forced tool use turns adaptive thinking off, with the capability or without', () => {
     for (const adaptiveThinking of [false, true]) {
       const forced = encodeAnthropicRequest(

@@ -8,6 +8,7 @@ import type {
   ImageBlock,
   Message,
   ReasoningEffort,
+  ResponseFormat,
   TextBlock,
   Thinking,
   ToolChoice,
@@ -69,6 +70,7 @@ export function encodeAnthropicRequest(
 
   const thinking = req.thinking?.type === 'adaptive' && !opts.adaptiveThinking ? asBudget(req.thinking) : req.thinking
   const thinkingOn = thinking !== undefined && thinking.type !== 'disabled' && canThink(req, messages)
+  const outputConfig: Record<string, unknown> = {}
   if (thinkingOn && thinking?.type === 'enabled') {
     const budget = Math.max(minThinkingBudget, Math.floor(thinking.budgetTokens))
     body.thinking = { type: 'enabled', budget_tokens: budget }
@@ -77,10 +79,13 @@ export function encodeAnthropicRequest(
   } else if (thinkingOn && thinking?.type === 'adaptive') {
     body.thinking = { type: 'adaptive' }
     const effort = thinking.effort
-    if (effort) body.output_config = { effort: effort === 'minimal' ? 'low' : effort }
+    if (effort) outputConfig.effort = effort === 'minimal' ? 'low' : effort
   } else if (thinking?.type === 'disabled') {
     body.thinking = { type: 'disabled' }
   }
+  const format = encodeOutputFormat(req.responseFormat)
+  if (format) outputConfig.format = format
+  if (Object.keys(outputConfig).length > 0) body.output_config = outputConfig
 
   // With thinking on Anthropic rejects temperature and top_k, and top_p below 0.95.
   // Anthropic takes 0–1 where OpenAI clients may send up to 2: the nearest it accepts, not a 400.
@@ -92,6 +97,12 @@ export function encodeAnthropicRequest(
   body.stream = req.stream
   return body
 }
+
+// Anthropic has no mode that asks for JSON without a schema, so json_object is left out. OpenAI takes
+// json_object only when the prompt itself asks for JSON, so the prompt already says what is wanted;
+// a made-up open schema would be a guess Anthropic's schema rules may refuse.
+const encodeOutputFormat = (format: ResponseFormat | undefined): Record<string, unknown> | undefined =>
+  format?.type === 'json_schema' ? { type: 'json_schema', schema: format.schema } : undefined
 
 // Adaptive thinking (an OpenAI client's reasoning effort, or an Anthropic client's own adaptive on
 // a translated path) for a model that answers `adaptive` with a 400: the effort's budget, medium's

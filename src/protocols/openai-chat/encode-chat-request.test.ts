@@ -6,6 +6,7 @@ import { encodeChatRequest } from './encode-chat-request'
 import { reasoningEffortFor } from '../openai-common'
 
 const base: ExchangeRequest = { system: [], messages: [], tools: [], maxTokens: 64, stream: false }
+const weather = { type: 'object', properties: { city: { type: 'string' } }, required: ['city'] }
 
 describe('encodeChatRequest', () => {
   test('a Claude-Code-like request, whole', async () => {
@@ -212,5 +213,28 @@ describe('encodeChatRequest', () => {
     )
     expect(body.tools).toEqual([{ type: 'function', function: { name, parameters: {} } }])
     expect(body.tool_choice).toEqual({ type: 'function', function: { name } })
+  })
+
+  test('response formats: json_schema nested under json_schema, named "output" when the client gave no name', () => {
+    expect(encodeChatRequest({ ...base, responseFormat: { type: 'json_schema', schema: weather } }, 'm')).toMatchObject(
+      {
+        response_format: { type: 'json_schema', json_schema: { name: 'output', schema: weather } },
+      },
+    )
+    const named = {
+      type: 'json_schema',
+      name: 'weather',
+      description: 'A city',
+      schema: weather,
+      strict: true,
+    } as const
+    expect(encodeChatRequest({ ...base, responseFormat: named }, 'm').response_format).toEqual({
+      type: 'json_schema',
+      json_schema: { name: 'weather', description: 'A city', schema: weather, strict: true },
+    })
+    expect(encodeChatRequest({ ...base, responseFormat: { type: 'json_object' } }, 'm').response_format).toEqual({
+      type: 'json_object',
+    })
+    expect(encodeChatRequest(base, 'm')).not.toHaveProperty('response_format')
   })
 })

@@ -1,7 +1,7 @@
 // ExchangeRequest → OpenAI Chat Completions body for OpenAI-compatible upstreams (wire-formats §4.2).
 
-import type { ExchangeRequest, ImageBlock, Message, ToolChoice } from '../../exchange/types'
-import { openAIUserId, reasoningEffortFor } from '../openai-common'
+import type { ExchangeRequest, ImageBlock, Message, ResponseFormat, ToolChoice } from '../../exchange/types'
+import { openAIJsonSchema, openAIUserId, reasoningEffortFor } from '../openai-common'
 import { chatToolName } from './tool-names'
 
 export interface ChatRequestOptions {
@@ -51,6 +51,7 @@ export function encodeChatRequest(
   }
   const effort = reasoningEffortFor(req.thinking)
   if (effort) body.reasoning_effort = effort
+  if (req.responseFormat) body.response_format = encodeResponseFormat(req.responseFormat)
   if (req.user) body.user = openAIUserId(req.user)
   if (req.stream) {
     body.stream = true
@@ -116,6 +117,11 @@ const encodeImagePart = (block: ImageBlock): ChatPart => ({
       block.source.kind === 'base64' ? `data:${block.source.mediaType};base64,${block.source.data}` : block.source.url,
   },
 })
+
+const encodeResponseFormat = (format: ResponseFormat): Record<string, unknown> =>
+  format.type === 'json_object'
+    ? { type: 'json_object' }
+    : { type: 'json_schema', json_schema: openAIJsonSchema(format) }
 
 function encodeToolChoice(choice: ToolChoice): Record<string, unknown> {
   const wire: Record<string, unknown> = {}

@@ -279,6 +279,18 @@ describe('decodeResponsesRequest', () => {
     expect(decode({ reasoning }).thinking).toEqual(expected as never)
   })
 
+  test('text.format: json_schema (flat) and json_object become the response format; text is the default', () => {
+    const schema = { type: 'object', properties: { city: { type: 'string' } }, required: ['city'] }
+    expect(
+      decode({
+        text: { format: { type: 'json_schema', name: 'weather', description: 'A city', schema, strict: true } },
+      }).responseFormat,
+    ).toEqual({ type: 'json_schema', name: 'weather', description: 'A city', schema, strict: true })
+    expect(decode({ text: { format: { type: 'json_object' } } }).responseFormat).toEqual({ type: 'json_object' })
+    expect(decode({ text: { format: { type: 'text' }, verbosity: 'low' } })).toEqual(base)
+    expect(decode({ text: null })).toEqual(base)
+  })
+
   test('sampling, limits, stream and user carry over', () => {
     expect(
       decode({
@@ -316,6 +328,9 @@ describe('decodeResponsesRequest', () => {
     [{ tool_choice: { type: 'function' } }, 'tool_choice.name'],
     [{ reasoning: { effort: 'extreme' } }, 'reasoning.effort'],
     [{ max_output_tokens: 0 }, 'max_output_tokens'],
+    [{ text: { format: 'json' } }, 'text.format'],
+    [{ text: { format: { type: 'yaml' } } }, 'text.format.type'],
+    [{ text: { format: { type: 'json_schema', name: 'x' } } }, 'text.format.schema'],
   ])('%j is rejected naming %s', (body, param) => {
     let error: unknown
     try {

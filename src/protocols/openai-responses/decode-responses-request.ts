@@ -3,8 +3,10 @@ import type {
   ContentBlock,
   ExchangeRequest,
   ImageBlock,
+  JsonSchemaFormat,
   Message,
   ReasoningEffort,
+  ResponseFormat,
   Role,
   TextBlock,
   Thinking,
@@ -60,6 +62,8 @@ export const decodeResponsesRequest = (body: ResponsesBody, opts: DecodeResponse
   if (typeof body.top_p === 'number') request.topP = body.top_p
   const thinking = decodeReasoning(body.reasoning)
   if (thinking) request.thinking = thinking
+  const responseFormat = decodeTextFormat(body.text)
+  if (responseFormat) request.responseFormat = responseFormat
   const user = asString(body.safety_identifier) ?? asString(body.user)
   if (user) request.user = user
   return request
@@ -309,4 +313,37 @@ const decodeReasoning = (reasoning: unknown): Thinking | undefined => {
     throw invalidRequest(`reasoning.effort must be one of none, ${efforts.join(', ')}`, 'reasoning.effort')
   }
   return { type: 'adaptive', effort: known }
+}
+
+// text.format (§2.2). Its `text` type is free text, the default: nothing to ask of the upstream.
+const decodeTextFormat = (text: unknown): ResponseFormat | undefined => {
+  if (text === undefined || text === null) return undefined
+  if (!isObject(text)) throw invalidRequest('text must be an object', 'text')
+  const format = text['format']
+  if (format === undefined || format === null) return undefined
+  if (!isObject(format)) throw invalidRequest('text.format must be an object', 'text.format')
+  switch (format['type']) {
+    case 'text':
+      return undefined
+    case 'json_object':
+      return { type: 'json_object' }
+    case 'json_schema':
+      return decodeJsonSchemaFormat(format)
+    default:
+      throw invalidRequest('text.format.type must be one of text, json_schema, json_object', 'text.format.type')
+  }
+}
+
+const decodeJsonSchemaFormat = (format: JsonObject): JsonSchemaFormat => {
+  const schema = format['schema']
+  if (!isObject(schema)) {
+    throw invalidRequest('text.format.schema must be a JSON Schema object', 'text.format.schema')
+  }
+  const decoded: JsonSchemaFormat = { type: 'json_schema', schema }
+  const name = asString(format['name'])
+  if (name) decoded.name = name
+  const description = asString(format['description'])
+  if (description) decoded.description = description
+  if (typeof format['strict'] === 'boolean') decoded.strict = format['strict']
+  return decoded
 }

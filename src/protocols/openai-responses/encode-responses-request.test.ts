@@ -158,4 +158,21 @@ describe('encodeResponsesRequest', () => {
     ])
     expect(body['safety_identifier']).toMatch(/^[0-9a-f]{64}$/)
   })
+
+  test('response formats go in text.format, flat, with a name', () => {
+    const weather = { type: 'object', properties: { city: { type: 'string' } } }
+    expect(
+      encodeResponsesRequest(request({ responseFormat: { type: 'json_schema', schema: weather } }), 'm')['text'],
+    ).toEqual({ format: { type: 'json_schema', name: 'output', schema: weather } })
+    expect(
+      encodeResponsesRequest(
+        request({ responseFormat: { type: 'json_schema', name: 'weather', schema: weather, strict: false } }),
+        'm',
+      )['text'],
+    ).toEqual({ format: { type: 'json_schema', name: 'weather', schema: weather, strict: false } })
+    expect(encodeResponsesRequest(request({ responseFormat: { type: 'json_object' } }), 'm')['text']).toEqual({
+      format: { type: 'json_object' },
+    })
+    expect(encodeResponsesRequest(request({}), 'm')).not.toHaveProperty('text')
+  })
 })

@@ -1,7 +1,7 @@
 // Neutral ExchangeRequest → body for an OpenAI Responses upstream (wire-formats §4.4, §4.8).
-import type { ExchangeRequest, ImageBlock, Message, TextBlock, ToolChoice } from '../../exchange/types'
+import type { ExchangeRequest, ImageBlock, Message, ResponseFormat, TextBlock, ToolChoice } from '../../exchange/types'
 import { readResponsesSignature } from './reasoning-signature'
-import { openAIUserId, reasoningEffortFor } from '../openai-common'
+import { openAIJsonSchema, openAIUserId, reasoningEffortFor } from '../openai-common'
 
 type Item = Record<string, unknown>
 
@@ -36,11 +36,15 @@ export const encodeResponsesRequest = (req: ExchangeRequest, model: string): Rec
   } else if (replaysReasoning) {
     body['include'] = ['reasoning.encrypted_content']
   }
+  if (req.responseFormat) body['text'] = { format: encodeTextFormat(req.responseFormat) }
   if (req.user) body['safety_identifier'] = openAIUserId(req.user)
   body['stream'] = req.stream
   body['store'] = false
   return body
 }
+
+const encodeTextFormat = (format: ResponseFormat): Item =>
+  format.type === 'json_object' ? { type: 'json_object' } : { type: 'json_schema', ...openAIJsonSchema(format) }
 
 const encodeImage = (block: ImageBlock): Item => ({
   type: 'input_image',

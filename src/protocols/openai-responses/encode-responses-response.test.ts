@@ -109,6 +109,15 @@ describe('encodeResponsesResponse', () => {
     expect(encoded['incomplete_details']).toEqual(incomplete)
   })
 
+  test('text echoes the format the client asked for, and free text when it named none', () => {
+    const format = { type: 'json_schema', name: 'weather', schema: { type: 'object' }, strict: true }
+    const textOf = (request: Record<string, unknown>) => encodeResponsesResponse(answer, { ...ids, request }).text
+    expect(textOf({ text: { format, verbosity: 'low' } })).toEqual({ format, verbosity: 'low' })
+    expect(textOf({ text: { verbosity: 'low' } })).toEqual({ format: { type: 'text' }, verbosity: 'low' })
+    expect(textOf({ text: null })).toEqual({ format: { type: 'text' } })
+    expect(textOf({})).toEqual({ format: { type: 'text' } })
+  })
+
   test('OpenAI reasoning round-trips its encrypted_content', () => {
     const upstream = {
       id: 'resp_up',

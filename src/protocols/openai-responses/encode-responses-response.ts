@@ -7,6 +7,7 @@ import {
   totalInput,
   type Usage,
 } from '../../exchange/types'
+import { isObject } from '../wire-values'
 import { encryptedContentOf, wantsEncryptedReasoning } from './reasoning-signature'
 
 /** Request fields a Response echoes back; pass the inbound body (unknown fields are ignored). */
@@ -96,6 +97,16 @@ export const mapStopReasonToStatus = (
 const pick = <T>(value: unknown, fallback: T): unknown => (value === undefined ? fallback : value)
 
 /**
+ * The client's `text` settings: its format is honoured on every route (the encoders send it
+ * upstream), so it is echoed as sent. Strict clients read `text.format`, so a request that named
+ * none (or only `verbosity`) gets the default, free text.
+ */
+const echoText = (text: unknown): Record<string, unknown> => {
+  const sent = isObject(text) ? text : {}
+  return { ...sent, format: isObject(sent.format) ? sent.format : { type: 'text' } }
+}
+
+/**
  * The full Response object with every field strict clients require (§2.5, §2.6 client invariants:
  * text.format, usage.output_tokens_details, id/object/model and output). Unset fields echo the
  * request or take OpenAI's defaults.
@@ -129,7 +140,7 @@ export const buildResponseObject = (
     reasoning: pick(req.reasoning, { effort: null, summary: null }),
     store: pick(req.store, false),
     temperature: pick(req.temperature, 1),
-    text: pick(req.text, { format: { type: 'text' } }),
+    text: echoText(req.text),
     tool_choice: pick(req.tool_choice, 'auto'),
     tools: pick(req.tools, []),
     top_p: pick(req.top_p, 1),

@@ -18,6 +18,7 @@ export const ResponsesBody = Type.Object(
     tool_choice: Type.Optional(Type.Union([Type.String(), Type.Object({}, { additionalProperties: true })])),
     parallel_tool_calls: Type.Optional(Nullable(Type.Boolean())),
     reasoning: Type.Optional(Nullable(Type.Object({}, { additionalProperties: true }))),
+    text: Type.Optional(Nullable(Type.Object({}, { additionalProperties: true }))),
     metadata: Type.Optional(Nullable(Type.Object({}, { additionalProperties: true }))),
     store: Type.Optional(Nullable(Type.Boolean())),
     previous_response_id: Type.Optional(Nullable(Type.String())),

@@ -10,6 +10,7 @@ import { createSqliteLedger } from './ledger/sqlite-ledger'
 import { type AccountCache, accountCache } from './lib/account-cache'
 import { createLogger, type Logger } from './lib/log'
 import { createGatewayMetrics, type GatewayMetrics } from './relay/metrics'
+import { RunningRequests } from './relay/running'
 import { createHttp1Client } from './providers/http1/client'
 import { createHealth, type Health } from './router/health'
 import { computeNudges, nudgeWindow } from './router/nudges'
@@ -35,6 +36,8 @@ export interface Deps {
   }
   health: Health
   metrics: GatewayMetrics
+  /** Requests being served, until their ledger write is queued (the usage API shows them). */
+  running: RunningRequests
   deviceLogin: DeviceLogin
   /** Drops in-memory caches when another process wrote to the database (CLI revoke, new grant). */
   syncCaches(): void
@@ -110,6 +113,7 @@ export function createDeps(config: Config, opts: DepsOptions = {}): Deps {
     },
     health,
     metrics: createGatewayMetrics({ openCircuits: health.openCircuits }),
+    running: new RunningRequests(),
     deviceLogin: createDeviceLogin({ ledger, clock, intervalSeconds: config.server.devicePollIntervalSeconds }),
     log,
     clock,

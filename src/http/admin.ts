@@ -110,6 +110,7 @@ export const adminRoutes = (deps: Deps) =>
       return usageSummaryView(deps.ledger, account.id, {
         limit: readLimit(query.limit, usageLimits.usage),
         now: deps.clock(),
+        running: deps.running.legsOf(account.id),
       })
     })
     .get('/provider-keys', async ({ query }) =>

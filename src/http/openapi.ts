@@ -977,9 +977,12 @@ const schemas: Record<string, Schema> = {
       model_id: { type: 'string' },
       provider_id: { type: 'string' },
       upstream_model: { type: 'string' },
-      committed: { type: 'boolean', description: 'this leg answered the client' },
+      committed: {
+        type: 'boolean',
+        description: 'recorded in the ledger, its charge final; false while its request is still running',
+      },
       estimated: { type: 'boolean', description: 'the upstream never reported usage; the gateway estimated it' },
-      outcome: { type: 'string', enum: ['ok', 'failed', 'aborted'] },
+      outcome: { type: 'string', enum: ['ok', 'failed', 'aborted', 'in_progress'] },
       error: nullable('string'),
       input_tokens: tokens('excludes cache reads and cache writes'),
       cached_input_tokens: tokens('cache reads'),
@@ -1003,7 +1006,11 @@ const schemas: Record<string, Schema> = {
   RequestSummary: object(
     {
       request_id: { type: 'string', description: 'the X-Request-Id of the model response (a ULID)' },
-      status: { type: 'string', enum: ['completed', 'failed', 'aborted'] },
+      status: {
+        type: 'string',
+        enum: ['completed', 'failed', 'aborted', 'in_progress'],
+        description: 'in_progress only when looked up by id while the request runs',
+      },
       http_status: nullable('integer'),
       surface: { type: 'string', enum: ['messages', 'responses'] },
       routing_mode: ref('RoutingMode'),

@@ -53,6 +53,7 @@ export const usageRoutes = (deps: Deps) =>
       usageSummaryView(deps.ledger, principal.accountId, {
         limit: readLimit(query.limit, usageLimits.usage),
         now: deps.clock(),
+        running: deps.running.legsOf(principal.accountId),
       }),
     )
     .get('/v1/usage/requests', async ({ principal, query }) => {
@@ -67,6 +68,9 @@ export const usageRoutes = (deps: Deps) =>
       return { items: rows.slice(0, limit).map(requestSummaryView), has_more: rows.length > limit }
     })
     .get('/v1/usage/requests/:id', async ({ principal, params }) => {
+      // Running first: a request that ends meanwhile is in the ledger's queue, which reads flush.
+      const running = deps.running.find(principal.accountId, params.id)
+      if (running) return requestView({ ...running.snapshot(), charges: [], feedback: [] })
       const detail = await deps.ledger.getRequest(principal.accountId, params.id)
       if (!detail) throw new GatewayError('not_found', `no request ${params.id} in this account`)
       return requestView(detail)
@@ -76,6 +80,15 @@ export const usageRoutes = (deps: Deps) =>
       async ({ principal, params, body, set }) => {
         if (body.rating === undefined && body.comment === undefined && body.reason === undefined) {
           throw invalidRequest('feedback needs a rating (up or down), a reason or a comment', 'rating')
+        }
+        if (deps.running.find(principal.accountId, params.id)) {
+          throw new GatewayError(
+            'invalid_request',
+            `request ${params.id} is still running: rate it once it has ended`,
+            {
+              status: 409,
+            },
+          )
         }
         const detail = await deps.ledger.getRequest(principal.accountId, params.id)
         if (!detail) throw new GatewayError('not_found', `no request ${params.id} in this account`)

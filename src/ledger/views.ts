@@ -11,6 +11,10 @@ import type {
   SessionSummary,
 } from './ledger'
 
+/** A request as shown: recorded, or still running (in_progress, its legs uncommitted). */
+export type ShownRequest = Omit<RequestRecord, 'status'> & { status: RequestRecord['status'] | 'in_progress' }
+export type ShownLeg = Omit<LegRecord, 'outcome'> & { outcome: LegRecord['outcome'] | 'in_progress' }
+
 const iso = (ms: number) => new Date(ms).toISOString()
 const isoOrNull = (ms: number | null) => (ms === null ? null : iso(ms))
 
@@ -29,7 +33,7 @@ export function grantView(g: GrantRecord) {
   }
 }
 
-export function usageEventView(leg: LegRecord) {
+export function usageEventView(leg: ShownLeg) {
   return {
     id: leg.id,
     request_id: leg.requestId,
@@ -54,7 +58,7 @@ export function usageEventView(leg: LegRecord) {
 }
 
 /** One row of the request history: everything but the legs. */
-export function requestSummaryView(r: RequestRecord) {
+export function requestSummaryView(r: ShownRequest) {
   return {
     request_id: r.id,
     status: r.status,
@@ -96,8 +100,8 @@ export function feedbackView(f: FeedbackRecord) {
 }
 
 export function requestView(detail: {
-  request: RequestRecord
-  legs: LegRecord[]
+  request: ShownRequest
+  legs: ShownLeg[]
   charges: GrantChargeRecord[]
   feedback: FeedbackRecord[]
 }) {
@@ -127,12 +131,22 @@ export function sessionView(s: SessionSummary) {
   }
 }
 
-/** GET /v1/usage: the credit position over unexpired grants and the most recent legs. */
-export async function usageSummaryView(ledger: Ledger, accountId: string, opts: { limit: number; now: number }) {
+/**
+ * GET /v1/usage: the credit position over unexpired grants and the most recent legs, those of
+ * requests still running (`running`, uncommitted) among them by when they started.
+ */
+export async function usageSummaryView(
+  ledger: Ledger,
+  accountId: string,
+  opts: { limit: number; now: number; running?: ShownLeg[] },
+) {
   const grants = await ledger.listGrants(accountId)
   const active = grants.filter((g) => g.expiresAt === null || g.expiresAt > opts.now)
   const position = creditPosition(active, opts.now)
-  const events = await ledger.recentLegs(accountId, opts.limit)
+  const recorded: ShownLeg[] = await ledger.recentLegs(accountId, opts.limit)
+  const events = opts.running?.length
+    ? [...opts.running, ...recorded].sort((a, b) => b.createdAt - a.createdAt).slice(0, opts.limit)
+    : recorded
   return {
     limit_nanos: position.limitNanos,
     used_nanos: position.usedNanos,

@@ -28,6 +28,8 @@ export function record(deps: Deps, trace: RequestTrace, result: Parameters<Reque
     // The client's answer stands; the failure to record is an operator problem and is logged loudly.
     (err) => deps.log.error('could not record request in the ledger', { request_id: requestId, error: String(err) }),
   )
+  // Queued, so every ledger read finds it: the usage API stops looking among the running ones.
+  deps.running.remove(requestId)
 }
 
 /** One line per request; never a key or a prompt. */

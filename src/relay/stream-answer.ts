@@ -117,6 +117,8 @@ export async function streamAnswer(
     throw early
   }
   servedFirstByte(deps, a.trace, a.leg)
+  // A look at the running request (the usage API) reads the counts so far from the meter.
+  a.leg.progress = received
 
   let done = false
   const finish = (outcome: 'ok' | 'failed' | 'aborted', error?: GatewayError) => {

@@ -3,7 +3,7 @@
 import type { Config } from '../config/load'
 import { emptyUsage, type ExchangeRequest, type Usage } from '../exchange/types'
 import { byokFeeNanos } from '../ledger/credit'
-import type { FinishedRequest, LegOutcome, RequestStatus } from '../ledger/ledger'
+import type { FinishedRequest, LegOutcome, LegRecord, RequestRecord, RequestStatus } from '../ledger/ledger'
 import { costNanos } from '../ledger/pricing'
 import type { GatewayError } from '../lib/errors'
 import { countRequestTokens } from '../router/count-tokens'
@@ -21,6 +21,19 @@ export interface LegDraft {
   usage: Usage
   /** Counts estimated by the gateway (the upstream never reported them). */
   estimated: boolean
+  /** While a streamed leg runs: what it has received so far, for a look at the running request. */
+  progress?: () => Received
+}
+
+type LegTotals = Pick<
+  LegRecord,
+  'inputTokens' | 'cachedInputTokens' | 'cacheCreationInputTokens' | 'outputTokens' | 'costNanos'
+>
+
+/** A running request as the usage API shows it: nothing committed yet, its legs as they stand. */
+export interface RunningRequestSnapshot {
+  request: Omit<RequestRecord, 'status'> & { status: 'in_progress' }
+  legs: (Omit<LegRecord, 'outcome'> & { outcome: LegOutcome | 'in_progress' })[]
 }
 
 /** What the client received of a leg that ended without usage: prompt estimate + streamed output. */
@@ -83,13 +96,19 @@ export class RequestTrace {
     leg.outcome = outcome
     leg.endedAt = this.ctx.clock()
     if (error) leg.error = error.message
-    leg.usage = { ...received.usage }
-    if (!received.reported) {
-      leg.estimated = true
-      const prompt = received.usage.input + received.usage.cacheRead + received.usage.cacheWrite
-      if (prompt === 0) leg.usage.input = this.estimatedPromptTokens()
-      leg.usage.output = Math.max(received.usage.output, Math.ceil(received.outputChars / 4))
-    }
+    const counted = this.countReceived(received)
+    leg.usage = counted.usage
+    leg.estimated = counted.estimated
+    leg.progress = undefined
+  }
+
+  private countReceived(received: Received): { usage: Usage; estimated: boolean } {
+    const usage = { ...received.usage }
+    if (received.reported) return { usage, estimated: false }
+    const prompt = usage.input + usage.cacheRead + usage.cacheWrite
+    if (prompt === 0) usage.input = this.estimatedPromptTokens()
+    usage.output = Math.max(usage.output, Math.ceil(received.outputChars / 4))
+    return { usage, estimated: true }
   }
 
   markChosen(leg: LegDraft) {
@@ -103,68 +122,108 @@ export class RequestTrace {
 
   finish(result: { status: RequestStatus; httpStatus: number; error?: GatewayError }): FinishedRequest {
     for (const rank of this.ctx.ranks) if (rank.status === 'candidate') rank.status = 'not_tried'
+    const now = this.ctx.clock()
     const feePercent = this.ctx.config.billing.byokFeePercent
     const legs = this.legs.map((leg) => {
-      const price = leg.candidate.model.price!
-      const cost = costNanos(leg.usage, price)
-      const byok = leg.candidate.byok
+      const values = this.legValues(leg, now)
       return {
-        id: leg.id,
-        requestId: this.ctx.id,
-        accountId: this.ctx.accountId,
-        attempt: leg.attempt,
-        modelId: leg.candidate.model.id,
-        providerId: leg.candidate.provider.id,
-        upstreamModel: leg.candidate.model.upstreamModel,
-        committed: true,
-        estimated: leg.estimated,
+        ...values,
         outcome: leg.outcome ?? 'aborted',
-        error: leg.error ?? null,
-        inputTokens: leg.usage.input,
-        cachedInputTokens: leg.usage.cacheRead,
-        cacheCreationInputTokens: leg.usage.cacheWrite,
-        outputTokens: leg.usage.output,
-        costNanos: cost,
-        byok,
-        createdAt: leg.startedAt,
-        endedAt: leg.endedAt ?? this.ctx.clock(),
-        charge: byok
-          ? { costType: 'byok_fee' as const, amountNanos: byokFeeNanos(cost, feePercent) }
-          : { costType: 'model_usage' as const, amountNanos: cost },
+        committed: true,
+        charge: values.byok
+          ? { costType: 'byok_fee' as const, amountNanos: byokFeeNanos(values.costNanos, feePercent) }
+          : { costType: 'model_usage' as const, amountNanos: values.costNanos },
       }
     })
-    const served = [...this.legs].reverse().find((l) => l.outcome === 'ok' || l.candidate.rank.status === 'chosen')
-    const sum = (pick: (l: (typeof legs)[number]) => number) => legs.reduce((n, l) => n + pick(l), 0)
     return {
       request: {
-        id: this.ctx.id,
-        accountId: this.ctx.accountId,
-        apiKeyId: this.ctx.apiKeyId,
-        surface: this.ctx.surface,
-        routingMode: this.ctx.routingMode,
+        ...this.requestValues(legs, now),
         status: result.status,
         httpStatus: result.httpStatus,
         errorType: result.error?.kind ?? null,
         errorMessage: result.error?.message ?? null,
-        stream: this.ctx.stream,
-        selectedModelId: served?.candidate.model.id ?? null,
-        selectedProviderId: served?.candidate.provider.id ?? null,
-        providerRanks: this.ctx.ranks,
-        attempts: this.legs.length,
-        totalCostNanos: sum((l) => l.costNanos),
-        totalInputTokens: sum((l) => l.inputTokens),
-        totalCachedInputTokens: sum((l) => l.cachedInputTokens),
-        totalCacheCreationInputTokens: sum((l) => l.cacheCreationInputTokens),
-        totalOutputTokens: sum((l) => l.outputTokens),
-        sessionId: this.ctx.session.sessionId,
-        agentId: this.ctx.session.agentId,
-        sessionSource: this.ctx.session.sessionSource,
-        byok: served?.candidate.byok ?? false,
-        createdAt: this.ctx.createdAt,
-        firstByteAt: this.firstByteAt,
-        endedAt: this.ctx.clock(),
       },
       legs,
+    }
+  }
+
+  /**
+   * The request as it stands, for the usage API while it runs: legs uncommitted, a streaming
+   * leg's counts so far (estimated until the upstream reports them), nothing charged yet.
+   */
+  snapshot(): RunningRequestSnapshot {
+    const now = this.ctx.clock()
+    const legs = this.legs.map((leg) => ({
+      ...this.legValues(leg, now),
+      outcome: leg.outcome ?? ('in_progress' as const),
+      committed: false,
+      chargedNanos: 0,
+      endedAt: leg.endedAt ?? null,
+    }))
+    return {
+      request: {
+        ...this.requestValues(legs, now),
+        status: 'in_progress',
+        // A stream's 200 went out with its first byte; before that the answer is undecided.
+        httpStatus: this.firstByteAt === null ? null : 200,
+        errorType: null,
+        errorMessage: null,
+        chargedNanos: 0,
+        endedAt: null,
+      },
+      legs,
+    }
+  }
+
+  private legValues(leg: LegDraft, now: number) {
+    const { usage, estimated } = leg.outcome === undefined && leg.progress ? this.countReceived(leg.progress()) : leg
+    return {
+      id: leg.id,
+      requestId: this.ctx.id,
+      accountId: this.ctx.accountId,
+      attempt: leg.attempt,
+      modelId: leg.candidate.model.id,
+      providerId: leg.candidate.provider.id,
+      upstreamModel: leg.candidate.model.upstreamModel,
+      estimated,
+      error: leg.error ?? null,
+      inputTokens: usage.input,
+      cachedInputTokens: usage.cacheRead,
+      cacheCreationInputTokens: usage.cacheWrite,
+      outputTokens: usage.output,
+      costNanos: costNanos(usage, leg.candidate.model.price!),
+      byok: leg.candidate.byok,
+      createdAt: leg.startedAt,
+      endedAt: leg.endedAt ?? now,
+    }
+  }
+
+  private requestValues(legs: LegTotals[], now: number) {
+    const served = [...this.legs].reverse().find((l) => l.outcome === 'ok' || l.candidate.rank.status === 'chosen')
+    const sum = (pick: (l: (typeof legs)[number]) => number) => legs.reduce((n, l) => n + pick(l), 0)
+    return {
+      id: this.ctx.id,
+      accountId: this.ctx.accountId,
+      apiKeyId: this.ctx.apiKeyId,
+      surface: this.ctx.surface,
+      routingMode: this.ctx.routingMode,
+      stream: this.ctx.stream,
+      selectedModelId: served?.candidate.model.id ?? null,
+      selectedProviderId: served?.candidate.provider.id ?? null,
+      providerRanks: this.ctx.ranks,
+      attempts: this.legs.length,
+      totalCostNanos: sum((l) => l.costNanos),
+      totalInputTokens: sum((l) => l.inputTokens),
+      totalCachedInputTokens: sum((l) => l.cachedInputTokens),
+      totalCacheCreationInputTokens: sum((l) => l.cacheCreationInputTokens),
+      totalOutputTokens: sum((l) => l.outputTokens),
+      sessionId: this.ctx.session.sessionId,
+      agentId: this.ctx.session.agentId,
+      sessionSource: this.ctx.session.sessionSource,
+      byok: served?.candidate.byok ?? false,
+      createdAt: this.ctx.createdAt,
+      firstByteAt: this.firstByteAt,
+      endedAt: now,
     }
   }
 }

@@ -24,6 +24,23 @@ export interface ImageBlock {
   cacheControl?: CacheControl
 }
 
+/** A file (in practice a PDF), a link to one, or a plain-text document kept as its text. */
+export type DocumentSource =
+  | { kind: 'base64'; mediaType: string; data: string }
+  | { kind: 'url'; url: string }
+  | { kind: 'text'; text: string }
+
+export interface DocumentBlock {
+  type: 'document'
+  source: DocumentSource
+  /** Anthropic's title, OpenAI's filename: the name the model knows the document by. */
+  title?: string
+  cacheControl?: CacheControl
+}
+
+/** What a user turn or a tool result carries besides tool calls. */
+export type UserContentBlock = TextBlock | ImageBlock | DocumentBlock
+
 export interface ThinkingBlock {
   type: 'thinking'
   thinking: string
@@ -47,7 +64,7 @@ export interface ToolUseBlock {
 export interface ToolResultBlock {
   type: 'tool_result'
   toolUseId: string
-  content: (TextBlock | ImageBlock)[]
+  content: UserContentBlock[]
   isError?: boolean
   cacheControl?: CacheControl
 }
@@ -55,6 +72,7 @@ export interface ToolResultBlock {
 export type ContentBlock =
   | TextBlock
   | ImageBlock
+  | DocumentBlock
   | ThinkingBlock
   | RedactedThinkingBlock
   | ToolUseBlock

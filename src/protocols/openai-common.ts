@@ -1,5 +1,5 @@
 // What OpenAI's two dialects (Chat Completions and Responses) encode the same way.
-import type { JsonSchemaFormat, ReasoningEffort, Thinking } from '../exchange/types'
+import type { DocumentBlock, JsonSchemaFormat, ReasoningEffort, Thinking } from '../exchange/types'
 
 /**
  * Anthropic thinking → OpenAI reasoning effort. Adaptive thinking carries its effort as is; a
@@ -36,3 +36,15 @@ export const openAIJsonSchema = (format: JsonSchemaFormat): Record<string, unkno
   schema: format.schema,
   ...(format.strict === undefined ? {} : { strict: format.strict }),
 })
+
+/** Inline bytes as OpenAI takes them (image_url, file_data): a base64 data URL. */
+export const dataUrl = (mediaType: string, data: string): string => `data:${mediaType};base64,${data}`
+
+/** OpenAI wants a file name beside inline file data; an Anthropic document has a title at most, and is a PDF. */
+export const fileNameOf = (document: DocumentBlock): string => document.title ?? 'document.pdf'
+
+/**
+ * A document as OpenAI text: its title, a blank line, its text. Neither OpenAI dialect has a text
+ * document (Chat's file part and Responses' input_file take files).
+ */
+export const documentText = (title: string | undefined, text: string): string => (title ? `${title}\n\n${text}` : text)

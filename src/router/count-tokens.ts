@@ -1,7 +1,8 @@
 // Token counts with a real BPE tokenizer (o200k_base), for count_tokens when no upstream can
 // count and for legs whose upstream never reported usage. Claude's own tokenizer is not public;
 // o200k is close enough for compaction decisions and estimates, and never a made-up zero.
-import type { ExchangeRequest } from '../exchange/types'
+import type { ExchangeRequest, UserContentBlock } from '../exchange/types'
+import { mediaTokensOf, textOf } from './features'
 
 type CountTokens = (text: string) => number
 let countTokens: CountTokens | undefined
@@ -18,19 +19,25 @@ function tokenizer(): CountTokens {
 
 /** Per-message framing (role markers) that every chat template adds. */
 const tokensPerMessage = 4
-/** A typical image as Anthropic bills it (≈ width × height / 750). */
-const tokensPerImage = 1600
 
 export function countRequestTokens(req: Pick<ExchangeRequest, 'system' | 'messages' | 'tools'>): number {
   const texts: string[] = []
   let extra = 0
+  // Images and files are not text: they count as the router estimates them.
+  const countPart = (part: UserContentBlock) => {
+    const text = textOf(part)
+    if (text !== '') texts.push(text)
+    extra += mediaTokensOf(part)
+  }
   for (const block of req.system) texts.push(block.text)
   for (const message of req.messages) {
     extra += tokensPerMessage
     for (const block of message.content) {
       switch (block.type) {
         case 'text':
-          texts.push(block.text)
+        case 'image':
+        case 'document':
+          countPart(block)
           break
         case 'thinking':
           texts.push(block.thinking)
@@ -39,13 +46,7 @@ export function countRequestTokens(req: Pick<ExchangeRequest, 'system' | 'messag
           texts.push(block.name, JSON.stringify(block.input ?? {}))
           break
         case 'tool_result':
-          for (const part of block.content) {
-            if (part.type === 'text') texts.push(part.text)
-            else extra += tokensPerImage
-          }
-          break
-        case 'image':
-          extra += tokensPerImage
+          for (const part of block.content) countPart(part)
           break
         default:
           break

@@ -1,8 +1,9 @@
 // What a request needs from a model, read once from the neutral request before ranking.
-import type { ExchangeRequest } from '../exchange/types'
+import type { ExchangeRequest, UserContentBlock } from '../exchange/types'
 
 export interface RequestFeatures {
   tools: boolean
+  /** Images or files (PDFs): both need a vision model. */
   images: boolean
   thinking: boolean
   /** Rough prompt size (≈ 4 characters a token): enough to rule out a too-small context window. */
@@ -11,17 +12,43 @@ export interface RequestFeatures {
 }
 
 const charsPerToken = 4
+// Anthropic bills an image at about (width × height) / 750 tokens; ~1,600 for a typical one.
+const tokensPerImage = 1600
+// A file's pages are unknown without parsing it. Anthropic puts a PDF page at 1,500–3,000 tokens of
+// text, plus the page as an image: a file counts as two pages at the low end.
+const tokensPerFile = 2 * (1500 + tokensPerImage)
+
+/** The prompt text of a user or tool-result part: a plain-text document is its title and text. */
+export function textOf(block: UserContentBlock): string {
+  if (block.type === 'text') return block.text
+  if (block.type === 'document' && block.source.kind === 'text') {
+    return block.title ? `${block.title}\n\n${block.source.text}` : block.source.text
+  }
+  return ''
+}
+
+/** What an image or a file (PDF) costs beyond text; both need a vision model, at Anthropic and OpenAI. */
+export function mediaTokensOf(block: UserContentBlock): number {
+  if (block.type === 'image') return tokensPerImage
+  if (block.type === 'document' && block.source.kind !== 'text') return tokensPerFile
+  return 0
+}
 
 export function readRequestFeatures(req: ExchangeRequest): RequestFeatures {
   let chars = 0
-  let images = false
-  let imageTokens = 0
+  let mediaTokens = 0
+  const countPart = (part: UserContentBlock) => {
+    chars += textOf(part).length
+    mediaTokens += mediaTokensOf(part)
+  }
   for (const block of req.system) chars += block.text.length
   for (const message of req.messages) {
     for (const block of message.content) {
       switch (block.type) {
         case 'text':
-          chars += block.text.length
+        case 'image':
+        case 'document':
+          countPart(block)
           break
         case 'thinking':
           chars += block.thinking.length
@@ -30,18 +57,7 @@ export function readRequestFeatures(req: ExchangeRequest): RequestFeatures {
           chars += JSON.stringify(block.input ?? {}).length + block.name.length
           break
         case 'tool_result':
-          for (const part of block.content) {
-            if (part.type === 'text') chars += part.text.length
-            else {
-              images = true
-              imageTokens += 1600
-            }
-          }
-          break
-        case 'image':
-          images = true
-          // Anthropic bills an image at about (width × height) / 750 tokens; ~1,600 for a typical one.
-          imageTokens += 1600
+          for (const part of block.content) countPart(part)
           break
         default:
           break
@@ -52,9 +68,9 @@ export function readRequestFeatures(req: ExchangeRequest): RequestFeatures {
     chars += tool.name.length + (tool.description?.length ?? 0) + JSON.stringify(tool.inputSchema).length
   return {
     tools: req.tools.length > 0 || req.messages.some((m) => m.content.some((b) => b.type === 'tool_use')),
-    images,
+    images: mediaTokens > 0,
     thinking: req.thinking !== undefined && req.thinking.type !== 'disabled',
-    estimatedInputTokens: Math.ceil(chars / charsPerToken) + imageTokens,
+    estimatedInputTokens: Math.ceil(chars / charsPerToken) + mediaTokens,
     maxTokens: req.maxTokens,
   }
 }

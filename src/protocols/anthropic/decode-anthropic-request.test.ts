@@ -120,7 +120,7 @@ describe('decodeAnthropicRequest', () => {
     })
   })
 
-  test('documents and search results keep their text; unknown and server blocks are skipped', () => {
+  test('documents keep their source and title; search results their text; unknown and server blocks are skipped', () => {
     const request = decodeMessages([
       {
         role: 'user',
@@ -128,6 +128,9 @@ describe('decodeAnthropicRequest', () => {
           { type: 'document', title: 'Spec', source: { type: 'text', media_type: 'text/plain', data: 'Body.' } },
           { type: 'document', source: { type: 'base64', media_type: 'application/pdf', data: 'JVBER' } },
           { type: 'document', source: { type: 'content', content: [{ type: 'text', text: 'Inline.' }] } },
+          { type: 'document', title: 'Note', source: { type: 'content', content: 'A string.' } },
+          { type: 'document', source: { type: 'url', url: 'https://example.com/a.pdf' } },
+          { type: 'document', source: { type: 'file', file_id: 'file_1' } },
           {
             type: 'search_result',
             source: 'https://example.com',
@@ -150,12 +153,45 @@ describe('decodeAnthropicRequest', () => {
       {
         role: 'user',
         content: [
-          { type: 'text', text: 'Spec\n\nBody.' },
+          { type: 'document', title: 'Spec', source: { kind: 'text', text: 'Body.' } },
+          { type: 'document', source: { kind: 'base64', mediaType: 'application/pdf', data: 'JVBER' } },
           { type: 'text', text: 'Inline.' },
+          { type: 'document', title: 'Note', source: { kind: 'text', text: 'A string.' } },
+          { type: 'document', source: { kind: 'url', url: 'https://example.com/a.pdf' } },
           { type: 'text', text: 'Result\nhttps://example.com\n\nFound.' },
         ],
       },
       { role: 'assistant', content: [{ type: 'redacted_thinking', data: 'opaque' }] },
+    ])
+  })
+
+  test('documents inside a tool_result are kept, with their cache marker', () => {
+    const pdf = { type: 'base64', media_type: 'application/pdf', data: 'JVBER' }
+    const request = decodeMessages([
+      {
+        role: 'user',
+        content: [
+          {
+            type: 'tool_result',
+            tool_use_id: 't',
+            content: [{ type: 'document', source: pdf, title: 'Out', cache_control: { type: 'ephemeral' } }],
+          },
+        ],
+      },
+    ])
+    expect(request.messages[0]?.content).toEqual([
+      {
+        type: 'tool_result',
+        toolUseId: 't',
+        content: [
+          {
+            type: 'document',
+            title: 'Out',
+            source: { kind: 'base64', mediaType: 'application/pdf', data: 'JVBER' },
+            cacheControl: { type: 'ephemeral' },
+          },
+        ],
+      },
     ])
   })
 
@@ -190,6 +226,26 @@ describe('decodeAnthropicRequest', () => {
       'base64 image without data',
       [{ role: 'user', content: [{ type: 'image', source: { type: 'base64', media_type: 'image/png' } }] }],
       'messages.0.content.0.source.data',
+    ],
+    [
+      'document without a source',
+      [{ role: 'user', content: [{ type: 'document', title: 'x' }] }],
+      'messages.0.content.0.source',
+    ],
+    [
+      'base64 document without data',
+      [{ role: 'user', content: [{ type: 'document', source: { type: 'base64', media_type: 'application/pdf' } }] }],
+      'messages.0.content.0.source.data',
+    ],
+    [
+      'url document without a url',
+      [{ role: 'user', content: [{ type: 'document', source: { type: 'url' } }] }],
+      'messages.0.content.0.source.url',
+    ],
+    [
+      'content document whose content is a number',
+      [{ role: 'user', content: [{ type: 'document', source: { type: 'content', content: 5 } }] }],
+      'messages.0.content.0.source.content',
     ],
   ]
   for (const [name, messages, param] of broken) {

@@ -4,6 +4,8 @@
 import type {
   CacheControl,
   ContentBlock,
+  DocumentBlock,
+  DocumentSource,
   ExchangeRequest,
   ImageBlock,
   Message,
@@ -14,6 +16,7 @@ import type {
   ToolChoice,
   ToolDefinition,
   ToolUseBlock,
+  UserContentBlock,
 } from '../../exchange/types'
 import { invalidRequest } from '../../lib/errors'
 import { isObject, type JsonObject, readArray, readBoolean, readNumber, readObject, readString } from '../wire-values'
@@ -67,6 +70,8 @@ export function decodeAnthropicRequest(body: unknown): ExchangeRequest {
 }
 
 const isText = (block: ContentBlock): block is TextBlock => block.type === 'text'
+const isUserContent = (block: ContentBlock): block is UserContentBlock =>
+  block.type === 'text' || block.type === 'image' || block.type === 'document'
 
 function decodeSystem(system: unknown): TextBlock[] {
   if (system === undefined || system === null) return []
@@ -130,12 +135,10 @@ function decodeToolResult(block: JsonObject, path: string, cacheControl: CacheCo
     throw invalidRequest(`${path}.tool_use_id: tool_result needs a non-empty tool_use_id`, `${path}.tool_use_id`)
   }
   const raw = block.content
-  let content: (TextBlock | ImageBlock)[] = []
+  let content: UserContentBlock[] = []
   if (typeof raw === 'string') content = [{ type: 'text', text: raw }]
   else if (Array.isArray(raw)) {
-    content = decodeBlocks(raw, `${path}.content`).filter(
-      (b): b is TextBlock | ImageBlock => b.type === 'text' || b.type === 'image',
-    )
+    content = decodeBlocks(raw, `${path}.content`).filter(isUserContent)
   } else if (raw !== undefined && raw !== null) {
     throw invalidRequest(`${path}.content: expected a string or an array of blocks`, `${path}.content`)
   }
@@ -158,25 +161,43 @@ function decodeImage(block: JsonObject, path: string): ImageBlock | undefined {
   return undefined
 }
 
-// Documents survive translation only as text: plain-text sources and text content blocks.
-function decodeDocument(block: JsonObject, path: string): (TextBlock | ImageBlock)[] {
+function decodeDocument(block: JsonObject, path: string): UserContentBlock[] {
   const source = readObject(block, 'source')
+  if (!source) throw invalidRequest(`${path}.source: document needs a source object`, `${path}.source`)
+  const sourcePath = `${path}.source`
   const title = readString(block, 'title')
-  const titled = (text: string): TextBlock => ({ type: 'text', text: title ? `${title}\n\n${text}` : text })
-  if (source?.type === 'text') {
-    const data = readString(source, 'data')
-    return data ? [titled(data)] : []
-  }
-  if (source?.type === 'content') {
-    const content = source.content
-    if (typeof content === 'string') return content ? [titled(content)] : []
-    if (Array.isArray(content)) {
-      return decodeBlocks(content, `${path}.source.content`).filter(
-        (b): b is TextBlock | ImageBlock => b.type === 'text' || b.type === 'image',
-      )
+  const document = (documentSource: DocumentSource): DocumentBlock =>
+    title ? { type: 'document', source: documentSource, title } : { type: 'document', source: documentSource }
+  switch (source.type) {
+    case 'base64': {
+      const mediaType = requireString(source, 'media_type', sourcePath)
+      return [document({ kind: 'base64', mediaType, data: requireString(source, 'data', sourcePath) })]
     }
+    case 'url':
+      return [document({ kind: 'url', url: requireString(source, 'url', sourcePath) })]
+    case 'text': {
+      const text = requireString(source, 'data', sourcePath)
+      return text === '' ? [] : [document({ kind: 'text', text })]
+    }
+    case 'content':
+      return decodeContentSource(source.content, sourcePath, document)
+    default:
+      // `file` sources point into Anthropic's Files API, which no other upstream can read.
+      return []
   }
-  return []
+}
+
+// A custom-content document: a string is a plain-text document, blocks are what they are.
+function decodeContentSource(
+  content: unknown,
+  path: string,
+  document: (source: DocumentSource) => DocumentBlock,
+): UserContentBlock[] {
+  if (typeof content === 'string') return content === '' ? [] : [document({ kind: 'text', text: content })]
+  if (!Array.isArray(content)) {
+    throw invalidRequest(`${path}.content: expected a string or an array of blocks`, `${path}.content`)
+  }
+  return decodeBlocks(content, `${path}.content`).filter(isUserContent)
 }
 
 function decodeSearchResult(block: JsonObject): TextBlock[] {

@@ -236,6 +236,41 @@ describe('encodeAnthropicRequest', () => {
     expect(jsonObject).not.toHaveProperty('output_config')
   })
 
+  test('documents go as document blocks with their source, title and cache marker, in tool results too', () => {
+    const pdf = { kind: 'base64', mediaType: 'application/pdf', data: 'JVBER' } as const
+    const body = encodeAnthropicRequest(
+      {
+        ...base,
+        messages: [
+          { role: 'assistant', content: [{ type: 'tool_use', id: 'call_1', name: 'fetch', input: {} }] },
+          {
+            role: 'user',
+            content: [
+              { type: 'tool_result', toolUseId: 'call_1', content: [{ type: 'document', source: pdf }] },
+              { type: 'document', title: 'Q3', source: pdf, cacheControl: { type: 'ephemeral' } },
+              { type: 'document', source: { kind: 'url', url: 'https://example.com/spec.pdf' } },
+              { type: 'document', title: 'Notes', source: { kind: 'text', text: 'Body.' } },
+            ],
+          },
+        ],
+      },
+      'c',
+    )
+    const wirePdf = { type: 'base64', media_type: 'application/pdf', data: 'JVBER' }
+    expect(body.messages).toEqual([
+      { role: 'assistant', content: [{ type: 'tool_use', id: 'call_1', name: 'fetch', input: {} }] },
+      {
+        role: 'user',
+        content: [
+          { type: 'tool_result', tool_use_id: 'call_1', content: [{ type: 'document', source: wirePdf }] },
+          { type: 'document', source: wirePdf, title: 'Q3', cache_control: { type: 'ephemeral' } },
+          { type: 'document', source: { type: 'url', url: 'https://example.com/spec.pdf' } },
+          { type: 'document', source: { type: 'text', media_type: 'text/plain', data: 'Body.' }, title: 'Notes' },
+        ],
+      },
+    ])
+  })
+
   test('forced tool use turns adaptive thinking off, with the capability or without', () => {
     for (const adaptiveThinking of [false, true]) {
       const forced = encodeAnthropicRequest(

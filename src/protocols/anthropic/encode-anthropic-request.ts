@@ -4,6 +4,8 @@
 import type {
   CacheControl,
   ContentBlock,
+  DocumentBlock,
+  DocumentSource,
   ExchangeRequest,
   ImageBlock,
   Message,
@@ -149,6 +151,8 @@ function encodeBlock(block: ContentBlock): WireBlock[] {
       return block.text.trim() === '' ? [] : [encodeText(block)]
     case 'image':
       return [encodeImage(block)]
+    case 'document':
+      return [encodeDocument(block)]
     case 'thinking':
       // Another provider's reasoning (or ours) carries no Anthropic signature: sending it is a 400.
       if (isForeignSignature(block.signature)) return []
@@ -168,9 +172,7 @@ function encodeBlock(block: ContentBlock): WireBlock[] {
         ),
       ]
     case 'tool_result': {
-      const content = block.content.flatMap((b) =>
-        b.type === 'text' ? (b.text.trim() === '' ? [] : [encodeText(b)]) : [encodeImage(b)],
-      )
+      const content = block.content.flatMap(encodeBlock)
       const result: WireBlock = { type: 'tool_result', tool_use_id: sanitizeToolUseId(block.toolUseId) }
       if (content.length > 0) result.content = content
       if (block.isError) result.is_error = true
@@ -187,6 +189,23 @@ function encodeImage(block: ImageBlock): WireBlock {
       ? { type: 'base64', media_type: block.source.mediaType, data: block.source.data }
       : { type: 'url', url: block.source.url }
   return withCache({ type: 'image', source }, block.cacheControl)
+}
+
+function encodeDocument(block: DocumentBlock): WireBlock {
+  const wire: WireBlock = { type: 'document', source: encodeDocumentSource(block.source) }
+  if (block.title) wire.title = block.title
+  return withCache(wire, block.cacheControl)
+}
+
+function encodeDocumentSource(source: DocumentSource): Record<string, unknown> {
+  switch (source.kind) {
+    case 'base64':
+      return { type: 'base64', media_type: source.mediaType, data: source.data }
+    case 'url':
+      return { type: 'url', url: source.url }
+    case 'text':
+      return { type: 'text', media_type: 'text/plain', data: source.text }
+  }
 }
 
 function encodeToolChoice(choice: ToolChoice): Record<string, unknown> {

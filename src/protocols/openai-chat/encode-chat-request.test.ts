@@ -237,4 +237,78 @@ describe('encodeChatRequest', () => {
     })
     expect(encodeChatRequest(base, 'm')).not.toHaveProperty('response_format')
   })
+
+  test('documents: a PDF is a file part, a text document a titled text part, a link its text', () => {
+    const body = encodeChatRequest(
+      {
+        ...base,
+        messages: [
+          {
+            role: 'user',
+            content: [
+              { type: 'text', text: 'Summarise.' },
+              {
+                type: 'document',
+                title: 'Q3',
+                source: { kind: 'base64', mediaType: 'application/pdf', data: 'JVBER' },
+              },
+              { type: 'document', source: { kind: 'base64', mediaType: 'application/pdf', data: 'QQ==' } },
+              { type: 'document', title: 'Notes', source: { kind: 'text', text: 'Body.' } },
+              { type: 'document', title: 'Spec', source: { kind: 'url', url: 'https://example.com/spec.pdf' } },
+            ],
+          },
+        ],
+      },
+      'm',
+    )
+    expect(body.messages).toEqual([
+      {
+        role: 'user',
+        content: [
+          { type: 'text', text: 'Summarise.' },
+          { type: 'file', file: { filename: 'Q3', file_data: 'data:application/pdf;base64,JVBER' } },
+          { type: 'file', file: { filename: 'document.pdf', file_data: 'data:application/pdf;base64,QQ==' } },
+          { type: 'text', text: 'Notes\n\nBody.' },
+          { type: 'text', text: 'Spec\n\nhttps://example.com/spec.pdf' },
+        ],
+      },
+    ])
+    const textOnly = encodeChatRequest(
+      { ...base, messages: [{ role: 'user', content: [{ type: 'document', source: { kind: 'text', text: 'Hi.' } }] }] },
+      'm',
+    )
+    expect(textOnly.messages).toEqual([{ role: 'user', content: 'Hi.' }])
+  })
+
+  test('a document in a tool result: its text in the tool message, its file in the user message after', () => {
+    const body = encodeChatRequest(
+      {
+        ...base,
+        messages: [
+          {
+            role: 'user',
+            content: [
+              {
+                type: 'tool_result',
+                toolUseId: 'call_1',
+                content: [
+                  { type: 'text', text: 'Fetched:' },
+                  { type: 'document', title: 'Readme', source: { kind: 'text', text: 'Hello.' } },
+                  { type: 'document', source: { kind: 'base64', mediaType: 'application/pdf', data: 'JVBER' } },
+                ],
+              },
+            ],
+          },
+        ],
+      },
+      'm',
+    )
+    expect(body.messages).toEqual([
+      { role: 'tool', tool_call_id: 'call_1', content: 'Fetched:\nReadme\n\nHello.' },
+      {
+        role: 'user',
+        content: [{ type: 'file', file: { filename: 'document.pdf', file_data: 'data:application/pdf;base64,JVBER' } }],
+      },
+    ])
+  })
 })

@@ -1,7 +1,15 @@
 // ExchangeRequest → OpenAI Chat Completions body for OpenAI-compatible upstreams (wire-formats §4.2).
 
-import type { ExchangeRequest, ImageBlock, Message, ResponseFormat, ToolChoice } from '../../exchange/types'
-import { openAIJsonSchema, openAIUserId, reasoningEffortFor } from '../openai-common'
+import type {
+  DocumentBlock,
+  ExchangeRequest,
+  ImageBlock,
+  Message,
+  ResponseFormat,
+  ToolChoice,
+  UserContentBlock,
+} from '../../exchange/types'
+import { dataUrl, documentText, fileNameOf, openAIJsonSchema, openAIUserId, reasoningEffortFor } from '../openai-common'
 import { chatToolName } from './tool-names'
 
 export interface ChatRequestOptions {
@@ -14,7 +22,10 @@ export interface ChatRequestOptions {
   reasoningContent?: boolean
 }
 
-type ChatPart = { type: 'text'; text: string } | { type: 'image_url'; image_url: { url: string } }
+type ChatPart =
+  | { type: 'text'; text: string }
+  | { type: 'image_url'; image_url: { url: string } }
+  | { type: 'file'; file: { filename: string; file_data: string } }
 type ChatMessage = Record<string, unknown>
 
 // Chat accepts at most four stop strings.
@@ -63,19 +74,20 @@ export function encodeChatRequest(
 
 // Tool results become `tool` messages that must directly follow the assistant's tool_calls, so
 // they come before whatever else the user said in that turn. Tool messages are text-only: images
-// inside results ride along in the user message that follows.
+// and files inside results ride along in the user message that follows.
 function encodeUserTurn(message: Message): ChatMessage[] {
   const out: ChatMessage[] = []
   const parts: ChatPart[] = []
   for (const block of message.content) {
     if (block.type === 'tool_result') {
-      const text = block.content.flatMap((b) => (b.type === 'text' ? [b.text] : [])).join('\n')
+      const resultParts = block.content.map(encodeUserPart)
+      const text = resultParts.flatMap((p) => (p.type === 'text' ? [p.text] : [])).join('\n')
       out.push({ role: 'tool', tool_call_id: block.toolUseId, content: block.isError ? `Error: ${text}` : text })
-      for (const b of block.content) if (b.type === 'image') parts.push(encodeImagePart(b))
+      parts.push(...resultParts.filter((p) => p.type !== 'text'))
     } else if (block.type === 'text') {
       if (block.text !== '') parts.push({ type: 'text', text: block.text })
-    } else if (block.type === 'image') {
-      parts.push(encodeImagePart(block))
+    } else if (block.type === 'image' || block.type === 'document') {
+      parts.push(encodeUserPart(block))
     }
   }
   if (parts.length === 0) return out
@@ -110,13 +122,39 @@ function encodeAssistantTurn(message: Message, opts: ChatRequestOptions): ChatMe
   return [out]
 }
 
+const encodeUserPart = (block: UserContentBlock): ChatPart => {
+  switch (block.type) {
+    case 'text':
+      return { type: 'text', text: block.text }
+    case 'image':
+      return encodeImagePart(block)
+    case 'document':
+      return encodeDocumentPart(block)
+  }
+}
+
 const encodeImagePart = (block: ImageBlock): ChatPart => ({
   type: 'image_url',
   image_url: {
-    url:
-      block.source.kind === 'base64' ? `data:${block.source.mediaType};base64,${block.source.data}` : block.source.url,
+    url: block.source.kind === 'base64' ? dataUrl(block.source.mediaType, block.source.data) : block.source.url,
   },
 })
+
+// Chat has no text document, and its file part takes only inline data: a plain-text document is
+// its text, and a linked one its link, which the model can at least name (or fetch, given a tool).
+function encodeDocumentPart(block: DocumentBlock): ChatPart {
+  switch (block.source.kind) {
+    case 'base64':
+      return {
+        type: 'file',
+        file: { filename: fileNameOf(block), file_data: dataUrl(block.source.mediaType, block.source.data) },
+      }
+    case 'url':
+      return { type: 'text', text: documentText(block.title, block.source.url) }
+    case 'text':
+      return { type: 'text', text: documentText(block.title, block.source.text) }
+  }
+}
 
 const encodeResponseFormat = (format: ResponseFormat): Record<string, unknown> =>
   format.type === 'json_object'

@@ -121,6 +121,60 @@ describe('decodeResponsesRequest', () => {
     ])
   })
 
+  test('files: data URLs become base64 documents, text files plain text, file_url a link; in tool output too', () => {
+    const text = Buffer.from('Line one.').toString('base64')
+    const request = decode({
+      input: [
+        {
+          role: 'user',
+          content: [
+            { type: 'input_file', filename: 'report.pdf', file_data: 'data:application/pdf;base64,JVBERi0=' },
+            { type: 'input_file', filename: 'notes.txt', file_data: `data:text/plain;charset=utf-8;base64,${text}` },
+            { type: 'input_file', file_url: 'https://example.com/spec.pdf' },
+            { type: 'input_file', filename: 'empty.txt', file_data: 'data:text/plain;base64,' },
+          ],
+        },
+        { type: 'function_call', call_id: 'call_1', name: 'fetch', arguments: '{}' },
+        {
+          type: 'function_call_output',
+          call_id: 'call_1',
+          output: [{ type: 'input_file', filename: 'a.pdf', file_data: 'data:application/pdf;base64,QQ==' }],
+        },
+      ],
+    })
+    expect(request.messages).toEqual([
+      {
+        role: 'user',
+        content: [
+          {
+            type: 'document',
+            title: 'report.pdf',
+            source: { kind: 'base64', mediaType: 'application/pdf', data: 'JVBERi0=' },
+          },
+          { type: 'document', title: 'notes.txt', source: { kind: 'text', text: 'Line one.' } },
+          { type: 'document', source: { kind: 'url', url: 'https://example.com/spec.pdf' } },
+        ],
+      },
+      { role: 'assistant', content: [{ type: 'tool_use', id: 'call_1', name: 'fetch', input: {} }] },
+      {
+        role: 'user',
+        content: [
+          {
+            type: 'tool_result',
+            toolUseId: 'call_1',
+            content: [
+              {
+                type: 'document',
+                title: 'a.pdf',
+                source: { kind: 'base64', mediaType: 'application/pdf', data: 'QQ==' },
+              },
+            ],
+          },
+        ],
+      },
+    ])
+  })
+
   test('reasoning items become thinking with the blob tagged as a signature', () => {
     const request = decode({
       input: [
@@ -315,7 +369,20 @@ describe('decodeResponsesRequest', () => {
       { input: [{ role: 'user', content: [{ type: 'input_image', image_url: 'data:image/png,raw' }] }] },
       'input[0].content[0].image_url',
     ],
-    [{ input: [{ role: 'user', content: [{ type: 'input_file', file_data: 'x' }] }] }, 'input[0].content[0].type'],
+    [{ input: [{ role: 'user', content: [{ type: 'input_file', file_data: 'x' }] }] }, 'input[0].content[0].file_data'],
+    [
+      { input: [{ role: 'user', content: [{ type: 'input_file', file_id: 'file-1' }] }] },
+      'input[0].content[0].file_id',
+    ],
+    [
+      { input: [{ role: 'user', content: [{ type: 'input_file', file_url: 'ftp://example.com/a.pdf' }] }] },
+      'input[0].content[0].file_url',
+    ],
+    [{ input: [{ role: 'user', content: [{ type: 'input_file', filename: 'a.pdf' }] }] }, 'input[0].content[0]'],
+    [
+      { input: [{ role: 'developer', content: [{ type: 'input_file', file_url: 'https://example.com/a.pdf' }] }] },
+      'input[0].content',
+    ],
     [{ input: ['hi'] }, 'input[0]'],
     [{ input: [{ type: 'function_call', call_id: 'c', name: 'f', arguments: '{oops' }] }, 'input[0].arguments'],
     [{ input: [{ type: 'function_call', name: 'f', arguments: '{}' }] }, 'input[0].call_id'],

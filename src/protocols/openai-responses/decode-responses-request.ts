@@ -1,6 +1,8 @@
 // Inbound Responses body → neutral ExchangeRequest (wire-formats §2.2, §2.3, §4.5).
 import type {
   ContentBlock,
+  DocumentBlock,
+  DocumentSource,
   ExchangeRequest,
   ImageBlock,
   JsonSchemaFormat,
@@ -12,6 +14,7 @@ import type {
   Thinking,
   ToolChoice,
   ToolDefinition,
+  UserContentBlock,
 } from '../../exchange/types'
 import { invalidRequest } from '../../lib/errors'
 import { isObject, type JsonObject, asArray, asString } from '../wire-values'
@@ -120,10 +123,10 @@ const decodeMessageItem = (item: JsonObject, path: string, system: TextBlock[], 
   appendBlocks(messages, role, blocks)
 }
 
-const decodeMessageContent = (content: unknown, path: string): (TextBlock | ImageBlock)[] => {
+const decodeMessageContent = (content: unknown, path: string): UserContentBlock[] => {
   if (typeof content === 'string') return content === '' ? [] : [{ type: 'text', text: content }]
   if (!Array.isArray(content)) throw invalidRequest(`${path} must be a string or an array of content parts`, path)
-  const blocks: (TextBlock | ImageBlock)[] = []
+  const blocks: UserContentBlock[] = []
   content.forEach((part, j) => {
     const block = decodeContentPart(part, `${path}[${j}]`)
     if (block) blocks.push(block)
@@ -131,7 +134,7 @@ const decodeMessageContent = (content: unknown, path: string): (TextBlock | Imag
   return blocks
 }
 
-const decodeContentPart = (part: unknown, path: string): TextBlock | ImageBlock | undefined => {
+const decodeContentPart = (part: unknown, path: string): UserContentBlock | undefined => {
   if (!isObject(part)) throw invalidRequest(`${path} must be an object`, path)
   switch (part['type']) {
     case 'input_text':
@@ -148,7 +151,7 @@ const decodeContentPart = (part: unknown, path: string): TextBlock | ImageBlock 
     case 'input_image':
       return decodeImagePart(part, path)
     case 'input_file':
-      throw invalidRequest('input_file parts are not supported', `${path}.type`)
+      return decodeFilePart(part, path)
     default:
       throw invalidRequest(
         `${path}.type ${JSON.stringify(part['type'])} is not a supported content part`,
@@ -157,7 +160,17 @@ const decodeContentPart = (part: unknown, path: string): TextBlock | ImageBlock 
   }
 }
 
-const dataUrlPattern = /^data:([^;,]+);base64,(.*)$/s
+// `data:<media type>[;<parameter>…];base64,<data>`: parameters such as charset are allowed and skipped.
+const dataUrlPattern = /^data:([^;,]+)(?:;[^;,]*)*?;base64,(.*)$/s
+
+/** A base64 data URL's media type and data; `field` names it in the 400 when it is not one. */
+const parseDataUrl = (url: string, field: string): { mediaType: string; data: string } => {
+  const match = dataUrlPattern.exec(url)
+  if (!match?.[1] || match[2] === undefined) throw invalidRequest(`${field} is not a base64 data URL`, field)
+  return { mediaType: match[1], data: match[2] }
+}
+
+const isHttpUrl = (url: string): boolean => /^https?:\/\//.test(url)
 
 const decodeImagePart = (part: JsonObject, path: string): ImageBlock => {
   const url = part['image_url']
@@ -166,16 +179,47 @@ const decodeImagePart = (part: JsonObject, path: string): ImageBlock => {
     throw invalidRequest(`${path}.image_url must be a data URL or an http(s) URL`, `${path}.image_url`)
   }
   if (url.startsWith('data:')) {
-    const match = dataUrlPattern.exec(url)
-    if (!match?.[1] || match[2] === undefined) {
-      throw invalidRequest(`${path}.image_url is not a base64 data URL`, `${path}.image_url`)
-    }
-    return { type: 'image', source: { kind: 'base64', mediaType: match[1], data: match[2] } }
+    return { type: 'image', source: { kind: 'base64', ...parseDataUrl(url, `${path}.image_url`) } }
   }
-  if (!/^https?:\/\//.test(url)) {
+  if (!isHttpUrl(url)) {
     throw invalidRequest(`${path}.image_url must be a data URL or an http(s) URL`, `${path}.image_url`)
   }
   return { type: 'image', source: { kind: 'url', url } }
+}
+
+// An input_file carries its bytes (file_data) or a link (file_url). A file_id names a file in the
+// client's own OpenAI store, which no upstream the gateway reaches can read: refused, not dropped.
+const decodeFilePart = (part: JsonObject, path: string): DocumentBlock | undefined => {
+  const source = decodeFileSource(part, path)
+  if (!source) return undefined
+  const title = asString(part['filename'])
+  return title ? { type: 'document', source, title } : { type: 'document', source }
+}
+
+const decodeFileSource = (part: JsonObject, path: string): DocumentSource | undefined => {
+  const fileData = asString(part['file_data'])
+  if (fileData) return decodeFileData(fileData, `${path}.file_data`)
+  const fileUrl = asString(part['file_url'])
+  if (fileUrl) {
+    if (!isHttpUrl(fileUrl)) throw invalidRequest(`${path}.file_url must be an http(s) URL`, `${path}.file_url`)
+    return { kind: 'url', url: fileUrl }
+  }
+  if (part['file_id'] !== undefined && part['file_id'] !== null) {
+    throw invalidRequest(
+      `${path}.file_id cannot be read here: files live in the client's own OpenAI store; send file_data or file_url`,
+      `${path}.file_id`,
+    )
+  }
+  throw invalidRequest(`${path} needs file_data (a base64 data URL) or file_url`, path)
+}
+
+// Text files become plain-text documents, which every upstream can take (Anthropic's base64
+// documents must be PDFs); an empty one is left out, as empty text is.
+const decodeFileData = (fileData: string, field: string): DocumentSource | undefined => {
+  const { mediaType, data } = parseDataUrl(fileData, field)
+  if (!mediaType.startsWith('text/')) return { kind: 'base64', mediaType, data }
+  const text = Buffer.from(data, 'base64').toString('utf8')
+  return text === '' ? undefined : { kind: 'text', text }
 }
 
 const requireString = (item: JsonObject, field: string, path: string): string => {

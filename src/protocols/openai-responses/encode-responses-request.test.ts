@@ -175,4 +175,54 @@ describe('encodeResponsesRequest', () => {
     })
     expect(encodeResponsesRequest(request({}), 'm')).not.toHaveProperty('text')
   })
+
+  test('documents: a PDF is an input_file with file_data, a link one with file_url, a text document text', () => {
+    const body = encodeResponsesRequest(
+      request({
+        messages: [
+          {
+            role: 'user',
+            content: [
+              {
+                type: 'document',
+                title: 'Q3',
+                source: { kind: 'base64', mediaType: 'application/pdf', data: 'JVBER' },
+              },
+              { type: 'document', source: { kind: 'url', url: 'https://example.com/spec.pdf' } },
+              { type: 'document', title: 'Notes', source: { kind: 'text', text: 'Body.' } },
+            ],
+          },
+          { role: 'assistant', content: [{ type: 'tool_use', id: 'call_1', name: 'fetch', input: {} }] },
+          {
+            role: 'user',
+            content: [
+              {
+                type: 'tool_result',
+                toolUseId: 'call_1',
+                content: [{ type: 'document', source: { kind: 'base64', mediaType: 'application/pdf', data: 'QQ==' } }],
+              },
+            ],
+          },
+        ],
+      }),
+      'm',
+    )
+    expect(body['input']).toEqual([
+      {
+        type: 'message',
+        role: 'user',
+        content: [
+          { type: 'input_file', filename: 'Q3', file_data: 'data:application/pdf;base64,JVBER' },
+          { type: 'input_file', file_url: 'https://example.com/spec.pdf' },
+          { type: 'input_text', text: 'Notes\n\nBody.' },
+        ],
+      },
+      { type: 'function_call', call_id: 'call_1', name: 'fetch', arguments: '{}' },
+      {
+        type: 'function_call_output',
+        call_id: 'call_1',
+        output: [{ type: 'input_file', filename: 'document.pdf', file_data: 'data:application/pdf;base64,QQ==' }],
+      },
+    ])
+  })
 })

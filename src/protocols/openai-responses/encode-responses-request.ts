@@ -1,7 +1,15 @@
 // Neutral ExchangeRequest → body for an OpenAI Responses upstream (wire-formats §4.4, §4.8).
-import type { ExchangeRequest, ImageBlock, Message, ResponseFormat, TextBlock, ToolChoice } from '../../exchange/types'
+import type {
+  DocumentBlock,
+  ExchangeRequest,
+  ImageBlock,
+  Message,
+  ResponseFormat,
+  ToolChoice,
+  UserContentBlock,
+} from '../../exchange/types'
 import { readResponsesSignature } from './reasoning-signature'
-import { openAIJsonSchema, openAIUserId, reasoningEffortFor } from '../openai-common'
+import { dataUrl, documentText, fileNameOf, openAIJsonSchema, openAIUserId, reasoningEffortFor } from '../openai-common'
 
 type Item = Record<string, unknown>
 
@@ -48,15 +56,38 @@ const encodeTextFormat = (format: ResponseFormat): Item =>
 
 const encodeImage = (block: ImageBlock): Item => ({
   type: 'input_image',
-  image_url:
-    block.source.kind === 'base64' ? `data:${block.source.mediaType};base64,${block.source.data}` : block.source.url,
+  image_url: block.source.kind === 'base64' ? dataUrl(block.source.mediaType, block.source.data) : block.source.url,
   detail: 'auto',
 })
 
-const encodeUserPart = (block: TextBlock | ImageBlock): Item =>
-  block.type === 'text' ? { type: 'input_text', text: block.text } : encodeImage(block)
+// input_file takes a file or a link to one; a plain-text document goes as the text it is.
+const encodeDocument = (block: DocumentBlock): Item => {
+  switch (block.source.kind) {
+    case 'base64':
+      return {
+        type: 'input_file',
+        filename: fileNameOf(block),
+        file_data: dataUrl(block.source.mediaType, block.source.data),
+      }
+    case 'url':
+      return { type: 'input_file', ...(block.title ? { filename: block.title } : {}), file_url: block.source.url }
+    case 'text':
+      return { type: 'input_text', text: documentText(block.title, block.source.text) }
+  }
+}
 
-const encodeToolOutput = (content: (TextBlock | ImageBlock)[]): string | Item[] =>
+const encodeUserPart = (block: UserContentBlock): Item => {
+  switch (block.type) {
+    case 'text':
+      return { type: 'input_text', text: block.text }
+    case 'image':
+      return encodeImage(block)
+    case 'document':
+      return encodeDocument(block)
+  }
+}
+
+const encodeToolOutput = (content: UserContentBlock[]): string | Item[] =>
   content.every((block) => block.type === 'text')
     ? content.map((block) => (block.type === 'text' ? block.text : '')).join('\n')
     : content.map(encodeUserPart)
@@ -80,7 +111,8 @@ const encodeInput = (messages: Message[]): { items: Item[]; replaysReasoning: bo
           else parts.push({ type: 'input_text', text: block.text })
           break
         case 'image':
-          if (message.role === 'user') parts.push(encodeImage(block))
+        case 'document':
+          if (message.role === 'user') parts.push(encodeUserPart(block))
           break
         case 'tool_use':
           flush()

@@ -1,0 +1,50 @@
+import { describe, expect, test } from 'bun:test'
+import type { DocumentBlock, ExchangeRequest, UserContentBlock } from '../exchange/types'
+import { countRequestTokens } from './count-tokens'
+import { readRequestFeatures } from './features'
+
+const pdf: DocumentBlock = {
+  type: 'document',
+  title: 'Q3',
+  source: { kind: 'base64', mediaType: 'application/pdf', data: 'JVBERi0xLjQK'.repeat(1000) },
+}
+const notes: DocumentBlock = { type: 'document', title: 'Notes', source: { kind: 'text', text: 'Body of the notes.' } }
+
+const asking = (...content: UserContentBlock[]): ExchangeRequest => ({
+  system: [],
+  messages: [{ role: 'user', content: [{ type: 'text', text: 'Summarise.' }, ...content] }],
+  tools: [],
+  maxTokens: 100,
+  stream: false,
+})
+
+const inToolResult = (part: UserContentBlock): ExchangeRequest => ({
+  ...asking(),
+  messages: [
+    { role: 'assistant', content: [{ type: 'tool_use', id: 't1', name: 'fetch', input: {} }] },
+    { role: 'user', content: [{ type: 'tool_result', toolUseId: 't1', content: [part] }] },
+  ],
+})
+
+describe('documents in the request features and token counts', () => {
+  test('a file needs a vision model and costs a flat estimate, whatever its size; a text document is text', () => {
+    const plain = readRequestFeatures(asking())
+    const withFile = readRequestFeatures(asking(pdf))
+    expect(plain.images).toBe(false)
+    expect(withFile.images).toBe(true)
+    expect(withFile.estimatedInputTokens - plain.estimatedInputTokens).toBe(6200)
+    const withText = readRequestFeatures(asking(notes))
+    expect(withText.images).toBe(false)
+    expect(withText.estimatedInputTokens).toBe(Math.ceil('Summarise.Notes\n\nBody of the notes.'.length / 4))
+  })
+
+  test('a file inside a tool result counts as one, not as an image', () => {
+    expect(readRequestFeatures(inToolResult(pdf))).toMatchObject({ images: true })
+    expect(countRequestTokens(inToolResult(pdf)) - countRequestTokens(inToolResult(notes))).toBeGreaterThan(6000)
+  })
+
+  test('count_tokens counts a file as the router estimates it, and a text document by its text', () => {
+    expect(countRequestTokens(asking(pdf)) - countRequestTokens(asking())).toBe(6200)
+    expect(countRequestTokens(asking(notes))).toBeGreaterThan(countRequestTokens(asking()))
+  })
+})

@@ -123,28 +123,8 @@ export class RequestTrace {
   finish(result: { status: RequestStatus; httpStatus: number; error?: GatewayError }): FinishedRequest {
     for (const rank of this.ctx.ranks) if (rank.status === 'candidate') rank.status = 'not_tried'
     const now = this.ctx.clock()
-    const feePercent = this.ctx.config.billing.byokFeePercent
-    const legs = this.legs.map((leg) => {
-      const values = this.legValues(leg, now)
-      return {
-        ...values,
-        outcome: leg.outcome ?? 'aborted',
-        committed: true,
-        charge: values.byok
-          ? { costType: 'byok_fee' as const, amountNanos: byokFeeNanos(values.costNanos, feePercent) }
-          : { costType: 'model_usage' as const, amountNanos: values.costNanos },
-      }
-    })
-    return {
-      request: {
-        ...this.requestValues(legs, now),
-        status: result.status,
-        httpStatus: result.httpStatus,
-        errorType: result.error?.kind ?? null,
-        errorMessage: result.error?.message ?? null,
-      },
-      legs,
-    }
+    const legs = this.legs.map((leg) => this.legRecord(leg, now))
+    return { request: this.requestRecord(legs, now, result), legs }
   }
 
   /**
@@ -154,7 +134,7 @@ export class RequestTrace {
   snapshot(): RunningRequestSnapshot {
     const now = this.ctx.clock()
     const legs = this.legs.map((leg) => ({
-      ...this.legValues(leg, now),
+      ...this.legRecord(leg, now),
       outcome: leg.outcome ?? ('in_progress' as const),
       committed: false,
       chargedNanos: 0,
@@ -162,12 +142,10 @@ export class RequestTrace {
     }))
     return {
       request: {
-        ...this.requestValues(legs, now),
+        ...this.requestRecord(legs, now, { status: 'completed', httpStatus: 0 }),
         status: 'in_progress',
         // A stream's 200 went out with its first byte; before that the answer is undecided.
         httpStatus: this.firstByteAt === null ? null : 200,
-        errorType: null,
-        errorMessage: null,
         chargedNanos: 0,
         endedAt: null,
       },
@@ -175,8 +153,11 @@ export class RequestTrace {
     }
   }
 
-  private legValues(leg: LegDraft, now: number) {
+  // Built in one object each (no spreads): finish() runs for every request.
+  private legRecord(leg: LegDraft, now: number): FinishedRequest['legs'][number] {
     const { usage, estimated } = leg.outcome === undefined && leg.progress ? this.countReceived(leg.progress()) : leg
+    const cost = costNanos(usage, leg.candidate.model.price!)
+    const byok = leg.candidate.byok
     return {
       id: leg.id,
       requestId: this.ctx.id,
@@ -185,28 +166,41 @@ export class RequestTrace {
       modelId: leg.candidate.model.id,
       providerId: leg.candidate.provider.id,
       upstreamModel: leg.candidate.model.upstreamModel,
+      committed: true,
       estimated,
+      outcome: leg.outcome ?? 'aborted',
       error: leg.error ?? null,
       inputTokens: usage.input,
       cachedInputTokens: usage.cacheRead,
       cacheCreationInputTokens: usage.cacheWrite,
       outputTokens: usage.output,
-      costNanos: costNanos(usage, leg.candidate.model.price!),
-      byok: leg.candidate.byok,
+      costNanos: cost,
+      byok,
       createdAt: leg.startedAt,
       endedAt: leg.endedAt ?? now,
+      charge: byok
+        ? { costType: 'byok_fee' as const, amountNanos: byokFeeNanos(cost, this.ctx.config.billing.byokFeePercent) }
+        : { costType: 'model_usage' as const, amountNanos: cost },
     }
   }
 
-  private requestValues(legs: LegTotals[], now: number) {
+  private requestRecord(
+    legs: LegTotals[],
+    now: number,
+    result: { status: RequestStatus; httpStatus: number; error?: GatewayError },
+  ): FinishedRequest['request'] {
     const served = [...this.legs].reverse().find((l) => l.outcome === 'ok' || l.candidate.rank.status === 'chosen')
-    const sum = (pick: (l: (typeof legs)[number]) => number) => legs.reduce((n, l) => n + pick(l), 0)
+    const sum = (pick: (l: LegTotals) => number) => legs.reduce((n, l) => n + pick(l), 0)
     return {
       id: this.ctx.id,
       accountId: this.ctx.accountId,
       apiKeyId: this.ctx.apiKeyId,
       surface: this.ctx.surface,
       routingMode: this.ctx.routingMode,
+      status: result.status,
+      httpStatus: result.httpStatus,
+      errorType: result.error?.kind ?? null,
+      errorMessage: result.error?.message ?? null,
       stream: this.ctx.stream,
       selectedModelId: served?.candidate.model.id ?? null,
       selectedProviderId: served?.candidate.provider.id ?? null,

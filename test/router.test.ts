@@ -366,7 +366,7 @@ describe('eligibility through the app', () => {
       error: {
         type: 'overloaded_error',
         message:
-          'no model can serve this request under svc-max: alpha via anth: request has images; model has no vision; beta via chat: request has images; model has no vision',
+          'no model can serve this request under svc-max: alpha via anth: request has images or files; model has no vision; beta via chat: request has images or files; model has no vision',
       },
     })
     expect(r.record).toMatchObject({ status: 'failed', http_status: 503, attempts: 0, total_cost_nanos: 0 })

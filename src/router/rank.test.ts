@@ -217,7 +217,7 @@ describe('eligibility: every skip says why', () => {
       'images without vision',
       model('x', { capabilities: { tools: true, vision: false, thinking: true, promptCaching: false } }),
       { features: features({ images: true }) },
-      'request has images; model has no vision',
+      'request has images or files; model has no vision',
     ],
     [
       'below the quality floor',
@@ -416,7 +416,7 @@ describe('stickiness', () => {
     expect(order(r)).toEqual(['mini', 'sonnet', 'haiku'])
     expect(entryOf(r, 'opus')).toMatchObject({
       status: 'skipped',
-      reason: 'request has images; model has no vision; session moved off this model',
+      reason: 'request has images or files; model has no vision; session moved off this model',
     })
   })
 

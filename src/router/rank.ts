@@ -134,7 +134,7 @@ export function rankCandidates(input: RankInput): Ranking {
       continue
     }
     if (features.images && !model.capabilities.vision) {
-      skip('request has images; model has no vision')
+      skip('request has images or files; model has no vision')
       continue
     }
     if (model.quality < policy.qualityFloor) {

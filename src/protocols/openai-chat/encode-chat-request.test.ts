@@ -136,6 +136,40 @@ describe('encodeChatRequest', () => {
     ])
   })
 
+  test('reasoning_content: a tool-call turn without thinking (another model answered it) carries it empty', () => {
+    const request: ExchangeRequest = {
+      ...base,
+      messages: [
+        { role: 'user', content: [{ type: 'text', text: 'list files' }] },
+        {
+          role: 'assistant',
+          content: [
+            { type: 'text', text: 'Looking.' },
+            { type: 'tool_use', id: 'call_1', name: 'ls', input: {} },
+          ],
+        },
+        {
+          role: 'user',
+          content: [{ type: 'tool_result', toolUseId: 'call_1', content: [{ type: 'text', text: 'a' }] }],
+        },
+        { role: 'assistant', content: [{ type: 'text', text: 'One file.' }] },
+      ],
+    }
+    const assistants = encodeChatRequest(request, 'm', { reasoningContent: true }).messages.filter(
+      (m) => m.role === 'assistant',
+    )
+    expect(assistants).toEqual([
+      {
+        role: 'assistant',
+        content: 'Looking.',
+        tool_calls: [{ id: 'call_1', type: 'function', function: { name: 'ls', arguments: '{}' } }],
+        reasoning_content: '',
+      },
+      // Turns without tool calls need no reasoning back.
+      { role: 'assistant', content: 'One file.' },
+    ])
+  })
+
   test('tool_choice mapping and parallel_tool_calls', () => {
     const tools = [{ name: 'f', inputSchema: { type: 'object' } }]
     const choice = (toolChoice: ExchangeRequest['toolChoice']) => {

@@ -117,7 +117,9 @@ function encodeAssistantTurn(message: Message, opts: ChatRequestOptions): ChatMe
   const out: ChatMessage = { role: 'assistant', content: texts.length > 0 ? texts.join('\n\n') : null }
   if (toolCalls.length > 0) {
     out.tool_calls = toolCalls
-    if (opts.reasoningContent && thinking.length > 0) out.reasoning_content = thinking.join('\n\n')
+    // Empty when the turn came from a model that did not think (history from another upstream):
+    // DeepSeek's thinking mode refuses a tool-call turn without the field, and takes it empty.
+    if (opts.reasoningContent) out.reasoning_content = thinking.join('\n\n')
   }
   return [out]
 }

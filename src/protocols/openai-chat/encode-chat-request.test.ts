@@ -155,9 +155,8 @@ describe('encodeChatRequest', () => {
         { role: 'assistant', content: [{ type: 'text', text: 'One file.' }] },
       ],
     }
-    const assistants = encodeChatRequest(request, 'm', { reasoningContent: true }).messages.filter(
-      (m) => m.role === 'assistant',
-    )
+    const messages = encodeChatRequest(request, 'm', { reasoningContent: true }).messages as Record<string, unknown>[]
+    const assistants = messages.filter((m) => m.role === 'assistant')
     expect(assistants).toEqual([
       {
         role: 'assistant',

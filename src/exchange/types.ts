@@ -18,9 +18,14 @@ export interface TextBlock {
   cacheControl?: CacheControl
 }
 
+/** How closely an OpenAI model looks at an image (`original`: full resolution, Responses only). */
+export type ImageDetail = 'auto' | 'low' | 'high' | 'original'
+
 export interface ImageBlock {
   type: 'image'
   source: ImageSource
+  /** Absent when the client chose none (Anthropic has no such setting): the upstream's default. */
+  detail?: ImageDetail
   cacheControl?: CacheControl
 }
 

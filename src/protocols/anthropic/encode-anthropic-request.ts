@@ -183,6 +183,7 @@ function encodeBlock(block: ContentBlock): WireBlock[] {
 
 const encodeText = (block: TextBlock): WireBlock => withCache({ type: 'text', text: block.text }, block.cacheControl)
 
+// An image's detail is OpenAI's setting; Anthropic has none, and sizes images itself.
 function encodeImage(block: ImageBlock): WireBlock {
   const source =
     block.source.kind === 'base64'

@@ -344,4 +344,26 @@ describe('encodeChatRequest', () => {
       },
     ])
   })
+
+  test('an image keeps its detail, original as high (Chat has no original); none is sent when none was chosen', () => {
+    const image = (detail?: 'low' | 'original') => ({
+      type: 'image' as const,
+      source: { kind: 'url' as const, url: 'https://example.com/a.png' },
+      ...(detail ? { detail } : {}),
+    })
+    const body = encodeChatRequest(
+      { ...base, messages: [{ role: 'user', content: [image('low'), image('original'), image()] }] },
+      'm',
+    )
+    expect(body.messages).toEqual([
+      {
+        role: 'user',
+        content: [
+          { type: 'image_url', image_url: { url: 'https://example.com/a.png', detail: 'low' } },
+          { type: 'image_url', image_url: { url: 'https://example.com/a.png', detail: 'high' } },
+          { type: 'image_url', image_url: { url: 'https://example.com/a.png' } },
+        ],
+      },
+    ])
+  })
 })

@@ -4,6 +4,7 @@ import type {
   DocumentBlock,
   ExchangeRequest,
   ImageBlock,
+  ImageDetail,
   Message,
   ResponseFormat,
   ToolChoice,
@@ -24,9 +25,10 @@ export interface ChatRequestOptions {
 
 type ChatPart =
   | { type: 'text'; text: string }
-  | { type: 'image_url'; image_url: { url: string } }
+  | { type: 'image_url'; image_url: { url: string; detail?: ChatImageDetail } }
   | { type: 'file'; file: { filename: string; file_data: string } }
 type ChatMessage = Record<string, unknown>
+type ChatImageDetail = Exclude<ImageDetail, 'original'>
 
 // Chat accepts at most four stop strings.
 const maxStopSequences = 4
@@ -139,8 +141,12 @@ const encodeImagePart = (block: ImageBlock): ChatPart => ({
   type: 'image_url',
   image_url: {
     url: block.source.kind === 'base64' ? dataUrl(block.source.mediaType, block.source.data) : block.source.url,
+    ...(block.detail ? { detail: chatImageDetail(block.detail) } : {}),
   },
 })
+
+// Chat has no `original` (full resolution, a Responses-only setting): `high` is the closest it has.
+const chatImageDetail = (detail: ImageDetail): ChatImageDetail => (detail === 'original' ? 'high' : detail)
 
 // Chat has no text document, and its file part takes only inline data: a plain-text document is
 // its text, and a linked one its link, which the model can at least name (or fetch, given a tool).

@@ -101,7 +101,7 @@ describe('decodeResponsesRequest', () => {
     ])
   })
 
-  test('images: data URLs become base64 blocks, http URLs url blocks', () => {
+  test('images: data URLs become base64 blocks, http URLs url blocks, each with its detail', () => {
     const request = decode({
       input: [
         {
@@ -116,8 +116,28 @@ describe('decodeResponsesRequest', () => {
     })
     expect(request.messages[0]?.content).toEqual([
       { type: 'text', text: 'Compare' },
-      { type: 'image', source: { kind: 'base64', mediaType: 'image/png', data: 'iVBORw0KGgo=' } },
+      { type: 'image', source: { kind: 'base64', mediaType: 'image/png', data: 'iVBORw0KGgo=' }, detail: 'auto' },
       { type: 'image', source: { kind: 'url', url: 'https://example.com/cat.jpg' } },
+    ])
+  })
+
+  test('an image in a tool output keeps its detail, original included', () => {
+    const request = decode({
+      input: [
+        { type: 'function_call', call_id: 'call_1', name: 'screenshot', arguments: '{}' },
+        {
+          type: 'function_call_output',
+          call_id: 'call_1',
+          output: [{ type: 'input_image', image_url: 'https://example.com/s.png', detail: 'original' }],
+        },
+      ],
+    })
+    expect(request.messages[1]?.content).toEqual([
+      {
+        type: 'tool_result',
+        toolUseId: 'call_1',
+        content: [{ type: 'image', source: { kind: 'url', url: 'https://example.com/s.png' }, detail: 'original' }],
+      },
     ])
   })
 
@@ -368,6 +388,14 @@ describe('decodeResponsesRequest', () => {
     [
       { input: [{ role: 'user', content: [{ type: 'input_image', image_url: 'data:image/png,raw' }] }] },
       'input[0].content[0].image_url',
+    ],
+    [
+      {
+        input: [
+          { role: 'user', content: [{ type: 'input_image', image_url: 'https://example.com/a.png', detail: 'max' }] },
+        ],
+      },
+      'input[0].content[0].detail',
     ],
     [{ input: [{ role: 'user', content: [{ type: 'input_file', file_data: 'x' }] }] }, 'input[0].content[0].file_data'],
     [

@@ -5,6 +5,8 @@ import type {
   DocumentSource,
   ExchangeRequest,
   ImageBlock,
+  ImageDetail,
+  ImageSource,
   JsonSchemaFormat,
   Message,
   ReasoningEffort,
@@ -172,19 +174,33 @@ const parseDataUrl = (url: string, field: string): { mediaType: string; data: st
 
 const isHttpUrl = (url: string): boolean => /^https?:\/\//.test(url)
 
+const imageDetails: readonly ImageDetail[] = ['auto', 'low', 'high', 'original']
+
 const decodeImagePart = (part: JsonObject, path: string): ImageBlock => {
+  const image: ImageBlock = { type: 'image', source: decodeImageSource(part, path) }
+  const detail = decodeImageDetail(part['detail'], `${path}.detail`)
+  if (detail) image.detail = detail
+  return image
+}
+
+const decodeImageDetail = (detail: unknown, field: string): ImageDetail | undefined => {
+  if (detail === undefined || detail === null) return undefined
+  const known = imageDetails.find((d) => d === detail)
+  if (!known) throw invalidRequest(`${field} must be one of ${imageDetails.join(', ')}`, field)
+  return known
+}
+
+const decodeImageSource = (part: JsonObject, path: string): ImageSource => {
   const url = part['image_url']
   if (typeof url !== 'string' || url === '') {
     // file_id needs OpenAI's file store, which no other upstream can read.
     throw invalidRequest(`${path}.image_url must be a data URL or an http(s) URL`, `${path}.image_url`)
   }
-  if (url.startsWith('data:')) {
-    return { type: 'image', source: { kind: 'base64', ...parseDataUrl(url, `${path}.image_url`) } }
-  }
+  if (url.startsWith('data:')) return { kind: 'base64', ...parseDataUrl(url, `${path}.image_url`) }
   if (!isHttpUrl(url)) {
     throw invalidRequest(`${path}.image_url must be a data URL or an http(s) URL`, `${path}.image_url`)
   }
-  return { type: 'image', source: { kind: 'url', url } }
+  return { kind: 'url', url }
 }
 
 // An input_file carries its bytes (file_data) or a link (file_url). A file_id names a file in the

@@ -225,4 +225,34 @@ describe('encodeResponsesRequest', () => {
       },
     ])
   })
+
+  test('an image keeps its detail as given, and is auto when none was chosen', () => {
+    const url = 'https://example.com/a.png'
+    const body = encodeResponsesRequest(
+      request({
+        messages: [
+          {
+            role: 'user',
+            content: [
+              { type: 'image', source: { kind: 'url', url }, detail: 'original' },
+              { type: 'image', source: { kind: 'url', url }, detail: 'low' },
+              { type: 'image', source: { kind: 'url', url } },
+            ],
+          },
+        ],
+      }),
+      'm',
+    )
+    expect(body['input']).toEqual([
+      {
+        type: 'message',
+        role: 'user',
+        content: [
+          { type: 'input_image', image_url: url, detail: 'original' },
+          { type: 'input_image', image_url: url, detail: 'low' },
+          { type: 'input_image', image_url: url, detail: 'auto' },
+        ],
+      },
+    ])
+  })
 })

@@ -54,10 +54,11 @@ export const encodeResponsesRequest = (req: ExchangeRequest, model: string): Rec
 const encodeTextFormat = (format: ResponseFormat): Item =>
   format.type === 'json_object' ? { type: 'json_object' } : { type: 'json_schema', ...openAIJsonSchema(format) }
 
+// input_image requires a detail; `auto`, OpenAI's default, when the client chose none.
 const encodeImage = (block: ImageBlock): Item => ({
   type: 'input_image',
   image_url: block.source.kind === 'base64' ? dataUrl(block.source.mediaType, block.source.data) : block.source.url,
-  detail: 'auto',
+  detail: block.detail ?? 'auto',
 })
 
 // input_file takes a file or a link to one; a plain-text document goes as the text it is.

@@ -88,6 +88,18 @@ export interface Message {
   content: ContentBlock[]
 }
 
+/**
+ * Instructions given mid-conversation (a Responses system or developer item after the first user
+ * or assistant item; leading ones join ExchangeRequest.system). Chat and Responses upstreams keep
+ * them in place; Anthropic, which has a system prompt only, appends them to it.
+ */
+export interface SystemMessage {
+  role: 'system'
+  content: TextBlock[]
+}
+
+export type ConversationMessage = Message | SystemMessage
+
 export interface ToolDefinition {
   name: string
   description?: string
@@ -123,7 +135,8 @@ export type ResponseFormat = JsonSchemaFormat | { type: 'json_object' }
 
 export interface ExchangeRequest {
   system: TextBlock[]
-  messages: Message[]
+  /** The conversation in order: user and assistant turns, and instructions given along the way. */
+  messages: ConversationMessage[]
   tools: ToolDefinition[]
   toolChoice?: ToolChoice
   maxTokens: number

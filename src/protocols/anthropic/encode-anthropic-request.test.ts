@@ -325,6 +325,34 @@ describe('encodeAnthropicRequest', () => {
     expect(older).not.toHaveProperty('output_config')
     expect([older.messages, older.system, older.max_tokens]).toEqual([body.messages, body.system, body.max_tokens])
   })
+
+  test('instructions given mid-conversation join the system prompt, and the turns around them merge', () => {
+    const body = encodeAnthropicRequest(
+      {
+        ...base,
+        system: [{ type: 'text', text: 'Be brief.' }],
+        messages: [
+          { role: 'user', content: [{ type: 'text', text: 'Weather?' }] },
+          { role: 'system', content: [{ type: 'text', text: 'Use metric units.' }] },
+          { role: 'user', content: [{ type: 'text', text: 'In Paris.' }] },
+        ],
+      },
+      'claude',
+    )
+    expect(body.system).toEqual([
+      { type: 'text', text: 'Be brief.' },
+      { type: 'text', text: 'Use metric units.' },
+    ])
+    expect(body.messages).toEqual([
+      {
+        role: 'user',
+        content: [
+          { type: 'text', text: 'Weather?' },
+          { type: 'text', text: 'In Paris.' },
+        ],
+      },
+    ])
+  })
 })
 
 describe('sanitizeToolUseId', () => {

@@ -4,11 +4,11 @@
 import type {
   CacheControl,
   ContentBlock,
+  ConversationMessage,
   DocumentBlock,
   DocumentSource,
   ExchangeRequest,
   ImageBlock,
-  Message,
   ReasoningEffort,
   ResponseFormat,
   TextBlock,
@@ -54,7 +54,7 @@ export function encodeAnthropicRequest(
   const messages = encodeMessages(req.messages)
   const body: Record<string, unknown> = { model, max_tokens: req.maxTokens, messages }
 
-  const system = req.system.filter((b) => b.text.trim() !== '').map(encodeText)
+  const system = [...req.system, ...laterInstructions(req.messages)].filter((b) => b.text.trim() !== '').map(encodeText)
   if (system.length > 0) body.system = system
   if (req.tools.length > 0) {
     body.tools = req.tools.map((tool) =>
@@ -124,9 +124,15 @@ function canThink(req: ExchangeRequest, messages: WireMessage[]): boolean {
   return first === 'thinking' || first === 'redacted_thinking'
 }
 
-function encodeMessages(messages: Message[]): WireMessage[] {
+// Anthropic has no system role inside the conversation: instructions given mid-way join the
+// system prompt, after those given before them.
+const laterInstructions = (messages: ConversationMessage[]): TextBlock[] =>
+  messages.flatMap((message) => (message.role === 'system' ? message.content : []))
+
+function encodeMessages(messages: ConversationMessage[]): WireMessage[] {
   const merged: WireMessage[] = []
   for (const message of messages) {
+    if (message.role === 'system') continue
     const content = message.content.flatMap(encodeBlock)
     if (content.length === 0) continue
     const previous = merged.at(-1)

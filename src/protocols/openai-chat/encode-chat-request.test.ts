@@ -366,4 +366,68 @@ describe('encodeChatRequest', () => {
       },
     ])
   })
+
+  test('instructions given mid-conversation stay in place as system messages', () => {
+    const body = encodeChatRequest(
+      {
+        ...base,
+        system: [{ type: 'text', text: 'Be brief.' }],
+        messages: [
+          { role: 'user', content: [{ type: 'text', text: 'Weather?' }] },
+          { role: 'assistant', content: [{ type: 'text', text: 'Where?' }] },
+          {
+            role: 'system',
+            content: [
+              { type: 'text', text: 'Use metric units.' },
+              { type: 'text', text: 'No emoji.' },
+            ],
+          },
+          { role: 'user', content: [{ type: 'text', text: 'Paris.' }] },
+        ],
+      },
+      'm',
+    )
+    expect(body.messages).toEqual([
+      { role: 'system', content: 'Be brief.' },
+      { role: 'user', content: 'Weather?' },
+      { role: 'assistant', content: 'Where?' },
+      { role: 'system', content: 'Use metric units.\n\nNo emoji.' },
+      { role: 'user', content: 'Paris.' },
+    ])
+  })
+
+  test('instructions between tool calls and their results follow the last tool message', () => {
+    const result = (id: string) => ({
+      role: 'user' as const,
+      content: [{ type: 'tool_result' as const, toolUseId: id, content: [{ type: 'text' as const, text: 'ok' }] }],
+    })
+    const body = encodeChatRequest(
+      {
+        ...base,
+        messages: [
+          { role: 'user', content: [{ type: 'text', text: 'Run both.' }] },
+          {
+            role: 'assistant',
+            content: [
+              { type: 'tool_use', id: 'call_1', name: 'run', input: {} },
+              { type: 'tool_use', id: 'call_2', name: 'run', input: {} },
+            ],
+          },
+          result('call_1'),
+          { role: 'system', content: [{ type: 'text', text: 'Sandbox is now off.' }] },
+          result('call_2'),
+          { role: 'assistant', content: [{ type: 'text', text: 'Done.' }] },
+        ],
+      },
+      'm',
+    )
+    expect((body.messages as Record<string, unknown>[]).map((m) => [m.role, m.tool_call_id ?? m.content])).toEqual([
+      ['user', 'Run both.'],
+      ['assistant', null],
+      ['tool', 'call_1'],
+      ['tool', 'call_2'],
+      ['system', 'Sandbox is now off.'],
+      ['assistant', 'Done.'],
+    ])
+  })
 })

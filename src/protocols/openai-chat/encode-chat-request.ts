@@ -1,12 +1,14 @@
 // ExchangeRequest → OpenAI Chat Completions body for OpenAI-compatible upstreams (wire-formats §4.2).
 
 import type {
+  ConversationMessage,
   DocumentBlock,
   ExchangeRequest,
   ImageBlock,
   ImageDetail,
   Message,
   ResponseFormat,
+  TextBlock,
   ToolChoice,
   UserContentBlock,
 } from '../../exchange/types'
@@ -38,15 +40,9 @@ export function encodeChatRequest(
   model: string,
   opts: ChatRequestOptions = {},
 ): Record<string, unknown> {
-  const messages: ChatMessage[] = []
-  // A plain string: several compatible servers reject array content on system messages.
-  const system = req.system.map((b) => b.text).filter((t) => t !== '')
-  if (system.length > 0) messages.push({ role: 'system', content: system.join('\n\n') })
-  for (const message of req.messages) {
-    messages.push(...(message.role === 'user' ? encodeUserTurn(message) : encodeAssistantTurn(message, opts)))
-  }
+  const messages = [...encodeSystem(req.system), ...req.messages.flatMap((message) => encodeMessage(message, opts))]
 
-  const body: Record<string, unknown> = { model, messages }
+  const body: Record<string, unknown> = { model, messages: toolCallsAnsweredFirst(messages) }
   body[opts.maxTokensField ?? 'max_tokens'] = req.maxTokens
   if (req.temperature !== undefined) body.temperature = req.temperature
   if (req.topP !== undefined) body.top_p = req.topP
@@ -72,6 +68,46 @@ export function encodeChatRequest(
     body.stream_options = { include_usage: true }
   }
   return body
+}
+
+function encodeMessage(message: ConversationMessage, opts: ChatRequestOptions): ChatMessage[] {
+  switch (message.role) {
+    case 'system':
+      return encodeSystem(message.content)
+    case 'user':
+      return encodeUserTurn(message)
+    case 'assistant':
+      return encodeAssistantTurn(message, opts)
+  }
+}
+
+// A plain string: several compatible servers reject array content on system messages. Chat keeps
+// instructions given mid-conversation in place, as `system` (which every server knows; `developer`
+// only OpenAI's).
+function encodeSystem(blocks: TextBlock[]): ChatMessage[] {
+  const texts = blocks.map((b) => b.text).filter((t) => t !== '')
+  return texts.length === 0 ? [] : [{ role: 'system', content: texts.join('\n\n') }]
+}
+
+/**
+ * Chat wants an assistant's tool calls answered by the `tool` messages right after it; instructions
+ * a client gave between a call and its output move to just after the last answer.
+ */
+function toolCallsAnsweredFirst(messages: ChatMessage[]): ChatMessage[] {
+  const out: ChatMessage[] = []
+  let held: ChatMessage[] = []
+  let answering = false
+  for (const message of messages) {
+    if (message.role === 'tool') out.push(message)
+    else if (message.role === 'system' && answering) held.push(message)
+    else {
+      out.push(...held, message)
+      held = []
+      answering = message.role === 'assistant' && message.tool_calls !== undefined
+    }
+  }
+  out.push(...held)
+  return out
 }
 
 // Tool results become `tool` messages that must directly follow the assistant's tool_calls, so

@@ -26,21 +26,34 @@ describe('decodeResponsesRequest', () => {
     })
   })
 
-  test('instructions come first, then system and developer messages, in order', () => {
+  test('instructions and leading system/developer messages are the system prompt; later ones stay in place', () => {
     const request = decode({
       instructions: 'Be brief.',
       input: [
         { role: 'developer', content: 'Use metric units.' },
+        { role: 'system', content: 'No emoji.' },
         { role: 'user', content: 'Weather?' },
         { type: 'message', role: 'system', content: [{ type: 'input_text', text: 'Late rule.' }] },
+        { role: 'developer', content: 'Another.' },
+        { role: 'user', content: 'And tomorrow?' },
       ],
     })
     expect(request.system).toEqual([
       { type: 'text', text: 'Be brief.' },
       { type: 'text', text: 'Use metric units.' },
-      { type: 'text', text: 'Late rule.' },
+      { type: 'text', text: 'No emoji.' },
     ])
-    expect(request.messages).toEqual([{ role: 'user', content: [{ type: 'text', text: 'Weather?' }] }])
+    expect(request.messages).toEqual([
+      { role: 'user', content: [{ type: 'text', text: 'Weather?' }] },
+      {
+        role: 'system',
+        content: [
+          { type: 'text', text: 'Late rule.' },
+          { type: 'text', text: 'Another.' },
+        ],
+      },
+      { role: 'user', content: [{ type: 'text', text: 'And tomorrow?' }] },
+    ])
   })
 
   test('a function-call turn decodes to tool_use / tool_result, merging same-role items', () => {

@@ -1,6 +1,7 @@
 // Inbound Responses body → neutral ExchangeRequest (wire-formats §2.2, §2.3, §4.5).
 import type {
   ContentBlock,
+  ConversationMessage,
   DocumentBlock,
   DocumentSource,
   ExchangeRequest,
@@ -8,7 +9,6 @@ import type {
   ImageDetail,
   ImageSource,
   JsonSchemaFormat,
-  Message,
   ReasoningEffort,
   ResponseFormat,
   Role,
@@ -42,7 +42,7 @@ export const decodeResponsesRequest = (body: ResponsesBody, opts: DecodeResponse
   if (typeof body.instructions === 'string' && body.instructions !== '') {
     system.push({ type: 'text', text: body.instructions })
   }
-  const messages: Message[] = []
+  const messages: ConversationMessage[] = []
   if (typeof body.input === 'string') {
     messages.push({ role: 'user', content: [{ type: 'text', text: body.input }] })
   } else if (Array.isArray(body.input)) {
@@ -76,14 +76,14 @@ export const decodeResponsesRequest = (body: ResponsesBody, opts: DecodeResponse
 
 // Consecutive items of the same role merge into one message, in order: a run of function_call
 // items becomes one assistant turn, a run of outputs one user turn (what Anthropic requires).
-const appendBlocks = (messages: Message[], role: Role, blocks: ContentBlock[]): void => {
+const appendBlocks = (messages: ConversationMessage[], role: Role, blocks: ContentBlock[]): void => {
   if (blocks.length === 0) return
   const last = messages.at(-1)
   if (last && last.role === role) last.content.push(...blocks)
   else messages.push({ role, content: blocks })
 }
 
-const decodeInputItem = (item: unknown, path: string, system: TextBlock[], messages: Message[]): void => {
+const decodeInputItem = (item: unknown, path: string, system: TextBlock[], messages: ConversationMessage[]): void => {
   if (!isObject(item)) throw invalidRequest(`${path} must be an object`, path)
   const type = item['type']
   if (type === undefined || type === 'message') {
@@ -108,21 +108,41 @@ const decodeInputItem = (item: unknown, path: string, system: TextBlock[], messa
   }
 }
 
-const decodeMessageItem = (item: JsonObject, path: string, system: TextBlock[], messages: Message[]): void => {
+const decodeMessageItem = (
+  item: JsonObject,
+  path: string,
+  system: TextBlock[],
+  messages: ConversationMessage[],
+): void => {
   const role = item['role']
   if (role !== 'user' && role !== 'assistant' && role !== 'system' && role !== 'developer') {
     throw invalidRequest(`${path}.role must be one of user, assistant, system, developer`, `${path}.role`)
   }
   const blocks = decodeMessageContent(item['content'], `${path}.content`)
   if (role === 'system' || role === 'developer') {
-    for (const block of blocks) {
+    const texts = blocks.map((block) => {
       if (block.type !== 'text')
         throw invalidRequest(`${path}.content may hold only text for role ${role}`, `${path}.content`)
-      system.push(block)
-    }
+      return block
+    })
+    appendInstructions(messages, system, texts)
     return
   }
   appendBlocks(messages, role, blocks)
+}
+
+// Instructions before the conversation starts are the system prompt, as `instructions` is. Later
+// ones (a coding agent's, when a setting changes mid-session) stay where they were given: moved to
+// the top, they would read as if they had held from the start.
+const appendInstructions = (messages: ConversationMessage[], system: TextBlock[], texts: TextBlock[]): void => {
+  if (messages.length === 0) {
+    system.push(...texts)
+    return
+  }
+  if (texts.length === 0) return
+  const last = messages.at(-1)
+  if (last?.role === 'system') last.content.push(...texts)
+  else messages.push({ role: 'system', content: texts })
 }
 
 const decodeMessageContent = (content: unknown, path: string): UserContentBlock[] => {

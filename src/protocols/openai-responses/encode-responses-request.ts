@@ -1,9 +1,9 @@
 // Neutral ExchangeRequest → body for an OpenAI Responses upstream (wire-formats §4.4, §4.8).
 import type {
+  ConversationMessage,
   DocumentBlock,
   ExchangeRequest,
   ImageBlock,
-  Message,
   ResponseFormat,
   ToolChoice,
   UserContentBlock,
@@ -93,12 +93,13 @@ const encodeToolOutput = (content: UserContentBlock[]): string | Item[] =>
     ? content.map((block) => (block.type === 'text' ? block.text : '')).join('\n')
     : content.map(encodeUserPart)
 
-const encodeInput = (messages: Message[]): { items: Item[]; replaysReasoning: boolean } => {
+const encodeInput = (messages: ConversationMessage[]): { items: Item[]; replaysReasoning: boolean } => {
   const items: Item[] = []
   let replaysReasoning = false
   for (const message of messages) {
     // Text and images gather into one message item; tool calls and outputs are items of their own,
-    // so a pending message is flushed first to keep the original order.
+    // so a pending message is flushed first to keep the original order. Instructions given
+    // mid-conversation stay in place, a system message item of text.
     let parts: Item[] = []
     const flush = () => {
       if (parts.length === 0) return

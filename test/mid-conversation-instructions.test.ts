@@ -1,0 +1,72 @@
+// End to end: system and developer messages a Responses client puts in the middle of its input
+// reach a Chat upstream where they were given, as system messages, instead of joining the system
+// prompt at the top as if they had held from the start.
+import { afterAll, beforeEach, describe, expect, test } from 'bun:test'
+import { sdkClients } from './support/harness'
+import { startSimulator } from './support/simulator'
+import {
+  profileFor,
+  translationGateway,
+  translationSimulatorOptions,
+  upstreamModelFor,
+} from './support/translation-gateway'
+
+const sim = startSimulator(translationSimulatorOptions)
+afterAll(() => sim.stop())
+beforeEach(() => sim.reset())
+
+/** The messages the Chat upstream received for the only request of the test. */
+const chatMessages = () => {
+  expect(sim.requests).toHaveLength(1)
+  return (sim.requests[0]!.body as { messages: Record<string, unknown>[] }).messages
+}
+
+describe('a Responses client giving instructions mid-conversation, to a Chat upstream', () => {
+  test('leading ones join the instructions at the top; later ones stay in place as system messages', async () => {
+    const { openai } = sdkClients(await translationGateway(sim))
+    sim.queue(upstreamModelFor['openai-chat'], { text: '18 °C.' })
+    const response = await openai.responses.create({
+      model: profileFor['openai-chat'],
+      instructions: 'Be brief.',
+      input: [
+        { role: 'developer', content: 'Answer in English.' },
+        { role: 'user', content: 'Weather in Paris?' },
+        { role: 'assistant', content: 'Sunny, 64 °F.' },
+        { role: 'developer', content: 'From now on, use metric units.' },
+        { role: 'user', content: 'And tomorrow?' },
+      ],
+    })
+    expect(response.output_text).toBe('18 °C.')
+    expect(chatMessages()).toEqual([
+      { role: 'system', content: 'Be brief.\n\nAnswer in English.' },
+      { role: 'user', content: 'Weather in Paris?' },
+      { role: 'assistant', content: 'Sunny, 64 °F.' },
+      { role: 'system', content: 'From now on, use metric units.' },
+      { role: 'user', content: 'And tomorrow?' },
+    ])
+  })
+
+  test('one given between a tool call and its output follows the tool message, where Chat allows it', async () => {
+    const { openai } = sdkClients(await translationGateway(sim))
+    sim.queue(upstreamModelFor['openai-chat'], { text: 'Two files.' })
+    await openai.responses.create({
+      model: profileFor['openai-chat'],
+      input: [
+        { role: 'user', content: 'List the files.' },
+        { type: 'function_call', call_id: 'call_1', name: 'shell', arguments: '{"cmd":"ls"}' },
+        { role: 'system', content: 'The sandbox now allows writes.' },
+        { type: 'function_call_output', call_id: 'call_1', output: 'a.txt b.txt' },
+      ],
+      tools: [{ type: 'function', name: 'shell', parameters: { type: 'object' }, strict: false }],
+    })
+    expect(chatMessages().slice(1)).toEqual([
+      {
+        role: 'assistant',
+        content: null,
+        tool_calls: [{ id: 'call_1', type: 'function', function: { name: 'shell', arguments: '{"cmd":"ls"}' } }],
+      },
+      { role: 'tool', tool_call_id: 'call_1', content: 'a.txt b.txt' },
+      { role: 'system', content: 'The sandbox now allows writes.' },
+    ])
+  })
+})

@@ -10,7 +10,22 @@ export interface CacheControl {
   ttl?: '5m' | '1h'
 }
 
-export type ImageSource = { kind: 'base64'; mediaType: string; data: string } | { kind: 'url'; url: string }
+/**
+ * A file in the client's own Anthropic store (Files API), named by its id. The gateway cannot read
+ * it, nor can another provider: an Anthropic client's body reaches an Anthropic upstream as sent,
+ * and any other upstream's encoder refuses the request with a 400 naming `param`, the field the
+ * client sent, rather than asking the model without the file.
+ */
+export interface FileReference {
+  kind: 'file'
+  fileId: string
+  param: string
+}
+
+export type ImageSource =
+  | { kind: 'base64'; mediaType: string; data: string }
+  | { kind: 'url'; url: string }
+  | FileReference
 
 export interface TextBlock {
   type: 'text'
@@ -34,6 +49,7 @@ export type DocumentSource =
   | { kind: 'base64'; mediaType: string; data: string }
   | { kind: 'url'; url: string }
   | { kind: 'text'; text: string }
+  | FileReference
 
 export interface DocumentBlock {
   type: 'document'

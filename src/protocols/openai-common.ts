@@ -1,5 +1,13 @@
 // What OpenAI's two dialects (Chat Completions and Responses) encode the same way.
-import type { DocumentBlock, JsonSchemaFormat, ReasoningEffort, Thinking } from '../exchange/types'
+import type {
+  DocumentBlock,
+  FileReference,
+  ImageSource,
+  JsonSchemaFormat,
+  ReasoningEffort,
+  Thinking,
+} from '../exchange/types'
+import { type GatewayError, invalidRequest } from '../lib/errors'
 
 /**
  * Anthropic thinking → OpenAI reasoning effort. Adaptive thinking carries its effort as is; a
@@ -39,6 +47,33 @@ export const openAIJsonSchema = (format: JsonSchemaFormat): Record<string, unkno
 
 /** Inline bytes as OpenAI takes them (image_url, file_data): a base64 data URL. */
 export const dataUrl = (mediaType: string, data: string): string => `data:${mediaType};base64,${data}`
+
+/**
+ * A file the client named by its id in its own store at a provider, which the upstream cannot
+ * read: the request is refused naming the field, rather than answered without the file.
+ */
+export const unreadableFileId = (param: string, store: string, instead: string): GatewayError =>
+  invalidRequest(`${param} cannot be read here: files live in the client's own ${store} store; send ${instead}`, param)
+
+/** An Anthropic client's Files API reference, on its way to an OpenAI upstream. */
+export const unreadableAnthropicFile = (file: FileReference): GatewayError =>
+  unreadableFileId(
+    file.param,
+    'Anthropic',
+    'a base64 or url source (this request was routed to a model that is not Claude)',
+  )
+
+/** An image as both OpenAI dialects take it: a data URL or a link. */
+export const imageUrl = (source: ImageSource): string => {
+  switch (source.kind) {
+    case 'base64':
+      return dataUrl(source.mediaType, source.data)
+    case 'url':
+      return source.url
+    case 'file':
+      throw unreadableAnthropicFile(source)
+  }
+}
 
 /** OpenAI wants a file name beside inline file data; an Anthropic document has a title at most, and is a PDF. */
 export const fileNameOf = (document: DocumentBlock): string => document.title ?? 'document.pdf'

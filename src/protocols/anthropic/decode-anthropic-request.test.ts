@@ -120,7 +120,7 @@ describe('decodeAnthropicRequest', () => {
     })
   })
 
-  test('documents keep their source and title; search results their text; unknown and server blocks are skipped', () => {
+  test('documents keep their source and title, Files API ones their file_id; search results their text; unknown and server blocks are skipped', () => {
     const request = decodeMessages([
       {
         role: 'user',
@@ -158,7 +158,12 @@ describe('decodeAnthropicRequest', () => {
           { type: 'text', text: 'Inline.' },
           { type: 'document', title: 'Note', source: { kind: 'text', text: 'A string.' } },
           { type: 'document', source: { kind: 'url', url: 'https://example.com/a.pdf' } },
+          {
+            type: 'document',
+            source: { kind: 'file', fileId: 'file_1', param: 'messages.0.content.5.source.file_id' },
+          },
           { type: 'text', text: 'Result\nhttps://example.com\n\nFound.' },
+          { type: 'image', source: { kind: 'file', fileId: 'file_1', param: 'messages.0.content.7.source.file_id' } },
         ],
       },
       { role: 'assistant', content: [{ type: 'redacted_thinking', data: 'opaque' }] },
@@ -241,6 +246,11 @@ describe('decodeAnthropicRequest', () => {
       'url document without a url',
       [{ role: 'user', content: [{ type: 'document', source: { type: 'url' } }] }],
       'messages.0.content.0.source.url',
+    ],
+    [
+      'Files API image without a file_id',
+      [{ role: 'user', content: [{ type: 'image', source: { type: 'file' } }] }],
+      'messages.0.content.0.source.file_id',
     ],
     [
       'content document whose content is a number',

@@ -7,6 +7,7 @@ import type {
   DocumentBlock,
   DocumentSource,
   ExchangeRequest,
+  FileReference,
   ImageBlock,
   Message,
   ReasoningEffort,
@@ -157,8 +158,14 @@ function decodeImage(block: JsonObject, path: string): ImageBlock | undefined {
   }
   if (source.type === 'url')
     return { type: 'image', source: { kind: 'url', url: requireString(source, 'url', `${path}.source`) } }
-  // `file` sources point into Anthropic's Files API, which no other upstream can read.
+  if (source.type === 'file') return { type: 'image', source: decodeFileReference(source, `${path}.source`) }
+  // A source type this gateway does not know: nothing to translate (a pass-through body keeps it).
   return undefined
+}
+
+// Kept, not dropped: an encoder for another provider refuses it, naming the field.
+function decodeFileReference(source: JsonObject, path: string): FileReference {
+  return { kind: 'file', fileId: requireString(source, 'file_id', path), param: `${path}.file_id` }
 }
 
 function decodeDocument(block: JsonObject, path: string): UserContentBlock[] {
@@ -181,8 +188,10 @@ function decodeDocument(block: JsonObject, path: string): UserContentBlock[] {
     }
     case 'content':
       return decodeContentSource(source.content, sourcePath, document)
+    case 'file':
+      return [document(decodeFileReference(source, sourcePath))]
     default:
-      // `file` sources point into Anthropic's Files API, which no other upstream can read.
+      // A source type this gateway does not know: nothing to translate (a pass-through body keeps it).
       return []
   }
 }

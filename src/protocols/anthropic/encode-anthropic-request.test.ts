@@ -271,6 +271,34 @@ describe('encodeAnthropicRequest', () => {
     ])
   })
 
+  test('Files API references go back as file sources', () => {
+    const file = (fileId: string) => ({ kind: 'file' as const, fileId, param: 'messages.0.content.0.source.file_id' })
+    const body = encodeAnthropicRequest(
+      {
+        ...base,
+        messages: [
+          {
+            role: 'user',
+            content: [
+              { type: 'image', source: file('file_1') },
+              { type: 'document', title: 'Q3', source: file('file_2') },
+            ],
+          },
+        ],
+      },
+      'c',
+    )
+    expect(body.messages).toEqual([
+      {
+        role: 'user',
+        content: [
+          { type: 'image', source: { type: 'file', file_id: 'file_1' } },
+          { type: 'document', source: { type: 'file', file_id: 'file_2' }, title: 'Q3' },
+        ],
+      },
+    ])
+  })
+
   test('forced tool use turns adaptive thinking off, with the capability or without', () => {
     for (const adaptiveThinking of [false, true]) {
       const forced = encodeAnthropicRequest(

@@ -9,6 +9,7 @@ import type {
   DocumentSource,
   ExchangeRequest,
   ImageBlock,
+  ImageSource,
   ReasoningEffort,
   ResponseFormat,
   TextBlock,
@@ -191,11 +192,18 @@ const encodeText = (block: TextBlock): WireBlock => withCache({ type: 'text', te
 
 // An image's detail is OpenAI's setting; Anthropic has none, and sizes images itself.
 function encodeImage(block: ImageBlock): WireBlock {
-  const source =
-    block.source.kind === 'base64'
-      ? { type: 'base64', media_type: block.source.mediaType, data: block.source.data }
-      : { type: 'url', url: block.source.url }
-  return withCache({ type: 'image', source }, block.cacheControl)
+  return withCache({ type: 'image', source: encodeImageSource(block.source) }, block.cacheControl)
+}
+
+function encodeImageSource(source: ImageSource): Record<string, unknown> {
+  switch (source.kind) {
+    case 'base64':
+      return { type: 'base64', media_type: source.mediaType, data: source.data }
+    case 'url':
+      return { type: 'url', url: source.url }
+    case 'file':
+      return { type: 'file', file_id: source.fileId }
+  }
 }
 
 function encodeDocument(block: DocumentBlock): WireBlock {
@@ -212,6 +220,8 @@ function encodeDocumentSource(source: DocumentSource): Record<string, unknown> {
       return { type: 'url', url: source.url }
     case 'text':
       return { type: 'text', media_type: 'text/plain', data: source.text }
+    case 'file':
+      return { type: 'file', file_id: source.fileId }
   }
 }
 

@@ -12,7 +12,16 @@ import type {
   ToolChoice,
   UserContentBlock,
 } from '../../exchange/types'
-import { dataUrl, documentText, fileNameOf, openAIJsonSchema, openAIUserId, reasoningEffortFor } from '../openai-common'
+import {
+  dataUrl,
+  documentText,
+  fileNameOf,
+  imageUrl,
+  openAIJsonSchema,
+  openAIUserId,
+  reasoningEffortFor,
+  unreadableAnthropicFile,
+} from '../openai-common'
 import { chatToolName } from './tool-names'
 
 export interface ChatRequestOptions {
@@ -176,7 +185,7 @@ const encodeUserPart = (block: UserContentBlock): ChatPart => {
 const encodeImagePart = (block: ImageBlock): ChatPart => ({
   type: 'image_url',
   image_url: {
-    url: block.source.kind === 'base64' ? dataUrl(block.source.mediaType, block.source.data) : block.source.url,
+    url: imageUrl(block.source),
     ...(block.detail ? { detail: chatImageDetail(block.detail) } : {}),
   },
 })
@@ -197,6 +206,8 @@ function encodeDocumentPart(block: DocumentBlock): ChatPart {
       return { type: 'text', text: documentText(block.title, block.source.url) }
     case 'text':
       return { type: 'text', text: documentText(block.title, block.source.text) }
+    case 'file':
+      throw unreadableAnthropicFile(block.source)
   }
 }
 

@@ -19,6 +19,7 @@ import type {
   UserContentBlock,
 } from '../../exchange/types'
 import { invalidRequest } from '../../lib/errors'
+import { unreadableFileId } from '../openai-common'
 import { isObject, type JsonObject, asArray, asString } from '../wire-values'
 import { readAnthropicReasoning, tagResponsesSignature } from './reasoning-signature'
 import type { ResponsesBody } from './schema'
@@ -241,10 +242,7 @@ const decodeFileSource = (part: JsonObject, path: string): DocumentSource | unde
     return { kind: 'url', url: fileUrl }
   }
   if (part['file_id'] !== undefined && part['file_id'] !== null) {
-    throw invalidRequest(
-      `${path}.file_id cannot be read here: files live in the client's own OpenAI store; send file_data or file_url`,
-      `${path}.file_id`,
-    )
+    throw unreadableFileId(`${path}.file_id`, 'OpenAI', 'file_data or file_url')
   }
   throw invalidRequest(`${path} needs file_data (a base64 data URL) or file_url`, path)
 }

@@ -9,7 +9,16 @@ import type {
   UserContentBlock,
 } from '../../exchange/types'
 import { readResponsesSignature } from './reasoning-signature'
-import { dataUrl, documentText, fileNameOf, openAIJsonSchema, openAIUserId, reasoningEffortFor } from '../openai-common'
+import {
+  dataUrl,
+  documentText,
+  fileNameOf,
+  imageUrl,
+  openAIJsonSchema,
+  openAIUserId,
+  reasoningEffortFor,
+  unreadableAnthropicFile,
+} from '../openai-common'
 
 type Item = Record<string, unknown>
 
@@ -57,7 +66,7 @@ const encodeTextFormat = (format: ResponseFormat): Item =>
 // input_image requires a detail; `auto`, OpenAI's default, when the client chose none.
 const encodeImage = (block: ImageBlock): Item => ({
   type: 'input_image',
-  image_url: block.source.kind === 'base64' ? dataUrl(block.source.mediaType, block.source.data) : block.source.url,
+  image_url: imageUrl(block.source),
   detail: block.detail ?? 'auto',
 })
 
@@ -74,6 +83,8 @@ const encodeDocument = (block: DocumentBlock): Item => {
       return { type: 'input_file', ...(block.title ? { filename: block.title } : {}), file_url: block.source.url }
     case 'text':
       return { type: 'input_text', text: documentText(block.title, block.source.text) }
+    case 'file':
+      throw unreadableAnthropicFile(block.source)
   }
 }
 

@@ -27,6 +27,7 @@ const knownRoutes: { pattern: RegExp; methods: string }[] = [
   { pattern: /^\/(compat-a|anthropic)\/v1\/messages(\/count_tokens)?$/, methods: 'POST' },
   { pattern: /^\/(compat-a|anthropic)\/v1\/models(\/[^/]+)?$/, methods: 'GET' },
   { pattern: /^\/(compat-b|openai)\/v1\/responses$/, methods: 'POST' },
+  { pattern: /^\/(compat-b|openai)\/v1\/models(\/[^/]+)?$/, methods: 'GET' },
 ]
 
 function describeValidation(error: ValidationError): string {

@@ -2,22 +2,19 @@
 // messages, count_tokens, the models list, and HEAD on the base URL (Claude Code probes it).
 import { Elysia } from 'elysia'
 import type { Deps } from '../deps'
-import { GatewayError, invalidRequest } from '../lib/errors'
+import { invalidRequest } from '../lib/errors'
 import { AnthropicCountTokensBody, AnthropicMessagesBody } from '../protocols/anthropic/schema'
 import { anthropicSurface } from '../relay/anthropic-surface'
 import { countTokens } from '../relay/count-tokens'
 import { relay } from '../relay/relay'
-import { profileDescriptions, profileNames } from '../router/profiles'
 import { requirePrincipal } from './auth'
 import { readLimit } from './params'
+import { findProfileModel, profileModelSources, profilesCreatedAt } from './profile-models'
 
-/** When the profiles were introduced; the models list needs a created_at. */
-const profilesCreatedAt = '2026-11-01T00:00:00Z'
-
-const profileModels = Object.entries(profileNames).map(([id, mode]) => ({
+const profileModels = profileModelSources.map(({ id, description }) => ({
   type: 'model',
   id,
-  display_name: `${id} (${profileDescriptions[mode]})`,
+  display_name: `${id} (${description})`,
   created_at: profilesCreatedAt,
 }))
 
@@ -96,15 +93,7 @@ const messagesSurface = (deps: Deps, prefix: string) =>
       { body: AnthropicCountTokensBody },
     )
     .get('/v1/models', ({ query }) => modelsPage(query))
-    .get('/v1/models/:id', ({ params }) => {
-      const model = profileModels.find((m) => m.id === params.id)
-      if (!model)
-        throw new GatewayError(
-          'not_found',
-          `no model ${params.id}: the models are ${Object.keys(profileNames).join(', ')}`,
-        )
-      return model
-    })
+    .get('/v1/models/:id', ({ params }) => findProfileModel(profileModels, params.id))
 
 export const messagesRoutes = (deps: Deps) =>
   new Elysia({ name: 'http.messages' }).use(messagesSurface(deps, '/compat-a')).use(messagesSurface(deps, '/anthropic'))

@@ -104,6 +104,7 @@ const openAIStatuses: Record<number, string> = {
   400: 'invalid_request_error (param names the field)',
   401: 'authentication_error, code invalid_api_key',
   402: 'insufficient_quota: no credit grant covers this request',
+  404: 'not_found_error: no such model (the message lists the profiles)',
   405: 'invalid_request_error, code method_not_allowed; the Allow header lists the right method',
   413: 'invalid_request_error, code request_too_large',
   429: 'rate_limit_error, code rate_limit_exceeded',
@@ -329,6 +330,33 @@ function responsesPaths(prefix: string, alias: boolean): Paths {
             },
           },
           ...errors('OpenAI', [400, 401, 402, 405, 413, 429, 500, 502, 503, 504]),
+        },
+      },
+    },
+    [`${prefix}/v1/models`]: {
+      get: {
+        operationId: id('listOpenAIModels'),
+        tags,
+        summary: "The routing profiles, in OpenAI's models list shape",
+        description: `One page, not paginated, as OpenAI's own list is.${note}`,
+        security: bearerKey,
+        responses: {
+          '200': { description: 'every model', content: json(ref('OpenAIModelList')) },
+          ...errors('OpenAI', [401, 405]),
+        },
+      },
+    },
+    [`${prefix}/v1/models/{id}`]: {
+      get: {
+        operationId: id('getOpenAIModel'),
+        tags,
+        summary: 'One routing profile',
+        ...(alias ? { description: note.trim() } : {}),
+        security: bearerKey,
+        parameters: [idPath('a routing profile name')],
+        responses: {
+          '200': { description: 'the model', content: json(ref('OpenAIModel')) },
+          ...errors('OpenAI', [401, 404, 405]),
         },
       },
     },
@@ -845,7 +873,7 @@ const schemas: Record<string, Schema> = {
         code: nullable('string', { examples: ['invalid_api_key', 'rate_limit_exceeded', 'server_overloaded'] }),
       }),
     }),
-    description: "OpenAI's error body: the responses route",
+    description: "OpenAI's error body: the routes under /compat-b and /openai",
   },
   MessagesRequest: {
     ...plain(AnthropicMessagesBody),
@@ -926,6 +954,16 @@ const schemas: Record<string, Schema> = {
     has_more: { type: 'boolean' },
     first_id: nullable('string'),
     last_id: nullable('string'),
+  }),
+  OpenAIModel: object({
+    id: ref('RoutingProfile'),
+    object: { type: 'string', const: 'model' },
+    created: { type: 'integer', description: 'Unix seconds' },
+    owned_by: { type: 'string', const: 'svc' },
+  }),
+  OpenAIModelList: object({
+    object: { type: 'string', const: 'list' },
+    data: arrayOf(ref('OpenAIModel')),
   }),
   Grant: object(
     {

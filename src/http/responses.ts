@@ -1,4 +1,5 @@
-// The responses surface (OpenAI Responses shape), served at /compat-b and /openai.
+// The responses surface (OpenAI Responses shape), served at /compat-b and /openai: responses, the
+// models list (the OpenAI SDK's models.list() and Codex call it), and HEAD on the base URL.
 // Bearer auth only, as OpenAI's SDKs send it; errors in OpenAI's shape.
 import { Elysia } from 'elysia'
 import type { Deps } from '../deps'
@@ -6,6 +7,15 @@ import { ResponsesBody } from '../protocols/openai-responses/schema'
 import { relay } from '../relay/relay'
 import { responsesSurface } from '../relay/responses-surface'
 import { requirePrincipal } from './auth'
+import { findProfileModel, profileModelSources, profilesCreatedAt } from './profile-models'
+
+/** OpenAI's model object: `created` in Unix seconds, `owned_by` whoever serves the model (the gateway). */
+const profileModels = profileModelSources.map(({ id }) => ({
+  id,
+  object: 'model',
+  created: Date.parse(profilesCreatedAt) / 1000,
+  owned_by: 'svc',
+}))
 
 const responsesSurfaceAt = (deps: Deps, prefix: string) =>
   new Elysia({ name: `http.responses${prefix}`, prefix })
@@ -23,6 +33,9 @@ const responsesSurfaceAt = (deps: Deps, prefix: string) =>
         }),
       { body: ResponsesBody },
     )
+    // OpenAI's list is one unpaginated page.
+    .get('/v1/models', () => ({ object: 'list', data: profileModels }))
+    .get('/v1/models/:id', ({ params }) => findProfileModel(profileModels, params.id))
 
 export const responsesRoutes = (deps: Deps) =>
   new Elysia({ name: 'http.responses' })

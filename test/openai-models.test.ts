@@ -1,0 +1,69 @@
+// GET /v1/models on the OpenAI-shaped prefixes, as the `openai` SDK's models.list() and
+// models.retrieve() (and Codex) call it: the routing profiles in OpenAI's model shape, errors in
+// OpenAI's error shape.
+import { describe, expect, test } from 'bun:test'
+import OpenAI from 'openai'
+import { createHarness, sdkClients } from './support/harness'
+
+const profiles = ['svc-pro', 'svc-max', 'svc-ultra-saver']
+/** 2026-11-01T00:00:00Z, when the profiles were introduced (the Anthropic list's created_at). */
+const created = 1_793_491_200
+
+const modelObject = (id: string) => ({ id, object: 'model' as const, created, owned_by: 'svc' })
+
+describe('openai surface: models', () => {
+  test('models.list() names the routing profiles, under /compat-b and /openai alike', async () => {
+    const h = await createHarness()
+    const listed = []
+    for await (const model of sdkClients(h).openai.models.list()) listed.push(model)
+    expect(listed).toEqual(profiles.map(modelObject))
+
+    for (const prefix of ['/compat-b', '/openai']) {
+      const res = await h.call(`${prefix}/v1/models`)
+      expect(res.status).toBe(200)
+      expect(await res.json()).toEqual({ object: 'list', data: profiles.map(modelObject) })
+    }
+  })
+
+  test('models.retrieve() returns one profile', async () => {
+    const h = await createHarness()
+    expect(await sdkClients(h).openai.models.retrieve('svc-ultra-saver')).toEqual(modelObject('svc-ultra-saver'))
+    expect(await (await h.call('/openai/v1/models/svc-max')).json()).toEqual(modelObject('svc-max'))
+  })
+
+  test('an unknown id is a 404 in OpenAI’s error shape, naming the profiles', async () => {
+    const h = await createHarness()
+    const error = await sdkClients(h)
+      .openai.models.retrieve('gpt-4o')
+      .catch((err: unknown) => err)
+    expect(error).toBeInstanceOf(OpenAI.NotFoundError)
+
+    const res = await h.call('/compat-b/v1/models/gpt-4o')
+    expect(res.status).toBe(404)
+    expect(await res.json()).toEqual({
+      error: {
+        message: 'no model gpt-4o: the models are svc-pro, svc-max, svc-ultra-saver',
+        type: 'not_found_error',
+        param: null,
+        code: null,
+      },
+    })
+  })
+
+  test('a Bearer key is required, as on the responses route; x-api-key is not one', async () => {
+    const h = await createHarness()
+    const missing = await h.call('/compat-b/v1/models', { key: null })
+    expect(missing.status).toBe(401)
+    expect(await missing.json()).toMatchObject({ error: { type: 'authentication_error', code: 'invalid_api_key' } })
+    const viaHeader = await h.call('/openai/v1/models/svc-pro', { key: null, headers: { 'x-api-key': h.key } })
+    expect(viaHeader.status).toBe(401)
+  })
+
+  test('another method is a 405 that names GET, in OpenAI’s shape', async () => {
+    const h = await createHarness()
+    const res = await h.call('/compat-b/v1/models', { method: 'POST', json: {} })
+    expect(res.status).toBe(405)
+    expect(res.headers.get('allow')).toBe('GET')
+    expect(await res.json()).toMatchObject({ error: { type: 'invalid_request_error', code: 'method_not_allowed' } })
+  })
+})

@@ -1,10 +1,11 @@
 // End to end: an Anthropic client's image or document that names a file in its Anthropic store
-// (Files API, `source: {type: "file", file_id}`) reaches an Anthropic upstream as sent; routed to
-// a model of another provider, which cannot read it, it is a 400 in Anthropic's error shape naming
-// the block, instead of a model answering as if no file had been attached.
+// (Files API, `source: {type: "file", file_id}`) reaches an Anthropic upstream as sent. The router
+// rules out models of other providers, which cannot read it: a Claude model further down the
+// profile serves, and a profile with none answers that no model can, instead of a model answering
+// as if no file had been attached.
 import { afterAll, beforeEach, describe, expect, test } from 'bun:test'
-import Anthropic from '@anthropic-ai/sdk'
-import { sdkClients } from './support/harness'
+import type Anthropic from '@anthropic-ai/sdk'
+import { createHarness, sdkClients } from './support/harness'
 import { startSimulator } from './support/simulator'
 import {
   profileFor,
@@ -29,7 +30,7 @@ const question = (model: string, content: Anthropic.ContentBlockParam[]) => ({
 const refusal = (promise: Promise<unknown>) => promise.then(() => undefined).catch((e: unknown) => e)
 
 describe('an Anthropic client naming a file in its Anthropic store', () => {
-  test('an Anthropic upstream gets the file_id as sent; a Chat one is never asked, the client gets a 400', async () => {
+  test('an Anthropic upstream gets the file_id as sent; a profile of Chat models only is never asked', async () => {
     const { anthropic } = sdkClients(await translationGateway(sim))
     sim.queue(upstreamModelFor.anthropic, { text: 'A cat.' })
     const answer = await anthropic.messages.create(question(profileFor.anthropic, [imageFromStore]), {
@@ -45,22 +46,65 @@ describe('an Anthropic client naming a file in its Anthropic store', () => {
     const error = await refusal(
       anthropic.messages.create(question(profileFor['openai-chat'], [imageFromStore]), { headers: filesBeta }),
     )
-    expect(error).toBeInstanceOf(Anthropic.BadRequestError)
     expect(error).toMatchObject({
-      status: 400,
+      status: 503,
       error: {
         type: 'error',
         error: {
-          type: 'invalid_request_error',
-          message: expect.stringMatching(/^messages\.0\.content\.1\.source\.file_id cannot be read here/),
+          type: 'overloaded_error',
+          message: expect.stringContaining(
+            'gpt-chat-t via openai-chat: request names files stored with Anthropic (file_id); only an Anthropic provider can read them',
+          ),
         },
       },
     })
+    // No retry can help: the SDK is told not to resend it.
+    expect((error as InstanceType<typeof Anthropic.APIError>).headers?.get('x-should-retry')).toBe('false')
     expect(sim.requests).toHaveLength(0)
   })
 
+  test('a Chat model ranked above a Claude one is passed over: the Claude model serves the file', async () => {
+    const model = (id: string, provider: string, upstream: string, quality: number) => ({
+      id,
+      provider,
+      upstream_model: upstream,
+      profiles: ['pro' as const],
+      quality,
+      vision: true,
+      input_usd_per_mtok: 1,
+      output_usd_per_mtok: 2,
+    })
+    const h = await createHarness({
+      grantUsd: 5,
+      env: { SIM_KEY: translationSimulatorOptions.apiKey },
+      config: {
+        catalog: { builtin: false },
+        providers: {
+          claude: { kind: 'anthropic', base_url: sim.url, api_key_env: 'SIM_KEY' },
+          chat: { kind: 'openai-chat', base_url: `${sim.url}/v1`, api_key_env: 'SIM_KEY' },
+        },
+        models: [
+          model('best-chat', 'chat', upstreamModelFor['openai-chat'], 95),
+          model('claude', 'claude', upstreamModelFor.anthropic, 80),
+        ],
+      },
+    })
+    const { anthropic } = sdkClients(h)
+    sim.queue(upstreamModelFor.anthropic, { text: 'A cat.' })
+    const answer = await anthropic.messages
+      .create(question('svc-pro', [imageFromStore]), { headers: filesBeta })
+      .withResponse()
+    expect(answer.data.content).toEqual([{ type: 'text', text: 'A cat.', citations: null }])
+    expect(sim.requests.map((r) => r.path)).toEqual(['/v1/messages'])
+    const record = await (await h.call(`/v1/usage/requests/${answer.response.headers.get('x-request-id')}`)).json()
+    expect(record.selected_model_id).toBe('claude')
+    expect(record.provider_ranks).toContainEqual(
+      expect.objectContaining({ model_id: 'best-chat', reason: expect.stringContaining('file_id') }),
+    )
+  })
+
   test.each([false, true])(
-    'stream %p: a document a tool returned from the store is a 400 on a Responses upstream',
+    'stream %p: a document a tool returned from the store rules out a Responses upstream',
     async (stream) => {
       const { anthropic } = sdkClients(await translationGateway(sim))
       const error = await refusal(
@@ -88,13 +132,8 @@ describe('an Anthropic client naming a file in its Anthropic store', () => {
         ),
       )
       expect(error).toMatchObject({
-        status: 400,
-        error: {
-          error: {
-            type: 'invalid_request_error',
-            message: expect.stringContaining('messages.2.content.0.content.0.source.file_id'),
-          },
-        },
+        status: 503,
+        error: { error: { type: 'overloaded_error', message: expect.stringContaining('file_id') } },
       })
       expect(sim.requests).toHaveLength(0)
     },

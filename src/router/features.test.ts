@@ -43,6 +43,15 @@ describe('documents in the request features and token counts', () => {
     expect(countRequestTokens(inToolResult(pdf)) - countRequestTokens(inToolResult(notes))).toBeGreaterThan(6000)
   })
 
+  test('an image or document named by an Anthropic file id, in a turn or a tool result, needs an Anthropic upstream', () => {
+    const fromStore: DocumentBlock = { type: 'document', source: { kind: 'file', fileId: 'file_1', param: 'p' } }
+    expect(readRequestFeatures(asking(pdf)).anthropicFiles).toBe(false)
+    expect(readRequestFeatures(asking(fromStore)).anthropicFiles).toBe(true)
+    expect(readRequestFeatures(inToolResult(fromStore)).anthropicFiles).toBe(true)
+    const image: UserContentBlock = { type: 'image', source: { kind: 'file', fileId: 'file_2', param: 'p' } }
+    expect(readRequestFeatures(asking(image))).toMatchObject({ anthropicFiles: true, images: true })
+  })
+
   test('count_tokens counts a file as the router estimates it, and a text document by its text', () => {
     expect(countRequestTokens(asking(pdf)) - countRequestTokens(asking())).toBe(6200)
     expect(countRequestTokens(asking(notes))).toBeGreaterThan(countRequestTokens(asking()))

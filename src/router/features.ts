@@ -5,6 +5,8 @@ export interface RequestFeatures {
   tools: boolean
   /** Images or files (PDFs): both need a vision model. */
   images: boolean
+  /** Images or files named by an Anthropic Files API id: only an Anthropic upstream can read them. */
+  anthropicFiles: boolean
   thinking: boolean
   /** Rough prompt size (≈ 4 characters a token): enough to rule out a too-small context window. */
   estimatedInputTokens: number
@@ -37,9 +39,11 @@ export function mediaTokensOf(block: UserContentBlock): number {
 export function readRequestFeatures(req: ExchangeRequest): RequestFeatures {
   let chars = 0
   let mediaTokens = 0
+  let anthropicFiles = false
   const countPart = (part: UserContentBlock) => {
     chars += textOf(part).length
     mediaTokens += mediaTokensOf(part)
+    if (part.type !== 'text' && part.source.kind === 'file') anthropicFiles = true
   }
   for (const block of req.system) chars += block.text.length
   for (const message of req.messages) {
@@ -69,6 +73,7 @@ export function readRequestFeatures(req: ExchangeRequest): RequestFeatures {
   return {
     tools: req.tools.length > 0 || req.messages.some((m) => m.content.some((b) => b.type === 'tool_use')),
     images: mediaTokens > 0,
+    anthropicFiles,
     thinking: req.thinking !== undefined && req.thinking.type !== 'disabled',
     estimatedInputTokens: Math.ceil(chars / charsPerToken) + mediaTokens,
     maxTokens: req.maxTokens,

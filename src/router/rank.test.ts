@@ -48,6 +48,7 @@ const providers: Record<string, ProviderConfig> = {
   p2: provider('p2', 'platform-key-p2'),
   // Configured without a platform key: usable only with the account's own key.
   own: provider('own', undefined),
+  chat: { ...provider('chat', 'platform-key-chat'), kind: 'openai-chat' },
 }
 
 const grant = (over: Partial<GrantState> = {}): GrantState => ({
@@ -66,6 +67,7 @@ const grant = (over: Partial<GrantState> = {}): GrantState => ({
 const features = (over: Partial<RequestFeatures> = {}): RequestFeatures => ({
   tools: false,
   images: false,
+  anthropicFiles: false,
   thinking: false,
   estimatedInputTokens: 1000,
   maxTokens: 1000,
@@ -218,6 +220,12 @@ describe('eligibility: every skip says why', () => {
       model('x', { capabilities: { tools: true, vision: false, thinking: true, promptCaching: false } }),
       { features: features({ images: true }) },
       'request has images or files; model has no vision',
+    ],
+    [
+      'Anthropic file ids on another provider',
+      model('x', { provider: 'chat' }),
+      { features: features({ anthropicFiles: true }) },
+      'request names files stored with Anthropic (file_id); only an Anthropic provider can read them',
     ],
     [
       'below the quality floor',

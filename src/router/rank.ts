@@ -137,6 +137,11 @@ export function rankCandidates(input: RankInput): Ranking {
       skip('request has images or files; model has no vision')
       continue
     }
+    // Ruled out here rather than refused by the encoder, so that a Claude candidate further down serves.
+    if (features.anthropicFiles && provider.kind !== 'anthropic') {
+      skip('request names files stored with Anthropic (file_id); only an Anthropic provider can read them')
+      continue
+    }
     if (model.quality < policy.qualityFloor) {
       skip(`quality ${model.quality} is below the profile floor ${policy.qualityFloor}`)
       continue

@@ -1382,10 +1382,10 @@ export const openApiDocument: OpenApiDocument = {
         'x-session-id',
         "groups requests into a session; failing it, Claude Code's and Codex's own session headers or metadata.session_id",
       ),
-      AgentId: header('x-agent-id', 'the agent within the session'),
+      AgentId: header('x-agent-id', 'the agent within the session; failing it, metadata.agent_id'),
       SessionSource: header(
         'x-session-source',
-        'what started the session, e.g. claude-code or codex (inferred when absent)',
+        'what started the session, e.g. claude-code or codex; failing it, metadata.session_source, else inferred',
       ),
     },
     headers: {

@@ -11,17 +11,22 @@ import { createAnthropicPassThroughMeter, rewriteMessageStart } from '../protoco
 import { encodeSse } from '../protocols/sse'
 import { isJson, isObject, replaceStringMember } from '../protocols/wire-values'
 import { GatewayError } from '../lib/errors'
+import { sessionMetadataKeys } from './session'
 import type { InboundSurface } from './surface'
 
 const messageId = (requestId: string) => `msg_${requestId}`
 
+const isSessionMetadataKey = (key: string) => (sessionMetadataKeys as readonly string[]).includes(key)
+
 /**
- * `metadata.session_id` is svc's (README, Sessions), and Anthropic's metadata takes only `user_id`:
- * forwarded, an unknown key gets the request refused. Whatever else the client put there goes on.
+ * `metadata.session_id`, `agent_id` and `session_source` are svc's (README, Sessions), and
+ * Anthropic's metadata takes only `user_id`: forwarded, an unknown key gets the request refused.
+ * Whatever else the client put there goes on.
  */
 function withoutGatewayMetadata(body: Record<string, unknown>): Record<string, unknown> {
-  if (!isObject(body.metadata) || !('session_id' in body.metadata)) return body
-  const { session_id: _, ...rest } = body.metadata
+  const metadata = body.metadata
+  if (!isObject(metadata) || !Object.keys(metadata).some(isSessionMetadataKey)) return body
+  const rest = Object.fromEntries(Object.entries(metadata).filter(([key]) => !isSessionMetadataKey(key)))
   const { metadata: _metadata, ...out } = body
   return Object.keys(rest).length === 0 ? out : { ...out, metadata: rest }
 }

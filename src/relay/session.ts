@@ -1,12 +1,24 @@
 // Session attributes for coding-agent workloads, from explicit headers first, then from what
-// Claude Code and Codex send on their own.
+// Claude Code and Codex send on their own, then from the body's metadata.
 export interface SessionAttributes {
   sessionId: string | null
   agentId: string | null
   sessionSource: string | null
 }
 
+/** Body metadata keys that carry session attributes: svc's own, not the upstream's. */
+export const sessionMetadataKeys = ['session_id', 'agent_id', 'session_source'] as const
+
 const clip = (value: string | null | undefined) => (value ? value.trim().slice(0, 200) || null : null)
+
+/** A session attribute from body metadata, held to the same rule as its header (a string, clipped). */
+function fromMetadata(
+  metadata: Record<string, unknown> | undefined,
+  key: (typeof sessionMetadataKeys)[number],
+): string | null {
+  const value = metadata?.[key]
+  return typeof value === 'string' ? clip(value) : null
+}
 
 /** Claude Code's metadata.user_id is a JSON string such as {"device_id":…,"session_id":…}. */
 function claudeCodeSessionFromUserId(userId: unknown): string | null {
@@ -29,12 +41,17 @@ export function readSessionAttributes(
   // hyphens, seen on the wire), `session_id` in earlier builds and `conversation_id` in older ones.
   const codexSession =
     clip(headers.get('session-id')) ?? clip(headers.get('session_id')) ?? clip(headers.get('conversation_id'))
-  const metadataSession = typeof metadata?.session_id === 'string' ? clip(metadata.session_id) : null
-  const sessionId = clip(headers.get('x-session-id')) ?? claudeCodeSession ?? codexSession ?? metadataSession
+  const sessionId =
+    clip(headers.get('x-session-id')) ?? claudeCodeSession ?? codexSession ?? fromMetadata(metadata, 'session_id')
   const inferredSource = claudeCodeSession ? 'claude-code' : codexSession ? 'codex' : null
+  // For each attribute its header wins over the body's metadata (session_id puts Claude Code's and
+  // Codex's own ids between the two), and a source the client names wins over the one svc infers.
   return {
     sessionId,
-    agentId: clip(headers.get('x-agent-id')),
-    sessionSource: clip(headers.get('x-session-source')) ?? (sessionId ? inferredSource : null),
+    agentId: clip(headers.get('x-agent-id')) ?? fromMetadata(metadata, 'agent_id'),
+    sessionSource:
+      clip(headers.get('x-session-source')) ??
+      fromMetadata(metadata, 'session_source') ??
+      (sessionId ? inferredSource : null),
   }
 }

@@ -3,20 +3,18 @@
 // rules out models of other providers, which cannot read it: a Claude model further down the
 // profile serves, and a profile with none answers that no model can, instead of a model answering
 // as if no file had been attached.
-import { afterAll, beforeEach, describe, expect, test } from 'bun:test'
+import { describe, expect, test } from 'bun:test'
 import type Anthropic from '@anthropic-ai/sdk'
 import { createHarness, sdkClients } from './support/harness'
-import { startSimulator } from './support/simulator'
 import {
   profileFor,
   translationGateway,
+  translationSimulator,
   translationSimulatorOptions,
   upstreamModelFor,
 } from './support/translation-gateway'
 
-const sim = startSimulator(translationSimulatorOptions)
-afterAll(() => sim.stop())
-beforeEach(() => sim.reset())
+const sim = translationSimulator()
 
 const filesBeta = { 'anthropic-beta': 'files-api-2025-04-14' }
 const imageFromStore: Anthropic.ContentBlockParam = { type: 'image', source: { type: 'file', file_id: 'file_img' } }

@@ -2,28 +2,23 @@
 // parts) reach an upstream of another dialect in that dialect's own shape, rather than being
 // dropped or refused. A file only the client's own store holds (file_id) is a 400 in the client's
 // error shape, before any upstream is asked.
-import { afterAll, beforeEach, describe, expect, test } from 'bun:test'
+import { describe, expect, test } from 'bun:test'
 import { sdkClients } from './support/harness'
-import { startSimulator } from './support/simulator'
 import {
   profileFor,
+  onlyUpstreamBody,
   translationGateway,
-  translationSimulatorOptions,
+  translationSimulator,
   upstreamModelFor,
 } from './support/translation-gateway'
 
-const sim = startSimulator(translationSimulatorOptions)
-afterAll(() => sim.stop())
-beforeEach(() => sim.reset())
+const sim = translationSimulator()
 
 const pdfBase64 = Buffer.from('%PDF-1.4 a tiny report').toString('base64')
 const pdfDataUrl = `data:application/pdf;base64,${pdfBase64}`
 
 /** What the upstream received for the only request of the test. */
-const upstreamBody = () => {
-  expect(sim.requests).toHaveLength(1)
-  return sim.requests[0]!.body as Record<string, unknown>
-}
+const upstreamBody = () => onlyUpstreamBody(sim)
 const chatMessages = () => upstreamBody().messages as Record<string, unknown>[]
 
 describe('an Anthropic client attaching documents', () => {

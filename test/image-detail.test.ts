@@ -1,20 +1,12 @@
 // End to end: the detail a Responses client asks an image to be seen at (input_image.detail)
 // reaches a Chat upstream as image_url.detail, rather than being dropped; a detail OpenAI does not
 // know is a 400 in OpenAI's error shape.
-import { afterAll, beforeEach, describe, expect, test } from 'bun:test'
+import { describe, expect, test } from 'bun:test'
 import type { ResponseInputImage } from 'openai/resources/responses/responses'
 import { sdkClients } from './support/harness'
-import { startSimulator } from './support/simulator'
-import {
-  profileFor,
-  translationGateway,
-  translationSimulatorOptions,
-  upstreamModelFor,
-} from './support/translation-gateway'
+import { profileFor, translationGateway, translationSimulator, upstreamModelFor } from './support/translation-gateway'
 
-const sim = startSimulator(translationSimulatorOptions)
-afterAll(() => sim.stop())
-beforeEach(() => sim.reset())
+const sim = translationSimulator()
 
 const pngDataUrl = 'data:image/png;base64,iVBORw0KGgo='
 const chartUrl = 'https://example.com/chart.png'

@@ -1,25 +1,20 @@
 // End to end: system and developer messages a Responses client puts in the middle of its input
 // reach a Chat upstream where they were given, as system messages, instead of joining the system
 // prompt at the top as if they had held from the start.
-import { afterAll, beforeEach, describe, expect, test } from 'bun:test'
+import { describe, expect, test } from 'bun:test'
 import { sdkClients } from './support/harness'
-import { startSimulator } from './support/simulator'
 import {
   profileFor,
+  onlyUpstreamBody,
   translationGateway,
-  translationSimulatorOptions,
+  translationSimulator,
   upstreamModelFor,
 } from './support/translation-gateway'
 
-const sim = startSimulator(translationSimulatorOptions)
-afterAll(() => sim.stop())
-beforeEach(() => sim.reset())
+const sim = translationSimulator()
 
 /** The messages the Chat upstream received for the only request of the test. */
-const chatMessages = () => {
-  expect(sim.requests).toHaveLength(1)
-  return (sim.requests[0]!.body as { messages: Record<string, unknown>[] }).messages
-}
+const chatMessages = () => onlyUpstreamBody(sim).messages as Record<string, unknown>[]
 
 describe('a Responses client giving instructions mid-conversation, to a Chat upstream', () => {
   test('leading ones join the instructions at the top; later ones stay in place as system messages', async () => {

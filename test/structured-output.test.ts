@@ -1,20 +1,18 @@
 // End to end: a client's structured-output request (Responses text.format, Anthropic
 // output_config.format) reaches an upstream of another dialect in that dialect's own field, and
 // the answer says what was asked. Bad formats are a 400 in the client's own error shape.
-import { afterAll, beforeEach, describe, expect, test } from 'bun:test'
+import { describe, expect, test } from 'bun:test'
 import { jsonSchemaOutputFormat } from '@anthropic-ai/sdk/helpers/json-schema'
 import { sdkClients } from './support/harness'
-import { startSimulator } from './support/simulator'
 import {
   profileFor,
+  onlyUpstreamBody,
   translationGateway,
-  translationSimulatorOptions,
+  translationSimulator,
   upstreamModelFor,
 } from './support/translation-gateway'
 
-const sim = startSimulator(translationSimulatorOptions)
-afterAll(() => sim.stop())
-beforeEach(() => sim.reset())
+const sim = translationSimulator()
 
 const weather = {
   type: 'object',
@@ -26,10 +24,7 @@ const answer = { city: 'Paris', celsius: 18 }
 const question = 'Weather in Paris, as JSON.'
 
 /** The body the upstream received for the only request of the test. */
-const upstreamBody = () => {
-  expect(sim.requests).toHaveLength(1)
-  return sim.requests[0]!.body as Record<string, unknown>
-}
+const upstreamBody = () => onlyUpstreamBody(sim)
 
 describe('a Responses client asking for text.format', () => {
   const format = { type: 'json_schema' as const, name: 'weather', schema: weather, strict: true }

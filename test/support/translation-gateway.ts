@@ -1,8 +1,9 @@
 // A gateway with one model of each upstream kind on the simulator, each alone in its profile: the
 // profile a test sends picks the dialect its request is translated into.
+import { afterAll, beforeEach, expect } from 'bun:test'
 import type { ProviderKind } from '../../src/config/schema'
 import { createHarness, type Harness } from './harness'
-import type { Simulator } from './simulator'
+import { type Simulator, startSimulator } from './simulator'
 
 export const profileFor: Record<ProviderKind, string> = {
   anthropic: 'svc-max',
@@ -51,3 +52,17 @@ export function translationGateway(sim: Simulator): Promise<Harness> {
 
 /** Start the simulator with the key translationGateway's providers use. */
 export const translationSimulatorOptions = { apiKey: simKey }
+
+/** The simulator a file of translation tests shares: stopped after them, cleared before each. */
+export function translationSimulator(): Simulator {
+  const sim = startSimulator(translationSimulatorOptions)
+  afterAll(() => sim.stop())
+  beforeEach(() => sim.reset())
+  return sim
+}
+
+/** The body of the one request the upstream received. */
+export function onlyUpstreamBody(sim: Simulator): Record<string, unknown> {
+  expect(sim.requests).toHaveLength(1)
+  return sim.requests[0]!.body as Record<string, unknown>
+}

@@ -11,6 +11,13 @@ const userCodeAlphabet = 'BCDFGHJKLMNPQRSTVWXZ'
 export const deviceCodeLifetimeSeconds = 600
 /** How much a poller that ignores `interval` is slowed each time (RFC 8628 §3.5). */
 const slowDownStepSeconds = 5
+/**
+ * Asking for a code needs no credentials, so without a cap anyone could fill the table. A thousand
+ * sign-ins waiting at once is far beyond what a team's CLIs start in ten minutes.
+ */
+export const maxWaitingDeviceCodes = 1000
+/** An expired code is kept this long, so that a poll arriving late hears expired_token, not invalid_grant. */
+const expiredCodeRetentionMs = deviceCodeLifetimeSeconds * 1000
 
 export type PollResult =
   | { ok: true; key: string; keyId: string; account: { id: string; name: string } }
@@ -33,8 +40,39 @@ export const normalizeUserCode = (input: string) => {
   return letters.length === 8 ? `${letters.slice(0, 4)}-${letters.slice(4)}` : letters
 }
 
-export function createDeviceLogin(deps: { ledger: Ledger; clock: () => number; intervalSeconds: number }) {
+export function createDeviceLogin(deps: {
+  ledger: Ledger
+  clock: () => number
+  intervalSeconds: number
+  /** How many codes may wait for approval at once; maxWaitingDeviceCodes unless given. */
+  maxWaitingCodes?: number
+}) {
   const { ledger, clock } = deps
+  const maxWaiting = deps.maxWaitingCodes ?? maxWaitingDeviceCodes
+  /**
+   * Codes this process issued that are neither expired nor approved: device-code hash → expiry.
+   * A denied code keeps its place until it expires, since anyone may deny a code they started.
+   * Counted in memory by the issuing process: a restart starts afresh, and the codes from before
+   * it expire within ten minutes.
+   */
+  const waiting = new Map<string, number>()
+
+  /**
+   * Takes a place for a new code, or refuses it while every place is taken, until the soonest
+   * expires. Checked and taken in one synchronous step, so concurrent requests cannot overshoot.
+   */
+  function takeWaitingPlace(deviceCodeHash: string, now: number, expiresAt: number) {
+    for (const [hash, expiry] of waiting) if (expiry <= now) waiting.delete(hash)
+    if (waiting.size >= maxWaiting) {
+      const freeInSeconds = Math.ceil((Math.min(...waiting.values()) - now) / 1000)
+      throw new GatewayError(
+        'rate_limit',
+        `${maxWaiting} sign-ins are already waiting for approval, the most this gateway holds; one frees up in ${freeInSeconds} s`,
+        { retryAfterSeconds: freeInSeconds },
+      )
+    }
+    waiting.set(deviceCodeHash, expiresAt)
+  }
 
   async function pendingByUserCode(userCode: string): Promise<DeviceCodeRecord> {
     const row = await ledger.findDeviceCode({ userCode: normalizeUserCode(userCode) })
@@ -49,16 +87,19 @@ export function createDeviceLogin(deps: { ledger: Ledger; clock: () => number; i
       const deviceCode = randomBytes(32).toString('base64url')
       const userCode = newUserCode()
       const now = clock()
-      // Each sign-in sweeps codes that expired a day ago, so the table stays small.
-      await ledger.purgeDeviceCodes(now - 86_400_000)
+      const deviceCodeHash = hashApiKey(deviceCode)
+      const expiresAt = now + deviceCodeLifetimeSeconds * 1000
+      takeWaitingPlace(deviceCodeHash, now, expiresAt)
+      // Each sign-in sweeps codes long expired: with creation capped, the table stays small.
+      await ledger.purgeDeviceCodes(now - expiredCodeRetentionMs)
       await ledger.insertDeviceCode({
-        deviceCodeHash: hashApiKey(deviceCode),
+        deviceCodeHash,
         userCode,
         deviceName: deviceName.trim().slice(0, 100) || 'device',
         status: 'pending',
         accountId: null,
         createdAt: now,
-        expiresAt: now + deviceCodeLifetimeSeconds * 1000,
+        expiresAt,
         lastPollAt: null,
         intervalSeconds: deps.intervalSeconds,
       })
@@ -79,6 +120,7 @@ export function createDeviceLogin(deps: { ledger: Ledger; clock: () => number; i
         decision.approve ? { status: 'approved', accountId: decision.accountId } : { status: 'denied' },
       )
       if (!moved) throw new GatewayError('invalid_request', 'this code was already used')
+      if (decision.approve) waiting.delete(row.deviceCodeHash)
       return { deviceName: row.deviceName }
     },
 

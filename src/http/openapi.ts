@@ -1,7 +1,7 @@
 // The OpenAPI 3.1 description of every HTTP route, written by hand from the route files and the
 // ledger views, and served at GET /openapi.json. openapi.test.ts fails when a route goes undocumented.
 import { Elysia } from 'elysia'
-import { deviceCodeLifetimeSeconds } from '../accounts/device-login'
+import { deviceCodeLifetimeSeconds, maxWaitingDeviceCodes } from '../accounts/device-login'
 import { scopeCostTypes } from '../ledger/credit'
 import { AnthropicCountTokensBody, AnthropicMessagesBody } from '../protocols/anthropic/schema'
 import { ResponsesBody } from '../protocols/openai-responses/schema'
@@ -680,6 +680,12 @@ const signInPaths: Paths = {
       responses: {
         '200': { description: 'the code pair', content: json(ref('DeviceCode')) },
         ...anthropicErrors(400),
+        '429': errorResponse(
+          'Anthropic',
+          429,
+          `rate_limit_error: ${maxWaitingDeviceCodes} sign-ins are already waiting for approval (asking needs no ` +
+            'credentials, so their number is capped); Retry-After says when the soonest code expires',
+        ),
       },
     },
   },

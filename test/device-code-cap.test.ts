@@ -1,0 +1,87 @@
+// POST /v1/auth/device/code needs no credentials, so the codes waiting for approval are capped:
+// past the cap a 429 in the route's error shape says when to come back, and expiry or approval
+// (not denial, which needs no credentials either) frees a place. Expired codes are deleted in time.
+import { describe, expect, test } from 'bun:test'
+import { createDeviceLogin } from '../src/accounts/device-login'
+import { createHarness, type Harness } from './support/harness'
+
+/** A gateway whose device sign-in holds at most `cap` waiting codes, on the harness's clock. */
+async function gatewayWithCap(cap: number): Promise<Harness> {
+  const h = await createHarness({ config: { server: { device_poll_interval_seconds: 0 } } })
+  h.deps.deviceLogin = createDeviceLogin({
+    ledger: h.deps.ledger,
+    clock: h.deps.clock,
+    intervalSeconds: 0,
+    maxWaitingCodes: cap,
+  })
+  return h
+}
+
+const askForCode = (h: Harness) =>
+  h.call('/v1/auth/device/code', { method: 'POST', json: { device_name: 'laptop' }, key: null })
+
+async function newCode(h: Harness): Promise<{ device_code: string; user_code: string }> {
+  const res = await askForCode(h)
+  expect(res.status).toBe(200)
+  return res.json()
+}
+
+async function expectFull(h: Harness, freeInSeconds: number, cap: number) {
+  const res = await askForCode(h)
+  expect({ status: res.status, retryAfter: res.headers.get('retry-after'), body: await res.json() }).toEqual({
+    status: 429,
+    retryAfter: String(freeInSeconds),
+    body: {
+      type: 'error',
+      error: {
+        type: 'rate_limit_error',
+        message: `${cap} sign-ins are already waiting for approval, the most this gateway holds; one frees up in ${freeInSeconds} s`,
+      },
+    },
+  })
+}
+
+const decide = (h: Harness, fields: Record<string, string>) =>
+  h.call('/login', { method: 'POST', body: new URLSearchParams(fields), key: null })
+
+const poll = async (h: Harness, deviceCode: string) =>
+  (await h.call('/v1/auth/device/token', { method: 'POST', json: { device_code: deviceCode }, key: null })).json()
+
+describe('device sign-in: the cap on waiting codes', () => {
+  test('past the cap a 429 says when the soonest code expires; once it has, a code is given again', async () => {
+    const h = await gatewayWithCap(3)
+    await newCode(h)
+    h.clock.advance(100_000)
+    await newCode(h)
+    await newCode(h)
+    // The first code expires 600 s after it was given, 500 s from now.
+    await expectFull(h, 500, 3)
+
+    h.clock.advance(500_000)
+    await newCode(h)
+    await expectFull(h, 100, 3)
+  })
+
+  test('approving a code frees its place; denying one does not, since anyone may deny', async () => {
+    const h = await gatewayWithCap(2)
+    const approved = await newCode(h)
+    await newCode(h)
+    await expectFull(h, 600, 2)
+
+    const approval = await decide(h, { user_code: approved.user_code, api_key: h.key, decision: 'approve' })
+    expect(approval.status).toBe(200)
+    const denied = await newCode(h)
+    expect((await decide(h, { user_code: denied.user_code, decision: 'deny' })).status).toBe(200)
+    await expectFull(h, 600, 2)
+  })
+
+  test('an expired code answers expired_token for 10 minutes, then is deleted when a code is next asked for', async () => {
+    const h = await gatewayWithCap(3)
+    const old = await newCode(h)
+    h.clock.advance(601_000)
+    expect(await poll(h, old.device_code)).toMatchObject({ error: 'expired_token' })
+    h.clock.advance(600_000)
+    await newCode(h)
+    expect(await poll(h, old.device_code)).toMatchObject({ error: 'invalid_grant' })
+  })
+})

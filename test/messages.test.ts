@@ -1065,6 +1065,18 @@ describe('messages: models, HEAD, count_tokens', () => {
     expect(sim.requests[1]!.headers['anthropic-beta']).toBe('token-counting-2024-11-01')
   })
 
+  test('count_tokens keeps svc’s session metadata from Anthropic, which refuses unknown metadata keys', async () => {
+    const h = await gateway()
+    const counted = await h.call('/compat-a/v1/messages/count_tokens', {
+      method: 'POST',
+      json: { model: 'svc-max', messages: ask, metadata: { user_id: 'u1', session_id: 's1', agent_id: 'a1' } },
+      headers: versioned,
+    })
+    expect(counted.status).toBe(200)
+    expect(sim.requests).toHaveLength(1)
+    expect(sim.requests[0]!.body).toEqual({ model: 'claude-x-up', messages: ask, metadata: { user_id: 'u1' } })
+  })
+
   test('count_tokens with only Chat upstreams: a real tokenizer count, never 0, growing with the input', async () => {
     const h = await gateway()
     const count = async (content: string) => {

@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
+import { createDeviceLogin } from '../src/accounts/device-login'
 import type { Io } from '../src/cli/context'
 import { linkUnderGateway } from '../src/cli/sign-in'
 import { main } from '../src/main'
@@ -263,6 +264,35 @@ describe('svc login (device flow)', () => {
       ok: false,
       error: 'authorization_pending',
     })
+  })
+
+  test('a gateway that will not start a sign-in: the CLI says why in its words, or asks if it is svc at all', async () => {
+    const full = await createHarness({ config: { server: { device_poll_interval_seconds: 0 } } })
+    full.deps.deviceLogin = createDeviceLogin({
+      ledger: full.deps.ledger,
+      clock: full.deps.clock,
+      intervalSeconds: 0,
+      maxWaitingCodes: 0,
+    })
+    const fullServer = Bun.serve({ port: 0, hostname: '127.0.0.1', fetch: (r) => full.app.handle(r) })
+    const notSvc = Bun.serve({
+      port: 0,
+      hostname: '127.0.0.1',
+      fetch: () => new Response('<h1>Not Found</h1>', { status: 404 }),
+    })
+    try {
+      const c = cli()
+      expect(await c.run('login', `http://127.0.0.1:${fullServer.port}`, '--no-browser')).toBe(2)
+      expect(c.err.join('')).toContain(
+        'did not start a sign-in (HTTP 429): 0 sign-ins are already waiting for approval, the most this gateway holds',
+      )
+      const other = cli()
+      expect(await other.run('login', `http://127.0.0.1:${notSvc.port}`, '--no-browser')).toBe(2)
+      expect(other.err.join('')).toContain('did not start a sign-in (HTTP 404); is it an svc gateway?')
+    } finally {
+      fullServer.stop(true)
+      notSvc.stop(true)
+    }
   })
 
   test('login --with-token checks the key and stores it; a bad key is refused', async () => {

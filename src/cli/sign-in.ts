@@ -1,6 +1,7 @@
 // `svc login`, `svc logout`, `svc whoami`: the CLI side of device sign-in.
 import { hostname } from 'node:os'
 import { formatUsd } from '../ledger/pricing'
+import { isObject } from '../protocols/wire-values'
 import { type Io, parseFlags, print, UsageError } from './context'
 import {
   credentialsPath,
@@ -19,6 +20,15 @@ async function postJson(url: string, body: unknown, key?: string) {
     body: JSON.stringify(body),
   })
   return { status: response.status, body: (await response.json().catch(() => ({}))) as Record<string, unknown> }
+}
+
+/** Why the gateway did not start a sign-in: its own words when it answered in svc's error shape (a 429 when too many sign-ins wait). */
+function signInRefusal(gateway: string, start: { status: number; body: Record<string, unknown> }): string {
+  const error = start.body.error
+  const message = isObject(error) && typeof error.message === 'string' ? error.message : undefined
+  return message
+    ? `${gateway} did not start a sign-in (HTTP ${start.status}): ${message}`
+    : `${gateway} did not start a sign-in (HTTP ${start.status}); is it an svc gateway?`
 }
 
 async function whoami(gateway: string, key: string) {
@@ -93,8 +103,7 @@ export async function runLogin(args: string[], io: Io): Promise<number> {
 
   const deviceName = values.name ?? `svc CLI on ${hostname()}`
   const start = await postJson(`${gateway}/v1/auth/device/code`, { device_name: deviceName })
-  if (start.status !== 200)
-    throw new UsageError(`${gateway} did not start a sign-in (HTTP ${start.status}); is it an svc gateway?`)
+  if (start.status !== 200) throw new UsageError(signInRefusal(gateway, start))
   const { device_code, user_code, expires_in } = start.body as Record<string, string & number>
   const verificationUri = linkUnderGateway(gateway, start.body.verification_uri) ?? `${gateway}/login`
   const verificationUriComplete = linkUnderGateway(gateway, start.body.verification_uri_complete)

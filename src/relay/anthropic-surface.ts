@@ -11,25 +11,10 @@ import { createAnthropicPassThroughMeter, rewriteMessageStart } from '../protoco
 import { encodeSse } from '../protocols/sse'
 import { isJson, isObject, replaceStringMember } from '../protocols/wire-values'
 import { GatewayError } from '../lib/errors'
-import { sessionMetadataKeys } from './session'
+import { withoutSessionMetadata } from './session'
 import type { InboundSurface } from './surface'
 
 const messageId = (requestId: string) => `msg_${requestId}`
-
-const isSessionMetadataKey = (key: string) => (sessionMetadataKeys as readonly string[]).includes(key)
-
-/**
- * `metadata.session_id`, `agent_id` and `session_source` are svc's (README, Sessions), and
- * Anthropic's metadata takes only `user_id`: forwarded, an unknown key gets the request refused.
- * Whatever else the client put there goes on.
- */
-function withoutGatewayMetadata(body: Record<string, unknown>): Record<string, unknown> {
-  const metadata = body.metadata
-  if (!isObject(metadata) || !Object.keys(metadata).some(isSessionMetadataKey)) return body
-  const rest = Object.fromEntries(Object.entries(metadata).filter(([key]) => !isSessionMetadataKey(key)))
-  const { metadata: _metadata, ...out } = body
-  return Object.keys(rest).length === 0 ? out : { ...out, metadata: rest }
-}
 
 /**
  * A client's adaptive thinking (Claude Code sends `thinking: {type: "adaptive"}` and
@@ -59,7 +44,7 @@ export const anthropicSurface: InboundSurface = {
   decode: decodeAnthropicRequest,
   metadata: (body) => (isObject(body.metadata) ? body.metadata : undefined),
   passThroughBody: (body, model, maxTokens) =>
-    thinkingFor(model, withoutGatewayMetadata({ ...body, model: model.upstreamModel, max_tokens: maxTokens })),
+    thinkingFor(model, withoutSessionMetadata({ ...body, model: model.upstreamModel, max_tokens: maxTokens })),
   passThroughJson(json, ids) {
     if (!isObject(json) || json.type !== 'message') {
       throw new GatewayError('api_error', 'upstream answered 200 with a body that is not a message', {

@@ -9,6 +9,7 @@ import { isObject } from '../protocols/wire-values'
 import { codecs } from '../providers/codecs'
 import { countRequestTokens } from '../router/count-tokens'
 import { profileNames, routingModeOf } from '../router/profiles'
+import { withoutSessionMetadata } from './session'
 
 export async function countTokens(
   deps: Deps,
@@ -33,7 +34,7 @@ export async function countTokens(
           ...codecs.anthropic.authHeaders(byok.get(provider.id) ?? provider.apiKey!),
           ...(input.headers.get('anthropic-beta') ? { 'anthropic-beta': input.headers.get('anthropic-beta')! } : {}),
         },
-        body: JSON.stringify({ ...input.body, model: anthropicModel.upstreamModel }),
+        body: JSON.stringify(withoutSessionMetadata({ ...input.body, model: anthropicModel.upstreamModel })),
         signal: AbortSignal.timeout(deps.config.routing.firstByteTimeoutMs),
       })
       if (!response.ok) await response.body?.cancel().catch(() => {})

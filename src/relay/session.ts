@@ -1,5 +1,7 @@
 // Session attributes for coding-agent workloads, from explicit headers first, then from what
 // Claude Code and Codex send on their own, then from the body's metadata.
+import { isObject } from '../protocols/wire-values'
+
 export interface SessionAttributes {
   sessionId: string | null
   agentId: string | null
@@ -8,6 +10,20 @@ export interface SessionAttributes {
 
 /** Body metadata keys that carry session attributes: svc's own, not the upstream's. */
 export const sessionMetadataKeys = ['session_id', 'agent_id', 'session_source'] as const
+
+const isSessionMetadataKey = (key: string) => (sessionMetadataKeys as readonly string[]).includes(key)
+
+/**
+ * An Anthropic body without svc's metadata keys (README, Sessions): Anthropic's metadata takes only
+ * `user_id`, and refuses a request with any other key. Whatever else the client put there goes on.
+ */
+export function withoutSessionMetadata(body: Record<string, unknown>): Record<string, unknown> {
+  const metadata = body.metadata
+  if (!isObject(metadata) || !Object.keys(metadata).some(isSessionMetadataKey)) return body
+  const rest = Object.fromEntries(Object.entries(metadata).filter(([key]) => !isSessionMetadataKey(key)))
+  const { metadata: _metadata, ...out } = body
+  return Object.keys(rest).length === 0 ? out : { ...out, metadata: rest }
+}
 
 const clip = (value: string | null | undefined) => (value ? value.trim().slice(0, 200) || null : null)
 

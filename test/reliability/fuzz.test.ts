@@ -96,6 +96,8 @@ const routeSpecs: RouteSpec[] = [
   },
   { method: 'GET', path: '/compat-a/v1/models', auth: 'x-api-key' },
   { method: 'GET', path: '/anthropic/v1/models/{id}', auth: 'key' },
+  { method: 'GET', path: '/compat-b/v1/models', auth: 'key' },
+  { method: 'GET', path: '/openai/v1/models/{id}', auth: 'key' },
   { method: 'HEAD', path: '/compat-a', auth: 'key' },
   { method: 'HEAD', path: '/compat-b', auth: 'key' },
   { method: 'POST', path: '/compat-b/v1/responses', auth: 'key', body: { model: 'svc-pro', input: 'hi' } },

@@ -29,7 +29,7 @@ export function record(deps: Deps, trace: RequestTrace, result: Parameters<Reque
     (err) => deps.log.error('could not record request in the ledger', { request_id: requestId, error: String(err) }),
   )
   // Queued, so every ledger read finds it: the usage API stops looking among the running ones.
-  deps.running.remove(requestId)
+  deps.running.remove(trace)
 }
 
 /** One line per request; never a key or a prompt. */

@@ -83,7 +83,6 @@ export async function relay(deps: Deps, input: RelayInput): Promise<Response> {
       config: deps.config,
       clock: deps.clock,
     })
-    deps.running.add(trace)
     const ids: ClientIds = { requestId, profile, createdAt: now }
 
     // Why no model fits (no credit, context too long, no vision…) does not change on a retry:

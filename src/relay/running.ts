@@ -1,30 +1,32 @@
-// The requests being served right now, by id. A request reaches the ledger in one write when it
-// ends; until then the usage API finds it here, so a client can look up the id it got in the
+// The streams being served right now. A request reaches the ledger in one write when it ends;
+// until then the usage API finds a stream here, so a client can look up the id it got in the
 // response headers while the answer is still streaming (status in_progress, legs uncommitted).
+// Held in a Set and scanned by id: adding and removing cost nothing to hash, and reads are rare.
 import type { RequestTrace, RunningRequestSnapshot } from './trace'
 
 export class RunningRequests {
-  private readonly byId = new Map<string, RequestTrace>()
+  private readonly traces = new Set<RequestTrace>()
 
   add(trace: RequestTrace): void {
-    this.byId.set(trace.ctx.id, trace)
+    this.traces.add(trace)
   }
 
   /** Called once the request's ledger write is queued: from then on the ledger answers for it. */
-  remove(id: string): void {
-    this.byId.delete(id)
+  remove(trace: RequestTrace): void {
+    this.traces.delete(trace)
   }
 
   /** The running request with this id, if it belongs to the account (others' ids do not exist). */
   find(accountId: string, id: string): RequestTrace | undefined {
-    const trace = this.byId.get(id)
-    return trace?.ctx.accountId === accountId ? trace : undefined
+    for (const trace of this.traces)
+      if (trace.ctx.id === id) return trace.ctx.accountId === accountId ? trace : undefined
+    return undefined
   }
 
   /** The legs of the account's running requests. A scan of them all: reads are rare, requests are not. */
   legsOf(accountId: string): RunningRequestSnapshot['legs'] {
     const legs: RunningRequestSnapshot['legs'] = []
-    for (const trace of this.byId.values()) if (trace.ctx.accountId === accountId) legs.push(...trace.snapshot().legs)
+    for (const trace of this.traces) if (trace.ctx.accountId === accountId) legs.push(...trace.snapshot().legs)
     return legs
   }
 }

@@ -55,7 +55,9 @@ export function encodeAnthropicRequest(
   const messages = encodeMessages(req.messages)
   const body: Record<string, unknown> = { model, max_tokens: req.maxTokens, messages }
 
-  const system = [...req.system, ...laterInstructions(req.messages)].filter((b) => b.text.trim() !== '').map(encodeText)
+  const system = systemPrompt(req)
+    .filter((b) => b.text.trim() !== '')
+    .map(encodeText)
   if (system.length > 0) body.system = system
   if (req.tools.length > 0) {
     body.tools = req.tools.map((tool) =>
@@ -126,9 +128,13 @@ function canThink(req: ExchangeRequest, messages: WireMessage[]): boolean {
 }
 
 // Anthropic has no system role inside the conversation: instructions given mid-way join the
-// system prompt, after those given before them.
-const laterInstructions = (messages: ConversationMessage[]): TextBlock[] =>
-  messages.flatMap((message) => (message.role === 'system' ? message.content : []))
+// system prompt, after those given before them. A loop, not a flatMap: this runs per request,
+// and nearly every conversation has none.
+function systemPrompt(req: ExchangeRequest): TextBlock[] {
+  let blocks = req.system
+  for (const message of req.messages) if (message.role === 'system') blocks = [...blocks, ...message.content]
+  return blocks
+}
 
 function encodeMessages(messages: ConversationMessage[]): WireMessage[] {
   const merged: WireMessage[] = []

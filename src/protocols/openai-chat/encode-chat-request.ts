@@ -49,9 +49,18 @@ export function encodeChatRequest(
   model: string,
   opts: ChatRequestOptions = {},
 ): Record<string, unknown> {
-  const messages = [...encodeSystem(req.system), ...req.messages.flatMap((message) => encodeMessage(message, opts))]
+  const messages = encodeSystem(req.system)
+  let instructionsMidway = false
+  for (const message of req.messages) {
+    if (message.role === 'system') instructionsMidway = true
+    messages.push(...encodeMessage(message, opts))
+  }
 
-  const body: Record<string, unknown> = { model, messages: toolCallsAnsweredFirst(messages) }
+  // The reordering copies the list: only for the rare conversation that needs it (this runs per request).
+  const body: Record<string, unknown> = {
+    model,
+    messages: instructionsMidway ? toolCallsAnsweredFirst(messages) : messages,
+  }
   body[opts.maxTokensField ?? 'max_tokens'] = req.maxTokens
   if (req.temperature !== undefined) body.temperature = req.temperature
   if (req.topP !== undefined) body.top_p = req.topP

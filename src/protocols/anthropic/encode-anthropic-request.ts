@@ -198,10 +198,11 @@ const encodeText = (block: TextBlock): WireBlock => withCache({ type: 'text', te
 
 // An image's detail is OpenAI's setting; Anthropic has none, and sizes images itself.
 function encodeImage(block: ImageBlock): WireBlock {
-  return withCache({ type: 'image', source: encodeImageSource(block.source) }, block.cacheControl)
+  return withCache({ type: 'image', source: encodeSource(block.source) }, block.cacheControl)
 }
 
-function encodeImageSource(source: ImageSource): Record<string, unknown> {
+// Images and documents share the base64, url and file sources; only a document can be plain text.
+function encodeSource(source: ImageSource): Record<string, unknown> {
   switch (source.kind) {
     case 'base64':
       return { type: 'base64', media_type: source.mediaType, data: source.data }
@@ -219,16 +220,7 @@ function encodeDocument(block: DocumentBlock): WireBlock {
 }
 
 function encodeDocumentSource(source: DocumentSource): Record<string, unknown> {
-  switch (source.kind) {
-    case 'base64':
-      return { type: 'base64', media_type: source.mediaType, data: source.data }
-    case 'url':
-      return { type: 'url', url: source.url }
-    case 'text':
-      return { type: 'text', media_type: 'text/plain', data: source.text }
-    case 'file':
-      return { type: 'file', file_id: source.fileId }
-  }
+  return source.kind === 'text' ? { type: 'text', media_type: 'text/plain', data: source.text } : encodeSource(source)
 }
 
 function encodeToolChoice(choice: ToolChoice): Record<string, unknown> {

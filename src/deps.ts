@@ -61,6 +61,12 @@ export function createDeps(config: Config, opts: DepsOptions = {}): Deps {
     // Its charge is booked; its rows wait in ledger_journal until the cause is fixed.
     onSpreadFailure: (err, seq) =>
       log.error('a ledger journal entry could not be moved into the tables', { seq, error: String(err) }),
+    // Write-through: the next request's quota gate reads the grants as the last commit left them,
+    // without a query. The commit read them inside its own transaction, so they are current.
+    onCommitted: (accountId, committed) => grants.set(accountId, committed),
+    // The client's answer stands; the failure to record is an operator problem and is logged loudly.
+    onRecordFailure: (requestId, err) =>
+      log.error('could not record request in the ledger', { request_id: requestId, error: String(err) }),
   })
   const auth = createAuthenticator(ledger)
   // Admin writes from this process (the admin HTTP API) do not move this connection's

@@ -10,7 +10,7 @@ import { openDatabase } from '../src/db/open'
 import type { FinishedRequest, Ledger } from '../src/ledger/ledger'
 import { createSqliteLedger } from '../src/ledger/sqlite-ledger'
 import { createRequestWriter } from '../src/ledger/sqlite-request-writer'
-import { seedRequest } from './support/ledger-fixtures'
+import { finishedRequest, seedRequest } from './support/ledger-fixtures'
 
 const dir = mkdtempSync(join(tmpdir(), 'svc-journal-'))
 afterAll(() => rmSync(dir, { recursive: true, force: true }))
@@ -148,5 +148,36 @@ test('while the checkpointer holds the writer, timed commits wait but a reader s
   expect(look(path)).toEqual({ journal: 0, requests: 1, legs: 1, charges: 1, remaining: 999_000 })
   writer.release()
   db.close()
+  ledger.close()
+})
+
+test('queued writes (the request path) report per batch: the grants once committed, a failure by its request id', async () => {
+  const path = join(dir, 'queued.db')
+  const committed: [string, number[]][] = []
+  const failed: string[] = []
+  const ledger = createSqliteLedger(openDatabase(path), Date.now, {
+    onCommitted: (accountId, grants) => committed.push([accountId, grants.map((g) => g.remainingNanos)]),
+    onRecordFailure: (requestId) => failed.push(requestId),
+  })
+  const account = await ledger.createAccount('queued')
+  await ledger.addGrant({ accountId: account.id, amountNanos: 1_000_000, scopeCostType: 'all', source: 'admin' })
+  const at = Date.now()
+  ledger.queueRequest(finishedRequest({ accountId: account.id, at, id: 'req_good_1', legs: [{ costNanos: 1_000 }] }))
+  // A record that cannot be written (ranks that do not serialise) must not take its batch-mates down.
+  ledger.queueRequest(finishedRequest({ accountId: account.id, at, id: 'req_bad', providerRanks: [1n] }))
+  ledger.queueRequest(finishedRequest({ accountId: account.id, at, id: 'req_good_2', legs: [{ costNanos: 2_000 }] }))
+  expect(committed).toEqual([]) // nothing written yet: the commit window is open
+
+  // Any read writes the queue first.
+  expect((await ledger.getRequest(account.id, 'req_good_2'))?.request.chargedNanos).toBe(2_000)
+  expect(await ledger.getRequest(account.id, 'req_good_1')).toBeDefined()
+  expect(await ledger.getRequest(account.id, 'req_bad')).toBeUndefined()
+  expect(failed).toEqual(['req_bad'])
+  // The batch failed whole, then each request was written alone: the grants after each commit.
+  expect(committed).toEqual([
+    [account.id, [999_000]],
+    [account.id, [997_000]],
+  ])
+  expect(look(path).remaining).toBe(997_000)
   ledger.close()
 })

@@ -229,9 +229,14 @@ export interface Ledger {
   deleteProviderKey(accountId: string, providerId: string): Promise<boolean>
 
   // the request path
-  /** Writes the request, its legs and their grant charges in one transaction; returns the charges. */
   /** Writes the request, its legs and their charges; resolves once they are committed. */
   recordRequest(finished: FinishedRequest): Promise<RecordedRequest>
+  /**
+   * The same write with nothing to wait for, as the request path makes it: the ledger's
+   * onCommitted hook gets the account's grants once the batch is written, onRecordFailure a
+   * failure (createSqliteLedger's options).
+   */
+  queueRequest(finished: FinishedRequest): void
 
   // usage queries
   getRequest(

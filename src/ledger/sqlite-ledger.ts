@@ -5,7 +5,7 @@ import type { Db } from '../db/open'
 import * as s from '../db/schema'
 import { newId } from '../lib/ids'
 import { type CheckpointPolicy, defaultCheckpoints, startCheckpointer } from './checkpointer'
-import { createGrantReader, createRequestWriter, type SpreadFailure } from './sqlite-request-writer'
+import { createGrantReader, createRequestWriter, type WriterHooks } from './sqlite-request-writer'
 import type {
   Account,
   ApiKeyRecord,
@@ -28,11 +28,11 @@ import type {
 export function createSqliteLedger(
   db: Db,
   clock: () => number = Date.now,
-  opts: { checkpointInWorker?: boolean; checkpoints?: CheckpointPolicy; onSpreadFailure?: SpreadFailure } = {},
+  opts: { checkpointInWorker?: boolean; checkpoints?: CheckpointPolicy } & WriterHooks = {},
 ): Ledger {
   const client = db.$client
   const dataVersion = client.prepare<{ data_version: number }, []>('PRAGMA data_version')
-  const writer = createRequestWriter(client, opts.onSpreadFailure)
+  const writer = createRequestWriter(client, opts)
   writer.spreadLeftovers()
   const readGrants = createGrantReader(client)
   const checkpointer = opts.checkpointInWorker
@@ -151,6 +151,7 @@ export function createSqliteLedger(
     },
 
     recordRequest: (finished: FinishedRequest) => writer.record(finished),
+    queueRequest: (finished: FinishedRequest) => writer.queue(finished),
 
     async getRequest(accountId, id) {
       const request = db
@@ -368,7 +369,7 @@ export function createSqliteLedger(
   // (the usage API right after a stream ends, feedback that references a request, a new grant
   // landing after the charges queued before it).
   for (const name of Object.keys(ledger) as (keyof Ledger)[]) {
-    if (name === 'recordRequest' || name === 'changedElsewhere') continue
+    if (name === 'recordRequest' || name === 'queueRequest' || name === 'changedElsewhere') continue
     const method = ledger[name] as (...args: unknown[]) => unknown
     ;(ledger as unknown as Record<string, unknown>)[name] = (...args: unknown[]) => {
       writer.flush()

@@ -9,10 +9,11 @@ import type { Database, SQLQueryBindings, Statement } from 'bun:sqlite'
 import { type Allocation, allocateCharge } from './credit'
 import type { FinishedRequest, GrantRecord, LegRecord, RecordedRequest, RequestRecord } from './ledger'
 
+/** A queued request; a caller that waits (recordRequest) has a promise, the request path does not. */
 interface Pending {
   finished: FinishedRequest
-  resolve: (recorded: RecordedRequest) => void
-  reject: (err: unknown) => void
+  resolve?: (recorded: RecordedRequest) => void
+  reject?: (err: unknown) => void
 }
 
 interface GrantRow extends Omit<GrantRecord, 'scopeRoutingModes' | 'scopeModels' | 'scopeProviders'> {
@@ -175,10 +176,18 @@ const journalMaxBatch = 2
 const spreadAfterMs = 25
 const spreadAtEntries = 256
 
-/** Told when a journal entry cannot be spread (it stays in the journal, retried at the next spread). */
-export type SpreadFailure = (err: unknown, entrySeq: number) => void
+/** What the writer tells its owner; all optional. */
+export interface WriterHooks {
+  /** A journal entry could not be spread (it stays in the journal, retried at the next spread). */
+  onSpreadFailure?: (err: unknown, entrySeq: number) => void
+  /** A batch committed: each account it charged, with its grants as they now stand. */
+  onCommitted?: (accountId: string, grants: GrantRecord[]) => void
+  /** A request queued with `queue` could not be recorded. */
+  onRecordFailure?: (requestId: string, err: unknown) => void
+}
 
-export function createRequestWriter(client: Database, onSpreadFailure: SpreadFailure = () => {}) {
+export function createRequestWriter(client: Database, hooks: WriterHooks = {}) {
+  const { onSpreadFailure = () => {}, onCommitted, onRecordFailure } = hooks
   const insertRequest = client.prepare(
     `INSERT INTO requests (${requestColumns}) VALUES (${placeholders(requestColumns)})`,
   )
@@ -255,7 +264,7 @@ export function createRequestWriter(client: Database, onSpreadFailure: SpreadFai
       records.push({ request: charged.record, grants })
     }
     for (const grant of touched) updateGrant.run(grant.remainingNanos, grant.id)
-    return { records, journaled }
+    return { records, journaled, grantsByAccount }
   })
 
   /** Moves every journal entry into the tables, and empties the journal, in one transaction. */
@@ -290,20 +299,33 @@ export function createRequestWriter(client: Database, onSpreadFailure: SpreadFai
     const batch = queue
     queue = []
     try {
-      const { records, journaled } = writeBatch.immediate(batch.map((p) => p.finished))
+      const { records, journaled, grantsByAccount } = writeBatch.immediate(batch.map((p) => p.finished))
       if (journaled) journalGrew(batch.length)
-      for (const [i, p] of batch.entries()) p.resolve(records[i]!)
+      committed(grantsByAccount)
+      for (const [i, p] of batch.entries()) p.resolve?.(records[i]!)
     } catch {
       for (const p of batch) {
         try {
-          const { records, journaled } = writeBatch.immediate([p.finished])
+          const { records, journaled, grantsByAccount } = writeBatch.immediate([p.finished])
           if (journaled) journalGrew(1)
-          p.resolve(records[0]!)
+          committed(grantsByAccount)
+          p.resolve?.(records[0]!)
         } catch (err) {
-          p.reject(err)
+          if (p.reject) p.reject(err)
+          else onRecordFailure?.(p.finished.request.id, err)
         }
       }
     }
+  }
+
+  function committed(grantsByAccount: Map<string, GrantRecord[]>) {
+    if (onCommitted) for (const [accountId, grants] of grantsByAccount) onCommitted(accountId, grants)
+  }
+
+  function enqueue(pending: Pending) {
+    queue.push(pending)
+    if (queue.length >= commitAtRequests) commitQueued()
+    else commitTimer ??= setTimeout(commitQueued, commitWindowMs)
   }
 
   function journalGrew(entries: number) {
@@ -344,11 +366,14 @@ export function createRequestWriter(client: Database, onSpreadFailure: SpreadFai
 
   return {
     record(finished: FinishedRequest): Promise<RecordedRequest> {
-      return new Promise((resolve, reject) => {
-        queue.push({ finished, resolve, reject })
-        if (queue.length >= commitAtRequests) commitQueued()
-        else commitTimer ??= setTimeout(commitQueued, commitWindowMs)
-      })
+      return new Promise((resolve, reject) => enqueue({ finished, resolve, reject }))
+    },
+    /**
+     * The request path's write: no promise, no callbacks a request (each was a few heap cells
+     * held until the commit); onCommitted and onRecordFailure report once a batch is written.
+     */
+    queue(finished: FinishedRequest): void {
+      enqueue({ finished })
     },
     flush,
     /** At open: entries a previous process committed and never spread (it was killed). */

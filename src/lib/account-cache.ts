@@ -3,19 +3,14 @@
 
 export interface AccountCache<T> {
   get(accountId: string): Promise<T>
-  /**
-   * For a value being produced now (the ledger's state after a write in flight): the returned
-   * setter replaces the entry, unless an invalidation came in between and made the value stale.
-   */
-  setLater(accountId: string): (value: T) => void
+  /** Replaces the entry with a value known to be current (the ledger's, read in its own commit). */
+  set(accountId: string, value: T): void
   invalidate(accountId: string): void
   clear(): void
 }
 
 export function accountCache<T>(load: (accountId: string) => Promise<T>): AccountCache<T> {
   const entries = new Map<string, Promise<T>>()
-  /** Moves on every invalidation; a setLater from before it is dropped. */
-  let generation = 0
   const get = (accountId: string) => {
     let entry = entries.get(accountId)
     if (!entry) {
@@ -27,18 +22,13 @@ export function accountCache<T>(load: (accountId: string) => Promise<T>): Accoun
   }
   return {
     get,
-    setLater(accountId) {
-      const from = generation
-      return (value) => {
-        if (generation === from) entries.set(accountId, Promise.resolve(value))
-      }
+    set(accountId, value) {
+      entries.set(accountId, Promise.resolve(value))
     },
     invalidate(accountId) {
-      generation++
       entries.delete(accountId)
     },
     clear() {
-      generation++
       entries.clear()
     },
   }

@@ -16,18 +16,7 @@ export function record(deps: Deps, trace: RequestTrace, result: Parameters<Reque
   const finished = trace.finish(result)
   deps.metrics.requestEnded(finished)
   if (deps.log.enabled('info')) logRequest(deps, finished)
-  // Write-through: the next request's quota gate reads the grants as this write left them,
-  // without a query (unless an admin change to the account came in meanwhile).
-  const cacheGrants = deps.credit.setLater(trace.ctx.accountId)
-  // The callbacks wait for the commit, so they keep only the id: the trace holds the whole
-  // request (a 32 KB prompt, say), which would then outlive the young-generation collections
-  // and cost the collector (and the kernel, in page faults) far more than the write itself.
-  const requestId = trace.ctx.id
-  deps.ledger.recordRequest(finished).then(
-    ({ grants }) => cacheGrants(grants),
-    // The client's answer stands; the failure to record is an operator problem and is logged loudly.
-    (err) => deps.log.error('could not record request in the ledger', { request_id: requestId, error: String(err) }),
-  )
+  deps.ledger.queueRequest(finished)
   // Queued, so every ledger read finds it: the usage API stops looking among the running ones.
   deps.running.remove(trace)
 }

@@ -15,20 +15,25 @@ export interface SeedLeg {
   outcome?: 'ok' | 'failed' | 'aborted'
 }
 
-export async function seedRequest(
-  ledger: Ledger,
-  opts: {
-    accountId: string
-    at: number
-    id?: string
-    routingMode?: string
-    sessionId?: string
-    sessionSource?: string
-    agentId?: string
-    legs?: SeedLeg[]
-    providerRanks?: unknown[]
-  },
-) {
+export interface SeedRequest {
+  accountId: string
+  at: number
+  id?: string
+  routingMode?: string
+  sessionId?: string
+  sessionSource?: string
+  agentId?: string
+  legs?: SeedLeg[]
+  providerRanks?: unknown[]
+}
+
+/** A request as the ledger records it, committed when the returned promise resolves. */
+export async function seedRequest(ledger: Ledger, opts: SeedRequest) {
+  return (await ledger.recordRequest(finishedRequest(opts))).request
+}
+
+/** A finished request as the relay hands it to the ledger. */
+export function finishedRequest(opts: SeedRequest): FinishedRequest {
   const id = opts.id ?? newUlid(opts.at)
   const legs = (opts.legs ?? [{}]).map((leg, i) => {
     const cost = leg.costNanos ?? 1000
@@ -56,7 +61,7 @@ export async function seedRequest(
     }
   })
   const ok = legs.at(-1)
-  const finished: FinishedRequest = {
+  return {
     request: {
       id,
       accountId: opts.accountId,
@@ -87,5 +92,4 @@ export async function seedRequest(
     },
     legs,
   }
-  return (await ledger.recordRequest(finished)).request
 }

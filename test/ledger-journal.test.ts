@@ -181,3 +181,20 @@ test('queued writes (the request path) report per batch: the grants once committ
   expect(look(path).remaining).toBe(997_000)
   ledger.close()
 })
+
+test('a commit hook that throws does not make the writer write its batch again: each request charged once', async () => {
+  const path = join(dir, 'hook-throws.db')
+  const ledger = createSqliteLedger(openDatabase(path), Date.now, {
+    onCommitted: () => {
+      throw new Error('hook failed')
+    },
+  })
+  const account = await ledger.createAccount('hook')
+  await ledger.addGrant({ accountId: account.id, amountNanos: 1_000_000, scopeCostType: 'all', source: 'admin' })
+  const at = Date.now()
+  for (const id of ['req_h1', 'req_h2', 'req_h3'])
+    ledger.queueRequest(finishedRequest({ accountId: account.id, at, id, legs: [{ costNanos: 1_000 }] }))
+  // The read that writes the queue meets the hook's error; the batch is in the file, once.
+  expect(() => ledger.listGrants(account.id)).toThrow('hook failed')
+  expect(look(path)).toMatchObject({ requests: 3, legs: 3, charges: 3, remaining: 997_000 })
+})

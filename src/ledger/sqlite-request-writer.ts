@@ -298,27 +298,34 @@ export function createRequestWriter(client: Database, hooks: WriterHooks = {}) {
     if (queue.length === 0 || (held && !evenIfHeld)) return
     const batch = queue
     queue = []
+    let written: ReturnType<typeof writeBatch.immediate>
     try {
-      const { records, journaled, grantsByAccount } = writeBatch.immediate(batch.map((p) => p.finished))
-      if (journaled) journalGrew(batch.length)
-      committed(grantsByAccount)
-      for (const [i, p] of batch.entries()) p.resolve?.(records[i]!)
+      written = writeBatch.immediate(batch.map((p) => p.finished))
     } catch {
-      for (const p of batch) {
-        try {
-          const { records, journaled, grantsByAccount } = writeBatch.immediate([p.finished])
-          if (journaled) journalGrew(1)
-          committed(grantsByAccount)
-          p.resolve?.(records[0]!)
-        } catch (err) {
-          if (p.reject) p.reject(err)
-          else onRecordFailure?.(p.finished.request.id, err)
-        }
-      }
+      for (const p of batch) writeAlone(p)
+      return
     }
+    // Told outside the try: a hook that throws after the commit must not make it write the batch again.
+    if (written.journaled) journalGrew(batch.length)
+    committed(written)
+    for (const [i, p] of batch.entries()) p.resolve?.(written.records[i]!)
   }
 
-  function committed(grantsByAccount: Map<string, GrantRecord[]>) {
+  function writeAlone(p: Pending) {
+    let written: ReturnType<typeof writeBatch.immediate>
+    try {
+      written = writeBatch.immediate([p.finished])
+    } catch (err) {
+      if (p.reject) p.reject(err)
+      else onRecordFailure?.(p.finished.request.id, err)
+      return
+    }
+    if (written.journaled) journalGrew(1)
+    committed(written)
+    p.resolve?.(written.records[0]!)
+  }
+
+  function committed({ grantsByAccount }: { grantsByAccount: Map<string, GrantRecord[]> }) {
     if (onCommitted) for (const [accountId, grants] of grantsByAccount) onCommitted(accountId, grants)
   }
 

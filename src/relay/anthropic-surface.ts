@@ -1,9 +1,8 @@
 // The messages surface: Anthropic Messages in, and the ids the contract fixes (msg_<ulid>).
 import type { CatalogModel } from '../config/load'
-import type { ReasoningEffort } from '../exchange/types'
 import { decodeAnthropicRequest } from '../protocols/anthropic/decode-anthropic-request'
 import { anthropicUsage } from '../protocols/anthropic/decode-anthropic-response'
-import { effortBudgets } from '../protocols/anthropic/encode-anthropic-request'
+import { budgetForEffort, maxTokensAbove } from '../protocols/anthropic/encode-anthropic-request'
 import { encodeAnthropicResponse } from '../protocols/anthropic/encode-anthropic-response'
 import { anthropicStreamEncoder } from '../protocols/anthropic/encode-anthropic-stream'
 import { anthropicErrorTypeForKind, encodeAnthropicError } from '../protocols/anthropic/errors'
@@ -25,15 +24,14 @@ function thinkingFor(model: CatalogModel, body: Record<string, unknown>): Record
   const thinking = body.thinking
   if (model.capabilities.adaptiveThinking || !isObject(thinking) || thinking.type !== 'adaptive') return body
   const { effort, ...outputConfig } = isObject(body.output_config) ? body.output_config : {}
-  // Own keys only: an effort such as "constructor" must not reach the object's prototype.
-  const known = typeof effort === 'string' && Object.hasOwn(effortBudgets, effort)
-  const budget = known ? effortBudgets[effort as ReasoningEffort] : effortBudgets.medium
-  const out: Record<string, unknown> = { ...body, thinking: { ...thinking, type: 'enabled', budget_tokens: budget } }
+  const budget = budgetForEffort(effort)
+  const out: Record<string, unknown> = {
+    ...body,
+    thinking: { ...thinking, type: 'enabled', budget_tokens: budget },
+    max_tokens: maxTokensAbove(budget, body.max_tokens as number),
+  }
   if (Object.keys(outputConfig).length > 0) out.output_config = outputConfig
   else delete out.output_config
-  // The budget counts toward max_tokens and must stay below it.
-  const maxTokens = out.max_tokens as number
-  if (maxTokens <= budget) out.max_tokens = budget + maxTokens
   return out
 }
 

@@ -38,7 +38,7 @@ export interface AnthropicRequestOptions {
 
 // An effort as a budget (wire-formats §4.8: litellm's low 1024, medium 2048, high 4096); the efforts
 // above high get high's, the largest step the table knows.
-export const effortBudgets: Record<ReasoningEffort, number> = {
+const effortBudgets: Record<ReasoningEffort, number> = {
   minimal: 1024,
   low: 1024,
   medium: 2048,
@@ -46,6 +46,19 @@ export const effortBudgets: Record<ReasoningEffort, number> = {
   xhigh: 4096,
   max: 4096,
 }
+
+/**
+ * The thinking budget for an effort, medium's when there is none or it is not one we know (a
+ * pass-through body's raw value: own keys only, so "constructor" does not reach the prototype).
+ */
+export const budgetForEffort = (effort: unknown): number =>
+  typeof effort === 'string' && Object.hasOwn(effortBudgets, effort)
+    ? effortBudgets[effort as ReasoningEffort]
+    : effortBudgets.medium
+
+/** The budget counts toward max_tokens and must stay below it: keep the caller's answer allowance on top. */
+export const maxTokensAbove = (budget: number, maxTokens: number): number =>
+  maxTokens <= budget ? budget + maxTokens : maxTokens
 
 export function encodeAnthropicRequest(
   req: ExchangeRequest,
@@ -79,8 +92,7 @@ export function encodeAnthropicRequest(
   if (thinkingOn && thinking?.type === 'enabled') {
     const budget = Math.max(minThinkingBudget, Math.floor(thinking.budgetTokens))
     body.thinking = { type: 'enabled', budget_tokens: budget }
-    // The budget counts toward max_tokens and must stay below it; keep the caller's answer allowance.
-    if (req.maxTokens <= budget) body.max_tokens = budget + req.maxTokens
+    body.max_tokens = maxTokensAbove(budget, req.maxTokens)
   } else if (thinkingOn && thinking?.type === 'adaptive') {
     body.thinking = { type: 'adaptive' }
     const effort = thinking.effort
@@ -114,7 +126,7 @@ const encodeOutputFormat = (format: ResponseFormat | undefined): Record<string, 
 // when none is given. Sent as `enabled`, with no output_config.
 const asBudget = (thinking: { effort?: ReasoningEffort }): Thinking => ({
   type: 'enabled',
-  budgetTokens: effortBudgets[thinking.effort ?? 'medium'],
+  budgetTokens: budgetForEffort(thinking.effort),
 })
 
 // Thinking is incompatible with forced tool use, and in a tool loop the last assistant turn must

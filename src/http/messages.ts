@@ -33,17 +33,19 @@ function isDateVersion(value: string): boolean {
   return valid
 }
 
-/** One of the two version headers is required; each one sent must be a date. */
+/** One of the two version headers is required; each one sent must be a date. A loop: this runs per request. */
 function requireVersionHeader(headers: Headers) {
-  const sent = versionHeaders.flatMap((name) => {
+  let sent = false
+  for (const name of versionHeaders) {
     const value = headers.get(name)
-    return value ? [{ name, value }] : []
-  })
-  if (sent.length === 0) {
+    if (!value) continue
+    if (!isDateVersion(value))
+      throw invalidRequest(`invalid \`${name}\` header: expected a YYYY-MM-DD date, e.g. 2023-06-01`)
+    sent = true
+  }
+  if (!sent) {
     throw invalidRequest('missing version header: send `anthropic-version` (or `x-compat-version`), e.g. 2023-06-01')
   }
-  const bad = sent.find(({ value }) => !isDateVersion(value))
-  if (bad) throw invalidRequest(`invalid \`${bad.name}\` header: expected a YYYY-MM-DD date, e.g. 2023-06-01`)
 }
 
 function modelsPage(query: Record<string, string | undefined>) {

@@ -59,6 +59,9 @@ export interface DocumentBlock {
   cacheControl?: CacheControl
 }
 
+/** A document as prompt text, where it goes as text (or is counted as text): its title, a blank line, its text. */
+export const documentText = (title: string | undefined, text: string): string => (title ? `${title}\n\n${text}` : text)
+
 /** What a user turn or a tool result carries besides tool calls. */
 export type UserContentBlock = TextBlock | ImageBlock | DocumentBlock
 

@@ -77,9 +77,3 @@ export const imageUrl = (source: ImageSource): string => {
 
 /** OpenAI wants a file name beside inline file data; an Anthropic document has a title at most, and is a PDF. */
 export const fileNameOf = (document: DocumentBlock): string => document.title ?? 'document.pdf'
-
-/**
- * A document as OpenAI text: its title, a blank line, its text. Neither OpenAI dialect has a text
- * document (Chat's file part and Responses' input_file take files).
- */
-export const documentText = (title: string | undefined, text: string): string => (title ? `${title}\n\n${text}` : text)

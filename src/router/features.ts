@@ -1,5 +1,5 @@
 // What a request needs from a model, read once from the neutral request before ranking.
-import type { ExchangeRequest, UserContentBlock } from '../exchange/types'
+import { documentText, type ExchangeRequest, type UserContentBlock } from '../exchange/types'
 
 export interface RequestFeatures {
   tools: boolean
@@ -24,7 +24,7 @@ const tokensPerFile = 2 * (1500 + tokensPerImage)
 export function textOf(block: UserContentBlock): string {
   if (block.type === 'text') return block.text
   if (block.type === 'document' && block.source.kind === 'text') {
-    return block.title ? `${block.title}\n\n${block.source.text}` : block.source.text
+    return documentText(block.title, block.source.text)
   }
   return ''
 }

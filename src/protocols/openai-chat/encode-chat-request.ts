@@ -1,20 +1,20 @@
 // ExchangeRequest → OpenAI Chat Completions body for OpenAI-compatible upstreams (wire-formats §4.2).
 
-import type {
-  ConversationMessage,
-  DocumentBlock,
-  ExchangeRequest,
-  ImageBlock,
-  ImageDetail,
-  Message,
-  ResponseFormat,
-  TextBlock,
-  ToolChoice,
-  UserContentBlock,
+import {
+  type ConversationMessage,
+  documentText,
+  type DocumentBlock,
+  type ExchangeRequest,
+  type ImageBlock,
+  type ImageDetail,
+  type Message,
+  type ResponseFormat,
+  type TextBlock,
+  type ToolChoice,
+  type UserContentBlock,
 } from '../../exchange/types'
 import {
   dataUrl,
-  documentText,
   fileNameOf,
   imageUrl,
   openAIJsonSchema,

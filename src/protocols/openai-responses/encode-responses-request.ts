@@ -1,17 +1,17 @@
 // Neutral ExchangeRequest → body for an OpenAI Responses upstream (wire-formats §4.4, §4.8).
-import type {
-  ConversationMessage,
-  DocumentBlock,
-  ExchangeRequest,
-  ImageBlock,
-  ResponseFormat,
-  ToolChoice,
-  UserContentBlock,
+import {
+  type ConversationMessage,
+  documentText,
+  type DocumentBlock,
+  type ExchangeRequest,
+  type ImageBlock,
+  type ResponseFormat,
+  type ToolChoice,
+  type UserContentBlock,
 } from '../../exchange/types'
 import { readResponsesSignature } from './reasoning-signature'
 import {
   dataUrl,
-  documentText,
   fileNameOf,
   imageUrl,
   openAIJsonSchema,

@@ -1191,6 +1191,37 @@ describe('messages: sessions', () => {
   })
 })
 
+test('a session that names no source takes it from the user agent, else api', async () => {
+  const h = await gateway()
+  sim.setScenario('claude-x-up', { text: 'ok', usage: { input: 1, output: 1 } })
+  const body = { model: 'svc-max', max_tokens: 10, messages: ask }
+  const sourceOf = async (headers: Record<string, string>) => {
+    const res = await postMessages(h, body, { ...versioned, ...headers })
+    expect(res.status).toBe(200)
+    return (await requestDetail(h, res.headers.get('x-request-id')!)).session_source
+  }
+  expect(await sourceOf({ 'x-session-id': 's-api', 'user-agent': 'my-tool/1.0' })).toBe('api')
+  expect(await sourceOf({ 'x-session-id': 's-cc', 'user-agent': 'claude-cli/2.0.14 (external, cli)' })).toBe(
+    'claude-code',
+  )
+  expect(await sourceOf({ 'x-session-id': 's-codex', 'user-agent': 'codex_exec/0.169.0 (Debian 12; x86_64)' })).toBe(
+    'codex',
+  )
+  // A named source still wins, and a request without a session has none.
+  expect(
+    await sourceOf({ 'x-session-id': 's-named', 'x-session-source': 'my-ide', 'user-agent': 'claude-cli/2' }),
+  ).toBe('my-ide')
+  expect(await sourceOf({ 'user-agent': 'claude-cli/2.0.14' })).toBeUndefined()
+
+  const sessions = (await (await h.call('/v1/usage/sessions/list')).json()) as Record<string, unknown>[]
+  expect(Object.fromEntries(sessions.map((s) => [s.session_id, s.session_source]))).toEqual({
+    's-api': 'api',
+    's-cc': 'claude-code',
+    's-codex': 'codex',
+    's-named': 'my-ide',
+  })
+})
+
 describe('messages: metadata', () => {
   test("metadata.session_id names the session and stays in svc: Anthropic's metadata takes only user_id", async () => {
     const h = await gateway()

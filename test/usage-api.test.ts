@@ -261,6 +261,11 @@ describe('sessions', () => {
       (await (await h.call('/v1/usage/sessions/list?limit=1')).json()).map((s: { session_id: string }) => s.session_id),
     ).toEqual(['old'])
 
+    // A row recorded before every session had a source (no source stored) reads as api.
+    await seedRequest(h.deps.ledger, { accountId: h.accountId, at: T0 + 5, sessionId: 'legacy' })
+    const legacy = await (await h.call('/v1/usage/sessions?ids=legacy')).json()
+    expect(legacy.items).toEqual([expect.objectContaining({ session_id: 'legacy', session_source: 'api' })])
+
     const tooMany = Array.from({ length: 101 }, (_, i) => `s${i}`).join(',')
     const res = await h.call(`/v1/usage/sessions?ids=${tooMany}`)
     expect(res.status).toBe(400)

@@ -1155,7 +1155,11 @@ const schemas: Record<string, Schema> = {
   }),
   Session: object({
     session_id: { type: 'string' },
-    session_source: nullable('string'),
+    session_source: {
+      type: 'string',
+      description: 'as the client named it, else claude-code or codex when svc recognises the agent, else api',
+      examples: ['claude-code', 'codex', 'api'],
+    },
     agent_id: nullable('string'),
     request_count: { type: 'integer', minimum: 0 },
     total_cost_nanos: nanos('full cost of the requests in the session'),

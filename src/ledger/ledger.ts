@@ -136,7 +136,7 @@ export interface FeedbackRecord {
 
 export interface SessionSummary {
   sessionId: string
-  sessionSource: string | null
+  sessionSource: string
   agentId: string | null
   requestCount: number
   totalCostNanos: number

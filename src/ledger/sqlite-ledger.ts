@@ -42,7 +42,8 @@ export function createSqliteLedger(
 
   const sessionColumns = {
     sessionId: s.requests.sessionId,
-    sessionSource: sql<string | null>`max(${s.requests.sessionSource})`,
+    // Rows recorded before every session got a source (README, Sessions) read as `api`.
+    sessionSource: sql<string>`coalesce(max(${s.requests.sessionSource}), 'api')`,
     agentId: sql<string | null>`max(${s.requests.agentId})`,
     requestCount: sql<number>`count(*)`,
     totalCostNanos: sql<number>`coalesce(sum(${s.requests.totalCostNanos}), 0)`,

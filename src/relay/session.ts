@@ -47,6 +47,18 @@ function claudeCodeSessionFromUserId(userId: unknown): string | null {
   }
 }
 
+/**
+ * Which agent sent a session that names no source: Claude Code's user agent is `claude-cli/<version>`,
+ * Codex's `codex_cli_rs/<version>` or `codex_exec/<version>` (seen on the wire). Anything else is
+ * `api`: a session summary always says where it came from (the API spec gives its source as a string).
+ */
+function agentOfUserAgent(headers: Headers): string {
+  const userAgent = headers.get('user-agent') ?? ''
+  if (userAgent.startsWith('claude-cli/')) return 'claude-code'
+  if (userAgent.startsWith('codex_')) return 'codex'
+  return 'api'
+}
+
 export function readSessionAttributes(
   headers: Headers,
   metadata: Record<string, unknown> | undefined,
@@ -59,15 +71,13 @@ export function readSessionAttributes(
     clip(headers.get('session-id')) ?? clip(headers.get('session_id')) ?? clip(headers.get('conversation_id'))
   const sessionId =
     clip(headers.get('x-session-id')) ?? claudeCodeSession ?? codexSession ?? fromMetadata(metadata, 'session_id')
-  const inferredSource = claudeCodeSession ? 'claude-code' : codexSession ? 'codex' : null
   // For each attribute its header wins over the body's metadata (session_id puts Claude Code's and
   // Codex's own ids between the two), and a source the client names wins over the one svc infers.
+  const namedSource = clip(headers.get('x-session-source')) ?? fromMetadata(metadata, 'session_source')
+  const inferredSource = () => (claudeCodeSession ? 'claude-code' : codexSession ? 'codex' : agentOfUserAgent(headers))
   return {
     sessionId,
     agentId: clip(headers.get('x-agent-id')) ?? fromMetadata(metadata, 'agent_id'),
-    sessionSource:
-      clip(headers.get('x-session-source')) ??
-      fromMetadata(metadata, 'session_source') ??
-      (sessionId ? inferredSource : null),
+    sessionSource: namedSource ?? (sessionId ? inferredSource() : null),
   }
 }

@@ -3,7 +3,7 @@ SHELL := /bin/bash
 BUN ?= $(shell command -v bun 2>/dev/null || echo bun)
 export PATH := $(HOME)/.bun/bin:$(shell npm prefix -g 2>/dev/null)/bin:$(PATH)
 
-.PHONY: setup run test check typecheck lint fmt build db-generate bench bench-path clean
+.PHONY: setup run test check typecheck lint fmt build db-generate bench bench-path bench-ab clean
 
 ## setup: install Bun from npm when missing, then the project's dependencies
 setup:
@@ -54,6 +54,16 @@ bench: build
 ## bench-path: svc's own request path in process, with and without the ledger write (bench/README.md)
 bench-path: setup
 	bun bench/request-path.ts
+
+## bench-ab: two builds at once on the gateway's core, B against A (bench/README.md), e.g.
+## make bench-ab A=/tmp/svc-before SCENARIO=body32k-c64; B_ENV=NAME=value tries a setting on dist/svc
+A ?= dist/svc
+B ?= dist/svc
+SCENARIO ?= nonstream-c64
+ROUNDS ?= 4
+bench-ab: build
+	bun bench/side-by-side.ts --a $(A) --b $(B) --scenario $(SCENARIO) --rounds $(ROUNDS) \
+	  $(if $(A_ENV),--a-env $(A_ENV)) $(if $(B_ENV),--b-env $(B_ENV))
 
 clean:
 	rm -rf dist

@@ -1,14 +1,16 @@
 // End to end: documents a client attaches (Anthropic `document` blocks, Responses `input_file`
 // parts) reach an upstream of another dialect in that dialect's own shape, rather than being
 // dropped or refused. A file only the client's own store holds (file_id) is a 400 in the client's
-// error shape, before any upstream is asked.
+// error shape, before any upstream is asked; a file that is neither PDF nor text goes only to a
+// Responses upstream, since Anthropic's documents and Chat's file parts refuse it.
 import { describe, expect, test } from 'bun:test'
-import { sdkClients } from './support/harness'
+import { createHarness, sdkClients } from './support/harness'
 import {
   profileFor,
   onlyUpstreamBody,
   translationGateway,
   translationSimulator,
+  translationSimulatorOptions,
   upstreamModelFor,
 } from './support/translation-gateway'
 
@@ -179,6 +181,71 @@ describe('a Responses client attaching input_file parts', () => {
       status: 400,
       error: { type: 'invalid_request_error', param: 'input[0].content[1].file_id' },
     })
+    expect(sim.requests).toHaveLength(0)
+  })
+})
+
+describe('a file neither PDF nor text (a Word file)', () => {
+  const wordType = 'application/vnd.openxmlformats-officedocument.wordprocessingml.document'
+  const wordFile = {
+    type: 'input_file' as const,
+    filename: 'plan.docx',
+    file_data: `data:${wordType};base64,${Buffer.from('PK\u0003\u0004 a tiny docx').toString('base64')}`,
+  }
+  const asking = (model: string) => ({
+    model,
+    input: [{ role: 'user' as const, content: [{ type: 'input_text' as const, text: 'Summarise.' }, wordFile] }],
+  })
+
+  test('passes over a Claude model ranked first: the Responses model gets the file as sent', async () => {
+    const model = (id: string, provider: string, upstream: string, quality: number) => ({
+      id,
+      provider,
+      upstream_model: upstream,
+      profiles: ['pro' as const],
+      quality,
+      vision: true,
+      input_usd_per_mtok: 1,
+      output_usd_per_mtok: 2,
+    })
+    const h = await createHarness({
+      grantUsd: 5,
+      env: { SIM_KEY: translationSimulatorOptions.apiKey },
+      config: {
+        catalog: { builtin: false },
+        providers: {
+          claude: { kind: 'anthropic', base_url: sim.url, api_key_env: 'SIM_KEY' },
+          responses: { kind: 'openai-responses', base_url: `${sim.url}/v1`, api_key_env: 'SIM_KEY' },
+        },
+        models: [
+          model('claude', 'claude', upstreamModelFor.anthropic, 95),
+          model('gpt', 'responses', upstreamModelFor['openai-responses'], 80),
+        ],
+      },
+    })
+    const { openai } = sdkClients(h)
+    sim.queue(upstreamModelFor['openai-responses'], { text: 'A plan.' })
+    const { data, response } = await openai.responses.create(asking('svc-pro')).withResponse()
+    expect(data.output_text).toBe('A plan.')
+    expect(upstreamBody().input).toEqual([
+      { role: 'user', content: [{ type: 'input_text', text: 'Summarise.' }, wordFile] },
+    ])
+    const record = await (await h.call(`/v1/usage/requests/${response.headers.get('x-request-id')}`)).json()
+    expect(record.selected_model_id).toBe('gpt')
+    expect(record.provider_ranks).toContainEqual(
+      expect.objectContaining({
+        model_id: 'claude',
+        reason: `request has a ${wordType} file; this provider takes PDF and text files only`,
+      }),
+    )
+  })
+
+  test('a profile with no Responses model answers that no model can take it, and asks no upstream', async () => {
+    const { openai } = sdkClients(await translationGateway(sim))
+    for (const profile of [profileFor.anthropic, profileFor['openai-chat']]) {
+      const error = await openai.responses.create(asking(profile)).catch((e: unknown) => e)
+      expect(error).toMatchObject({ status: 503, error: { message: expect.stringContaining(`a ${wordType} file`) } })
+    }
     expect(sim.requests).toHaveLength(0)
   })
 })

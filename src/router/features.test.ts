@@ -52,6 +52,19 @@ describe('documents in the request features and token counts', () => {
     expect(readRequestFeatures(asking(image))).toMatchObject({ anthropicFiles: true, images: true })
   })
 
+  test('a file neither PDF nor text is named by its type, in a turn or a tool result; the first one counts', () => {
+    const word: DocumentBlock = {
+      type: 'document',
+      source: { kind: 'base64', mediaType: 'application/msword', data: 'AAAA' },
+    }
+    const sheet: DocumentBlock = { type: 'document', source: { kind: 'base64', mediaType: 'text/csv', data: 'AAAA' } }
+    expect(readRequestFeatures(asking(pdf)).otherFileType).toBeUndefined()
+    expect(readRequestFeatures(asking(notes)).otherFileType).toBeUndefined()
+    expect(readRequestFeatures(asking(word)).otherFileType).toBe('application/msword')
+    expect(readRequestFeatures(inToolResult(word)).otherFileType).toBe('application/msword')
+    expect(readRequestFeatures(asking(word, sheet)).otherFileType).toBe('application/msword')
+  })
+
   test('count_tokens counts a file as the router estimates it, and a text document by its text', () => {
     expect(countRequestTokens(asking(pdf)) - countRequestTokens(asking())).toBe(6200)
     expect(countRequestTokens(asking(notes))).toBeGreaterThan(countRequestTokens(asking()))

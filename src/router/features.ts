@@ -7,6 +7,12 @@ export interface RequestFeatures {
   images: boolean
   /** Images or files named by an Anthropic Files API id: only an Anthropic upstream can read them. */
   anthropicFiles: boolean
+  /**
+   * The media type of an attached file that is neither a PDF nor text (a Word or Excel file, say),
+   * if any. Anthropic's documents are PDFs or plain text and Chat's file parts PDFs: both refuse
+   * anything else, so only a Responses upstream is given it (as sent, to judge for itself).
+   */
+  otherFileType: string | undefined
   thinking: boolean
   /** Rough prompt size (≈ 4 characters a token): enough to rule out a too-small context window. */
   estimatedInputTokens: number
@@ -14,6 +20,7 @@ export interface RequestFeatures {
 }
 
 const charsPerToken = 4
+const pdfType = 'application/pdf'
 // Anthropic bills an image at about (width × height) / 750 tokens; ~1,600 for a typical one.
 const tokensPerImage = 1600
 // A file's pages are unknown without parsing it. Anthropic puts a PDF page at 1,500–3,000 tokens of
@@ -40,10 +47,14 @@ export function readRequestFeatures(req: ExchangeRequest): RequestFeatures {
   let chars = 0
   let mediaTokens = 0
   let anthropicFiles = false
+  let otherFileType: string | undefined
   const countPart = (part: UserContentBlock) => {
     chars += textOf(part).length
     mediaTokens += mediaTokensOf(part)
-    if (part.type !== 'text' && part.source.kind === 'file') anthropicFiles = true
+    if (part.type === 'text') return
+    if (part.source.kind === 'file') anthropicFiles = true
+    else if (part.type === 'document' && part.source.kind === 'base64' && part.source.mediaType !== pdfType)
+      otherFileType ??= part.source.mediaType
   }
   for (const block of req.system) chars += block.text.length
   for (const message of req.messages) {
@@ -74,6 +85,7 @@ export function readRequestFeatures(req: ExchangeRequest): RequestFeatures {
     tools: req.tools.length > 0 || req.messages.some((m) => m.content.some((b) => b.type === 'tool_use')),
     images: mediaTokens > 0,
     anthropicFiles,
+    otherFileType,
     thinking: req.thinking !== undefined && req.thinking.type !== 'disabled',
     estimatedInputTokens: Math.ceil(chars / charsPerToken) + mediaTokens,
     maxTokens: req.maxTokens,

@@ -68,6 +68,7 @@ const features = (over: Partial<RequestFeatures> = {}): RequestFeatures => ({
   tools: false,
   images: false,
   anthropicFiles: false,
+  otherFileType: undefined,
   thinking: false,
   estimatedInputTokens: 1000,
   maxTokens: 1000,
@@ -226,6 +227,18 @@ describe('eligibility: every skip says why', () => {
       model('x', { provider: 'chat' }),
       { features: features({ anthropicFiles: true }) },
       'request names files stored with Anthropic (file_id); only an Anthropic provider can read them',
+    ],
+    [
+      'a file neither PDF nor text on an Anthropic provider',
+      model('x'),
+      { features: features({ otherFileType: 'application/msword' }) },
+      'request has a application/msword file; this provider takes PDF and text files only',
+    ],
+    [
+      'a file neither PDF nor text on a Chat provider',
+      model('x', { provider: 'chat' }),
+      { features: features({ otherFileType: 'application/msword' }) },
+      'request has a application/msword file; this provider takes PDF and text files only',
     ],
     [
       'below the quality floor',

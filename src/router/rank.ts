@@ -142,6 +142,10 @@ export function rankCandidates(input: RankInput): Ranking {
       skip('request names files stored with Anthropic (file_id); only an Anthropic provider can read them')
       continue
     }
+    if (features.otherFileType && provider.kind !== 'openai-responses') {
+      skip(`request has a ${features.otherFileType} file; this provider takes PDF and text files only`)
+      continue
+    }
     if (model.quality < policy.qualityFloor) {
       skip(`quality ${model.quality} is below the profile floor ${policy.qualityFloor}`)
       continue

@@ -235,7 +235,7 @@ describe('a file neither PDF nor text (a Word file)', () => {
     expect(record.provider_ranks).toContainEqual(
       expect.objectContaining({
         model_id: 'claude',
-        reason: `request has a ${wordType} file; this provider takes PDF and text files only`,
+        reason: `request has a file of type ${wordType}; this provider takes PDF and text files only`,
       }),
     )
   })
@@ -244,7 +244,10 @@ describe('a file neither PDF nor text (a Word file)', () => {
     const { openai } = sdkClients(await translationGateway(sim))
     for (const profile of [profileFor.anthropic, profileFor['openai-chat']]) {
       const error = await openai.responses.create(asking(profile)).catch((e: unknown) => e)
-      expect(error).toMatchObject({ status: 503, error: { message: expect.stringContaining(`a ${wordType} file`) } })
+      expect(error).toMatchObject({
+        status: 503,
+        error: { message: expect.stringContaining(`a file of type ${wordType}`) },
+      })
     }
     expect(sim.requests).toHaveLength(0)
   })

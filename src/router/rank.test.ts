@@ -232,13 +232,13 @@ describe('eligibility: every skip says why', () => {
       'a file neither PDF nor text on an Anthropic provider',
       model('x'),
       { features: features({ otherFileType: 'application/msword' }) },
-      'request has a application/msword file; this provider takes PDF and text files only',
+      'request has a file of type application/msword; this provider takes PDF and text files only',
     ],
     [
       'a file neither PDF nor text on a Chat provider',
       model('x', { provider: 'chat' }),
       { features: features({ otherFileType: 'application/msword' }) },
-      'request has a application/msword file; this provider takes PDF and text files only',
+      'request has a file of type application/msword; this provider takes PDF and text files only',
     ],
     [
       'below the quality floor',

@@ -143,7 +143,7 @@ export function rankCandidates(input: RankInput): Ranking {
       continue
     }
     if (features.otherFileType && provider.kind !== 'openai-responses') {
-      skip(`request has a ${features.otherFileType} file; this provider takes PDF and text files only`)
+      skip(`request has a file of type ${features.otherFileType}; this provider takes PDF and text files only`)
       continue
     }
     if (model.quality < policy.qualityFloor) {

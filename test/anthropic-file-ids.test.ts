@@ -5,12 +5,12 @@
 // as if no file had been attached.
 import { describe, expect, test } from 'bun:test'
 import type Anthropic from '@anthropic-ai/sdk'
-import { createHarness, sdkClients } from './support/harness'
+import { sdkClients } from './support/harness'
 import {
   profileFor,
+  rankedProGateway,
   translationGateway,
   translationSimulator,
-  translationSimulatorOptions,
   upstreamModelFor,
 } from './support/translation-gateway'
 
@@ -62,31 +62,10 @@ describe('an Anthropic client naming a file in its Anthropic store', () => {
   })
 
   test('a Chat model ranked above a Claude one is passed over: the Claude model serves the file', async () => {
-    const model = (id: string, provider: string, upstream: string, quality: number) => ({
-      id,
-      provider,
-      upstream_model: upstream,
-      profiles: ['pro' as const],
-      quality,
-      vision: true,
-      input_usd_per_mtok: 1,
-      output_usd_per_mtok: 2,
-    })
-    const h = await createHarness({
-      grantUsd: 5,
-      env: { SIM_KEY: translationSimulatorOptions.apiKey },
-      config: {
-        catalog: { builtin: false },
-        providers: {
-          claude: { kind: 'anthropic', base_url: sim.url, api_key_env: 'SIM_KEY' },
-          chat: { kind: 'openai-chat', base_url: `${sim.url}/v1`, api_key_env: 'SIM_KEY' },
-        },
-        models: [
-          model('best-chat', 'chat', upstreamModelFor['openai-chat'], 95),
-          model('claude', 'claude', upstreamModelFor.anthropic, 80),
-        ],
-      },
-    })
+    const h = await rankedProGateway(sim, [
+      { id: 'best-chat', kind: 'openai-chat', quality: 95 },
+      { id: 'claude', kind: 'anthropic', quality: 80 },
+    ])
     const { anthropic } = sdkClients(h)
     sim.queue(upstreamModelFor.anthropic, { text: 'A cat.' })
     const answer = await anthropic.messages

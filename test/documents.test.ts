@@ -4,13 +4,13 @@
 // error shape, before any upstream is asked; a file that is neither PDF nor text goes only to a
 // Responses upstream, since Anthropic's documents and Chat's file parts refuse it.
 import { describe, expect, test } from 'bun:test'
-import { createHarness, sdkClients } from './support/harness'
+import { sdkClients } from './support/harness'
 import {
   profileFor,
+  rankedProGateway,
   onlyUpstreamBody,
   translationGateway,
   translationSimulator,
-  translationSimulatorOptions,
   upstreamModelFor,
 } from './support/translation-gateway'
 
@@ -198,31 +198,10 @@ describe('a file neither PDF nor text (a Word file)', () => {
   })
 
   test('passes over a Claude model ranked first: the Responses model gets the file as sent', async () => {
-    const model = (id: string, provider: string, upstream: string, quality: number) => ({
-      id,
-      provider,
-      upstream_model: upstream,
-      profiles: ['pro' as const],
-      quality,
-      vision: true,
-      input_usd_per_mtok: 1,
-      output_usd_per_mtok: 2,
-    })
-    const h = await createHarness({
-      grantUsd: 5,
-      env: { SIM_KEY: translationSimulatorOptions.apiKey },
-      config: {
-        catalog: { builtin: false },
-        providers: {
-          claude: { kind: 'anthropic', base_url: sim.url, api_key_env: 'SIM_KEY' },
-          responses: { kind: 'openai-responses', base_url: `${sim.url}/v1`, api_key_env: 'SIM_KEY' },
-        },
-        models: [
-          model('claude', 'claude', upstreamModelFor.anthropic, 95),
-          model('gpt', 'responses', upstreamModelFor['openai-responses'], 80),
-        ],
-      },
-    })
+    const h = await rankedProGateway(sim, [
+      { id: 'claude', kind: 'anthropic', quality: 95 },
+      { id: 'gpt', kind: 'openai-responses', quality: 80 },
+    ])
     const { openai } = sdkClients(h)
     sim.queue(upstreamModelFor['openai-responses'], { text: 'A plan.' })
     const { data, response } = await openai.responses.create(asking('svc-pro')).withResponse()

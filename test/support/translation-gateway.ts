@@ -20,17 +20,22 @@ export const upstreamModelFor: Record<ProviderKind, string> = {
 
 const simKey = 'sim-key'
 
-export function translationGateway(sim: Simulator): Promise<Harness> {
-  const model = (id: string, kind: ProviderKind, profile: 'max' | 'pro' | 'ultra_saver') => ({
-    id,
-    provider: kind,
-    upstream_model: upstreamModelFor[kind],
-    profiles: [profile],
-    quality: 80,
-    vision: true,
-    input_usd_per_mtok: 1,
-    output_usd_per_mtok: 2,
-  })
+type Profile = 'max' | 'pro' | 'ultra_saver'
+
+/** A catalog model on the simulator: the provider of its kind, alike in all but quality. */
+const simModel = (id: string, kind: ProviderKind, profile: Profile, quality = 80) => ({
+  id,
+  provider: kind,
+  upstream_model: upstreamModelFor[kind],
+  profiles: [profile],
+  quality,
+  vision: true,
+  input_usd_per_mtok: 1,
+  output_usd_per_mtok: 2,
+})
+
+/** One provider of each kind on the simulator, and the given models behind them. */
+function simGateway(sim: Simulator, models: ReturnType<typeof simModel>[]): Promise<Harness> {
   return createHarness({
     grantUsd: 5,
     env: { SIM_KEY: simKey },
@@ -41,17 +46,35 @@ export function translationGateway(sim: Simulator): Promise<Harness> {
         'openai-chat': { kind: 'openai-chat', base_url: `${sim.url}/v1`, api_key_env: 'SIM_KEY' },
         'openai-responses': { kind: 'openai-responses', base_url: `${sim.url}/v1`, api_key_env: 'SIM_KEY' },
       },
-      models: [
-        model('claude-t', 'anthropic', 'max'),
-        model('gpt-chat-t', 'openai-chat', 'pro'),
-        model('gpt-resp-t', 'openai-responses', 'ultra_saver'),
-      ],
+      models,
     },
   })
 }
 
+export function translationGateway(sim: Simulator): Promise<Harness> {
+  return simGateway(sim, [
+    simModel('claude-t', 'anthropic', 'max'),
+    simModel('gpt-chat-t', 'openai-chat', 'pro'),
+    simModel('gpt-resp-t', 'openai-responses', 'ultra_saver'),
+  ])
+}
+
+/**
+ * svc-pro with the given models, ranked by quality (all else equal), each on the provider of its
+ * kind: for tests of which model the router passes over and which one serves.
+ */
+export function rankedProGateway(
+  sim: Simulator,
+  models: { id: string; kind: ProviderKind; quality: number }[],
+): Promise<Harness> {
+  return simGateway(
+    sim,
+    models.map((m) => simModel(m.id, m.kind, 'pro', m.quality)),
+  )
+}
+
 /** Start the simulator with the key translationGateway's providers use. */
-export const translationSimulatorOptions = { apiKey: simKey }
+const translationSimulatorOptions = { apiKey: simKey }
 
 /** The simulator a file of translation tests shares: stopped after them, cleared before each. */
 export function translationSimulator(): Simulator {

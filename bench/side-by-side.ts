@@ -7,7 +7,7 @@
 //   bun bench/side-by-side.ts --a /tmp/svc-old --b dist/svc [--scenario body32k-c64] [--rounds 4]
 //   bun bench/side-by-side.ts --b-env BUN_JSC_useConcurrentGC=0        (same build, another setting)
 //
-// Reports CPU µs a request, requests/s and peak RSS for each side per round, and B ÷ A.
+// Reports CPU µs a request, requests/s, p50/p99 latency and peak RSS for each side per round, and B ÷ A.
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join, resolve } from 'node:path'
@@ -154,7 +154,7 @@ async function main() {
     rssBy[0]!.push(a!.peakRssMb)
     rssBy[1]!.push(b!.peakRssMb)
     const show = (r: Reading) =>
-      `${r.cpuUsPerRequest.toFixed(1)} µs, ${Math.round(r.wrk.rps)} req/s, ${r.peakRssMb.toFixed(0)} MB${r.wrk.errors.status ? `, ${r.wrk.errors.status} non-2xx` : ''}`
+      `${r.cpuUsPerRequest.toFixed(1)} µs, ${Math.round(r.wrk.rps)} req/s, p50/p99 ${r.wrk.latencyMs.p50.toFixed(2)}/${r.wrk.latencyMs.p99.toFixed(2)} ms, ${r.peakRssMb.toFixed(0)} MB${r.wrk.errors.status ? `, ${r.wrk.errors.status} non-2xx` : ''}`
     console.log(`round ${n}: A ${show(a!)} | B ${show(b!)} | B ÷ A CPU ${cpuRatios.at(-1)!.toFixed(3)}`)
   }
   const range = (v: number[]) => `${Math.min(...v).toFixed(3)}–${Math.max(...v).toFixed(3)}`

@@ -36,6 +36,7 @@ const seconds = Number(args.seconds)
 const warmSeconds = Number(args.warm)
 const [gatewayCore, loadCore] = canPin() ? [0, 1] : [undefined, undefined]
 
+// The knobs name the open-streams test's stream, which this tool does not run.
 const found = phases({ slowStream: 'sim-stream-20x250ms', slowStreamChunks: 20 }).flatMap((phase) =>
   phase.scenarios.map((scenario) => ({ phase, scenario })),
 )
@@ -48,7 +49,16 @@ const { phase, scenario } = picked
 const svcEndpoint = scenario.endpoints.find((e) => e.target === 'svc')!
 
 const envOf = (pairs: string[]) =>
-  Object.fromEntries(pairs.map((p) => [p.slice(0, p.indexOf('=')), p.slice(p.indexOf('=') + 1)]))
+  Object.fromEntries(
+    pairs.map((pair) => {
+      const eq = pair.indexOf('=')
+      if (eq <= 0) {
+        console.error(`--a-env and --b-env take NAME=value (got ${pair})`)
+        process.exit(2)
+      }
+      return [pair.slice(0, eq), pair.slice(eq + 1)]
+    }),
+  )
 const sides = [
   { name: 'A', binary: resolve(args.a), env: envOf(args['a-env']) },
   { name: 'B', binary: resolve(args.b), env: envOf(args['b-env']) },

@@ -171,6 +171,24 @@ describe('config', () => {
     ).toBe(false)
   })
 
+  test('system_messages: in_place unless the file says merged; anything else is refused', () => {
+    const config = load(
+      {
+        providers: {
+          vllm: { kind: 'openai-chat', base_url: 'http://vllm/v1', system_messages: 'merged' },
+          x: { kind: 'openai-chat', base_url: 'http://x/v1' },
+        },
+      },
+      { OPENAI_API_KEY: 'k' },
+    )
+    expect(config.providers.vllm?.systemMessages).toBe('merged')
+    expect(config.providers.x?.systemMessages).toBe('in_place')
+    expect(config.providers.openai?.systemMessages).toBe('in_place')
+    expect(() =>
+      load({ providers: { x: { kind: 'openai-chat', base_url: 'http://x', system_messages: 'first' } } }),
+    ).toThrow('providers.x.system_messages')
+  })
+
   test('secrets come from the environment variables the file names', () => {
     const config = load(
       {

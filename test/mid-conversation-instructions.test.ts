@@ -1,6 +1,7 @@
 // End to end: system and developer messages a Responses client puts in the middle of its input
 // reach a Chat upstream where they were given, as system messages, instead of joining the system
-// prompt at the top as if they had held from the start.
+// prompt at the top as if they had held from the start; a Chat provider set to `merged` (for chat
+// templates that refuse a later system message) gets them joined to the leading one.
 import { describe, expect, test } from 'bun:test'
 import { sdkClients } from './support/harness'
 import {
@@ -62,6 +63,29 @@ describe('a Responses client giving instructions mid-conversation, to a Chat ups
       },
       { role: 'tool', tool_call_id: 'call_1', content: 'a.txt b.txt' },
       { role: 'system', content: 'The sandbox now allows writes.' },
+    ])
+  })
+})
+
+describe('to a Chat server whose template takes a system message only at the start', () => {
+  test('system_messages = "merged": later instructions join the leading system message, in order', async () => {
+    const { openai } = sdkClients(await translationGateway(sim, { 'openai-chat': { system_messages: 'merged' } }))
+    sim.queue(upstreamModelFor['openai-chat'], { text: '18 °C.' })
+    await openai.responses.create({
+      model: profileFor['openai-chat'],
+      instructions: 'Be brief.',
+      input: [
+        { role: 'user', content: 'Weather in Paris?' },
+        { role: 'assistant', content: 'Sunny, 64 °F.' },
+        { role: 'developer', content: 'From now on, use metric units.' },
+        { role: 'user', content: 'And tomorrow?' },
+      ],
+    })
+    expect(chatMessages()).toEqual([
+      { role: 'system', content: 'Be brief.\n\nFrom now on, use metric units.' },
+      { role: 'user', content: 'Weather in Paris?' },
+      { role: 'assistant', content: 'Sunny, 64 °F.' },
+      { role: 'user', content: 'And tomorrow?' },
     ])
   })
 })

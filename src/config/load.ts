@@ -22,6 +22,8 @@ export interface ProviderConfig {
   maxTokensField: 'max_tokens' | 'max_completion_tokens'
   /** openai-chat: replay an assistant turn's thinking as `reasoning_content` (DeepSeek needs it on tool-call turns). */
   reasoningContent: boolean
+  /** openai-chat: where instructions given mid-conversation go (README, Configuration). */
+  systemMessages: 'in_place' | 'merged'
 }
 
 export interface CatalogModel {
@@ -214,6 +216,7 @@ function resolveProviders(file: ConfigFile, env: Env): Record<string, ProviderCo
       headers: {},
       maxTokensField: known.maxTokensField ?? 'max_tokens',
       reasoningContent: known.reasoningContent ?? false,
+      systemMessages: 'in_place',
     }
   }
   for (const [id, section] of Object.entries(file.providers ?? {})) {
@@ -226,6 +229,7 @@ function resolveProviders(file: ConfigFile, env: Env): Record<string, ProviderCo
       headers: section.headers ?? {},
       maxTokensField: section.max_tokens_field ?? wellKnownProviders[id]?.maxTokensField ?? 'max_tokens',
       reasoningContent: section.reasoning_content ?? wellKnownProviders[id]?.reasoningContent ?? false,
+      systemMessages: section.system_messages ?? 'in_place',
     }
   }
   return providers

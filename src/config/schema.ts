@@ -23,6 +23,12 @@ export const ProviderSection = T.Object(
      * thinking models require it on tool-call turns; strict OpenAI endpoints reject the field).
      */
     reasoning_content: T.Optional(T.Boolean()),
+    /**
+     * openai-chat only: `in_place` keeps instructions given mid-conversation where they were given,
+     * as `system` messages; `merged` appends them to the first one, for servers whose chat template
+     * refuses a system message after the start (Qwen's on vLLM and llama.cpp, Gemma's).
+     */
+    system_messages: T.Optional(T.Union([T.Literal('in_place'), T.Literal('merged')])),
   },
   closed,
 )

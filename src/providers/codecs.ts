@@ -71,6 +71,7 @@ export const codecs: Record<ProviderKind, ProviderCodec> = {
       encodeChatRequest(req, model.upstreamModel, {
         maxTokensField: provider.maxTokensField,
         reasoningContent: provider.reasoningContent,
+        systemMessages: provider.systemMessages,
       }),
     decodeResponse: decodeChatResponse,
     streamDecoder: chatStreamDecoder,

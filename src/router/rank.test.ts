@@ -41,6 +41,7 @@ const provider = (id: string, apiKey: string | undefined): ProviderConfig => ({
   headers: {},
   maxTokensField: 'max_tokens',
   reasoningContent: false,
+  systemMessages: 'in_place',
 })
 
 const providers: Record<string, ProviderConfig> = {

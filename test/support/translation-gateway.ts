@@ -34,29 +34,50 @@ const simModel = (id: string, kind: ProviderKind, profile: Profile, quality = 80
   output_usd_per_mtok: 2,
 })
 
+/** A provider's svc.toml keys beyond kind, base_url and api_key_env (system_messages, say). */
+type ProviderOptions = Partial<Record<ProviderKind, Record<string, unknown>>>
+
 /** One provider of each kind on the simulator, and the given models behind them. */
-function simGateway(sim: Simulator, models: ReturnType<typeof simModel>[]): Promise<Harness> {
+function simGateway(
+  sim: Simulator,
+  models: ReturnType<typeof simModel>[],
+  options: ProviderOptions = {},
+): Promise<Harness> {
   return createHarness({
     grantUsd: 5,
     env: { SIM_KEY: simKey },
     config: {
       catalog: { builtin: false },
       providers: {
-        anthropic: { kind: 'anthropic', base_url: sim.url, api_key_env: 'SIM_KEY' },
-        'openai-chat': { kind: 'openai-chat', base_url: `${sim.url}/v1`, api_key_env: 'SIM_KEY' },
-        'openai-responses': { kind: 'openai-responses', base_url: `${sim.url}/v1`, api_key_env: 'SIM_KEY' },
+        anthropic: { kind: 'anthropic', base_url: sim.url, api_key_env: 'SIM_KEY', ...options.anthropic },
+        'openai-chat': {
+          kind: 'openai-chat',
+          base_url: `${sim.url}/v1`,
+          api_key_env: 'SIM_KEY',
+          ...options['openai-chat'],
+        },
+        'openai-responses': {
+          kind: 'openai-responses',
+          base_url: `${sim.url}/v1`,
+          api_key_env: 'SIM_KEY',
+          ...options['openai-responses'],
+        },
       },
       models,
     },
   })
 }
 
-export function translationGateway(sim: Simulator): Promise<Harness> {
-  return simGateway(sim, [
-    simModel('claude-t', 'anthropic', 'max'),
-    simModel('gpt-chat-t', 'openai-chat', 'pro'),
-    simModel('gpt-resp-t', 'openai-responses', 'ultra_saver'),
-  ])
+export function translationGateway(sim: Simulator, options: ProviderOptions = {}): Promise<Harness> {
+  return simGateway(
+    sim,
+    [
+      simModel('claude-t', 'anthropic', 'max'),
+      simModel('gpt-chat-t', 'openai-chat', 'pro'),
+      simModel('gpt-resp-t', 'openai-responses', 'ultra_saver'),
+    ],
+    options,
+  )
 }
 
 /**

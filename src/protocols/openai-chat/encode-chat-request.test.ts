@@ -396,6 +396,34 @@ describe('encodeChatRequest', () => {
     ])
   })
 
+  test('merged (for templates that refuse a later system message): they join the leading one, in order', () => {
+    const conversation = (system: string[]) => ({
+      ...base,
+      system: system.map((text) => ({ type: 'text' as const, text })),
+      messages: [
+        { role: 'user' as const, content: [{ type: 'text' as const, text: 'Weather?' }] },
+        { role: 'system' as const, content: [{ type: 'text' as const, text: 'Use metric units.' }] },
+        { role: 'assistant' as const, content: [{ type: 'text' as const, text: 'Where?' }] },
+        { role: 'system' as const, content: [{ type: 'text' as const, text: 'No emoji.' }] },
+        { role: 'user' as const, content: [{ type: 'text' as const, text: 'Paris.' }] },
+      ],
+    })
+    const turns = [
+      { role: 'user', content: 'Weather?' },
+      { role: 'assistant', content: 'Where?' },
+      { role: 'user', content: 'Paris.' },
+    ]
+    expect(encodeChatRequest(conversation(['Be brief.']), 'm', { systemMessages: 'merged' }).messages).toEqual([
+      { role: 'system', content: 'Be brief.\n\nUse metric units.\n\nNo emoji.' },
+      ...turns,
+    ])
+    // Without a leading one, the first instruction given becomes it.
+    expect(encodeChatRequest(conversation([]), 'm', { systemMessages: 'merged' }).messages).toEqual([
+      { role: 'system', content: 'Use metric units.\n\nNo emoji.' },
+      ...turns,
+    ])
+  })
+
   test('instructions between tool calls and their results follow the last tool message', () => {
     const result = (id: string) => ({
       role: 'user' as const,

@@ -32,6 +32,12 @@ export interface ChatRequestOptions {
    * mode answers 400 without it; strict OpenAI endpoints reject the unknown field, so it is opt-in.
    */
   reasoningContent?: boolean
+  /**
+   * `in_place` (the default) keeps instructions given mid-conversation where they were given;
+   * `merged` appends them to the leading system message, for servers whose chat template refuses
+   * a system message anywhere else ("System message must be at the beginning").
+   */
+  systemMessages?: 'in_place' | 'merged'
 }
 
 type ChatPart =
@@ -50,11 +56,20 @@ export function encodeChatRequest(
   opts: ChatRequestOptions = {},
 ): Record<string, unknown> {
   const messages = encodeSystem(req.system)
+  const leadingCount = messages.length
   let instructionsMidway = false
+  let merged: TextBlock[] | undefined
   for (const message of req.messages) {
-    if (message.role === 'system') instructionsMidway = true
+    if (message.role === 'system') {
+      if (opts.systemMessages === 'merged') {
+        merged = [...(merged ?? req.system), ...message.content]
+        continue
+      }
+      instructionsMidway = true
+    }
     messages.push(...encodeMessage(message, opts))
   }
+  if (merged) messages.splice(0, leadingCount, ...encodeSystem(merged))
 
   // The reordering copies the list: only for the rare conversation that needs it (this runs per request).
   const body: Record<string, unknown> = {

@@ -14,6 +14,19 @@ import {
 
 const sim = translationSimulator()
 
+/** Instructions at the top, one before the first turn, and one after the first answer. */
+const weatherConversation = {
+  model: profileFor['openai-chat'],
+  instructions: 'Be brief.',
+  input: [
+    { role: 'developer' as const, content: 'Answer in English.' },
+    { role: 'user' as const, content: 'Weather in Paris?' },
+    { role: 'assistant' as const, content: 'Sunny, 64 °F.' },
+    { role: 'developer' as const, content: 'From now on, use metric units.' },
+    { role: 'user' as const, content: 'And tomorrow?' },
+  ],
+}
+
 /** The messages the Chat upstream received for the only request of the test. */
 const chatMessages = () => onlyUpstreamBody(sim).messages as Record<string, unknown>[]
 
@@ -21,17 +34,7 @@ describe('a Responses client giving instructions mid-conversation, to a Chat ups
   test('leading ones join the instructions at the top; later ones stay in place as system messages', async () => {
     const { openai } = sdkClients(await translationGateway(sim))
     sim.queue(upstreamModelFor['openai-chat'], { text: '18 °C.' })
-    const response = await openai.responses.create({
-      model: profileFor['openai-chat'],
-      instructions: 'Be brief.',
-      input: [
-        { role: 'developer', content: 'Answer in English.' },
-        { role: 'user', content: 'Weather in Paris?' },
-        { role: 'assistant', content: 'Sunny, 64 °F.' },
-        { role: 'developer', content: 'From now on, use metric units.' },
-        { role: 'user', content: 'And tomorrow?' },
-      ],
-    })
+    const response = await openai.responses.create(weatherConversation)
     expect(response.output_text).toBe('18 °C.')
     expect(chatMessages()).toEqual([
       { role: 'system', content: 'Be brief.\n\nAnswer in English.' },
@@ -71,18 +74,9 @@ describe('to a Chat server whose template takes a system message only at the sta
   test('system_messages = "merged": later instructions join the leading system message, in order', async () => {
     const { openai } = sdkClients(await translationGateway(sim, { 'openai-chat': { system_messages: 'merged' } }))
     sim.queue(upstreamModelFor['openai-chat'], { text: '18 °C.' })
-    await openai.responses.create({
-      model: profileFor['openai-chat'],
-      instructions: 'Be brief.',
-      input: [
-        { role: 'user', content: 'Weather in Paris?' },
-        { role: 'assistant', content: 'Sunny, 64 °F.' },
-        { role: 'developer', content: 'From now on, use metric units.' },
-        { role: 'user', content: 'And tomorrow?' },
-      ],
-    })
+    await openai.responses.create(weatherConversation)
     expect(chatMessages()).toEqual([
-      { role: 'system', content: 'Be brief.\n\nFrom now on, use metric units.' },
+      { role: 'system', content: 'Be brief.\n\nAnswer in English.\n\nFrom now on, use metric units.' },
       { role: 'user', content: 'Weather in Paris?' },
       { role: 'assistant', content: 'Sunny, 64 °F.' },
       { role: 'user', content: 'And tomorrow?' },

@@ -62,7 +62,8 @@ export function encodeChatRequest(
   for (const message of req.messages) {
     if (message.role === 'system') {
       if (opts.systemMessages === 'merged') {
-        merged = [...(merged ?? req.system), ...message.content]
+        merged ??= [...req.system]
+        merged.push(...message.content)
         continue
       }
       instructionsMidway = true

@@ -1,8 +1,9 @@
 // End to end: documents a client attaches (Anthropic `document` blocks, Responses `input_file`
 // parts) reach an upstream of another dialect in that dialect's own shape, rather than being
-// dropped or refused. A file only the client's own store holds (file_id) is a 400 in the client's
-// error shape, before any upstream is asked; a file that is neither PDF nor text goes only to a
-// Responses upstream, since Anthropic's documents and Chat's file parts refuse it.
+// dropped or refused (a document's context follows it as text). A file only the client's own
+// store holds (file_id) is a 400 in the client's error shape, before any upstream is asked; a file
+// that is neither PDF nor text goes only to a Responses upstream, since Anthropic's documents and
+// Chat's file parts refuse it.
 import { describe, expect, test } from 'bun:test'
 import { sdkClients } from './support/harness'
 import {
@@ -104,6 +105,40 @@ describe('an Anthropic client attaching documents', () => {
     expect(chatMessages().slice(2)).toEqual([
       { role: 'tool', tool_call_id: 'call_1', content: 'Fetched.' },
       { role: 'user', content: [{ type: 'file', file: { filename: 'report.pdf', file_data: pdfDataUrl } }] },
+    ])
+  })
+
+  test("a document's context follows it as text on Chat and Responses; an Anthropic upstream gets it in place", async () => {
+    const withContext = { ...documents[0]!, context: 'Draft for the Q3 board meeting.' }
+    const asking = (model: string) => ({
+      model,
+      max_tokens: 200,
+      messages: [{ role: 'user' as const, content: [withContext, { type: 'text' as const, text: 'Summarise.' }] }],
+    })
+    const { anthropic } = sdkClients(await translationGateway(sim))
+    sim.queue(upstreamModelFor['openai-chat'], { text: 'A draft.' })
+    await anthropic.messages.create(asking(profileFor['openai-chat']))
+    expect(chatMessages()[0]?.content).toEqual([
+      { type: 'file', file: { filename: 'report.pdf', file_data: pdfDataUrl } },
+      { type: 'text', text: 'Draft for the Q3 board meeting.' },
+      { type: 'text', text: 'Summarise.' },
+    ])
+
+    sim.reset()
+    sim.queue(upstreamModelFor['openai-responses'], { text: 'A draft.' })
+    await anthropic.messages.create(asking(profileFor['openai-responses']))
+    expect((upstreamBody().input as { content: unknown }[])[0]?.content).toEqual([
+      { type: 'input_file', filename: 'report.pdf', file_data: pdfDataUrl },
+      { type: 'input_text', text: 'Draft for the Q3 board meeting.' },
+      { type: 'input_text', text: 'Summarise.' },
+    ])
+
+    sim.reset()
+    sim.queue(upstreamModelFor.anthropic, { text: 'A draft.' })
+    await anthropic.messages.create(asking(profileFor.anthropic))
+    expect((upstreamBody().messages as { content: unknown }[])[0]?.content).toEqual([
+      withContext,
+      { type: 'text', text: 'Summarise.' },
     ])
   })
 

@@ -168,7 +168,18 @@ function decodeFileReference(source: JsonObject, path: string): FileReference {
   return { kind: 'file', fileId: requireString(source, 'file_id', path), param: `${path}.file_id` }
 }
 
+/**
+ * A document's `context` (what the client says about it, not to be cited from) has no field in the
+ * other dialects: it follows the document as text, so a model there reads it too. An Anthropic
+ * upstream gets the client's body as sent, context in place.
+ */
 function decodeDocument(block: JsonObject, path: string): UserContentBlock[] {
+  const document = decodeDocumentOnly(block, path)
+  const context = readString(block, 'context')
+  return context && document.length > 0 ? [...document, { type: 'text', text: context }] : document
+}
+
+function decodeDocumentOnly(block: JsonObject, path: string): UserContentBlock[] {
   const source = readObject(block, 'source')
   if (!source) throw invalidRequest(`${path}.source: document needs a source object`, `${path}.source`)
   const sourcePath = `${path}.source`

@@ -1,7 +1,7 @@
 import { describe, expect, test } from 'bun:test'
 import type { DocumentBlock, ExchangeRequest, UserContentBlock } from '../exchange/types'
 import { countRequestTokens } from './count-tokens'
-import { readRequestFeatures } from './features'
+import { jsonLength, readRequestFeatures } from './features'
 
 const pdf: DocumentBlock = {
   type: 'document',
@@ -68,5 +68,23 @@ describe('documents in the request features and token counts', () => {
   test('count_tokens counts a file as the router estimates it, and a text document by its text', () => {
     expect(countRequestTokens(asking(pdf)) - countRequestTokens(asking())).toBe(6200)
     expect(countRequestTokens(asking(notes))).toBeGreaterThan(countRequestTokens(asking()))
+  })
+})
+
+describe('jsonLength', () => {
+  test('is the length of the JSON text for values without escapes, without building it', () => {
+    const values: unknown[] = [
+      {},
+      [],
+      'text',
+      42,
+      -1.5,
+      true,
+      null,
+      { type: 'object', properties: { path: { type: 'string', enum: ['a', 'b'] } }, required: ['path'] },
+      [1, 'two', { three: [3, null, false] }, []],
+      { skipped: undefined, kept: 1 },
+    ]
+    for (const value of values) expect(jsonLength(value)).toBe(JSON.stringify(value).length)
   })
 })

@@ -25,8 +25,10 @@ export interface Scenario {
   stream: boolean
   /** Text deltas a streamed answer carries (the simulator's chunk count). */
   chunks?: number
-  /** Size of the user message, for agent-sized prompts. */
+  /** Size of the user message, for large prompts. */
   promptBytes?: number
+  /** A coding agent's request instead (agentConversation): Anthropic dialect only. */
+  agent?: boolean
   /** Multiplies the plan's measured duration (short for one connection, say). */
   durationScale?: number
   endpoints: Endpoint[]
@@ -156,6 +158,15 @@ export function phases(knobs: PlanKnobs): Phase[] {
           {},
         ),
         passThrough(
+          'agent-c64',
+          "a coding agent's request (~90 KB: system prompt, 20 tools, a 40-turn tool loop), 64 connections (Anthropic pass-through)",
+          'sim-bench',
+          'svc-max',
+          {
+            agent: true,
+          },
+        ),
+        passThrough(
           'body32k-c64',
           '32 KB request bodies, 64 connections (Anthropic pass-through)',
           'sim-bench',
@@ -271,18 +282,57 @@ export function promptOf(bytes: number | undefined): string {
 
 const simKey = 'sim-bench-key'
 
+/**
+ * What a coding agent such as Claude Code sends on a busy turn, in shape and size (~90 KB): a long
+ * system prompt, 20 tools with JSON schemas, and 20 rounds of a tool call and its output. Parsing,
+ * routing and relaying it costs what structure costs, which one long string (body32k) does not.
+ */
+function agentConversation(): Record<string, unknown> {
+  const words = 'Use the tools to read and edit files; keep answers short and cite the paths you change. '
+  const tools = Array.from({ length: 20 }, (_, i) => ({
+    name: `tool_${i}`,
+    description: words.repeat(6),
+    input_schema: {
+      type: 'object',
+      properties: Object.fromEntries(
+        Array.from({ length: 8 }, (_, k) => [`arg${k}`, { type: 'string', description: `argument ${k}: ${words}` }]),
+      ),
+      required: ['arg0'],
+      additionalProperties: false,
+    },
+  }))
+  const messages: unknown[] = [{ role: 'user', content: 'Fix the failing test in src/app.ts.' }]
+  for (let turn = 0; turn < 20; turn++) {
+    messages.push({
+      role: 'assistant',
+      content: [
+        { type: 'text', text: 'Reading the file.' },
+        { type: 'tool_use', id: `toolu_${turn}`, name: `tool_${turn}`, input: { arg0: `src/file${turn}.ts` } },
+      ],
+    })
+    messages.push({
+      role: 'user',
+      content: [{ type: 'tool_result', tool_use_id: `toolu_${turn}`, content: `${words}\n`.repeat(16) }],
+    })
+  }
+  return { system: [{ type: 'text', text: words.repeat(160), cache_control: { type: 'ephemeral' } }], tools, messages }
+}
+
 /** The HTTP request a client of `endpoint` sends for `scenario`. */
 export function buildRequest(
   endpoint: Endpoint,
-  scenario: { stream: boolean; promptBytes?: number },
+  scenario: { stream: boolean; promptBytes?: number; agent?: boolean },
   urls: Urls,
 ): HttpRequest {
   const content = promptOf(scenario.promptBytes)
   const stream = scenario.stream ? { stream: true } : {}
+  if (scenario.agent && endpoint.dialect !== 'anthropic') throw new Error('the agent scenario is Anthropic-shaped')
   const body =
     endpoint.dialect === 'responses'
       ? { model: endpoint.model, input: content, max_output_tokens: 64, ...stream }
-      : { model: endpoint.model, max_tokens: 64, messages: [{ role: 'user', content }], ...stream }
+      : scenario.agent
+        ? { model: endpoint.model, max_tokens: 64, ...agentConversation(), ...stream }
+        : { model: endpoint.model, max_tokens: 64, messages: [{ role: 'user', content }], ...stream }
   const json = { 'content-type': 'application/json' }
   const anthropicHeaders = (key: string) => ({ ...json, 'x-api-key': key, 'anthropic-version': '2023-06-01' })
   const bearer = (key: string) => ({ ...json, authorization: `Bearer ${key}` })

@@ -2,7 +2,7 @@
 // with the gateway pinned to core 0 and everything else to core 1; results as ratios against the
 // direct upstream and Portkey from the same run, in bench/results/<date>.md and .json.
 // BENCH_QUICK=1: a smoke run (short scenarios, one repeat), written under bench/results/tmp/.
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { availableParallelism, release, tmpdir } from 'node:os'
 import { join, resolve } from 'node:path'
 import { checkAnswer } from './lib/answers'
@@ -30,12 +30,11 @@ import {
   phases,
   probeEndpoints,
   type Scenario,
-  simKeyEnv,
-  svcConfigToml,
   type Urls,
 } from './lib/scenarios'
 import { probeStreams, summarizeProbes } from './lib/sse-probe'
 import { checkTargets } from './lib/targets'
+import { type RunningSvc, startSvc } from './lib/svc'
 import { ensureWrk, runWrk, writeWrkScript } from './lib/wrk'
 
 const root = resolve(import.meta.dir, '..')
@@ -228,43 +227,11 @@ async function startPortkey(): Promise<Service | undefined> {
   }
 }
 
-async function startSvc(phase: Phase, simUrl: string): Promise<{ service: Service; key: string; db: string }> {
-  const dir = join(work, `svc-${phase.id}`)
-  mkdirSync(dir, { recursive: true })
-  const config = join(dir, 'svc.toml')
-  const db = join(dir, 'svc.db')
-  writeFileSync(config, svcConfigToml(phase, simUrl))
-  const port = await freePort()
-  const service = await startService({
-    name: `svc (${phase.id})`,
-    cmd: pinned(gatewayCore, [
-      svcBinary,
-      'serve',
-      '--config',
-      config,
-      '--db',
-      db,
-      '--port',
-      String(port),
-      '--log-level',
-      'warn',
-    ]),
-    port,
-    logFile: join(dir, 'svc.log'),
-    // As make run and the systemd unit set it: Bun's fetch keeps at most 256 upstream requests
-    // open otherwise, and every open stream holds one.
-    env: { ...simKeyEnv, BUN_CONFIG_MAX_HTTP_REQUESTS: '4096' },
-    cwd: dir,
-  })
-  const key = readFileSync(join(dir, 'first-api-key'), 'utf8').trim()
-  return { service, key, db }
-}
-
 interface Running {
   upstream: Service
   floor?: Service
   portkey?: Service
-  svc?: { service: Service; key: string; db: string }
+  svc?: RunningSvc
   /** What svc answered this phase (for the ledger check at its end). */
   svcAnswered: { all: number; ok: number }
 }
@@ -481,7 +448,14 @@ async function runOpenStreams(r: Running): Promise<OpenStreamsEntry[]> {
 
 async function runPhase(r: Running, phase: Phase): Promise<void> {
   log(`phase ${phase.id}: ${phase.title}`)
-  r.svc = await startSvc(phase, r.upstream.url)
+  r.svc = await startSvc({
+    name: `svc (${phase.id})`,
+    binary: svcBinary,
+    dir: join(work, `svc-${phase.id}`),
+    phase,
+    simUrl: r.upstream.url,
+    core: gatewayCore,
+  })
   r.svcAnswered = { all: 0, ok: 0 }
   try {
     await Bun.sleep(500)

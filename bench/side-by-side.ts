@@ -8,15 +8,16 @@
 //   bun bench/side-by-side.ts --b-env BUN_JSC_useConcurrentGC=0        (same build, another setting)
 //
 // Reports CPU µs a request, requests/s, p50/p99 latency and peak RSS for each side per round, and B ÷ A.
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join, resolve } from 'node:path'
 import { parseArgs } from 'node:util'
 import { checkAnswer } from './lib/answers'
-import { canPin, pinned, pinSelf, readCpuMs, sampleRss } from './lib/proc'
+import { canPin, pinSelf, readCpuMs, sampleRss } from './lib/proc'
 import { freePort, killAllStarted, type Service, startService, stopService } from './lib/processes'
-import { buildRequest, expectedText, type Phase, phases, simKeyEnv, svcConfigToml } from './lib/scenarios'
+import { buildRequest, expectedText, phases } from './lib/scenarios'
 import { median } from './lib/stats'
+import { startSvc } from './lib/svc'
 import { ensureWrk, runWrk, type WrkResult, writeWrkScript } from './lib/wrk'
 
 const { values: args } = parseArgs({
@@ -79,23 +80,6 @@ process.on('SIGINT', () => {
   process.exit(130)
 })
 
-async function startSvc(side: (typeof sides)[number], simUrl: string, p: Phase, round: number) {
-  const dir = join(work, `${side.name}-${round}`)
-  mkdirSync(dir, { recursive: true })
-  writeFileSync(join(dir, 'svc.toml'), svcConfigToml(p, simUrl))
-  const port = await freePort()
-  const cmd = [side.binary, 'serve', '--config', join(dir, 'svc.toml'), '--db', join(dir, 'svc.db')]
-  const service = await startService({
-    name: `svc ${side.name}`,
-    cmd: pinned(gatewayCore, [...cmd, '--port', String(port), '--log-level', 'warn']),
-    port,
-    logFile: join(dir, 'svc.log'),
-    env: { ...simKeyEnv, BUN_CONFIG_MAX_HTTP_REQUESTS: '4096', ...side.env },
-    cwd: dir,
-  })
-  return { service, key: readFileSync(join(dir, 'first-api-key'), 'utf8').trim() }
-}
-
 interface Reading {
   wrk: WrkResult
   cpuUsPerRequest: number
@@ -104,7 +88,19 @@ interface Reading {
 
 /** One round: both sides fresh, warmed together, then measured together. */
 async function round(simUrl: string, n: number): Promise<Reading[]> {
-  const started = await Promise.all(sides.map((side) => startSvc(side, simUrl, phase, n)))
+  const started = await Promise.all(
+    sides.map((side) =>
+      startSvc({
+        name: `svc ${side.name}`,
+        binary: side.binary,
+        dir: join(work, `${side.name}-${n}`),
+        phase,
+        simUrl,
+        core: gatewayCore,
+        env: side.env,
+      }),
+    ),
+  )
   try {
     const scripts = await Promise.all(
       started.map(async ({ service, key }, i) => {

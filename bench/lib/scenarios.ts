@@ -159,7 +159,7 @@ export function phases(knobs: PlanKnobs): Phase[] {
         ),
         passThrough(
           'agent-c64',
-          "a coding agent's request (~90 KB: system prompt, 20 tools, a 40-turn tool loop), 64 connections (Anthropic pass-through)",
+          "a coding agent's request (~84 KB: system prompt, 20 tools, a 40-turn tool loop), 64 connections (Anthropic pass-through)",
           'sim-bench',
           'svc-max',
           {
@@ -283,7 +283,7 @@ export function promptOf(bytes: number | undefined): string {
 const simKey = 'sim-bench-key'
 
 /**
- * What a coding agent such as Claude Code sends on a busy turn, in shape and size (~90 KB): a long
+ * What a coding agent such as Claude Code sends on a busy turn, in shape and size (~84 KB): a long
  * system prompt, 20 tools with JSON schemas, and 20 rounds of a tool call and its output. Parsing,
  * routing and relaying it costs what structure costs, which one long string (body32k) does not.
  */

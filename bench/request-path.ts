@@ -42,6 +42,8 @@ interface Captured {
  * deps.fetch for the gateway: the first call for an upstream request goes to the simulator and its
  * answer is kept; every later call replays it without a socket (no pacing: CPU is measured, not time).
  */
+const utf8 = new TextEncoder()
+
 function replayingFetch(): typeof fetch {
   /** One or two upstream requests a scenario: many more means svc's bodies vary and replay is wrong. */
   const maxAnswers = 40
@@ -61,6 +63,9 @@ function replayingFetch(): typeof fetch {
     // scenario's upstream body is the same every time, and differs from the others' in its start,
     // its end (the stream flag) or its length.
     const sent = String(init.body)
+    // As fetch would, the body goes out as UTF-8: a body that costs less to build but more to
+    // encode (a rope of slices, say) must not read cheaper here than it is.
+    utf8.encode(sent)
     const key = `${String(input)} ${sent.length} ${sent.slice(0, 200)} ${sent.slice(-60)}`
     const known = answers.get(key)
     if (known) return replay(known)

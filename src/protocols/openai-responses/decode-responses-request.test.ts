@@ -354,6 +354,52 @@ describe('decodeResponsesRequest', () => {
     ])
   })
 
+  test("a namespace's function tools become definitions named <namespace>__<name>, and so do calls to them", () => {
+    const request = decode({
+      tools: [
+        { type: 'function', name: 'exec_command', parameters: { type: 'object' } },
+        {
+          type: 'namespace',
+          name: 'multi_agent_v1',
+          description: 'Tools for spawning and managing sub-agents.',
+          tools: [
+            {
+              type: 'function',
+              name: 'spawn_agent',
+              description: 'Spawn a sub-agent.',
+              parameters: { type: 'object' },
+            },
+            { type: 'function', name: 'close_agent', parameters: { type: 'object' } },
+            { type: 'web_search' },
+          ],
+        },
+        // A top-level function of the same qualified name keeps it; the namespaced one is not offered.
+        { type: 'function', name: 'tools__ping' },
+        { type: 'namespace', name: 'tools', tools: [{ type: 'function', name: 'ping' }] },
+      ],
+      input: [
+        { role: 'user', content: 'spawn one' },
+        { type: 'function_call', call_id: 'c1', namespace: 'multi_agent_v1', name: 'spawn_agent', arguments: '{}' },
+        { type: 'function_call_output', call_id: 'c1', output: 'agent a1' },
+      ],
+    })
+    expect(request.tools.map((t) => t.name)).toEqual([
+      'exec_command',
+      'multi_agent_v1__spawn_agent',
+      'multi_agent_v1__close_agent',
+      'tools__ping',
+    ])
+    expect(request.tools[1]).toEqual({
+      name: 'multi_agent_v1__spawn_agent',
+      description: 'Spawn a sub-agent.',
+      inputSchema: { type: 'object' },
+    })
+    expect(request.messages[1]).toEqual({
+      role: 'assistant',
+      content: [{ type: 'tool_use', id: 'c1', name: 'multi_agent_v1__spawn_agent', input: {} }],
+    })
+  })
+
   test.each([
     [{ effort: 'high' }, { type: 'adaptive', effort: 'high' }],
     [

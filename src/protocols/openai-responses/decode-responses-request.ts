@@ -23,6 +23,7 @@ import { unreadableFileId } from '../openai-common'
 import { isObject, type JsonObject, asArray, asString } from '../wire-values'
 import { readAnthropicReasoning, tagResponsesSignature } from './reasoning-signature'
 import type { ResponsesBody } from './schema'
+import { namespacedToolNames, qualifiedToolName } from './tool-namespaces'
 
 export interface DecodeResponsesRequestOptions {
   /** Used when the client sends no `max_output_tokens` (Anthropic upstreams require a limit). */
@@ -266,7 +267,9 @@ const requireString = (item: JsonObject, field: string, path: string): string =>
 
 const decodeFunctionCall = (item: JsonObject, path: string): ContentBlock => {
   const id = requireString(item, 'call_id', path)
-  const name = requireString(item, 'name', path)
+  const namespace = item['namespace']
+  const ownName = requireString(item, 'name', path)
+  const name = typeof namespace === 'string' && namespace !== '' ? qualifiedToolName(namespace, ownName) : ownName
   const args = item['arguments']
   if (typeof args !== 'string') throw invalidRequest(`${path}.arguments must be a JSON string`, `${path}.arguments`)
   let input: unknown = {}
@@ -325,23 +328,36 @@ const decodeReasoningItem = (item: JsonObject, path: string): ContentBlock[] => 
 const decodeTools = (tools: unknown): ToolDefinition[] => {
   if (tools === undefined || tools === null) return []
   if (!Array.isArray(tools)) throw invalidRequest('tools must be an array', 'tools')
+  const namespaced = namespacedToolNames(tools)
   const definitions: ToolDefinition[] = []
   tools.forEach((tool, i) => {
     const path = `tools[${i}]`
     if (!isObject(tool)) throw invalidRequest(`${path} must be an object`, path)
+    if (tool['type'] === 'namespace' && namespaced) {
+      asArray(tool['tools']).forEach((member, j) => {
+        if (!isObject(member) || typeof member['name'] !== 'string') return
+        const name = qualifiedToolName(String(tool['name']), member['name'])
+        if (namespaced.has(name)) definitions.push(decodeFunctionTool(member, `${path}.tools[${j}]`, name))
+      })
+      return
+    }
     // Hosted tools (web_search, file_search, …) have no equivalent on other upstreams.
     if (tool['type'] !== 'function') return
-    const name = requireString(tool, 'name', path)
-    const parameters = tool['parameters']
-    if (parameters !== undefined && parameters !== null && !isObject(parameters)) {
-      throw invalidRequest(`${path}.parameters must be a JSON Schema object`, `${path}.parameters`)
-    }
-    const definition: ToolDefinition = { name, inputSchema: parameters ?? { type: 'object', properties: {} } }
-    const description = asString(tool['description'])
-    if (description) definition.description = description
-    definitions.push(definition)
+    definitions.push(decodeFunctionTool(tool, path, requireString(tool, 'name', path)))
   })
   return definitions
+}
+
+/** A function tool as other dialects are offered it, under `name`. */
+const decodeFunctionTool = (tool: JsonObject, path: string, name: string): ToolDefinition => {
+  const parameters = tool['parameters']
+  if (parameters !== undefined && parameters !== null && !isObject(parameters)) {
+    throw invalidRequest(`${path}.parameters must be a JSON Schema object`, `${path}.parameters`)
+  }
+  const definition: ToolDefinition = { name, inputSchema: parameters ?? { type: 'object', properties: {} } }
+  const description = asString(tool['description'])
+  if (description) definition.description = description
+  return definition
 }
 
 const decodeToolChoice = (choice: unknown, parallel: unknown): ToolChoice | undefined => {

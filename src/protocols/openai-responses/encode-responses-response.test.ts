@@ -233,4 +233,38 @@ describe('encodeResponsesResponse', () => {
     expect(response.usage?.input_tokens_details.cached_tokens).toBe(900)
     expect(response.usage?.output_tokens_details.reasoning_tokens).toBe(10)
   })
+
+  test('a call to a namespaced tool goes back under its namespace and own name', () => {
+    const namespaced: ExchangeResponse = {
+      ...answer,
+      content: [
+        { type: 'tool_use', id: 'toolu_1', name: 'multi_agent_v1__spawn_agent', input: { message: 'go' } },
+        { type: 'tool_use', id: 'toolu_2', name: 'exec_command', input: { cmd: 'ls' } },
+      ],
+    }
+    const tools = [
+      { type: 'function', name: 'exec_command' },
+      { type: 'namespace', name: 'multi_agent_v1', tools: [{ type: 'function', name: 'spawn_agent' }] },
+    ]
+    const response = encodeResponsesResponse(namespaced, { ...ids, request: { tools } }) as { output: unknown[] }
+    expect(response.output).toEqual([
+      {
+        id: 'fc_01JX_0',
+        type: 'function_call',
+        status: 'completed',
+        arguments: '{"message":"go"}',
+        call_id: 'toolu_1',
+        namespace: 'multi_agent_v1',
+        name: 'spawn_agent',
+      },
+      {
+        id: 'fc_01JX_1',
+        type: 'function_call',
+        status: 'completed',
+        arguments: '{"cmd":"ls"}',
+        call_id: 'toolu_2',
+        name: 'exec_command',
+      },
+    ])
+  })
 })

@@ -9,6 +9,7 @@ import {
 } from '../../exchange/types'
 import { isObject } from '../wire-values'
 import { encryptedContentOf, wantsEncryptedReasoning } from './reasoning-signature'
+import { clientToolName, type NamespacedName, namespacedToolNames } from './tool-namespaces'
 
 /** Request fields a Response echoes back; pass the inbound body (unknown fields are ignored). */
 export interface ResponsesEcho {
@@ -189,11 +190,20 @@ export const buildReasoningItem = (
 export const emitsReasoningItem = (block: ThinkingBlock | RedactedThinkingBlock, includeEncrypted: boolean) =>
   block.type === 'thinking' || (includeEncrypted && encryptedContentOf(block) !== undefined)
 
+/** `namespaced`: the request's namespaced tools (tool-namespaces.ts), whose calls go back under their namespace. */
 export const buildFunctionCallItem = (
   id: string,
   call: { callId: string; name: string; arguments: string },
   status: 'in_progress' | 'completed' | 'incomplete',
-) => ({ id, type: 'function_call', status, arguments: call.arguments, call_id: call.callId, name: call.name })
+  namespaced: Map<string, NamespacedName> | undefined,
+) => ({
+  id,
+  type: 'function_call',
+  status,
+  arguments: call.arguments,
+  call_id: call.callId,
+  ...clientToolName(namespaced, call.name),
+})
 
 export const encodeResponsesResponse = (
   resp: ExchangeResponse,
@@ -202,6 +212,7 @@ export const encodeResponsesResponse = (
   const output: unknown[] = []
   let messages = 0
   const includeEncrypted = wantsEncryptedReasoning(opts.request?.include)
+  const namespaced = namespacedToolNames(opts.request?.tools)
   for (const block of resp.content) {
     const index = output.length
     switch (block.type) {
@@ -219,6 +230,7 @@ export const encodeResponsesResponse = (
             functionCallItemId(opts.messageId, index),
             { callId: block.id, name: block.name, arguments: JSON.stringify(block.input ?? {}) },
             'completed',
+            namespaced,
           ),
         )
         break

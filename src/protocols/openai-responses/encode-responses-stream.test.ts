@@ -414,4 +414,30 @@ describe('responsesStreamEncoder', () => {
       expect(reasoning[0]?.summary).toEqual([{ type: 'summary_text', text: 'Weather needs a lookup.' }])
     })
   })
+
+  test('a call to a namespaced tool streams under its namespace and own name', async () => {
+    const tools = [{ type: 'namespace', name: 'multi_agent_v1', tools: [{ type: 'function', name: 'wait_agent' }] }]
+    const data = await frames(
+      [
+        { type: 'start', id: 'msg_upstream', model: 'claude-sonnet', usage: { input: 10 } },
+        {
+          type: 'block_start',
+          index: 0,
+          block: { kind: 'tool_use', id: 'toolu_7', name: 'multi_agent_v1__wait_agent' },
+        },
+        { type: 'tool_args_delta', index: 0, partialJson: '{"targets":["a1"]}' },
+        { type: 'block_stop', index: 0 },
+        { type: 'finish', reason: 'tool_use', stopSequence: null },
+      ],
+      { tools },
+    )
+    const call = { call_id: 'toolu_7', namespace: 'multi_agent_v1', name: 'wait_agent' }
+    const byType = (type: string) => data.filter((d) => d['type'] === type)
+    expect(byType('response.output_item.added')[0]!['item']).toMatchObject({ ...call, arguments: '' })
+    expect(byType('response.function_call_arguments.done')[0]).toMatchObject({ name: 'wait_agent' })
+    expect(byType('response.output_item.done')[0]!['item']).toMatchObject({ ...call, arguments: '{"targets":["a1"]}' })
+    const completed = byType('response.completed')[0]!['response'] as { output: unknown[]; tools: unknown }
+    expect(completed.output).toEqual([expect.objectContaining(call)])
+    expect(completed.tools).toEqual(tools)
+  })
 })

@@ -24,6 +24,7 @@ import {
   type ResponsesEcho,
   reasoningItemId,
 } from './encode-responses-response'
+import { clientToolName, type NamespacedName, namespacedToolNames } from './tool-namespaces'
 import { wantsEncryptedReasoning } from './reasoning-signature'
 
 export interface EncodeResponsesStreamOptions extends ResponseIds {
@@ -45,6 +46,7 @@ const snapshotItem = (
   item: Exclude<OpenItem, { kind: 'skip' }>,
   status: ItemStatus,
   includeEncrypted: boolean,
+  namespaced: Map<string, NamespacedName> | undefined,
 ): Record<string, unknown> => {
   switch (item.kind) {
     case 'message':
@@ -63,6 +65,7 @@ const snapshotItem = (
         item.id,
         { callId: item.callId, name: item.name, arguments: item.arguments === '' ? '{}' : item.arguments },
         status,
+        namespaced,
       )
   }
 }
@@ -80,8 +83,9 @@ export function responsesStreamEncoder(opts: EncodeResponsesStreamOptions): Stre
   const usage: Usage = { input: 0, cacheRead: 0, cacheWrite: 0, output: 0, reasoning: 0 }
   let finish: StopReason | undefined
   const includeEncrypted = wantsEncryptedReasoning(opts.request?.include)
+  const namespaced = namespacedToolNames(opts.request?.tools)
   const snapshot = (item: Exclude<OpenItem, { kind: 'skip' }>, status: ItemStatus) =>
-    snapshotItem(item, status, includeEncrypted)
+    snapshotItem(item, status, includeEncrypted, namespaced)
 
   const frame = (type: string, payload: Record<string, unknown>): string =>
     encodeSse(type, { type, sequence_number: sequence++, ...payload })
@@ -157,7 +161,12 @@ export function responsesStreamEncoder(opts: EncodeResponsesStreamOptions): Stre
       frames.push(
         frame('response.output_item.added', {
           output_index: outputIndex,
-          item: buildFunctionCallItem(item.id, { callId: block.id, name: block.name, arguments: '' }, 'in_progress'),
+          item: buildFunctionCallItem(
+            item.id,
+            { callId: block.id, name: block.name, arguments: '' },
+            'in_progress',
+            namespaced,
+          ),
         }),
       )
     } else if (emitsReasoningItem({ type: 'redacted_thinking', data: block.data }, includeEncrypted)) {
@@ -210,7 +219,8 @@ export function responsesStreamEncoder(opts: EncodeResponsesStreamOptions): Stre
         return [done()]
       case 'function_call': {
         const args = item.arguments === '' ? '{}' : item.arguments
-        return [frame('response.function_call_arguments.done', { ...base, name: item.name, arguments: args }), done()]
+        const { name } = clientToolName(namespaced, item.name)
+        return [frame('response.function_call_arguments.done', { ...base, name, arguments: args }), done()]
       }
     }
   }

@@ -244,48 +244,6 @@ describe.skipIf(!codex.ok).each(['openai-responses', 'anthropic'] as const)(
       }
     })
 
-    // OpenAI's models take tool namespaces; Anthropic's are offered each namespaced tool by a
-    // qualified name, and Codex must get the call back under the namespace to run it.
-    test.skipIf(kind !== 'anthropic')(
-      'runs a call to a namespaced tool (its sub-agent tools) made by a Claude model',
-      { timeout: 30_000 },
-      async () => {
-        const svc = await startSvc(kind)
-        try {
-          sim.queue(
-            UPSTREAM_MODEL,
-            { toolCall: { name: 'multi_agent_v1__close_agent', arguments: { target: 'no-such-agent' } }, usage },
-            { text: 'There was no such agent.', usage },
-          )
-          const run = await runCodex(svc.port, svc.h.key, ['--json', 'close the agent no-such-agent'])
-          expect(run.timedOut).toBe(false)
-          expect(run.exitCode).toBe(0)
-          expect(run.stdout).toContain('There was no such agent.')
-
-          type Tools = { tools: { name: string }[] }
-          expect((sim.requests[0]!.body as Tools).tools.map((t) => t.name)).toEqual(
-            expect.arrayContaining(['multi_agent_v1__spawn_agent', 'multi_agent_v1__close_agent', 'exec_command']),
-          )
-          // Codex ran the call as its sub-agent tool (its own check of the id answered), and sent
-          // it back under the namespace; before, it answered "unsupported call".
-          expect(svc.inbound).toHaveLength(2)
-          const items = expectCodexRequest(svc.inbound[1]!, svc.h.key).body.input as Record<string, unknown>[]
-          const call = items.find((i) => i.type === 'function_call')!
-          expect(call).toMatchObject({ namespace: 'multi_agent_v1', name: 'close_agent' })
-          const output = items.find((i) => i.type === 'function_call_output')!
-          expect(output.call_id).toBe(call.call_id)
-          expect(String(output.output)).toContain('invalid agent id no-such-agent')
-          // Claude sees its own call again under the name it used.
-          const messages = (sim.requests[1]!.body as { messages: { content: Record<string, unknown>[] }[] }).messages
-          expect(messages.at(-2)!.content).toEqual([
-            expect.objectContaining({ type: 'tool_use', id: call.call_id, name: 'multi_agent_v1__close_agent' }),
-          ])
-        } finally {
-          await svc.server.stop(true)
-        }
-      },
-    )
-
     test('runs a shell tool call and sends its output back', { timeout: 30_000 }, async () => {
       const svc = await startSvc(kind)
       try {
@@ -383,3 +341,45 @@ describe.skipIf(!codex.ok).each(['openai-responses', 'anthropic'] as const)(
     })
   },
 )
+
+// OpenAI's models take tool namespaces; Anthropic's are offered each namespaced tool by a
+// qualified name, and Codex must get the call back under the namespace to run it.
+describe.skipIf(!codex.ok)('codex exec through svc (anthropic upstream): a namespaced tool', () => {
+  test('runs a call to a namespaced tool (its sub-agent tools) made by a Claude model', {
+    timeout: 30_000,
+  }, async () => {
+    const svc = await startSvc('anthropic')
+    try {
+      sim.queue(
+        UPSTREAM_MODEL,
+        { toolCall: { name: 'multi_agent_v1__close_agent', arguments: { target: 'no-such-agent' } }, usage },
+        { text: 'There was no such agent.', usage },
+      )
+      const run = await runCodex(svc.port, svc.h.key, ['--json', 'close the agent no-such-agent'])
+      expect(run.timedOut).toBe(false)
+      expect(run.exitCode).toBe(0)
+      expect(run.stdout).toContain('There was no such agent.')
+
+      type Tools = { tools: { name: string }[] }
+      expect((sim.requests[0]!.body as Tools).tools.map((t) => t.name)).toEqual(
+        expect.arrayContaining(['multi_agent_v1__spawn_agent', 'multi_agent_v1__close_agent', 'exec_command']),
+      )
+      // Codex ran the call as its sub-agent tool (its own check of the id answered), and sent
+      // it back under the namespace; before, it answered "unsupported call".
+      expect(svc.inbound).toHaveLength(2)
+      const items = expectCodexRequest(svc.inbound[1]!, svc.h.key).body.input as Record<string, unknown>[]
+      const call = items.find((i) => i.type === 'function_call')!
+      expect(call).toMatchObject({ namespace: 'multi_agent_v1', name: 'close_agent' })
+      const output = items.find((i) => i.type === 'function_call_output')!
+      expect(output.call_id).toBe(call.call_id)
+      expect(String(output.output)).toContain('invalid agent id no-such-agent')
+      // Claude sees its own call again under the name it used.
+      const messages = (sim.requests[1]!.body as { messages: { content: Record<string, unknown>[] }[] }).messages
+      expect(messages.at(-2)!.content).toEqual([
+        expect.objectContaining({ type: 'tool_use', id: call.call_id, name: 'multi_agent_v1__close_agent' }),
+      ])
+    } finally {
+      await svc.server.stop(true)
+    }
+  })
+})

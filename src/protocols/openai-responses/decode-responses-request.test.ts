@@ -354,7 +354,7 @@ describe('decodeResponsesRequest', () => {
     ])
   })
 
-  test("a namespace's function tools become definitions named <namespace>__<name>, and so do calls to them", () => {
+  test("a namespace's function tools follow the others, named <namespace>__<name>, and so do calls to them", () => {
     const request = decode({
       tools: [
         { type: 'function', name: 'exec_command', parameters: { type: 'object' } },
@@ -385,11 +385,11 @@ describe('decodeResponsesRequest', () => {
     })
     expect(request.tools.map((t) => t.name)).toEqual([
       'exec_command',
+      'tools__ping',
       'multi_agent_v1__spawn_agent',
       'multi_agent_v1__close_agent',
-      'tools__ping',
     ])
-    expect(request.tools[1]).toEqual({
+    expect(request.tools[2]).toEqual({
       name: 'multi_agent_v1__spawn_agent',
       description: 'Spawn a sub-agent.',
       inputSchema: { type: 'object' },
@@ -478,6 +478,10 @@ describe('decodeResponsesRequest', () => {
     [{ input: [] }, 'input'],
     [{ previous_response_id: 'resp_1' }, 'previous_response_id'],
     [{ tools: [{ type: 'function' }] }, 'tools[0].name'],
+    [
+      { tools: [{ type: 'namespace', name: 'ns', tools: [{ type: 'function', name: 'f', parameters: 'x' }] }] },
+      'tools[0].tools[0].parameters',
+    ],
     [{ tool_choice: 'sometimes' }, 'tool_choice'],
     [{ tool_choice: { type: 'function' } }, 'tool_choice.name'],
     [{ reasoning: { effort: 'extreme' } }, 'reasoning.effort'],

@@ -328,23 +328,17 @@ const decodeReasoningItem = (item: JsonObject, path: string): ContentBlock[] => 
 const decodeTools = (tools: unknown): ToolDefinition[] => {
   if (tools === undefined || tools === null) return []
   if (!Array.isArray(tools)) throw invalidRequest('tools must be an array', 'tools')
-  const namespaced = namespacedToolNames(tools)
   const definitions: ToolDefinition[] = []
   tools.forEach((tool, i) => {
     const path = `tools[${i}]`
     if (!isObject(tool)) throw invalidRequest(`${path} must be an object`, path)
-    if (tool['type'] === 'namespace' && namespaced) {
-      asArray(tool['tools']).forEach((member, j) => {
-        if (!isObject(member) || typeof member['name'] !== 'string') return
-        const name = qualifiedToolName(String(tool['name']), member['name'])
-        if (namespaced.has(name)) definitions.push(decodeFunctionTool(member, `${path}.tools[${j}]`, name))
-      })
-      return
-    }
     // Hosted tools (web_search, file_search, …) have no equivalent on other upstreams.
     if (tool['type'] !== 'function') return
     definitions.push(decodeFunctionTool(tool, path, requireString(tool, 'name', path)))
   })
+  for (const [name, { tool, path }] of namespacedToolNames(tools) ?? []) {
+    definitions.push(decodeFunctionTool(tool, path, name))
+  }
   return definitions
 }
 

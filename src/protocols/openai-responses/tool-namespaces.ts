@@ -12,30 +12,38 @@ export interface NamespacedName {
   name: string
 }
 
+/** A function tool inside a namespace: its definition, and where the request has it (for errors). */
+export interface NamespacedTool extends NamespacedName {
+  tool: Record<string, unknown>
+  path: string
+}
+
 /**
  * The client's namespaced tools by the name other dialects offer them under; undefined when the
  * request has none (the usual case, without building anything). A qualified name that a top-level
  * function already has stays that function's.
  */
-export function namespacedToolNames(tools: unknown): Map<string, NamespacedName> | undefined {
+export function namespacedToolNames(tools: unknown): Map<string, NamespacedTool> | undefined {
   if (!Array.isArray(tools) || !tools.some((tool) => isObject(tool) && tool.type === 'namespace')) return undefined
   const topLevel = new Set(tools.flatMap((tool) => (isObject(tool) && tool.type === 'function' ? [tool.name] : [])))
-  const names = new Map<string, NamespacedName>()
-  for (const tool of tools) {
+  const names = new Map<string, NamespacedTool>()
+  tools.forEach((tool, i) => {
     if (!isObject(tool) || tool.type !== 'namespace' || typeof tool.name !== 'string' || !Array.isArray(tool.tools)) {
-      continue
+      return
     }
-    for (const member of tool.tools) {
-      if (!isObject(member) || member.type !== 'function' || typeof member.name !== 'string') continue
-      const qualified = qualifiedToolName(tool.name, member.name)
-      if (!topLevel.has(qualified)) names.set(qualified, { namespace: tool.name, name: member.name })
-    }
-  }
+    const namespace = tool.name
+    tool.tools.forEach((member, j) => {
+      if (!isObject(member) || member.type !== 'function' || typeof member.name !== 'string') return
+      const qualified = qualifiedToolName(namespace, member.name)
+      if (topLevel.has(qualified)) return
+      names.set(qualified, { namespace, name: member.name, tool: member, path: `tools[${i}].tools[${j}]` })
+    })
+  })
   return names
 }
 
 /** A call to `name` as the client knows it: under its namespace, or as it is. */
-export const clientToolName = (
-  names: Map<string, NamespacedName> | undefined,
-  name: string,
-): NamespacedName | { name: string } => names?.get(name) ?? { name }
+export function clientToolName(names: Map<string, NamespacedName> | undefined, name: string): Partial<NamespacedName> {
+  const namespaced = names?.get(name)
+  return namespaced ? { namespace: namespaced.namespace, name: namespaced.name } : { name }
+}

@@ -77,6 +77,8 @@ describe('config', () => {
       outputNanosPerToken: 15000,
       cacheReadNanosPerToken: 300,
       cacheWriteNanosPerToken: 3750,
+      // 10 USD per 1,000 searches, Anthropic's list price, by default.
+      webSearchNanos: 10_000_000,
     })
   })
 
@@ -109,6 +111,32 @@ describe('config', () => {
       models: [{ id: 'x', provider: 'p', profiles: ['pro'], quality: 1 }],
     })
     expect(only.models.map((m) => [m.id, m.price])).toEqual([['x', null]])
+  })
+
+  test('web_search_usd_per_1k: 10 unless [[models]] prices it; a price finer than a nano a search is refused', () => {
+    const config = load({
+      models: [
+        { id: 'gpt-5.1', provider: 'openai', web_search_usd_per_1k: 25 },
+        {
+          id: 'local-coder',
+          provider: 'local',
+          profiles: ['pro'],
+          quality: 60,
+          input_usd_per_mtok: 0,
+          output_usd_per_mtok: 0,
+        },
+      ],
+    })
+    const searchNanos = (id: string, provider: string) =>
+      config.models.find((m) => m.id === id && m.provider === provider)?.price?.webSearchNanos
+    expect(searchNanos('gpt-5.1', 'openai')).toBe(25_000_000)
+    expect(searchNanos('gpt-5.1', 'openrouter')).toBe(10_000_000)
+    expect(searchNanos('claude-opus-4-5', 'anthropic')).toBe(10_000_000)
+    // A model svc knows nothing of: never free by omission.
+    expect(searchNanos('local-coder', 'local')).toBe(10_000_000)
+    expect(() => load({ models: [{ id: 'gpt-5.1', provider: 'openai', web_search_usd_per_1k: 0.0000001 }] })).toThrow(
+      'not a whole number of nanos per search',
+    )
   })
 
   test('adaptive_thinking: off for the built-in Claude 4.5 models and for a new model, on where [[models]] sets it', () => {

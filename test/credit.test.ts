@@ -83,16 +83,20 @@ describe('pricing', () => {
     expect(() => usdPerMtokToNanosPerToken(0.0375)).toThrow('step 0.001')
   })
 
-  test('cost is the integer sum over input, cache read, cache write and output', () => {
+  test('cost is the integer sum over input, cache read, cache write, output and web searches', () => {
     const price = {
       inputNanosPerToken: 3000,
       cacheReadNanosPerToken: 300,
       cacheWriteNanosPerToken: 3750,
       outputNanosPerToken: 15000,
+      webSearchNanos: 10_000_000,
     }
     expect(costNanos({ input: 86, cacheRead: 1920, cacheWrite: 10, output: 300, reasoning: 0 }, price)).toBe(
       86 * 3000 + 1920 * 300 + 10 * 3750 + 300 * 15000,
     )
+    expect(
+      costNanos({ input: 86, cacheRead: 1920, cacheWrite: 10, output: 300, reasoning: 0, webSearches: 3 }, price),
+    ).toBe(86 * 3000 + 1920 * 300 + 10 * 3750 + 300 * 15000 + 3 * 10_000_000)
   })
 
   test('BYOK fee rounds up to the nano', () => {

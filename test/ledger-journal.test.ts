@@ -198,3 +198,19 @@ test('a commit hook that throws does not make the writer write its batch again: 
   expect(() => ledger.listGrants(account.id)).toThrow('hook failed')
   expect(look(path)).toMatchObject({ requests: 3, legs: 3, charges: 3, remaining: 997_000 })
 })
+
+test('an entry journaled before web_search_requests existed (legs one value shorter) spreads with none', async () => {
+  const { path, ledger, accountId } = await ledgerWithGrant('older-entry')
+  const recorded = await seedRequest(ledger, { accountId, at: Date.now(), legs: [{ costNanos: 1_000 }] })
+  // As a process of the previous version left it: every leg row without its last value.
+  const raw = new Database(path)
+  const { seq, entry } = raw.query('SELECT seq, entry FROM ledger_journal').get() as { seq: number; entry: string }
+  const [request, legs] = JSON.parse(entry) as [unknown[], [unknown[], unknown[]][]]
+  const older = [request, legs.map(([leg, charges]) => [leg.slice(0, -1), charges])]
+  raw.run('UPDATE ledger_journal SET entry = ? WHERE seq = ?', [JSON.stringify(older), seq])
+  raw.close()
+  const detail = await ledger.getRequest(accountId, recorded.id)
+  expect(detail?.legs).toEqual([expect.objectContaining({ costNanos: 1_000, webSearchRequests: 0 })])
+  expect(look(path)).toEqual({ journal: 0, requests: 1, legs: 1, charges: 1, remaining: 999_000 })
+  ledger.close()
+})

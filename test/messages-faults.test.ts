@@ -193,6 +193,7 @@ describe('fallback before the first byte', () => {
           error: expect.any(String),
           input_tokens: 0,
           output_tokens: 0,
+          web_search_requests: 0,
           cost_nanos: 0,
           charged_nanos: 0,
         }),

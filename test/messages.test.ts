@@ -152,6 +152,7 @@ describe('messages: SDK happy paths with cache tokens, and the ledger', () => {
         cached_input_tokens: 100,
         cache_creation_input_tokens: 5,
         output_tokens: 3,
+        web_search_requests: 0,
         cost_nanos: cost,
         charged_nanos: cost,
       }),
@@ -212,6 +213,7 @@ describe('messages: SDK happy paths with cache tokens, and the ledger', () => {
         cached_input_tokens: 200,
         cache_creation_input_tokens: 40,
         output_tokens: 9,
+        web_search_requests: 0,
         cost_nanos: cost,
         charged_nanos: cost,
       }),
@@ -307,6 +309,7 @@ describe('messages: SDK happy paths with cache tokens, and the ledger', () => {
         cached_input_tokens: 64,
         cache_creation_input_tokens: 16,
         output_tokens: 11,
+        web_search_requests: 0,
         cost_nanos: cost,
       }),
     ])

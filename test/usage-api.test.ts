@@ -46,6 +46,7 @@ describe('GET /v1/usage', () => {
           cached_input_tokens: 3,
           cache_creation_input_tokens: 2,
           output_tokens: 9,
+          web_search_requests: 0,
           cost_nanos: 1234,
           charged_nanos: 1234,
           byok: false,

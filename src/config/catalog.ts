@@ -28,7 +28,16 @@ export interface CatalogRow {
    */
   adaptiveThinking: boolean
   promptCaching: boolean
+  /** USD per 1,000 searches of the provider's web search tool; unset: `defaultWebSearchUsdPer1k`. */
+  webSearchUsdPer1k?: number
 }
+
+/**
+ * Anthropic's web search server tool and OpenAI's hosted web search for the GPT-5 family both
+ * list at 10 USD per 1,000 searches. A model without its own price is charged this for any search
+ * its upstream reports: never free by omission.
+ */
+export const defaultWebSearchUsdPer1k = 10
 
 type Facts = Omit<CatalogRow, 'provider' | 'upstreamModel'>
 

@@ -6,8 +6,8 @@ import { join, resolve } from 'node:path'
 import { Value } from '@sinclair/typebox/value'
 import { parse as parseToml } from 'smol-toml'
 import { describeValueError } from '../lib/schema-errors'
-import { type Price, usdPerMtokToNanosPerToken, usdToNanos } from '../ledger/pricing'
-import { builtinCatalog, type CatalogRow } from './catalog'
+import { type Price, usdPer1kToNanosPerSearch, usdPerMtokToNanosPerToken, usdToNanos } from '../ledger/pricing'
+import { builtinCatalog, type CatalogRow, defaultWebSearchUsdPer1k } from './catalog'
 import { ConfigFile, type ModelSection, type ProviderKind, type RoutingMode } from './schema'
 
 export type Env = Record<string, string | undefined>
@@ -284,6 +284,7 @@ function mergeModel(entry: ModelSection, base: CatalogRow | undefined, where: st
     // An unpriced cache read or write costs what plain input costs: never free by omission.
     cacheReadUsdPerMtok: price(entry.cache_read_usd_per_mtok, base?.cacheReadUsdPerMtok ?? entry.input_usd_per_mtok),
     cacheWriteUsdPerMtok: price(entry.cache_write_usd_per_mtok, base?.cacheWriteUsdPerMtok ?? entry.input_usd_per_mtok),
+    webSearchUsdPer1k: entry.web_search_usd_per_1k ?? base?.webSearchUsdPer1k,
     contextWindow: entry.context_window ?? base?.contextWindow ?? 128_000,
     maxOutputTokens: entry.max_output_tokens ?? base?.maxOutputTokens ?? 8_192,
     tools: entry.tools ?? base?.tools ?? true,
@@ -304,6 +305,7 @@ function toCatalogModel(row: CatalogRow): CatalogModel {
         outputNanosPerToken: usdPerMtokToNanosPerToken(row.outputUsdPerMtok),
         cacheReadNanosPerToken: usdPerMtokToNanosPerToken(row.cacheReadUsdPerMtok),
         cacheWriteNanosPerToken: usdPerMtokToNanosPerToken(row.cacheWriteUsdPerMtok),
+        webSearchNanos: usdPer1kToNanosPerSearch(row.webSearchUsdPer1k ?? defaultWebSearchUsdPer1k),
       }
     } catch (err) {
       throw new ConfigError(`model ${row.id} (${row.provider}): ${(err as Error).message}`)

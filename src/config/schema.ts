@@ -45,6 +45,8 @@ export const ModelSection = T.Object(
     output_usd_per_mtok: T.Optional(T.Number({ minimum: 0 })),
     cache_read_usd_per_mtok: T.Optional(T.Number({ minimum: 0 })),
     cache_write_usd_per_mtok: T.Optional(T.Number({ minimum: 0 })),
+    /** Per 1,000 searches of the upstream's own web search tool; default 10 (Anthropic's and OpenAI's list price). */
+    web_search_usd_per_1k: T.Optional(T.Number({ minimum: 0 })),
     context_window: T.Optional(T.Integer({ minimum: 1 })),
     max_output_tokens: T.Optional(T.Integer({ minimum: 1 })),
     tools: T.Optional(T.Boolean()),

@@ -139,6 +139,8 @@ export const usageEvents = sqliteTable(
     byok: integer('byok', { mode: 'boolean' }).notNull().default(false),
     createdAt: integer('created_at').notNull(),
     endedAt: integer('ended_at'),
+    /** Searches the upstream's own web search tool ran, each priced on its own (in cost_nanos). */
+    webSearchRequests: integer('web_search_requests').notNull().default(0),
   },
   (t) => [
     primaryKey({ columns: [t.requestId, t.attempt] }),

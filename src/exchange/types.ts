@@ -188,6 +188,11 @@ export interface Usage {
   output: number
   /** Part of `output` spent on reasoning, where the upstream says. */
   reasoning: number
+  /**
+   * Searches the upstream's own web search tool ran (Anthropic's `web_search` server tool, OpenAI's
+   * hosted `web_search`), billed per search on top of tokens. Absent: none reported.
+   */
+  webSearches?: number
 }
 
 export const emptyUsage = (): Usage => ({ input: 0, cacheRead: 0, cacheWrite: 0, output: 0, reasoning: 0 })
@@ -195,7 +200,7 @@ export const emptyUsage = (): Usage => ({ input: 0, cacheRead: 0, cacheWrite: 0,
 /** Cumulative usage semantics: each count present in `update` replaces the old one, none is added. */
 export function overwriteUsage(target: Usage, update: Partial<Usage> | undefined): void {
   if (!update) return
-  for (const key of ['input', 'cacheRead', 'cacheWrite', 'output', 'reasoning'] as const) {
+  for (const key of ['input', 'cacheRead', 'cacheWrite', 'output', 'reasoning', 'webSearches'] as const) {
     const value = update[key]
     if (value !== undefined) target[key] = value
   }

@@ -1032,6 +1032,11 @@ const schemas: Record<string, Schema> = {
       cached_input_tokens: tokens('cache reads'),
       cache_creation_input_tokens: tokens('cache writes'),
       output_tokens: tokens(),
+      web_search_requests: {
+        type: 'integer',
+        minimum: 0,
+        description: "searches the upstream's own web search tool ran, each priced per search (in cost_nanos)",
+      },
       cost_nanos: nanos('the full cost of the leg at list price'),
       charged_nanos: nanos('what was taken from credit grants'),
       byok: { type: 'boolean' },

@@ -68,6 +68,7 @@ export interface LegRecord {
   byok: boolean
   createdAt: number
   endedAt: number | null
+  webSearchRequests: number
 }
 
 export interface RequestRecord {

@@ -1,6 +1,7 @@
 // Prices are configured in USD per million tokens and held as integer nanos per token:
-// 1 USD/Mtok = 1e9 nanos / 1e6 tokens = 1000 nanos per token. A leg's cost is a sum of integer
-// products, so the ledger never sees a float.
+// 1 USD/Mtok = 1e9 nanos / 1e6 tokens = 1000 nanos per token; web searches in USD per 1,000 and
+// held as nanos per search (10 USD/1k = 10,000,000). A leg's cost is a sum of integer products,
+// so the ledger never sees a float.
 import type { Usage } from '../exchange/types'
 
 export interface Price {
@@ -8,6 +9,7 @@ export interface Price {
   outputNanosPerToken: number
   cacheReadNanosPerToken: number
   cacheWriteNanosPerToken: number
+  webSearchNanos: number
 }
 
 /**
@@ -22,12 +24,22 @@ export function usdPerMtokToNanosPerToken(usd: number): number {
   return nanos
 }
 
+/** The same, for a price per 1,000 searches (any step of 0.000001 USD). */
+export function usdPer1kToNanosPerSearch(usd: number): number {
+  const nanos = Math.round(usd * 1e6)
+  if (!Number.isFinite(usd) || usd < 0 || Math.abs(usd * 1e6 - nanos) > 1e-6) {
+    throw new RangeError(`price ${usd} USD per 1,000 searches is not a whole number of nanos per search`)
+  }
+  return nanos
+}
+
 export function costNanos(usage: Usage, price: Price): number {
   return (
     usage.input * price.inputNanosPerToken +
     usage.cacheRead * price.cacheReadNanosPerToken +
     usage.cacheWrite * price.cacheWriteNanosPerToken +
-    usage.output * price.outputNanosPerToken
+    usage.output * price.outputNanosPerToken +
+    (usage.webSearches ?? 0) * price.webSearchNanos
   )
 }
 

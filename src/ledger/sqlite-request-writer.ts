@@ -98,7 +98,9 @@ const requestValues = (r: RequestRecord) =>
 
 const legColumns = `id, request_id, account_id, attempt, model_id, provider_id, upstream_model, committed, estimated,
   outcome, error, input_tokens, cached_input_tokens, cache_creation_input_tokens, output_tokens, cost_nanos,
-  charged_nanos, byok, created_at, ended_at`
+  charged_nanos, byok, created_at, ended_at, web_search_requests`
+/** Journal entries written before web_search_requests existed end at ended_at; they ran no searches. */
+const legColumnCount = legColumns.split(',').length
 const legValues = (leg: Omit<LegRecord, 'chargedNanos'>, chargedNanos: number) =>
   [
     leg.id,
@@ -121,6 +123,7 @@ const legValues = (leg: Omit<LegRecord, 'chargedNanos'>, chargedNanos: number) =
     leg.byok,
     leg.createdAt,
     leg.endedAt,
+    leg.webSearchRequests,
   ] satisfies SQLQueryBindings[]
 
 const chargeColumns = 'request_id, usage_event_id, position, grant_id, cost_type, amount_nanos, created_at'
@@ -238,6 +241,7 @@ export function createRequestWriter(client: Database, hooks: WriterHooks = {}) {
   function insertRows([request, legs]: Rows) {
     insertRequest.run(...request)
     for (const [leg, charges] of legs) {
+      while (leg.length < legColumnCount) leg.push(0)
       insertLeg.run(...leg)
       for (const values of charges) insertCharge.run(...values)
     }

@@ -49,6 +49,7 @@ export function usageEventView(leg: ShownLeg) {
     cached_input_tokens: leg.cachedInputTokens,
     cache_creation_input_tokens: leg.cacheCreationInputTokens,
     output_tokens: leg.outputTokens,
+    web_search_requests: leg.webSearchRequests,
     cost_nanos: leg.costNanos,
     charged_nanos: leg.chargedNanos,
     byok: leg.byok,

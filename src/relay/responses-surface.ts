@@ -4,7 +4,7 @@
 import { GatewayError } from '../lib/errors'
 import { encodeSse } from '../protocols/sse'
 import { decodeResponsesRequest } from '../protocols/openai-responses/decode-responses-request'
-import { responsesUsage } from '../protocols/openai-responses/decode-responses-response'
+import { usageOfResponse } from '../protocols/openai-responses/decode-responses-response'
 import { encodeResponsesResponse, messageItemId } from '../protocols/openai-responses/encode-responses-response'
 import { responsesStreamEncoder } from '../protocols/openai-responses/encode-responses-stream'
 import { encodeGatewayErrorAsOpenAI } from '../protocols/openai-responses/errors'
@@ -54,7 +54,7 @@ export const responsesSurface: InboundSurface = {
             : item,
         )
       : json.output
-    return { body: { ...json, id: responseId, model, output }, usage: responsesUsage(json.usage) }
+    return { body: { ...json, id: responseId, model, output }, usage: usageOfResponse(json) }
   },
   passThroughStream(ids) {
     const meter = createResponsesPassThroughMeter()

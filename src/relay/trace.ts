@@ -174,6 +174,7 @@ export class RequestTrace {
       cachedInputTokens: usage.cacheRead,
       cacheCreationInputTokens: usage.cacheWrite,
       outputTokens: usage.output,
+      webSearchRequests: usage.webSearches ?? 0,
       costNanos: cost,
       byok,
       createdAt: leg.startedAt,

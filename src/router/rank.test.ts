@@ -17,6 +17,7 @@ const price = (inputUsd: number, outputUsd: number) => ({
   outputNanosPerToken: Math.round(outputUsd * 1000),
   cacheReadNanosPerToken: Math.round(inputUsd * 100),
   cacheWriteNanosPerToken: Math.round(inputUsd * 1250),
+  webSearchNanos: 10_000_000,
 })
 
 const model = (id: string, over: Partial<CatalogModel> = {}): CatalogModel => ({

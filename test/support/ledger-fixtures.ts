@@ -53,6 +53,7 @@ export function finishedRequest(opts: SeedRequest): FinishedRequest {
       cachedInputTokens: leg.cached ?? 0,
       cacheCreationInputTokens: leg.cacheCreation ?? 0,
       outputTokens: leg.output ?? 5,
+      webSearchRequests: 0,
       costNanos: cost,
       byok: leg.byok ?? false,
       createdAt: opts.at,

@@ -32,8 +32,30 @@ function usageOf(plan: Plan, outputTokens: number) {
   }
 }
 
+/** Anthropic's web search server tool: the call, then its result, ahead of the answer. */
+const searchBlocks = (search: Plan['searches'][number]) => [
+  { type: 'server_tool_use', id: search.id, name: 'web_search', input: { query: search.query } },
+  {
+    type: 'web_search_tool_result',
+    tool_use_id: search.id,
+    content: [
+      {
+        type: 'web_search_result',
+        url: 'https://example.com/',
+        title: search.query,
+        encrypted_content: 'c2ltLXJlc3VsdA==',
+        page_age: null,
+      },
+    ],
+  },
+]
+
+/** Final usage only: server tool counts, where any ran. */
+const serverToolUse = (plan: Plan) =>
+  plan.usage.webSearches > 0 ? { server_tool_use: { web_search_requests: plan.usage.webSearches } } : {}
+
 function contentOf(plan: Plan) {
-  const content: unknown[] = []
+  const content: unknown[] = plan.searches.flatMap(searchBlocks)
   if (plan.thinking)
     content.push({ type: 'thinking', thinking: plan.thinking.text, signature: plan.thinking.signature })
   if (plan.text) content.push({ type: 'text', text: plan.text.text, citations: null })
@@ -57,7 +79,7 @@ const message = (
   content,
   stop_reason: stopReason,
   stop_sequence: stopSequence,
-  usage: usageOf(plan, out),
+  usage: { ...usageOf(plan, out), ...(stopReason === null ? {} : serverToolUse(plan)) },
 })
 
 function encodeFrames(plan: Plan): Frame[] {
@@ -77,6 +99,11 @@ function encodeFrames(plan: Plan): Frame[] {
     index++
   }
 
+  for (const search of plan.searches) {
+    const [call, result] = searchBlocks(search)
+    block({ ...call, input: {} }, [{ type: 'input_json_delta', partial_json: JSON.stringify(call!.input) }])
+    block(result, [])
+  }
   if (plan.thinking) {
     const t = plan.thinking
     block({ type: 'thinking', thinking: '', signature: '' }, [
@@ -109,6 +136,7 @@ function encodeFrames(plan: Plan): Frame[] {
         cache_creation_input_tokens: u.cache_creation_input_tokens,
         cache_read_input_tokens: u.cache_read_input_tokens,
         output_tokens: u.output_tokens,
+        ...serverToolUse(plan),
       },
     }),
     sseFrame('message_stop', { type: 'message_stop' }),

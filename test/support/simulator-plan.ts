@@ -8,6 +8,8 @@ export interface SimUsage {
   cacheWrite?: number
   output: number
   reasoning?: number
+  /** Searches the provider's own web search tool ran before the answer (Anthropic, Responses). */
+  webSearches?: number
 }
 
 export type SimFault =
@@ -52,6 +54,8 @@ export interface Plan {
   text?: { text: string; deltas: string[]; itemId: string }
   tool?: { id: string; itemId: string; name: string; args: string; fragments: string[] }
   usage: Required<SimUsage>
+  /** One per web search: the query, and the ids its blocks or item carry. */
+  searches: { query: string; id: string }[]
   /** Anthropic reports thinking tokens only when the scenario named them. */
   reasoningGiven: boolean
   stop: StopReason
@@ -194,7 +198,12 @@ export function buildPlan(
       cacheWrite: given?.cacheWrite ?? 0,
       output: given?.output ?? Math.max(1, tokensOf(text) + tokensOf(thinking) + tokensOf(args)),
       reasoning: given?.reasoning ?? tokensOf(thinking),
+      webSearches: given?.webSearches ?? 0,
     },
+    searches: Array.from({ length: given?.webSearches ?? 0 }, (_, i) => ({
+      query: `simulated search ${i + 1}`,
+      id: newId(dialect === 'anthropic' ? 'srvtoolu_sim' : 'ws_sim'),
+    })),
     reasoningGiven: given?.reasoning !== undefined,
     stop,
     stopSequence: stop === 'stop_sequence' ? firstStopSequence(body) : null,

@@ -23,8 +23,16 @@ function usageOf(plan: Plan) {
 
 const outputText = (text: string) => ({ type: 'output_text', text, annotations: [], logprobs: [] })
 
+/** OpenAI's hosted web search: one item a search, ahead of the answer. */
+const searchItem = (search: Plan['searches'][number], status: string) => ({
+  id: search.id,
+  type: 'web_search_call',
+  status,
+  action: { type: 'search', query: search.query },
+})
+
 function completedItems(plan: Plan): unknown[] {
-  const items: unknown[] = []
+  const items: unknown[] = plan.searches.map((search) => searchItem(search, 'completed'))
   if (plan.thinking) {
     items.push({
       id: plan.thinking.itemId,
@@ -102,6 +110,15 @@ function encodeFrames(plan: Plan): Frame[] {
   emit('response.in_progress', { response: start })
 
   let outputIndex = 0
+  for (const search of plan.searches) {
+    const at = { item_id: search.id, output_index: outputIndex }
+    emit('response.output_item.added', { output_index: outputIndex, item: searchItem(search, 'in_progress') })
+    emit('response.web_search_call.in_progress', at)
+    emit('response.web_search_call.searching', at, true)
+    emit('response.web_search_call.completed', at)
+    emit('response.output_item.done', { output_index: outputIndex, item: searchItem(search, 'completed') })
+    outputIndex++
+  }
   if (plan.thinking) {
     const t = plan.thinking
     const at = { item_id: t.itemId, output_index: outputIndex, summary_index: 0 }

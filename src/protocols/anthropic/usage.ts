@@ -13,24 +13,29 @@ export function anthropicUsagePartial(u: unknown): Partial<Usage> {
   const output = readNumber(u, 'output_tokens')
   const details = readObject(u, 'output_tokens_details')
   const reasoning = details && readNumber(details, 'thinking_tokens')
+  const serverTools = readObject(u, 'server_tool_use')
+  const webSearches = serverTools && readNumber(serverTools, 'web_search_requests')
   if (input !== undefined) usage.input = input
   if (cacheRead !== undefined) usage.cacheRead = cacheRead
   if (cacheWrite !== undefined) usage.cacheWrite = cacheWrite
   if (output !== undefined) usage.output = output
   if (reasoning !== undefined) usage.reasoning = reasoning
+  if (webSearches !== undefined) usage.webSearches = webSearches
   return usage
 }
 
-/** A whole Usage; null or absent counts are 0. */
+/** A whole Usage; null or absent token counts are 0 (web searches stay absent: none reported). */
 export function anthropicUsage(u: unknown): Usage {
   const partial = anthropicUsagePartial(u)
-  return {
+  const usage: Usage = {
     input: partial.input ?? 0,
     cacheRead: partial.cacheRead ?? 0,
     cacheWrite: partial.cacheWrite ?? 0,
     output: partial.output ?? 0,
     reasoning: partial.reasoning ?? 0,
   }
+  if (partial.webSearches !== undefined) usage.webSearches = partial.webSearches
+  return usage
 }
 
 export function encodeAnthropicUsage(usage: Usage): {

@@ -55,7 +55,8 @@ describe('decodeResponsesResponse', () => {
       ],
       stopReason: 'tool_use',
       stopSequence: null,
-      usage: { input: 36, cacheRead: 0, cacheWrite: 0, output: 87, reasoning: 0 },
+      // The hosted web search call has no block, but it is billed: one search.
+      usage: { input: 36, cacheRead: 0, cacheWrite: 0, output: 87, reasoning: 0, webSearches: 1 },
     })
   })
 

@@ -24,6 +24,19 @@ export const responsesUsage = (u: unknown): Usage => {
 }
 
 /**
+ * A Response object's usage, with the searches its hosted web search tool ran: Responses usage has
+ * no count of them, but each is a `web_search_call` item in the output, billed per call.
+ */
+export const usageOfResponse = (response: JsonObject): Usage => {
+  const usage = responsesUsage(response['usage'])
+  const searches = asArray(response['output']).filter(
+    (item) => isObject(item) && item['type'] === 'web_search_call' && item['status'] !== 'failed',
+  ).length
+  if (searches > 0) usage.webSearches = searches
+  return usage
+}
+
+/**
  * Terminal status → neutral stop reason (§4.6). A completed turn with function calls is tool_use
  * (there is no tool_calls status); incomplete splits on its reason, treating the openapi example's
  * `max_tokens` like `max_output_tokens`.
@@ -136,6 +149,6 @@ export const decodeResponsesResponse = (json: unknown): ExchangeResponse => {
     content: blocks,
     stopReason: mapResponsesStopReason(json['status'], readIncompleteReason(json), { hasFunctionCall, hasRefusal }),
     stopSequence: null,
-    usage: responsesUsage(json['usage']),
+    usage: usageOfResponse(json),
   }
 }

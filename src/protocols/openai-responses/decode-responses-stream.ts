@@ -13,7 +13,7 @@ import {
   readIncompleteReason,
   readMessageText,
   readReasoningText,
-  responsesUsage,
+  usageOfResponse,
 } from './decode-responses-response'
 import { isObject, type JsonObject, asArray, asNumber, asString } from '../wire-values'
 import { tagResponsesSignature } from './reasoning-signature'
@@ -276,7 +276,7 @@ export function responsesStreamDecoder(): StreamCodec<SseEvent, ExchangeEvent> {
         const response = isObject(json['response']) ? json['response'] : {}
         out.push(...startEvent(response))
         out.push(...closeAll(response))
-        out.push({ type: 'usage', usage: responsesUsage(response['usage']) })
+        out.push({ type: 'usage', usage: usageOfResponse(response) })
         const reason = mapResponsesStopReason(
           response['status'] ?? type.slice('response.'.length),
           readIncompleteReason(response),
@@ -292,7 +292,7 @@ export function responsesStreamDecoder(): StreamCodec<SseEvent, ExchangeEvent> {
       case 'response.failed': {
         const response = isObject(json['response']) ? json['response'] : {}
         out.push(...startEvent(response))
-        if (isObject(response['usage'])) out.push({ type: 'usage', usage: responsesUsage(response['usage']) })
+        if (isObject(response['usage'])) out.push({ type: 'usage', usage: usageOfResponse(response) })
         const error = isObject(response['error']) ? response['error'] : {}
         out.push({ type: 'error', error: mapResponsesFailure(error['code'], error['message']) })
         done = true

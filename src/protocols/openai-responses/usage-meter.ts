@@ -10,7 +10,7 @@
 // else (function-call and reasoning frames, unknown events) is forwarded byte-for-byte.
 import { emptyUsage, type UpstreamErrorInfo, type Usage } from '../../exchange/types'
 import { encodeSse, type SseEvent } from '../sse'
-import { responsesUsage } from './decode-responses-response'
+import { usageOfResponse } from './decode-responses-response'
 import { mapResponsesFailure } from './decode-responses-stream'
 import { messageItemId } from './encode-responses-response'
 import { asNumber, asString, isObject, type JsonObject, replaceStringMember } from '../wire-values'
@@ -166,7 +166,7 @@ export const createResponsesPassThroughMeter = (): ResponsesPassThroughMeter => 
       }
       if (type === 'response.completed' || type === 'response.incomplete' || type === 'response.failed') {
         const response = parse(event)?.['response']
-        if (isObject(response) && isObject(response['usage'])) usage = responsesUsage(response['usage'])
+        if (isObject(response) && isObject(response['usage'])) usage = usageOfResponse(response)
         if (type !== 'response.failed') done = true
         else {
           const failure = isObject(response) && isObject(response['error']) ? response['error'] : undefined

@@ -1,0 +1,1 @@
+ALTER TABLE `usage_events` ADD `web_search_requests` integer DEFAULT 0 NOT NULL;

@@ -1,0 +1,104 @@
+// A provider's own web search is billed per search on top of tokens (Anthropic's web_search server
+// tool, OpenAI's hosted web_search: 10 USD per 1,000 each), so svc meters every search an upstream
+// reports and charges it: the leg's web_search_requests, its cost and the grant's remaining amount.
+// Before, Claude Code's web searches through svc cost its operator money no user was charged.
+import { describe, expect, test } from 'bun:test'
+import { remainingNanos, requestDetail, sdkClients } from './support/harness'
+import { profileFor, translationGateway, translationSimulator, upstreamModelFor } from './support/translation-gateway'
+
+const sim = translationSimulator()
+
+/** The simulator's models cost 1 USD/Mtok in and 2 out: 1,000 and 2,000 nanos a token. */
+const usage = { input: 100, output: 20, webSearches: 2 }
+const tokenCost = 100 * 1000 + 20 * 2000
+/** 10 USD per 1,000 searches is 10,000,000 nanos a search. */
+const searchNanos = 10_000_000
+
+async function expectCharged(h: Awaited<ReturnType<typeof translationGateway>>, requestId: string, before: number) {
+  const detail = await requestDetail(h, requestId)
+  expect(detail.usage_events).toHaveLength(1)
+  expect(detail.usage_events[0]).toMatchObject({
+    input_tokens: 100,
+    output_tokens: 20,
+    web_search_requests: 2,
+    cost_nanos: tokenCost + 2 * searchNanos,
+    charged_nanos: tokenCost + 2 * searchNanos,
+  })
+  expect(detail.total_cost_nanos).toBe(tokenCost + 2 * searchNanos)
+  expect(await remainingNanos(h)).toBe(before - tokenCost - 2 * searchNanos)
+}
+
+describe('web searches an upstream ran are metered and charged', () => {
+  test.each([false, true])('Anthropic server tool, pass-through (stream %p)', async (stream) => {
+    const h = await translationGateway(sim)
+    const before = await remainingNanos(h)
+    sim.setScenario(upstreamModelFor.anthropic, { text: 'Found it.', usage })
+    const { anthropic } = sdkClients(h)
+    const params = {
+      model: profileFor.anthropic,
+      max_tokens: 256,
+      messages: [{ role: 'user' as const, content: 'Search the web for svc.' }],
+      tools: [{ type: 'web_search_20250305' as const, name: 'web_search' as const, max_uses: 5 }],
+    }
+    let requestId: string
+    let content: { type: string }[]
+    if (stream) {
+      const running = anthropic.messages.stream(params)
+      const message = await running.finalMessage()
+      content = message.content
+      requestId = message.id.replace(/^msg_/, '')
+    } else {
+      const message = await anthropic.messages.create(params)
+      content = message.content
+      requestId = message.id.replace(/^msg_/, '')
+      expect(message.usage.server_tool_use?.web_search_requests).toBe(2)
+    }
+    // The client gets the search blocks as the upstream sent them.
+    expect(content.map((b) => b.type)).toEqual([
+      'server_tool_use',
+      'web_search_tool_result',
+      'server_tool_use',
+      'web_search_tool_result',
+      'text',
+    ])
+    await expectCharged(h, requestId, before)
+  })
+
+  test.each([false, true])('OpenAI hosted web_search, pass-through (stream %p)', async (stream) => {
+    const h = await translationGateway(sim)
+    const before = await remainingNanos(h)
+    sim.setScenario(upstreamModelFor['openai-responses'], { text: 'Found it.', usage })
+    const { openai } = sdkClients(h)
+    const params = {
+      model: profileFor['openai-responses'],
+      input: 'Search the web for svc.',
+      tools: [{ type: 'web_search' as const }],
+    }
+    let response: Awaited<ReturnType<typeof openai.responses.create>> & { id: string; output: { type: string }[] }
+    if (stream) {
+      const running = openai.responses.stream(params)
+      response = await running.finalResponse()
+    } else {
+      response = await openai.responses.create(params)
+    }
+    expect(response.output.map((item) => item.type)).toEqual(['web_search_call', 'web_search_call', 'message'])
+    await expectCharged(h, response.id.replace(/^resp_/, ''), before)
+  })
+
+  test("a model's own price per search is what a search costs", async () => {
+    const h = await translationGateway(sim)
+    // As `web_search_usd_per_1k = 25` in svc.toml makes it (config.test.ts): 25 USD per 1,000.
+    const claude = h.config.models.find((m) => m.upstreamModel === upstreamModelFor.anthropic)!
+    claude.price = { ...claude.price!, webSearchNanos: 25_000_000 }
+    const before = await remainingNanos(h)
+    sim.setScenario(upstreamModelFor.anthropic, { text: 'Found it.', usage })
+    const message = await sdkClients(h).anthropic.messages.create({
+      model: profileFor.anthropic,
+      max_tokens: 256,
+      messages: [{ role: 'user', content: 'Search.' }],
+    })
+    const detail = await requestDetail(h, message.id.replace(/^msg_/, ''))
+    expect(detail.usage_events[0].cost_nanos).toBe(tokenCost + 2 * 25_000_000)
+    expect(await remainingNanos(h)).toBe(before - tokenCost - 2 * 25_000_000)
+  })
+})

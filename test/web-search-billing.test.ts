@@ -101,4 +101,25 @@ describe('web searches an upstream ran are metered and charged', () => {
     expect(detail.usage_events[0].cost_nanos).toBe(tokenCost + 2 * 25_000_000)
     expect(await remainingNanos(h)).toBe(before - tokenCost - 2 * 25_000_000)
   })
+
+  test.each([
+    ['anthropic', '/compat-a/v1/messages', { max_tokens: 256, messages: [{ role: 'user', content: 'Search.' }] }],
+    ['openai-responses', '/compat-b/v1/responses', { input: 'Search.' }],
+  ] as const)('%s: a stream cut after its searches ran still charges them, estimated', async (kind, path, body) => {
+    const h = await translationGateway(sim)
+    // The searches' frames, then the cut: message_start and ping, or created and in_progress,
+    // then five frames a search.
+    sim.setScenario(upstreamModelFor[kind], { text: 'Found it.', usage, fault: { kind: 'cut', afterFrames: 12 } })
+    const res = await h.call(path, {
+      method: 'POST',
+      headers: { 'anthropic-version': '2023-06-01' },
+      json: { model: profileFor[kind], stream: true, ...body },
+    })
+    expect(res.status).toBe(200)
+    await res.text()
+    const detail = await requestDetail(h, res.headers.get('x-request-id')!)
+    const leg = detail.usage_events[0]
+    expect(leg).toMatchObject({ estimated: true, web_search_requests: 2 })
+    expect(leg.cost_nanos).toBe(leg.input_tokens * 1000 + leg.output_tokens * 2000 + 2 * searchNanos)
+  })
 })

@@ -28,6 +28,7 @@ export function createAnthropicPassThroughMeter(): AnthropicPassThroughMeter {
   let sawMessageDelta = false
   let stopped = false
   let deltaChars = 0
+  let searchResults = 0
   let upstreamError: UpstreamErrorInfo | undefined
 
   return {
@@ -35,6 +36,14 @@ export function createAnthropicPassThroughMeter(): AnthropicPassThroughMeter {
       switch (event.event) {
         case 'content_block_delta':
           deltaChars += Math.max(0, event.data.length - deltaEnvelopeChars)
+          return
+        case 'content_block_start':
+          // A web search is billed once it has run (an error is not), and its result block shows
+          // it ran: counted for a stream cut before message_delta reports the total.
+          if (event.data.includes('"web_search_tool_result"')) {
+            const block = readObject(parseObject(event.data), 'content_block')
+            if (block?.type === 'web_search_tool_result' && Array.isArray(block.content)) searchResults++
+          }
           return
         case 'message_start': {
           const message = readObject(parseObject(event.data), 'message')
@@ -61,7 +70,11 @@ export function createAnthropicPassThroughMeter(): AnthropicPassThroughMeter {
         }
       }
     },
-    usage: () => ({ ...usage }),
+    usage: () => {
+      const counted = { ...usage }
+      if (counted.webSearches === undefined && searchResults > 0) counted.webSearches = searchResults
+      return counted
+    },
     finished: () => stopped,
     estimatedOutputTokens: () =>
       sawMessageDelta ? usage.output : Math.max(usage.output, Math.ceil(deltaChars / charsPerToken)),

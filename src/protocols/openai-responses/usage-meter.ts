@@ -79,6 +79,7 @@ export const createResponsesPassThroughMeter = (): ResponsesPassThroughMeter => 
   let usage = emptyUsage()
   let done = false
   let deltaChars = 0
+  let searchesRun = 0
   let upstreamError: UpstreamErrorInfo | undefined
   /** Upstream message item id → the gateway's. */
   const messageIds = new Map<string, string>()
@@ -155,6 +156,11 @@ export const createResponsesPassThroughMeter = (): ResponsesPassThroughMeter => 
         deltaChars += asString(parse(event)?.['delta'])?.length ?? 0
         return
       }
+      // Billed per search that ran: counted for a stream cut before the terminal response lists them.
+      if (type === 'response.web_search_call.completed') {
+        searchesRun++
+        return
+      }
       // The upstream's own terminal failure has reached the client as relayed; recording it here
       // keeps the relay from appending a second, generic error event after it.
       if (type === 'error') {
@@ -175,7 +181,11 @@ export const createResponsesPassThroughMeter = (): ResponsesPassThroughMeter => 
       }
     },
 
-    usage: () => ({ ...usage }),
+    usage: () => {
+      const counted = { ...usage }
+      if (counted.webSearches === undefined && searchesRun > 0) counted.webSearches = searchesRun
+      return counted
+    },
 
     finished: () => done,
 

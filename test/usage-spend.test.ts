@@ -18,6 +18,7 @@ const point = (t: string, p: Partial<Record<string, number>>) => ({
   cached_input_tokens: 0,
   cache_creation_input_tokens: 0,
   output_tokens: 0,
+  web_search_requests: 0,
   ...p,
 })
 
@@ -118,6 +119,7 @@ describe('GET /v1/usage/spend', () => {
         cached_input_tokens: 1450,
         cache_creation_input_tokens: 100,
         output_tokens: 42,
+        web_search_requests: 0,
       },
       // claude-sonnet-4-5: 1000 reads × (3000 − 300) nanos; 100 writes × (3750 − 3000).
       // gpt-5 (openai): 50 reads at its catalog prices; retired-model has no price: left out.

@@ -26,6 +26,8 @@ async function expectCharged(h: Awaited<ReturnType<typeof translationGateway>>, 
   })
   expect(detail.total_cost_nanos).toBe(tokenCost + 2 * searchNanos)
   expect(await remainingNanos(h)).toBe(before - tokenCost - 2 * searchNanos)
+  const spend = await (await h.call('/v1/usage/spend?bucket=day')).json()
+  expect(spend.totals).toMatchObject({ cost_nanos: tokenCost + 2 * searchNanos, web_search_requests: 2 })
 }
 
 describe('web searches an upstream ran are metered and charged', () => {

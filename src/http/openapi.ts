@@ -1244,6 +1244,7 @@ const spendTotals = object({
   cached_input_tokens: tokens('input read from the prompt cache'),
   cache_creation_input_tokens: tokens('input written to the prompt cache'),
   output_tokens: tokens(),
+  web_search_requests: tokens("searches the upstreams' own web search tools ran (their cost is in cost_nanos)"),
 })
 const spendQuery = (name: string, description: string, schema: Schema): Parameter => ({
   name,

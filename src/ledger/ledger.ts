@@ -173,6 +173,7 @@ export interface SpendTotals {
   cachedInputTokens: number
   cacheCreationInputTokens: number
   outputTokens: number
+  webSearchRequests: number
 }
 
 export interface SpendPoint extends SpendTotals {

@@ -37,6 +37,7 @@ const totalsView = (p: SpendTotals) => ({
   cached_input_tokens: p.cachedInputTokens,
   cache_creation_input_tokens: p.cacheCreationInputTokens,
   output_tokens: p.outputTokens,
+  web_search_requests: p.webSearchRequests,
 })
 
 export function spendView(

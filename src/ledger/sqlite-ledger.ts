@@ -59,6 +59,7 @@ export function createSqliteLedger(
     cachedInputTokens: sql<number>`coalesce(sum(${s.usageEvents.cachedInputTokens}), 0)`,
     cacheCreationInputTokens: sql<number>`coalesce(sum(${s.usageEvents.cacheCreationInputTokens}), 0)`,
     outputTokens: sql<number>`coalesce(sum(${s.usageEvents.outputTokens}), 0)`,
+    webSearchRequests: sql<number>`coalesce(sum(${s.usageEvents.webSearchRequests}), 0)`,
   }
   const spendKeys = {
     model: s.usageEvents.modelId,

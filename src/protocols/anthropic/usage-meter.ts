@@ -72,7 +72,8 @@ export function createAnthropicPassThroughMeter(): AnthropicPassThroughMeter {
     },
     usage: () => {
       const counted = { ...usage }
-      if (counted.webSearches === undefined && searchResults > 0) counted.webSearches = searchResults
+      // Until message_delta reports the total, what ran so far (message_start may say 0).
+      if (!sawMessageDelta && searchResults > (counted.webSearches ?? 0)) counted.webSearches = searchResults
       return counted
     },
     finished: () => stopped,

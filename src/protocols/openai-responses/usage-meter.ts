@@ -80,6 +80,8 @@ export const createResponsesPassThroughMeter = (): ResponsesPassThroughMeter => 
   let done = false
   let deltaChars = 0
   let searchesRun = 0
+  /** The terminal response's usage arrived: its counts are final. */
+  let reported = false
   let upstreamError: UpstreamErrorInfo | undefined
   /** Upstream message item id → the gateway's. */
   const messageIds = new Map<string, string>()
@@ -172,7 +174,10 @@ export const createResponsesPassThroughMeter = (): ResponsesPassThroughMeter => 
       }
       if (type === 'response.completed' || type === 'response.incomplete' || type === 'response.failed') {
         const response = parse(event)?.['response']
-        if (isObject(response) && isObject(response['usage'])) usage = usageOfResponse(response)
+        if (isObject(response) && isObject(response['usage'])) {
+          usage = usageOfResponse(response)
+          reported = true
+        }
         if (type !== 'response.failed') done = true
         else {
           const failure = isObject(response) && isObject(response['error']) ? response['error'] : undefined
@@ -183,7 +188,8 @@ export const createResponsesPassThroughMeter = (): ResponsesPassThroughMeter => 
 
     usage: () => {
       const counted = { ...usage }
-      if (counted.webSearches === undefined && searchesRun > 0) counted.webSearches = searchesRun
+      // Until the terminal response lists them, the searches that ran so far.
+      if (!reported && searchesRun > 0) counted.webSearches = searchesRun
       return counted
     },
 

@@ -24,7 +24,7 @@ export function usdPerMtokToNanosPerToken(usd: number): number {
   return nanos
 }
 
-/** The same, for a price per 1,000 searches (any step of 0.000001 USD). */
+/** Exact conversion, or an error, of a price per 1,000 searches: its step is 0.000001 USD, a nano a search. */
 export function usdPer1kToNanosPerSearch(usd: number): number {
   const nanos = Math.round(usd * 1e6)
   if (!Number.isFinite(usd) || usd < 0 || Math.abs(usd * 1e6 - nanos) > 1e-6) {

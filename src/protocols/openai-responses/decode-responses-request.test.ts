@@ -360,16 +360,11 @@ describe('decodeResponsesRequest', () => {
         { type: 'function', name: 'exec_command', parameters: { type: 'object' } },
         {
           type: 'namespace',
-          name: 'multi_agent_v1',
-          description: 'Tools for spawning and managing sub-agents.',
+          name: 'docs',
+          description: 'The project documentation server.',
           tools: [
-            {
-              type: 'function',
-              name: 'spawn_agent',
-              description: 'Spawn a sub-agent.',
-              parameters: { type: 'object' },
-            },
-            { type: 'function', name: 'close_agent', parameters: { type: 'object' } },
+            { type: 'function', name: 'search', description: 'Search the docs.', parameters: { type: 'object' } },
+            { type: 'function', name: 'fetch' },
             { type: 'web_search' },
           ],
         },
@@ -378,25 +373,20 @@ describe('decodeResponsesRequest', () => {
         { type: 'namespace', name: 'tools', tools: [{ type: 'function', name: 'ping' }] },
       ],
       input: [
-        { role: 'user', content: 'spawn one' },
-        { type: 'function_call', call_id: 'c1', namespace: 'multi_agent_v1', name: 'spawn_agent', arguments: '{}' },
-        { type: 'function_call_output', call_id: 'c1', output: 'agent a1' },
+        { role: 'user', content: 'find the setup page' },
+        { type: 'function_call', call_id: 'c1', namespace: 'docs', name: 'search', arguments: '{"q":"setup"}' },
+        { type: 'function_call_output', call_id: 'c1', output: 'setup.md' },
       ],
     })
-    expect(request.tools.map((t) => t.name)).toEqual([
-      'exec_command',
-      'tools__ping',
-      'multi_agent_v1__spawn_agent',
-      'multi_agent_v1__close_agent',
-    ])
+    expect(request.tools.map((t) => t.name)).toEqual(['exec_command', 'tools__ping', 'docs__search', 'docs__fetch'])
     expect(request.tools[2]).toEqual({
-      name: 'multi_agent_v1__spawn_agent',
-      description: 'Spawn a sub-agent.',
+      name: 'docs__search',
+      description: 'Search the docs.',
       inputSchema: { type: 'object' },
     })
     expect(request.messages[1]).toEqual({
       role: 'assistant',
-      content: [{ type: 'tool_use', id: 'c1', name: 'multi_agent_v1__spawn_agent', input: {} }],
+      content: [{ type: 'tool_use', id: 'c1', name: 'docs__search', input: { q: 'setup' } }],
     })
   })
 

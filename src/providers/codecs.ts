@@ -58,7 +58,10 @@ export const codecs: Record<ProviderKind, ProviderCodec> = {
     authHeaders: (apiKey) => ({ 'x-api-key': apiKey, 'anthropic-version': anthropicVersion }),
     forwardedHeaders: ['anthropic-version', 'anthropic-beta'],
     encodeRequest: (req, model) =>
-      encodeAnthropicRequest(req, model.upstreamModel, { adaptiveThinking: model.capabilities.adaptiveThinking }),
+      encodeAnthropicRequest(req, model.upstreamModel, {
+        adaptiveThinking: model.capabilities.adaptiveThinking,
+        promptCaching: model.capabilities.promptCaching,
+      }),
     decodeResponse: decodeAnthropicResponse,
     streamDecoder: anthropicStreamDecoder,
     decodeError: decodeAnthropicError,

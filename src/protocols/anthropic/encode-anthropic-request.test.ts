@@ -383,6 +383,76 @@ describe('encodeAnthropicRequest', () => {
   })
 })
 
+describe('cache breakpoints for a client that cannot mark them (a model with prompt caching)', () => {
+  const toolLoop: ExchangeRequest = {
+    ...base,
+    system: [{ type: 'text', text: 'You are a coding agent.' }],
+    tools: [
+      { name: 'exec_command', inputSchema: { type: 'object' } },
+      { name: 'write_stdin', inputSchema: { type: 'object' } },
+    ],
+    messages: [
+      { role: 'user', content: [{ type: 'text', text: 'run the tests' }] },
+      {
+        role: 'assistant',
+        content: [{ type: 'tool_use', id: 'call_1', name: 'exec_command', input: { cmd: 'make test' } }],
+      },
+      {
+        role: 'user',
+        content: [{ type: 'tool_result', toolUseId: 'call_1', content: [{ type: 'text', text: '1 failed' }] }],
+      },
+    ],
+  }
+  const marks = (body: Record<string, unknown>) =>
+    JSON.stringify(body).split('"cache_control":{"type":"ephemeral"}').length - 1
+
+  test('the end of the system prompt, the last block, and the end of the user turn before it', () => {
+    const body = encodeAnthropicRequest(toolLoop, 'claude-x', { promptCaching: true }) as {
+      system: Record<string, unknown>[]
+      tools: Record<string, unknown>[]
+      messages: { content: Record<string, unknown>[] }[]
+    }
+    expect(body.system.at(-1)?.cache_control).toEqual({ type: 'ephemeral' })
+    expect(body.tools.some((t) => 'cache_control' in t)).toBe(false)
+    expect(body.messages[2]?.content.at(-1)).toMatchObject({
+      type: 'tool_result',
+      cache_control: { type: 'ephemeral' },
+    })
+    expect(body.messages[0]?.content.at(-1)).toMatchObject({ type: 'text', cache_control: { type: 'ephemeral' } })
+    expect(marks(body)).toBe(3)
+  })
+
+  test('without a system prompt the last tool; a first turn has one message mark; thinking blocks are passed over', () => {
+    const body = encodeAnthropicRequest(
+      {
+        ...toolLoop,
+        system: [],
+        messages: [
+          { role: 'user', content: [{ type: 'text', text: 'hi' }] },
+          { role: 'assistant', content: [{ type: 'thinking', thinking: 't', signature: 'sig' }] },
+        ],
+      },
+      'claude-x',
+      { promptCaching: true },
+    ) as { tools: Record<string, unknown>[]; messages: { content: Record<string, unknown>[] }[] }
+    expect(body.tools.at(-1)?.cache_control).toEqual({ type: 'ephemeral' })
+    // The assistant turn holds only thinking, which cannot be marked; the user turn before it is.
+    expect(body.messages[1]?.content[0]).not.toHaveProperty('cache_control')
+    expect(body.messages[0]?.content[0]).toMatchObject({ cache_control: { type: 'ephemeral' } })
+    expect(marks(body)).toBe(2)
+  })
+
+  test('none where the client marked its own, or the model does not cache', () => {
+    const own: ExchangeRequest = {
+      ...toolLoop,
+      system: [{ type: 'text', text: 'You are a coding agent.', cacheControl: { type: 'ephemeral' } }],
+    }
+    expect(marks(encodeAnthropicRequest(own, 'claude-x', { promptCaching: true }))).toBe(1)
+    expect(marks(encodeAnthropicRequest(toolLoop, 'claude-x', { promptCaching: false }))).toBe(0)
+    expect(marks(encodeAnthropicRequest(toolLoop, 'claude-x'))).toBe(0)
+  })
+})
+
 describe('sanitizeToolUseId', () => {
   test('valid ids pass unchanged; invalid ones map deterministically and stay distinct', () => {
     expect(sanitizeToolUseId('toolu_01A-b')).toBe('toolu_01A-b')

@@ -17,14 +17,9 @@ import type {
   ToolChoice,
 } from '../../exchange/types'
 import { isObject } from '../wire-values'
+import { addCacheBreakpoints, type WireBlock, type WireMessage } from './cache-breakpoints'
 import { isForeignSignature } from './thinking-signature'
 import { sanitizeToolUseId } from './tool-use-id'
-
-type WireBlock = Record<string, unknown> & { type: string }
-interface WireMessage {
-  role: 'user' | 'assistant'
-  content: WireBlock[]
-}
 
 const minThinkingBudget = 1024
 
@@ -34,6 +29,8 @@ export interface AnthropicRequestOptions {
    * Without it adaptive thinking goes as a budget, the form the 4.5 generation takes.
    */
   adaptiveThinking?: boolean
+  /** The model caches prompts: a request that marks no cache breakpoint gets some (cache-breakpoints.ts). */
+  promptCaching?: boolean
 }
 
 // An effort as a budget (wire-formats §4.8: litellm's low 1024, medium 2048, high 4096); the efforts
@@ -72,19 +69,21 @@ export function encodeAnthropicRequest(
     .filter((b) => b.text.trim() !== '')
     .map(encodeText)
   if (system.length > 0) body.system = system
-  if (req.tools.length > 0) {
-    body.tools = req.tools.map((tool) =>
-      withCache(
-        {
-          name: tool.name,
-          ...(tool.description === undefined ? {} : { description: tool.description }),
-          input_schema: tool.inputSchema,
-        },
-        tool.cacheControl,
-      ),
-    )
+  const tools = req.tools.map((tool) =>
+    withCache(
+      {
+        name: tool.name,
+        ...(tool.description === undefined ? {} : { description: tool.description }),
+        input_schema: tool.inputSchema,
+      },
+      tool.cacheControl,
+    ),
+  )
+  if (tools.length > 0) {
+    body.tools = tools
     if (req.toolChoice) body.tool_choice = encodeToolChoice(req.toolChoice)
   }
+  if (opts.promptCaching) addCacheBreakpoints({ system, tools, messages })
 
   const thinking = req.thinking?.type === 'adaptive' && !opts.adaptiveThinking ? asBudget(req.thinking) : req.thinking
   const thinkingOn = thinking !== undefined && thinking.type !== 'disabled' && canThink(req, messages)

@@ -1,0 +1,80 @@
+// A Responses client (Codex) cannot mark cache breakpoints, and Anthropic caches nothing unmarked:
+// translated to a Claude model that caches, its request carries the breakpoints an agent would set,
+// so each turn of a tool loop reads the one before from the cache, and is charged cache prices.
+import { afterAll, beforeEach, describe, expect, test } from 'bun:test'
+import type OpenAI from 'openai'
+import type { ModelSection } from '../src/config/schema'
+import { createHarness, requestDetail, sdkClients } from './support/harness'
+import { startSimulator } from './support/simulator'
+
+const SIM_KEY = 'sim-key-cache'
+const sim = startSimulator({ apiKey: SIM_KEY })
+afterAll(() => sim.stop())
+beforeEach(() => sim.reset())
+
+const claude = (promptCaching: boolean): ModelSection => ({
+  id: 'claude-c',
+  provider: 'anth',
+  upstream_model: 'claude-c-up',
+  profiles: ['max'],
+  quality: 90,
+  input_usd_per_mtok: 3,
+  output_usd_per_mtok: 15,
+  cache_read_usd_per_mtok: 0.3,
+  cache_write_usd_per_mtok: 3.75,
+  prompt_caching: promptCaching,
+})
+
+const gateway = (promptCaching: boolean) =>
+  createHarness({
+    grantUsd: 5,
+    env: { SIM_KEY },
+    config: {
+      catalog: { builtin: false },
+      providers: { anth: { kind: 'anthropic', base_url: sim.url, api_key_env: 'SIM_KEY' } },
+      models: [claude(promptCaching)],
+    },
+  })
+
+const tools: OpenAI.Responses.Tool[] = [
+  { type: 'function', name: 'exec_command', strict: false, parameters: { type: 'object', properties: {} } },
+]
+/** The second turn of a tool loop, as Codex sends it. */
+const secondTurn: OpenAI.Responses.ResponseInput = [
+  { role: 'developer', content: 'You are a coding agent.' },
+  { role: 'user', content: 'run the tests' },
+  { type: 'function_call', call_id: 'call_1', name: 'exec_command', arguments: '{"cmd":"make test"}' },
+  { type: 'function_call_output', call_id: 'call_1', output: '1 failed' },
+]
+
+interface AnthropicBody {
+  system: Record<string, unknown>[]
+  messages: { role: string; content: Record<string, unknown>[] }[]
+}
+
+describe('prompt caching for a Responses client on a Claude model', () => {
+  test('breakpoints at the system prompt and the last two user turns; cache reads charged as such', async () => {
+    const h = await gateway(true)
+    sim.setScenario('claude-c-up', {
+      text: 'One test fails.',
+      usage: { input: 50, cacheRead: 2000, cacheWrite: 100, output: 10 },
+    })
+    const response = await sdkClients(h).openai.responses.create({ model: 'svc-max', input: secondTurn, tools })
+    const body = sim.requests[0]!.body as AnthropicBody
+    const ephemeral = { type: 'ephemeral' }
+    expect(body.system.at(-1)?.cache_control).toEqual(ephemeral)
+    expect(body.messages.map((m) => m.content.at(-1)?.cache_control)).toEqual([ephemeral, undefined, ephemeral])
+
+    // The client sees its cached tokens as OpenAI reports them; the ledger prices them as cache reads.
+    expect(response.usage?.input_tokens_details.cached_tokens).toBe(2000)
+    const leg = (await requestDetail(h, response.id.replace(/^resp_/, ''))).usage_events[0]
+    expect(leg).toMatchObject({ input_tokens: 50, cached_input_tokens: 2000, cache_creation_input_tokens: 100 })
+    expect(leg.cost_nanos).toBe(50 * 3000 + 2000 * 300 + 100 * 3750 + 10 * 15000)
+  })
+
+  test('a model without prompt caching gets none', async () => {
+    const h = await gateway(false)
+    await sdkClients(h).openai.responses.create({ model: 'svc-max', input: secondTurn, tools })
+    expect(JSON.stringify(sim.requests[0]!.body)).not.toContain('cache_control')
+  })
+})

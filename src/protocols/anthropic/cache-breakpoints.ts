@@ -1,6 +1,6 @@
 // Prompt caching for clients that cannot ask for it. OpenAI caches a prompt's prefix by itself;
-// Anthropic caches only up to the blocks a request marks with `cache_control`. A Responses or Chat
-// client (Codex, say) has no way to mark one, so translated to Claude its agent loop would pay the
+// Anthropic caches only up to the blocks a request marks with `cache_control`. A Responses client
+// (Codex, say) has no way to mark one, so translated to Claude its agent loop would pay the
 // full input price for the same growing conversation on every turn. Where the client marked
 // nothing, the request gets the breakpoints an agent would set itself:
 //   - the end of the system prompt (or of the tools, without one): the part every turn shares;

@@ -171,6 +171,23 @@ describe('config', () => {
     ).toThrow('models.0.adaptive_thinking: expected boolean')
   })
 
+  test('anthropic_cache_control: on for the well-known openrouter provider, off for any other unless the file sets it', () => {
+    const fromEnv = load({}, { OPENROUTER_API_KEY: 'o', OPENAI_API_KEY: 'k', ANTHROPIC_API_KEY: 'a' })
+    expect(fromEnv.providers.openrouter?.anthropicCacheControl).toBe(true)
+    expect(fromEnv.providers.openai?.anthropicCacheControl).toBe(false)
+    expect(fromEnv.providers.anthropic?.anthropicCacheControl).toBe(false)
+    const fromFile = load({
+      providers: {
+        openrouter: { kind: 'openai-chat', base_url: 'https://openrouter.ai/api/v1' },
+        router: { kind: 'openai-chat', base_url: 'http://router/v1', anthropic_cache_control: true },
+        x: { kind: 'openai-chat', base_url: 'http://x/v1' },
+      },
+    })
+    expect(fromFile.providers.openrouter?.anthropicCacheControl).toBe(true)
+    expect(fromFile.providers.router?.anthropicCacheControl).toBe(true)
+    expect(fromFile.providers.x?.anthropicCacheControl).toBe(false)
+  })
+
   test('reasoning_content: on for the well-known deepseek provider, off for any other unless the file sets it', () => {
     const fromEnv = load({}, { DEEPSEEK_API_KEY: 'd', OPENROUTER_API_KEY: 'o', OPENAI_API_KEY: 'k' })
     expect(fromEnv.providers.deepseek?.reasoningContent).toBe(true)

@@ -78,3 +78,52 @@ describe('prompt caching for a Responses client on a Claude model', () => {
     expect(JSON.stringify(sim.requests[0]!.body)).not.toContain('cache_control')
   })
 })
+
+describe('prompt caching for Claude through a router that serves it on Chat (OpenRouter)', () => {
+  const routed = (id: string, upstream: string): ModelSection => ({
+    id,
+    provider: 'router',
+    upstream_model: upstream,
+    profiles: ['max'],
+    quality: id === 'claude-r' ? 90 : 80,
+    input_usd_per_mtok: 3,
+    output_usd_per_mtok: 15,
+    prompt_caching: true,
+  })
+  const routerGateway = (anthropicCacheControl: boolean) =>
+    createHarness({
+      grantUsd: 5,
+      env: { SIM_KEY },
+      config: {
+        catalog: { builtin: false },
+        providers: {
+          router: {
+            kind: 'openai-chat',
+            base_url: `${sim.url}/v1`,
+            api_key_env: 'SIM_KEY',
+            anthropic_cache_control: anthropicCacheControl,
+          },
+        },
+        models: [routed('claude-r', 'anthropic/claude-r'), routed('gpt-r', 'openai/gpt-r')],
+      },
+    })
+
+  test("Claude models get Anthropic's top-level cache_control; others, or a provider without the option, none", async () => {
+    const h = await routerGateway(true)
+    const { anthropic } = sdkClients(h)
+    const ask = { max_tokens: 64, messages: [{ role: 'user' as const, content: 'hi' }] }
+    await anthropic.messages.create({ model: 'svc-max', ...ask })
+    expect(sim.requests[0]!.body).toMatchObject({ model: 'anthropic/claude-r', cache_control: { type: 'ephemeral' } })
+
+    // The Claude model unhealthy for a moment: the next request goes to the other model.
+    sim.reset()
+    sim.setScenario('anthropic/claude-r', { fault: { kind: 'status', status: 500 } })
+    await anthropic.messages.create({ model: 'svc-max', ...ask })
+    const gpt = sim.requests.find((r) => (r.body as { model: string }).model === 'openai/gpt-r')!
+    expect(gpt.body).not.toHaveProperty('cache_control')
+
+    sim.reset()
+    await sdkClients(await routerGateway(false)).anthropic.messages.create({ model: 'svc-max', ...ask })
+    expect(sim.requests[0]!.body).not.toHaveProperty('cache_control')
+  })
+})

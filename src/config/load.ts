@@ -24,6 +24,8 @@ export interface ProviderConfig {
   reasoningContent: boolean
   /** openai-chat: where instructions given mid-conversation go (README, Configuration). */
   systemMessages: 'in_place' | 'merged'
+  /** openai-chat: ask the router to cache Claude models' prompts (schema.ts, anthropic_cache_control). */
+  anthropicCacheControl: boolean
 }
 
 export interface CatalogModel {
@@ -101,6 +103,7 @@ const wellKnownProviders: Record<
     baseUrl: string
     maxTokensField?: 'max_completion_tokens'
     reasoningContent?: true
+    anthropicCacheControl?: true
   }
 > = {
   anthropic: { env: 'ANTHROPIC_API_KEY', kind: 'anthropic', baseUrl: 'https://api.anthropic.com' },
@@ -110,7 +113,13 @@ const wellKnownProviders: Record<
     baseUrl: 'https://api.openai.com/v1',
     maxTokensField: 'max_completion_tokens',
   },
-  openrouter: { env: 'OPENROUTER_API_KEY', kind: 'openai-chat', baseUrl: 'https://openrouter.ai/api/v1' },
+  // Claude through it caches nothing unless asked: Chat has no field for Anthropic's cache marks.
+  openrouter: {
+    env: 'OPENROUTER_API_KEY',
+    kind: 'openai-chat',
+    baseUrl: 'https://openrouter.ai/api/v1',
+    anthropicCacheControl: true,
+  },
   // Its thinking models answer 400 when a tool-call turn comes back without its reasoning_content.
   deepseek: {
     env: 'DEEPSEEK_API_KEY',
@@ -217,6 +226,7 @@ function resolveProviders(file: ConfigFile, env: Env): Record<string, ProviderCo
       maxTokensField: known.maxTokensField ?? 'max_tokens',
       reasoningContent: known.reasoningContent ?? false,
       systemMessages: 'in_place',
+      anthropicCacheControl: known.anthropicCacheControl ?? false,
     }
   }
   for (const [id, section] of Object.entries(file.providers ?? {})) {
@@ -230,6 +240,7 @@ function resolveProviders(file: ConfigFile, env: Env): Record<string, ProviderCo
       maxTokensField: section.max_tokens_field ?? wellKnownProviders[id]?.maxTokensField ?? 'max_tokens',
       reasoningContent: section.reasoning_content ?? wellKnownProviders[id]?.reasoningContent ?? false,
       systemMessages: section.system_messages ?? 'in_place',
+      anthropicCacheControl: section.anthropic_cache_control ?? wellKnownProviders[id]?.anthropicCacheControl ?? false,
     }
   }
   return providers

@@ -29,6 +29,12 @@ export const ProviderSection = T.Object(
      * refuses a system message after the start (Qwen's on vLLM and llama.cpp, Gemma's).
      */
     system_messages: T.Optional(T.Union([T.Literal('in_place'), T.Literal('merged')])),
+    /**
+     * openai-chat only: a router that serves Claude (OpenRouter) caches its prompts when asked with
+     * Anthropic's top-level `cache_control`; sent for caching models named `anthropic/…`. Default
+     * on for the well-known `openrouter` provider, off elsewhere.
+     */
+    anthropic_cache_control: T.Optional(T.Boolean()),
   },
   closed,
 )

@@ -52,6 +52,10 @@ export const requestToolNames =
 
 const anthropicVersion = '2023-06-01'
 
+/** A Claude model that caches, by the name a router like OpenRouter gives it (`anthropic/…`). */
+const isCachingClaude = (model: CatalogModel) =>
+  model.capabilities.promptCaching && model.upstreamModel.startsWith('anthropic/')
+
 export const codecs: Record<ProviderKind, ProviderCodec> = {
   anthropic: {
     path: '/v1/messages',
@@ -75,6 +79,7 @@ export const codecs: Record<ProviderKind, ProviderCodec> = {
         maxTokensField: provider.maxTokensField,
         reasoningContent: provider.reasoningContent,
         systemMessages: provider.systemMessages,
+        cacheControl: provider.anthropicCacheControl && isCachingClaude(model),
       }),
     decodeResponse: decodeChatResponse,
     streamDecoder: chatStreamDecoder,

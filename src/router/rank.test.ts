@@ -43,6 +43,7 @@ const provider = (id: string, apiKey: string | undefined): ProviderConfig => ({
   maxTokensField: 'max_tokens',
   reasoningContent: false,
   systemMessages: 'in_place',
+  anthropicCacheControl: false,
 })
 
 const providers: Record<string, ProviderConfig> = {

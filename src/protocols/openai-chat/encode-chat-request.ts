@@ -38,6 +38,12 @@ export interface ChatRequestOptions {
    * a system message anywhere else ("System message must be at the beginning").
    */
   systemMessages?: 'in_place' | 'merged'
+  /**
+   * Ask for prompt caching with Anthropic's top-level `cache_control`, which a router serving Claude
+   * (OpenRouter) applies at the request's last cacheable block: Chat has no field for the marks an
+   * Anthropic client set, and a Responses client sets none.
+   */
+  cacheControl?: boolean
 }
 
 type ChatPart =
@@ -78,6 +84,7 @@ export function encodeChatRequest(
     messages: instructionsMidway ? toolCallsAnsweredFirst(messages) : messages,
   }
   body[opts.maxTokensField ?? 'max_tokens'] = req.maxTokens
+  if (opts.cacheControl) body.cache_control = { type: 'ephemeral' }
   if (req.temperature !== undefined) body.temperature = req.temperature
   if (req.topP !== undefined) body.top_p = req.topP
   if (req.stopSequences && req.stopSequences.length > 0) body.stop = req.stopSequences.slice(0, maxStopSequences)

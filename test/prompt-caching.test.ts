@@ -3,7 +3,7 @@
 // so each turn of a tool loop reads the one before from the cache, and is charged cache prices.
 import { afterAll, beforeEach, describe, expect, test } from 'bun:test'
 import type OpenAI from 'openai'
-import type { ModelSection } from '../src/config/schema'
+import type { ConfigFile, ModelSection } from '../src/config/schema'
 import { createHarness, requestDetail, sdkClients } from './support/harness'
 import { startSimulator } from './support/simulator'
 
@@ -25,16 +25,12 @@ const claude = (promptCaching: boolean): ModelSection => ({
   prompt_caching: promptCaching,
 })
 
+/** A gateway with only these providers and models, on the simulator. */
+const gatewayWith = (providers: ConfigFile['providers'], models: ModelSection[]) =>
+  createHarness({ grantUsd: 5, env: { SIM_KEY }, config: { catalog: { builtin: false }, providers, models } })
+
 const gateway = (promptCaching: boolean) =>
-  createHarness({
-    grantUsd: 5,
-    env: { SIM_KEY },
-    config: {
-      catalog: { builtin: false },
-      providers: { anth: { kind: 'anthropic', base_url: sim.url, api_key_env: 'SIM_KEY' } },
-      models: [claude(promptCaching)],
-    },
-  })
+  gatewayWith({ anth: { kind: 'anthropic', base_url: sim.url, api_key_env: 'SIM_KEY' } }, [claude(promptCaching)])
 
 const tools: OpenAI.Responses.Tool[] = [
   { type: 'function', name: 'exec_command', strict: false, parameters: { type: 'object', properties: {} } },
@@ -91,22 +87,17 @@ describe('prompt caching for Claude through a router that serves it on Chat (Ope
     prompt_caching: true,
   })
   const routerGateway = (anthropicCacheControl: boolean) =>
-    createHarness({
-      grantUsd: 5,
-      env: { SIM_KEY },
-      config: {
-        catalog: { builtin: false },
-        providers: {
-          router: {
-            kind: 'openai-chat',
-            base_url: `${sim.url}/v1`,
-            api_key_env: 'SIM_KEY',
-            anthropic_cache_control: anthropicCacheControl,
-          },
+    gatewayWith(
+      {
+        router: {
+          kind: 'openai-chat',
+          base_url: `${sim.url}/v1`,
+          api_key_env: 'SIM_KEY',
+          anthropic_cache_control: anthropicCacheControl,
         },
-        models: [routed('claude-r', 'anthropic/claude-r'), routed('gpt-r', 'openai/gpt-r')],
       },
-    })
+      [routed('claude-r', 'anthropic/claude-r'), routed('gpt-r', 'openai/gpt-r')],
+    )
 
   test("Claude models get Anthropic's top-level cache_control; others, or a provider without the option, none", async () => {
     const h = await routerGateway(true)

@@ -13,25 +13,24 @@ export interface Price {
 }
 
 /**
- * Exact conversion, or an error: a price finer than 0.001 USD/Mtok (one nano per token) cannot be
- * charged in whole nanos per token, and rounding it silently would misstate every bill.
+ * `usd` × `nanosPerUsd` exactly, or an error: a price finer than one nano per unit cannot be
+ * charged in whole nanos, and rounding it silently would misstate every bill.
  */
-export function usdPerMtokToNanosPerToken(usd: number): number {
-  const nanos = Math.round(usd * 1000)
-  if (!Number.isFinite(usd) || usd < 0 || Math.abs(usd * 1000 - nanos) > 1e-6) {
-    throw new RangeError(`price ${usd} USD/Mtok is not a whole number of nanos per token (step 0.001)`)
+function exactNanos(usd: number, nanosPerUsd: number, describe: string): number {
+  const nanos = Math.round(usd * nanosPerUsd)
+  if (!Number.isFinite(usd) || usd < 0 || Math.abs(usd * nanosPerUsd - nanos) > 1e-6) {
+    throw new RangeError(`price ${usd} ${describe}`)
   }
   return nanos
 }
 
-/** Exact conversion, or an error, of a price per 1,000 searches: its step is 0.000001 USD, a nano a search. */
-export function usdPer1kToNanosPerSearch(usd: number): number {
-  const nanos = Math.round(usd * 1e6)
-  if (!Number.isFinite(usd) || usd < 0 || Math.abs(usd * 1e6 - nanos) > 1e-6) {
-    throw new RangeError(`price ${usd} USD per 1,000 searches is not a whole number of nanos per search`)
-  }
-  return nanos
-}
+/** USD per million tokens → nanos per token (step 0.001 USD/Mtok). */
+export const usdPerMtokToNanosPerToken = (usd: number): number =>
+  exactNanos(usd, 1e9 / 1e6, 'USD/Mtok is not a whole number of nanos per token (step 0.001)')
+
+/** USD per 1,000 searches → nanos per search (step 0.000001 USD per 1,000). */
+export const usdPer1kToNanosPerSearch = (usd: number): number =>
+  exactNanos(usd, 1e9 / 1e3, 'USD per 1,000 searches is not a whole number of nanos per search')
 
 export function costNanos(usage: Usage, price: Price): number {
   return (

@@ -5,6 +5,7 @@ import { afterAll, beforeEach, describe, expect, test } from 'bun:test'
 import Anthropic from '@anthropic-ai/sdk'
 import type { ModelSection } from '../src/config/schema'
 import { createHarness, type Harness, remainingNanos, requestDetail } from './support/harness'
+import { simClaude } from './support/sim-models'
 import { parseFrames } from './support/sse-frames'
 import { countRequestTokens, startSimulator } from './support/simulator'
 
@@ -18,17 +19,7 @@ const ULID = /^[0-9A-HJKMNP-TV-Z]{26}$/
 
 // Prices in USD/Mtok; ×1000 = nanos per token. claude-x: 3000 in, 300 cache read, 3750 cache
 // write, 15000 out. gpt-y: 1000 in, 100 cache read, 1250 cache write, 2000 out.
-const claudeX: ModelSection = {
-  id: 'claude-x',
-  provider: 'anth',
-  upstream_model: 'claude-x-up',
-  profiles: ['max'],
-  quality: 90,
-  input_usd_per_mtok: 3,
-  output_usd_per_mtok: 15,
-  cache_read_usd_per_mtok: 0.3,
-  cache_write_usd_per_mtok: 3.75,
-}
+const claudeX = simClaude({ id: 'claude-x', upstream_model: 'claude-x-up' })
 const gptY: ModelSection = {
   id: 'gpt-y',
   provider: 'chat',

@@ -5,6 +5,7 @@ import { afterAll, beforeEach, describe, expect, test } from 'bun:test'
 import type OpenAI from 'openai'
 import type { ConfigFile, ModelSection } from '../src/config/schema'
 import { createHarness, requestDetail, sdkClients } from './support/harness'
+import { simClaude } from './support/sim-models'
 import { startSimulator } from './support/simulator'
 
 const SIM_KEY = 'sim-key-cache'
@@ -12,18 +13,7 @@ const sim = startSimulator({ apiKey: SIM_KEY })
 afterAll(() => sim.stop())
 beforeEach(() => sim.reset())
 
-const claude = (promptCaching: boolean): ModelSection => ({
-  id: 'claude-c',
-  provider: 'anth',
-  upstream_model: 'claude-c-up',
-  profiles: ['max'],
-  quality: 90,
-  input_usd_per_mtok: 3,
-  output_usd_per_mtok: 15,
-  cache_read_usd_per_mtok: 0.3,
-  cache_write_usd_per_mtok: 3.75,
-  prompt_caching: promptCaching,
-})
+const claude = (promptCaching: boolean) => simClaude({ prompt_caching: promptCaching })
 
 /** A gateway with only these providers and models, on the simulator. */
 const gatewayWith = (providers: ConfigFile['providers'], models: ModelSection[]) =>
@@ -76,16 +66,14 @@ describe('prompt caching for a Responses client on a Claude model', () => {
 })
 
 describe('prompt caching for Claude through a router that serves it on Chat (OpenRouter)', () => {
-  const routed = (id: string, upstream: string): ModelSection => ({
-    id,
-    provider: 'router',
-    upstream_model: upstream,
-    profiles: ['max'],
-    quality: id === 'claude-r' ? 90 : 80,
-    input_usd_per_mtok: 3,
-    output_usd_per_mtok: 15,
-    prompt_caching: true,
-  })
+  const routed = (id: string, upstream: string) =>
+    simClaude({
+      id,
+      provider: 'router',
+      upstream_model: upstream,
+      quality: id === 'claude-r' ? 90 : 80,
+      prompt_caching: true,
+    })
   const routerGateway = (anthropicCacheControl: boolean) =>
     gatewayWith(
       {

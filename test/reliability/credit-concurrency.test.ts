@@ -4,6 +4,7 @@
 // and once the credit is gone a new request gets 402.
 import { afterAll, describe, expect, test } from 'bun:test'
 import { createHarness, type Harness } from '../support/harness'
+import { simClaude } from '../support/sim-models'
 import { startSimulator } from '../support/simulator'
 import { isAnthropicError, parseFrames, requestDetail } from './helpers'
 
@@ -44,17 +45,7 @@ describe('credit under concurrency', () => {
       config: {
         catalog: { builtin: false },
         providers: { anth: { kind: 'anthropic', base_url: sim.url, api_key_env: 'SIM_KEY' } },
-        models: [
-          {
-            id: 'claude-c',
-            provider: 'anth',
-            upstream_model: 'claude-c-up',
-            profiles: ['max'],
-            quality: 90,
-            input_usd_per_mtok: 3,
-            output_usd_per_mtok: 15,
-          },
-        ],
+        models: [simClaude()],
       },
     })
     // A grant for max (spent first: scoped credit before general) and a general one: 5.5 requests' worth.

@@ -2,8 +2,8 @@
 // routes to, per provider that serves them. To update: edit the rows below from the providers'
 // pricing pages (anthropic.com/pricing, openai.com/api/pricing, api-docs.deepseek.com/quick_start/pricing,
 // openrouter.ai/models), or override any row from svc.toml with a [[models]] entry of the same id
-// and provider. Prices last checked 2026-11.
-import type { RoutingMode } from './schema'
+// and provider. Prices and lifecycles last checked 2026-11-26 (platform.claude.com's model pages).
+import type { RoutingMode, ThinkingOff } from './schema'
 
 export interface CatalogRow {
   id: string
@@ -27,9 +27,30 @@ export interface CatalogRow {
    * false sends a budget, `thinking: {type: "enabled", budget_tokens}`.
    */
   adaptiveThinking: boolean
+  /**
+   * Anthropic upstreams: the model takes `thinking: {type: "enabled", budget_tokens}`. The 5.x
+   * generation answers it with a 400; there a budget goes as adaptive with the budget's effort.
+   */
+  budgetThinking: boolean
+  /** How the model runs without up-front thinking (`ThinkingOff`, schema.ts). */
+  thinkingOff: ThinkingOff
+  /**
+   * The model takes temperature, top_p and top_k. Reasoning models refuse them with a 400 (OpenAI's
+   * GPT-5 family takes only the default, Anthropic's 5.x generation none): they are left out.
+   */
+  samplingParameters: boolean
+  /** The model takes a forced tool choice (Anthropic `any`/`tool`, OpenAI `required`/a function). */
+  forcedToolChoice: boolean
+  /** The model continues a conversation that ends with the client's own assistant turn (a prefill). */
+  assistantPrefill: boolean
   promptCaching: boolean
   /** USD per 1,000 searches of the provider's web search tool; unset: `defaultWebSearchUsdPer1k`. */
   webSearchUsdPer1k?: number
+  /**
+   * The provider's retirement date (YYYY-MM-DD, UTC): from that day on, requests to the model fail,
+   * so the router skips it rather than spend an attempt on a certain 404.
+   */
+  retiresOn?: string
 }
 
 /**
@@ -59,8 +80,14 @@ const claudeOpus: Facts = {
   // docs); `adaptive` is the newer one (wire-formats §1), and the 4.5 generation takes budgets. A row
   // for a newer model that takes adaptive (or only adaptive) needs adaptiveThinking: true.
   adaptiveThinking: false,
+  budgetThinking: true,
+  thinkingOff: 'disabled',
+  samplingParameters: true,
+  forcedToolChoice: true,
+  assistantPrefill: true,
   promptCaching: true,
 }
+// Deprecated; Anthropic retires it on 2026-11-30 (its model deprecations page). Kept until then.
 const claudeSonnet: Facts = {
   ...claudeOpus,
   id: 'claude-sonnet-4-5',
@@ -71,6 +98,43 @@ const claudeSonnet: Facts = {
   outputUsdPerMtok: 15,
   cacheReadUsdPerMtok: 0.3,
   cacheWriteUsdPerMtok: 3.75,
+  retiresOn: '2026-11-30',
+}
+// The 5.5 generation (platform.claude.com's model pages and migration guides): 1M context without a
+// beta header, 128K output, adaptive thinking on by default. Each refuses with a 400 a thinking
+// budget, sampling parameters, an assistant prefill and a forced tool choice. Cache writes (5 min)
+// cost 1.25 × input; reads 0.05 × (Sonnet 5.5's were cut to that on 2026-10-07).
+const claudeSonnet55: Facts = {
+  ...claudeOpus,
+  id: 'claude-sonnet-5-5',
+  displayName: 'Claude Sonnet 5.5',
+  profiles: ['max', 'pro'],
+  quality: 95,
+  inputUsdPerMtok: 2,
+  outputUsdPerMtok: 10,
+  cacheReadUsdPerMtok: 0.1,
+  cacheWriteUsdPerMtok: 2.5,
+  contextWindow: 1_000_000,
+  maxOutputTokens: 128_000,
+  adaptiveThinking: true,
+  budgetThinking: false,
+  thinkingOff: 'between_tools',
+  samplingParameters: false,
+  forcedToolChoice: false,
+  assistantPrefill: false,
+}
+// Thinks on every request: `disabled` is refused, and no lighter setting is documented for it.
+const claudeOpus55: Facts = {
+  ...claudeSonnet55,
+  id: 'claude-opus-5-5',
+  displayName: 'Claude Opus 5.5',
+  profiles: ['max'],
+  quality: 98,
+  inputUsdPerMtok: 4,
+  outputUsdPerMtok: 20,
+  cacheReadUsdPerMtok: 0.2,
+  cacheWriteUsdPerMtok: 5,
+  thinkingOff: 'unsupported',
 }
 const claudeHaiku: Facts = {
   ...claudeOpus,
@@ -83,7 +147,8 @@ const claudeHaiku: Facts = {
   cacheReadUsdPerMtok: 0.1,
   cacheWriteUsdPerMtok: 1.25,
 }
-// OpenAI bills no separate cache write: written tokens cost the plain input price.
+// OpenAI bills no separate cache write: written tokens cost the plain input price. The GPT-5
+// family reasons by default and then refuses a temperature other than 1, and top_p.
 const gpt51: Facts = {
   id: 'gpt-5.1',
   displayName: 'GPT-5.1',
@@ -99,6 +164,11 @@ const gpt51: Facts = {
   vision: true,
   thinking: true,
   adaptiveThinking: false,
+  budgetThinking: true,
+  thinkingOff: 'disabled',
+  samplingParameters: false,
+  forcedToolChoice: true,
+  assistantPrefill: true,
   promptCaching: true,
 }
 const gpt5Mini: Facts = {
@@ -139,6 +209,11 @@ const deepseekChat: Facts = {
   vision: false,
   thinking: false,
   adaptiveThinking: false,
+  budgetThinking: true,
+  thinkingOff: 'disabled',
+  samplingParameters: true,
+  forcedToolChoice: true,
+  assistantPrefill: true,
   promptCaching: true,
 }
 const deepseekReasoner: Facts = {
@@ -158,6 +233,8 @@ const servedBy = (facts: Facts, provider: string, upstreamModel: string): Catalo
 })
 
 export const builtinCatalog: readonly CatalogRow[] = [
+  servedBy(claudeOpus55, 'anthropic', 'claude-opus-5-5'),
+  servedBy(claudeSonnet55, 'anthropic', 'claude-sonnet-5-5'),
   servedBy(claudeOpus, 'anthropic', 'claude-opus-4-5-20251101'),
   servedBy(claudeSonnet, 'anthropic', 'claude-sonnet-4-5-20250929'),
   servedBy(claudeHaiku, 'anthropic', 'claude-haiku-4-5-20251001'),
@@ -167,6 +244,8 @@ export const builtinCatalog: readonly CatalogRow[] = [
   servedBy(deepseekChat, 'deepseek', 'deepseek-chat'),
   servedBy(deepseekReasoner, 'deepseek', 'deepseek-reasoner'),
   // OpenRouter passes the first-party list price through.
+  servedBy(claudeOpus55, 'openrouter', 'anthropic/claude-opus-5.5'),
+  servedBy(claudeSonnet55, 'openrouter', 'anthropic/claude-sonnet-5.5'),
   servedBy(claudeOpus, 'openrouter', 'anthropic/claude-opus-4.5'),
   servedBy(claudeSonnet, 'openrouter', 'anthropic/claude-sonnet-4.5'),
   servedBy(claudeHaiku, 'openrouter', 'anthropic/claude-haiku-4.5'),

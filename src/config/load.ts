@@ -8,7 +8,7 @@ import { parse as parseToml } from 'smol-toml'
 import { describeValueError } from '../lib/schema-errors'
 import { type Price, usdPer1kToNanosPerSearch, usdPerMtokToNanosPerToken, usdToNanos } from '../ledger/pricing'
 import { builtinCatalog, type CatalogRow, defaultWebSearchUsdPer1k } from './catalog'
-import { ConfigFile, type ModelSection, type ProviderKind, type RoutingMode } from './schema'
+import { ConfigFile, type ModelSection, type ProviderKind, type RoutingMode, type ThinkingOff } from './schema'
 
 export type Env = Record<string, string | undefined>
 
@@ -46,7 +46,15 @@ export interface CatalogModel {
     promptCaching: boolean
     /** Anthropic thinking as `adaptive` + output_config.effort rather than a budget; absent means false. */
     adaptiveThinking?: boolean
+    /** The rest (catalog.ts says what each means) are absent in a row written before they existed: true, `disabled`. */
+    budgetThinking?: boolean
+    thinkingOff?: ThinkingOff
+    samplingParameters?: boolean
+    forcedToolChoice?: boolean
+    assistantPrefill?: boolean
   }
+  /** Epoch ms of the provider's retirement date: from then on the router skips the model. */
+  retiresAt?: number
 }
 
 export interface Config {
@@ -302,7 +310,13 @@ function mergeModel(entry: ModelSection, base: CatalogRow | undefined, where: st
     vision: entry.vision ?? base?.vision ?? false,
     thinking: entry.thinking ?? base?.thinking ?? false,
     adaptiveThinking: entry.adaptive_thinking ?? base?.adaptiveThinking ?? false,
+    budgetThinking: entry.budget_thinking ?? base?.budgetThinking ?? true,
+    thinkingOff: entry.thinking_off ?? base?.thinkingOff ?? 'disabled',
+    samplingParameters: entry.sampling_parameters ?? base?.samplingParameters ?? true,
+    forcedToolChoice: entry.forced_tool_choice ?? base?.forcedToolChoice ?? true,
+    assistantPrefill: entry.assistant_prefill ?? base?.assistantPrefill ?? true,
     promptCaching: entry.prompt_caching ?? base?.promptCaching ?? false,
+    retiresOn: entry.retires_on ?? base?.retiresOn,
   }
 }
 
@@ -338,8 +352,23 @@ function toCatalogModel(row: CatalogRow): CatalogModel {
       thinking: row.thinking,
       promptCaching: row.promptCaching,
       adaptiveThinking: row.adaptiveThinking,
+      budgetThinking: row.budgetThinking,
+      thinkingOff: row.thinkingOff,
+      samplingParameters: row.samplingParameters,
+      forcedToolChoice: row.forcedToolChoice,
+      assistantPrefill: row.assistantPrefill,
     },
+    ...(row.retiresOn === undefined ? {} : { retiresAt: retirementInstant(row) }),
   }
+}
+
+/** A retirement date as the instant it starts (UTC midnight); one that is no calendar date stops start-up. */
+function retirementInstant(row: CatalogRow): number {
+  const at = Date.parse(`${row.retiresOn}T00:00:00Z`)
+  if (!Number.isFinite(at) || new Date(at).toISOString().slice(0, 10) !== row.retiresOn) {
+    throw new ConfigError(`model ${row.id} (${row.provider}): retires_on ${row.retiresOn} is not a date (YYYY-MM-DD)`)
+  }
+  return at
 }
 
 /** Where `svc login` keeps the gateway URL and key: $XDG_CONFIG_HOME/svc or ~/.config/svc. */

@@ -6,6 +6,14 @@ const closed = { additionalProperties: false } as const
 
 export const RoutingModeName = T.Union([T.Literal('pro'), T.Literal('max'), T.Literal('ultra_saver')])
 
+/**
+ * How a model runs without up-front thinking, when a client turns thinking off: `disabled` as sent
+ * (Anthropic's 4.x models, and every non-Anthropic model); `between_tools` (Claude Sonnet 5.5
+ * refuses `disabled` and offers this); `unsupported` (the model always thinks: `disabled` is left
+ * out, and the model thinks as it would by default).
+ */
+export const ThinkingOffName = T.Union([T.Literal('disabled'), T.Literal('between_tools'), T.Literal('unsupported')])
+
 export const ProviderKind = T.Union([T.Literal('anthropic'), T.Literal('openai-chat'), T.Literal('openai-responses')])
 
 export const ProviderSection = T.Object(
@@ -63,6 +71,17 @@ export const ModelSection = T.Object(
      * Sonnet 4.6 and later) instead of a budget_tokens budget (the 4.5 generation). Default false.
      */
     adaptive_thinking: T.Optional(T.Boolean()),
+    /** Anthropic upstreams: the model takes a budget_tokens budget (default true; false for the 5.x generation). */
+    budget_thinking: T.Optional(T.Boolean()),
+    thinking_off: T.Optional(ThinkingOffName),
+    /** The model takes temperature, top_p and top_k (default true); false leaves them out. */
+    sampling_parameters: T.Optional(T.Boolean()),
+    /** The model takes a forced tool choice (default true); false: the router skips it for such requests. */
+    forced_tool_choice: T.Optional(T.Boolean()),
+    /** The model continues a client's own assistant turn (default true); false: skipped for such requests. */
+    assistant_prefill: T.Optional(T.Boolean()),
+    /** The provider's retirement date, YYYY-MM-DD (UTC): from that day on the router skips the model. */
+    retires_on: T.Optional(T.String({ pattern: '^\\d{4}-\\d{2}-\\d{2}$' })),
     prompt_caching: T.Optional(T.Boolean()),
     /** false removes a built-in entry with the same id and provider. */
     enabled: T.Optional(T.Boolean()),
@@ -145,4 +164,5 @@ export const ConfigFile = T.Object(
 export type ConfigFile = Static<typeof ConfigFile>
 export type ProviderKind = Static<typeof ProviderKind>
 export type RoutingMode = Static<typeof RoutingModeName>
+export type ThinkingOff = Static<typeof ThinkingOffName>
 export type ModelSection = Static<typeof ModelSection>

@@ -7,6 +7,7 @@ import type {
   ReasoningEffort,
   Thinking,
 } from '../exchange/types'
+import { effortForBudget } from '../exchange/thinking-budget'
 import { type GatewayError, invalidRequest } from '../lib/errors'
 
 /**
@@ -17,9 +18,7 @@ export function reasoningEffortFor(thinking: Thinking | undefined): ReasoningEff
   if (!thinking || thinking.type === 'disabled') return undefined
   if (thinking.type === 'adaptive') return thinking.effort
   if (thinking.budgetTokens <= 0) return undefined
-  if (thinking.budgetTokens <= 1024) return 'low'
-  if (thinking.budgetTokens <= 8192) return 'medium'
-  return 'high'
+  return effortForBudget(thinking.budgetTokens)
 }
 
 /**

@@ -61,11 +61,7 @@ export const codecs: Record<ProviderKind, ProviderCodec> = {
     path: '/v1/messages',
     authHeaders: (apiKey) => ({ 'x-api-key': apiKey, 'anthropic-version': anthropicVersion }),
     forwardedHeaders: ['anthropic-version', 'anthropic-beta'],
-    encodeRequest: (req, model) =>
-      encodeAnthropicRequest(req, model.upstreamModel, {
-        adaptiveThinking: model.capabilities.adaptiveThinking,
-        promptCaching: model.capabilities.promptCaching,
-      }),
+    encodeRequest: (req, model) => encodeAnthropicRequest(req, model.upstreamModel, model.capabilities),
     decodeResponse: decodeAnthropicResponse,
     streamDecoder: anthropicStreamDecoder,
     decodeError: decodeAnthropicError,
@@ -80,6 +76,7 @@ export const codecs: Record<ProviderKind, ProviderCodec> = {
         reasoningContent: provider.reasoningContent,
         systemMessages: provider.systemMessages,
         cacheControl: provider.anthropicCacheControl && isCachingClaude(model),
+        samplingParameters: model.capabilities.samplingParameters,
       }),
     decodeResponse: decodeChatResponse,
     streamDecoder: chatStreamDecoder,
@@ -89,7 +86,8 @@ export const codecs: Record<ProviderKind, ProviderCodec> = {
     path: '/responses',
     authHeaders: (apiKey) => ({ authorization: `Bearer ${apiKey}` }),
     forwardedHeaders: [],
-    encodeRequest: (req, model) => encodeResponsesRequest(req, model.upstreamModel),
+    encodeRequest: (req, model) =>
+      encodeResponsesRequest(req, model.upstreamModel, { samplingParameters: model.capabilities.samplingParameters }),
     decodeResponse: decodeResponsesResponse,
     streamDecoder: responsesStreamDecoder,
     decodeError: decodeResponsesError,

@@ -1,11 +1,10 @@
 // The messages surface: Anthropic Messages in, and the ids the contract fixes (msg_<ulid>).
-import type { CatalogModel } from '../config/load'
 import { decodeAnthropicRequest } from '../protocols/anthropic/decode-anthropic-request'
 import { anthropicUsage } from '../protocols/anthropic/decode-anthropic-response'
-import { budgetForEffort, maxTokensAbove } from '../protocols/anthropic/encode-anthropic-request'
 import { encodeAnthropicResponse } from '../protocols/anthropic/encode-anthropic-response'
 import { anthropicStreamEncoder } from '../protocols/anthropic/encode-anthropic-stream'
 import { anthropicErrorTypeForKind, encodeAnthropicError } from '../protocols/anthropic/errors'
+import { fitToModel } from '../protocols/anthropic/model-fit'
 import { createAnthropicPassThroughMeter, rewriteMessageStart } from '../protocols/anthropic/usage-meter'
 import { encodeSse } from '../protocols/sse'
 import { isJson, isObject, replaceStringMember } from '../protocols/wire-values'
@@ -15,34 +14,19 @@ import type { InboundSurface } from './surface'
 
 const messageId = (requestId: string) => `msg_${requestId}`
 
-/**
- * A client's adaptive thinking (Claude Code sends `thinking: {type: "adaptive"}` and
- * `output_config.effort` whatever model it is routed to) as a budget for a model that does not
- * take it, by the same table as translated requests; anything else in the body stays as sent.
- */
-function thinkingFor(model: CatalogModel, body: Record<string, unknown>): Record<string, unknown> {
-  const thinking = body.thinking
-  if (model.capabilities.adaptiveThinking || !isObject(thinking) || thinking.type !== 'adaptive') return body
-  const { effort, ...outputConfig } = isObject(body.output_config) ? body.output_config : {}
-  const budget = budgetForEffort(effort)
-  const out: Record<string, unknown> = {
-    ...body,
-    thinking: { ...thinking, type: 'enabled', budget_tokens: budget },
-    max_tokens: maxTokensAbove(budget, body.max_tokens as number),
-  }
-  if (Object.keys(outputConfig).length > 0) out.output_config = outputConfig
-  else delete out.output_config
-  return out
-}
-
 export const anthropicSurface: InboundSurface = {
   name: 'messages',
   errorShape: 'anthropic',
   nativeKind: 'anthropic',
   decode: decodeAnthropicRequest,
   metadata: (body) => (isObject(body.metadata) ? body.metadata : undefined),
+  // Claude Code sends `thinking: {type: "adaptive"}` and output_config.effort whatever model it is
+  // routed to: fitted, as anything else the model would refuse (model-fit.ts).
   passThroughBody: (body, model, maxTokens) =>
-    thinkingFor(model, withoutSessionMetadata({ ...body, model: model.upstreamModel, max_tokens: maxTokens })),
+    fitToModel(
+      withoutSessionMetadata({ ...body, model: model.upstreamModel, max_tokens: maxTokens }),
+      model.capabilities,
+    ),
   passThroughJson(json, ids) {
     if (!isObject(json) || json.type !== 'message') {
       throw new GatewayError('api_error', 'upstream answered 200 with a body that is not a message', {

@@ -32,8 +32,13 @@ export const responsesSurface: InboundSurface = {
   nativeKind: 'openai-responses',
   decode: (body) => decodeResponsesRequest(body as ResponsesBody, { defaultMaxTokens: unlimitedOutput }),
   metadata: (body) => (isObject(body.metadata) ? body.metadata : undefined),
-  passThroughBody(body, { upstreamModel }, maxTokens) {
+  passThroughBody(body, { upstreamModel, capabilities }, maxTokens) {
     const out: Record<string, unknown> = { ...body, model: upstreamModel }
+    // A reasoning model refuses them with a 400; svc chose the model, so svc leaves them out.
+    if (capabilities.samplingParameters === false) {
+      delete out.temperature
+      delete out.top_p
+    }
     if (Array.isArray(body.input)) out.input = withoutAnthropicReasoning(body.input)
     if (typeof body.max_output_tokens === 'number' || maxTokens < unlimitedOutput) out.max_output_tokens = maxTokens
     return out

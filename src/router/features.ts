@@ -14,6 +14,10 @@ export interface RequestFeatures {
    */
   otherFileType: string | undefined
   thinking: boolean
+  /** The client forces a tool call (Anthropic `any`/`tool`, OpenAI `required`/a named function). */
+  forcedToolChoice: boolean
+  /** The conversation ends with the client's own assistant turn, for the model to continue (a prefill). */
+  assistantPrefill: boolean
   /** Rough prompt size (≈ 4 characters a token): enough to rule out a too-small context window. */
   estimatedInputTokens: number
   maxTokens: number
@@ -110,6 +114,8 @@ export function readRequestFeatures(req: ExchangeRequest): RequestFeatures {
     anthropicFiles,
     otherFileType,
     thinking: req.thinking !== undefined && req.thinking.type !== 'disabled',
+    forcedToolChoice: req.toolChoice?.type === 'any' || req.toolChoice?.type === 'tool',
+    assistantPrefill: req.messages.at(-1)?.role === 'assistant',
     estimatedInputTokens: Math.ceil(chars / charsPerToken) + mediaTokens,
     maxTokens: req.maxTokens,
   }

@@ -73,6 +73,8 @@ const features = (over: Partial<RequestFeatures> = {}): RequestFeatures => ({
   anthropicFiles: false,
   otherFileType: undefined,
   thinking: false,
+  forcedToolChoice: false,
+  assistantPrefill: false,
   estimatedInputTokens: 1000,
   maxTokens: 1000,
   ...over,

@@ -129,12 +129,25 @@ export function rankCandidates(input: RankInput): Ranking {
       skip('no known price (no price, no route)')
       continue
     }
+    if (model.retiresAt !== undefined && input.now >= model.retiresAt) {
+      skip(`retired by its provider on ${new Date(model.retiresAt).toISOString().slice(0, 10)}`)
+      continue
+    }
     if (features.tools && !model.capabilities.tools) {
       skip('request uses tools; model does not support them')
       continue
     }
     if (features.images && !model.capabilities.vision) {
       skip('request has images or files; model has no vision')
+      continue
+    }
+    // Newer reasoning models answer both with a 400; the request goes to a model that takes it.
+    if (features.forcedToolChoice && model.capabilities.forcedToolChoice === false) {
+      skip('request forces a tool call; model refuses forced tool choice')
+      continue
+    }
+    if (features.assistantPrefill && model.capabilities.assistantPrefill === false) {
+      skip('request ends with an assistant turn to continue (a prefill); model refuses prefills')
       continue
     }
     // Ruled out here rather than refused by the encoder, so that a Claude candidate further down serves.

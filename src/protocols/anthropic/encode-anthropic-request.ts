@@ -10,52 +10,23 @@ import type {
   ExchangeRequest,
   ImageBlock,
   ImageSource,
-  ReasoningEffort,
   ResponseFormat,
   TextBlock,
-  Thinking,
   ToolChoice,
 } from '../../exchange/types'
+import { maxTokensAbove } from '../../exchange/thinking-budget'
 import { isObject } from '../wire-values'
 import { addCacheBreakpoints, type WireBlock, type WireMessage } from './cache-breakpoints'
+import { type AnthropicModelRules, fitToModel } from './model-fit'
 import { isForeignSignature } from './thinking-signature'
 import { sanitizeToolUseId } from './tool-use-id'
 
 const minThinkingBudget = 1024
 
-export interface AnthropicRequestOptions {
-  /**
-   * The model takes `thinking: {type: "adaptive"}` + `output_config.effort` (newer Claude models).
-   * Without it adaptive thinking goes as a budget, the form the 4.5 generation takes.
-   */
-  adaptiveThinking?: boolean
+export interface AnthropicRequestOptions extends AnthropicModelRules {
   /** The model caches prompts: a request that marks no cache breakpoint gets some (cache-breakpoints.ts). */
   promptCaching?: boolean
 }
-
-// An effort as a budget (wire-formats §4.8: litellm's low 1024, medium 2048, high 4096); the efforts
-// above high get high's, the largest step the table knows.
-const effortBudgets: Record<ReasoningEffort, number> = {
-  minimal: 1024,
-  low: 1024,
-  medium: 2048,
-  high: 4096,
-  xhigh: 4096,
-  max: 4096,
-}
-
-/**
- * The thinking budget for an effort, medium's when there is none or it is not one we know (a
- * pass-through body's raw value: own keys only, so "constructor" does not reach the prototype).
- */
-export const budgetForEffort = (effort: unknown): number =>
-  typeof effort === 'string' && Object.hasOwn(effortBudgets, effort)
-    ? effortBudgets[effort as ReasoningEffort]
-    : effortBudgets.medium
-
-/** The budget counts toward max_tokens and must stay below it: keep the caller's answer allowance on top. */
-export const maxTokensAbove = (budget: number, maxTokens: number): number =>
-  maxTokens <= budget ? budget + maxTokens : maxTokens
 
 export function encodeAnthropicRequest(
   req: ExchangeRequest,
@@ -85,7 +56,7 @@ export function encodeAnthropicRequest(
   }
   if (opts.promptCaching) addCacheBreakpoints({ system, tools, messages })
 
-  const thinking = req.thinking?.type === 'adaptive' && !opts.adaptiveThinking ? asBudget(req.thinking) : req.thinking
+  const thinking = req.thinking
   const thinkingOn = thinking !== undefined && thinking.type !== 'disabled' && canThink(req, messages)
   const outputConfig: Record<string, unknown> = {}
   if (thinkingOn && thinking?.type === 'enabled') {
@@ -111,7 +82,8 @@ export function encodeAnthropicRequest(
   if (req.stopSequences && req.stopSequences.length > 0) body.stop_sequences = req.stopSequences
   if (req.user) body.metadata = { user_id: req.user }
   body.stream = req.stream
-  return body
+  // The thinking form and sampling parameters the model takes (adaptive as a budget, and so on).
+  return fitToModel(body, opts)
 }
 
 // Anthropic has no mode that asks for JSON without a schema, so json_object is left out. OpenAI takes
@@ -119,14 +91,6 @@ export function encodeAnthropicRequest(
 // a made-up open schema would be a guess Anthropic's schema rules may refuse.
 const encodeOutputFormat = (format: ResponseFormat | undefined): Record<string, unknown> | undefined =>
   format?.type === 'json_schema' ? { type: 'json_schema', schema: format.schema } : undefined
-
-// Adaptive thinking (an OpenAI client's reasoning effort, or an Anthropic client's own adaptive on
-// a translated path) for a model that answers `adaptive` with a 400: the effort's budget, medium's
-// when none is given. Sent as `enabled`, with no output_config.
-const asBudget = (thinking: { effort?: ReasoningEffort }): Thinking => ({
-  type: 'enabled',
-  budgetTokens: budgetForEffort(thinking.effort),
-})
 
 // Thinking is incompatible with forced tool use, and in a tool loop the last assistant turn must
 // open with a signed thinking block; history from another provider has none, so thinking is off.

@@ -44,6 +44,8 @@ export interface ChatRequestOptions {
    * Anthropic client set, and a Responses client sets none.
    */
   cacheControl?: boolean
+  /** false: the model refuses temperature and top_p (a reasoning model), so they are left out. */
+  samplingParameters?: boolean
 }
 
 type ChatPart =
@@ -85,8 +87,10 @@ export function encodeChatRequest(
   }
   body[opts.maxTokensField ?? 'max_tokens'] = req.maxTokens
   if (opts.cacheControl) body.cache_control = { type: 'ephemeral' }
-  if (req.temperature !== undefined) body.temperature = req.temperature
-  if (req.topP !== undefined) body.top_p = req.topP
+  if (opts.samplingParameters !== false) {
+    if (req.temperature !== undefined) body.temperature = req.temperature
+    if (req.topP !== undefined) body.top_p = req.topP
+  }
   if (req.stopSequences && req.stopSequences.length > 0) body.stop = req.stopSequences.slice(0, maxStopSequences)
   if (req.tools.length > 0) {
     body.tools = req.tools.map((tool) => ({

@@ -22,7 +22,16 @@ import {
 
 type Item = Record<string, unknown>
 
-export const encodeResponsesRequest = (req: ExchangeRequest, model: string): Record<string, unknown> => {
+export interface ResponsesRequestOptions {
+  /** false: the model refuses temperature and top_p (a reasoning model), so they are left out. */
+  samplingParameters?: boolean
+}
+
+export const encodeResponsesRequest = (
+  req: ExchangeRequest,
+  model: string,
+  opts: ResponsesRequestOptions = {},
+): Record<string, unknown> => {
   const body: Record<string, unknown> = { model }
   const instructions = req.system.map((block) => block.text).join('\n\n')
   if (instructions !== '') body['instructions'] = instructions
@@ -40,8 +49,10 @@ export const encodeResponsesRequest = (req: ExchangeRequest, model: string): Rec
   }
   if (req.toolChoice) Object.assign(body, encodeToolChoice(req.toolChoice))
   body['max_output_tokens'] = req.maxTokens
-  if (req.temperature !== undefined) body['temperature'] = req.temperature
-  if (req.topP !== undefined) body['top_p'] = req.topP
+  if (opts.samplingParameters !== false) {
+    if (req.temperature !== undefined) body['temperature'] = req.temperature
+    if (req.topP !== undefined) body['top_p'] = req.topP
+  }
   // top_k and stop sequences have no Responses equivalent (§4.4) and are dropped.
   // Adaptive thinking without an effort still asks for reasoning: medium, OpenAI's own default.
   const effort =

@@ -1,0 +1,34 @@
+// Thinking as a token budget (Anthropic's older form) and as an effort (Anthropic's adaptive
+// thinking, OpenAI's reasoning effort): the two tables every crossing between them uses.
+import type { ReasoningEffort } from './types'
+
+// An effort as a budget (wire-formats §4.8: litellm's low 1024, medium 2048, high 4096); the efforts
+// above high get high's, the largest step the table knows.
+const effortBudgets: Record<ReasoningEffort, number> = {
+  minimal: 1024,
+  low: 1024,
+  medium: 2048,
+  high: 4096,
+  xhigh: 4096,
+  max: 4096,
+}
+
+/**
+ * The thinking budget for an effort, medium's when there is none or it is not one we know (a
+ * pass-through body's raw value: own keys only, so "constructor" does not reach the prototype).
+ */
+export const budgetForEffort = (effort: unknown): number =>
+  typeof effort === 'string' && Object.hasOwn(effortBudgets, effort)
+    ? effortBudgets[effort as ReasoningEffort]
+    : effortBudgets.medium
+
+/** A budget as an effort, by claude-code-router's thresholds (≤1024 low, ≤8192 medium, else high). */
+export function effortForBudget(budgetTokens: number): 'low' | 'medium' | 'high' {
+  if (budgetTokens <= 1024) return 'low'
+  if (budgetTokens <= 8192) return 'medium'
+  return 'high'
+}
+
+/** The budget counts toward max_tokens and must stay below it: keep the caller's answer allowance on top. */
+export const maxTokensAbove = (budget: number, maxTokens: number): number =>
+  maxTokens <= budget ? budget + maxTokens : maxTokens

@@ -171,6 +171,46 @@ describe('config', () => {
     ).toThrow('models.0.adaptive_thinking: expected boolean')
   })
 
+  test('the Claude 5.5 rows carry the rules their API enforces; Sonnet 4.5 its retirement; [[models]] sets either', () => {
+    const config = load({
+      models: [
+        { id: 'claude-sonnet-5-5', provider: 'anthropic', sampling_parameters: true },
+        { id: 'claude-haiku-4-5', provider: 'anthropic', retires_on: '2027-02-01', thinking_off: 'unsupported' },
+      ],
+    })
+    const row = (id: string, provider: string) => config.models.find((m) => m.id === id && m.provider === provider)
+    const rules55 = { adaptiveThinking: true, budgetThinking: false, forcedToolChoice: false, assistantPrefill: false }
+    expect(row('claude-sonnet-5-5', 'openrouter')).toMatchObject({
+      upstreamModel: 'anthropic/claude-sonnet-5.5',
+      contextWindow: 1_000_000,
+      maxOutputTokens: 128_000,
+      capabilities: { ...rules55, thinkingOff: 'between_tools', samplingParameters: false },
+    })
+    expect(row('claude-opus-5-5', 'anthropic')).toMatchObject({
+      upstreamModel: 'claude-opus-5-5',
+      capabilities: { ...rules55, thinkingOff: 'unsupported', samplingParameters: false },
+    })
+    // The override changes its own field only.
+    expect(row('claude-sonnet-5-5', 'anthropic')?.capabilities).toMatchObject({ ...rules55, samplingParameters: true })
+    expect(row('claude-sonnet-4-5', 'anthropic')?.retiresAt).toBe(Date.parse('2026-11-30T00:00:00Z'))
+    expect(row('claude-haiku-4-5', 'anthropic')).toMatchObject({
+      retiresAt: Date.parse('2027-02-01T00:00:00Z'),
+      capabilities: { thinkingOff: 'unsupported', budgetThinking: true, samplingParameters: true },
+    })
+    expect(row('gpt-5.1', 'openai')?.capabilities.samplingParameters).toBe(false)
+    expect(row('claude-opus-4-5', 'anthropic')?.retiresAt).toBeUndefined()
+
+    expect(() =>
+      load({ models: [{ id: 'claude-haiku-4-5', provider: 'anthropic', retires_on: '2027-02-30' }] }),
+    ).toThrow('model claude-haiku-4-5 (anthropic): retires_on 2027-02-30 is not a date (YYYY-MM-DD)')
+    expect(() => load({ models: [{ id: 'claude-haiku-4-5', provider: 'anthropic', retires_on: 'soon' }] })).toThrow(
+      'models.0.retires_on',
+    )
+    expect(() => load({ models: [{ id: 'claude-haiku-4-5', provider: 'anthropic', thinking_off: 'off' }] })).toThrow(
+      'models.0.thinking_off',
+    )
+  })
+
   test('anthropic_cache_control: on for the well-known openrouter provider, off for any other unless the file sets it', () => {
     const fromEnv = load({}, { OPENROUTER_API_KEY: 'o', OPENAI_API_KEY: 'k', ANTHROPIC_API_KEY: 'a' })
     expect(fromEnv.providers.openrouter?.anthropicCacheControl).toBe(true)

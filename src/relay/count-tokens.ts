@@ -5,6 +5,7 @@ import type { Principal } from '../accounts/api-keys'
 import type { Deps } from '../deps'
 import { invalidRequest } from '../lib/errors'
 import { decodeAnthropicRequest } from '../protocols/anthropic/decode-anthropic-request'
+import { fitToModel } from '../protocols/anthropic/model-fit'
 import { isObject } from '../protocols/wire-values'
 import { codecs } from '../providers/codecs'
 import { countRequestTokens } from '../router/count-tokens'
@@ -20,9 +21,16 @@ export async function countTokens(
     throw invalidRequest(`model must be a routing profile, one of ${Object.keys(profileNames).join(', ')}`, 'model')
   }
   const byok = await deps.byok.get(input.principal.accountId)
+  const now = deps.clock()
   const anthropicModel = deps.config.models.find((m) => {
     const provider = deps.config.providers[m.provider]
-    return m.profiles.includes(mode) && provider?.kind === 'anthropic' && (provider.apiKey || byok.has(provider.id))
+    const retired = m.retiresAt !== undefined && now >= m.retiresAt
+    return (
+      m.profiles.includes(mode) &&
+      !retired &&
+      provider?.kind === 'anthropic' &&
+      (provider.apiKey || byok.has(provider.id))
+    )
   })
   if (anthropicModel) {
     const provider = deps.config.providers[anthropicModel.provider]!
@@ -34,7 +42,13 @@ export async function countTokens(
           ...codecs.anthropic.authHeaders(byok.get(provider.id) ?? provider.apiKey!),
           ...(input.headers.get('anthropic-beta') ? { 'anthropic-beta': input.headers.get('anthropic-beta')! } : {}),
         },
-        body: JSON.stringify(withoutSessionMetadata({ ...input.body, model: anthropicModel.upstreamModel })),
+        // Fitted as a request to the model is: count_tokens refuses what messages refuses.
+        body: JSON.stringify(
+          fitToModel(
+            withoutSessionMetadata({ ...input.body, model: anthropicModel.upstreamModel }),
+            anthropicModel.capabilities,
+          ),
+        ),
         signal: AbortSignal.timeout(deps.config.routing.firstByteTimeoutMs),
       })
       if (!response.ok) await response.body?.cancel().catch(() => {})

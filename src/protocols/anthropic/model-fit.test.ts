@@ -1,0 +1,66 @@
+import { describe, expect, test } from 'bun:test'
+import { type AnthropicModelRules, fitToModel } from './model-fit'
+
+const sonnet45: AnthropicModelRules = {}
+const sonnet55: AnthropicModelRules = {
+  adaptiveThinking: true,
+  budgetThinking: false,
+  thinkingOff: 'between_tools',
+  samplingParameters: false,
+}
+const opus55: AnthropicModelRules = { ...sonnet55, thinkingOff: 'unsupported' }
+const base = { model: 'm', max_tokens: 1000, messages: [{ role: 'user', content: 'hi' }] }
+
+describe('fitToModel', () => {
+  test('a body the model takes is returned as it is, not copied', () => {
+    const body = { ...base, thinking: { type: 'adaptive' }, output_config: { effort: 'high' } }
+    expect(fitToModel(body, sonnet55)).toBe(body)
+    const old = { ...base, temperature: 0.5, thinking: { type: 'enabled', budget_tokens: 2048 } }
+    expect(fitToModel(old, sonnet45)).toBe(old)
+  })
+
+  test('adaptive for a model without it: the effort as a budget, max_tokens above it, the effort gone', () => {
+    const body = {
+      ...base,
+      thinking: { type: 'adaptive', display: 'summarized' },
+      output_config: { effort: 'high', format: { type: 'json_schema', schema: {} } },
+    }
+    expect(fitToModel(body, sonnet45)).toEqual({
+      ...base,
+      max_tokens: 5096,
+      thinking: { type: 'enabled', display: 'summarized', budget_tokens: 4096 },
+      output_config: { format: { type: 'json_schema', schema: {} } },
+    })
+  })
+
+  test("a budget for a model that refuses one: adaptive with the budget's effort, or the client's own", () => {
+    const budget = (n: number) => ({ ...base, thinking: { type: 'enabled', budget_tokens: n } })
+    expect(fitToModel(budget(1024), sonnet55)).toEqual({
+      ...base,
+      thinking: { type: 'adaptive' },
+      output_config: { effort: 'low' },
+    })
+    expect(fitToModel(budget(31_999), sonnet55)).toMatchObject({ output_config: { effort: 'high' } })
+    const named = { ...budget(1024), output_config: { effort: 'max' } }
+    expect(fitToModel(named, sonnet55)).toMatchObject({
+      thinking: { type: 'adaptive' },
+      output_config: { effort: 'max' },
+    })
+  })
+
+  test('thinking off: between_tools where the model offers it, left out where the model always thinks', () => {
+    const off = { ...base, thinking: { type: 'disabled' } }
+    expect(fitToModel(off, sonnet55)).toEqual({ ...base, thinking: { type: 'between_tools' } })
+    expect(fitToModel(off, opus55)).toEqual(base)
+    expect(fitToModel(off, sonnet45)).toBe(off)
+    // between_tools is refused above effort high: such a request thinks adaptively.
+    const offAtMax = { ...off, output_config: { effort: 'max' } }
+    expect(fitToModel(offAtMax, sonnet55)).toEqual({ ...base, output_config: { effort: 'max' } })
+  })
+
+  test('sampling parameters are left out for a model that refuses them, kept for one that takes them', () => {
+    const body = { ...base, temperature: 0.2, top_p: 0.9, top_k: 5, stop_sequences: ['END'] }
+    expect(fitToModel(body, sonnet55)).toEqual({ ...base, stop_sequences: ['END'] })
+    expect(fitToModel(body, sonnet45)).toBe(body)
+  })
+})

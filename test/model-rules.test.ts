@@ -1,0 +1,242 @@
+// Claude's 5.x generation and OpenAI's reasoning models answer with a 400 what clients send
+// whatever model svc routes them to: a thinking budget, `disabled` thinking, sampling parameters,
+// a forced tool choice, an assistant prefill. The body each upstream receives is asserted, and
+// which model served: a request the first model would refuse goes to one that takes it.
+import { afterAll, beforeEach, describe, expect, test } from 'bun:test'
+import type Anthropic from '@anthropic-ai/sdk'
+import { APIError } from '@anthropic-ai/sdk'
+import type { ConfigFile, ModelSection } from '../src/config/schema'
+import type { RankEntry } from '../src/router/rank'
+import { createHarness, requestDetail, sdkClients } from './support/harness'
+import { simClaude } from './support/sim-models'
+import { startSimulator } from './support/simulator'
+
+const SIM_KEY = 'sim-key-model-rules'
+const sim = startSimulator({ apiKey: SIM_KEY })
+afterAll(() => sim.stop())
+beforeEach(() => sim.reset())
+
+/** Sonnet 5.5's rules (the built-in row's), ranked first in `max`. */
+const claudeNew = simClaude({
+  id: 'claude-new',
+  upstream_model: 'claude-new-up',
+  quality: 95,
+  adaptive_thinking: true,
+  budget_thinking: false,
+  thinking_off: 'between_tools',
+  sampling_parameters: false,
+  forced_tool_choice: false,
+  assistant_prefill: false,
+})
+/** The 4.5 generation's rules: takes all of it. */
+const claudeOld = simClaude({ id: 'claude-old', upstream_model: 'claude-old-up', quality: 90 })
+
+const providers: ConfigFile['providers'] = {
+  anth: { kind: 'anthropic', base_url: sim.url, api_key_env: 'SIM_KEY' },
+  chat: { kind: 'openai-chat', base_url: `${sim.url}/v1`, api_key_env: 'SIM_KEY' },
+}
+const gateway = (models: ModelSection[], now?: number) =>
+  createHarness({ grantUsd: 5, env: { SIM_KEY }, now, config: { catalog: { builtin: false }, providers, models } })
+
+const user = (text: string): Anthropic.MessageParam => ({ role: 'user', content: text })
+/**
+ * A request with sampling parameters. The SDK's own types dropped them (1.x), but the API of the
+ * older models takes them, and older SDKs, scripts and agents still send them: the SDK sends what
+ * it is given.
+ */
+const withSampling = (
+  params: Omit<Anthropic.MessageCreateParamsNonStreaming, 'model'> & {
+    temperature?: number
+    top_p?: number
+    top_k?: number
+  },
+) => ({ model: 'svc-max', ...params }) as Anthropic.MessageCreateParamsNonStreaming
+const upstreamBody = (i = 0) => sim.requests[i]!.body as Record<string, unknown>
+const ranksOf = async (h: Awaited<ReturnType<typeof gateway>>, messageId: string): Promise<RankEntry[]> =>
+  (await requestDetail(h, messageId.replace(/^msg_/, ''))).provider_ranks
+
+describe('an Anthropic client on a Claude 5.x model (pass-through)', () => {
+  test('a thinking budget goes as adaptive with its effort; temperature and top_k are left out', async () => {
+    const h = await gateway([claudeNew, claudeOld])
+    const message = await sdkClients(h).anthropic.messages.create(
+      withSampling({
+        max_tokens: 20_000,
+        temperature: 0.2,
+        top_k: 5,
+        thinking: { type: 'enabled', budget_tokens: 16_000 },
+        messages: [user('refactor the parser')],
+      }),
+    )
+    expect(message.type).toBe('message')
+    const body = upstreamBody()
+    expect(body).toMatchObject({
+      model: 'claude-new-up',
+      thinking: { type: 'adaptive' },
+      output_config: { effort: 'high' },
+    })
+    expect(body).not.toHaveProperty('temperature')
+    expect(body).not.toHaveProperty('top_k')
+    expect(JSON.stringify(body)).not.toContain('budget_tokens')
+  })
+
+  test('thinking turned off goes as between_tools, the lightest setting the model takes', async () => {
+    const h = await gateway([claudeNew])
+    await sdkClients(h).anthropic.messages.create({
+      model: 'svc-max',
+      max_tokens: 256,
+      thinking: { type: 'disabled' },
+      messages: [user('hi')],
+    })
+    expect(upstreamBody().thinking).toEqual({ type: 'between_tools' })
+  })
+
+  test("the client's own adaptive thinking and effort reach the model as sent", async () => {
+    const h = await gateway([claudeNew])
+    const request = {
+      model: 'svc-max',
+      max_tokens: 256,
+      thinking: { type: 'adaptive' },
+      output_config: { effort: 'medium' },
+      messages: [user('hi')],
+    }
+    await sdkClients(h).anthropic.messages.create(request as unknown as Anthropic.MessageCreateParamsNonStreaming)
+    expect(upstreamBody()).toMatchObject({ thinking: { type: 'adaptive' }, output_config: { effort: 'medium' } })
+  })
+
+  test('a forced tool choice goes to a model that takes it, and the ranking says why', async () => {
+    const h = await gateway([claudeNew, claudeOld])
+    const message = await sdkClients(h).anthropic.messages.create({
+      model: 'svc-max',
+      max_tokens: 256,
+      tools: [{ name: 'get_weather', input_schema: { type: 'object', properties: {} } }],
+      tool_choice: { type: 'tool', name: 'get_weather' },
+      messages: [user('weather in Paris?')],
+    })
+    expect(upstreamBody()).toMatchObject({ model: 'claude-old-up', tool_choice: { type: 'tool', name: 'get_weather' } })
+    const skipped = (await ranksOf(h, message.id)).find((r) => r.model_id === 'claude-new')
+    expect(skipped).toMatchObject({
+      status: 'skipped',
+      reason: 'request forces a tool call; model refuses forced tool choice',
+    })
+  })
+
+  test('an assistant prefill goes to a model that takes it', async () => {
+    const h = await gateway([claudeNew, claudeOld])
+    const message = await sdkClients(h).anthropic.messages.create({
+      model: 'svc-max',
+      max_tokens: 256,
+      messages: [user('a JSON object with a name'), { role: 'assistant', content: '{"name":' }],
+    })
+    expect(upstreamBody().model).toBe('claude-old-up')
+    const skipped = (await ranksOf(h, message.id)).find((r) => r.model_id === 'claude-new')
+    expect(skipped?.reason).toContain('prefill')
+  })
+
+  // As for any request no model of the profile can serve (svc's 503, not retried): never sent upstream.
+  test('with no model that takes a forced tool choice, the answer says so; nothing goes upstream', async () => {
+    const h = await gateway([claudeNew])
+    const error = await sdkClients(h, { maxRetries: 0 })
+      .anthropic.messages.create({
+        model: 'svc-max',
+        max_tokens: 64,
+        tools: [{ name: 't', input_schema: { type: 'object' } }],
+        tool_choice: { type: 'any' },
+        messages: [user('go')],
+      })
+      .catch((err: unknown) => err)
+    expect(sim.requests).toHaveLength(0)
+    expect(error).toBeInstanceOf(APIError)
+    expect((error as APIError).status).toBe(503)
+    expect((error as APIError).headers?.get('x-should-retry')).toBe('false')
+    expect((error as APIError).message).toContain('claude-new via anth: request forces a tool call')
+  })
+})
+
+describe('count_tokens', () => {
+  test("is asked of a model that has not retired, with the body fitted as the model's requests are", async () => {
+    const retired = simClaude({ id: 'claude-gone', upstream_model: 'claude-gone-up', retires_on: '2026-01-01' })
+    const h = await gateway([retired, claudeNew])
+    const request: Anthropic.MessageCountTokensParams = {
+      model: 'svc-max',
+      thinking: { type: 'enabled', budget_tokens: 2048 },
+      messages: [user('how long is this?')],
+    }
+    const counted = await sdkClients(h).anthropic.messages.countTokens(request)
+    expect(counted.input_tokens).toBeGreaterThan(0)
+    expect(sim.requests[0]!.path).toBe('/v1/messages/count_tokens')
+    expect(upstreamBody()).toEqual({
+      model: 'claude-new-up',
+      thinking: { type: 'adaptive' },
+      output_config: { effort: 'medium' },
+      messages: request.messages,
+    })
+  })
+})
+
+describe('translated requests', () => {
+  test('a Responses client on a Claude 5.x model: temperature left out, reasoning as adaptive', async () => {
+    const h = await gateway([claudeNew])
+    await sdkClients(h).openai.responses.create({
+      model: 'svc-max',
+      input: 'hi',
+      temperature: 0.3,
+      top_p: 0.5,
+      reasoning: { effort: 'low' },
+    })
+    const body = upstreamBody()
+    expect(body).toMatchObject({
+      model: 'claude-new-up',
+      thinking: { type: 'adaptive' },
+      output_config: { effort: 'low' },
+    })
+    expect(body).not.toHaveProperty('temperature')
+    expect(body).not.toHaveProperty('top_p')
+  })
+
+  test('an Anthropic client on a reasoning model served over Chat: temperature and top_p left out', async () => {
+    const reasoner: ModelSection = {
+      ...simClaude({ id: 'gpt-r', provider: 'chat', upstream_model: 'gpt-r-up' }),
+      sampling_parameters: false,
+    }
+    const h = await gateway([reasoner])
+    await sdkClients(h).anthropic.messages.create(
+      withSampling({ max_tokens: 64, temperature: 0.2, top_p: 0.9, messages: [user('hi')] }),
+    )
+    const body = upstreamBody()
+    expect(body.model).toBe('gpt-r-up')
+    expect(body).not.toHaveProperty('temperature')
+    expect(body).not.toHaveProperty('top_p')
+
+    // A model that takes them still gets them.
+    sim.reset()
+    const plain = await gateway([simClaude({ id: 'gpt-p', provider: 'chat', upstream_model: 'gpt-p-up' })])
+    await sdkClients(plain).anthropic.messages.create(
+      withSampling({ max_tokens: 64, temperature: 0.2, messages: [user('hi')] }),
+    )
+    expect(upstreamBody()).toMatchObject({ model: 'gpt-p-up', temperature: 0.2 })
+  })
+})
+
+describe('retirement', () => {
+  const retiring = simClaude({
+    id: 'claude-retiring',
+    upstream_model: 'claude-retiring-up',
+    quality: 99,
+    retires_on: '2026-11-30',
+  })
+
+  test('a model is served until its retirement date and skipped from that day on', async () => {
+    const before = await gateway([retiring, claudeOld], Date.parse('2026-11-29T23:59:00Z'))
+    const ask = { model: 'svc-max', max_tokens: 64, messages: [user('hi')] }
+    await sdkClients(before).anthropic.messages.create(ask)
+    expect(upstreamBody().model).toBe('claude-retiring-up')
+
+    sim.reset()
+    const after = await gateway([retiring, claudeOld], Date.parse('2026-11-30T00:00:00Z'))
+    const message = await sdkClients(after).anthropic.messages.create(ask)
+    expect(sim.requests).toHaveLength(1)
+    expect(upstreamBody().model).toBe('claude-old-up')
+    const skipped = (await ranksOf(after, message.id)).find((r) => r.model_id === 'claude-retiring')
+    expect(skipped).toMatchObject({ status: 'skipped', reason: 'retired by its provider on 2026-11-30' })
+  })
+})

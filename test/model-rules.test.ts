@@ -34,6 +34,7 @@ const claudeOld = simClaude({ id: 'claude-old', upstream_model: 'claude-old-up',
 const providers: ConfigFile['providers'] = {
   anth: { kind: 'anthropic', base_url: sim.url, api_key_env: 'SIM_KEY' },
   chat: { kind: 'openai-chat', base_url: `${sim.url}/v1`, api_key_env: 'SIM_KEY' },
+  resp: { kind: 'openai-responses', base_url: `${sim.url}/v1`, api_key_env: 'SIM_KEY' },
 }
 const gateway = (models: ModelSection[], now?: number) =>
   createHarness({ grantUsd: 5, env: { SIM_KEY }, now, config: { catalog: { builtin: false }, providers, models } })
@@ -170,6 +171,29 @@ describe('count_tokens', () => {
       output_config: { effort: 'medium' },
       messages: request.messages,
     })
+  })
+})
+
+describe('a Responses client on a reasoning model of a Responses upstream (pass-through)', () => {
+  test('temperature and top_p are left out; everything else goes as sent', async () => {
+    const reasoner = simClaude({
+      id: 'gpt-x',
+      provider: 'resp',
+      upstream_model: 'gpt-x-up',
+      sampling_parameters: false,
+    })
+    const h = await gateway([reasoner])
+    await sdkClients(h).openai.responses.create({
+      model: 'svc-max',
+      input: 'hi',
+      temperature: 0.3,
+      top_p: 0.5,
+      reasoning: { effort: 'low' },
+    })
+    const body = upstreamBody()
+    expect(body).toMatchObject({ model: 'gpt-x-up', input: 'hi', reasoning: { effort: 'low' } })
+    expect(body).not.toHaveProperty('temperature')
+    expect(body).not.toHaveProperty('top_p')
   })
 })
 

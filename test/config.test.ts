@@ -211,6 +211,58 @@ describe('config', () => {
     )
   })
 
+  test('long_prompt: Claude Haiku 5.5 has its tier built in; [[models]] sets one, unset cache prices at its input price', () => {
+    const config = load({
+      models: [
+        {
+          id: 'big-context',
+          provider: 'anthropic',
+          profiles: ['max'],
+          quality: 80,
+          input_usd_per_mtok: 1,
+          output_usd_per_mtok: 4,
+          long_prompt: { above_tokens: 200_000, input_usd_per_mtok: 2, output_usd_per_mtok: 6 },
+        },
+      ],
+    })
+    const priceOf = (id: string) => config.models.find((m) => m.id === id && m.provider === 'anthropic')?.price
+    expect(priceOf('claude-haiku-5-5')).toMatchObject({
+      inputNanosPerToken: 100,
+      outputNanosPerToken: 500,
+      cacheReadNanosPerToken: 10,
+      cacheWriteNanosPerToken: 125,
+      longPrompt: {
+        aboveTokens: 100_000,
+        inputNanosPerToken: 500,
+        outputNanosPerToken: 2500,
+        cacheReadNanosPerToken: 50,
+        cacheWriteNanosPerToken: 625,
+      },
+    })
+    expect(priceOf('big-context')?.longPrompt).toEqual({
+      aboveTokens: 200_000,
+      inputNanosPerToken: 2000,
+      outputNanosPerToken: 6000,
+      cacheReadNanosPerToken: 2000,
+      cacheWriteNanosPerToken: 2000,
+    })
+    expect(priceOf('claude-sonnet-5-5')?.longPrompt).toBeUndefined()
+    expect(() =>
+      load({ models: [{ id: 'claude-haiku-5-5', provider: 'anthropic', long_prompt: { above_tokens: 1 } }] }),
+    ).toThrow('models.0.long_prompt')
+    expect(() =>
+      load({
+        models: [
+          {
+            id: 'claude-haiku-5-5',
+            provider: 'anthropic',
+            long_prompt: { above_tokens: 1, input_usd_per_mtok: 0.0001, output_usd_per_mtok: 1 },
+          },
+        ],
+      }),
+    ).toThrow('model claude-haiku-5-5 (anthropic): price 0.0001')
+  })
+
   test('anthropic_cache_control: on for the well-known openrouter provider, off for any other unless the file sets it', () => {
     const fromEnv = load({}, { OPENROUTER_API_KEY: 'o', OPENAI_API_KEY: 'k', ANTHROPIC_API_KEY: 'a' })
     expect(fromEnv.providers.openrouter?.anthropicCacheControl).toBe(true)

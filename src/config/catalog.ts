@@ -5,7 +5,15 @@
 // and provider. Prices and lifecycles last checked 2026-11-26 (platform.claude.com's model pages).
 import type { RoutingMode, ThinkingOff } from './schema'
 
-export interface CatalogRow {
+/** List prices, USD per million tokens. */
+export interface TokenPricesUsd {
+  inputUsdPerMtok: number
+  outputUsdPerMtok: number
+  cacheReadUsdPerMtok: number
+  cacheWriteUsdPerMtok: number
+}
+
+export interface CatalogRow extends TokenPricesUsd {
   id: string
   provider: string
   upstreamModel: string
@@ -13,10 +21,6 @@ export interface CatalogRow {
   profiles: RoutingMode[]
   /** 0–100, a blended judgement of coding-agent quality; the ranking's main input for `max`. */
   quality: number
-  inputUsdPerMtok: number
-  outputUsdPerMtok: number
-  cacheReadUsdPerMtok: number
-  cacheWriteUsdPerMtok: number
   contextWindow: number
   maxOutputTokens: number
   tools: boolean
@@ -46,6 +50,8 @@ export interface CatalogRow {
   promptCaching: boolean
   /** USD per 1,000 searches of the provider's web search tool; unset: `defaultWebSearchUsdPer1k`. */
   webSearchUsdPer1k?: number
+  /** Prices for every token of a request whose prompt is longer than `aboveTokens` (pricing.ts). */
+  longPrompt?: TokenPricesUsd & { aboveTokens: number }
   /**
    * The provider's retirement date (YYYY-MM-DD, UTC): from that day on, requests to the model fail,
    * so the router skips it rather than spend an attempt on a certain 404.
@@ -147,6 +153,30 @@ const claudeHaiku: Facts = {
   cacheReadUsdPerMtok: 0.1,
   cacheWriteUsdPerMtok: 1.25,
 }
+// Priced by prompt length: a request whose prompt (input, cache reads and writes) exceeds 100,000
+// tokens pays the dearer tier on every token, output included. Anthropic places it for
+// classification, extraction, routing and sub-agent work, so it serves the cheap profile only (and
+// with it Claude Code's background calls), not a coding agent's main loop. Its newer tokenizer
+// counts the same text as ~30 % more tokens than Haiku 4.5's.
+const claudeHaiku55: Facts = {
+  ...claudeSonnet55,
+  id: 'claude-haiku-5-5',
+  displayName: 'Claude Haiku 5.5',
+  profiles: ['ultra_saver'],
+  quality: 84,
+  inputUsdPerMtok: 0.1,
+  outputUsdPerMtok: 0.5,
+  cacheReadUsdPerMtok: 0.01,
+  cacheWriteUsdPerMtok: 0.125,
+  longPrompt: {
+    aboveTokens: 100_000,
+    inputUsdPerMtok: 0.5,
+    outputUsdPerMtok: 2.5,
+    cacheReadUsdPerMtok: 0.05,
+    cacheWriteUsdPerMtok: 0.625,
+  },
+  thinkingOff: 'disabled',
+}
 // OpenAI bills no separate cache write: written tokens cost the plain input price. The GPT-5
 // family reasons by default and then refuses a temperature other than 1, and top_p.
 const gpt51: Facts = {
@@ -237,6 +267,7 @@ export const builtinCatalog: readonly CatalogRow[] = [
   servedBy(claudeSonnet55, 'anthropic', 'claude-sonnet-5-5'),
   servedBy(claudeOpus, 'anthropic', 'claude-opus-4-5-20251101'),
   servedBy(claudeSonnet, 'anthropic', 'claude-sonnet-4-5-20250929'),
+  servedBy(claudeHaiku55, 'anthropic', 'claude-haiku-5-5'),
   servedBy(claudeHaiku, 'anthropic', 'claude-haiku-4-5-20251001'),
   servedBy(gpt51, 'openai', 'gpt-5.1'),
   servedBy(gpt5Mini, 'openai', 'gpt-5-mini'),

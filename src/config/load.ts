@@ -6,8 +6,14 @@ import { join, resolve } from 'node:path'
 import { Value } from '@sinclair/typebox/value'
 import { parse as parseToml } from 'smol-toml'
 import { describeValueError } from '../lib/schema-errors'
-import { type Price, usdPer1kToNanosPerSearch, usdPerMtokToNanosPerToken, usdToNanos } from '../ledger/pricing'
-import { builtinCatalog, type CatalogRow, defaultWebSearchUsdPer1k } from './catalog'
+import {
+  type Price,
+  type TokenPrices,
+  usdPer1kToNanosPerSearch,
+  usdPerMtokToNanosPerToken,
+  usdToNanos,
+} from '../ledger/pricing'
+import { builtinCatalog, type CatalogRow, defaultWebSearchUsdPer1k, type TokenPricesUsd } from './catalog'
 import { ConfigFile, type ModelSection, type ProviderKind, type RoutingMode, type ThinkingOff } from './schema'
 
 export type Env = Record<string, string | undefined>
@@ -304,6 +310,15 @@ function mergeModel(entry: ModelSection, base: CatalogRow | undefined, where: st
     cacheReadUsdPerMtok: price(entry.cache_read_usd_per_mtok, base?.cacheReadUsdPerMtok ?? entry.input_usd_per_mtok),
     cacheWriteUsdPerMtok: price(entry.cache_write_usd_per_mtok, base?.cacheWriteUsdPerMtok ?? entry.input_usd_per_mtok),
     webSearchUsdPer1k: entry.web_search_usd_per_1k ?? base?.webSearchUsdPer1k,
+    longPrompt: entry.long_prompt
+      ? {
+          aboveTokens: entry.long_prompt.above_tokens,
+          inputUsdPerMtok: entry.long_prompt.input_usd_per_mtok,
+          outputUsdPerMtok: entry.long_prompt.output_usd_per_mtok,
+          cacheReadUsdPerMtok: entry.long_prompt.cache_read_usd_per_mtok ?? entry.long_prompt.input_usd_per_mtok,
+          cacheWriteUsdPerMtok: entry.long_prompt.cache_write_usd_per_mtok ?? entry.long_prompt.input_usd_per_mtok,
+        }
+      : base?.longPrompt,
     contextWindow: entry.context_window ?? base?.contextWindow ?? 128_000,
     maxOutputTokens: entry.max_output_tokens ?? base?.maxOutputTokens ?? 8_192,
     tools: entry.tools ?? base?.tools ?? true,
@@ -320,17 +335,24 @@ function mergeModel(entry: ModelSection, base: CatalogRow | undefined, where: st
   }
 }
 
+const tokenPricesOf = (usd: TokenPricesUsd): TokenPrices => ({
+  inputNanosPerToken: usdPerMtokToNanosPerToken(usd.inputUsdPerMtok),
+  outputNanosPerToken: usdPerMtokToNanosPerToken(usd.outputUsdPerMtok),
+  cacheReadNanosPerToken: usdPerMtokToNanosPerToken(usd.cacheReadUsdPerMtok),
+  cacheWriteNanosPerToken: usdPerMtokToNanosPerToken(usd.cacheWriteUsdPerMtok),
+})
+
 function toCatalogModel(row: CatalogRow): CatalogModel {
   const prices = [row.inputUsdPerMtok, row.outputUsdPerMtok, row.cacheReadUsdPerMtok, row.cacheWriteUsdPerMtok]
   let price: Price | null = null
   if (prices.every((p) => Number.isFinite(p))) {
     try {
       price = {
-        inputNanosPerToken: usdPerMtokToNanosPerToken(row.inputUsdPerMtok),
-        outputNanosPerToken: usdPerMtokToNanosPerToken(row.outputUsdPerMtok),
-        cacheReadNanosPerToken: usdPerMtokToNanosPerToken(row.cacheReadUsdPerMtok),
-        cacheWriteNanosPerToken: usdPerMtokToNanosPerToken(row.cacheWriteUsdPerMtok),
+        ...tokenPricesOf(row),
         webSearchNanos: usdPer1kToNanosPerSearch(row.webSearchUsdPer1k ?? defaultWebSearchUsdPer1k),
+        ...(row.longPrompt
+          ? { longPrompt: { ...tokenPricesOf(row.longPrompt), aboveTokens: row.longPrompt.aboveTokens } }
+          : {}),
       }
     } catch (err) {
       throw new ConfigError(`model ${row.id} (${row.provider}): ${(err as Error).message}`)

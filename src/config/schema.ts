@@ -59,6 +59,23 @@ export const ModelSection = T.Object(
     output_usd_per_mtok: T.Optional(T.Number({ minimum: 0 })),
     cache_read_usd_per_mtok: T.Optional(T.Number({ minimum: 0 })),
     cache_write_usd_per_mtok: T.Optional(T.Number({ minimum: 0 })),
+    /**
+     * Prices for every token of a request whose prompt (input, cache reads and writes) is longer
+     * than above_tokens, output included (Claude Haiku 5.5 above 100,000 tokens). Unset cache
+     * prices cost what the tier's input costs.
+     */
+    long_prompt: T.Optional(
+      T.Object(
+        {
+          above_tokens: T.Integer({ minimum: 1 }),
+          input_usd_per_mtok: T.Number({ minimum: 0 }),
+          output_usd_per_mtok: T.Number({ minimum: 0 }),
+          cache_read_usd_per_mtok: T.Optional(T.Number({ minimum: 0 })),
+          cache_write_usd_per_mtok: T.Optional(T.Number({ minimum: 0 })),
+        },
+        closed,
+      ),
+    ),
     /** Per 1,000 searches of the upstream's own web search tool; default 10 (Anthropic's and OpenAI's list price). */
     web_search_usd_per_1k: T.Optional(T.Number({ minimum: 0 })),
     context_window: T.Optional(T.Integer({ minimum: 1 })),

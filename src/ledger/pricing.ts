@@ -4,13 +4,25 @@
 // so the ledger never sees a float.
 import type { Usage } from '../exchange/types'
 
-export interface Price {
+export interface TokenPrices {
   inputNanosPerToken: number
   outputNanosPerToken: number
   cacheReadNanosPerToken: number
   cacheWriteNanosPerToken: number
-  webSearchNanos: number
 }
+
+export interface Price extends TokenPrices {
+  webSearchNanos: number
+  /**
+   * Dearer prices for every token of a request whose prompt (input, cache reads and cache writes)
+   * is longer than `aboveTokens`, output included: Claude Haiku 5.5's tier above 100,000 tokens.
+   */
+  longPrompt?: TokenPrices & { aboveTokens: number }
+}
+
+/** The token prices a request pays, by the length of its prompt. */
+export const tokenPricesFor = (price: Price, promptTokens: number): TokenPrices =>
+  price.longPrompt && promptTokens > price.longPrompt.aboveTokens ? price.longPrompt : price
 
 /**
  * `usd` × `nanosPerUsd` exactly, or an error: a price finer than one nano per unit cannot be
@@ -33,11 +45,12 @@ export const usdPer1kToNanosPerSearch = (usd: number): number =>
   exactNanos(usd, 1e9 / 1e3, 'USD per 1,000 searches is not a whole number of nanos per search')
 
 export function costNanos(usage: Usage, price: Price): number {
+  const tokens = tokenPricesFor(price, usage.input + usage.cacheRead + usage.cacheWrite)
   return (
-    usage.input * price.inputNanosPerToken +
-    usage.cacheRead * price.cacheReadNanosPerToken +
-    usage.cacheWrite * price.cacheWriteNanosPerToken +
-    usage.output * price.outputNanosPerToken +
+    usage.input * tokens.inputNanosPerToken +
+    usage.cacheRead * tokens.cacheReadNanosPerToken +
+    usage.cacheWrite * tokens.cacheWriteNanosPerToken +
+    usage.output * tokens.outputNanosPerToken +
     (usage.webSearches ?? 0) * price.webSearchNanos
   )
 }

@@ -173,6 +173,30 @@ describe('profile order', () => {
     expect(entryOf(r, 'mini').score).toBe(75.96)
   })
 
+  test('a model with a long-prompt tier is scored and estimated at the tier the prompt reaches', () => {
+    // Claude Haiku 5.5's shape: 0.1/0.5 up to 100,000 prompt tokens, 0.5/2.5 above.
+    const tiered = model('tiered', {
+      quality: 84,
+      contextWindow: 1_000_000,
+      price: { ...price(0.1, 0.5), longPrompt: { ...price(0.5, 2.5), aboveTokens: 100_000 } },
+    })
+    const mid = model('mid', { quality: 76, contextWindow: 1_000_000, price: price(0.28, 0.42) })
+    const at = (estimatedInputTokens: number) =>
+      rank({
+        mode: 'ultra_saver',
+        policy: defaultPolicy.ultra_saver,
+        models: [mid, tiered],
+        features: features({ estimatedInputTokens }),
+      })
+
+    const short = at(100_000)
+    expect(order(short)).toEqual(['tiered', 'mid'])
+    expect(entryOf(short, 'tiered').estimated_cost_nanos).toBe(100_000 * 100 + 1000 * 500)
+    const long = at(100_001)
+    expect(order(long)).toEqual(['mid', 'tiered'])
+    expect(entryOf(long, 'tiered').estimated_cost_nanos).toBe(100_001 * 500 + 1000 * 2500)
+  })
+
   test('max: equal quality → the cheaper one first, whatever the catalog order', () => {
     const r = rank({
       mode: 'max',

@@ -3,6 +3,7 @@
 import type { CatalogModel, ProviderConfig } from '../config/load'
 import type { RoutingMode } from '../config/schema'
 import { applicableCreditNanos, type GrantState } from '../ledger/credit'
+import { tokenPricesFor } from '../ledger/pricing'
 import type { RequestFeatures } from './features'
 import type { HealthView } from './health'
 import { nudgeKey } from './nudges'
@@ -75,15 +76,21 @@ export interface Ranking {
   blockedByCredit: boolean
 }
 
-/** Typical agent traffic is input-heavy: three input tokens for each output token. */
-const blendedUsdPerMtok = (m: CatalogModel) =>
-  m.price ? (3 * m.price.inputNanosPerToken + m.price.outputNanosPerToken) / 4 / 1000 : Number.POSITIVE_INFINITY
+/**
+ * Typical agent traffic is input-heavy: three input tokens for each output token. At the prices a
+ * prompt of this length pays (a model with a long-prompt tier costs more for long ones).
+ */
+const blendedUsdPerMtok = (m: CatalogModel, promptTokens: number) => {
+  if (!m.price) return Number.POSITIVE_INFINITY
+  const tokens = tokenPricesFor(m.price, promptTokens)
+  return (3 * tokens.inputNanosPerToken + tokens.outputNanosPerToken) / 4 / 1000
+}
 
 /** The output the estimate assumes: the request's max_tokens, capped at a typical 1,000-token answer. */
 const expectedOutputTokens = (maxTokens: number) => Math.min(maxTokens, 1000)
 
-function scoreOf(mode: RoutingMode, model: CatalogModel, policy: RankPolicy): number {
-  const pricePenalty = policy.priceWeight * Math.log2(1 + blendedUsdPerMtok(model))
+function scoreOf(mode: RoutingMode, model: CatalogModel, policy: RankPolicy, promptTokens: number): number {
+  const pricePenalty = policy.priceWeight * Math.log2(1 + blendedUsdPerMtok(model, promptTokens))
   return mode === 'ultra_saver' ? -pricePenalty : model.quality - pricePenalty
 }
 
@@ -186,10 +193,11 @@ export function rankCandidates(input: RankInput): Ranking {
       continue
     }
     const maxTokens = Math.min(features.maxTokens, model.maxOutputTokens)
+    const tokenPrices = tokenPricesFor(model.price, features.estimatedInputTokens)
     const estimatedCostNanos =
-      features.estimatedInputTokens * model.price.inputNanosPerToken +
-      expectedOutputTokens(maxTokens) * model.price.outputNanosPerToken
-    const score = scoreOf(input.mode, model, policy) + nudge
+      features.estimatedInputTokens * tokenPrices.inputNanosPerToken +
+      expectedOutputTokens(maxTokens) * tokenPrices.outputNanosPerToken
+    const score = scoreOf(input.mode, model, policy, features.estimatedInputTokens) + nudge
     entry.score = round2(score)
     entry.estimated_cost_nanos = estimatedCostNanos
     entry.status = 'candidate'

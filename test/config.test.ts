@@ -198,6 +198,14 @@ describe('config', () => {
       capabilities: { thinkingOff: 'unsupported', budgetThinking: true, samplingParameters: true },
     })
     expect(row('gpt-5.1', 'openai')?.capabilities.samplingParameters).toBe(false)
+    expect(row('gpt-5.1', 'openai')?.retiresAt).toBe(Date.parse('2027-04-01T00:00:00Z'))
+    for (const [id, provider] of [
+      ['gpt-5-mini', 'openai'],
+      ['gpt-5-mini', 'openrouter'],
+      ['gpt-5-nano', 'openai'],
+    ]) {
+      expect(row(id!, provider!)?.retiresAt).toBe(Date.parse('2026-12-11T00:00:00Z'))
+    }
     expect(row('claude-opus-4-5', 'anthropic')?.retiresAt).toBeUndefined()
 
     expect(() =>

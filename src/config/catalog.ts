@@ -178,7 +178,8 @@ const claudeHaiku55: Facts = {
   thinkingOff: 'disabled',
 }
 // OpenAI bills no separate cache write: written tokens cost the plain input price. The GPT-5
-// family reasons by default and then refuses a temperature other than 1, and top_p.
+// family reasons by default and then refuses a temperature other than 1, and top_p. Retirement
+// dates are OpenAI's deprecations page's (checked 2026-11-26 through secondary copies of it).
 const gpt51: Facts = {
   id: 'gpt-5.1',
   displayName: 'GPT-5.1',
@@ -200,10 +201,12 @@ const gpt51: Facts = {
   forcedToolChoice: true,
   assistantPrefill: true,
   promptCaching: true,
+  retiresOn: '2027-04-01',
 }
 const gpt5Mini: Facts = {
   ...gpt51,
   id: 'gpt-5-mini',
+  retiresOn: '2026-12-11',
   displayName: 'GPT-5 mini',
   profiles: ['pro', 'ultra_saver'],
   quality: 82,
@@ -215,6 +218,7 @@ const gpt5Mini: Facts = {
 const gpt5Nano: Facts = {
   ...gpt51,
   id: 'gpt-5-nano',
+  retiresOn: '2026-12-11',
   displayName: 'GPT-5 nano',
   profiles: ['ultra_saver'],
   quality: 66,

@@ -157,7 +157,9 @@ const claudeHaiku: Facts = {
 // tokens pays the dearer tier on every token, output included. Anthropic places it for
 // classification, extraction, routing and sub-agent work, so it serves the cheap profile only (and
 // with it Claude Code's background calls), not a coding agent's main loop. Its newer tokenizer
-// counts the same text as ~30 % more tokens than Haiku 4.5's.
+// counts the same text as ~30 % more tokens than Haiku 4.5's. Like Sonnet 5.5 it refuses a budget,
+// sampling parameters and a prefill; it takes `disabled`, and a forced tool choice, which thinking
+// (on by default) refuses, is left to another model.
 const claudeHaiku55: Facts = {
   ...claudeSonnet55,
   id: 'claude-haiku-5-5',
@@ -206,7 +208,6 @@ const gpt51: Facts = {
 const gpt5Mini: Facts = {
   ...gpt51,
   id: 'gpt-5-mini',
-  retiresOn: '2026-12-11',
   displayName: 'GPT-5 mini',
   profiles: ['pro', 'ultra_saver'],
   quality: 82,
@@ -214,11 +215,11 @@ const gpt5Mini: Facts = {
   outputUsdPerMtok: 2,
   cacheReadUsdPerMtok: 0.025,
   cacheWriteUsdPerMtok: 0.25,
+  retiresOn: '2026-12-11',
 }
 const gpt5Nano: Facts = {
   ...gpt51,
   id: 'gpt-5-nano',
-  retiresOn: '2026-12-11',
   displayName: 'GPT-5 nano',
   profiles: ['ultra_saver'],
   quality: 66,
@@ -226,6 +227,7 @@ const gpt5Nano: Facts = {
   outputUsdPerMtok: 0.4,
   cacheReadUsdPerMtok: 0.005,
   cacheWriteUsdPerMtok: 0.05,
+  retiresOn: '2026-12-11',
 }
 // DeepSeek V3.2: one price for both modes; cache hits at a tenth of the input price.
 const deepseekChat: Facts = {

@@ -52,7 +52,7 @@ export interface CatalogModel {
     promptCaching: boolean
     /** Anthropic thinking as `adaptive` + output_config.effort rather than a budget; absent means false. */
     adaptiveThinking?: boolean
-    /** The rest (catalog.ts says what each means) are absent in a row written before they existed: true, `disabled`. */
+    /** What the model refuses with a 400 (catalog.ts). Absent where a model is built by hand: true, `disabled`. */
     budgetThinking?: boolean
     thinkingOff?: ThinkingOff
     samplingParameters?: boolean

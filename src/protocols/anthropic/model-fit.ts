@@ -30,45 +30,44 @@ export function fitToModel(body: Record<string, unknown>, rules: AnthropicModelR
   return rest
 }
 
+// Each case copies the body only when it applies: most requests already suit their model.
 function fitThinking(
   body: Record<string, unknown>,
   thinking: Record<string, unknown>,
   rules: AnthropicModelRules,
 ): Record<string, unknown> {
-  const { effort, ...otherOutputConfig } = isObject(body.output_config) ? body.output_config : {}
-  const withOutputConfig = (out: Record<string, unknown>, config: Record<string, unknown>) => {
-    if (Object.keys(config).length > 0) out.output_config = config
-    else delete out.output_config
-    return out
-  }
-
+  const effort = isObject(body.output_config) ? body.output_config.effort : undefined
   if (thinking.type === 'adaptive' && !rules.adaptiveThinking) {
     // The effort's budget; the effort itself would be refused by a model without adaptive thinking.
     const budget = budgetForEffort(effort)
-    const out: Record<string, unknown> = {
-      ...body,
-      thinking: { ...thinking, type: 'enabled', budget_tokens: budget },
-      max_tokens: maxTokensAbove(budget, body.max_tokens as number),
-    }
-    return withOutputConfig(out, otherOutputConfig)
+    return withEffort(
+      {
+        ...body,
+        thinking: { ...thinking, type: 'enabled', budget_tokens: budget },
+        max_tokens: maxTokensAbove(budget, body.max_tokens as number),
+      },
+      undefined,
+    )
   }
   if (thinking.type === 'enabled' && rules.budgetThinking === false) {
     // Adaptive with the budget's effort, unless the client named one.
     const { budget_tokens: budget, ...rest } = thinking
-    const out: Record<string, unknown> = { ...body, thinking: { ...rest, type: 'adaptive' } }
     const chosen = effort ?? (typeof budget === 'number' ? effortForBudget(budget) : undefined)
-    return withOutputConfig(out, chosen === undefined ? otherOutputConfig : { ...otherOutputConfig, effort: chosen })
+    return withEffort({ ...body, thinking: { ...rest, type: 'adaptive' } }, chosen)
   }
-  if (
-    thinking.type === 'disabled' &&
-    rules.thinkingOff === 'between_tools' &&
-    !effortsAboveHigh.has(effort as string)
-  ) {
+  if (thinking.type !== 'disabled' || (rules.thinkingOff ?? 'disabled') === 'disabled') return body
+  if (rules.thinkingOff === 'between_tools' && !effortsAboveHigh.has(effort as string)) {
     return { ...body, thinking: { type: 'between_tools' } }
   }
-  if (thinking.type === 'disabled' && (rules.thinkingOff ?? 'disabled') !== 'disabled') {
-    const { thinking: _off, ...rest } = body
-    return rest
-  }
-  return body
+  const { thinking: _off, ...rest } = body
+  return rest
+}
+
+/** `out` (a copy of the body) with output_config's effort set to `effort`, or removed; its other fields kept. */
+function withEffort(out: Record<string, unknown>, effort: unknown): Record<string, unknown> {
+  const { effort: _old, ...config } = isObject(out.output_config) ? out.output_config : {}
+  const next = effort === undefined ? config : { ...config, effort }
+  if (Object.keys(next).length > 0) out.output_config = next
+  else delete out.output_config
+  return out
 }

@@ -66,7 +66,8 @@ describe('config', () => {
     )
     expect(Object.values(config.providers).map((p) => [p.id, p.kind, p.baseUrl])).toEqual([
       ['anthropic', 'anthropic', 'https://api.anthropic.com'],
-      ['openai', 'openai-chat', 'https://api.openai.com/v1'],
+      // Responses: OpenAI's Chat endpoint refuses tools with reasoning from GPT-5.6 on.
+      ['openai', 'openai-responses', 'https://api.openai.com/v1'],
       ['openrouter', 'openai-chat', 'https://openrouter.ai/api/v1'],
       ['deepseek', 'openai-chat', 'https://api.deepseek.com'],
     ])
@@ -255,6 +256,26 @@ describe('config', () => {
       cacheWriteNanosPerToken: 2000,
     })
     expect(priceOf('claude-sonnet-5-5')?.longPrompt).toBeUndefined()
+    // OpenAI's GPT-6 generation: 2 × input and cache, 1.5 × output above 272,000 input tokens.
+    const openai = (id: string) => config.models.find((m) => m.id === id && m.provider === 'openai')?.price
+    expect(openai('gpt-6-sol')).toMatchObject({
+      inputNanosPerToken: 2000,
+      cacheReadNanosPerToken: 200,
+      cacheWriteNanosPerToken: 2500,
+      outputNanosPerToken: 10_000,
+      longPrompt: {
+        aboveTokens: 272_000,
+        inputNanosPerToken: 4000,
+        cacheReadNanosPerToken: 400,
+        cacheWriteNanosPerToken: 5000,
+        outputNanosPerToken: 15_000,
+      },
+    })
+    expect(openai('gpt-6.1-terra')).toMatchObject({
+      inputNanosPerToken: 1000,
+      outputNanosPerToken: 5000,
+      longPrompt: { inputNanosPerToken: 2000, cacheReadNanosPerToken: 100, outputNanosPerToken: 7500 },
+    })
     expect(() =>
       load({ models: [{ id: 'claude-haiku-5-5', provider: 'anthropic', long_prompt: { above_tokens: 1 } }] }),
     ).toThrow('models.0.long_prompt')

@@ -229,6 +229,78 @@ const gpt5Nano: Facts = {
   cacheWriteUsdPerMtok: 0.05,
   retiresOn: '2026-12-11',
 }
+// OpenAI's GPT-6 generation (its model pages and pricing, via LiteLLM's and others' copies,
+// 2026-09/10): 1.05M context (922K input), 128K output. Cache writes are billed, at 1.25 × input,
+// and reported as cache_write_tokens. A request over 272,000 input tokens pays 2 × input and cache
+// prices and 1.5 × output on every token. Temperature applies only with reasoning effort `none`,
+// and their Chat endpoint refuses function tools with any other effort: the `openai` provider
+// speaks Responses (load.ts).
+const gpt6Sol: Facts = {
+  id: 'gpt-6-sol',
+  displayName: 'GPT-6 Sol',
+  profiles: ['max', 'pro'],
+  quality: 96,
+  inputUsdPerMtok: 2,
+  outputUsdPerMtok: 10,
+  cacheReadUsdPerMtok: 0.2,
+  cacheWriteUsdPerMtok: 2.5,
+  longPrompt: {
+    aboveTokens: 272_000,
+    inputUsdPerMtok: 4,
+    outputUsdPerMtok: 15,
+    cacheReadUsdPerMtok: 0.4,
+    cacheWriteUsdPerMtok: 5,
+  },
+  contextWindow: 1_050_000,
+  maxOutputTokens: 128_000,
+  tools: true,
+  vision: true,
+  thinking: true,
+  adaptiveThinking: false,
+  budgetThinking: true,
+  thinkingOff: 'disabled',
+  samplingParameters: false,
+  forcedToolChoice: true,
+  assistantPrefill: true,
+  promptCaching: true,
+}
+// GPT-5 mini's successor on OpenAI's deprecations page.
+const gpt61Terra: Facts = {
+  ...gpt6Sol,
+  id: 'gpt-6.1-terra',
+  displayName: 'GPT-6.1 Terra',
+  profiles: ['pro', 'ultra_saver'],
+  quality: 90,
+  inputUsdPerMtok: 1,
+  outputUsdPerMtok: 5,
+  cacheReadUsdPerMtok: 0.05,
+  cacheWriteUsdPerMtok: 1.25,
+  longPrompt: {
+    aboveTokens: 272_000,
+    inputUsdPerMtok: 2,
+    outputUsdPerMtok: 7.5,
+    cacheReadUsdPerMtok: 0.1,
+    cacheWriteUsdPerMtok: 2.5,
+  },
+}
+const gpt6Luna: Facts = {
+  ...gpt6Sol,
+  id: 'gpt-6-luna',
+  displayName: 'GPT-6 Luna',
+  profiles: ['ultra_saver'],
+  quality: 80,
+  inputUsdPerMtok: 0.1,
+  outputUsdPerMtok: 0.5,
+  cacheReadUsdPerMtok: 0.01,
+  cacheWriteUsdPerMtok: 0.125,
+  longPrompt: {
+    aboveTokens: 272_000,
+    inputUsdPerMtok: 0.2,
+    outputUsdPerMtok: 0.75,
+    cacheReadUsdPerMtok: 0.02,
+    cacheWriteUsdPerMtok: 0.25,
+  },
+}
 // DeepSeek V3.2: one price for both modes; cache hits at a tenth of the input price.
 const deepseekChat: Facts = {
   id: 'deepseek-chat',
@@ -275,6 +347,9 @@ export const builtinCatalog: readonly CatalogRow[] = [
   servedBy(claudeSonnet, 'anthropic', 'claude-sonnet-4-5-20250929'),
   servedBy(claudeHaiku55, 'anthropic', 'claude-haiku-5-5'),
   servedBy(claudeHaiku, 'anthropic', 'claude-haiku-4-5-20251001'),
+  servedBy(gpt6Sol, 'openai', 'gpt-6-sol'),
+  servedBy(gpt61Terra, 'openai', 'gpt-6.1-terra'),
+  servedBy(gpt6Luna, 'openai', 'gpt-6-luna'),
   servedBy(gpt51, 'openai', 'gpt-5.1'),
   servedBy(gpt5Mini, 'openai', 'gpt-5-mini'),
   servedBy(gpt5Nano, 'openai', 'gpt-5-nano'),

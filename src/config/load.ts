@@ -121,9 +121,13 @@ const wellKnownProviders: Record<
   }
 > = {
   anthropic: { env: 'ANTHROPIC_API_KEY', kind: 'anthropic', baseUrl: 'https://api.anthropic.com' },
+  // Responses, not Chat: from GPT-5.6 on, OpenAI's Chat endpoint refuses function tools with any
+  // reasoning effort but `none` ("use /v1/responses"), so no agent could use them there. Responses
+  // also carries reasoning from turn to turn (encrypted), and serves Codex without translation.
+  // max_tokens_field is for a file that sets `[providers.openai] kind = "openai-chat"`.
   openai: {
     env: 'OPENAI_API_KEY',
-    kind: 'openai-chat',
+    kind: 'openai-responses',
     baseUrl: 'https://api.openai.com/v1',
     maxTokensField: 'max_completion_tokens',
   },

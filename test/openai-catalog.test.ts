@@ -1,0 +1,110 @@
+// The built-in OpenAI rows end to end, on the simulator standing in for api.openai.com: which model
+// a profile picks before and after GPT-5 mini and nano retire, the body the Responses endpoint
+// receives for a Claude Code request (tools with reasoning, which OpenAI's Chat endpoint refuses
+// for the GPT-6 generation), and what a leg costs with cache writes and above 272,000 input tokens.
+import { afterAll, beforeEach, describe, expect, test } from 'bun:test'
+import type Anthropic from '@anthropic-ai/sdk'
+import { createHarness, remainingNanos, requestDetail, sdkClients } from './support/harness'
+import { startSimulator } from './support/simulator'
+
+const SIM_KEY = 'sim-key-openai-catalog'
+const sim = startSimulator({ apiKey: SIM_KEY })
+afterAll(() => sim.stop())
+beforeEach(() => sim.reset())
+
+const beforeRetirement = Date.parse('2026-12-10T12:00:00Z')
+const afterRetirement = Date.parse('2026-12-11T00:00:00Z')
+
+/** The built-in catalog, with the `openai` provider as svc configures it from OPENAI_API_KEY, on the simulator. */
+const gateway = (now: number) =>
+  createHarness({
+    grantUsd: 5,
+    now,
+    env: { SIM_KEY },
+    config: { providers: { openai: { kind: 'openai-responses', base_url: `${sim.url}/v1`, api_key_env: 'SIM_KEY' } } },
+  })
+
+/** A Claude Code turn: tools, adaptive thinking with an effort, and its temperature. */
+const claudeCodeTurn = (profile: string) =>
+  ({
+    model: profile,
+    max_tokens: 16_000,
+    temperature: 1,
+    thinking: { type: 'adaptive' },
+    output_config: { effort: 'high' },
+    tools: [{ name: 'Bash', description: 'Run a command', input_schema: { type: 'object', properties: {} } }],
+    messages: [{ role: 'user', content: 'run the tests' }],
+  }) as unknown as Anthropic.MessageCreateParamsNonStreaming
+
+const servedModel = () => (sim.requests[0]!.body as { model: string }).model
+
+describe('the built-in OpenAI rows', () => {
+  test('GPT-5 nano serves ultra_saver until it retires on 2026-12-11; GPT-6 Luna from that day', async () => {
+    await sdkClients(await gateway(beforeRetirement)).anthropic.messages.create(claudeCodeTurn('svc-ultra-saver'))
+    expect(servedModel()).toBe('gpt-5-nano')
+
+    sim.reset()
+    const h = await gateway(afterRetirement)
+    const message = await sdkClients(h).anthropic.messages.create(claudeCodeTurn('svc-ultra-saver'))
+    expect(sim.requests[0]!.path).toBe('/v1/responses')
+    const body = sim.requests[0]!.body as Record<string, unknown>
+    // Tools and reasoning together, as only the Responses endpoint takes them; no temperature.
+    expect(body).toMatchObject({
+      model: 'gpt-6-luna',
+      reasoning: { effort: 'high' },
+      tools: [{ type: 'function', name: 'Bash' }],
+      store: false,
+    })
+    expect(body).not.toHaveProperty('temperature')
+    const ranks = (await requestDetail(h, message.id.replace(/^msg_/, ''))).provider_ranks
+    expect(ranks.find((r: { model_id: string }) => r.model_id === 'gpt-5-nano')).toMatchObject({
+      status: 'skipped',
+      reason: 'retired by its provider on 2026-12-11',
+    })
+  })
+
+  // pro's quality per cost (README, Routing): Sol 96 − 8·log2(1 + 4) = 77.42, Terra 90 − 8·log2(1 + 2)
+  // = 77.32, GPT-5.1 93 − 8·log2(1 + 3.4375) = 75.80.
+  test('pro with only an OpenAI key after the retirements: GPT-6 Sol, then GPT-6.1 Terra, then GPT-5.1', async () => {
+    const h = await gateway(afterRetirement)
+    const message = await sdkClients(h).anthropic.messages.create(claudeCodeTurn('svc-pro'))
+    expect(servedModel()).toBe('gpt-6-sol')
+    const ranks = (await requestDetail(h, message.id.replace(/^msg_/, ''))).provider_ranks
+    const candidates = ranks
+      .filter((r: { status: string }) => r.status !== 'skipped')
+      .map((r: { model_id: string }) => r.model_id)
+    expect(candidates).toEqual(['gpt-6-sol', 'gpt-6.1-terra', 'gpt-5.1'])
+  })
+
+  test.each([
+    // USD/Mtok 0.1 in, 0.01 cache read, 0.125 cache write, 0.5 out: 100 / 10 / 125 / 500 nanos a token.
+    [
+      'cache writes at 1.25 × input',
+      { input: 1_000, cacheRead: 5_000, cacheWrite: 2_000, output: 100 },
+      [100, 10, 125, 500],
+    ],
+    // Over 272,000 input tokens (cached and written included): 2 × input and cache, 1.5 × output.
+    [
+      'over 272,000 input tokens',
+      { input: 200_000, cacheRead: 72_000, cacheWrite: 1, output: 100 },
+      [200, 20, 250, 750],
+    ],
+  ])('GPT-6 Luna: %s', async (_name, usage, [input, cacheRead, cacheWrite, output]) => {
+    const h = await gateway(afterRetirement)
+    const before = await remainingNanos(h)
+    sim.setScenario('gpt-6-luna', { text: 'done', usage })
+    const message = await sdkClients(h).anthropic.messages.create(claudeCodeTurn('svc-ultra-saver'))
+    const expected =
+      usage.input * input! + usage.cacheRead * cacheRead! + usage.cacheWrite * cacheWrite! + usage.output * output!
+    // The client sees Anthropic's usage: reads and writes apart from plain input.
+    expect(message.usage).toMatchObject({
+      input_tokens: usage.input,
+      cache_read_input_tokens: usage.cacheRead,
+      cache_creation_input_tokens: usage.cacheWrite,
+      output_tokens: usage.output,
+    })
+    const leg = (await requestDetail(h, message.id.replace(/^msg_/, ''))).usage_events[0]
+    expect(leg).toMatchObject({ model_id: 'gpt-6-luna', cost_nanos: expected, charged_nanos: expected })
+    expect(await remainingNanos(h)).toBe(before - expected)
+  })
+})

@@ -218,6 +218,14 @@ describe('config', () => {
     expect(() => load({ models: [{ id: 'claude-haiku-4-5', provider: 'anthropic', thinking_off: 'off' }] })).toThrow(
       'models.0.thinking_off',
     )
+    // The efforts a model takes: OpenAI's list for GPT-5.1, a file's own for another model.
+    expect(row('gpt-5.1', 'openai')?.capabilities.reasoningEfforts).toEqual(['low', 'medium', 'high'])
+    expect(row('claude-opus-4-5', 'anthropic')?.capabilities.reasoningEfforts).toBeUndefined()
+    const efforts = load({ models: [{ id: 'deepseek-reasoner', provider: 'deepseek', reasoning_efforts: ['high'] }] })
+    expect(efforts.models.find((m) => m.id === 'deepseek-reasoner')?.capabilities.reasoningEfforts).toEqual(['high'])
+    expect(() =>
+      load({ models: [{ id: 'deepseek-reasoner', provider: 'deepseek', reasoning_efforts: ['none'] }] }),
+    ).toThrow('models.0.reasoning_efforts')
   })
 
   test('long_prompt: Claude Haiku 5.5 has its tier built in; [[models]] sets one, unset cache prices at its input price', () => {

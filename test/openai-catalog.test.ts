@@ -76,6 +76,36 @@ describe('the built-in OpenAI rows', () => {
     expect(candidates).toEqual(['gpt-6-sol', 'gpt-6.1-terra', 'gpt-5.1'])
   })
 
+  test("Claude Code's max effort reaches GPT-5.1 as high, the most it takes; Codex's minimal reaches GPT-6 Luna as low", async () => {
+    // GPT-5.1 alone in max once the GPT-6 rows are disabled (a gateway that keeps to the older model).
+    const h = await createHarness({
+      grantUsd: 5,
+      now: afterRetirement,
+      env: { SIM_KEY },
+      config: {
+        providers: { openai: { kind: 'openai-responses', base_url: `${sim.url}/v1`, api_key_env: 'SIM_KEY' } },
+        models: [{ id: 'gpt-6-sol', provider: 'openai', enabled: false }],
+      },
+    })
+    const turn = claudeCodeTurn('svc-max') as unknown as { output_config: { effort: string } }
+    turn.output_config.effort = 'max'
+    await sdkClients(h).anthropic.messages.create(turn as unknown as Anthropic.MessageCreateParamsNonStreaming)
+    expect(sim.requests[0]!.body).toMatchObject({ model: 'gpt-5.1', reasoning: { effort: 'high' } })
+
+    // Codex speaks Responses: passed through, with only the effort brought within the model's list.
+    sim.reset()
+    await sdkClients(h).openai.responses.create({
+      model: 'svc-ultra-saver',
+      input: 'hi',
+      reasoning: { effort: 'minimal', summary: 'auto' },
+    })
+    expect(sim.requests[0]!.body).toMatchObject({
+      model: 'gpt-6-luna',
+      input: 'hi',
+      reasoning: { effort: 'low', summary: 'auto' },
+    })
+  })
+
   test.each([
     // USD/Mtok 0.1 in, 0.01 cache read, 0.125 cache write, 0.5 out: 100 / 10 / 125 / 500 nanos a token.
     [

@@ -3,6 +3,7 @@
 // pricing pages (anthropic.com/pricing, openai.com/api/pricing, api-docs.deepseek.com/quick_start/pricing,
 // openrouter.ai/models), or override any row from svc.toml with a [[models]] entry of the same id
 // and provider. Prices and lifecycles last checked 2026-11-26 (platform.claude.com's model pages).
+import type { ReasoningEffort } from '../exchange/types'
 import type { RoutingMode, ThinkingOff } from './schema'
 
 /** List prices, USD per million tokens. */
@@ -47,6 +48,11 @@ export interface CatalogRow extends TokenPricesUsd {
   forcedToolChoice: boolean
   /** The model continues a conversation that ends with the client's own assistant turn (a prefill). */
   assistantPrefill: boolean
+  /**
+   * The reasoning efforts the model takes; another is sent as the nearest of these
+   * (thinking-budget.ts). Unset: any, as the client sent it.
+   */
+  reasoningEfforts?: readonly ReasoningEffort[]
   promptCaching: boolean
   /** USD per 1,000 searches of the provider's web search tool; unset: `defaultWebSearchUsdPer1k`. */
   webSearchUsdPer1k?: number
@@ -128,6 +134,7 @@ const claudeSonnet55: Facts = {
   samplingParameters: false,
   forcedToolChoice: false,
   assistantPrefill: false,
+  reasoningEfforts: ['low', 'medium', 'high', 'xhigh', 'max'],
 }
 // Thinks on every request: `disabled` is refused, and no lighter setting is documented for it.
 const claudeOpus55: Facts = {
@@ -202,6 +209,8 @@ const gpt51: Facts = {
   samplingParameters: false,
   forcedToolChoice: true,
   assistantPrefill: true,
+  // OpenAI's own list for it is none, low, medium, high: Claude Code's xhigh and max go as high.
+  reasoningEfforts: ['low', 'medium', 'high'],
   promptCaching: true,
   retiresOn: '2027-04-01',
 }
@@ -209,6 +218,8 @@ const gpt5Mini: Facts = {
   ...gpt51,
   id: 'gpt-5-mini',
   displayName: 'GPT-5 mini',
+  // The GPT-5 models before 5.1: minimal, low, medium, high.
+  reasoningEfforts: ['minimal', 'low', 'medium', 'high'],
   profiles: ['pro', 'ultra_saver'],
   quality: 82,
   inputUsdPerMtok: 0.25,
@@ -221,6 +232,7 @@ const gpt5Nano: Facts = {
   ...gpt51,
   id: 'gpt-5-nano',
   displayName: 'GPT-5 nano',
+  reasoningEfforts: ['minimal', 'low', 'medium', 'high'],
   profiles: ['ultra_saver'],
   quality: 66,
   inputUsdPerMtok: 0.05,
@@ -262,6 +274,7 @@ const gpt6Sol: Facts = {
   samplingParameters: false,
   forcedToolChoice: true,
   assistantPrefill: true,
+  reasoningEfforts: ['low', 'medium', 'high', 'xhigh', 'max'],
   promptCaching: true,
 }
 // GPT-5 mini's successor on OpenAI's deprecations page.

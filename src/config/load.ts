@@ -5,6 +5,7 @@ import { homedir } from 'node:os'
 import { join, resolve } from 'node:path'
 import { Value } from '@sinclair/typebox/value'
 import { parse as parseToml } from 'smol-toml'
+import type { ReasoningEffort } from '../exchange/types'
 import { describeValueError } from '../lib/schema-errors'
 import {
   type Price,
@@ -58,6 +59,8 @@ export interface CatalogModel {
     samplingParameters?: boolean
     forcedToolChoice?: boolean
     assistantPrefill?: boolean
+    /** The efforts it takes (absent: any). */
+    reasoningEfforts?: readonly ReasoningEffort[]
   }
   /** Epoch ms of the provider's retirement date: from then on the router skips the model. */
   retiresAt?: number
@@ -334,6 +337,7 @@ function mergeModel(entry: ModelSection, base: CatalogRow | undefined, where: st
     samplingParameters: entry.sampling_parameters ?? base?.samplingParameters ?? true,
     forcedToolChoice: entry.forced_tool_choice ?? base?.forcedToolChoice ?? true,
     assistantPrefill: entry.assistant_prefill ?? base?.assistantPrefill ?? true,
+    reasoningEfforts: entry.reasoning_efforts ?? base?.reasoningEfforts,
     promptCaching: entry.prompt_caching ?? base?.promptCaching ?? false,
     retiresOn: entry.retires_on ?? base?.retiresOn,
   }
@@ -383,6 +387,7 @@ function toCatalogModel(row: CatalogRow): CatalogModel {
       samplingParameters: row.samplingParameters,
       forcedToolChoice: row.forcedToolChoice,
       assistantPrefill: row.assistantPrefill,
+      ...(row.reasoningEfforts ? { reasoningEfforts: row.reasoningEfforts } : {}),
     },
     ...(row.retiresOn === undefined ? {} : { retiresAt: retirementInstant(row) }),
   }

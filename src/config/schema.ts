@@ -97,6 +97,20 @@ export const ModelSection = T.Object(
     forced_tool_choice: T.Optional(T.Boolean()),
     /** The model continues a client's own assistant turn (default true); false: skipped for such requests. */
     assistant_prefill: T.Optional(T.Boolean()),
+    /** The reasoning efforts the model takes; another is sent as the nearest of these. Default: any. */
+    reasoning_efforts: T.Optional(
+      T.Array(
+        T.Union([
+          T.Literal('minimal'),
+          T.Literal('low'),
+          T.Literal('medium'),
+          T.Literal('high'),
+          T.Literal('xhigh'),
+          T.Literal('max'),
+        ]),
+        { minItems: 1, uniqueItems: true },
+      ),
+    ),
     /** The provider's retirement date, YYYY-MM-DD (UTC): from that day on the router skips the model. */
     retires_on: T.Optional(T.String({ pattern: '^\\d{4}-\\d{2}-\\d{2}$' })),
     prompt_caching: T.Optional(T.Boolean()),

@@ -32,3 +32,24 @@ export function effortForBudget(budgetTokens: number): 'low' | 'medium' | 'high'
 /** The budget counts toward max_tokens and must stay below it: keep the caller's answer allowance on top. */
 export const maxTokensAbove = (budget: number, maxTokens: number): number =>
   maxTokens <= budget ? budget + maxTokens : maxTokens
+
+const effortOrder: readonly ReasoningEffort[] = ['minimal', 'low', 'medium', 'high', 'xhigh', 'max']
+
+/** A raw value (a pass-through body's) that is one of the efforts svc knows. */
+export const isReasoningEffort = (value: unknown): value is ReasoningEffort =>
+  typeof value === 'string' && effortOrder.includes(value as ReasoningEffort)
+
+/**
+ * The effort a model takes nearest to the one asked for: the highest it takes at or below it, else
+ * the lowest above. A model answers one outside its list with a 400 (GPT-5.1 refuses `xhigh` and
+ * `max`, which Claude Code sends; the GPT-6 generation `minimal`). No list: any effort, as sent.
+ */
+export function effortWithin(
+  effort: ReasoningEffort,
+  supported: readonly ReasoningEffort[] | undefined,
+): ReasoningEffort {
+  if (!supported || supported.length === 0 || supported.includes(effort)) return effort
+  const rank = effortOrder.indexOf(effort)
+  const ranked = [...supported].sort((a, b) => effortOrder.indexOf(a) - effortOrder.indexOf(b))
+  return ranked.findLast((e) => effortOrder.indexOf(e) <= rank) ?? ranked[0]!
+}

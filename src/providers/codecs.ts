@@ -77,6 +77,7 @@ export const codecs: Record<ProviderKind, ProviderCodec> = {
         systemMessages: provider.systemMessages,
         cacheControl: provider.anthropicCacheControl && isCachingClaude(model),
         samplingParameters: model.capabilities.samplingParameters,
+        reasoningEfforts: model.capabilities.reasoningEfforts,
       }),
     decodeResponse: decodeChatResponse,
     streamDecoder: chatStreamDecoder,
@@ -86,8 +87,7 @@ export const codecs: Record<ProviderKind, ProviderCodec> = {
     path: '/responses',
     authHeaders: (apiKey) => ({ authorization: `Bearer ${apiKey}` }),
     forwardedHeaders: [],
-    encodeRequest: (req, model) =>
-      encodeResponsesRequest(req, model.upstreamModel, { samplingParameters: model.capabilities.samplingParameters }),
+    encodeRequest: (req, model) => encodeResponsesRequest(req, model.upstreamModel, model.capabilities),
     decodeResponse: decodeResponsesResponse,
     streamDecoder: responsesStreamDecoder,
     decodeError: decodeResponsesError,

@@ -8,6 +8,7 @@ import { usageOfResponse } from '../protocols/openai-responses/decode-responses-
 import { encodeResponsesResponse, messageItemId } from '../protocols/openai-responses/encode-responses-response'
 import { responsesStreamEncoder } from '../protocols/openai-responses/encode-responses-stream'
 import { encodeGatewayErrorAsOpenAI } from '../protocols/openai-responses/errors'
+import { effortWithin, isReasoningEffort } from '../exchange/thinking-budget'
 import { withoutAnthropicReasoning } from '../protocols/openai-responses/reasoning-signature'
 import type { ResponsesBody } from '../protocols/openai-responses/schema'
 import { createResponsesPassThroughMeter } from '../protocols/openai-responses/usage-meter'
@@ -38,6 +39,12 @@ export const responsesSurface: InboundSurface = {
     if (capabilities.samplingParameters === false) {
       delete out.temperature
       delete out.top_p
+    }
+    // An effort outside the model's list is a 400 too (Codex's `minimal` on the GPT-6 generation).
+    const effort = isObject(body.reasoning) ? body.reasoning.effort : undefined
+    if (capabilities.reasoningEfforts && isReasoningEffort(effort)) {
+      const within = effortWithin(effort, capabilities.reasoningEfforts)
+      if (within !== effort) out.reasoning = { ...(body.reasoning as Record<string, unknown>), effort: within }
     }
     if (Array.isArray(body.input)) out.input = withoutAnthropicReasoning(body.input)
     if (typeof body.max_output_tokens === 'number' || maxTokens < unlimitedOutput) out.max_output_tokens = maxTokens

@@ -58,6 +58,24 @@ describe('fitToModel', () => {
     expect(fitToModel(offAtMax, sonnet55)).toEqual({ ...base, output_config: { effort: 'max' } })
   })
 
+  test("an effort outside the model's list goes as the nearest it takes; one svc does not know, as sent", () => {
+    const rules: AnthropicModelRules = { ...sonnet55, reasoningEfforts: ['low', 'medium', 'high'] }
+    const body = {
+      ...base,
+      thinking: { type: 'adaptive' },
+      output_config: { effort: 'max', format: { type: 'json_schema' } },
+    }
+    expect(fitToModel(body, rules)).toEqual({
+      ...base,
+      thinking: { type: 'adaptive' },
+      output_config: { effort: 'high', format: { type: 'json_schema' } },
+    })
+    const unknown = { ...base, output_config: { effort: 'ultra' } }
+    expect(fitToModel(unknown, rules)).toBe(unknown)
+    const within = { ...base, output_config: { effort: 'medium' } }
+    expect(fitToModel(within, rules)).toBe(within)
+  })
+
   test('sampling parameters are left out for a model that refuses them, kept for one that takes them', () => {
     const body = { ...base, temperature: 0.2, top_p: 0.9, top_k: 5, stop_sequences: ['END'] }
     expect(fitToModel(body, sonnet55)).toEqual({ ...base, stop_sequences: ['END'] })

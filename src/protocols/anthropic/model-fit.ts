@@ -3,7 +3,14 @@
 // send the same body whatever model svc routes them to: Claude Code sends adaptive thinking, a
 // script its temperature. Both routes end here, a pass-through body as the client wrote it and a
 // translated one as the encoder wrote it, so one set of rules serves both.
-import { budgetForEffort, effortForBudget, maxTokensAbove } from '../../exchange/thinking-budget'
+import {
+  budgetForEffort,
+  effortForBudget,
+  effortWithin,
+  isReasoningEffort,
+  maxTokensAbove,
+} from '../../exchange/thinking-budget'
+import type { ReasoningEffort } from '../../exchange/types'
 import { isObject } from '../wire-values'
 
 /** What the model takes; the fields are the catalog's capabilities (absent: the 4.5 generation's). */
@@ -16,6 +23,8 @@ export interface AnthropicModelRules {
   thinkingOff?: 'disabled' | 'between_tools' | 'unsupported'
   /** Takes temperature, top_p and top_k. Absent: true. */
   samplingParameters?: boolean
+  /** The efforts it takes; another goes as the nearest (thinking-budget.ts). Absent: any. */
+  reasoningEfforts?: readonly ReasoningEffort[]
 }
 
 // `between_tools` is refused with these efforts: such a request thinks adaptively instead.
@@ -23,7 +32,8 @@ const effortsAboveHigh = new Set(['xhigh', 'max'])
 
 /** The body, fitted to the model; the very object when nothing needed changing (the common case). */
 export function fitToModel(body: Record<string, unknown>, rules: AnthropicModelRules): Record<string, unknown> {
-  const fitted = isObject(body.thinking) ? fitThinking(body, body.thinking, rules) : body
+  const thought = isObject(body.thinking) ? fitThinking(body, body.thinking, rules) : body
+  const fitted = rules.reasoningEfforts ? fitEffort(thought, rules.reasoningEfforts) : thought
   if (rules.samplingParameters !== false) return fitted
   if (fitted.temperature === undefined && fitted.top_p === undefined && fitted.top_k === undefined) return fitted
   const { temperature: _t, top_p: _p, top_k: _k, ...rest } = fitted
@@ -61,6 +71,14 @@ function fitThinking(
   }
   const { thinking: _off, ...rest } = body
   return rest
+}
+
+/** output_config.effort within the model's efforts; an effort svc does not know is left as sent. */
+function fitEffort(body: Record<string, unknown>, supported: readonly ReasoningEffort[]): Record<string, unknown> {
+  const effort = isObject(body.output_config) ? body.output_config.effort : undefined
+  if (!isReasoningEffort(effort)) return body
+  const within = effortWithin(effort, supported)
+  return within === effort ? body : withEffort({ ...body }, within)
 }
 
 /** `out` (a copy of the body) with output_config's effort set to `effort`, or removed; its other fields kept. */

@@ -8,11 +8,13 @@ import {
   type ImageBlock,
   type ImageDetail,
   type Message,
+  type ReasoningEffort,
   type ResponseFormat,
   type TextBlock,
   type ToolChoice,
   type UserContentBlock,
 } from '../../exchange/types'
+import { effortWithin } from '../../exchange/thinking-budget'
 import {
   dataUrl,
   fileNameOf,
@@ -46,6 +48,8 @@ export interface ChatRequestOptions {
   cacheControl?: boolean
   /** false: the model refuses temperature and top_p (a reasoning model), so they are left out. */
   samplingParameters?: boolean
+  /** The reasoning efforts the model takes (absent: any). */
+  reasoningEfforts?: readonly ReasoningEffort[]
 }
 
 type ChatPart =
@@ -104,7 +108,7 @@ export function encodeChatRequest(
     if (req.toolChoice) Object.assign(body, encodeToolChoice(req.toolChoice))
   }
   const effort = reasoningEffortFor(req.thinking)
-  if (effort) body.reasoning_effort = effort
+  if (effort) body.reasoning_effort = effortWithin(effort, opts.reasoningEfforts)
   if (req.responseFormat) body.response_format = encodeResponseFormat(req.responseFormat)
   if (req.user) body.user = openAIUserId(req.user)
   if (req.stream) {

@@ -5,10 +5,12 @@ import {
   type DocumentBlock,
   type ExchangeRequest,
   type ImageBlock,
+  type ReasoningEffort,
   type ResponseFormat,
   type ToolChoice,
   type UserContentBlock,
 } from '../../exchange/types'
+import { effortWithin } from '../../exchange/thinking-budget'
 import { readResponsesSignature } from './reasoning-signature'
 import {
   dataUrl,
@@ -25,6 +27,8 @@ type Item = Record<string, unknown>
 export interface ResponsesRequestOptions {
   /** false: the model refuses temperature and top_p (a reasoning model), so they are left out. */
   samplingParameters?: boolean
+  /** The reasoning efforts the model takes (absent: any). */
+  reasoningEfforts?: readonly ReasoningEffort[]
 }
 
 export const encodeResponsesRequest = (
@@ -58,7 +62,7 @@ export const encodeResponsesRequest = (
   const effort =
     req.thinking?.type === 'adaptive' ? (req.thinking.effort ?? 'medium') : reasoningEffortFor(req.thinking)
   if (effort) {
-    body['reasoning'] = { effort, summary: 'auto' }
+    body['reasoning'] = { effort: effortWithin(effort, opts.reasoningEfforts), summary: 'auto' }
     // Ask for the reasoning blob so the next turn can replay it (carried in the thinking signature).
     body['include'] = ['reasoning.encrypted_content']
   } else if (replaysReasoning) {

@@ -1,0 +1,29 @@
+import { describe, expect, test } from 'bun:test'
+import { effortWithin, isReasoningEffort } from './thinking-budget'
+
+describe('effortWithin', () => {
+  const gpt51 = ['low', 'medium', 'high'] as const
+  const gpt6 = ['low', 'medium', 'high', 'xhigh', 'max'] as const
+
+  test('an effort the model takes, or any effort for a model without a list, goes as asked', () => {
+    expect(effortWithin('medium', gpt51)).toBe('medium')
+    expect(effortWithin('max', undefined)).toBe('max')
+    expect(effortWithin('max', [])).toBe('max')
+  })
+
+  test("above the model's range: its highest; below: its lowest; between: the nearest below", () => {
+    expect(effortWithin('xhigh', gpt51)).toBe('high')
+    expect(effortWithin('max', gpt51)).toBe('high')
+    expect(effortWithin('minimal', gpt6)).toBe('low')
+    expect(effortWithin('high', ['low', 'max'])).toBe('low')
+    // The list's order does not matter.
+    expect(effortWithin('max', ['high', 'minimal', 'medium'])).toBe('high')
+  })
+
+  test('only the efforts svc knows are raw efforts (a pass-through body may carry anything)', () => {
+    expect(isReasoningEffort('xhigh')).toBe(true)
+    expect(isReasoningEffort('none')).toBe(false)
+    expect(isReasoningEffort('constructor')).toBe(false)
+    expect(isReasoningEffort(3)).toBe(false)
+  })
+})

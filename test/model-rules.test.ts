@@ -52,6 +52,14 @@ const withSampling = (
     top_k?: number
   },
 ) => ({ model: 'svc-max', ...params }) as Anthropic.MessageCreateParamsNonStreaming
+/** A Responses request with the sampling parameters a reasoning model refuses. */
+const responsesWithSampling = {
+  model: 'svc-max',
+  input: 'hi',
+  temperature: 0.3,
+  top_p: 0.5,
+  reasoning: { effort: 'low' as const },
+}
 const upstreamBody = (i = 0) => sim.requests[i]!.body as Record<string, unknown>
 const ranksOf = async (h: Awaited<ReturnType<typeof gateway>>, messageId: string): Promise<RankEntry[]> =>
   (await requestDetail(h, messageId.replace(/^msg_/, ''))).provider_ranks
@@ -183,13 +191,7 @@ describe('a Responses client on a reasoning model of a Responses upstream (pass-
       sampling_parameters: false,
     })
     const h = await gateway([reasoner])
-    await sdkClients(h).openai.responses.create({
-      model: 'svc-max',
-      input: 'hi',
-      temperature: 0.3,
-      top_p: 0.5,
-      reasoning: { effort: 'low' },
-    })
+    await sdkClients(h).openai.responses.create(responsesWithSampling)
     const body = upstreamBody()
     expect(body).toMatchObject({ model: 'gpt-x-up', input: 'hi', reasoning: { effort: 'low' } })
     expect(body).not.toHaveProperty('temperature')
@@ -200,13 +202,7 @@ describe('a Responses client on a reasoning model of a Responses upstream (pass-
 describe('translated requests', () => {
   test('a Responses client on a Claude 5.x model: temperature left out, reasoning as adaptive', async () => {
     const h = await gateway([claudeNew])
-    await sdkClients(h).openai.responses.create({
-      model: 'svc-max',
-      input: 'hi',
-      temperature: 0.3,
-      top_p: 0.5,
-      reasoning: { effort: 'low' },
-    })
+    await sdkClients(h).openai.responses.create(responsesWithSampling)
     const body = upstreamBody()
     expect(body).toMatchObject({
       model: 'claude-new-up',

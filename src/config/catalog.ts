@@ -189,6 +189,18 @@ const claudeHaiku55: Facts = {
 // OpenAI bills no separate cache write: written tokens cost the plain input price. The GPT-5
 // family reasons by default and then refuses a temperature other than 1, and top_p. Retirement
 // dates are OpenAI's deprecations page's (checked 2026-11-26 through secondary copies of it).
+const openaiReasoningModel = {
+  tools: true,
+  vision: true,
+  thinking: true,
+  adaptiveThinking: false,
+  budgetThinking: true,
+  thinkingOff: 'disabled',
+  samplingParameters: false,
+  forcedToolChoice: true,
+  assistantPrefill: true,
+  promptCaching: true,
+} as const satisfies Partial<Facts>
 const gpt51: Facts = {
   id: 'gpt-5.1',
   displayName: 'GPT-5.1',
@@ -200,18 +212,9 @@ const gpt51: Facts = {
   cacheWriteUsdPerMtok: 1.25,
   contextWindow: 400_000,
   maxOutputTokens: 128_000,
-  tools: true,
-  vision: true,
-  thinking: true,
-  adaptiveThinking: false,
-  budgetThinking: true,
-  thinkingOff: 'disabled',
-  samplingParameters: false,
-  forcedToolChoice: true,
-  assistantPrefill: true,
+  ...openaiReasoningModel,
   // OpenAI's own list for it is none, low, medium, high: Claude Code's xhigh and max go as high.
   reasoningEfforts: ['low', 'medium', 'high'],
-  promptCaching: true,
   retiresOn: '2027-04-01',
 }
 const gpt5Mini: Facts = {
@@ -265,17 +268,8 @@ const gpt6Sol: Facts = {
   },
   contextWindow: 1_050_000,
   maxOutputTokens: 128_000,
-  tools: true,
-  vision: true,
-  thinking: true,
-  adaptiveThinking: false,
-  budgetThinking: true,
-  thinkingOff: 'disabled',
-  samplingParameters: false,
-  forcedToolChoice: true,
-  assistantPrefill: true,
+  ...openaiReasoningModel,
   reasoningEfforts: ['low', 'medium', 'high', 'xhigh', 'max'],
-  promptCaching: true,
 }
 // GPT-5 mini's successor on OpenAI's deprecations page.
 const gpt61Terra: Facts = {

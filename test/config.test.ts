@@ -300,6 +300,67 @@ describe('config', () => {
     ).toThrow('model claude-haiku-5-5 (anthropic): price 0.0001')
   })
 
+  test('peak: DeepSeek V4 has its peak hours built in; [[models]] sets them; a span that is no span stops start-up', () => {
+    const config = load({
+      models: [
+        {
+          id: 'night-owl',
+          provider: 'deepseek',
+          profiles: ['ultra_saver'],
+          quality: 70,
+          input_usd_per_mtok: 1,
+          output_usd_per_mtok: 2,
+          peak: { hours_utc: ['22:30-24:00'], input_usd_per_mtok: 3, output_usd_per_mtok: 4 },
+        },
+      ],
+    })
+    const row = (id: string) => config.models.find((m) => m.id === id && m.provider === 'deepseek')
+    expect(row('deepseek-flash')?.price).toMatchObject({
+      inputNanosPerToken: 150,
+      cacheReadNanosPerToken: 3,
+      outputNanosPerToken: 600,
+      peak: {
+        inputNanosPerToken: 300,
+        cacheReadNanosPerToken: 6,
+        outputNanosPerToken: 1200,
+        minutesUtc: [
+          [60, 240],
+          [360, 600],
+        ],
+        weekdaysOnly: true,
+      },
+    })
+    expect(row('deepseek-v4-pro')?.price?.peak).toMatchObject({ inputNanosPerToken: 1320, outputNanosPerToken: 3960 })
+    // The retired V3.2 names keep their prices then, and their date.
+    expect(row('deepseek-chat')).toMatchObject({
+      retiresAt: Date.parse('2026-07-24T00:00:00Z'),
+      price: { inputNanosPerToken: 280, outputNanosPerToken: 420 },
+    })
+    expect(row('deepseek-chat')?.price?.peak).toBeUndefined()
+    expect(row('night-owl')?.price?.peak).toEqual({
+      inputNanosPerToken: 3000,
+      outputNanosPerToken: 4000,
+      cacheReadNanosPerToken: 3000,
+      cacheWriteNanosPerToken: 3000,
+      minutesUtc: [[1350, 1440]],
+      weekdaysOnly: false,
+    })
+    const withPeak = (hours: string[]) => () =>
+      load({
+        models: [
+          {
+            id: 'deepseek-flash',
+            provider: 'deepseek',
+            peak: { hours_utc: hours, input_usd_per_mtok: 1, output_usd_per_mtok: 1 },
+          },
+        ],
+      })
+    expect(withPeak(['10:00-09:00'])).toThrow('model deepseek-flash (deepseek): peak hours 10:00-09:00 are not a span')
+    expect(withPeak(['10:75-11:00'])).toThrow('peak hours 10:75-11:00 are not a span')
+    expect(withPeak(['23:00-25:00'])).toThrow('peak hours 23:00-25:00 are not a span')
+    expect(withPeak(['9-10'])).toThrow('models.0.peak.hours_utc')
+  })
+
   test('anthropic_cache_control: on for the well-known openrouter provider, off for any other unless the file sets it', () => {
     const fromEnv = load({}, { OPENROUTER_API_KEY: 'o', OPENAI_API_KEY: 'k', ANTHROPIC_API_KEY: 'a' })
     expect(fromEnv.providers.openrouter?.anthropicCacheControl).toBe(true)

@@ -91,12 +91,51 @@ describe('pricing', () => {
       outputNanosPerToken: 15000,
       webSearchNanos: 10_000_000,
     }
-    expect(costNanos({ input: 86, cacheRead: 1920, cacheWrite: 10, output: 300, reasoning: 0 }, price)).toBe(
+    expect(costNanos({ input: 86, cacheRead: 1920, cacheWrite: 10, output: 300, reasoning: 0 }, price, T0)).toBe(
       86 * 3000 + 1920 * 300 + 10 * 3750 + 300 * 15000,
     )
     expect(
-      costNanos({ input: 86, cacheRead: 1920, cacheWrite: 10, output: 300, reasoning: 0, webSearches: 3 }, price),
+      costNanos({ input: 86, cacheRead: 1920, cacheWrite: 10, output: 300, reasoning: 0, webSearches: 3 }, price, T0),
     ).toBe(86 * 3000 + 1920 * 300 + 10 * 3750 + 300 * 15000 + 3 * 10_000_000)
+  })
+
+  test('peak hours: DeepSeek-shaped prices by the hour and the weekday (UTC), ends excluded', () => {
+    const offPeak = {
+      inputNanosPerToken: 150,
+      cacheReadNanosPerToken: 3,
+      cacheWriteNanosPerToken: 150,
+      outputNanosPerToken: 600,
+    }
+    const price = {
+      ...offPeak,
+      webSearchNanos: 0,
+      peak: {
+        inputNanosPerToken: 300,
+        cacheReadNanosPerToken: 6,
+        cacheWriteNanosPerToken: 300,
+        outputNanosPerToken: 1200,
+        minutesUtc: [
+          [60, 240],
+          [360, 600],
+        ] as const,
+        weekdaysOnly: true,
+      },
+    }
+    const usage = { input: 1000, cacheRead: 10_000, cacheWrite: 0, output: 100, reasoning: 0 }
+    const at = (iso: string) => costNanos(usage, price, Date.parse(iso))
+    const off = 1000 * 150 + 10_000 * 3 + 100 * 600
+    const peak = 1000 * 300 + 10_000 * 6 + 100 * 1200
+    // Wednesday 2026-11-25.
+    expect(at('2026-11-25T00:59:59Z')).toBe(off)
+    expect(at('2026-11-25T01:00:00Z')).toBe(peak)
+    expect(at('2026-11-25T03:59:59Z')).toBe(peak)
+    expect(at('2026-11-25T04:00:00Z')).toBe(off)
+    expect(at('2026-11-25T09:30:00Z')).toBe(peak)
+    expect(at('2026-11-25T10:00:00Z')).toBe(off)
+    // Saturday and Sunday are off-peak all day.
+    expect(at('2026-11-28T02:00:00Z')).toBe(off)
+    expect(at('2026-11-29T07:00:00Z')).toBe(off)
+    expect(at('2026-11-30T07:00:00Z')).toBe(peak)
   })
 
   test('BYOK fee rounds up to the nano', () => {

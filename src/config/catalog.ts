@@ -58,6 +58,8 @@ export interface CatalogRow extends TokenPricesUsd {
   webSearchUsdPer1k?: number
   /** Prices for every token of a request whose prompt is longer than `aboveTokens` (pricing.ts). */
   longPrompt?: TokenPricesUsd & { aboveTokens: number }
+  /** Prices during the provider's peak hours, "HH:MM-HH:MM" UTC, end excluded (pricing.ts). */
+  peak?: TokenPricesUsd & { hoursUtc: readonly string[]; weekdaysOnly: boolean }
   /**
    * The provider's retirement date (YYYY-MM-DD, UTC): from that day on, requests to the model fail,
    * so the router skips it rather than spend an attempt on a certain 404.
@@ -308,8 +310,69 @@ const gpt6Luna: Facts = {
     cacheWriteUsdPerMtok: 0.25,
   },
 }
-// DeepSeek V3.2: one price for both modes; cache hits at a tenth of the input price.
+// DeepSeek V4 (api-docs.deepseek.com's pricing page, 2026-11-15): 1M context, up to 384K output,
+// thinking on by default (`reasoning_effort` high or max), tools, and vision on Flash. Billed by
+// the hour: peak prices, twice off-peak, from 01:00 to 04:00 and 06:00 to 10:00 UTC on weekdays
+// (DeepSeek also counts Chinese public holidays off-peak, which svc does not know: it charges
+// peak then). Cache hits at a fiftieth of input (Flash) or a thirtieth (Pro); no separate cache
+// write. Its tool-call turns need their reasoning_content back (the provider's reasoning_content).
+const deepseekPeakHours = ['01:00-04:00', '06:00-10:00']
+const deepseekFlash: Facts = {
+  id: 'deepseek-flash',
+  displayName: 'DeepSeek V4.1 Flash',
+  profiles: ['pro', 'ultra_saver'],
+  quality: 80,
+  inputUsdPerMtok: 0.15,
+  outputUsdPerMtok: 0.6,
+  cacheReadUsdPerMtok: 0.003,
+  cacheWriteUsdPerMtok: 0.15,
+  peak: {
+    hoursUtc: deepseekPeakHours,
+    weekdaysOnly: true,
+    inputUsdPerMtok: 0.3,
+    outputUsdPerMtok: 1.2,
+    cacheReadUsdPerMtok: 0.006,
+    cacheWriteUsdPerMtok: 0.3,
+  },
+  contextWindow: 1_000_000,
+  maxOutputTokens: 384_000,
+  tools: true,
+  vision: true,
+  thinking: true,
+  adaptiveThinking: false,
+  budgetThinking: true,
+  thinkingOff: 'disabled',
+  samplingParameters: true,
+  forcedToolChoice: true,
+  assistantPrefill: true,
+  reasoningEfforts: ['high', 'max'],
+  promptCaching: true,
+}
+const deepseekV4Pro: Facts = {
+  ...deepseekFlash,
+  id: 'deepseek-v4-pro',
+  displayName: 'DeepSeek V4 Pro',
+  profiles: ['pro'],
+  quality: 84,
+  inputUsdPerMtok: 0.66,
+  outputUsdPerMtok: 1.98,
+  cacheReadUsdPerMtok: 0.022,
+  cacheWriteUsdPerMtok: 0.66,
+  peak: {
+    hoursUtc: deepseekPeakHours,
+    weekdaysOnly: true,
+    inputUsdPerMtok: 1.32,
+    outputUsdPerMtok: 3.96,
+    cacheReadUsdPerMtok: 0.044,
+    cacheWriteUsdPerMtok: 1.32,
+  },
+  vision: false,
+}
+// The V3.2 names DeepSeek retired on 2026-07-24: requests to them now fail with a 400. Kept, with
+// their prices then, so that a svc.toml naming them still starts, the ranking says why they are
+// not used, and their past legs are still priced in the spend view.
 const deepseekChat: Facts = {
+  ...deepseekFlash,
   id: 'deepseek-chat',
   displayName: 'DeepSeek V3.2',
   profiles: ['ultra_saver'],
@@ -318,18 +381,13 @@ const deepseekChat: Facts = {
   outputUsdPerMtok: 0.42,
   cacheReadUsdPerMtok: 0.028,
   cacheWriteUsdPerMtok: 0.28,
+  peak: undefined,
   contextWindow: 128_000,
   maxOutputTokens: 8_000,
-  tools: true,
   vision: false,
   thinking: false,
-  adaptiveThinking: false,
-  budgetThinking: true,
-  thinkingOff: 'disabled',
-  samplingParameters: true,
-  forcedToolChoice: true,
-  assistantPrefill: true,
-  promptCaching: true,
+  reasoningEfforts: undefined,
+  retiresOn: '2026-07-24',
 }
 const deepseekReasoner: Facts = {
   ...deepseekChat,
@@ -360,6 +418,8 @@ export const builtinCatalog: readonly CatalogRow[] = [
   servedBy(gpt51, 'openai', 'gpt-5.1'),
   servedBy(gpt5Mini, 'openai', 'gpt-5-mini'),
   servedBy(gpt5Nano, 'openai', 'gpt-5-nano'),
+  servedBy(deepseekFlash, 'deepseek', 'deepseek-flash'),
+  servedBy(deepseekV4Pro, 'deepseek', 'deepseek-v4-pro'),
   servedBy(deepseekChat, 'deepseek', 'deepseek-chat'),
   servedBy(deepseekReasoner, 'deepseek', 'deepseek-reasoner'),
   // OpenRouter passes the first-party list price through.

@@ -326,6 +326,16 @@ function mergeModel(entry: ModelSection, base: CatalogRow | undefined, where: st
           cacheWriteUsdPerMtok: entry.long_prompt.cache_write_usd_per_mtok ?? entry.long_prompt.input_usd_per_mtok,
         }
       : base?.longPrompt,
+    peak: entry.peak
+      ? {
+          hoursUtc: entry.peak.hours_utc,
+          weekdaysOnly: entry.peak.weekdays_only ?? false,
+          inputUsdPerMtok: entry.peak.input_usd_per_mtok,
+          outputUsdPerMtok: entry.peak.output_usd_per_mtok,
+          cacheReadUsdPerMtok: entry.peak.cache_read_usd_per_mtok ?? entry.peak.input_usd_per_mtok,
+          cacheWriteUsdPerMtok: entry.peak.cache_write_usd_per_mtok ?? entry.peak.input_usd_per_mtok,
+        }
+      : base?.peak,
     contextWindow: entry.context_window ?? base?.contextWindow ?? 128_000,
     maxOutputTokens: entry.max_output_tokens ?? base?.maxOutputTokens ?? 8_192,
     tools: entry.tools ?? base?.tools ?? true,
@@ -350,6 +360,18 @@ const tokenPricesOf = (usd: TokenPricesUsd): TokenPrices => ({
   cacheWriteNanosPerToken: usdPerMtokToNanosPerToken(usd.cacheWriteUsdPerMtok),
 })
 
+/** "HH:MM-HH:MM" → [start, end) in minutes after UTC midnight; a span that is no span is an error. */
+function minutesOfSpan(span: string): [number, number] {
+  const [start, end] = span.split('-').map((time) => {
+    const [hours, minutes] = time.split(':').map(Number)
+    return hours! * 60 + minutes!
+  }) as [number, number]
+  if (!(start < end && end <= 24 * 60) || /:(?:[6-9]\d)/.test(span)) {
+    throw new RangeError(`peak hours ${span} are not a span of the day (HH:MM-HH:MM, start before end, UTC)`)
+  }
+  return [start, end]
+}
+
 function toCatalogModel(row: CatalogRow): CatalogModel {
   const prices = [row.inputUsdPerMtok, row.outputUsdPerMtok, row.cacheReadUsdPerMtok, row.cacheWriteUsdPerMtok]
   let price: Price | null = null
@@ -360,6 +382,15 @@ function toCatalogModel(row: CatalogRow): CatalogModel {
         webSearchNanos: usdPer1kToNanosPerSearch(row.webSearchUsdPer1k ?? defaultWebSearchUsdPer1k),
         ...(row.longPrompt
           ? { longPrompt: { ...tokenPricesOf(row.longPrompt), aboveTokens: row.longPrompt.aboveTokens } }
+          : {}),
+        ...(row.peak
+          ? {
+              peak: {
+                ...tokenPricesOf(row.peak),
+                minutesUtc: row.peak.hoursUtc.map(minutesOfSpan),
+                weekdaysOnly: row.peak.weekdaysOnly,
+              },
+            }
           : {}),
       }
     } catch (err) {

@@ -76,6 +76,23 @@ export const ModelSection = T.Object(
         closed,
       ),
     ),
+    /**
+     * Dearer prices during the provider's peak hours, "HH:MM-HH:MM" in UTC, end excluded (DeepSeek:
+     * ["01:00-04:00", "06:00-10:00"] on weekdays). Unset cache prices cost what the peak input costs.
+     */
+    peak: T.Optional(
+      T.Object(
+        {
+          hours_utc: T.Array(T.String({ pattern: '^\\d{2}:\\d{2}-\\d{2}:\\d{2}$' }), { minItems: 1 }),
+          weekdays_only: T.Optional(T.Boolean()),
+          input_usd_per_mtok: T.Number({ minimum: 0 }),
+          output_usd_per_mtok: T.Number({ minimum: 0 }),
+          cache_read_usd_per_mtok: T.Optional(T.Number({ minimum: 0 })),
+          cache_write_usd_per_mtok: T.Optional(T.Number({ minimum: 0 })),
+        },
+        closed,
+      ),
+    ),
     /** Per 1,000 searches of the upstream's own web search tool; default 10 (Anthropic's and OpenAI's list price). */
     web_search_usd_per_1k: T.Optional(T.Number({ minimum: 0 })),
     context_window: T.Optional(T.Integer({ minimum: 1 })),

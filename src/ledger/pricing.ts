@@ -18,11 +18,36 @@ export interface Price extends TokenPrices {
    * is longer than `aboveTokens`, output included: Claude Haiku 5.5's tier above 100,000 tokens.
    */
   longPrompt?: TokenPrices & { aboveTokens: number }
+  /** Dearer prices during the provider's peak hours: DeepSeek's, 01:00–04:00 and 06:00–10:00 UTC on weekdays. */
+  peak?: TokenPrices & PeakHours
 }
 
-/** The token prices a request pays, by the length of its prompt. */
-export const tokenPricesFor = (price: Price, promptTokens: number): TokenPrices =>
-  price.longPrompt && promptTokens > price.longPrompt.aboveTokens ? price.longPrompt : price
+export interface PeakHours {
+  /** [start, end) in minutes after UTC midnight. */
+  minutesUtc: readonly (readonly [number, number])[]
+  /** Peak only Monday to Friday (UTC); weekends are off-peak all day. */
+  weekdaysOnly: boolean
+}
+
+const minutesPerDay = 24 * 60
+
+/** Whether `at` (epoch ms) falls in the peak hours. */
+export function isPeak(hours: PeakHours, at: number): boolean {
+  const date = new Date(at)
+  const day = date.getUTCDay()
+  if (hours.weekdaysOnly && (day === 0 || day === 6)) return false
+  const minute = Math.floor(at / 60_000) % minutesPerDay
+  return hours.minutesUtc.some(([start, end]) => minute >= start && minute < end)
+}
+
+/**
+ * The token prices a request pays: by when it was made (peak hours) and by the length of its
+ * prompt (a long-prompt tier). A model has one or the other; peak hours win should both be set.
+ */
+export function tokenPricesFor(price: Price, promptTokens: number, at: number): TokenPrices {
+  if (price.peak && isPeak(price.peak, at)) return price.peak
+  return price.longPrompt && promptTokens > price.longPrompt.aboveTokens ? price.longPrompt : price
+}
 
 /**
  * `usd` × `nanosPerUsd` exactly, or an error: a price finer than one nano per unit cannot be
@@ -44,8 +69,9 @@ export const usdPerMtokToNanosPerToken = (usd: number): number =>
 export const usdPer1kToNanosPerSearch = (usd: number): number =>
   exactNanos(usd, 1e9 / 1e3, 'USD per 1,000 searches is not a whole number of nanos per search')
 
-export function costNanos(usage: Usage, price: Price): number {
-  const tokens = tokenPricesFor(price, usage.input + usage.cacheRead + usage.cacheWrite)
+/** A leg's cost at the prices of `at`, when it started (peak hours are judged by it). */
+export function costNanos(usage: Usage, price: Price, at: number): number {
+  const tokens = tokenPricesFor(price, usage.input + usage.cacheRead + usage.cacheWrite, at)
   return (
     usage.input * tokens.inputNanosPerToken +
     usage.cacheRead * tokens.cacheReadNanosPerToken +

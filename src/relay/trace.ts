@@ -156,7 +156,7 @@ export class RequestTrace {
   // Built in one object each (no spreads): finish() runs for every request.
   private legRecord(leg: LegDraft, now: number): FinishedRequest['legs'][number] {
     const { usage, estimated } = leg.outcome === undefined && leg.progress ? this.countReceived(leg.progress()) : leg
-    const cost = costNanos(usage, leg.candidate.model.price!)
+    const cost = costNanos(usage, leg.candidate.model.price!, leg.startedAt)
     const byok = leg.candidate.byok
     return {
       id: leg.id,

@@ -78,19 +78,25 @@ export interface Ranking {
 
 /**
  * Typical agent traffic is input-heavy: three input tokens for each output token. At the prices a
- * prompt of this length pays (a model with a long-prompt tier costs more for long ones).
+ * prompt of this length pays now (a long-prompt tier costs more for long ones, peak hours more then).
  */
-const blendedUsdPerMtok = (m: CatalogModel, promptTokens: number) => {
+const blendedUsdPerMtok = (m: CatalogModel, promptTokens: number, now: number) => {
   if (!m.price) return Number.POSITIVE_INFINITY
-  const tokens = tokenPricesFor(m.price, promptTokens)
+  const tokens = tokenPricesFor(m.price, promptTokens, now)
   return (3 * tokens.inputNanosPerToken + tokens.outputNanosPerToken) / 4 / 1000
 }
 
 /** The output the estimate assumes: the request's max_tokens, capped at a typical 1,000-token answer. */
 const expectedOutputTokens = (maxTokens: number) => Math.min(maxTokens, 1000)
 
-function scoreOf(mode: RoutingMode, model: CatalogModel, policy: RankPolicy, promptTokens: number): number {
-  const pricePenalty = policy.priceWeight * Math.log2(1 + blendedUsdPerMtok(model, promptTokens))
+function scoreOf(
+  mode: RoutingMode,
+  model: CatalogModel,
+  policy: RankPolicy,
+  promptTokens: number,
+  now: number,
+): number {
+  const pricePenalty = policy.priceWeight * Math.log2(1 + blendedUsdPerMtok(model, promptTokens, now))
   return mode === 'ultra_saver' ? -pricePenalty : model.quality - pricePenalty
 }
 
@@ -193,11 +199,11 @@ export function rankCandidates(input: RankInput): Ranking {
       continue
     }
     const maxTokens = Math.min(features.maxTokens, model.maxOutputTokens)
-    const tokenPrices = tokenPricesFor(model.price, features.estimatedInputTokens)
+    const tokenPrices = tokenPricesFor(model.price, features.estimatedInputTokens, input.now)
     const estimatedCostNanos =
       features.estimatedInputTokens * tokenPrices.inputNanosPerToken +
       expectedOutputTokens(maxTokens) * tokenPrices.outputNanosPerToken
-    const score = scoreOf(input.mode, model, policy, features.estimatedInputTokens) + nudge
+    const score = scoreOf(input.mode, model, policy, features.estimatedInputTokens, input.now) + nudge
     entry.score = round2(score)
     entry.estimated_cost_nanos = estimatedCostNanos
     entry.status = 'candidate'

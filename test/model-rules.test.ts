@@ -213,6 +213,22 @@ describe('translated requests', () => {
     expect(body).not.toHaveProperty('top_p')
   })
 
+  // Claude's newer models return empty thinking blocks unless asked; Codex shows the reasoning
+  // summaries it asks for (its progress notes between tool calls come back as thinking there).
+  test('a Responses client that asks for reasoning summaries gets them from a Claude 5.x model', async () => {
+    const ask = { model: 'svc-max', input: 'hi', reasoning: { effort: 'high' as const, summary: 'auto' as const } }
+    await sdkClients(await gateway([claudeNew])).openai.responses.create(ask)
+    expect(upstreamBody().thinking).toEqual({ type: 'adaptive', display: 'summarized' })
+
+    // Without a summary asked for, the model's default; a 4.5 model gets its budget, as before.
+    sim.reset()
+    await sdkClients(await gateway([claudeNew])).openai.responses.create({ ...ask, reasoning: { effort: 'high' } })
+    expect(upstreamBody().thinking).toEqual({ type: 'adaptive' })
+    sim.reset()
+    await sdkClients(await gateway([claudeOld])).openai.responses.create(ask)
+    expect(upstreamBody().thinking).toEqual({ type: 'enabled', budget_tokens: 4096 })
+  })
+
   test('an Anthropic client on a reasoning model served over Chat: temperature and top_p left out', async () => {
     const reasoner: ModelSection = {
       ...simClaude({ id: 'gpt-r', provider: 'chat', upstream_model: 'gpt-r-up' }),

@@ -137,7 +137,8 @@ export type ReasoningEffort = 'minimal' | 'low' | 'medium' | 'high' | 'xhigh' | 
 
 export type Thinking =
   | { type: 'enabled'; budgetTokens: number }
-  | { type: 'adaptive'; effort?: ReasoningEffort }
+  /** `summary`: the client asked to read the reasoning (a Responses client's reasoning.summary). */
+  | { type: 'adaptive'; effort?: ReasoningEffort; summary?: boolean }
   | { type: 'disabled' }
 
 /** `name` and `description` are OpenAI's (Chat requires a name); Anthropic's format carries only the schema. */

@@ -64,7 +64,10 @@ export function encodeAnthropicRequest(
     body.thinking = { type: 'enabled', budget_tokens: budget }
     body.max_tokens = maxTokensAbove(budget, req.maxTokens)
   } else if (thinkingOn && thinking?.type === 'adaptive') {
-    body.thinking = { type: 'adaptive' }
+    // The newer models return thinking text only when asked (`display`; their default is empty
+    // blocks): a client that reads summaries, as Codex does between tool calls, asks for it.
+    body.thinking =
+      thinking.summary && opts.adaptiveThinking ? { type: 'adaptive', display: 'summarized' } : { type: 'adaptive' }
     const effort = thinking.effort
     if (effort) outputConfig.effort = effort === 'minimal' ? 'low' : effort
   } else if (thinking?.type === 'disabled') {

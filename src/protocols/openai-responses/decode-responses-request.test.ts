@@ -394,7 +394,11 @@ describe('decodeResponsesRequest', () => {
     [{ effort: 'high' }, { type: 'adaptive', effort: 'high' }],
     [
       { effort: 'minimal', summary: 'auto' },
-      { type: 'adaptive', effort: 'minimal' },
+      { type: 'adaptive', effort: 'minimal', summary: true },
+    ],
+    [
+      { effort: 'low', summary: null },
+      { type: 'adaptive', effort: 'low' },
     ],
     [{ effort: 'none' }, { type: 'disabled' }],
     [{ summary: 'auto' }, undefined],

@@ -400,7 +400,9 @@ const decodeReasoning = (reasoning: unknown): Thinking | undefined => {
   if (!known) {
     throw invalidRequest(`reasoning.effort must be one of none, ${efforts.join(', ')}`, 'reasoning.effort')
   }
-  return { type: 'adaptive', effort: known }
+  // A summary asked for (auto, concise, detailed) is reasoning the client shows its user.
+  const summary = typeof reasoning['summary'] === 'string'
+  return summary ? { type: 'adaptive', effort: known, summary } : { type: 'adaptive', effort: known }
 }
 
 // text.format (§2.2). Its `text` type is free text, the default: nothing to ask of the upstream.

@@ -106,6 +106,23 @@ describe('the built-in OpenAI rows', () => {
     })
   })
 
+  test("a Claude Code session's requests share one prompt_cache_key; another session's differ; none without a session", async () => {
+    const h = await gateway(afterRetirement)
+    const { anthropic } = sdkClients(h)
+    const inSession = (id: string) => ({ headers: { 'x-claude-code-session-id': id } })
+    await anthropic.messages.create(claudeCodeTurn('svc-ultra-saver'), inSession('session-a'))
+    await anthropic.messages.create(claudeCodeTurn('svc-ultra-saver'), inSession('session-a'))
+    await anthropic.messages.create(claudeCodeTurn('svc-ultra-saver'), inSession('session-b'))
+    await anthropic.messages.create(claudeCodeTurn('svc-ultra-saver'))
+    const keys = sim.requests.map((r) => (r.body as { prompt_cache_key?: string }).prompt_cache_key)
+    expect(keys[0]).toMatch(/^svc-[0-9a-z]+$/)
+    expect(keys[1]).toBe(keys[0])
+    expect(keys[2]).not.toBe(keys[0])
+    expect(keys[3]).toBeUndefined()
+    // The client's own session id never leaves svc.
+    expect(JSON.stringify(sim.requests.map((r) => r.body))).not.toContain('session-a')
+  })
+
   test.each([
     // USD/Mtok 0.1 in, 0.01 cache read, 0.125 cache write, 0.5 out: 100 / 10 / 125 / 500 nanos a token.
     [

@@ -169,6 +169,8 @@ export interface ExchangeRequest {
   stream: boolean
   /** Opaque end-user id (Anthropic metadata.user_id, OpenAI user / safety_identifier). */
   user?: string
+  /** Groups a session's requests for an upstream's prompt cache (OpenAI's prompt_cache_key). */
+  promptCacheKey?: string
 }
 
 export type StopReason =

@@ -9,7 +9,7 @@ import { newUlid } from '../lib/ids'
 import { readRequestFeatures } from '../router/features'
 import { profileNames, routingModeOf } from '../router/profiles'
 import { rankCandidates } from '../router/rank'
-import { readSessionAttributes } from './session'
+import { promptCacheKeyOf, readSessionAttributes } from './session'
 import type { ClientIds, InboundSurface } from './surface'
 import { jsonAnswer } from './json-answer'
 import { record } from './outcome'
@@ -48,6 +48,7 @@ export async function relay(deps: Deps, input: RelayInput): Promise<Response> {
     const features = readRequestFeatures(exchange)
     const accountId = input.principal.accountId
     const session = readSessionAttributes(input.headers, surface.metadata(body))
+    if (session.sessionId) exchange.promptCacheKey = promptCacheKeyOf(accountId, session.sessionId)
     const [grants, byokKeys, nudges, sticky] = await Promise.all([
       deps.credit.get(accountId),
       deps.byok.get(accountId),

@@ -81,3 +81,12 @@ export function readSessionAttributes(
     sessionSource: namedSource ?? (sessionId ? inferredSource() : null),
   }
 }
+
+/**
+ * A session's key for an upstream's prompt cache: OpenAI routes requests that share one to the
+ * same cache, where svc's many sessions under one platform key would otherwise crowd a prompt
+ * prefix they all share (an agent's system prompt and tools) onto one machine and overflow it.
+ * Hashed with the account so that no session id, the client's own, leaves svc.
+ */
+export const promptCacheKeyOf = (accountId: string, sessionId: string): string =>
+  `svc-${Bun.hash(`${accountId}\0${sessionId}`).toString(36)}`

@@ -70,6 +70,7 @@ export const encodeResponsesRequest = (
   }
   if (req.responseFormat) body['text'] = { format: encodeTextFormat(req.responseFormat) }
   if (req.user) body['safety_identifier'] = openAIUserId(req.user)
+  if (req.promptCacheKey) body['prompt_cache_key'] = req.promptCacheKey
   body['stream'] = req.stream
   body['store'] = false
   return body

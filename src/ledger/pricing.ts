@@ -30,12 +30,13 @@ export interface PeakHours {
 }
 
 const minutesPerDay = 24 * 60
+const msPerDay = 86_400_000
 
-/** Whether `at` (epoch ms) falls in the peak hours. */
+/** Whether `at` (epoch ms) falls in the peak hours. Checked per candidate and leg: no Date made. */
 export function isPeak(hours: PeakHours, at: number): boolean {
-  const date = new Date(at)
-  const day = date.getUTCDay()
-  if (hours.weekdaysOnly && (day === 0 || day === 6)) return false
+  // 1970-01-01 was a Thursday: day 4, counting Sunday as 0.
+  const weekday = (Math.floor(at / msPerDay) + 4) % 7
+  if (hours.weekdaysOnly && (weekday === 0 || weekday === 6)) return false
   const minute = Math.floor(at / 60_000) % minutesPerDay
   return hours.minutesUtc.some(([start, end]) => minute >= start && minute < end)
 }

@@ -2,7 +2,8 @@
 // routes to, per provider that serves them. To update: edit the rows below from the providers'
 // pricing pages (anthropic.com/pricing, openai.com/api/pricing, api-docs.deepseek.com/quick_start/pricing,
 // openrouter.ai/models), or override any row from svc.toml with a [[models]] entry of the same id
-// and provider. Prices and lifecycles last checked 2026-11-26 (platform.claude.com's model pages).
+// and provider. Prices, lifecycles and request rules last checked 2026-11-26 (each provider's block
+// names its sources); the README says what was left out and why.
 import type { ReasoningEffort } from '../exchange/types'
 import type { RoutingMode, ThinkingOff } from './schema'
 

@@ -106,6 +106,17 @@ describe('the built-in OpenAI rows', () => {
     })
   })
 
+  test("Claude Code's one-token probe reaches the Responses endpoint with the 16 tokens it allows at least", async () => {
+    const h = await gateway(afterRetirement)
+    const message = await sdkClients(h).anthropic.messages.create({
+      model: 'svc-ultra-saver',
+      max_tokens: 1,
+      messages: [{ role: 'user', content: 'quota' }],
+    })
+    expect(message.type).toBe('message')
+    expect(sim.requests[0]!.body).toMatchObject({ model: 'gpt-6-luna', max_output_tokens: 16 })
+  })
+
   test("a Claude Code session's requests share one prompt_cache_key; another session's differ; none without a session", async () => {
     const h = await gateway(afterRetirement)
     const { anthropic } = sdkClients(h)

@@ -24,6 +24,8 @@ import {
 
 type Item = Record<string, unknown>
 
+const minOutputTokens = 16
+
 export interface ResponsesRequestOptions {
   /** false: the model refuses temperature and top_p (a reasoning model), so they are left out. */
   samplingParameters?: boolean
@@ -52,7 +54,9 @@ export const encodeResponsesRequest = (
     }))
   }
   if (req.toolChoice) Object.assign(body, encodeToolChoice(req.toolChoice))
-  body['max_output_tokens'] = req.maxTokens
+  // Responses refuses fewer than 16 ("integer below minimum value"), and Claude Code probes with
+  // max_tokens 1: a few tokens more than asked, rather than a 400.
+  body['max_output_tokens'] = Math.max(minOutputTokens, req.maxTokens)
   if (opts.samplingParameters !== false) {
     if (req.temperature !== undefined) body['temperature'] = req.temperature
     if (req.topP !== undefined) body['top_p'] = req.topP

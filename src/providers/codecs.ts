@@ -12,7 +12,7 @@ import { decodeChatResponse } from '../protocols/openai-chat/decode-chat-respons
 import { chatStreamDecoder } from '../protocols/openai-chat/decode-chat-stream'
 import { encodeChatRequest } from '../protocols/openai-chat/encode-chat-request'
 import { decodeChatError } from '../protocols/openai-chat/errors'
-import type { RequestToolNames } from '../protocols/openai-chat/tool-names'
+import type { RequestToolNames } from '../protocols/openai-tool-names'
 import { decodeResponsesResponse } from '../protocols/openai-responses/decode-responses-response'
 import { responsesStreamDecoder } from '../protocols/openai-responses/decode-responses-stream'
 import { encodeResponsesRequest } from '../protocols/openai-responses/encode-responses-request'

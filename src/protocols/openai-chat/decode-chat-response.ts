@@ -6,7 +6,7 @@ import { isObject, readArray, readObject, readString } from '../wire-values'
 import { synthesizeCallId } from './decode-chat-stream'
 import { mapChatFinishReason, stopReasonWithTools } from './finish-reason'
 import { parseToolArguments } from './tool-arguments'
-import { noToolNames, type RequestToolNames, toolNameRestorer } from './tool-names'
+import { noToolNames, type RequestToolNames, toolNameRestorer } from '../openai-tool-names'
 import { chatUsage } from './usage'
 
 export { mapChatFinishReason } from './finish-reason'

@@ -3,7 +3,7 @@ import type { ExchangeEvent } from '../../exchange/types'
 import { GatewayError } from '../../lib/errors'
 import { collect, readFixture, runCodec, sseOf } from '../fixture-streams'
 import { chatStreamDecoder } from './decode-chat-stream'
-import { shortenToolName } from './tool-names'
+import { shortenToolName } from '../openai-tool-names'
 
 const decodeText = (text: string): Promise<ExchangeEvent[]> => collect(runCodec(chatStreamDecoder(), sseOf(text)))
 

@@ -18,7 +18,7 @@ import {
 } from '../wire-values'
 import { decodeChatErrorPayload } from './errors'
 import { mapChatFinishReason, stopReasonWithTools } from './finish-reason'
-import { noToolNames, type RequestToolNames, toolNameRestorer } from './tool-names'
+import { noToolNames, type RequestToolNames, toolNameRestorer } from '../openai-tool-names'
 import { chatUsage } from './usage'
 
 interface ToolCall {

@@ -24,7 +24,7 @@ import {
   reasoningEffortFor,
   unreadableAnthropicFile,
 } from '../openai-common'
-import { chatToolName } from './tool-names'
+import { openAIToolName } from '../openai-tool-names'
 
 export interface ChatRequestOptions {
   /** OpenAI wants max_completion_tokens; most compatible servers still read max_tokens (the default). */
@@ -100,7 +100,7 @@ export function encodeChatRequest(
     body.tools = req.tools.map((tool) => ({
       type: 'function',
       function: {
-        name: chatToolName(tool.name),
+        name: openAIToolName(tool.name),
         ...(tool.description === undefined ? {} : { description: tool.description }),
         parameters: tool.inputSchema,
       },
@@ -196,7 +196,7 @@ function encodeAssistantTurn(message: Message, opts: ChatRequestOptions): ChatMe
       toolCalls.push({
         id: block.id,
         type: 'function',
-        function: { name: chatToolName(block.name), arguments: JSON.stringify(block.input ?? {}) },
+        function: { name: openAIToolName(block.name), arguments: JSON.stringify(block.input ?? {}) },
       })
     }
   }
@@ -261,7 +261,7 @@ function encodeToolChoice(choice: ToolChoice): Record<string, unknown> {
   if (choice.type === 'none') wire.tool_choice = 'none'
   else if (choice.type === 'auto') wire.tool_choice = 'auto'
   else if (choice.type === 'any') wire.tool_choice = 'required'
-  else wire.tool_choice = { type: 'function', function: { name: chatToolName(choice.name) } }
+  else wire.tool_choice = { type: 'function', function: { name: openAIToolName(choice.name) } }
   if (choice.type !== 'none' && choice.disableParallel) wire.parallel_tool_calls = false
   return wire
 }

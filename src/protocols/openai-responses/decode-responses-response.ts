@@ -2,6 +2,7 @@
 import type { ExchangeResponse, OutputBlock, StopReason, Usage } from '../../exchange/types'
 import { GatewayError } from '../../lib/errors'
 import { isObject, type JsonObject, asArray, asNumber, asString } from '../wire-values'
+import { noToolNames, type RequestToolNames, toolNameRestorer } from '../openai-tool-names'
 import { tagResponsesSignature } from './reasoning-signature'
 
 /**
@@ -97,9 +98,13 @@ export const parseToolArguments = (args: string): unknown => {
   }
 }
 
-/** Output items → neutral blocks; hosted-tool items are skipped. */
+/**
+ * Output items → neutral blocks; hosted-tool items are skipped. `restoreName` gives a function
+ * call the name the client's tool has where the encoder shortened it (openai-tool-names.ts).
+ */
 export const decodeOutputItems = (
   output: unknown[],
+  restoreName: (name: string) => string = (name) => name,
 ): { blocks: OutputBlock[]; hasFunctionCall: boolean; hasRefusal: boolean } => {
   const blocks: OutputBlock[] = []
   let hasFunctionCall = false
@@ -129,7 +134,7 @@ export const decodeOutputItems = (
         blocks.push({
           type: 'tool_use',
           id: asString(item['call_id']) ?? asString(item['id']) ?? '',
-          name: asString(item['name']) ?? '',
+          name: restoreName(asString(item['name']) ?? ''),
           input: parseToolArguments(asString(item['arguments']) ?? ''),
         })
         break
@@ -138,11 +143,12 @@ export const decodeOutputItems = (
   return { blocks, hasFunctionCall, hasRefusal }
 }
 
-export const decodeResponsesResponse = (json: unknown): ExchangeResponse => {
+/** `toolNames`: the request's, to restore the names encodeResponsesRequest shortened. */
+export const decodeResponsesResponse = (json: unknown, toolNames: RequestToolNames = noToolNames): ExchangeResponse => {
   if (!isObject(json) || !Array.isArray(json['output'])) {
     throw new GatewayError('api_error', 'upstream Responses body is not a response object', { status: 502 })
   }
-  const { blocks, hasFunctionCall, hasRefusal } = decodeOutputItems(json['output'])
+  const { blocks, hasFunctionCall, hasRefusal } = decodeOutputItems(json['output'], toolNameRestorer(toolNames))
   return {
     id: asString(json['id']) ?? '',
     model: asString(json['model']) ?? '',

@@ -16,6 +16,7 @@ import {
   usageOfResponse,
 } from './decode-responses-response'
 import { isObject, type JsonObject, asArray, asNumber, asString } from '../wire-values'
+import { noToolNames, type RequestToolNames, toolNameRestorer } from '../openai-tool-names'
 import { tagResponsesSignature } from './reasoning-signature'
 
 type ItemKind = 'text' | 'thinking' | 'tool_use' | 'other'
@@ -71,7 +72,11 @@ const parseEvent = (event: SseEvent): JsonObject | undefined => {
   return json
 }
 
-export function responsesStreamDecoder(): StreamCodec<SseEvent, ExchangeEvent> {
+/** `toolNames`: the request's, to restore the names encodeResponsesRequest shortened. */
+export function responsesStreamDecoder(
+  toolNames: RequestToolNames = noToolNames,
+): StreamCodec<SseEvent, ExchangeEvent> {
+  const restoreName = toolNameRestorer(toolNames)
   let done = false
   const items = new Map<number, ItemState>()
   const itemIndexById = new Map<string, number>()
@@ -130,7 +135,7 @@ export function responsesStreamDecoder(): StreamCodec<SseEvent, ExchangeEvent> {
       answerStarted = true
       hasFunctionCall = true
       const id = asString(state.item['call_id']) ?? asString(state.item['id']) ?? ''
-      const name = asString(state.item['name']) ?? ''
+      const name = restoreName(asString(state.item['name']) ?? '')
       return [{ type: 'block_start', index: state.blockIndex, block: { kind: 'tool_use', id, name } }]
     }
     return [{ type: 'block_start', index: state.blockIndex, block: { kind: 'thinking' } }]

@@ -11,6 +11,7 @@ import {
   type UserContentBlock,
 } from '../../exchange/types'
 import { effortWithin } from '../../exchange/thinking-budget'
+import { openAIToolName } from '../openai-tool-names'
 import { readResponsesSignature } from './reasoning-signature'
 import {
   dataUrl,
@@ -47,7 +48,7 @@ export const encodeResponsesRequest = (
     // strict:false because third-party schemas rarely meet strict mode's every-property-required rule (§2.4).
     body['tools'] = req.tools.map((tool) => ({
       type: 'function',
-      name: tool.name,
+      name: openAIToolName(tool.name),
       ...(tool.description ? { description: tool.description } : {}),
       parameters: tool.inputSchema,
       strict: false,
@@ -152,7 +153,7 @@ const encodeInput = (messages: ConversationMessage[]): { items: Item[]; replaysR
           items.push({
             type: 'function_call',
             call_id: block.id,
-            name: block.name,
+            name: openAIToolName(block.name),
             arguments: JSON.stringify(block.input ?? {}),
           })
           break
@@ -194,7 +195,7 @@ const encodeToolChoice = (choice: ToolChoice): Record<string, unknown> => {
     case 'any':
       return { tool_choice: 'required', ...parallel }
     case 'tool':
-      return { tool_choice: { type: 'function', name: choice.name }, ...parallel }
+      return { tool_choice: { type: 'function', name: openAIToolName(choice.name) }, ...parallel }
     case 'none':
       return { tool_choice: 'none' }
   }

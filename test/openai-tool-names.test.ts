@@ -1,6 +1,6 @@
 // End to end: tool names longer than OpenAI's 64 characters (Claude Code's MCP tools are named
-// mcp__<server>__<tool>) reach an openai-chat upstream shortened, which OpenAI would otherwise
-// refuse with a 400, and the client's tool_use carries the name it declared.
+// mcp__<server>__<tool>) reach an OpenAI upstream, Chat or Responses, shortened, which OpenAI would
+// otherwise refuse with a 400, and the client's tool_use carries the name it declared.
 import { afterAll, beforeEach, describe, expect, test } from 'bun:test'
 import type { ModelSection } from '../src/config/schema'
 import { createHarness, type Harness, sdkClients } from './support/harness'
@@ -21,14 +21,20 @@ const gptY: ModelSection = {
   output_usd_per_mtok: 2,
 }
 
+/** The same model behind a Responses upstream, in `max` (the well-known openai provider's kind). */
+const gptR: ModelSection = { ...gptY, id: 'gpt-r', provider: 'resp', upstream_model: 'gpt-r-up', profiles: ['max'] }
+
 const gateway = (): Promise<Harness> =>
   createHarness({
     grantUsd: 5,
     env: { SIM_KEY },
     config: {
       catalog: { builtin: false },
-      providers: { chat: { kind: 'openai-chat', base_url: `${sim.url}/v1`, api_key_env: 'SIM_KEY' } },
-      models: [gptY],
+      providers: {
+        chat: { kind: 'openai-chat', base_url: `${sim.url}/v1`, api_key_env: 'SIM_KEY' },
+        resp: { kind: 'openai-responses', base_url: `${sim.url}/v1`, api_key_env: 'SIM_KEY' },
+      },
+      models: [gptY, gptR],
     },
   })
 
@@ -121,5 +127,49 @@ describe('tool names over 64 characters to an openai-chat upstream', () => {
       expect.objectContaining({ type: 'function_call', call_id: 'call_long2', name: longName }),
     ])
     expect(upstreamNames(0).tools).toEqual([offered])
+  })
+})
+
+describe('tool names over 64 characters to an openai-responses upstream', () => {
+  /** The function names of the upstream Responses request `index`. */
+  function responsesNames(index: number): { tools: string[]; toolChoice: unknown; history: string[] } {
+    const body = sim.requests[index]!.body as Record<string, unknown>
+    const tools = (body.tools as { name: string }[]).map((t) => t.name)
+    const history = (body.input as { type?: string; name?: string }[]).flatMap((item) =>
+      item.type === 'function_call' ? [item.name!] : [],
+    )
+    return { tools, toolChoice: body.tool_choice, history }
+  }
+
+  test.each([false, true])('stream %p: the upstream gets a short name, the client its own back', async (stream) => {
+    const client = sdk(await gateway())
+    sim.queue('gpt-r-up', { toolCall: { id: 'call_long3', name: offered, arguments: { pageId: '9' } } })
+    const request = {
+      model: 'svc-max',
+      max_tokens: 200,
+      tools: [longTool, shortTool],
+      tool_choice: { type: 'tool' as const, name: longName },
+      messages: [question],
+    }
+    const first = stream ? await client.messages.stream(request).finalMessage() : await client.messages.create(request)
+    expect(first.content as unknown).toEqual([
+      { type: 'tool_use', id: 'call_long3', name: longName, input: { pageId: '9' } },
+    ])
+    const sent = responsesNames(0)
+    expect(sent.tools).toEqual([offered, 'get_weather'])
+    expect(sent.toolChoice).toEqual({ type: 'function', name: offered })
+
+    sim.queue('gpt-r-up', { text: 'One comment.' })
+    await client.messages.create({
+      model: 'svc-max',
+      max_tokens: 200,
+      tools: [longTool, shortTool],
+      messages: [
+        question,
+        { role: 'assistant', content: first.content },
+        { role: 'user', content: [{ type: 'tool_result', tool_use_id: 'call_long3', content: '1 comment' }] },
+      ],
+    })
+    expect(responsesNames(1)).toEqual({ tools: [offered, 'get_weather'], toolChoice: undefined, history: [offered] })
   })
 })

@@ -1,5 +1,5 @@
-// Tool names for Chat upstreams (wire-formats §3.4, §4.2). OpenAI's Chat API refuses a function
-// name that does not match ^[a-zA-Z0-9_-]{1,64}$ with a 400; Anthropic takes longer ones, and
+// Tool names for OpenAI upstreams, Chat and Responses (wire-formats §3.4, §4.2). OpenAI refuses a
+// function name that does not match ^[a-zA-Z0-9_-]{1,64}$ with a 400; Anthropic takes longer ones, and
 // Claude Code's MCP tools (mcp__<server>__<tool>) often are. Such a name goes upstream shortened,
 // deterministically, and the answer's tool calls get the original back.
 //
@@ -10,12 +10,12 @@
 import { createHash } from 'node:crypto'
 
 /** What OpenAI accepts as a function name. */
-const chatNamePattern = /^[a-zA-Z0-9_-]{1,64}$/
+const openAINamePattern = /^[a-zA-Z0-9_-]{1,64}$/
 /** Kept of the original: 55 + `_` + 8 hex characters of its hash = 64. */
 const keptPrefix = 55
 
-/** The name as the Chat upstream sees it: unchanged when OpenAI accepts it, else shortened. */
-export const chatToolName = (name: string): string => (chatNamePattern.test(name) ? name : shortenToolName(name))
+/** The name as an OpenAI upstream sees it: unchanged when OpenAI accepts it, else shortened. */
+export const openAIToolName = (name: string): string => (openAINamePattern.test(name) ? name : shortenToolName(name))
 
 /**
  * The first 55 characters (others than [a-zA-Z0-9_-] as `_`), `_`, and 8 hex characters of the
@@ -34,7 +34,7 @@ export type RequestToolNames = () => readonly string[]
 export const noToolNames: RequestToolNames = () => []
 
 /**
- * Maps a tool call's name back to the request's: the original for a name chatToolName shortened,
+ * Maps a tool call's name back to the request's: the original for a name openAIToolName shortened,
  * any other name as it came. The map is built on the first call, so answers without tool calls
  * never look at the request.
  */
@@ -45,7 +45,7 @@ export function toolNameRestorer(toolNames: RequestToolNames): (name: string) =>
       originals = new Map()
       const names = toolNames()
       for (const original of names) {
-        const sent = chatToolName(original)
+        const sent = openAIToolName(original)
         // A request that also declares the shortened form itself keeps that tool reachable.
         if (sent !== original && !names.includes(sent)) originals.set(sent, original)
       }

@@ -57,8 +57,9 @@ const shortTool = {
 }
 const question = { role: 'user' as const, content: 'Read the comments on page 42.' }
 
-/** The function names of the upstream request `index`. */
-function upstreamNames(index: number): { tools: string[]; toolChoice: unknown; history: string[] } {
+/** The function names of the upstream request `index`, as each OpenAI dialect lists them. */
+type UpstreamNames = { tools: string[]; toolChoice: unknown; history: string[] }
+const chatNames = (index: number): UpstreamNames => {
   const body = sim.requests[index]!.body as Record<string, unknown>
   const tools = (body.tools as { function: { name: string } }[]).map((t) => t.function.name)
   const history = (body.messages as { tool_calls?: { function: { name: string } }[] }[]).flatMap((m) =>
@@ -66,49 +67,78 @@ function upstreamNames(index: number): { tools: string[]; toolChoice: unknown; h
   )
   return { tools, toolChoice: body.tool_choice, history }
 }
+const responsesNames = (index: number): UpstreamNames => {
+  const body = sim.requests[index]!.body as Record<string, unknown>
+  const tools = (body.tools as { name: string }[]).map((t) => t.name)
+  const history = (body.input as { type?: string; name?: string }[]).flatMap((item) =>
+    item.type === 'function_call' ? [item.name!] : [],
+  )
+  return { tools, toolChoice: body.tool_choice, history }
+}
 
-describe('tool names over 64 characters to an openai-chat upstream', () => {
+const dialects = [
+  {
+    kind: 'openai-chat',
+    profile: 'svc-pro',
+    upstream: 'gpt-y-up',
+    namesOf: chatNames,
+    choice: { type: 'function', function: { name: offered } },
+  },
+  {
+    kind: 'openai-responses',
+    profile: 'svc-max',
+    upstream: 'gpt-r-up',
+    namesOf: responsesNames,
+    choice: { type: 'function', name: offered },
+  },
+]
+
+describe('tool names over 64 characters to an OpenAI upstream', () => {
   test('the name is 90 characters long', () => {
     expect(longName).toHaveLength(90)
   })
 
-  test.each([false, true])('stream %p: the upstream gets a short name, the client its own back', async (stream) => {
-    const h = await gateway()
-    const client = sdk(h)
-    sim.queue('gpt-y-up', { toolCall: { id: 'call_long1', name: offered, arguments: { pageId: '42' } } })
-    const request = {
-      model: 'svc-pro',
-      max_tokens: 200,
-      tools: [longTool, shortTool],
-      tool_choice: { type: 'tool' as const, name: longName },
-      messages: [question],
-    }
-    const first = stream ? await client.messages.stream(request).finalMessage() : await client.messages.create(request)
-    expect(first.stop_reason).toBe('tool_use')
-    expect(first.content as unknown).toEqual([
-      { type: 'tool_use', id: 'call_long1', name: longName, input: { pageId: '42' } },
-    ])
+  test.each(dialects.flatMap((d) => [false, true].map((stream) => [d.kind, stream, d] as const)))(
+    '%s, stream %p: the upstream gets a short name, the client its own back',
+    async (_kind, stream, { profile, upstream, namesOf, choice }) => {
+      const client = sdk(await gateway())
+      sim.queue(upstream, { toolCall: { id: 'call_long1', name: offered, arguments: { pageId: '42' } } })
+      const request = {
+        model: profile,
+        max_tokens: 200,
+        tools: [longTool, shortTool],
+        tool_choice: { type: 'tool' as const, name: longName },
+        messages: [question],
+      }
+      const first = stream
+        ? await client.messages.stream(request).finalMessage()
+        : await client.messages.create(request)
+      expect(first.stop_reason).toBe('tool_use')
+      expect(first.content as unknown).toEqual([
+        { type: 'tool_use', id: 'call_long1', name: longName, input: { pageId: '42' } },
+      ])
 
-    const sent = upstreamNames(0)
-    expect(sent.tools).toEqual([offered, 'get_weather'])
-    for (const name of sent.tools) expect(name).toMatch(openAIName)
-    expect(sent.toolChoice).toEqual({ type: 'function', function: { name: offered } })
+      const sent = namesOf(0)
+      expect(sent.tools).toEqual([offered, 'get_weather'])
+      for (const name of sent.tools) expect(name).toMatch(openAIName)
+      expect(sent.toolChoice).toEqual(choice)
 
-    // The next turn replays the call: its history names the tool as the tools list does.
-    sim.queue('gpt-y-up', { text: 'Two comments.' })
-    const second = await client.messages.create({
-      model: 'svc-pro',
-      max_tokens: 200,
-      tools: [longTool, shortTool],
-      messages: [
-        question,
-        { role: 'assistant', content: first.content },
-        { role: 'user', content: [{ type: 'tool_result', tool_use_id: 'call_long1', content: '2 comments' }] },
-      ],
-    })
-    expect(second.content).toEqual([{ type: 'text', text: 'Two comments.', citations: null }])
-    expect(upstreamNames(1)).toEqual({ tools: [offered, 'get_weather'], toolChoice: undefined, history: [offered] })
-  })
+      // The next turn replays the call: its history names the tool as the tools list does.
+      sim.queue(upstream, { text: 'Two comments.' })
+      const second = await client.messages.create({
+        model: profile,
+        max_tokens: 200,
+        tools: [longTool, shortTool],
+        messages: [
+          question,
+          { role: 'assistant', content: first.content },
+          { role: 'user', content: [{ type: 'tool_result', tool_use_id: 'call_long1', content: '2 comments' }] },
+        ],
+      })
+      expect(second.content).toEqual([{ type: 'text', text: 'Two comments.', citations: null }])
+      expect(namesOf(1)).toEqual({ tools: [offered, 'get_weather'], toolChoice: undefined, history: [offered] })
+    },
+  )
 
   test('the Responses route (Codex) gets its function_call under the declared name', async () => {
     const h = await gateway()
@@ -126,50 +156,6 @@ describe('tool names over 64 characters to an openai-chat upstream', () => {
     expect(body.output).toEqual([
       expect.objectContaining({ type: 'function_call', call_id: 'call_long2', name: longName }),
     ])
-    expect(upstreamNames(0).tools).toEqual([offered])
-  })
-})
-
-describe('tool names over 64 characters to an openai-responses upstream', () => {
-  /** The function names of the upstream Responses request `index`. */
-  function responsesNames(index: number): { tools: string[]; toolChoice: unknown; history: string[] } {
-    const body = sim.requests[index]!.body as Record<string, unknown>
-    const tools = (body.tools as { name: string }[]).map((t) => t.name)
-    const history = (body.input as { type?: string; name?: string }[]).flatMap((item) =>
-      item.type === 'function_call' ? [item.name!] : [],
-    )
-    return { tools, toolChoice: body.tool_choice, history }
-  }
-
-  test.each([false, true])('stream %p: the upstream gets a short name, the client its own back', async (stream) => {
-    const client = sdk(await gateway())
-    sim.queue('gpt-r-up', { toolCall: { id: 'call_long3', name: offered, arguments: { pageId: '9' } } })
-    const request = {
-      model: 'svc-max',
-      max_tokens: 200,
-      tools: [longTool, shortTool],
-      tool_choice: { type: 'tool' as const, name: longName },
-      messages: [question],
-    }
-    const first = stream ? await client.messages.stream(request).finalMessage() : await client.messages.create(request)
-    expect(first.content as unknown).toEqual([
-      { type: 'tool_use', id: 'call_long3', name: longName, input: { pageId: '9' } },
-    ])
-    const sent = responsesNames(0)
-    expect(sent.tools).toEqual([offered, 'get_weather'])
-    expect(sent.toolChoice).toEqual({ type: 'function', name: offered })
-
-    sim.queue('gpt-r-up', { text: 'One comment.' })
-    await client.messages.create({
-      model: 'svc-max',
-      max_tokens: 200,
-      tools: [longTool, shortTool],
-      messages: [
-        question,
-        { role: 'assistant', content: first.content },
-        { role: 'user', content: [{ type: 'tool_result', tool_use_id: 'call_long3', content: '1 comment' }] },
-      ],
-    })
-    expect(responsesNames(1)).toEqual({ tools: [offered, 'get_weather'], toolChoice: undefined, history: [offered] })
+    expect(chatNames(0).tools).toEqual([offered])
   })
 })

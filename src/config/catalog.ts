@@ -189,8 +189,8 @@ const claudeHaiku55: Facts = {
   },
   thinkingOff: 'disabled',
 }
-// OpenAI bills no separate cache write: written tokens cost the plain input price. The GPT-5
-// family reasons by default and then refuses a temperature other than 1, and top_p. Retirement
+// Before GPT-5.6, OpenAI bills no separate cache write: written tokens cost the plain input price.
+// The GPT-5 family reasons by default and then refuses a temperature other than 1, and top_p. Retirement
 // dates are OpenAI's deprecations page's (checked 2026-11-26 through secondary copies of it).
 const openaiReasoningModel = {
   tools: true,

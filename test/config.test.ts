@@ -220,7 +220,11 @@ describe('config', () => {
     )
     // The efforts a model takes: OpenAI's list for GPT-5.1, a file's own for another model.
     expect(row('gpt-5.1', 'openai')?.capabilities.reasoningEfforts).toEqual(['low', 'medium', 'high'])
-    expect(row('claude-opus-4-5', 'anthropic')?.capabilities.reasoningEfforts).toBeUndefined()
+    // The 4.5 generation takes no effort parameter at all.
+    for (const id of ['claude-opus-4-5', 'claude-sonnet-4-5', 'claude-haiku-4-5']) {
+      expect(row(id, 'anthropic')?.capabilities.reasoningEfforts).toEqual([])
+    }
+    expect(row('deepseek-flash', 'deepseek')?.capabilities.reasoningEfforts).toEqual(['high', 'max'])
     const efforts = load({ models: [{ id: 'deepseek-reasoner', provider: 'deepseek', reasoning_efforts: ['high'] }] })
     expect(efforts.models.find((m) => m.id === 'deepseek-reasoner')?.capabilities.reasoningEfforts).toEqual(['high'])
     expect(() =>

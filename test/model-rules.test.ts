@@ -112,6 +112,19 @@ describe('an Anthropic client on a Claude 5.x model (pass-through)', () => {
     expect(upstreamBody()).toMatchObject({ thinking: { type: 'adaptive' }, output_config: { effort: 'medium' } })
   })
 
+  test("Claude Code's effort is left out for a model that takes none (the 4.5 generation answers it with a 400)", async () => {
+    const h = await gateway([simClaude({ id: 'claude-45', upstream_model: 'claude-45-up', reasoning_efforts: [] })])
+    const request = {
+      model: 'svc-max',
+      max_tokens: 256,
+      output_config: { effort: 'high' },
+      messages: [user('name this session')],
+    }
+    await sdkClients(h).anthropic.messages.create(request as unknown as Anthropic.MessageCreateParamsNonStreaming)
+    expect(upstreamBody()).toMatchObject({ model: 'claude-45-up', max_tokens: 256 })
+    expect(upstreamBody()).not.toHaveProperty('output_config')
+  })
+
   test('a forced tool choice goes to a model that takes it, and the ranking says why', async () => {
     const h = await gateway([claudeNew, claudeOld])
     const message = await sdkClients(h).anthropic.messages.create({

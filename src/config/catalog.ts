@@ -100,6 +100,10 @@ const claudeOpus: Facts = {
   samplingParameters: true,
   forcedToolChoice: true,
   assistantPrefill: true,
+  // No effort parameter: Haiku and Sonnet 4.5 answer one with a 400 ("This model does not support
+  // the effort parameter"), Opus 4.5 only behind a beta header. Claude Code sends one whatever model
+  // it is routed to, so it is left out.
+  reasoningEfforts: [],
   promptCaching: true,
 }
 // Deprecated; Anthropic retires it on 2026-11-30 (its model deprecations page). Kept until then.

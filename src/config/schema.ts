@@ -114,7 +114,10 @@ export const ModelSection = T.Object(
     forced_tool_choice: T.Optional(T.Boolean()),
     /** The model continues a client's own assistant turn (default true); false: skipped for such requests. */
     assistant_prefill: T.Optional(T.Boolean()),
-    /** The reasoning efforts the model takes; another is sent as the nearest of these. Default: any. */
+    /**
+     * The reasoning efforts the model takes; another is sent as the nearest of these. Default: any;
+     * [] for a model that takes no effort parameter (Claude's 4.5 generation): it is left out.
+     */
     reasoning_efforts: T.Optional(
       T.Array(
         T.Union([
@@ -125,7 +128,7 @@ export const ModelSection = T.Object(
           T.Literal('xhigh'),
           T.Literal('max'),
         ]),
-        { minItems: 1, uniqueItems: true },
+        { uniqueItems: true },
       ),
     ),
     /** The provider's retirement date, YYYY-MM-DD (UTC): from that day on the router skips the model. */

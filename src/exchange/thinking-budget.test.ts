@@ -5,10 +5,10 @@ describe('effortWithin', () => {
   const gpt51 = ['low', 'medium', 'high'] as const
   const gpt6 = ['low', 'medium', 'high', 'xhigh', 'max'] as const
 
-  test('an effort the model takes, or any effort for a model without a list, goes as asked', () => {
+  test('an effort the model takes, or any effort for a model without a list, goes as asked; none to a model that takes none', () => {
     expect(effortWithin('medium', gpt51)).toBe('medium')
     expect(effortWithin('max', undefined)).toBe('max')
-    expect(effortWithin('max', [])).toBe('max')
+    expect(effortWithin('max', [])).toBeUndefined()
   })
 
   test("above the model's range: its highest; below: its lowest; between: the nearest below", () => {

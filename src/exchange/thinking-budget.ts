@@ -43,12 +43,14 @@ export const isReasoningEffort = (value: unknown): value is ReasoningEffort =>
  * The effort a model takes nearest to the one asked for: the highest it takes at or below it, else
  * the lowest above. A model answers one outside its list with a 400 (GPT-5.1 refuses `xhigh` and
  * `max`, which Claude Code sends; the GPT-6 generation `minimal`). No list: any effort, as sent.
+ * An empty list: the model takes no effort parameter at all (Claude's 4.5 generation), undefined.
  */
 export function effortWithin(
   effort: ReasoningEffort,
   supported: readonly ReasoningEffort[] | undefined,
-): ReasoningEffort {
-  if (!supported || supported.length === 0 || supported.includes(effort)) return effort
+): ReasoningEffort | undefined {
+  if (!supported || supported.includes(effort)) return effort
+  if (supported.length === 0) return undefined
   const rank = effortOrder.indexOf(effort)
   const ranked = [...supported].sort((a, b) => effortOrder.indexOf(a) - effortOrder.indexOf(b))
   return ranked.findLast((e) => effortOrder.indexOf(e) <= rank) ?? ranked[0]!

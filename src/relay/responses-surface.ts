@@ -44,7 +44,10 @@ export const responsesSurface: InboundSurface = {
     const effort = isObject(body.reasoning) ? body.reasoning.effort : undefined
     if (capabilities.reasoningEfforts && isReasoningEffort(effort)) {
       const within = effortWithin(effort, capabilities.reasoningEfforts)
-      if (within !== effort) out.reasoning = { ...(body.reasoning as Record<string, unknown>), effort: within }
+      if (within !== effort) {
+        const { effort: _asked, ...reasoning } = body.reasoning as Record<string, unknown>
+        out.reasoning = within === undefined ? reasoning : { ...reasoning, effort: within }
+      }
     }
     if (Array.isArray(body.input)) out.input = withoutAnthropicReasoning(body.input)
     if (typeof body.max_output_tokens === 'number' || maxTokens < unlimitedOutput) out.max_output_tokens = maxTokens

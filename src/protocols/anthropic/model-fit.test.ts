@@ -76,6 +76,20 @@ describe('fitToModel', () => {
     expect(fitToModel(within, rules)).toBe(within)
   })
 
+  test('an effort for a model that takes none (the 4.5 generation) is left out, the rest of output_config kept', () => {
+    const none: AnthropicModelRules = { reasoningEfforts: [] }
+    const body = { ...base, output_config: { effort: 'high', format: { type: 'json_schema' } } }
+    expect(fitToModel(body, none)).toEqual({ ...base, output_config: { format: { type: 'json_schema' } } })
+    expect(fitToModel({ ...base, output_config: { effort: 'ultra' } }, none)).toEqual(base)
+    // With adaptive thinking the effort first sets the budget, as before.
+    const adaptive = { ...base, thinking: { type: 'adaptive' }, output_config: { effort: 'low' } }
+    expect(fitToModel(adaptive, none)).toEqual({
+      ...base,
+      max_tokens: 2024,
+      thinking: { type: 'enabled', budget_tokens: 1024 },
+    })
+  })
+
   test('sampling parameters are left out for a model that refuses them, kept for one that takes them', () => {
     const body = { ...base, temperature: 0.2, top_p: 0.9, top_k: 5, stop_sequences: ['END'] }
     expect(fitToModel(body, sonnet55)).toEqual({ ...base, stop_sequences: ['END'] })

@@ -23,7 +23,7 @@ export interface AnthropicModelRules {
   thinkingOff?: 'disabled' | 'between_tools' | 'unsupported'
   /** Takes temperature, top_p and top_k. Absent: true. */
   samplingParameters?: boolean
-  /** The efforts it takes; another goes as the nearest (thinking-budget.ts). Absent: any. */
+  /** The efforts it takes; another goes as the nearest (thinking-budget.ts). Absent: any; empty: none. */
   reasoningEfforts?: readonly ReasoningEffort[]
 }
 
@@ -73,9 +73,14 @@ function fitThinking(
   return rest
 }
 
-/** output_config.effort within the model's efforts; an effort svc does not know is left as sent. */
+/**
+ * output_config.effort within the model's efforts, or gone for a model that takes none (the 4.5
+ * generation answers any effort with a 400); an effort svc does not know is otherwise left as sent.
+ */
 function fitEffort(body: Record<string, unknown>, supported: readonly ReasoningEffort[]): Record<string, unknown> {
   const effort = isObject(body.output_config) ? body.output_config.effort : undefined
+  if (effort === undefined) return body
+  if (supported.length === 0) return withEffort({ ...body }, undefined)
   if (!isReasoningEffort(effort)) return body
   const within = effortWithin(effort, supported)
   return within === effort ? body : withEffort({ ...body }, within)

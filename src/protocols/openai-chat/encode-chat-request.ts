@@ -48,7 +48,7 @@ export interface ChatRequestOptions {
   cacheControl?: boolean
   /** false: the model refuses temperature and top_p (a reasoning model), so they are left out. */
   samplingParameters?: boolean
-  /** The reasoning efforts the model takes (absent: any). */
+  /** The reasoning efforts the model takes (absent: any; empty: none). */
   reasoningEfforts?: readonly ReasoningEffort[]
 }
 
@@ -108,7 +108,8 @@ export function encodeChatRequest(
     if (req.toolChoice) Object.assign(body, encodeToolChoice(req.toolChoice))
   }
   const effort = reasoningEffortFor(req.thinking)
-  if (effort) body.reasoning_effort = effortWithin(effort, opts.reasoningEfforts)
+  const within = effort && effortWithin(effort, opts.reasoningEfforts)
+  if (within) body.reasoning_effort = within
   if (req.responseFormat) body.response_format = encodeResponseFormat(req.responseFormat)
   if (req.user) body.user = openAIUserId(req.user)
   if (req.stream) {

@@ -30,7 +30,7 @@ const minOutputTokens = 16
 export interface ResponsesRequestOptions {
   /** false: the model refuses temperature and top_p (a reasoning model), so they are left out. */
   samplingParameters?: boolean
-  /** The reasoning efforts the model takes (absent: any). */
+  /** The reasoning efforts the model takes (absent: any; empty: none). */
   reasoningEfforts?: readonly ReasoningEffort[]
 }
 
@@ -64,10 +64,10 @@ export const encodeResponsesRequest = (
   }
   // top_k and stop sequences have no Responses equivalent (§4.4) and are dropped.
   // Adaptive thinking without an effort still asks for reasoning: medium, OpenAI's own default.
-  const effort =
-    req.thinking?.type === 'adaptive' ? (req.thinking.effort ?? 'medium') : reasoningEffortFor(req.thinking)
+  const asked = req.thinking?.type === 'adaptive' ? (req.thinking.effort ?? 'medium') : reasoningEffortFor(req.thinking)
+  const effort = asked && effortWithin(asked, opts.reasoningEfforts)
   if (effort) {
-    body['reasoning'] = { effort: effortWithin(effort, opts.reasoningEfforts), summary: 'auto' }
+    body['reasoning'] = { effort, summary: 'auto' }
     // Ask for the reasoning blob so the next turn can replay it (carried in the thinking signature).
     body['include'] = ['reasoning.encrypted_content']
   } else if (replaysReasoning) {

@@ -3,7 +3,7 @@
 import type { CatalogModel, ProviderConfig } from '../config/load'
 import type { RoutingMode } from '../config/schema'
 import { applicableCreditNanos, type GrantState } from '../ledger/credit'
-import { tokenPricesFor } from '../ledger/pricing'
+import { type TokenPrices, tokenPricesFor } from '../ledger/pricing'
 import type { RequestFeatures } from './features'
 import type { HealthView } from './health'
 import { nudgeKey } from './nudges'
@@ -77,27 +77,18 @@ export interface Ranking {
 }
 
 /**
- * Typical agent traffic is input-heavy: three input tokens for each output token. At the prices a
- * prompt of this length pays now (a long-prompt tier costs more for long ones, peak hours more then).
+ * Typical agent traffic is input-heavy: three input tokens for each output token. At the prices the
+ * request would pay (a long prompt's tier, the provider's peak hours).
  */
-const blendedUsdPerMtok = (m: CatalogModel, promptTokens: number, now: number) => {
-  if (!m.price) return Number.POSITIVE_INFINITY
-  const tokens = tokenPricesFor(m.price, promptTokens, now)
-  return (3 * tokens.inputNanosPerToken + tokens.outputNanosPerToken) / 4 / 1000
-}
+const blendedUsdPerMtok = (prices: TokenPrices) =>
+  (3 * prices.inputNanosPerToken + prices.outputNanosPerToken) / 4 / 1000
 
 /** The output the estimate assumes: the request's max_tokens, capped at a typical 1,000-token answer. */
 const expectedOutputTokens = (maxTokens: number) => Math.min(maxTokens, 1000)
 
-function scoreOf(
-  mode: RoutingMode,
-  model: CatalogModel,
-  policy: RankPolicy,
-  promptTokens: number,
-  now: number,
-): number {
-  const pricePenalty = policy.priceWeight * Math.log2(1 + blendedUsdPerMtok(model, promptTokens, now))
-  return mode === 'ultra_saver' ? -pricePenalty : model.quality - pricePenalty
+function scoreOf(mode: RoutingMode, quality: number, prices: TokenPrices, policy: RankPolicy): number {
+  const pricePenalty = policy.priceWeight * Math.log2(1 + blendedUsdPerMtok(prices))
+  return mode === 'ultra_saver' ? -pricePenalty : quality - pricePenalty
 }
 
 const closedHealth: HealthView = { state: 'closed', ttfb_ms: null, error_rate: 0 }
@@ -203,7 +194,7 @@ export function rankCandidates(input: RankInput): Ranking {
     const estimatedCostNanos =
       features.estimatedInputTokens * tokenPrices.inputNanosPerToken +
       expectedOutputTokens(maxTokens) * tokenPrices.outputNanosPerToken
-    const score = scoreOf(input.mode, model, policy, features.estimatedInputTokens, input.now) + nudge
+    const score = scoreOf(input.mode, model.quality, tokenPrices, policy) + nudge
     entry.score = round2(score)
     entry.estimated_cost_nanos = estimatedCostNanos
     entry.status = 'candidate'

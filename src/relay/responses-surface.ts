@@ -8,7 +8,7 @@ import { usageOfResponse } from '../protocols/openai-responses/decode-responses-
 import { encodeResponsesResponse, messageItemId } from '../protocols/openai-responses/encode-responses-response'
 import { responsesStreamEncoder } from '../protocols/openai-responses/encode-responses-stream'
 import { encodeGatewayErrorAsOpenAI } from '../protocols/openai-responses/errors'
-import { effortWithin, isReasoningEffort } from '../exchange/thinking-budget'
+import { fitResponsesToModel } from '../protocols/openai-responses/model-fit'
 import { withoutAnthropicReasoning } from '../protocols/openai-responses/reasoning-signature'
 import type { ResponsesBody } from '../protocols/openai-responses/schema'
 import { createResponsesPassThroughMeter } from '../protocols/openai-responses/usage-meter'
@@ -35,20 +35,8 @@ export const responsesSurface: InboundSurface = {
   metadata: (body) => (isObject(body.metadata) ? body.metadata : undefined),
   passThroughBody(body, { upstreamModel, capabilities }, maxTokens) {
     const out: Record<string, unknown> = { ...body, model: upstreamModel }
-    // A reasoning model refuses them with a 400; svc chose the model, so svc leaves them out.
-    if (capabilities.samplingParameters === false) {
-      delete out.temperature
-      delete out.top_p
-    }
-    // An effort outside the model's list is a 400 too (Codex's `minimal` on the GPT-6 generation).
-    const effort = isObject(body.reasoning) ? body.reasoning.effort : undefined
-    if (capabilities.reasoningEfforts && isReasoningEffort(effort)) {
-      const within = effortWithin(effort, capabilities.reasoningEfforts)
-      if (within !== effort) {
-        const { effort: _asked, ...reasoning } = body.reasoning as Record<string, unknown>
-        out.reasoning = within === undefined ? reasoning : { ...reasoning, effort: within }
-      }
-    }
+    // svc chose the model: what it would refuse, svc leaves out or brings within its range.
+    fitResponsesToModel(out, capabilities)
     if (Array.isArray(body.input)) out.input = withoutAnthropicReasoning(body.input)
     if (typeof body.max_output_tokens === 'number' || maxTokens < unlimitedOutput) out.max_output_tokens = maxTokens
     return out

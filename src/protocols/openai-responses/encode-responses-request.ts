@@ -5,13 +5,12 @@ import {
   type DocumentBlock,
   type ExchangeRequest,
   type ImageBlock,
-  type ReasoningEffort,
   type ResponseFormat,
   type ToolChoice,
   type UserContentBlock,
 } from '../../exchange/types'
-import { effortWithin } from '../../exchange/thinking-budget'
 import { openAIToolName } from '../openai-tool-names'
+import { fitResponsesToModel, type ResponsesModelRules } from './model-fit'
 import { readResponsesSignature } from './reasoning-signature'
 import {
   dataUrl,
@@ -27,17 +26,11 @@ type Item = Record<string, unknown>
 
 const minOutputTokens = 16
 
-export interface ResponsesRequestOptions {
-  /** false: the model refuses temperature and top_p (a reasoning model), so they are left out. */
-  samplingParameters?: boolean
-  /** The reasoning efforts the model takes (absent: any; empty: none). */
-  reasoningEfforts?: readonly ReasoningEffort[]
-}
-
+/** `rules`: what the model takes; the body is fitted to them last (model-fit.ts). */
 export const encodeResponsesRequest = (
   req: ExchangeRequest,
   model: string,
-  opts: ResponsesRequestOptions = {},
+  rules: ResponsesModelRules = {},
 ): Record<string, unknown> => {
   const body: Record<string, unknown> = { model }
   const instructions = req.system.map((block) => block.text).join('\n\n')
@@ -58,14 +51,12 @@ export const encodeResponsesRequest = (
   // Responses refuses fewer than 16 ("integer below minimum value"), and Claude Code probes with
   // max_tokens 1: a few tokens more than asked, rather than a 400.
   body['max_output_tokens'] = Math.max(minOutputTokens, req.maxTokens)
-  if (opts.samplingParameters !== false) {
-    if (req.temperature !== undefined) body['temperature'] = req.temperature
-    if (req.topP !== undefined) body['top_p'] = req.topP
-  }
+  if (req.temperature !== undefined) body['temperature'] = req.temperature
+  if (req.topP !== undefined) body['top_p'] = req.topP
   // top_k and stop sequences have no Responses equivalent (§4.4) and are dropped.
   // Adaptive thinking without an effort still asks for reasoning: medium, OpenAI's own default.
-  const asked = req.thinking?.type === 'adaptive' ? (req.thinking.effort ?? 'medium') : reasoningEffortFor(req.thinking)
-  const effort = asked && effortWithin(asked, opts.reasoningEfforts)
+  const effort =
+    req.thinking?.type === 'adaptive' ? (req.thinking.effort ?? 'medium') : reasoningEffortFor(req.thinking)
   if (effort) {
     body['reasoning'] = { effort, summary: 'auto' }
     // Ask for the reasoning blob so the next turn can replay it (carried in the thinking signature).
@@ -78,6 +69,7 @@ export const encodeResponsesRequest = (
   if (req.promptCacheKey) body['prompt_cache_key'] = req.promptCacheKey
   body['stream'] = req.stream
   body['store'] = false
+  fitResponsesToModel(body, rules)
   return body
 }
 

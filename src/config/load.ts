@@ -66,6 +66,10 @@ export interface CatalogModel {
   retiresAt?: number
 }
 
+/** Whether the model's provider has retired it by `now` (its catalog row's retires_on). */
+export const isRetired = (model: CatalogModel, now: number): boolean =>
+  model.retiresAt !== undefined && now >= model.retiresAt
+
 export interface Config {
   server: {
     host: string

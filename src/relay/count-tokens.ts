@@ -2,6 +2,7 @@
 // exact for Claude), else counted with a real tokenizer. Never a made-up zero: Claude Code
 // decides when to compact from this number.
 import type { Principal } from '../accounts/api-keys'
+import { isRetired } from '../config/load'
 import type { Deps } from '../deps'
 import { invalidRequest } from '../lib/errors'
 import { decodeAnthropicRequest } from '../protocols/anthropic/decode-anthropic-request'
@@ -24,10 +25,9 @@ export async function countTokens(
   const now = deps.clock()
   const anthropicModel = deps.config.models.find((m) => {
     const provider = deps.config.providers[m.provider]
-    const retired = m.retiresAt !== undefined && now >= m.retiresAt
     return (
       m.profiles.includes(mode) &&
-      !retired &&
+      !isRetired(m, now) &&
       provider?.kind === 'anthropic' &&
       (provider.apiKey || byok.has(provider.id))
     )

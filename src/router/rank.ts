@@ -1,6 +1,6 @@
 // Ranking: which concrete models may serve this request under this profile, best first, and a
 // record of every candidate considered (provider_ranks) so a user can read why.
-import type { CatalogModel, ProviderConfig } from '../config/load'
+import { type CatalogModel, isRetired, type ProviderConfig } from '../config/load'
 import type { RoutingMode } from '../config/schema'
 import { applicableCreditNanos, type GrantState } from '../ledger/credit'
 import { type TokenPrices, tokenPricesFor } from '../ledger/pricing'
@@ -133,8 +133,8 @@ export function rankCandidates(input: RankInput): Ranking {
       skip('no known price (no price, no route)')
       continue
     }
-    if (model.retiresAt !== undefined && input.now >= model.retiresAt) {
-      skip(`retired by its provider on ${new Date(model.retiresAt).toISOString().slice(0, 10)}`)
+    if (isRetired(model, input.now)) {
+      skip(`retired by its provider on ${new Date(model.retiresAt!).toISOString().slice(0, 10)}`)
       continue
     }
     if (features.tools && !model.capabilities.tools) {

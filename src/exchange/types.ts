@@ -127,6 +127,21 @@ export interface ToolDefinition {
   cacheControl?: CacheControl
 }
 
+/**
+ * The upstream's own web search, offered to the model: Anthropic's `web_search` server tool or
+ * OpenAI's hosted `web_search` tool. Each runs inside its provider, so only an Anthropic or a
+ * Responses upstream can serve a request that has it (the router skips the others).
+ */
+export interface WebSearchTool {
+  /** Anthropic's limit on searches a turn; OpenAI has none. */
+  maxUses?: number
+  allowedDomains?: string[]
+  /** Anthropic only: OpenAI cannot exclude domains, so the router sends such a request to Anthropic. */
+  blockedDomains?: string[]
+  /** Where the user is, to localise results (both providers' approximate location). */
+  userLocation?: { city?: string; region?: string; country?: string; timezone?: string }
+}
+
 export type ToolChoice =
   | { type: 'auto'; disableParallel?: boolean }
   | { type: 'any'; disableParallel?: boolean }
@@ -158,6 +173,8 @@ export interface ExchangeRequest {
   /** The conversation in order: user and assistant turns, and instructions given along the way. */
   messages: ConversationMessage[]
   tools: ToolDefinition[]
+  /** The upstream's own web search, where the client offered it. */
+  webSearch?: WebSearchTool
   toolChoice?: ToolChoice
   maxTokens: number
   temperature?: number
@@ -212,7 +229,30 @@ export function overwriteUsage(target: Usage, update: Partial<Usage> | undefined
 /** The total prompt size as OpenAI counts it (cache reads and writes included). */
 export const totalInput = (u: Usage): number => u.input + u.cacheRead + u.cacheWrite
 
-export type OutputBlock = TextBlock | ThinkingBlock | RedactedThinkingBlock | ToolUseBlock
+export interface WebSearchResult {
+  url: string
+  /** The page's title; OpenAI names only the URL of a source, so there it is the URL again. */
+  title: string
+  /** How old the page is, as Anthropic reports it ("2 days ago"), where known. */
+  pageAge?: string
+}
+
+/**
+ * A search the upstream ran with its own web search tool, and what it found: Anthropic's
+ * `server_tool_use` and `web_search_tool_result` blocks, OpenAI's `web_search_call` item. Output
+ * only: a client's history carries them in a form only their own provider reads back (Anthropic's
+ * encrypted page contents), so decoders leave them out of a conversation, as before.
+ */
+export interface WebSearchBlock {
+  type: 'web_search'
+  /** The upstream's id for the search (Anthropic `srvtoolu_…`, OpenAI `ws_…`). */
+  id: string
+  query: string
+  /** What it found, or the error code it failed with (Anthropic's `web_search_tool_result_error`). */
+  outcome: { results: WebSearchResult[] } | { errorCode: string }
+}
+
+export type OutputBlock = TextBlock | ThinkingBlock | RedactedThinkingBlock | ToolUseBlock | WebSearchBlock
 
 export interface ExchangeResponse {
   /** The upstream's own id; the gateway replaces it with its own at the edge. */
@@ -229,6 +269,8 @@ export type BlockStart =
   | { kind: 'thinking' }
   | { kind: 'redacted_thinking'; data: string }
   | { kind: 'tool_use'; id: string; name: string }
+  /** A search opens complete, once its results are in, and closes with no deltas between. */
+  | { kind: 'web_search'; search: Omit<WebSearchBlock, 'type'> }
 
 export interface UpstreamErrorInfo {
   status: number

@@ -900,7 +900,7 @@ const schemas: Record<string, Schema> = {
       model: { type: 'string', description: 'the concrete upstream model that answered' },
       content: arrayOf(
         { type: 'object', additionalProperties: true },
-        'text, thinking, redacted_thinking and tool_use blocks',
+        'text, thinking, redacted_thinking and tool_use blocks; a web search as server_tool_use and web_search_tool_result',
       ),
       stop_reason: nullable('string', { examples: ['end_turn', 'max_tokens', 'stop_sequence', 'tool_use'] }),
       stop_sequence: nullable('string'),

@@ -16,6 +16,11 @@ export interface RequestFeatures {
   thinking: boolean
   /** The client forces a tool call (Anthropic `any`/`tool`, OpenAI `required`/a named function). */
   forcedToolChoice: boolean
+  /**
+   * The client offered the upstream's own web search: `any` where Anthropic's or OpenAI's serves,
+   * `anthropic` where it excludes domains, which only Anthropic's can.
+   */
+  webSearch: 'any' | 'anthropic' | undefined
   /** The conversation ends with the client's own assistant turn, for the model to continue (a prefill). */
   assistantPrefill: boolean
   /** Rough prompt size (≈ 4 characters a token): enough to rule out a too-small context window. */
@@ -115,6 +120,7 @@ export function readRequestFeatures(req: ExchangeRequest): RequestFeatures {
     otherFileType,
     thinking: req.thinking !== undefined && req.thinking.type !== 'disabled',
     forcedToolChoice: req.toolChoice?.type === 'any' || req.toolChoice?.type === 'tool',
+    webSearch: req.webSearch ? (req.webSearch.blockedDomains?.length ? 'anthropic' : 'any') : undefined,
     assistantPrefill: req.messages.at(-1)?.role === 'assistant',
     estimatedInputTokens: Math.ceil(chars / charsPerToken) + mediaTokens,
     maxTokens: req.maxTokens,

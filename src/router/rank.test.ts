@@ -7,7 +7,7 @@ import type { GrantState } from '../ledger/credit'
 import type { RequestFeatures } from './features'
 import type { HealthView } from './health'
 import { computeNudges, type FeedbackSignal, nudgeKey } from './nudges'
-import { type RankInput, rankCandidates } from './rank'
+import { type RankInput, type Ranking, rankCandidates } from './rank'
 
 const T0 = Date.parse('2026-11-22T10:00:00.000Z')
 
@@ -52,6 +52,7 @@ const providers: Record<string, ProviderConfig> = {
   // Configured without a platform key: usable only with the account's own key.
   own: provider('own', undefined),
   chat: { ...provider('chat', 'platform-key-chat'), kind: 'openai-chat' },
+  responses: { ...provider('responses', 'platform-key-responses'), kind: 'openai-responses' },
 }
 
 const grant = (over: Partial<GrantState> = {}): GrantState => ({
@@ -74,6 +75,7 @@ const features = (over: Partial<RequestFeatures> = {}): RequestFeatures => ({
   otherFileType: undefined,
   thinking: false,
   forcedToolChoice: false,
+  webSearch: undefined,
   assistantPrefill: false,
   estimatedInputTokens: 1000,
   maxTokens: 1000,
@@ -300,6 +302,43 @@ describe('eligibility: every skip says why', () => {
     expect(r.candidates.map((c) => c.model.id)).not.toContain('x')
     // Skipped entries follow every candidate in provider_ranks.
     expect(r.ranks.at(-1)?.model_id).toBe('x')
+  })
+
+  describe('web search goes to the candidates that run it most fully', () => {
+    const chat = model('chat-m', { provider: 'chat', quality: 99 })
+    const responses = model('resp-m', { provider: 'responses', quality: 95 })
+    const claude = model('claude-m', { quality: 90 })
+    const order = (r: Ranking) => r.candidates.map((c) => c.model.id)
+
+    test('without blocked domains: Anthropic and Responses alike; Chat is passed over, and says why', () => {
+      const r = rank({ models: [chat, responses, claude], features: features({ webSearch: 'any' }) })
+      expect(order(r)).toEqual(['resp-m', 'claude-m'])
+      expect(entryOf(r, 'chat-m')).toMatchObject({
+        status: 'skipped',
+        score: null,
+        estimated_cost_nanos: null,
+        reason: 'request offers web search; this provider has none (an Anthropic or OpenAI Responses model serves it)',
+      })
+    })
+
+    test('with blocked domains: Anthropic only, while there is one', () => {
+      const r = rank({ models: [chat, responses, claude], features: features({ webSearch: 'anthropic' }) })
+      expect(order(r)).toEqual(['claude-m'])
+      expect(entryOf(r, 'resp-m')?.reason).toBe(
+        'request offers web search with blocked domains, which only an Anthropic provider can exclude',
+      )
+    })
+
+    test('the best there is serves, with a note, rather than nothing', () => {
+      const blocked = rank({ models: [chat, responses], features: features({ webSearch: 'anthropic' }) })
+      expect(order(blocked)).toEqual(['resp-m'])
+      expect(entryOf(blocked, 'resp-m')?.reason).toContain(
+        'no Anthropic model could serve it, so this one searches without excluding them',
+      )
+      const none = rank({ models: [chat], features: features({ webSearch: 'any' }) })
+      expect(order(none)).toEqual(['chat-m'])
+      expect(entryOf(none, 'chat-m')?.reason).toContain('so this one answers without searching')
+    })
   })
 
   test('the context check uses max_tokens clamped to the model: exactly full still fits', () => {

@@ -1,7 +1,7 @@
 // Ranking: which concrete models may serve this request under this profile, best first, and a
 // record of every candidate considered (provider_ranks) so a user can read why.
 import { type CatalogModel, isRetired, type ProviderConfig } from '../config/load'
-import type { RoutingMode } from '../config/schema'
+import type { ProviderKind, RoutingMode } from '../config/schema'
 import { applicableCreditNanos, type GrantState } from '../ledger/credit'
 import { type TokenPrices, tokenPricesFor } from '../ledger/pricing'
 import type { RequestFeatures } from './features'
@@ -95,6 +95,45 @@ const closedHealth: HealthView = { state: 'closed', ttfb_ms: null, error_rate: 0
 const isHealthy = (h: HealthView) => h.state === 'closed' || h.state === 'half_open'
 
 const round2 = (n: number) => Math.round(n * 100) / 100
+
+type SearchNeed = NonNullable<RequestFeatures['webSearch']>
+
+/**
+ * How fully a provider runs the web search a request offers (the search runs inside the provider):
+ * 2 as asked, 1 without the domains it blocks (OpenAI cannot exclude any), 0 not at all (Chat).
+ */
+const searchFit = (kind: ProviderKind, need: SearchNeed) =>
+  kind === 'anthropic' ? 2 : kind === 'openai-responses' ? (need === 'any' ? 2 : 1) : 0
+
+const searchSkipReason = [
+  'request offers web search; this provider has none (an Anthropic or OpenAI Responses model serves it)',
+  'request offers web search with blocked domains, which only an Anthropic provider can exclude',
+]
+const searchNote = [
+  'web search offered; no model that could serve it runs one, so this one answers without searching',
+  'web search offered with blocked domains; no Anthropic model could serve it, so this one searches without excluding them',
+]
+
+/**
+ * A request offering web search goes to the candidates that run it most fully. Where none runs it
+ * as asked, the best there is serves, with a note, rather than a 503: Codex offers a search on
+ * every request, and a profile of Chat models must still serve Codex.
+ */
+function keepBestSearchers(eligible: Candidate[], skipped: RankEntry[], need: SearchNeed): void {
+  const fits = eligible.map((c) => searchFit(c.provider.kind, need))
+  const best = Math.max(...fits)
+  for (let i = eligible.length - 1; i >= 0; i--) {
+    const { rank } = eligible[i]!
+    const fit = fits[i]!
+    if (fit === best) {
+      if (fit < 2) rank.reason += `; ${searchNote[fit]}`
+      continue
+    }
+    eligible.splice(i, 1)
+    Object.assign(rank, { status: 'skipped', score: null, estimated_cost_nanos: null, reason: searchSkipReason[fit] })
+    skipped.unshift(rank)
+  }
+}
 
 export function rankCandidates(input: RankInput): Ranking {
   const { features, policy } = input
@@ -210,6 +249,8 @@ export function rankCandidates(input: RankInput): Ranking {
     entry.reason = notes.join('; ')
     eligible.push({ model, provider, byok, maxTokens, score, estimatedCostNanos, rank: entry })
   }
+
+  if (features.webSearch) keepBestSearchers(eligible, skipped, features.webSearch)
 
   // Healthy before unhealthy; then higher score; then cheaper; then higher quality; then by id so
   // ties never flap.

@@ -21,18 +21,46 @@ function usageOf(plan: Plan) {
   }
 }
 
-const outputText = (text: string) => ({ type: 'output_text', text, annotations: [], logprobs: [] })
+/** Where the simulator's searches find their one page. */
+const searchResultUrl = 'https://example.com/'
 
-/** OpenAI's hosted web search: one item a search, ahead of the answer. */
-const searchItem = (search: Plan['searches'][number], status: string) => ({
+/** An answer after searches cites the page each found, over the whole text, as OpenAI's do. */
+const citationsOf = (plan: Plan, text: string) =>
+  plan.searches.map((search) => ({
+    type: 'url_citation',
+    start_index: 0,
+    end_index: text.length,
+    url: searchResultUrl,
+    title: search.query,
+  }))
+
+const outputText = (plan: Plan, text: string) => ({
+  type: 'output_text',
+  text,
+  annotations: citationsOf(plan, text),
+  logprobs: [],
+})
+
+const sourcesWanted = (plan: Plan) =>
+  Array.isArray(plan.request['include']) && plan.request['include'].includes('web_search_call.action.sources')
+
+/**
+ * OpenAI's hosted web search: one item a search, ahead of the answer. The action names its sources
+ * only for a request that asked for them, and only once the search is done.
+ */
+const searchItem = (plan: Plan, search: Plan['searches'][number], status: string) => ({
   id: search.id,
   type: 'web_search_call',
   status,
-  action: { type: 'search', query: search.query },
+  action: {
+    type: 'search',
+    query: search.query,
+    ...(status === 'completed' && sourcesWanted(plan) ? { sources: [{ type: 'url', url: searchResultUrl }] } : {}),
+  },
 })
 
 function completedItems(plan: Plan): unknown[] {
-  const items: unknown[] = plan.searches.map((search) => searchItem(search, 'completed'))
+  const items: unknown[] = plan.searches.map((search) => searchItem(plan, search, 'completed'))
   if (plan.thinking) {
     items.push({
       id: plan.thinking.itemId,
@@ -46,7 +74,7 @@ function completedItems(plan: Plan): unknown[] {
       type: 'message',
       status: 'completed',
       role: 'assistant',
-      content: [outputText(plan.text.text)],
+      content: [outputText(plan, plan.text.text)],
     })
   }
   if (plan.tool) {
@@ -112,11 +140,11 @@ function encodeFrames(plan: Plan): Frame[] {
   let outputIndex = 0
   for (const search of plan.searches) {
     const at = { item_id: search.id, output_index: outputIndex }
-    emit('response.output_item.added', { output_index: outputIndex, item: searchItem(search, 'in_progress') })
+    emit('response.output_item.added', { output_index: outputIndex, item: searchItem(plan, search, 'in_progress') })
     emit('response.web_search_call.in_progress', at)
     emit('response.web_search_call.searching', at, true)
     emit('response.web_search_call.completed', at)
-    emit('response.output_item.done', { output_index: outputIndex, item: searchItem(search, 'completed') })
+    emit('response.output_item.done', { output_index: outputIndex, item: searchItem(plan, search, 'completed') })
     outputIndex++
   }
   if (plan.thinking) {
@@ -143,13 +171,22 @@ function encodeFrames(plan: Plan): Frame[] {
       output_index: outputIndex,
       item: { id: m.itemId, type: 'message', status: 'in_progress', role: 'assistant', content: [] },
     })
-    emit('response.content_part.added', { ...at, part: outputText('') })
+    emit('response.content_part.added', { ...at, part: { ...outputText(plan, ''), annotations: [] } })
     for (const delta of m.deltas) emit('response.output_text.delta', { ...at, delta, logprobs: [] }, true)
+    citationsOf(plan, m.text).forEach((annotation, annotation_index) => {
+      emit('response.output_text.annotation.added', { ...at, annotation_index, annotation })
+    })
     emit('response.output_text.done', { ...at, text: m.text, logprobs: [] })
-    emit('response.content_part.done', { ...at, part: outputText(m.text) })
+    emit('response.content_part.done', { ...at, part: outputText(plan, m.text) })
     emit('response.output_item.done', {
       output_index: outputIndex,
-      item: { id: m.itemId, type: 'message', status: 'completed', role: 'assistant', content: [outputText(m.text)] },
+      item: {
+        id: m.itemId,
+        type: 'message',
+        status: 'completed',
+        role: 'assistant',
+        content: [outputText(plan, m.text)],
+      },
     })
     outputIndex++
   }

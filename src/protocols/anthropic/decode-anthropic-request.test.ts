@@ -69,6 +69,7 @@ const claudeCodeExchange: ExchangeRequest = {
       inputSchema: { type: 'object', properties: { file_path: { type: 'string' } }, required: ['file_path'] },
     },
   ],
+  webSearch: { maxUses: 5 },
   toolChoice: { type: 'auto' },
   maxTokens: 32000,
   temperature: 1,
@@ -295,6 +296,55 @@ describe('decodeAnthropicRequest', () => {
     expect(() => decodeAnthropicRequest({ ...base, messages: [], output_config: { format } })).toThrow(
       expect.objectContaining({ kind: 'invalid_request', status: 400, param }),
     )
+  })
+
+  test('a web_search server tool of any version becomes webSearch; other server tools are dropped', () => {
+    const decodeTools = (tools: unknown[]) => decodeAnthropicRequest({ ...base, messages: [], tools })
+    const request = decodeTools([
+      { type: 'bash_20250124', name: 'bash' },
+      { name: 'f', input_schema: { type: 'object' } },
+      {
+        type: 'web_search_20250305',
+        name: 'web_search',
+        max_uses: 3,
+        allowed_domains: ['example.com', 'docs.example.org'],
+        user_location: { type: 'approximate', city: 'Lyon', region: 'ARA', country: 'FR', timezone: 'Europe/Paris' },
+      },
+    ])
+    expect(request.tools).toEqual([{ name: 'f', inputSchema: { type: 'object' } }])
+    expect(request.webSearch).toEqual({
+      maxUses: 3,
+      allowedDomains: ['example.com', 'docs.example.org'],
+      userLocation: { city: 'Lyon', region: 'ARA', country: 'FR', timezone: 'Europe/Paris' },
+    })
+    // A newer version, blocked domains, and nulls where the fields are optional.
+    expect(
+      decodeTools([
+        {
+          type: 'web_search_20260209',
+          name: 'web_search',
+          max_uses: null,
+          allowed_domains: null,
+          blocked_domains: ['spam.example'],
+          user_location: { type: 'approximate', city: null, country: 'US' },
+        },
+      ]).webSearch,
+    ).toEqual({ blockedDomains: ['spam.example'], userLocation: { country: 'US' } })
+    expect(decodeTools([{ type: 'web_search_20250305', name: 'web_search' }]).webSearch).toEqual({})
+    expect(decodeTools([{ type: 'web_fetch_20250910', name: 'web_fetch' }])).not.toHaveProperty('webSearch')
+  })
+
+  test.each([
+    [{ max_uses: '5' }, 'tools.0.max_uses'],
+    [{ allowed_domains: 'example.com' }, 'tools.0.allowed_domains'],
+    [{ blocked_domains: ['ok.example', 7] }, 'tools.0.blocked_domains'],
+    [{ user_location: 'Paris' }, 'tools.0.user_location'],
+    [{ user_location: { type: 'approximate', city: 75 } }, 'tools.0.user_location.city'],
+  ])('a web_search tool with %j is refused naming %s', (fields, param) => {
+    const tools = [{ type: 'web_search_20250305', name: 'web_search', ...fields }]
+    const decode = () => decodeAnthropicRequest({ ...base, messages: [], tools })
+    expect(decode).toThrow(expect.objectContaining({ kind: 'invalid_request', status: 400, param }))
+    expect(decode).toThrow(`${param}:`)
   })
 
   test('invalid thinking and tool_choice types are named', () => {

@@ -18,6 +18,7 @@ import type {
   ToolDefinition,
   ToolUseBlock,
   UserContentBlock,
+  WebSearchTool,
 } from '../../exchange/types'
 import { invalidRequest } from '../../lib/errors'
 import { isObject, type JsonObject, readArray, readBoolean, readNumber, readObject, readString } from '../wire-values'
@@ -42,13 +43,9 @@ export function decodeAnthropicRequest(body: unknown): ExchangeRequest {
     else throw invalidRequest(`${path}.role: expected "user" or "assistant"`, `${path}.role`)
   })
 
-  const request: ExchangeRequest = {
-    system,
-    messages,
-    tools: decodeTools(body.tools),
-    maxTokens,
-    stream: readBoolean(body, 'stream') ?? false,
-  }
+  const { tools, webSearch } = decodeTools(body.tools)
+  const request: ExchangeRequest = { system, messages, tools, maxTokens, stream: readBoolean(body, 'stream') ?? false }
+  if (webSearch) request.webSearch = webSearch
   const toolChoice = decodeToolChoice(body.tool_choice)
   if (toolChoice) request.toolChoice = toolChoice
   const outputConfig = readObject(body, 'output_config')
@@ -229,14 +226,21 @@ function decodeSearchResult(block: JsonObject): TextBlock[] {
   return [{ type: 'text', text: header ? `${header}\n\n${texts.join('\n\n')}` : texts.join('\n\n') }]
 }
 
-function decodeTools(tools: unknown): ToolDefinition[] {
-  if (tools === undefined || tools === null) return []
+function decodeTools(tools: unknown): { tools: ToolDefinition[]; webSearch?: WebSearchTool } {
+  if (tools === undefined || tools === null) return { tools: [] }
   if (!Array.isArray(tools)) throw invalidRequest('tools: expected an array', 'tools')
   const out: ToolDefinition[] = []
+  let webSearch: WebSearchTool | undefined
   tools.forEach((raw, i) => {
     const path = `tools.${i}`
     if (!isObject(raw)) throw invalidRequest(`${path}: expected an object`, path)
-    // Server tools (web_search_20250305, bash_20250124…) run inside Anthropic; elsewhere they don't exist.
+    // Every version of the web search server tool (web_search_20250305, web_search_20260209…) is the
+    // same search to the neutral form: an OpenAI Responses upstream has one too.
+    if (typeof raw.type === 'string' && raw.type.startsWith('web_search_')) {
+      webSearch = decodeWebSearchTool(raw, path)
+      return
+    }
+    // Other server tools (bash_20250124, code_execution…) run inside Anthropic; elsewhere they don't exist.
     if (raw.type !== undefined && raw.type !== null && raw.type !== 'custom') return
     const tool: ToolDefinition = {
       name: requireString(raw, 'name', path),
@@ -248,8 +252,49 @@ function decodeTools(tools: unknown): ToolDefinition[] {
     if (cacheControl) tool.cacheControl = cacheControl
     out.push(tool)
   })
-  return out
+  return webSearch ? { tools: out, webSearch } : { tools: out }
 }
+
+function decodeWebSearchTool(tool: JsonObject, path: string): WebSearchTool {
+  const search: WebSearchTool = {}
+  if (isPresent(tool.max_uses)) {
+    const maxUses = readNumber(tool, 'max_uses')
+    if (maxUses === undefined) throw invalidRequest(`${path}.max_uses: expected a number`, `${path}.max_uses`)
+    search.maxUses = maxUses
+  }
+  const allowedDomains = decodeDomains(tool, 'allowed_domains', path)
+  if (allowedDomains) search.allowedDomains = allowedDomains
+  const blockedDomains = decodeDomains(tool, 'blocked_domains', path)
+  if (blockedDomains) search.blockedDomains = blockedDomains
+  const userLocation = decodeUserLocation(tool.user_location, `${path}.user_location`)
+  if (userLocation) search.userLocation = userLocation
+  return search
+}
+
+function decodeDomains(tool: JsonObject, key: string, path: string): string[] | undefined {
+  const value = tool[key]
+  if (!isPresent(value)) return undefined
+  if (!Array.isArray(value) || !value.every((domain) => typeof domain === 'string')) {
+    throw invalidRequest(`${path}.${key}: expected an array of domain strings`, `${path}.${key}`)
+  }
+  return value
+}
+
+const locationFields = ['city', 'region', 'country', 'timezone'] as const
+
+function decodeUserLocation(value: unknown, path: string): WebSearchTool['userLocation'] {
+  if (!isPresent(value)) return undefined
+  if (!isObject(value)) throw invalidRequest(`${path}: expected an object`, path)
+  const location: NonNullable<WebSearchTool['userLocation']> = {}
+  for (const field of locationFields) {
+    if (!isPresent(value[field])) continue
+    location[field] = requireString(value, field, path)
+  }
+  return location
+}
+
+/** Anthropic's optional fields may be sent as null: the same as leaving them out. */
+const isPresent = (value: unknown): boolean => value !== undefined && value !== null
 
 function decodeToolChoice(choice: unknown): ToolChoice | undefined {
   if (!isObject(choice)) return undefined

@@ -1,6 +1,6 @@
 // Anthropic non-streaming message JSON → ExchangeResponse.
 
-import type { ExchangeResponse, OutputBlock } from '../../exchange/types'
+import type { ExchangeResponse, OutputBlock, WebSearchBlock, WebSearchResult } from '../../exchange/types'
 import { GatewayError } from '../../lib/errors'
 import { isObject, type JsonObject, readArray, readString } from '../wire-values'
 import { decodeAnthropicStopReason } from './stop-reason'
@@ -16,14 +16,24 @@ export function decodeAnthropicResponse(json: unknown): ExchangeResponse {
   return {
     id: readString(json, 'id') ?? '',
     model: readString(json, 'model') ?? '',
-    content: (readArray(json, 'content') ?? []).flatMap(decodeOutputBlock),
+    content: decodeContent(readArray(json, 'content') ?? []),
     stopReason: decodeAnthropicStopReason(json.stop_reason),
     stopSequence: stopSequence ?? null,
     usage: anthropicUsage(json.usage),
   }
 }
 
-function decodeOutputBlock(block: unknown): OutputBlock[] {
+// A web search is two blocks, the call (its query) and its result, paired by id: they become one
+// block where the result is, when the search has run.
+function decodeContent(content: unknown[]): OutputBlock[] {
+  const queries = new Map<string, string>()
+  for (const block of content) {
+    if (isWebSearchCall(block)) queries.set(readString(block, 'id') ?? '', webSearchQuery(block.input))
+  }
+  return content.flatMap((block) => decodeOutputBlock(block, queries))
+}
+
+function decodeOutputBlock(block: unknown, queries: Map<string, string>): OutputBlock[] {
   if (!isObject(block)) return []
   switch (block.type) {
     case 'text':
@@ -40,10 +50,41 @@ function decodeOutputBlock(block: unknown): OutputBlock[] {
       return [{ type: 'redacted_thinking', data: readString(block, 'data') ?? '' }]
     case 'tool_use':
       return [decodeToolUse(block)]
+    case 'web_search_tool_result': {
+      const id = readString(block, 'tool_use_id') ?? ''
+      return [{ type: 'web_search', id, query: queries.get(id) ?? '', outcome: decodeWebSearchOutcome(block.content) }]
+    }
     default:
-      // Server-tool blocks (server_tool_use, web_search_tool_result…) have no neutral form.
+      // Other server-tool blocks (web_fetch, code execution…) have no neutral form; a
+      // server_tool_use of web_search is its result's query.
       return []
   }
+}
+
+/** A `server_tool_use` block calling web search. */
+export const isWebSearchCall = (block: unknown): block is JsonObject =>
+  isObject(block) && block.type === 'server_tool_use' && block.name === 'web_search'
+
+/** The query of a web search call's input, `{query}`. */
+export const webSearchQuery = (input: unknown): string =>
+  (isObject(input) ? readString(input, 'query') : undefined) ?? ''
+
+/** A `web_search_tool_result` block's content: its results, or the error it failed with. */
+export function decodeWebSearchOutcome(content: unknown): WebSearchBlock['outcome'] {
+  if (!Array.isArray(content)) {
+    // Anthropic names every failure; a content of no known shape is reported as its generic one.
+    const code = isObject(content) ? readString(content, 'error_code') : undefined
+    return { errorCode: code ?? 'unavailable' }
+  }
+  return { results: content.flatMap(decodeWebSearchResult) }
+}
+
+function decodeWebSearchResult(result: unknown): WebSearchResult[] {
+  if (!isObject(result) || result.type !== 'web_search_result') return []
+  const decoded: WebSearchResult = { url: readString(result, 'url') ?? '', title: readString(result, 'title') ?? '' }
+  const pageAge = readString(result, 'page_age')
+  if (pageAge) decoded.pageAge = pageAge
+  return [decoded]
 }
 
 const decodeToolUse = (block: JsonObject): OutputBlock => ({

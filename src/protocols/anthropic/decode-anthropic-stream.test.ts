@@ -115,6 +115,88 @@ describe('anthropicStreamDecoder', () => {
     ])
   })
 
+  test('a web search opens, complete, at its result with the query its call streamed; the call has no index', async () => {
+    const start = (index: number, block: unknown) =>
+      encodeSse('content_block_start', { type: 'content_block_start', index, content_block: block })
+    const delta = (index: number, d: unknown) =>
+      encodeSse('content_block_delta', { type: 'content_block_delta', index, delta: d })
+    const stop = (index: number) => encodeSse('content_block_stop', { type: 'content_block_stop', index })
+    const call = (index: number, id: string, query: string) => [
+      start(index, { type: 'server_tool_use', id, name: 'web_search', input: {} }),
+      delta(index, { type: 'input_json_delta', partial_json: '' }),
+      delta(index, { type: 'input_json_delta', partial_json: '{"query": "bun' }),
+      delta(index, { type: 'input_json_delta', partial_json: ` ${query}"}` }),
+      stop(index),
+    ]
+    const result = {
+      type: 'web_search_result',
+      url: 'https://bun.sh/',
+      title: 'Bun',
+      encrypted_content: 'Eq',
+      page_age: null,
+    }
+    const text = [
+      encodeSse('message_start', {
+        type: 'message_start',
+        message: { id: 'm', model: 'c', usage: { input_tokens: 5 } },
+      }),
+      start(0, { type: 'text', text: '' }),
+      delta(0, { type: 'text_delta', text: 'Searching.' }),
+      stop(0),
+      ...call(1, 'srvtoolu_1', '1.4'),
+      start(2, { type: 'web_search_tool_result', tool_use_id: 'srvtoolu_1', content: [result] }),
+      stop(2),
+      ...call(3, 'srvtoolu_2', '1.5'),
+      start(4, {
+        type: 'web_search_tool_result',
+        tool_use_id: 'srvtoolu_2',
+        content: { type: 'web_search_tool_result_error', error_code: 'too_many_requests' },
+      }),
+      stop(4),
+      start(5, { type: 'text', text: '' }),
+      delta(5, { type: 'text_delta', text: 'Bun 1.4 is out.' }),
+      stop(5),
+      encodeSse('message_delta', {
+        type: 'message_delta',
+        delta: { stop_reason: 'end_turn', stop_sequence: null },
+        usage: { output_tokens: 30, server_tool_use: { web_search_requests: 1 } },
+      }),
+      encodeSse('message_stop', { type: 'message_stop' }),
+    ].join('')
+    expect((await decodeText(text)).slice(1)).toEqual([
+      { type: 'block_start', index: 0, block: { kind: 'text' } },
+      { type: 'text_delta', index: 0, text: 'Searching.' },
+      { type: 'block_stop', index: 0 },
+      {
+        type: 'block_start',
+        index: 1,
+        block: {
+          kind: 'web_search',
+          search: {
+            id: 'srvtoolu_1',
+            query: 'bun 1.4',
+            outcome: { results: [{ url: 'https://bun.sh/', title: 'Bun' }] },
+          },
+        },
+      },
+      { type: 'block_stop', index: 1 },
+      {
+        type: 'block_start',
+        index: 2,
+        block: {
+          kind: 'web_search',
+          search: { id: 'srvtoolu_2', query: 'bun 1.5', outcome: { errorCode: 'too_many_requests' } },
+        },
+      },
+      { type: 'block_stop', index: 2 },
+      { type: 'block_start', index: 3, block: { kind: 'text' } },
+      { type: 'text_delta', index: 3, text: 'Bun 1.4 is out.' },
+      { type: 'block_stop', index: 3 },
+      { type: 'usage', usage: { output: 30, webSearches: 1 } },
+      { type: 'finish', reason: 'end_turn', stopSequence: null },
+    ])
+  })
+
   test('a stop sequence is carried through', async () => {
     const text = encodeSse('message_delta', {
       type: 'message_delta',

@@ -1,5 +1,7 @@
 // Anthropic SSE frames → neutral exchange events. Block indices are renumbered densely because
-// server-tool blocks (server_tool_use, web_search_tool_result…) have no neutral form and are skipped.
+// server-tool blocks (web_fetch, code execution…) have no neutral form and are skipped. A web
+// search is two blocks, its call (whose input streams the query) and its result: the call is held
+// back, and the search opens, complete, at its result.
 
 import type { StreamCodec } from '../../exchange/stream-codec'
 import type { BlockStart, ExchangeEvent } from '../../exchange/types'
@@ -8,6 +10,7 @@ import type { SseEvent } from '../sse'
 import { isObject, type JsonObject, parseJson, readNumber, readObject, readString } from '../wire-values'
 import { statusForAnthropicErrorType } from './errors'
 import { decodeAnthropicStopReason } from './stop-reason'
+import { decodeWebSearchOutcome, isWebSearchCall, webSearchQuery } from './decode-anthropic-response'
 import { anthropicUsage, anthropicUsagePartial } from './usage'
 
 const handled = new Set([
@@ -23,6 +26,8 @@ const handled = new Set([
 export function anthropicStreamDecoder(): StreamCodec<SseEvent, ExchangeEvent> {
   // Upstream index → our index; a missing entry means the block was skipped, and so are its deltas.
   const indices = new Map<number, number>()
+  // Upstream index → a web search call held back: its id and the input JSON streamed so far.
+  const searchCalls = new Map<number, { id: string; input: string }>()
   let nextIndex = 0
   let done = false
 
@@ -46,7 +51,11 @@ export function anthropicStreamDecoder(): StreamCodec<SseEvent, ExchangeEvent> {
       case 'content_block_start': {
         const upstreamIndex = readNumber(payload, 'index')
         const block = readObject(payload, 'content_block')
-        const start = block && decodeBlockStart(block)
+        if (upstreamIndex !== undefined && isWebSearchCall(block)) {
+          searchCalls.set(upstreamIndex, { id: readString(block, 'id') ?? '', input: '' })
+          return []
+        }
+        const start = block && decodeBlockStart(block, searchQuery)
         if (upstreamIndex === undefined || !block || !start) return []
         const index = nextIndex++
         indices.set(upstreamIndex, index)
@@ -59,8 +68,11 @@ export function anthropicStreamDecoder(): StreamCodec<SseEvent, ExchangeEvent> {
         return out
       }
       case 'content_block_delta': {
-        const index = indices.get(readNumber(payload, 'index') ?? -1)
+        const upstreamIndex = readNumber(payload, 'index') ?? -1
+        const index = indices.get(upstreamIndex)
         const delta = readObject(payload, 'delta')
+        const call = searchCalls.get(upstreamIndex)
+        if (call && delta?.type === 'input_json_delta') call.input += readString(delta, 'partial_json') ?? ''
         if (index === undefined || !delta) return []
         const decoded = decodeDelta(index, delta)
         return decoded ? [decoded] : []
@@ -97,6 +109,16 @@ export function anthropicStreamDecoder(): StreamCodec<SseEvent, ExchangeEvent> {
     }
   }
 
+  /** The query of the search call `id`, from its streamed input (`{"query": …}`). */
+  const searchQuery = (id: string): string => {
+    for (const call of searchCalls.values()) {
+      if (call.id !== id) continue
+      const parsed = parseJson(call.input)
+      return parsed.ok ? webSearchQuery(parsed.value) : ''
+    }
+    return ''
+  }
+
   return {
     push: (event) => (done ? [] : decode(event)),
     // Cut off before message_stop: no finish, so the encoder reports the stream as broken.
@@ -107,7 +129,8 @@ export function anthropicStreamDecoder(): StreamCodec<SseEvent, ExchangeEvent> {
   }
 }
 
-function decodeBlockStart(block: JsonObject): BlockStart | undefined {
+/** `searchQuery`: the query of the web search call an id names, for the search's result block. */
+function decodeBlockStart(block: JsonObject, searchQuery: (id: string) => string): BlockStart | undefined {
   switch (block.type) {
     case 'text':
       return { kind: 'text' }
@@ -118,6 +141,13 @@ function decodeBlockStart(block: JsonObject): BlockStart | undefined {
     case 'tool_use':
       // The SDK builds input from input_json_delta only; a non-empty start `input` is ignored the same way.
       return { kind: 'tool_use', id: readString(block, 'id') ?? '', name: readString(block, 'name') ?? '' }
+    case 'web_search_tool_result': {
+      const id = readString(block, 'tool_use_id') ?? ''
+      return {
+        kind: 'web_search',
+        search: { id, query: searchQuery(id), outcome: decodeWebSearchOutcome(block.content) },
+      }
+    }
     default:
       return undefined
   }

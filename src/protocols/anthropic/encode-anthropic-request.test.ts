@@ -383,6 +383,61 @@ describe('encodeAnthropicRequest', () => {
   })
 })
 
+describe('web search', () => {
+  const ask: ExchangeRequest = { ...base, messages: [{ role: 'user', content: [{ type: 'text', text: 'news?' }] }] }
+
+  test('is the web_search server tool, after the function tools, with only the settings made', () => {
+    const body = encodeAnthropicRequest(
+      {
+        ...ask,
+        tools: [{ name: 'exec_command', inputSchema: { type: 'object' } }],
+        webSearch: {
+          maxUses: 3,
+          allowedDomains: ['docs.python.org'],
+          userLocation: { city: 'Paris', country: 'FR', timezone: 'Europe/Paris' },
+        },
+        toolChoice: { type: 'auto', disableParallel: true },
+      },
+      'claude-x',
+    )
+    expect(body.tools).toEqual([
+      { name: 'exec_command', input_schema: { type: 'object' } },
+      {
+        type: 'web_search_20250305',
+        name: 'web_search',
+        max_uses: 3,
+        allowed_domains: ['docs.python.org'],
+        user_location: { type: 'approximate', city: 'Paris', country: 'FR', timezone: 'Europe/Paris' },
+      },
+    ])
+    expect(body.tool_choice).toEqual({ type: 'auto', disable_parallel_tool_use: true })
+  })
+
+  test('alone it is the only tool, and the tool choice goes with it; blocked domains go as sent', () => {
+    const body = encodeAnthropicRequest(
+      { ...ask, webSearch: { blockedDomains: ['example.com'] }, toolChoice: { type: 'any' } },
+      'claude-x',
+    )
+    expect(body.tools).toEqual([{ type: 'web_search_20250305', name: 'web_search', blocked_domains: ['example.com'] }])
+    expect(body.tool_choice).toEqual({ type: 'any' })
+    expect(encodeAnthropicRequest({ ...ask, webSearch: {} }, 'claude-x').tools).toEqual([
+      { type: 'web_search_20250305', name: 'web_search' },
+    ])
+  })
+
+  test("without a system prompt the cache breakpoint on the last tool is the search tool's, covering them all", () => {
+    const body = encodeAnthropicRequest(
+      { ...ask, tools: [{ name: 'exec_command', inputSchema: { type: 'object' } }], webSearch: {} },
+      'claude-x',
+      { promptCaching: true },
+    )
+    expect(body.tools).toEqual([
+      { name: 'exec_command', input_schema: { type: 'object' } },
+      { type: 'web_search_20250305', name: 'web_search', cache_control: { type: 'ephemeral' } },
+    ])
+  })
+})
+
 describe('cache breakpoints for a client that cannot mark them (a model with prompt caching)', () => {
   const toolLoop: ExchangeRequest = {
     ...base,

@@ -13,6 +13,7 @@ import type {
   ResponseFormat,
   TextBlock,
   ToolChoice,
+  WebSearchTool,
 } from '../../exchange/types'
 import { maxTokensAbove } from '../../exchange/thinking-budget'
 import { isObject } from '../wire-values'
@@ -40,7 +41,7 @@ export function encodeAnthropicRequest(
     .filter((b) => b.text.trim() !== '')
     .map(encodeText)
   if (system.length > 0) body.system = system
-  const tools = req.tools.map((tool) =>
+  const tools: Record<string, unknown>[] = req.tools.map((tool) =>
     withCache(
       {
         name: tool.name,
@@ -50,6 +51,8 @@ export function encodeAnthropicRequest(
       tool.cacheControl,
     ),
   )
+  // Last, so a cache breakpoint put on the last tool covers every definition (server tools take one too).
+  if (req.webSearch) tools.push(encodeWebSearchTool(req.webSearch))
   if (tools.length > 0) {
     body.tools = tools
     if (req.toolChoice) body.tool_choice = encodeToolChoice(req.toolChoice)
@@ -199,6 +202,17 @@ function encodeDocument(block: DocumentBlock): WireBlock {
 
 function encodeDocumentSource(source: DocumentSource): Record<string, unknown> {
   return source.kind === 'text' ? { type: 'text', media_type: 'text/plain', data: source.text } : encodeSource(source)
+}
+
+// Anthropic's web search server tool, in the version every Claude model with web search takes
+// (web_search_20260209 is for the newest only). Only the settings the client made are sent.
+function encodeWebSearchTool(search: WebSearchTool): Record<string, unknown> {
+  const tool: Record<string, unknown> = { type: 'web_search_20250305', name: 'web_search' }
+  if (search.maxUses !== undefined) tool.max_uses = search.maxUses
+  if (search.allowedDomains) tool.allowed_domains = search.allowedDomains
+  if (search.blockedDomains) tool.blocked_domains = search.blockedDomains
+  if (search.userLocation) tool.user_location = { type: 'approximate', ...search.userLocation }
+  return tool
 }
 
 function encodeToolChoice(choice: ToolChoice): Record<string, unknown> {

@@ -1,7 +1,7 @@
 // ExchangeResponse → Anthropic non-streaming message JSON, under the gateway's id and the
 // model name the client asked for (Claude Code derives context-window math from it).
 
-import type { ExchangeResponse, OutputBlock } from '../../exchange/types'
+import type { ExchangeResponse, OutputBlock, WebSearchBlock } from '../../exchange/types'
 import { isObject } from '../wire-values'
 import { encodeAnthropicStopReason } from './stop-reason'
 import { sanitizeToolUseId } from './tool-use-id'
@@ -40,5 +40,43 @@ function encodeOutputBlock(block: OutputBlock): Record<string, unknown>[] {
           input: isObject(block.input) ? block.input : {},
         },
       ]
+    case 'web_search':
+      return [encodeServerToolUse(block, { query: block.query }), encodeWebSearchResult(block)]
   }
+}
+
+/**
+ * A search's id as a server_tool_use id: Anthropic's are `srvtoolu_…`, so another provider's
+ * (OpenAI's `ws_…`) gets the prefix, and a tool_use id's character rules, applied the same way
+ * every time so the result block still names its call.
+ */
+export function serverToolUseId(id: string): string {
+  const safe = sanitizeToolUseId(id)
+  return safe.startsWith('srvtoolu_') ? safe : `srvtoolu_${safe}`
+}
+
+/** The server_tool_use half of a search; a stream's start carries an empty input, its delta the query. */
+export const encodeServerToolUse = (search: Omit<WebSearchBlock, 'type'>, input: Record<string, unknown>) => ({
+  type: 'server_tool_use',
+  id: serverToolUseId(search.id),
+  name: 'web_search',
+  input,
+})
+
+/**
+ * The web_search_tool_result half. encrypted_content is Anthropic's sealed page text, which only
+ * Anthropic makes and reads: another upstream's search has none, so it is empty (the field is required).
+ */
+export function encodeWebSearchResult(search: Omit<WebSearchBlock, 'type'>): Record<string, unknown> {
+  const content =
+    'errorCode' in search.outcome
+      ? { type: 'web_search_tool_result_error', error_code: search.outcome.errorCode }
+      : search.outcome.results.map((result) => ({
+          type: 'web_search_result',
+          url: result.url,
+          title: result.title,
+          encrypted_content: '',
+          page_age: result.pageAge ?? null,
+        }))
+  return { type: 'web_search_tool_result', tool_use_id: serverToolUseId(search.id), content }
 }

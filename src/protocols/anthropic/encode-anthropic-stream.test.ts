@@ -4,6 +4,7 @@ import type { ExchangeEvent } from '../../exchange/types'
 import { GatewayError } from '../../lib/errors'
 import { collect, framesOf, iterate, readFixture, runCodec, sseOf } from '../fixture-streams'
 import { chatStreamDecoder } from '../openai-chat/decode-chat-stream'
+import { responsesStreamDecoder } from '../openai-responses/decode-responses-stream'
 import { anthropicStreamDecoder } from './decode-anthropic-stream'
 import { anthropicStreamEncoder } from './encode-anthropic-stream'
 
@@ -254,5 +255,145 @@ describe('anthropicStreamEncoder: ordering rules', () => {
     expect(afterEnd.done).toBe(true)
     expect(afterEnd.fail(new Error('late'))).toEqual([])
     expect(afterEnd.end()).toEqual([])
+  })
+})
+
+describe('anthropicStreamEncoder: web searches', () => {
+  const found = {
+    id: 'ws_1',
+    query: 'svc gateway',
+    outcome: { results: [{ url: 'https://a.example/', title: 'https://a.example/' }] },
+  }
+
+  test('a search is a server_tool_use with its query as one delta, then the whole result block', async () => {
+    const frames = await framesOf(
+      await encodeEvents([
+        start,
+        { type: 'block_start', index: 0, block: { kind: 'thinking' } },
+        { type: 'thinking_delta', index: 0, thinking: 'look' },
+        { type: 'block_stop', index: 0 },
+        { type: 'block_start', index: 1, block: { kind: 'web_search', search: found } },
+        { type: 'block_stop', index: 1 },
+        {
+          type: 'block_start',
+          index: 2,
+          block: { kind: 'web_search', search: { id: 'ws_2', query: 'again', outcome: { errorCode: 'unavailable' } } },
+        },
+        { type: 'block_stop', index: 2 },
+        { type: 'block_start', index: 3, block: { kind: 'text' } },
+        { type: 'text_delta', index: 3, text: 'Found.' },
+        { type: 'block_stop', index: 3 },
+        { type: 'usage', usage: { input: 30, output: 5, webSearches: 2 } },
+        { type: 'finish', reason: 'end_turn' },
+      ]),
+    )
+    const blockStart = (index: number, block: unknown) => ({
+      event: 'content_block_start',
+      data: { type: 'content_block_start', index, content_block: block },
+    })
+    const blockStop = (index: number) => ({ event: 'content_block_stop', data: { type: 'content_block_stop', index } })
+    const queryDelta = (index: number, query: string) => ({
+      event: 'content_block_delta',
+      data: {
+        type: 'content_block_delta',
+        index,
+        delta: { type: 'input_json_delta', partial_json: JSON.stringify({ query }) },
+      },
+    })
+    expect(frames.slice(4, -2)).toEqual([
+      blockStart(1, { type: 'server_tool_use', id: 'srvtoolu_ws_1', name: 'web_search', input: {} }),
+      queryDelta(1, 'svc gateway'),
+      blockStop(1),
+      blockStart(2, {
+        type: 'web_search_tool_result',
+        tool_use_id: 'srvtoolu_ws_1',
+        content: [
+          {
+            type: 'web_search_result',
+            url: 'https://a.example/',
+            title: 'https://a.example/',
+            encrypted_content: '',
+            page_age: null,
+          },
+        ],
+      }),
+      blockStop(2),
+      blockStart(3, { type: 'server_tool_use', id: 'srvtoolu_ws_2', name: 'web_search', input: {} }),
+      queryDelta(3, 'again'),
+      blockStop(3),
+      blockStart(4, {
+        type: 'web_search_tool_result',
+        tool_use_id: 'srvtoolu_ws_2',
+        content: { type: 'web_search_tool_result_error', error_code: 'unavailable' },
+      }),
+      blockStop(4),
+      blockStart(5, { type: 'text', text: '' }),
+      {
+        event: 'content_block_delta',
+        data: { type: 'content_block_delta', index: 5, delta: { type: 'text_delta', text: 'Found.' } },
+      },
+      blockStop(5),
+    ])
+    expect(frames.at(-2)?.data).toMatchObject({
+      usage: { input_tokens: 30, output_tokens: 5, server_tool_use: { web_search_requests: 2 } },
+    })
+  })
+
+  test("a Responses upstream's searches, as the SDK sees them; later reasoning is dropped like after a tool", async () => {
+    const searched = {
+      id: 'ws_1',
+      type: 'web_search_call',
+      status: 'completed',
+      action: { type: 'search', query: 'svc gateway', sources: [{ type: 'url', url: 'https://a.example/' }] },
+    }
+    const reasoning = { id: 'rs_1', type: 'reasoning', summary: [{ type: 'summary_text', text: 'then' }] }
+    const message = {
+      id: 'msg_1',
+      type: 'message',
+      role: 'assistant',
+      status: 'completed',
+      content: [{ type: 'output_text', text: 'Found.', annotations: [] }],
+    }
+    const upstream = [
+      { type: 'response.created', response: { id: 'resp_1', model: 'gpt-5', status: 'in_progress', output: [] } },
+      { type: 'response.output_item.added', output_index: 0, item: { ...searched, status: 'in_progress' } },
+      { type: 'response.web_search_call.completed', output_index: 0, item_id: 'ws_1' },
+      { type: 'response.output_item.done', output_index: 0, item: searched },
+      { type: 'response.output_item.done', output_index: 1, item: reasoning },
+      { type: 'response.output_item.done', output_index: 2, item: message },
+      {
+        type: 'response.completed',
+        response: {
+          id: 'resp_1',
+          model: 'gpt-5',
+          status: 'completed',
+          output: [searched, reasoning, message],
+          usage: { input_tokens: 30, output_tokens: 5 },
+        },
+      },
+    ]
+    const sse = upstream.map((e, i) => `event: ${e.type}\ndata: ${JSON.stringify({ sequence_number: i, ...e })}\n\n`)
+    const encoded = await encodeText(runCodec(responsesStreamDecoder(), sseOf(sse.join(''))))
+    expect(await sdkFinalMessage(encoded)).toMatchObject({
+      content: [
+        { type: 'server_tool_use', id: 'srvtoolu_ws_1', name: 'web_search', input: { query: 'svc gateway' } },
+        {
+          type: 'web_search_tool_result',
+          tool_use_id: 'srvtoolu_ws_1',
+          content: [
+            {
+              type: 'web_search_result',
+              url: 'https://a.example/',
+              title: 'https://a.example/',
+              encrypted_content: '',
+              page_age: null,
+            },
+          ],
+        },
+        { type: 'text', text: 'Found.' },
+      ],
+      stop_reason: 'end_turn',
+      usage: { input_tokens: 30, output_tokens: 5, server_tool_use: { web_search_requests: 1 } },
+    })
   })
 })

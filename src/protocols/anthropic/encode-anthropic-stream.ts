@@ -9,9 +9,11 @@ import {
   overwriteUsage,
   type StopReason,
   type Usage,
+  type WebSearchBlock,
 } from '../../exchange/types'
 import { GatewayError } from '../../lib/errors'
 import { encodeSse } from '../sse'
+import { encodeServerToolUse, encodeWebSearchResult } from './encode-anthropic-response'
 import { anthropicErrorTypeForKind, encodeAnthropicError } from './errors'
 import { encodeAnthropicStopReason } from './stop-reason'
 import { sanitizeToolUseId } from './tool-use-id'
@@ -20,7 +22,10 @@ import { encodeAnthropicUsage } from './usage'
 interface OpenBlock {
   /** The index the source used. */
   source: number
-  /** The index the client sees: dense from 0 in start order. */
+  /**
+   * The index the client sees: dense from 0 in start order. A search is two client blocks, so it
+   * is the index of its second, the result, left open for the search's block_stop.
+   */
   index: number
   kind: BlockStart['kind']
 }
@@ -85,14 +90,9 @@ export function anthropicStreamEncoder(opts: { id: string; model: string }): Str
         if (isReasoning && sawTextOrTool) break
         if (open) out.push(stop(open))
         if (!isReasoning) sawTextOrTool = true
+        if (event.block.kind === 'web_search') out.push(...encodeServerToolUseFrames(event.block.search, nextIndex++))
         open = { source: event.index, index: nextIndex++, kind }
-        out.push(
-          encodeSse('content_block_start', {
-            type: 'content_block_start',
-            index: open.index,
-            content_block: encodeBlockSkeleton(event.block),
-          }),
-        )
+        out.push(blockStartFrame(open.index, encodeBlockSkeleton(event.block)))
         break
       }
       case 'text_delta':
@@ -142,6 +142,19 @@ export function anthropicStreamEncoder(opts: { id: string; model: string }): Str
   return encoderOf({ encode, close, failed: (error) => [encodeCaughtError(error)] })
 }
 
+const blockStartFrame = (index: number, block: Record<string, unknown>): string =>
+  encodeSse('content_block_start', { type: 'content_block_start', index, content_block: block })
+
+/** A search's server_tool_use as Anthropic streams it: opened with an empty input, the query as its one delta. */
+function encodeServerToolUseFrames(search: Omit<WebSearchBlock, 'type'>, index: number): string[] {
+  const delta = { type: 'input_json_delta', partial_json: JSON.stringify({ query: search.query }) }
+  return [
+    blockStartFrame(index, encodeServerToolUse(search, {})),
+    encodeSse('content_block_delta', { type: 'content_block_delta', index, delta }),
+    encodeSse('content_block_stop', { type: 'content_block_stop', index }),
+  ]
+}
+
 function encodeBlockSkeleton(block: BlockStart): Record<string, unknown> {
   switch (block.kind) {
     case 'text':
@@ -154,6 +167,9 @@ function encodeBlockSkeleton(block: BlockStart): Record<string, unknown> {
     case 'tool_use':
       // Arguments travel only as input_json_delta; clients ignore a filled-in start `input`.
       return { type: 'tool_use', id: sanitizeToolUseId(block.id), name: block.name, input: {} }
+    case 'web_search':
+      // The result block opens whole, its content in the start, as Anthropic sends it.
+      return encodeWebSearchResult(block.search)
   }
 }
 

@@ -38,16 +38,22 @@ export function anthropicUsage(u: unknown): Usage {
   return usage
 }
 
-export function encodeAnthropicUsage(usage: Usage): {
+export interface AnthropicUsage {
   input_tokens: number
   cache_creation_input_tokens: number
   cache_read_input_tokens: number
   output_tokens: number
-} {
-  return {
+  server_tool_use?: { web_search_requests: number }
+}
+
+/** Searches the upstream's web search ran go in server_tool_use, as Anthropic counts (and bills) them. */
+export function encodeAnthropicUsage(usage: Usage): AnthropicUsage {
+  const encoded: AnthropicUsage = {
     input_tokens: usage.input,
     cache_creation_input_tokens: usage.cacheWrite,
     cache_read_input_tokens: usage.cacheRead,
     output_tokens: usage.output,
   }
+  if (usage.webSearches !== undefined) encoded.server_tool_use = { web_search_requests: usage.webSearches }
+  return encoded
 }

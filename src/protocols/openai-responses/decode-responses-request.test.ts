@@ -354,6 +354,60 @@ describe('decodeResponsesRequest', () => {
     ])
   })
 
+  test('the hosted web search, under any of its names, is offered as the web search tool; other hosted tools are not', () => {
+    for (const type of ['web_search', 'web_search_2025_08_26', 'web_search_preview', 'web_search_preview_2025_03_11']) {
+      const request = decode({ tools: [{ type: 'file_search', vector_store_ids: ['vs_1'] }, { type }] })
+      expect(request).toEqual({ ...base, webSearch: {} })
+    }
+    expect(decode({ tools: [{ type: 'file_search', vector_store_ids: ['vs_1'] }] })).toEqual(base)
+  })
+
+  test("web search keeps its domain filter and the user's location; search_context_size has no equivalent", () => {
+    const request = decode({
+      tools: [
+        { type: 'function', name: 'ping' },
+        {
+          type: 'web_search',
+          filters: { allowed_domains: ['docs.python.org', '', 7] },
+          user_location: { type: 'approximate', city: 'Paris', region: '', country: 'FR', timezone: 'Europe/Paris' },
+          search_context_size: 'high',
+          external_web_access: true,
+        },
+      ],
+    })
+    expect(request.tools.map((t) => t.name)).toEqual(['ping'])
+    expect(request.webSearch).toEqual({
+      allowedDomains: ['docs.python.org'],
+      userLocation: { city: 'Paris', country: 'FR', timezone: 'Europe/Paris' },
+    })
+    // Empty settings are no settings.
+    expect(
+      decode({
+        tools: [{ type: 'web_search', filters: { allowed_domains: [] }, user_location: { type: 'approximate' } }],
+      }).webSearch,
+    ).toEqual({})
+  })
+
+  test("a search of OpenAI's cached pages only (Codex's default) is not offered elsewhere: the live web was not asked for", () => {
+    const codexDefault = { type: 'web_search', external_web_access: false }
+    expect(decode({ tools: [codexDefault] }).webSearch).toBeUndefined()
+    expect(decode({ tools: [{ ...codexDefault, external_web_access: true }] }).webSearch).toEqual({})
+  })
+
+  test('a web search in the history is skipped, as before', () => {
+    const request = decode({
+      input: [
+        { role: 'user', content: 'news?' },
+        { type: 'web_search_call', id: 'ws_1', status: 'completed', action: { type: 'search', query: 'news' } },
+        { role: 'assistant', content: [{ type: 'output_text', text: 'Here.' }] },
+      ],
+    })
+    expect(request.messages).toEqual([
+      { role: 'user', content: [{ type: 'text', text: 'news?' }] },
+      { role: 'assistant', content: [{ type: 'text', text: 'Here.' }] },
+    ])
+  })
+
   test("a namespace's function tools follow the others, named <namespace>__<name>, and so do calls to them", () => {
     const request = decode({
       tools: [

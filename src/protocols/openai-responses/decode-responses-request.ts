@@ -17,6 +17,7 @@ import type {
   ToolChoice,
   ToolDefinition,
   UserContentBlock,
+  WebSearchTool,
 } from '../../exchange/types'
 import { invalidRequest } from '../../lib/errors'
 import { unreadableFileId } from '../openai-common'
@@ -63,6 +64,8 @@ export const decodeResponsesRequest = (body: ResponsesBody, opts: DecodeResponse
     maxTokens: decodeMaxTokens(body.max_output_tokens, opts.defaultMaxTokens),
     stream: body.stream === true,
   }
+  const webSearch = decodeWebSearchTool(body.tools)
+  if (webSearch) request.webSearch = webSearch
   const toolChoice = decodeToolChoice(body.tool_choice, body.parallel_tool_calls)
   if (toolChoice) request.toolChoice = toolChoice
   if (typeof body.temperature === 'number') request.temperature = body.temperature
@@ -332,7 +335,7 @@ const decodeTools = (tools: unknown): ToolDefinition[] => {
   tools.forEach((tool, i) => {
     const path = `tools[${i}]`
     if (!isObject(tool)) throw invalidRequest(`${path} must be an object`, path)
-    // Hosted tools (web_search, file_search, …) have no equivalent on other upstreams.
+    // Hosted tools (file_search, …) have no equivalent on other upstreams; web search is decodeWebSearchTool's.
     if (tool['type'] !== 'function') return
     definitions.push(decodeFunctionTool(tool, path, requireString(tool, 'name', path)))
   })
@@ -340,6 +343,49 @@ const decodeTools = (tools: unknown): ToolDefinition[] => {
     definitions.push(decodeFunctionTool(tool, path, name))
   }
   return definitions
+}
+
+/** The hosted web search tool's names: the current one and the older ones OpenAI still takes. */
+const webSearchToolTypes = new Set([
+  'web_search',
+  'web_search_2025_08_26',
+  'web_search_preview',
+  'web_search_preview_2025_03_11',
+])
+
+/**
+ * The hosted web search, for the upstream's own (Anthropic runs it as a server tool). Its
+ * `search_context_size` (how much page text OpenAI feeds the model) has no Anthropic equivalent
+ * and is left out. A search limited to OpenAI's cache of pages (`external_web_access: false`,
+ * which Codex offers on every request by default, to keep live pages and the prompt injections
+ * they may carry away from an agent) is not one: Anthropic's searches the live web, which the
+ * client did not ask for, so such a request reaches other upstreams without a search, as before.
+ */
+const decodeWebSearchTool = (tools: unknown): WebSearchTool | undefined => {
+  const tool = asArray(tools).find(isWebSearchTool)
+  if (!tool || tool['external_web_access'] === false) return undefined
+  const webSearch: WebSearchTool = {}
+  const filters = tool['filters']
+  const allowedDomains = isObject(filters) ? asArray(filters['allowed_domains']).filter(isNonEmptyString) : []
+  if (allowedDomains.length > 0) webSearch.allowedDomains = allowedDomains
+  const userLocation = decodeUserLocation(tool['user_location'])
+  if (userLocation) webSearch.userLocation = userLocation
+  return webSearch
+}
+
+const isWebSearchTool = (tool: unknown): tool is JsonObject =>
+  isObject(tool) && typeof tool['type'] === 'string' && webSearchToolTypes.has(tool['type'])
+
+const isNonEmptyString = (value: unknown): value is string => typeof value === 'string' && value !== ''
+
+const decodeUserLocation = (location: unknown): WebSearchTool['userLocation'] => {
+  if (!isObject(location)) return undefined
+  const decoded: NonNullable<WebSearchTool['userLocation']> = {}
+  for (const field of ['city', 'region', 'country', 'timezone'] as const) {
+    const value = location[field]
+    if (isNonEmptyString(value)) decoded[field] = value
+  }
+  return Object.keys(decoded).length > 0 ? decoded : undefined
 }
 
 /** A function tool as other dialects are offered it, under `name`. */

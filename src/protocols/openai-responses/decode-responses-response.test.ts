@@ -60,6 +60,70 @@ describe('decodeResponsesResponse', () => {
     })
   })
 
+  test("searches become web_search blocks in output order, titled by the answer's citations", () => {
+    const decoded = decodeResponsesResponse(
+      response({
+        output: [
+          {
+            type: 'web_search_call',
+            id: 'ws_1',
+            status: 'completed',
+            action: {
+              type: 'search',
+              query: 'svc gateway',
+              sources: [
+                { type: 'url', url: 'https://a.example/' },
+                { type: 'api', name: 'oai-weather' },
+                { type: 'url', url: 'https://b.example/' },
+              ],
+            },
+          },
+          {
+            type: 'web_search_call',
+            id: 'ws_2',
+            status: 'completed',
+            action: { type: 'open_page', url: 'https://a.example/' },
+          },
+          { type: 'web_search_call', id: 'ws_3', status: 'failed', action: { type: 'search', query: 'again' } },
+          { type: 'web_search_call', id: 'ws_4', status: 'completed', action: { type: 'search', query: 'no sources' } },
+          {
+            type: 'message',
+            role: 'assistant',
+            content: [
+              {
+                type: 'output_text',
+                text: 'Found it.',
+                annotations: [
+                  { type: 'url_citation', start_index: 0, end_index: 5, url: 'https://a.example/', title: 'Page A' },
+                  { type: 'url_citation', start_index: 6, end_index: 9, url: 'https://a.example/', title: 'Later' },
+                ],
+              },
+            ],
+          },
+        ],
+      }),
+    )
+    expect(decoded.content).toEqual([
+      {
+        type: 'web_search',
+        id: 'ws_1',
+        query: 'svc gateway',
+        outcome: {
+          results: [
+            { url: 'https://a.example/', title: 'Page A' },
+            { url: 'https://b.example/', title: 'https://b.example/' },
+          ],
+        },
+      },
+      { type: 'web_search', id: 'ws_3', query: 'again', outcome: { errorCode: 'unavailable' } },
+      { type: 'web_search', id: 'ws_4', query: 'no sources', outcome: { results: [] } },
+      { type: 'text', text: 'Found it.' },
+    ])
+    expect(decoded.stopReason).toBe('end_turn')
+    // Billed per call that did not fail, open_page included, as before.
+    expect(decoded.usage.webSearches).toBe(3)
+  })
+
   test.each([
     [{ status: 'completed' }, 'end_turn'],
     [{ status: 'incomplete', incomplete_details: { reason: 'max_output_tokens' } }, 'max_tokens'],

@@ -1,5 +1,5 @@
 // A Responses upstream's Response object → neutral ExchangeResponse (wire-formats §2.5, §4.6, §4.7).
-import type { ExchangeResponse, OutputBlock, StopReason, Usage } from '../../exchange/types'
+import type { ExchangeResponse, OutputBlock, StopReason, Usage, WebSearchBlock } from '../../exchange/types'
 import { GatewayError } from '../../lib/errors'
 import { isObject, type JsonObject, asArray, asNumber, asString } from '../wire-values'
 import { noToolNames, type RequestToolNames, toolNameRestorer } from '../openai-tool-names'
@@ -98,8 +98,48 @@ export const parseToolArguments = (args: string): unknown => {
   }
 }
 
+/** Page titles by URL, from the answer's url_citation annotations: a search's sources carry none. */
+export const citedTitles = (output: unknown[]): Map<string, string> => {
+  const titles = new Map<string, string>()
+  for (const item of output) {
+    if (!isObject(item) || item['type'] !== 'message') continue
+    for (const part of asArray(item['content'])) {
+      if (!isObject(part)) continue
+      for (const annotation of asArray(part['annotations'])) {
+        if (!isObject(annotation) || annotation['type'] !== 'url_citation') continue
+        const url = asString(annotation['url'])
+        const title = asString(annotation['title'])
+        if (url && title && !titles.has(url)) titles.set(url, title)
+      }
+    }
+  }
+  return titles
+}
+
 /**
- * Output items → neutral blocks; hosted-tool items are skipped. `restoreName` gives a function
+ * A web_search_call item that ran a search → the search and what it found, titled from `titles`
+ * where the answer cited the page, else by its URL. Other actions (open_page, find) are not
+ * searches: undefined. A failed call has no reason on the wire: `unavailable`, Anthropic's nearest.
+ */
+export const readWebSearch = (
+  item: JsonObject,
+  titles: ReadonlyMap<string, string> = new Map(),
+): Omit<WebSearchBlock, 'type'> | undefined => {
+  const action = isObject(item['action']) ? item['action'] : undefined
+  if (action?.['type'] !== 'search') return undefined
+  const id = asString(item['id']) ?? ''
+  const query = asString(action['query']) ?? ''
+  if (item['status'] === 'failed') return { id, query, outcome: { errorCode: 'unavailable' } }
+  // Sources come back only when the request includes web_search_call.action.sources.
+  const results = asArray(action['sources']).flatMap((source) => {
+    const url = isObject(source) ? asString(source['url']) : undefined
+    return url ? [{ url, title: titles.get(url) ?? url }] : []
+  })
+  return { id, query, outcome: { results } }
+}
+
+/**
+ * Output items → neutral blocks; other hosted-tool items are skipped. `restoreName` gives a function
  * call the name the client's tool has where the encoder shortened it (openai-tool-names.ts).
  */
 export const decodeOutputItems = (
@@ -109,6 +149,7 @@ export const decodeOutputItems = (
   const blocks: OutputBlock[] = []
   let hasFunctionCall = false
   let hasRefusal = false
+  const titles = citedTitles(output)
   for (const item of output) {
     if (!isObject(item)) continue
     switch (item['type']) {
@@ -138,6 +179,11 @@ export const decodeOutputItems = (
           input: parseToolArguments(asString(item['arguments']) ?? ''),
         })
         break
+      case 'web_search_call': {
+        const search = readWebSearch(item, titles)
+        if (search) blocks.push({ type: 'web_search', ...search })
+        break
+      }
     }
   }
   return { blocks, hasFunctionCall, hasRefusal }

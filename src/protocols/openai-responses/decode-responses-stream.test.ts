@@ -211,6 +211,128 @@ describe('responsesStreamDecoder', () => {
     ])
   })
 
+  test("a search opens whole at its item's done, titled by URL; the usage counts the calls", async () => {
+    const search = (id: string, status: string, action: Record<string, unknown>) => ({
+      id,
+      type: 'web_search_call',
+      status,
+      action,
+    })
+    const sources = [
+      { type: 'url', url: 'https://a.example/' },
+      { type: 'url', url: 'https://b.example/' },
+    ]
+    const searched = search('ws_1', 'completed', { type: 'search', query: 'svc gateway', sources })
+    const opened = search('ws_2', 'completed', { type: 'open_page', url: 'https://a.example/' })
+    const failed = search('ws_3', 'failed', { type: 'search', query: 'again' })
+    const reasoning = (id: string, text: string) => ({
+      id,
+      type: 'reasoning',
+      summary: [{ type: 'summary_text', text }],
+    })
+    const cited = { type: 'url_citation', start_index: 0, end_index: 5, url: 'https://a.example/', title: 'Page A' }
+    const message = {
+      id: 'msg_1',
+      type: 'message',
+      role: 'assistant',
+      status: 'completed',
+      content: [{ type: 'output_text', text: 'Found', annotations: [cited] }],
+    }
+    const progress = (type: string, index: number, id: string) => ({ type, item_id: id, output_index: index })
+    const events = await decodeFrames([
+      created(),
+      { type: 'response.output_item.added', output_index: 0, item: reasoning('rs_0', 'first') },
+      { type: 'response.output_item.done', output_index: 0, item: reasoning('rs_0', 'first') },
+      {
+        type: 'response.output_item.added',
+        output_index: 1,
+        item: search('ws_1', 'in_progress', { type: 'search', query: 'svc gateway' }),
+      },
+      progress('response.web_search_call.in_progress', 1, 'ws_1'),
+      progress('response.web_search_call.searching', 1, 'ws_1'),
+      progress('response.web_search_call.completed', 1, 'ws_1'),
+      { type: 'response.output_item.done', output_index: 1, item: searched },
+      { type: 'response.output_item.added', output_index: 2, item: reasoning('rs_2', 'then') },
+      { type: 'response.output_item.done', output_index: 2, item: reasoning('rs_2', 'then') },
+      { type: 'response.output_item.added', output_index: 3, item: { ...opened, status: 'in_progress' } },
+      { type: 'response.output_item.done', output_index: 3, item: opened },
+      { type: 'response.output_item.added', output_index: 4, item: { ...failed, status: 'in_progress' } },
+      { type: 'response.output_item.done', output_index: 4, item: failed },
+      { type: 'response.output_item.added', output_index: 5, item: { ...message, status: 'in_progress', content: [] } },
+      { type: 'response.output_text.delta', item_id: 'msg_1', output_index: 5, content_index: 0, delta: 'Found' },
+      { type: 'response.output_item.done', output_index: 5, item: message },
+      completed([reasoning('rs_0', 'first'), searched, reasoning('rs_2', 'then'), opened, failed, message], {
+        input_tokens: 50,
+        output_tokens: 9,
+      }),
+    ])
+    expect(events).toEqual([
+      { type: 'start', id: 'resp_1', model: 'gpt-5' },
+      { type: 'block_start', index: 0, block: { kind: 'thinking' } },
+      { type: 'thinking_delta', index: 0, thinking: 'first' },
+      { type: 'block_stop', index: 0 },
+      {
+        type: 'block_start',
+        index: 1,
+        block: {
+          kind: 'web_search',
+          search: {
+            id: 'ws_1',
+            query: 'svc gateway',
+            outcome: {
+              results: [
+                { url: 'https://a.example/', title: 'https://a.example/' },
+                { url: 'https://b.example/', title: 'https://b.example/' },
+              ],
+            },
+          },
+        },
+      },
+      { type: 'block_stop', index: 1 },
+      // OpenAI reasons between searches: that reasoning is kept.
+      { type: 'block_start', index: 2, block: { kind: 'thinking' } },
+      { type: 'thinking_delta', index: 2, thinking: 'then' },
+      { type: 'block_stop', index: 2 },
+      {
+        type: 'block_start',
+        index: 3,
+        block: { kind: 'web_search', search: { id: 'ws_3', query: 'again', outcome: { errorCode: 'unavailable' } } },
+      },
+      { type: 'block_stop', index: 3 },
+      { type: 'block_start', index: 4, block: { kind: 'text' } },
+      { type: 'text_delta', index: 4, text: 'Found' },
+      { type: 'block_stop', index: 4 },
+      // Billed per call that did not fail: the search and the page it opened.
+      { type: 'usage', usage: { input: 50, cacheRead: 0, cacheWrite: 0, output: 9, reasoning: 0, webSearches: 2 } },
+      { type: 'finish', reason: 'end_turn', stopSequence: null },
+    ] satisfies ExchangeEvent[])
+  })
+
+  test('a search only the final response lists is replayed from it', async () => {
+    const searched = {
+      id: 'ws_1',
+      type: 'web_search_call',
+      status: 'completed',
+      action: { type: 'search', query: 'q', sources: [{ type: 'url', url: 'https://a.example/' }] },
+    }
+    const events = await decodeFrames([created(), completed([searched], { input_tokens: 5, output_tokens: 2 })])
+    expect(events.slice(1, 3)).toEqual([
+      {
+        type: 'block_start',
+        index: 0,
+        block: {
+          kind: 'web_search',
+          search: {
+            id: 'ws_1',
+            query: 'q',
+            outcome: { results: [{ url: 'https://a.example/', title: 'https://a.example/' }] },
+          },
+        },
+      },
+      { type: 'block_stop', index: 0 },
+    ])
+  })
+
   test('a stream cut before its terminal event ends with an error event', async () => {
     const events = await decodeFrames([
       created(),

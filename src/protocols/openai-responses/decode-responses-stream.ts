@@ -1,9 +1,10 @@
 // A Responses upstream's SSE events → neutral exchange events (wire-formats §2.6, §4.11).
 //
 // Each output item becomes one block: reasoning → thinking, message → text, function_call →
-// tool_use. Upstreams may interleave items (§4.11), while neutral blocks run one after another,
-// so every item-level event is queued on its item and only the oldest unfinished item emits;
-// later items replay their queue when it closes.
+// tool_use, a web_search_call that searched → web_search (whole, once its item is done).
+// Upstreams may interleave items (§4.11), while neutral blocks run one after another, so every
+// item-level event is queued on its item and only the oldest unfinished item emits; later items
+// replay their queue when it closes.
 import type { StreamCodec } from '../../exchange/stream-codec'
 import type { ExchangeEvent, UpstreamErrorInfo } from '../../exchange/types'
 import { GatewayError } from '../../lib/errors'
@@ -13,13 +14,14 @@ import {
   readIncompleteReason,
   readMessageText,
   readReasoningText,
+  readWebSearch,
   usageOfResponse,
 } from './decode-responses-response'
 import { isObject, type JsonObject, asArray, asNumber, asString } from '../wire-values'
 import { noToolNames, type RequestToolNames, toolNameRestorer } from '../openai-tool-names'
 import { tagResponsesSignature } from './reasoning-signature'
 
-type ItemKind = 'text' | 'thinking' | 'tool_use' | 'other'
+type ItemKind = 'text' | 'thinking' | 'tool_use' | 'web_search' | 'other'
 
 type Action =
   | { kind: 'open' }
@@ -40,7 +42,12 @@ interface ItemState {
   closed: boolean
 }
 
-const itemKinds: Record<string, ItemKind> = { message: 'text', reasoning: 'thinking', function_call: 'tool_use' }
+const itemKinds: Record<string, ItemKind> = {
+  message: 'text',
+  reasoning: 'thinking',
+  function_call: 'tool_use',
+  web_search_call: 'web_search',
+}
 
 /** Failure codes (response.error.code / error event code) → the neutral error vocabulary. */
 export const mapResponsesFailure = (code: unknown, message: unknown): UpstreamErrorInfo => {
@@ -121,7 +128,9 @@ export function responsesStreamDecoder(
   }
 
   const open = (state: ItemState): ExchangeEvent[] => {
-    if (state.blockIndex !== undefined || state.dropped || state.kind === 'other') return []
+    // A search is no streamed block: it comes out whole at its close.
+    if (state.blockIndex !== undefined || state.dropped || state.kind === 'other' || state.kind === 'web_search')
+      return []
     if (state.kind === 'thinking' && answerStarted) {
       state.dropped = true
       return []
@@ -155,6 +164,7 @@ export function responsesStreamDecoder(
 
   const close = (state: ItemState, item: JsonObject): ExchangeEvent[] => {
     state.closed = true
+    if (state.kind === 'web_search') return searchBlock(item)
     if (state.kind === 'other' || state.dropped) return []
     const out: ExchangeEvent[] = []
     // Backends that send no deltas (only the .done events or the finished item) still deliver content (§2.6).
@@ -175,6 +185,21 @@ export function responsesStreamDecoder(
     if (encrypted) out.push({ type: 'signature_delta', index, signature: tagResponsesSignature(encrypted) })
     out.push({ type: 'block_stop', index })
     return out
+  }
+
+  /**
+   * A search opens and closes at once, when its item is done and its sources are in. Titles are
+   * the URLs: the answer's citations, which name the pages, come after it. It leaves later
+   * reasoning in place (OpenAI reasons between searches); a client that refuses it drops it.
+   */
+  const searchBlock = (item: JsonObject): ExchangeEvent[] => {
+    const search = readWebSearch(item)
+    if (!search) return []
+    const index = nextBlock++
+    return [
+      { type: 'block_start', index, block: { kind: 'web_search', search } },
+      { type: 'block_stop', index },
+    ]
   }
 
   const apply = (state: ItemState, action: Action): ExchangeEvent[] => {

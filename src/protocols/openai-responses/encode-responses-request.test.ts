@@ -256,3 +256,64 @@ describe('encodeResponsesRequest', () => {
     ])
   })
 })
+
+describe('encodeResponsesRequest: web search', () => {
+  test('becomes the hosted web_search tool after the functions, and asks for its sources', () => {
+    const body = encodeResponsesRequest(
+      request({
+        tools: [{ name: 'get_weather', inputSchema: { type: 'object' } }],
+        webSearch: {
+          maxUses: 5,
+          allowedDomains: ['example.com'],
+          userLocation: { city: 'Lyon', country: 'FR', timezone: 'Europe/Paris' },
+        },
+        toolChoice: { type: 'tool', name: 'get_weather' },
+        thinking: { type: 'adaptive', effort: 'low' },
+      }),
+      'gpt-5',
+    )
+    expect(body).toMatchObject({
+      tools: [
+        { type: 'function', name: 'get_weather', parameters: { type: 'object' }, strict: false },
+        {
+          type: 'web_search',
+          filters: { allowed_domains: ['example.com'] },
+          user_location: { type: 'approximate', city: 'Lyon', country: 'FR', timezone: 'Europe/Paris' },
+        },
+      ],
+      // A function named by the client is still the one forced.
+      tool_choice: { type: 'function', name: 'get_weather' },
+      include: ['reasoning.encrypted_content', 'web_search_call.action.sources'],
+    })
+    // max_uses has no equivalent.
+    expect(JSON.stringify(body)).not.toContain('max_uses')
+  })
+
+  test('alone: the bare tool, and include holds only the sources', () => {
+    const body = encodeResponsesRequest(request({ webSearch: {} }), 'gpt-5')
+    expect(body['tools']).toEqual([{ type: 'web_search' }])
+    expect(body['include']).toEqual(['web_search_call.action.sources'])
+    expect(encodeResponsesRequest(request({}), 'gpt-5')).not.toHaveProperty('tools')
+  })
+
+  test('a tool_choice naming the server tool forces the search through allowed_tools', () => {
+    const forced = encodeResponsesRequest(
+      request({ webSearch: {}, toolChoice: { type: 'tool', name: 'web_search', disableParallel: true } }),
+      'gpt-5',
+    )
+    expect(forced).toMatchObject({
+      tool_choice: { type: 'allowed_tools', mode: 'required', tools: [{ type: 'web_search' }] },
+      parallel_tool_calls: false,
+    })
+    // A function of that name is the client's own tool: it stays a function choice.
+    const own = encodeResponsesRequest(
+      request({
+        tools: [{ name: 'web_search', inputSchema: { type: 'object' } }],
+        webSearch: {},
+        toolChoice: { type: 'tool', name: 'web_search' },
+      }),
+      'gpt-5',
+    )
+    expect(own['tool_choice']).toEqual({ type: 'function', name: 'web_search' })
+  })
+})

@@ -8,6 +8,7 @@ import {
   type ResponseFormat,
   type ToolChoice,
   type UserContentBlock,
+  type WebSearchTool,
 } from '../../exchange/types'
 import { openAIToolName } from '../openai-tool-names'
 import { fitResponsesToModel, type ResponsesModelRules } from './model-fit'
@@ -37,17 +38,17 @@ export const encodeResponsesRequest = (
   if (instructions !== '') body['instructions'] = instructions
   const { items, replaysReasoning } = encodeInput(req.messages)
   body['input'] = items
-  if (req.tools.length > 0) {
-    // strict:false because third-party schemas rarely meet strict mode's every-property-required rule (§2.4).
-    body['tools'] = req.tools.map((tool) => ({
-      type: 'function',
-      name: openAIToolName(tool.name),
-      ...(tool.description ? { description: tool.description } : {}),
-      parameters: tool.inputSchema,
-      strict: false,
-    }))
-  }
-  if (req.toolChoice) Object.assign(body, encodeToolChoice(req.toolChoice))
+  // strict:false because third-party schemas rarely meet strict mode's every-property-required rule (§2.4).
+  const tools: Item[] = req.tools.map((tool) => ({
+    type: 'function',
+    name: openAIToolName(tool.name),
+    ...(tool.description ? { description: tool.description } : {}),
+    parameters: tool.inputSchema,
+    strict: false,
+  }))
+  if (req.webSearch) tools.push(encodeWebSearchTool(req.webSearch))
+  if (tools.length > 0) body['tools'] = tools
+  if (req.toolChoice) Object.assign(body, encodeToolChoice(req.toolChoice, forcesWebSearch(req)))
   // Responses refuses fewer than 16 ("integer below minimum value"), and Claude Code probes with
   // max_tokens 1: a few tokens more than asked, rather than a 400.
   body['max_output_tokens'] = Math.max(minOutputTokens, req.maxTokens)
@@ -57,13 +58,13 @@ export const encodeResponsesRequest = (
   // Adaptive thinking without an effort still asks for reasoning: medium, OpenAI's own default.
   const effort =
     req.thinking?.type === 'adaptive' ? (req.thinking.effort ?? 'medium') : reasoningEffortFor(req.thinking)
-  if (effort) {
-    body['reasoning'] = { effort, summary: 'auto' }
-    // Ask for the reasoning blob so the next turn can replay it (carried in the thinking signature).
-    body['include'] = ['reasoning.encrypted_content']
-  } else if (replaysReasoning) {
-    body['include'] = ['reasoning.encrypted_content']
-  }
+  const include: string[] = []
+  if (effort) body['reasoning'] = { effort, summary: 'auto' }
+  // Ask for the reasoning blob so the next turn can replay it (carried in the thinking signature).
+  if (effort || replaysReasoning) include.push('reasoning.encrypted_content')
+  // Without it a web_search_call names its query only, and the client could be told of no results.
+  if (req.webSearch) include.push('web_search_call.action.sources')
+  if (include.length > 0) body['include'] = include
   if (req.responseFormat) body['text'] = { format: encodeTextFormat(req.responseFormat) }
   if (req.user) body['safety_identifier'] = openAIUserId(req.user)
   if (req.promptCacheKey) body['prompt_cache_key'] = req.promptCacheKey
@@ -179,7 +180,26 @@ const encodeInput = (messages: ConversationMessage[]): { items: Item[]; replaysR
   return { items, replaysReasoning }
 }
 
-const encodeToolChoice = (choice: ToolChoice): Record<string, unknown> => {
+/**
+ * The hosted search tool. Anthropic's max_uses has no equivalent (OpenAI sets no limit on searches a
+ * turn), nor blocked_domains: the router sends a request with them to an Anthropic model while the
+ * profile has one, and its provider_ranks says when it had none.
+ */
+const encodeWebSearchTool = (search: WebSearchTool): Item => {
+  const tool: Item = { type: 'web_search' }
+  if (search.allowedDomains) tool['filters'] = { allowed_domains: search.allowedDomains }
+  if (search.userLocation) tool['user_location'] = { type: 'approximate', ...search.userLocation }
+  return tool
+}
+
+/** An Anthropic tool_choice naming its web search server tool, where no function has that name. */
+const forcesWebSearch = (req: ExchangeRequest): boolean =>
+  req.webSearch !== undefined &&
+  req.toolChoice?.type === 'tool' &&
+  req.toolChoice.name === 'web_search' &&
+  !req.tools.some((tool) => tool.name === 'web_search')
+
+const encodeToolChoice = (choice: ToolChoice, webSearch: boolean): Record<string, unknown> => {
   const parallel = choice.type !== 'none' && choice.disableParallel ? { parallel_tool_calls: false } : {}
   switch (choice.type) {
     case 'auto':
@@ -187,6 +207,12 @@ const encodeToolChoice = (choice: ToolChoice): Record<string, unknown> => {
     case 'any':
       return { tool_choice: 'required', ...parallel }
     case 'tool':
+      // A hosted tool is forced through allowed_tools: the choice by type knows only web_search_preview.
+      if (webSearch)
+        return {
+          tool_choice: { type: 'allowed_tools', mode: 'required', tools: [{ type: 'web_search' }] },
+          ...parallel,
+        }
       return { tool_choice: { type: 'function', name: openAIToolName(choice.name) }, ...parallel }
     case 'none':
       return { tool_choice: 'none' }

@@ -234,6 +234,67 @@ describe('encodeResponsesResponse', () => {
     expect(response.usage?.output_tokens_details.reasoning_tokens).toBe(10)
   })
 
+  describe('web search', () => {
+    const searched: ExchangeResponse = {
+      ...answer,
+      content: [
+        {
+          type: 'web_search',
+          id: 'srvtoolu_01',
+          query: 'bun 1.4',
+          outcome: {
+            results: [
+              { url: 'https://bun.sh/blog/bun-v1.4', title: 'Bun 1.4', pageAge: '2 days ago' },
+              { url: 'https://example.com/', title: 'Example' },
+            ],
+          },
+        },
+        { type: 'web_search', id: 'srvtoolu_02', query: 'bun 1.5', outcome: { errorCode: 'max_uses_exceeded' } },
+        { type: 'text', text: 'Bun 1.4 is out.' },
+      ],
+      stopReason: 'end_turn',
+    }
+
+    test('each search is a web_search_call item in output order, ws_ ids; a failed one has no sources', () => {
+      const response = encodeResponsesResponse(searched, ids) as { output: unknown[] }
+      expect(response.output).toEqual([
+        {
+          id: 'ws_01JX_0',
+          type: 'web_search_call',
+          status: 'completed',
+          action: {
+            type: 'search',
+            query: 'bun 1.4',
+            sources: [
+              { type: 'url', url: 'https://bun.sh/blog/bun-v1.4' },
+              { type: 'url', url: 'https://example.com/' },
+            ],
+          },
+        },
+        { id: 'ws_01JX_1', type: 'web_search_call', status: 'failed', action: { type: 'search', query: 'bun 1.5' } },
+        {
+          id: 'msg_01JX',
+          type: 'message',
+          status: 'completed',
+          role: 'assistant',
+          content: [{ type: 'output_text', text: 'Bun 1.4 is out.', annotations: [], logprobs: [] }],
+        },
+      ])
+    })
+
+    test('the OpenAI SDK reads the web_search_call items', async () => {
+      const server = serveResponses(() => Response.json(encodeResponsesResponse(searched, ids)))
+      stop = server.stop
+      const response = await server.client.responses.create({ model: 'svc-max', input: 'news?' })
+      const searches = response.output.filter((item) => item.type === 'web_search_call')
+      expect(searches.map((item) => [item.status, item.action.type === 'search' && item.action.query])).toEqual([
+        ['completed', 'bun 1.4'],
+        ['failed', 'bun 1.5'],
+      ])
+      expect(response.output_text).toBe('Bun 1.4 is out.')
+    })
+  })
+
   test('a call to a namespaced tool goes back under its namespace and own name', () => {
     const namespaced: ExchangeResponse = {
       ...answer,

@@ -6,6 +6,7 @@ import {
   type ThinkingBlock,
   totalInput,
   type Usage,
+  type WebSearchBlock,
 } from '../../exchange/types'
 import { isObject } from '../wire-values'
 import { encryptedContentOf, wantsEncryptedReasoning } from './reasoning-signature'
@@ -61,6 +62,9 @@ export const reasoningItemId = (messageId: string, outputIndex: number): string 
   `rs_${idSuffix(messageId)}_${outputIndex}`
 export const functionCallItemId = (messageId: string, outputIndex: number): string =>
   `fc_${idSuffix(messageId)}_${outputIndex}`
+/** A web search's item id, `ws_…` as OpenAI's are, whatever the upstream named it (Anthropic: `srvtoolu_…`). */
+export const webSearchItemId = (messageId: string, outputIndex: number): string =>
+  `ws_${idSuffix(messageId)}_${outputIndex}`
 
 /**
  * Neutral usage → Responses usage: input_tokens counts cache reads and writes (§4.7). OpenAI now
@@ -205,6 +209,26 @@ export const buildFunctionCallItem = (
   ...clientToolName(namespaced, call.name),
 })
 
+/**
+ * A `web_search_call` item: the search action with its query and, once done, the pages it found as
+ * sources (OpenAI names only their URLs). A search that failed is a failed item with no sources.
+ */
+export const buildWebSearchItem = (
+  id: string,
+  search: Omit<WebSearchBlock, 'type'>,
+  status: 'in_progress' | 'completed',
+): Record<string, unknown> => {
+  if (status === 'in_progress') {
+    return { id, type: 'web_search_call', status, action: { type: 'search', query: search.query } }
+  }
+  const { outcome } = search
+  if (!('results' in outcome)) {
+    return { id, type: 'web_search_call', status: 'failed', action: { type: 'search', query: search.query } }
+  }
+  const sources = outcome.results.map((result) => ({ type: 'url', url: result.url }))
+  return { id, type: 'web_search_call', status, action: { type: 'search', query: search.query, sources } }
+}
+
 export const encodeResponsesResponse = (
   resp: ExchangeResponse,
   opts: EncodeResponsesResponseOptions,
@@ -233,6 +257,9 @@ export const encodeResponsesResponse = (
             namespaced,
           ),
         )
+        break
+      case 'web_search':
+        output.push(buildWebSearchItem(webSearchItemId(opts.messageId, index), block, 'completed'))
         break
     }
   }

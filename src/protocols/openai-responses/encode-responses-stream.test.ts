@@ -441,3 +441,103 @@ describe('responsesStreamEncoder', () => {
     expect(completed.tools).toEqual(tools)
   })
 })
+
+describe('responsesStreamEncoder: web search', () => {
+  let stop: (() => void) | undefined
+  afterEach(() => {
+    stop?.()
+    stop = undefined
+  })
+
+  const searched: ExchangeEvent[] = [
+    { type: 'start', id: 'msg_upstream', model: 'claude-sonnet', usage: { input: 10 } },
+    {
+      type: 'block_start',
+      index: 0,
+      block: {
+        kind: 'web_search',
+        search: {
+          id: 'srvtoolu_01',
+          query: 'bun 1.4',
+          outcome: { results: [{ url: 'https://bun.sh/blog/bun-v1.4', title: 'Bun 1.4', pageAge: '2 days ago' }] },
+        },
+      },
+    },
+    { type: 'block_stop', index: 0 },
+    {
+      type: 'block_start',
+      index: 1,
+      block: {
+        kind: 'web_search',
+        search: { id: 'srvtoolu_02', query: 'bun 1.5', outcome: { errorCode: 'unavailable' } },
+      },
+    },
+    { type: 'block_stop', index: 1 },
+    { type: 'block_start', index: 2, block: { kind: 'text' } },
+    { type: 'text_delta', index: 2, text: 'Bun 1.4 is out.' },
+    { type: 'block_stop', index: 2 },
+    { type: 'usage', usage: { output: 30, webSearches: 1 } },
+    { type: 'finish', reason: 'end_turn', stopSequence: null },
+  ]
+
+  const found = {
+    id: 'ws_01JGATEWAY_0',
+    type: 'web_search_call',
+    status: 'completed',
+    action: { type: 'search', query: 'bun 1.4', sources: [{ type: 'url', url: 'https://bun.sh/blog/bun-v1.4' }] },
+  }
+  const failed = {
+    id: 'ws_01JGATEWAY_1',
+    type: 'web_search_call',
+    status: 'failed',
+    action: { type: 'search', query: 'bun 1.5' },
+  }
+
+  test("each search goes through its item's whole lifecycle at its start, and is in the terminal output", async () => {
+    const data = await frames(searched)
+    expectSequenceFromZero(data)
+    const at = (n: number) => ({ item_id: `ws_01JGATEWAY_${n}`, output_index: n })
+    const lifecycle = (n: number, done: Record<string, unknown>, query: string) => [
+      {
+        type: 'response.output_item.added',
+        output_index: n,
+        item: { id: done['id'], type: 'web_search_call', status: 'in_progress', action: { type: 'search', query } },
+      },
+      { type: 'response.web_search_call.in_progress', ...at(n) },
+      { type: 'response.web_search_call.searching', ...at(n) },
+      { type: 'response.web_search_call.completed', ...at(n) },
+      { type: 'response.output_item.done', output_index: n, item: done },
+    ]
+    const withoutSequence = data.map(({ sequence_number: _, ...rest }) => rest)
+    expect(withoutSequence.slice(2, 12)).toEqual([
+      ...lifecycle(0, found, 'bun 1.4'),
+      ...lifecycle(1, failed, 'bun 1.5'),
+    ])
+    expect(data[12]).toMatchObject({
+      type: 'response.output_item.added',
+      output_index: 2,
+      item: { id: 'msg_01JGATEWAY' },
+    })
+    const completed = data.at(-1) as { type: string; response: { output: Record<string, unknown>[] } }
+    expect(completed.type).toBe('response.completed')
+    expect(completed.response.output.slice(0, 2)).toEqual([found, failed])
+    expect(completed.response.output[2]).toMatchObject({ id: 'msg_01JGATEWAY', type: 'message' })
+  })
+
+  test('the OpenAI SDK reads the search events and accumulates the items into the final response', async () => {
+    const server = serveResponses(() => sseResponse(encode(searched)))
+    stop = server.stop
+    const stream = server.client.responses.stream({ model: 'svc-pro', input: 'news?' })
+    const searching: string[] = []
+    stream.on('response.web_search_call.searching', (event) => searching.push(event.item_id))
+    const done: unknown[] = []
+    stream.on('response.output_item.done', (event) => {
+      if (event.item.type === 'web_search_call') done.push(event.item)
+    })
+    const final = await stream.finalResponse()
+    expect(searching).toEqual(['ws_01JGATEWAY_0', 'ws_01JGATEWAY_1'])
+    expect(done).toEqual([found, failed])
+    expect(final.output.filter((item) => item.type === 'web_search_call')).toEqual([found, failed] as never)
+    expect(final.output_text).toBe('Bun 1.4 is out.')
+  })
+})

@@ -1,14 +1,16 @@
 // Neutral exchange events → the client's Responses SSE stream (wire-formats §2.6, §4.10, §4.11).
 //
 // One output item per neutral block: text → message, thinking → reasoning (summary text),
-// tool_use → function_call; redacted_thinking → a summary-less reasoning item, only when the client
-// asked for `reasoning.encrypted_content` (without its blob it would be empty). A thinking block's
-// signature arrives last, so its blob is on the item's `output_item.done` and the terminal output.
+// tool_use → function_call, web_search → web_search_call; redacted_thinking → a summary-less
+// reasoning item, only when the client asked for `reasoning.encrypted_content` (without its blob it
+// would be empty). A search arrives complete, so its item goes through its whole lifecycle at once
+// (added, in_progress, searching, completed, done). A thinking block's signature arrives last, so
+// its blob is on the item's `output_item.done` and the terminal output.
 // Every frame has an `event:` line equal to its `type` and a `sequence_number` counting up from 0.
 // The terminal event waits for the end of the source, because usage may arrive after `finish`
 // (Chat upstreams).
 import { encoderOf, type StreamEncoder } from '../../exchange/stream-codec'
-import type { ExchangeEvent, StopReason, Usage } from '../../exchange/types'
+import type { ExchangeEvent, StopReason, Usage, WebSearchBlock } from '../../exchange/types'
 import { GatewayError } from '../../lib/errors'
 import { encodeSse } from '../sse'
 import {
@@ -16,6 +18,7 @@ import {
   buildMessageItem,
   buildReasoningItem,
   buildResponseObject,
+  buildWebSearchItem,
   emitsReasoningItem,
   functionCallItemId,
   mapStopReasonToStatus,
@@ -23,6 +26,7 @@ import {
   type ResponseIds,
   type ResponsesEcho,
   reasoningItemId,
+  webSearchItemId,
 } from './encode-responses-response'
 import { clientToolName, type NamespacedName, namespacedToolNames } from './tool-namespaces'
 import { wantsEncryptedReasoning } from './reasoning-signature'
@@ -38,6 +42,7 @@ type OpenItem =
   | { kind: 'reasoning'; id: string; outputIndex: number; text: string; signature: string }
   | { kind: 'redacted_reasoning'; id: string; outputIndex: number; data: string }
   | { kind: 'function_call'; id: string; outputIndex: number; callId: string; name: string; arguments: string }
+  | { kind: 'web_search'; id: string; outputIndex: number; search: Omit<WebSearchBlock, 'type'> }
   | { kind: 'skip' }
 
 type ItemStatus = 'in_progress' | 'completed' | 'incomplete'
@@ -67,6 +72,8 @@ const snapshotItem = (
         status,
         namespaced,
       )
+    case 'web_search':
+      return buildWebSearchItem(item.id, item.search, status === 'in_progress' ? 'in_progress' : 'completed')
   }
 }
 
@@ -169,6 +176,16 @@ export function responsesStreamEncoder(opts: EncodeResponsesStreamOptions): Stre
           ),
         }),
       )
+    } else if (block.kind === 'web_search') {
+      item = { kind: 'web_search', id: webSearchItemId(opts.messageId, outputIndex), outputIndex, search: block.search }
+      frames.push(
+        frame('response.output_item.added', { output_index: outputIndex, item: snapshot(item, 'in_progress') }),
+      )
+      const at = { item_id: item.id, output_index: outputIndex }
+      // OpenAI has no event for a failed search: its item's status says so.
+      for (const phase of ['in_progress', 'searching', 'completed']) {
+        frames.push(frame(`response.web_search_call.${phase}`, at))
+      }
     } else if (emitsReasoningItem({ type: 'redacted_thinking', data: block.data }, includeEncrypted)) {
       // Its data is known from the start: the blob is on the item from output_item.added on.
       item = {
@@ -186,6 +203,8 @@ export function responsesStreamEncoder(opts: EncodeResponsesStreamOptions): Stre
     }
     blocks.set(event.index, item)
     if (item.kind !== 'skip') output.push({ item, done: false })
+    // A search opens complete: its item is done at once, and its block_stop adds nothing.
+    if (item.kind === 'web_search') frames.push(...closeItem(item))
     return frames
   }
 
@@ -216,6 +235,7 @@ export function responsesStreamEncoder(opts: EncodeResponsesStreamOptions): Stre
         ]
       }
       case 'redacted_reasoning':
+      case 'web_search':
         return [done()]
       case 'function_call': {
         const args = item.arguments === '' ? '{}' : item.arguments

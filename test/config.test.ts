@@ -219,7 +219,7 @@ describe('config', () => {
       'models.0.thinking_off',
     )
     // The efforts a model takes: OpenAI's list for GPT-5.1, a file's own for another model.
-    expect(row('gpt-5.1', 'openai')?.capabilities.reasoningEfforts).toEqual(['low', 'medium', 'high'])
+    expect(row('gpt-5.1', 'openai')?.capabilities.reasoningEfforts).toEqual(['none', 'low', 'medium', 'high'])
     // The 4.5 generation takes no effort parameter at all.
     for (const id of ['claude-opus-4-5', 'claude-sonnet-4-5', 'claude-haiku-4-5']) {
       expect(row(id, 'anthropic')?.capabilities.reasoningEfforts).toEqual([])
@@ -227,8 +227,15 @@ describe('config', () => {
     expect(row('deepseek-flash', 'deepseek')?.capabilities.reasoningEfforts).toEqual(['high', 'max'])
     const efforts = load({ models: [{ id: 'deepseek-reasoner', provider: 'deepseek', reasoning_efforts: ['high'] }] })
     expect(efforts.models.find((m) => m.id === 'deepseek-reasoner')?.capabilities.reasoningEfforts).toEqual(['high'])
+    // `none`: the model can be asked not to reason (a request with thinking turned off).
+    const noReasoning = load({
+      models: [{ id: 'deepseek-reasoner', provider: 'deepseek', reasoning_efforts: ['none'] }],
+    })
+    expect(noReasoning.models.find((m) => m.id === 'deepseek-reasoner')?.capabilities.reasoningEfforts).toEqual([
+      'none',
+    ])
     expect(() =>
-      load({ models: [{ id: 'deepseek-reasoner', provider: 'deepseek', reasoning_efforts: ['none'] }] }),
+      load({ models: [{ id: 'deepseek-reasoner', provider: 'deepseek', reasoning_efforts: ['off'] }] }),
     ).toThrow('models.0.reasoning_efforts')
   })
 

@@ -106,6 +106,32 @@ describe('the built-in OpenAI rows', () => {
     })
   })
 
+  test('thinking turned off reaches GPT-6 as reasoning effort none, and GPT-5 nano as minimal, the least it takes', async () => {
+    const off = { ...claudeCodeTurn('svc-ultra-saver'), thinking: { type: 'disabled' as const } }
+    delete (off as { output_config?: unknown }).output_config
+    for (const [now, model, effort] of [
+      [afterRetirement, 'gpt-6-luna', 'none'],
+      [beforeRetirement, 'gpt-5-nano', 'minimal'],
+    ] as const) {
+      sim.reset()
+      const h = await gateway(now)
+      await sdkClients(h).anthropic.messages.create(off)
+      expect(sim.requests[0]!.body).toMatchObject({ model, reasoning: { effort } })
+      // Nothing to replay from a turn that did not reason.
+      expect(sim.requests[0]!.body).not.toHaveProperty('include')
+    }
+
+    // Codex's none passes through to GPT-5 nano, which refuses it, as minimal.
+    sim.reset()
+    const h = await gateway(beforeRetirement)
+    await sdkClients(h).openai.responses.create({
+      model: 'svc-ultra-saver',
+      input: 'hi',
+      reasoning: { effort: 'none' },
+    })
+    expect(sim.requests[0]!.body).toMatchObject({ model: 'gpt-5-nano', reasoning: { effort: 'minimal' } })
+  })
+
   test("Claude Code's one-token probe reaches the Responses endpoint with the 16 tokens it allows at least", async () => {
     const h = await gateway(afterRetirement)
     const message = await sdkClients(h).anthropic.messages.create({

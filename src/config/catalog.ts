@@ -4,7 +4,7 @@
 // openrouter.ai/models), or override any row from svc.toml with a [[models]] entry of the same id
 // and provider. Prices, lifecycles and request rules last checked 2026-11-26 (each provider's block
 // names its sources); the README says what was left out and why.
-import type { ReasoningEffort } from '../exchange/types'
+import type { ModelEffort } from '../exchange/types'
 import type { RoutingMode, ThinkingOff } from './schema'
 
 /** List prices, USD per million tokens. */
@@ -53,7 +53,7 @@ export interface CatalogRow extends TokenPricesUsd {
    * The reasoning efforts the model takes; another is sent as the nearest of these
    * (thinking-budget.ts). Unset: any, as the client sent it.
    */
-  reasoningEfforts?: readonly ReasoningEffort[]
+  reasoningEfforts?: readonly ModelEffort[]
   promptCaching: boolean
   /** USD per 1,000 searches of the provider's web search tool; unset: `defaultWebSearchUsdPer1k`. */
   webSearchUsdPer1k?: number
@@ -220,8 +220,8 @@ const gpt51: Facts = {
   contextWindow: 400_000,
   maxOutputTokens: 128_000,
   ...openaiReasoningModel,
-  // OpenAI's own list for it is none, low, medium, high: Claude Code's xhigh and max go as high.
-  reasoningEfforts: ['low', 'medium', 'high'],
+  // OpenAI's own list for it: Claude Code's xhigh and max go as high; thinking turned off, as none.
+  reasoningEfforts: ['none', 'low', 'medium', 'high'],
   retiresOn: '2027-04-01',
 }
 const gpt5Mini: Facts = {
@@ -276,7 +276,7 @@ const gpt6Sol: Facts = {
   contextWindow: 1_050_000,
   maxOutputTokens: 128_000,
   ...openaiReasoningModel,
-  reasoningEfforts: ['low', 'medium', 'high', 'xhigh', 'max'],
+  reasoningEfforts: ['none', 'low', 'medium', 'high', 'xhigh', 'max'],
 }
 // GPT-5 mini's successor on OpenAI's deprecations page.
 const gpt61Terra: Facts = {

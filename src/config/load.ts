@@ -5,7 +5,7 @@ import { homedir } from 'node:os'
 import { join, resolve } from 'node:path'
 import { Value } from '@sinclair/typebox/value'
 import { parse as parseToml } from 'smol-toml'
-import type { ReasoningEffort } from '../exchange/types'
+import type { ModelEffort } from '../exchange/types'
 import { describeValueError } from '../lib/schema-errors'
 import {
   type Price,
@@ -60,7 +60,7 @@ export interface CatalogModel {
     forcedToolChoice?: boolean
     assistantPrefill?: boolean
     /** The efforts it takes (absent: any). */
-    reasoningEfforts?: readonly ReasoningEffort[]
+    reasoningEfforts?: readonly ModelEffort[]
   }
   /** Epoch ms of the provider's retirement date: from then on the router skips the model. */
   retiresAt?: number

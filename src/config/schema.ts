@@ -117,10 +117,12 @@ export const ModelSection = T.Object(
     /**
      * The reasoning efforts the model takes; another is sent as the nearest of these. Default: any;
      * [] for a model that takes no effort parameter (Claude's 4.5 generation): it is left out.
+     * `none` or `minimal` listed: a request with thinking turned off goes with that effort.
      */
     reasoning_efforts: T.Optional(
       T.Array(
         T.Union([
+          T.Literal('none'),
           T.Literal('minimal'),
           T.Literal('low'),
           T.Literal('medium'),

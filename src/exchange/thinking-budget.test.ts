@@ -1,5 +1,5 @@
 import { describe, expect, test } from 'bun:test'
-import { effortWithin, isReasoningEffort } from './thinking-budget'
+import { effortWithin, effortWithoutThinking, isReasoningEffort } from './thinking-budget'
 
 describe('effortWithin', () => {
   const gpt51 = ['low', 'medium', 'high'] as const
@@ -20,10 +20,26 @@ describe('effortWithin', () => {
     expect(effortWithin('max', ['high', 'minimal', 'medium'])).toBe('high')
   })
 
+  test('none is never the nearest to an effort: a model that takes none and low gets low for minimal', () => {
+    expect(effortWithin('minimal', ['none', 'low', 'medium', 'high'])).toBe('low')
+    expect(effortWithin('high', ['none', 'low'])).toBe('low')
+    expect(effortWithin('high', ['none'])).toBeUndefined()
+  })
+
   test('only the efforts svc knows are raw efforts (a pass-through body may carry anything)', () => {
     expect(isReasoningEffort('xhigh')).toBe(true)
     expect(isReasoningEffort('none')).toBe(false)
     expect(isReasoningEffort('constructor')).toBe(false)
     expect(isReasoningEffort(3)).toBe(false)
+  })
+})
+
+describe('effortWithoutThinking', () => {
+  test('none where the model takes it, else minimal, else nothing (its default, or a list svc does not know)', () => {
+    expect(effortWithoutThinking(['none', 'low', 'medium', 'high'])).toBe('none')
+    expect(effortWithoutThinking(['minimal', 'low', 'medium', 'high'])).toBe('minimal')
+    expect(effortWithoutThinking(['high', 'max'])).toBeUndefined()
+    expect(effortWithoutThinking([])).toBeUndefined()
+    expect(effortWithoutThinking(undefined)).toBeUndefined()
   })
 })

@@ -1,6 +1,6 @@
 // Thinking as a token budget (Anthropic's older form) and as an effort (Anthropic's adaptive
 // thinking, OpenAI's reasoning effort): the two tables every crossing between them uses.
-import type { ReasoningEffort } from './types'
+import type { ModelEffort, ReasoningEffort } from './types'
 
 // An effort as a budget (wire-formats §4.8: litellm's low 1024, medium 2048, high 4096); the efforts
 // above high get high's, the largest step the table knows.
@@ -47,11 +47,26 @@ export const isReasoningEffort = (value: unknown): value is ReasoningEffort =>
  */
 export function effortWithin(
   effort: ReasoningEffort,
-  supported: readonly ReasoningEffort[] | undefined,
+  supported: readonly ModelEffort[] | undefined,
 ): ReasoningEffort | undefined {
   if (!supported || supported.includes(effort)) return effort
-  if (supported.length === 0) return undefined
+  // `none` is no reasoning, never the nearest to some: it answers a request for none only.
+  const ranked = supported
+    .filter((e): e is ReasoningEffort => e !== 'none')
+    .sort((a, b) => effortOrder.indexOf(a) - effortOrder.indexOf(b))
+  if (ranked.length === 0) return undefined
   const rank = effortOrder.indexOf(effort)
-  const ranked = [...supported].sort((a, b) => effortOrder.indexOf(a) - effortOrder.indexOf(b))
   return ranked.findLast((e) => effortOrder.indexOf(e) <= rank) ?? ranked[0]!
+}
+
+/**
+ * The effort that asks a model not to reason (the client turned thinking off): OpenAI's `none`
+ * where the model takes it, else `minimal`, the least there is (GPT-5 mini and nano). Else
+ * undefined, and the model reasons at its default: it takes neither (DeepSeek V4 always thinks),
+ * or its list is unknown and either could be refused.
+ */
+export function effortWithoutThinking(supported: readonly ModelEffort[] | undefined): 'none' | 'minimal' | undefined {
+  if (supported?.includes('none')) return 'none'
+  if (supported?.includes('minimal')) return 'minimal'
+  return undefined
 }

@@ -27,10 +27,28 @@ export type ImageSource =
   | { kind: 'url'; url: string }
   | FileReference
 
+/**
+ * A page the answer's text cites, found by the upstream's web search: Anthropic's
+ * `web_search_result_location` citation, OpenAI's `url_citation` annotation. Output only.
+ */
+export interface Citation {
+  url: string
+  title: string
+  /** The cited words: Anthropic's quote of the page, or the answer's own words OpenAI marks. */
+  citedText: string
+  /**
+   * Where in its text block the citation applies, in string indices: OpenAI marks a span of the
+   * answer. Absent: the whole block, as Anthropic cites (it starts a new block for each cited passage).
+   */
+  span?: { start: number; end: number }
+}
+
 export interface TextBlock {
   type: 'text'
   text: string
   cacheControl?: CacheControl
+  /** Pages this text cites (answers only). */
+  citations?: Citation[]
 }
 
 /** How closely an OpenAI model looks at an image (`original`: full resolution, Responses only). */
@@ -149,6 +167,9 @@ export type ToolChoice =
   | { type: 'none' }
 
 export type ReasoningEffort = 'minimal' | 'low' | 'medium' | 'high' | 'xhigh' | 'max'
+
+/** An effort a model may take: the ones above, and OpenAI's `none` (no reasoning at all). */
+export type ModelEffort = 'none' | ReasoningEffort
 
 export type Thinking =
   | { type: 'enabled'; budgetTokens: number }
@@ -290,6 +311,8 @@ export type ExchangeEvent =
   | { type: 'start'; id: string; model: string; usage?: Partial<Usage> }
   | { type: 'block_start'; index: number; block: BlockStart }
   | { type: 'text_delta'; index: number; text: string }
+  /** A citation of an open text block: before its text (Anthropic) or after the words it marks (OpenAI). */
+  | { type: 'citation'; index: number; citation: Citation }
   | { type: 'thinking_delta'; index: number; thinking: string }
   | { type: 'signature_delta'; index: number; signature: string }
   | { type: 'tool_args_delta'; index: number; partialJson: string }

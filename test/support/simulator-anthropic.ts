@@ -50,6 +50,19 @@ const searchBlocks = (search: Plan['searches'][number]) => [
   },
 ]
 
+/**
+ * An answer after searches cites the page each found, as Anthropic does: on the text block, with
+ * a quote of the page (`cited_text`) and a sealed pointer into it that only Anthropic reads.
+ */
+const citationsOf = (plan: Plan) =>
+  plan.searches.map((search) => ({
+    type: 'web_search_result_location',
+    url: 'https://example.com/',
+    title: search.query,
+    cited_text: `What the page says about ${search.query}.`,
+    encrypted_index: 'c2ltLWluZGV4',
+  }))
+
 /** Final usage only: server tool counts, where any ran. */
 const serverToolUse = (plan: Plan) =>
   plan.usage.webSearches > 0 ? { server_tool_use: { web_search_requests: plan.usage.webSearches } } : {}
@@ -58,7 +71,10 @@ function contentOf(plan: Plan) {
   const content: unknown[] = plan.searches.flatMap(searchBlocks)
   if (plan.thinking)
     content.push({ type: 'thinking', thinking: plan.thinking.text, signature: plan.thinking.signature })
-  if (plan.text) content.push({ type: 'text', text: plan.text.text, citations: null })
+  if (plan.text) {
+    const citations = citationsOf(plan)
+    content.push({ type: 'text', text: plan.text.text, citations: citations.length > 0 ? citations : null })
+  }
   if (plan.tool) {
     content.push({ type: 'tool_use', id: plan.tool.id, name: plan.tool.name, input: JSON.parse(plan.tool.args) })
   }
@@ -113,10 +129,11 @@ function encodeFrames(plan: Plan): Frame[] {
     ])
   }
   if (plan.text)
-    block(
-      { type: 'text', text: '' },
-      plan.text.deltas.map((text) => ({ type: 'text_delta', text })),
-    )
+    block({ type: 'text', text: '' }, [
+      // A cited block's citations come first, before its text.
+      ...citationsOf(plan).map((citation) => ({ type: 'citations_delta', citation })),
+      ...plan.text.deltas.map((text) => ({ type: 'text_delta', text })),
+    ])
   if (plan.tool) {
     // Input starts as {} and arrives only through input_json_delta; real streams lead with "".
     block({ type: 'tool_use', id: plan.tool.id, name: plan.tool.name, input: {} }, [

@@ -10,7 +10,7 @@ import {
   isReasoningEffort,
   maxTokensAbove,
 } from '../../exchange/thinking-budget'
-import type { ReasoningEffort } from '../../exchange/types'
+import type { ModelEffort } from '../../exchange/types'
 import { isObject } from '../wire-values'
 
 /** What the model takes; the fields are the catalog's capabilities (absent: the 4.5 generation's). */
@@ -24,7 +24,7 @@ export interface AnthropicModelRules {
   /** Takes temperature, top_p and top_k. Absent: true. */
   samplingParameters?: boolean
   /** The efforts it takes; another goes as the nearest (thinking-budget.ts). Absent: any; empty: none. */
-  reasoningEfforts?: readonly ReasoningEffort[]
+  reasoningEfforts?: readonly ModelEffort[]
 }
 
 // `between_tools` is refused with these efforts: such a request thinks adaptively instead.
@@ -77,7 +77,7 @@ function fitThinking(
  * output_config.effort within the model's efforts, or gone for a model that takes none (the 4.5
  * generation answers any effort with a 400); an effort svc does not know is otherwise left as sent.
  */
-function fitEffort(body: Record<string, unknown>, supported: readonly ReasoningEffort[]): Record<string, unknown> {
+function fitEffort(body: Record<string, unknown>, supported: readonly ModelEffort[]): Record<string, unknown> {
   const effort = isObject(body.output_config) ? body.output_config.effort : undefined
   if (effort === undefined) return body
   if (supported.length === 0) return withEffort({ ...body }, undefined)

@@ -195,6 +195,16 @@ describe('encodeChatRequest', () => {
     expect(body.reasoning_effort).toBe('medium')
   })
 
+  test('thinking turned off → the least reasoning the model takes, where its list is known', () => {
+    const off = { ...base, thinking: { type: 'disabled' as const } }
+    const effortFor = (reasoningEfforts?: readonly ('none' | 'minimal' | 'low' | 'high' | 'max')[]) =>
+      encodeChatRequest(off, 'm', { reasoningEfforts }).reasoning_effort
+    expect(effortFor(['none', 'low', 'high'])).toBe('none')
+    expect(effortFor(['minimal', 'low', 'high'])).toBe('minimal')
+    expect(effortFor(['high', 'max'])).toBeUndefined()
+    expect(effortFor(undefined)).toBeUndefined()
+  })
+
   // OpenAI refuses function names outside ^[a-zA-Z0-9_-]{1,64}$ with a 400 (wire-formats §3.4).
   test('tool names OpenAI would refuse are shortened the same way in tools, tool_choice and history', () => {
     const long = 'mcp__claude_ai_Atlassian_Rovo__getConfluencePageFooterCommentsWithInlineRepliesAndHistory2'

@@ -8,13 +8,13 @@ import {
   type ImageBlock,
   type ImageDetail,
   type Message,
-  type ReasoningEffort,
+  type ModelEffort,
   type ResponseFormat,
   type TextBlock,
   type ToolChoice,
   type UserContentBlock,
 } from '../../exchange/types'
-import { effortWithin } from '../../exchange/thinking-budget'
+import { effortWithin, effortWithoutThinking } from '../../exchange/thinking-budget'
 import {
   dataUrl,
   fileNameOf,
@@ -49,7 +49,7 @@ export interface ChatRequestOptions {
   /** false: the model refuses temperature and top_p (a reasoning model), so they are left out. */
   samplingParameters?: boolean
   /** The reasoning efforts the model takes (absent: any; empty: none). */
-  reasoningEfforts?: readonly ReasoningEffort[]
+  reasoningEfforts?: readonly ModelEffort[]
 }
 
 type ChatPart =
@@ -108,7 +108,10 @@ export function encodeChatRequest(
     if (req.toolChoice) Object.assign(body, encodeToolChoice(req.toolChoice))
   }
   const effort = reasoningEffortFor(req.thinking)
-  const within = effort && effortWithin(effort, opts.reasoningEfforts)
+  const within =
+    req.thinking?.type === 'disabled'
+      ? effortWithoutThinking(opts.reasoningEfforts)
+      : effort && effortWithin(effort, opts.reasoningEfforts)
   if (within) body.reasoning_effort = within
   if (req.responseFormat) body.response_format = encodeResponseFormat(req.responseFormat)
   if (req.user) body.user = openAIUserId(req.user)

@@ -10,6 +10,7 @@ import {
   type UserContentBlock,
   type WebSearchTool,
 } from '../../exchange/types'
+import { effortWithoutThinking } from '../../exchange/thinking-budget'
 import { openAIToolName } from '../openai-tool-names'
 import { fitResponsesToModel, type ResponsesModelRules } from './model-fit'
 import { readResponsesSignature } from './reasoning-signature'
@@ -60,6 +61,9 @@ export const encodeResponsesRequest = (
     req.thinking?.type === 'adaptive' ? (req.thinking.effort ?? 'medium') : reasoningEffortFor(req.thinking)
   const include: string[] = []
   if (effort) body['reasoning'] = { effort, summary: 'auto' }
+  // Thinking turned off: the least reasoning the model takes, where svc knows it (model-fit.ts).
+  const withoutThinking = req.thinking?.type === 'disabled' && effortWithoutThinking(rules.reasoningEfforts)
+  if (withoutThinking) body['reasoning'] = { effort: withoutThinking }
   // Ask for the reasoning blob so the next turn can replay it (carried in the thinking signature).
   if (effort || replaysReasoning) include.push('reasoning.encrypted_content')
   // Without it a web_search_call names its query only, and the client could be told of no results.

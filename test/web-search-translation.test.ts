@@ -2,7 +2,8 @@
 // Anthropic's `web_search` server tool; Codex offers OpenAI's hosted `web_search`. Routed to the
 // other provider, the tool used to be dropped and the model answered without searching. Now each
 // becomes the other's tool, the searches come back in the client's own shape (what was searched,
-// what was found), and a request with it goes only to an upstream that can search.
+// what was found, and which pages the answer cites), and a request with it goes to an upstream
+// that can search.
 import { describe, expect, test } from 'bun:test'
 import type Anthropic from '@anthropic-ai/sdk'
 import type { RankEntry } from '../src/router/rank'
@@ -83,7 +84,19 @@ describe('an Anthropic client searching through an OpenAI Responses upstream', (
           page_age: null,
         },
       ])
-      expect(message.content.at(-1)).toMatchObject({ type: 'text', text: 'Bun uses WAL.' })
+      // OpenAI marks the words each page supports; Anthropic cites on the block, quoting (here, the
+      // answer's own words, all OpenAI gives) with a pointer into the page only Anthropic could make.
+      expect(message.content.at(-1)).toEqual({
+        type: 'text',
+        text: 'Bun uses WAL.',
+        citations: queries.map((title) => ({
+          type: 'web_search_result_location',
+          url: foundUrl,
+          title,
+          cited_text: 'Bun uses WAL.',
+          encrypted_index: '',
+        })),
+      })
       expect(message.usage.server_tool_use?.web_search_requests).toBe(2)
 
       const detail = await requestDetail(h, message.id.replace(/^msg_/, ''))
@@ -131,6 +144,11 @@ describe('a Responses client searching through an Anthropic upstream', () => {
       expect(search.status).toBe('completed')
       expect(search.action).toEqual({ type: 'search', query: queries[0], sources: [{ type: 'url', url: foundUrl }] })
       expect(response.output_text).toBe('Bun uses WAL.')
+      // Anthropic cites on the whole block: OpenAI's annotation spans it.
+      const answer = response.output[2] as { content: { annotations: unknown[] }[] }
+      expect(answer.content[0]!.annotations).toEqual(
+        queries.map((title) => ({ type: 'url_citation', start_index: 0, end_index: 13, url: foundUrl, title })),
+      )
 
       const detail = await requestDetail(h, response.id.replace(/^resp_/, ''))
       expect(detail.usage_events[0]).toMatchObject({ web_search_requests: 2, estimated: false })

@@ -73,3 +73,47 @@ describe('decodeAnthropicResponse: web search', () => {
     expect(decoded.content).toEqual([{ type: 'web_search', id: 'srvtoolu_1', query: 'q1', outcome: { results: [] } }])
   })
 })
+
+describe('decodeAnthropicResponse: citations', () => {
+  const cited = (title: unknown) => ({
+    type: 'web_search_result_location',
+    url: 'https://bun.sh/blog/bun-v1.4',
+    title,
+    cited_text: 'Bun 1.4 ships a faster installer.',
+    encrypted_index: 'EpIBCioIBhgC',
+  })
+
+  test("a text block's web search citations cite the whole block; document citations and ones without a URL go", () => {
+    const decoded = decodeAnthropicResponse(
+      message([
+        { type: 'text', text: 'Per the release notes, ', citations: null },
+        {
+          type: 'text',
+          text: 'the installer is faster.',
+          citations: [
+            cited('Bun 1.4'),
+            { type: 'char_location', cited_text: 'x', document_index: 0, start_char_index: 0, end_char_index: 1 },
+            { type: 'web_search_result_location', title: 'No URL', cited_text: 'y', encrypted_index: 'E' },
+            // A page with no title is named by its URL: OpenAI's url_citation needs a title.
+            cited(null),
+          ],
+        },
+        { type: 'text', text: '.', citations: [{ type: 'page_location', cited_text: 'z' }] },
+      ]),
+    )
+    const citation = {
+      url: 'https://bun.sh/blog/bun-v1.4',
+      title: 'Bun 1.4',
+      citedText: 'Bun 1.4 ships a faster installer.',
+    }
+    expect(decoded.content).toEqual([
+      { type: 'text', text: 'Per the release notes, ' },
+      {
+        type: 'text',
+        text: 'the installer is faster.',
+        citations: [citation, { ...citation, title: 'https://bun.sh/blog/bun-v1.4' }],
+      },
+      { type: 'text', text: '.' },
+    ])
+  })
+})

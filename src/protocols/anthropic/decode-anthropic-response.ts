@@ -1,6 +1,13 @@
 // Anthropic non-streaming message JSON → ExchangeResponse.
 
-import type { ExchangeResponse, OutputBlock, WebSearchBlock, WebSearchResult } from '../../exchange/types'
+import type {
+  Citation,
+  ExchangeResponse,
+  OutputBlock,
+  TextBlock,
+  WebSearchBlock,
+  WebSearchResult,
+} from '../../exchange/types'
 import { GatewayError } from '../../lib/errors'
 import { isObject, type JsonObject, readArray, readString } from '../wire-values'
 import { decodeAnthropicStopReason } from './stop-reason'
@@ -37,7 +44,7 @@ function decodeOutputBlock(block: unknown, queries: Map<string, string>): Output
   if (!isObject(block)) return []
   switch (block.type) {
     case 'text':
-      return [{ type: 'text', text: readString(block, 'text') ?? '' }]
+      return [decodeText(block)]
     case 'thinking':
       return [
         {
@@ -59,6 +66,27 @@ function decodeOutputBlock(block: unknown, queries: Map<string, string>): Output
       // server_tool_use of web_search is its result's query.
       return []
   }
+}
+
+/** A text block, with the pages it cites where the answer was written from a web search. */
+function decodeText(block: JsonObject): TextBlock {
+  const text: TextBlock = { type: 'text', text: readString(block, 'text') ?? '' }
+  const citations = (readArray(block, 'citations') ?? []).flatMap(decodeCitation)
+  if (citations.length > 0) text.citations = citations
+  return text
+}
+
+/**
+ * A web search citation, of the whole block it is on (no span). Citations of the client's own
+ * documents (char, page, content block locations) have no neutral form, nor has one without a URL.
+ */
+export function decodeCitation(citation: unknown): Citation[] {
+  if (!isObject(citation) || citation.type !== 'web_search_result_location') return []
+  const url = readString(citation, 'url')
+  if (!url) return []
+  // A page may have no title (null); OpenAI's url_citation needs one, and the URL names the page too.
+  const title = readString(citation, 'title') ?? url
+  return [{ url, title, citedText: readString(citation, 'cited_text') ?? '' }]
 }
 
 /** A `server_tool_use` block calling web search. */

@@ -197,6 +197,38 @@ describe('anthropicStreamDecoder', () => {
     ])
   })
 
+  test("a text block's web search citations come first, as citation events of the whole block; others go", async () => {
+    const delta = (d: unknown) => encodeSse('content_block_delta', { type: 'content_block_delta', index: 0, delta: d })
+    const citation = {
+      type: 'web_search_result_location',
+      url: 'https://bun.sh/',
+      title: 'Bun',
+      cited_text: 'Bun is fast.',
+      encrypted_index: 'Eo8B',
+    }
+    const text = [
+      encodeSse('message_start', { type: 'message_start', message: { id: 'm', model: 'c', usage: {} } }),
+      encodeSse('content_block_start', {
+        type: 'content_block_start',
+        index: 0,
+        content_block: { type: 'text', text: '', citations: [] },
+      }),
+      delta({ type: 'citations_delta', citation }),
+      delta({ type: 'citations_delta', citation: { type: 'char_location', cited_text: 'x', document_index: 0 } }),
+      delta({ type: 'citations_delta', citation: { ...citation, title: null } }),
+      delta({ type: 'text_delta', text: 'Bun is fast.' }),
+      encodeSse('content_block_stop', { type: 'content_block_stop', index: 0 }),
+    ].join('')
+    const cited = { url: 'https://bun.sh/', title: 'Bun', citedText: 'Bun is fast.' }
+    expect((await decodeText(text)).slice(1)).toEqual([
+      { type: 'block_start', index: 0, block: { kind: 'text' } },
+      { type: 'citation', index: 0, citation: cited },
+      { type: 'citation', index: 0, citation: { ...cited, title: 'https://bun.sh/' } },
+      { type: 'text_delta', index: 0, text: 'Bun is fast.' },
+      { type: 'block_stop', index: 0 },
+    ])
+  })
+
   test('a stop sequence is carried through', async () => {
     const text = encodeSse('message_delta', {
       type: 'message_delta',

@@ -10,7 +10,7 @@ import type { SseEvent } from '../sse'
 import { isObject, type JsonObject, parseJson, readNumber, readObject, readString } from '../wire-values'
 import { statusForAnthropicErrorType } from './errors'
 import { decodeAnthropicStopReason } from './stop-reason'
-import { decodeWebSearchOutcome, isWebSearchCall, webSearchQuery } from './decode-anthropic-response'
+import { decodeCitation, decodeWebSearchOutcome, isWebSearchCall, webSearchQuery } from './decode-anthropic-response'
 import { anthropicUsage, anthropicUsagePartial } from './usage'
 
 const handled = new Set([
@@ -74,8 +74,7 @@ export function anthropicStreamDecoder(): StreamCodec<SseEvent, ExchangeEvent> {
         const call = searchCalls.get(upstreamIndex)
         if (call && delta?.type === 'input_json_delta') call.input += readString(delta, 'partial_json') ?? ''
         if (index === undefined || !delta) return []
-        const decoded = decodeDelta(index, delta)
-        return decoded ? [decoded] : []
+        return decodeDelta(index, delta)
       }
       case 'content_block_stop': {
         const index = indices.get(readNumber(payload, 'index') ?? -1)
@@ -153,19 +152,22 @@ function decodeBlockStart(block: JsonObject, searchQuery: (id: string) => string
   }
 }
 
-function decodeDelta(index: number, delta: JsonObject): ExchangeEvent | undefined {
+function decodeDelta(index: number, delta: JsonObject): ExchangeEvent[] {
   switch (delta.type) {
     case 'text_delta':
-      return { type: 'text_delta', index, text: readString(delta, 'text') ?? '' }
+      return [{ type: 'text_delta', index, text: readString(delta, 'text') ?? '' }]
     case 'thinking_delta':
-      return { type: 'thinking_delta', index, thinking: readString(delta, 'thinking') ?? '' }
+      return [{ type: 'thinking_delta', index, thinking: readString(delta, 'thinking') ?? '' }]
     case 'signature_delta':
-      return { type: 'signature_delta', index, signature: readString(delta, 'signature') ?? '' }
+      return [{ type: 'signature_delta', index, signature: readString(delta, 'signature') ?? '' }]
     case 'input_json_delta':
-      return { type: 'tool_args_delta', index, partialJson: readString(delta, 'partial_json') ?? '' }
+      return [{ type: 'tool_args_delta', index, partialJson: readString(delta, 'partial_json') ?? '' }]
+    case 'citations_delta':
+      // A web search citation of the whole block, sent before its text; others have no neutral form.
+      return decodeCitation(delta.citation).map((citation) => ({ type: 'citation', index, citation }))
     default:
-      // citations_delta and future delta types have no neutral form.
-      return undefined
+      // Future delta types have no neutral form.
+      return []
   }
 }
 

@@ -1,4 +1,5 @@
 import { describe, expect, test } from 'bun:test'
+import type Anthropic from '@anthropic-ai/sdk'
 import type { ExchangeResponse } from '../../exchange/types'
 import { encodeAnthropicResponse, serverToolUseId } from './encode-anthropic-response'
 
@@ -89,5 +90,53 @@ describe('encodeAnthropicResponse: web searches', () => {
     ['ws.68:c1', 'srvtoolu_ws_68_c1_hr15g1'],
   ])('server_tool_use id %s → %s', (id, expected) => {
     expect(serverToolUseId(id)).toBe(expected)
+  })
+})
+
+describe('encodeAnthropicResponse: citations', () => {
+  test("a text block's citations are web_search_result_locations of the whole block, not split at spans", () => {
+    const response: ExchangeResponse = {
+      id: 'resp_up',
+      model: 'gpt-5',
+      content: [
+        {
+          type: 'text',
+          text: 'Svc is a gateway.',
+          citations: [
+            { url: 'https://a.example/', title: 'Page A', citedText: 'Svc', span: { start: 0, end: 3 } },
+            { url: 'https://b.example/', title: 'Page B', citedText: 'a gateway.', span: { start: 7, end: 17 } },
+          ],
+        },
+        { type: 'text', text: 'Uncited.', citations: [] },
+      ],
+      stopReason: 'end_turn',
+      stopSequence: null,
+      usage,
+    }
+    // Typed as the SDK's blocks: the SDK's types accept what we write.
+    const content: Anthropic.ContentBlock[] = [
+      {
+        type: 'text',
+        text: 'Svc is a gateway.',
+        citations: [
+          {
+            type: 'web_search_result_location',
+            url: 'https://a.example/',
+            title: 'Page A',
+            cited_text: 'Svc',
+            encrypted_index: '',
+          },
+          {
+            type: 'web_search_result_location',
+            url: 'https://b.example/',
+            title: 'Page B',
+            cited_text: 'a gateway.',
+            encrypted_index: '',
+          },
+        ],
+      },
+      { type: 'text', text: 'Uncited.', citations: null },
+    ]
+    expect(encodeAnthropicResponse(response, { id: 'msg_gw_1', model: 'sonnet' })['content']).toEqual(content)
   })
 })

@@ -1,7 +1,7 @@
 // ExchangeResponse → Anthropic non-streaming message JSON, under the gateway's id and the
 // model name the client asked for (Claude Code derives context-window math from it).
 
-import type { ExchangeResponse, OutputBlock, WebSearchBlock } from '../../exchange/types'
+import type { Citation, ExchangeResponse, OutputBlock, TextBlock, WebSearchBlock } from '../../exchange/types'
 import { isObject } from '../wire-values'
 import { encodeAnthropicStopReason } from './stop-reason'
 import { sanitizeToolUseId } from './tool-use-id'
@@ -26,7 +26,7 @@ export function encodeAnthropicResponse(
 function encodeOutputBlock(block: OutputBlock): Record<string, unknown>[] {
   switch (block.type) {
     case 'text':
-      return block.text === '' ? [] : [{ type: 'text', text: block.text, citations: null }]
+      return block.text === '' ? [] : [encodeTextBlock(block)]
     case 'thinking':
       return [{ type: 'thinking', thinking: block.thinking, signature: block.signature ?? '' }]
     case 'redacted_thinking':
@@ -44,6 +44,29 @@ function encodeOutputBlock(block: OutputBlock): Record<string, unknown>[] {
       return [encodeServerToolUse(block, { query: block.query }), encodeWebSearchResult(block)]
   }
 }
+
+/**
+ * A text block with its citations, all on the whole block: Anthropic cites a block as a whole, so a
+ * citation's span (OpenAI marks words of the answer) has no place here. The block is not split at
+ * the spans either, to keep it as the stream encoder, which cannot split text already sent, writes it.
+ */
+function encodeTextBlock(block: TextBlock): Record<string, unknown> {
+  const citations = block.citations?.length ? block.citations.map(encodeCitation) : null
+  return { type: 'text', text: block.text, citations }
+}
+
+/**
+ * A citation as Anthropic's web_search_result_location. encrypted_index is Anthropic's sealed
+ * pointer into its own search results: another upstream's citation has none, so it is empty (the
+ * field is required).
+ */
+export const encodeCitation = (citation: Citation): Record<string, unknown> => ({
+  type: 'web_search_result_location',
+  url: citation.url,
+  title: citation.title,
+  cited_text: citation.citedText,
+  encrypted_index: '',
+})
 
 /**
  * A search's id as a server_tool_use id: Anthropic's are `srvtoolu_…`, so another provider's

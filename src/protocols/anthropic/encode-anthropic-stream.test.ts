@@ -397,3 +397,92 @@ describe('anthropicStreamEncoder: web searches', () => {
     })
   })
 })
+
+describe('anthropicStreamEncoder: citations', () => {
+  const cited = { url: 'https://a.example/', title: 'Page A', citedText: 'Found', span: { start: 0, end: 5 } }
+  const location = {
+    type: 'web_search_result_location',
+    url: 'https://a.example/',
+    title: 'Page A',
+    cited_text: 'Found',
+    encrypted_index: '',
+  }
+
+  test('a citation of the open text block is a citations_delta at its client index; any other is dropped', async () => {
+    const frames = await framesOf(
+      await encodeEvents([
+        start,
+        { type: 'block_start', index: 0, block: { kind: 'thinking' } },
+        { type: 'thinking_delta', index: 0, thinking: 'look' },
+        { type: 'citation', index: 0, citation: cited },
+        { type: 'block_stop', index: 0 },
+        {
+          type: 'block_start',
+          index: 1,
+          block: { kind: 'web_search', search: { id: 'ws_1', query: 'q', outcome: { results: [] } } },
+        },
+        { type: 'citation', index: 1, citation: cited },
+        { type: 'block_stop', index: 1 },
+        { type: 'block_start', index: 2, block: { kind: 'text' } },
+        { type: 'citation', index: 1, citation: cited },
+        { type: 'text_delta', index: 2, text: 'Found.' },
+        { type: 'citation', index: 2, citation: cited },
+        { type: 'block_stop', index: 2 },
+        { type: 'citation', index: 2, citation: cited },
+        { type: 'finish', reason: 'end_turn' },
+      ]),
+    )
+    const deltas = frames.filter((f) => f.event === 'content_block_delta').map((f) => f.data)
+    expect(deltas).toEqual([
+      { type: 'content_block_delta', index: 0, delta: { type: 'thinking_delta', thinking: 'look' } },
+      {
+        type: 'content_block_delta',
+        index: 1,
+        delta: { type: 'input_json_delta', partial_json: JSON.stringify({ query: 'q' }) },
+      },
+      { type: 'content_block_delta', index: 3, delta: { type: 'text_delta', text: 'Found.' } },
+      { type: 'content_block_delta', index: 3, delta: { type: 'citations_delta', citation: location } },
+    ])
+  })
+
+  test("a Responses upstream's annotations, as the SDK sees them", async () => {
+    const annotation = {
+      type: 'url_citation',
+      start_index: 0,
+      end_index: 5,
+      url: 'https://a.example/',
+      title: 'Page A',
+    }
+    const message = {
+      id: 'msg_1',
+      type: 'message',
+      role: 'assistant',
+      status: 'completed',
+      content: [{ type: 'output_text', text: 'Found it.', annotations: [annotation] }],
+    }
+    const at = { item_id: 'msg_1', output_index: 0, content_index: 0 }
+    const upstream = [
+      { type: 'response.created', response: { id: 'resp_1', model: 'gpt-5', status: 'in_progress', output: [] } },
+      { type: 'response.output_item.added', output_index: 0, item: { ...message, status: 'in_progress', content: [] } },
+      { type: 'response.output_text.delta', ...at, delta: 'Found it.' },
+      { type: 'response.output_text.annotation.added', ...at, annotation_index: 0, annotation },
+      { type: 'response.output_item.done', output_index: 0, item: message },
+      {
+        type: 'response.completed',
+        response: {
+          id: 'resp_1',
+          model: 'gpt-5',
+          status: 'completed',
+          output: [message],
+          usage: { input_tokens: 30, output_tokens: 5 },
+        },
+      },
+    ]
+    const sse = upstream.map((e, i) => `event: ${e.type}\ndata: ${JSON.stringify({ sequence_number: i, ...e })}\n\n`)
+    const encoded = await encodeText(runCodec(responsesStreamDecoder(), sseOf(sse.join(''))))
+    expect(await sdkFinalMessage(encoded)).toMatchObject({
+      content: [{ type: 'text', text: 'Found it.', citations: [location] }],
+      stop_reason: 'end_turn',
+    })
+  })
+})

@@ -13,7 +13,7 @@ import {
 } from '../../exchange/types'
 import { GatewayError } from '../../lib/errors'
 import { encodeSse } from '../sse'
-import { encodeServerToolUse, encodeWebSearchResult } from './encode-anthropic-response'
+import { encodeCitation, encodeServerToolUse, encodeWebSearchResult } from './encode-anthropic-response'
 import { anthropicErrorTypeForKind, encodeAnthropicError } from './errors'
 import { encodeAnthropicStopReason } from './stop-reason'
 import { sanitizeToolUseId } from './tool-use-id'
@@ -97,6 +97,11 @@ export function anthropicStreamEncoder(opts: { id: string; model: string }): Str
       }
       case 'text_delta':
         pushDelta(out, event.index, 'text', { type: 'text_delta', text: event.text })
+        break
+      case 'citation':
+        // Only into the open text block, as the block's whole (encodeTextBlock): its span cannot
+        // split text already sent. One for any other block cannot be placed and is dropped.
+        pushDelta(out, event.index, 'text', { type: 'citations_delta', citation: encodeCitation(event.citation) })
         break
       case 'thinking_delta':
         pushDelta(out, event.index, 'thinking', { type: 'thinking_delta', thinking: event.thinking })

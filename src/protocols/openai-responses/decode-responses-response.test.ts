@@ -117,11 +117,79 @@ describe('decodeResponsesResponse', () => {
       },
       { type: 'web_search', id: 'ws_3', query: 'again', outcome: { errorCode: 'unavailable' } },
       { type: 'web_search', id: 'ws_4', query: 'no sources', outcome: { results: [] } },
-      { type: 'text', text: 'Found it.' },
+      {
+        type: 'text',
+        text: 'Found it.',
+        citations: [
+          { url: 'https://a.example/', title: 'Page A', citedText: 'Found', span: { start: 0, end: 5 } },
+          { url: 'https://a.example/', title: 'Later', citedText: 'it.', span: { start: 6, end: 9 } },
+        ],
+      },
     ])
     expect(decoded.stopReason).toBe('end_turn')
     // Billed per call that did not fail, open_page included, as before.
     expect(decoded.usage.webSearches).toBe(3)
+  })
+
+  test('url_citation annotations become citations of the joined text: offset, clamped, empty spans dropped', () => {
+    const cite = (start_index: number, end_index: number, extra: Record<string, unknown> = {}) => ({
+      type: 'url_citation',
+      start_index,
+      end_index,
+      url: 'https://a.example/',
+      title: 'Page A',
+      ...extra,
+    })
+    const decoded = decodeResponsesResponse(
+      response({
+        output: [
+          {
+            type: 'message',
+            role: 'assistant',
+            content: [
+              {
+                type: 'output_text',
+                text: 'Hello ',
+                annotations: [cite(0, 5), { type: 'file_citation', index: 0, file_id: 'file_1', filename: 'a.pdf' }],
+              },
+              {
+                type: 'output_text',
+                text: 'world wide',
+                annotations: [
+                  cite(0, 5, { url: 'https://b.example/', title: 'Page B' }),
+                  cite(6, 99),
+                  cite(-3, 2, { title: undefined }),
+                  cite(4, 4),
+                  cite(8, 3),
+                  cite(20, 30),
+                  { type: 'url_citation', url: 'https://c.example/', title: 'No span' },
+                ],
+              },
+            ],
+          },
+          {
+            type: 'message',
+            role: 'assistant',
+            content: [{ type: 'output_text', text: 'Plain.', annotations: [] }],
+          },
+        ],
+      }),
+    )
+    expect(decoded.content).toEqual([
+      {
+        type: 'text',
+        text: 'Hello world wide',
+        citations: [
+          { url: 'https://a.example/', title: 'Page A', citedText: 'Hello', span: { start: 0, end: 5 } },
+          { url: 'https://b.example/', title: 'Page B', citedText: 'world', span: { start: 6, end: 11 } },
+          // Past the end of its part: clamped to it.
+          { url: 'https://a.example/', title: 'Page A', citedText: 'wide', span: { start: 12, end: 16 } },
+          // Before the start: clamped; no title, so titled by its URL.
+          { url: 'https://a.example/', title: 'https://a.example/', citedText: 'wo', span: { start: 6, end: 8 } },
+        ],
+      },
+      { type: 'text', text: 'Plain.' },
+    ])
   })
 
   test.each([

@@ -1,5 +1,5 @@
 // A Responses upstream's Response object → neutral ExchangeResponse (wire-formats §2.5, §4.6, §4.7).
-import type { ExchangeResponse, OutputBlock, StopReason, Usage, WebSearchBlock } from '../../exchange/types'
+import type { Citation, ExchangeResponse, OutputBlock, StopReason, Usage, WebSearchBlock } from '../../exchange/types'
 import { GatewayError } from '../../lib/errors'
 import { isObject, type JsonObject, asArray, asNumber, asString } from '../wire-values'
 import { noToolNames, type RequestToolNames, toolNameRestorer } from '../openai-tool-names'
@@ -73,19 +73,55 @@ export const readReasoningText = (item: JsonObject): string => {
     .join('')
 }
 
-/** Text of a message item: output_text parts, and refusal parts as text. */
-export const readMessageText = (item: JsonObject): { text: string; refusal: boolean } => {
+const clamp = (value: number, max: number): number => Math.min(Math.max(value, 0), max)
+
+/**
+ * A url_citation annotation of an output_text part whose text `partText` starts at `offset` in
+ * its block → a citation of that span of the block, quoting the answer's own words there. The span
+ * is clamped into the part; one empty or reversed after that marks nothing and is dropped, as are
+ * other annotation types (file_citation, …).
+ */
+export const readUrlCitation = (annotation: unknown, partText: string, offset: number): Citation | undefined => {
+  if (!isObject(annotation) || annotation['type'] !== 'url_citation') return undefined
+  const url = asString(annotation['url'])
+  const startIndex = asNumber(annotation['start_index'])
+  const endIndex = asNumber(annotation['end_index'])
+  if (!url || startIndex === undefined || endIndex === undefined) return undefined
+  const start = clamp(startIndex, partText.length)
+  const end = clamp(endIndex, partText.length)
+  if (end <= start) return undefined
+  return {
+    url,
+    // A page OpenAI names without a title is titled by its URL, as its search results are.
+    title: asString(annotation['title']) ?? url,
+    citedText: partText.slice(start, end),
+    span: { start: offset + start, end: offset + end },
+  }
+}
+
+/**
+ * Text of a message item: output_text parts, and refusal parts as text, joined into one block,
+ * with the output_text parts' citations placed in the joined text.
+ */
+export const readMessageText = (item: JsonObject): { text: string; refusal: boolean; citations: Citation[] } => {
   let text = ''
   let refusal = false
+  const citations: Citation[] = []
   for (const part of asArray(item['content'])) {
     if (!isObject(part)) continue
-    if (part['type'] === 'output_text') text += asString(part['text']) ?? ''
-    else if (part['type'] === 'refusal') {
+    if (part['type'] === 'output_text') {
+      const partText = asString(part['text']) ?? ''
+      for (const annotation of asArray(part['annotations'])) {
+        const citation = readUrlCitation(annotation, partText, text.length)
+        if (citation) citations.push(citation)
+      }
+      text += partText
+    } else if (part['type'] === 'refusal') {
       text += asString(part['refusal']) ?? ''
       refusal = true
     }
   }
-  return { text, refusal }
+  return { text, refusal, citations }
 }
 
 /** Arguments string → tool input. Truncated JSON (an incomplete turn) degrades to `{}`. */
@@ -165,9 +201,9 @@ export const decodeOutputItems = (
         break
       }
       case 'message': {
-        const { text, refusal } = readMessageText(item)
+        const { text, refusal, citations } = readMessageText(item)
         hasRefusal ||= refusal
-        if (text !== '') blocks.push({ type: 'text', text })
+        if (text !== '') blocks.push({ type: 'text', text, ...(citations.length > 0 ? { citations } : {}) })
         break
       }
       case 'function_call':

@@ -333,6 +333,116 @@ describe('responsesStreamDecoder', () => {
     ])
   })
 
+  describe('citations', () => {
+    const cite = (start_index: number, end_index: number, url = 'https://a.example/') => ({
+      type: 'url_citation',
+      start_index,
+      end_index,
+      url,
+      title: 'Page A',
+    })
+    const at = (output_index: number, content_index = 0) => ({ item_id: 'msg_1', output_index, content_index })
+    const textDelta = (output_index: number, delta: string, content_index = 0) => ({
+      type: 'response.output_text.delta',
+      ...at(output_index, content_index),
+      delta,
+    })
+    const annotated = (output_index: number, annotation_index: number, annotation: unknown, content_index = 0) => ({
+      type: 'response.output_text.annotation.added',
+      ...at(output_index, content_index),
+      annotation_index,
+      annotation,
+    })
+    const message = (text: string, annotations: unknown[]) => ({
+      id: 'msg_1',
+      type: 'message',
+      role: 'assistant',
+      status: 'completed',
+      content: [{ type: 'output_text', text, annotations }],
+    })
+    const citation = (
+      index: number,
+      citedText: string,
+      start: number,
+      end: number,
+      url = 'https://a.example/',
+    ): ExchangeEvent => ({
+      type: 'citation',
+      index,
+      citation: { url, title: 'Page A', citedText, span: { start, end } },
+    })
+
+    test('an annotation cites the text streamed before it, in its part; a span past it is clamped', async () => {
+      const done = message('Svc is a gateway. More.', [])
+      const events = await decodeFrames([
+        created(),
+        { type: 'response.output_item.added', output_index: 0, item: { ...done, status: 'in_progress', content: [] } },
+        textDelta(0, 'Svc is '),
+        textDelta(0, 'a gateway.'),
+        annotated(0, 0, cite(0, 3)),
+        annotated(0, 1, { type: 'file_citation', index: 0, file_id: 'file_1', filename: 'a.pdf' }),
+        annotated(0, 2, cite(7, 40, 'https://b.example/')),
+        annotated(0, 3, cite(5, 5)),
+        { type: 'response.output_text.done', ...at(0), text: 'Svc is a gateway.' },
+        textDelta(0, ' More.', 1),
+        annotated(0, 0, cite(0, 5), 1),
+        { type: 'response.output_item.done', output_index: 0, item: done },
+        completed([done], { input_tokens: 5, output_tokens: 7 }),
+      ])
+      expect(events.slice(1, -2)).toEqual([
+        { type: 'block_start', index: 0, block: { kind: 'text' } },
+        { type: 'text_delta', index: 0, text: 'Svc is ' },
+        { type: 'text_delta', index: 0, text: 'a gateway.' },
+        citation(0, 'Svc', 0, 3),
+        citation(0, 'a gateway.', 7, 17, 'https://b.example/'),
+        { type: 'text_delta', index: 0, text: ' More.' },
+        // The second part starts at 17 in the block.
+        citation(0, ' More', 17, 22),
+        { type: 'block_stop', index: 0 },
+      ] satisfies ExchangeEvent[])
+    })
+
+    test("a later item's annotations wait in its queue with its text, and follow that text", async () => {
+      const call = { id: 'fc_0', type: 'function_call', call_id: 'call_0', name: 'look', arguments: '{}' }
+      const done = message('Found.', [cite(0, 5)])
+      const events = await decodeFrames([
+        created(),
+        { type: 'response.output_item.added', output_index: 0, item: { ...call, arguments: '' } },
+        { type: 'response.output_item.added', output_index: 1, item: { ...done, status: 'in_progress', content: [] } },
+        textDelta(1, 'Found.'),
+        annotated(1, 0, cite(0, 5)),
+        { type: 'response.function_call_arguments.delta', item_id: 'fc_0', output_index: 0, delta: '{}' },
+        { type: 'response.output_item.done', output_index: 0, item: call },
+        { type: 'response.output_item.done', output_index: 1, item: done },
+        completed([call, done], { input_tokens: 5, output_tokens: 7 }),
+      ])
+      expect(events.slice(1, -2)).toEqual([
+        { type: 'block_start', index: 0, block: { kind: 'tool_use', id: 'call_0', name: 'look' } },
+        { type: 'tool_args_delta', index: 0, partialJson: '{}' },
+        { type: 'block_stop', index: 0 },
+        { type: 'block_start', index: 1, block: { kind: 'text' } },
+        { type: 'text_delta', index: 1, text: 'Found.' },
+        citation(1, 'Found', 0, 5),
+        { type: 'block_stop', index: 1 },
+      ] satisfies ExchangeEvent[])
+    })
+
+    test('a message that streamed no text brings its annotations from the finished item', async () => {
+      const done = message('Found it.', [cite(6, 9)])
+      const events = await decodeFrames([
+        created(),
+        { type: 'response.output_item.done', output_index: 0, item: done },
+        completed([done], { input_tokens: 5, output_tokens: 7 }),
+      ])
+      expect(events.slice(1, -2)).toEqual([
+        { type: 'block_start', index: 0, block: { kind: 'text' } },
+        { type: 'text_delta', index: 0, text: 'Found it.' },
+        citation(0, 'it.', 6, 9),
+        { type: 'block_stop', index: 0 },
+      ] satisfies ExchangeEvent[])
+    })
+  })
+
   test('a stream cut before its terminal event ends with an error event', async () => {
     const events = await decodeFrames([
       created(),

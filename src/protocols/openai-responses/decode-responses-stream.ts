@@ -1,7 +1,8 @@
 // A Responses upstream's SSE events → neutral exchange events (wire-formats §2.6, §4.11).
 //
 // Each output item becomes one block: reasoning → thinking, message → text, function_call →
-// tool_use, a web_search_call that searched → web_search (whole, once its item is done).
+// tool_use, a web_search_call that searched → web_search (whole, once its item is done). A
+// url_citation annotation cites the words streamed before it, so it becomes a citation event after them.
 // Upstreams may interleave items (§4.11), while neutral blocks run one after another, so every
 // item-level event is queued on its item and only the oldest unfinished item emits; later items
 // replay their queue when it closes.
@@ -14,6 +15,7 @@ import {
   readIncompleteReason,
   readMessageText,
   readReasoningText,
+  readUrlCitation,
   readWebSearch,
   usageOfResponse,
 } from './decode-responses-response'
@@ -25,7 +27,9 @@ type ItemKind = 'text' | 'thinking' | 'tool_use' | 'web_search' | 'other'
 
 type Action =
   | { kind: 'open' }
-  | { kind: 'delta'; text: string }
+  /** `part`: the content_index of a message's text, where its annotations' indices start. */
+  | { kind: 'delta'; text: string; part?: number }
+  | { kind: 'citation'; annotation: JsonObject; part: number }
   /** Between reasoning summary parts: a paragraph break, only once something was said. */
   | { kind: 'separator' }
   | { kind: 'arguments_done'; arguments: string }
@@ -40,6 +44,9 @@ interface ItemState {
   dropped: boolean
   sawDelta: boolean
   closed: boolean
+  /** A message's text streamed so far, and where each of its content parts starts in it. */
+  text: string
+  partStarts: Map<number, number>
 }
 
 const itemKinds: Record<string, ItemKind> = {
@@ -107,7 +114,16 @@ export function responsesStreamDecoder(
     const existing = items.get(outputIndex)
     if (existing) return existing
     const kind = itemKinds[asString(item['type']) ?? ''] ?? 'other'
-    const state: ItemState = { kind, item, actions: [], dropped: false, sawDelta: false, closed: false }
+    const state: ItemState = {
+      kind,
+      item,
+      actions: [],
+      dropped: false,
+      sawDelta: false,
+      closed: false,
+      text: '',
+      partStarts: new Map(),
+    }
     items.set(outputIndex, state)
     const id = asString(item['id'])
     if (id) itemIndexById.set(id, outputIndex)
@@ -150,16 +166,41 @@ export function responsesStreamDecoder(
     return [{ type: 'block_start', index: state.blockIndex, block: { kind: 'thinking' } }]
   }
 
-  const delta = (state: ItemState, text: string): ExchangeEvent[] => {
+  const delta = (state: ItemState, text: string, part = 0): ExchangeEvent[] => {
     if (text === '') return []
     const out = open(state)
     const index = state.blockIndex
     if (index === undefined) return out
     state.sawDelta = true
-    if (state.kind === 'text') out.push({ type: 'text_delta', index, text })
-    else if (state.kind === 'thinking') out.push({ type: 'thinking_delta', index, thinking: text })
+    if (state.kind === 'text') {
+      if (!state.partStarts.has(part)) state.partStarts.set(part, state.text.length)
+      state.text += text
+      out.push({ type: 'text_delta', index, text })
+    } else if (state.kind === 'thinking') out.push({ type: 'thinking_delta', index, thinking: text })
     else if (state.kind === 'tool_use') out.push({ type: 'tool_args_delta', index, partialJson: text })
     return out
+  }
+
+  /**
+   * An annotation quotes the text of its part streamed so far: OpenAI sends it after the words it
+   * marks, and a span past them is clamped to them.
+   */
+  const citation = (state: ItemState, annotation: JsonObject, part: number): ExchangeEvent[] => {
+    const index = state.blockIndex
+    const start = state.partStarts.get(part)
+    if (state.kind !== 'text' || index === undefined || start === undefined) return []
+    const cited = readUrlCitation(annotation, state.text.slice(start), start)
+    return cited ? [{ type: 'citation', index, citation: cited }] : []
+  }
+
+  /** A message that streamed nothing, from its finished item: its text, then the citations of it. */
+  const wholeMessage = (state: ItemState, item: JsonObject): ExchangeEvent[] => {
+    const { text, refusal, citations } = readMessageText(item)
+    hasRefusal ||= refusal
+    const out = delta(state, text)
+    const index = state.blockIndex
+    if (index === undefined) return out
+    return [...out, ...citations.map((citation): ExchangeEvent => ({ type: 'citation', index, citation }))]
   }
 
   const close = (state: ItemState, item: JsonObject): ExchangeEvent[] => {
@@ -169,11 +210,8 @@ export function responsesStreamDecoder(
     const out: ExchangeEvent[] = []
     // Backends that send no deltas (only the .done events or the finished item) still deliver content (§2.6).
     if (!state.sawDelta) {
-      if (state.kind === 'text') {
-        const { text, refusal } = readMessageText(item)
-        hasRefusal ||= refusal
-        out.push(...delta(state, text))
-      } else if (state.kind === 'thinking') out.push(...delta(state, readReasoningText(item)))
+      if (state.kind === 'text') out.push(...wholeMessage(state, item))
+      else if (state.kind === 'thinking') out.push(...delta(state, readReasoningText(item)))
       else out.push(...delta(state, asString(item['arguments']) ?? ''))
     }
     const encrypted = state.kind === 'thinking' ? asString(item['encrypted_content']) : undefined
@@ -207,7 +245,9 @@ export function responsesStreamDecoder(
       case 'open':
         return open(state)
       case 'delta':
-        return delta(state, action.text)
+        return delta(state, action.text, action.part)
+      case 'citation':
+        return citation(state, action.annotation, action.part)
       case 'separator':
         return state.sawDelta ? delta(state, '\n\n') : []
       case 'arguments_done':
@@ -276,7 +316,19 @@ export function responsesStreamDecoder(
       case 'response.refusal.delta':
         out.push(...startEvent(undefined))
         if (type === 'response.refusal.delta') hasRefusal = true
-        out.push(...enqueue(findItem(json, 'text'), { kind: 'delta', text: asString(json['delta']) ?? '' }))
+        out.push(
+          ...enqueue(findItem(json, 'text'), {
+            kind: 'delta',
+            text: asString(json['delta']) ?? '',
+            part: asNumber(json['content_index']) ?? 0,
+          }),
+        )
+        break
+      case 'response.output_text.annotation.added':
+        if (isObject(json['annotation'])) {
+          const part = asNumber(json['content_index']) ?? 0
+          out.push(...enqueue(findItem(json), { kind: 'citation', annotation: json['annotation'], part }))
+        }
         break
       case 'response.reasoning_summary_text.delta':
       case 'response.reasoning_text.delta':

@@ -295,6 +295,77 @@ describe('encodeResponsesResponse', () => {
     })
   })
 
+  describe('citations', () => {
+    const page = { url: 'https://bun.sh/blog/bun-v1.4', title: 'Bun 1.4', citedText: 'Bun 1.4 ships.' }
+    const other = { url: 'https://example.com/', title: 'Example', citedText: 'the answer' }
+    // Claude after a search: one text block per cited passage, each cited as a whole.
+    const cited: ExchangeResponse = {
+      ...answer,
+      content: [
+        { type: 'text', text: 'Per the notes, ' },
+        { type: 'text', text: 'Bun 1.4 is out.', citations: [page, other] },
+        // From OpenAI: spans of the answer, given here out of order.
+        {
+          type: 'text',
+          text: 'It is fast and small.',
+          citations: [
+            { ...other, span: { start: 11, end: 21 } },
+            { ...page, span: { start: 0, end: 10 } },
+          ],
+        },
+      ],
+      stopReason: 'end_turn',
+    }
+    const annotation = (c: typeof page, start: number, end: number) => ({
+      type: 'url_citation',
+      start_index: start,
+      end_index: end,
+      url: c.url,
+      title: c.title,
+    })
+    const texts = (output: unknown[]) =>
+      output.map((item) => (item as { id: string; content: unknown[] }).content[0] as Record<string, unknown>)
+
+    test("each text block's citations are url_citation annotations of its output_text, by start_index", () => {
+      const response = encodeResponsesResponse(cited, ids) as { output: { id: string; content: unknown[] }[] }
+      expect(response.output.map((item) => item.id)).toEqual(['msg_01JX', 'msg_01JX_1', 'msg_01JX_2'])
+      expect(texts(response.output)).toEqual([
+        { type: 'output_text', text: 'Per the notes, ', annotations: [], logprobs: [] },
+        {
+          type: 'output_text',
+          text: 'Bun 1.4 is out.',
+          // No span: the whole block, which is the whole output_text (each block is its own message).
+          annotations: [annotation(page, 0, 15), annotation(other, 0, 15)],
+          logprobs: [],
+        },
+        {
+          type: 'output_text',
+          text: 'It is fast and small.',
+          annotations: [annotation(page, 0, 10), annotation(other, 11, 21)],
+          logprobs: [],
+        },
+      ])
+    })
+
+    test('the OpenAI SDK reads the annotations', async () => {
+      const server = serveResponses(() => Response.json(encodeResponsesResponse(cited, ids)))
+      stop = server.stop
+      const response = await server.client.responses.create({ model: 'svc-max', input: 'news?' })
+      const annotations = response.output.flatMap((item) =>
+        item.type === 'message'
+          ? item.content.flatMap((part) => (part.type === 'output_text' ? part.annotations : []))
+          : [],
+      )
+      expect(annotations).toEqual([
+        annotation(page, 0, 15),
+        annotation(other, 0, 15),
+        annotation(page, 0, 10),
+        annotation(other, 11, 21),
+      ] as never)
+      expect(response.output_text).toBe('Per the notes, Bun 1.4 is out.It is fast and small.')
+    })
+  })
+
   test('a call to a namespaced tool goes back under its namespace and own name', () => {
     const namespaced: ExchangeResponse = {
       ...answer,

@@ -1,5 +1,6 @@
 // Neutral ExchangeResponse → the client's Response object (wire-formats §2.5, §4.6, §4.7).
 import {
+  type Citation,
   type ExchangeResponse,
   type RedactedThinkingBlock,
   type StopReason,
@@ -159,13 +160,36 @@ export const buildResponseObject = (
   }
 }
 
-export const buildMessageItem = (id: string, text: string, status: 'in_progress' | 'completed' | 'incomplete') => ({
+export interface UrlCitation {
+  type: 'url_citation'
+  start_index: number
+  end_index: number
+  url: string
+  title: string
+}
+
+/**
+ * A citation of a text block as a `url_citation` annotation of the output_text it becomes: its
+ * span, or all of `text` (the block's) where it has none, as Anthropic cites. Each text block is
+ * a message item of its own, so the block's indices are the output_text's.
+ */
+export const urlCitation = (citation: Citation, text: string): UrlCitation => {
+  const { start, end } = citation.span ?? { start: 0, end: text.length }
+  return { type: 'url_citation', start_index: start, end_index: end, url: citation.url, title: citation.title }
+}
+
+/** `annotations`: the output_text's, in the order the client was given them. */
+export const buildMessageItem = (
+  id: string,
+  text: string,
+  status: 'in_progress' | 'completed' | 'incomplete',
+  annotations: UrlCitation[] = [],
+) => ({
   id,
   type: 'message',
   status,
   role: 'assistant',
-  content:
-    status === 'in_progress' && text === '' ? [] : [{ type: 'output_text', text, annotations: [], logprobs: [] }],
+  content: status === 'in_progress' && text === '' ? [] : [{ type: 'output_text', text, annotations, logprobs: [] }],
 })
 
 /**
@@ -245,9 +269,14 @@ export const encodeResponsesResponse = (
         if (emitsReasoningItem(block, includeEncrypted))
           output.push(buildReasoningItem(reasoningItemId(opts.messageId, index), block, includeEncrypted))
         break
-      case 'text':
-        output.push(buildMessageItem(messageItemId(opts.messageId, index, messages++), block.text, 'completed'))
+      case 'text': {
+        const annotations = (block.citations ?? [])
+          .map((citation) => urlCitation(citation, block.text))
+          .sort((a, b) => a.start_index - b.start_index)
+        const id = messageItemId(opts.messageId, index, messages++)
+        output.push(buildMessageItem(id, block.text, 'completed', annotations))
         break
+      }
       case 'tool_use':
         output.push(
           buildFunctionCallItem(

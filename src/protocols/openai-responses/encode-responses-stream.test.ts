@@ -541,3 +541,125 @@ describe('responsesStreamEncoder: web search', () => {
     expect(final.output_text).toBe('Bun 1.4 is out.')
   })
 })
+
+describe('responsesStreamEncoder: citations', () => {
+  let stop: (() => void) | undefined
+  afterEach(() => {
+    stop?.()
+    stop = undefined
+  })
+
+  const page = { url: 'https://bun.sh/blog/bun-v1.4', title: 'Bun 1.4', citedText: 'Bun 1.4 ships.' }
+  const other = { url: 'https://example.com/', title: 'Example', citedText: 'the answer' }
+  const annotation = (c: typeof page, start: number, end: number) => ({
+    type: 'url_citation',
+    start_index: start,
+    end_index: end,
+    url: c.url,
+    title: c.title,
+  })
+
+  // Anthropic: each cited passage is a block of its own, its citations before its text. OpenAI
+  // (the last block): a span, after the words it marks.
+  const cited: ExchangeEvent[] = [
+    { type: 'start', id: 'msg_upstream', model: 'claude-sonnet', usage: { input: 10 } },
+    { type: 'block_start', index: 0, block: { kind: 'text' } },
+    { type: 'text_delta', index: 0, text: 'Per the notes, ' },
+    { type: 'block_stop', index: 0 },
+    { type: 'block_start', index: 1, block: { kind: 'text' } },
+    { type: 'citation', index: 1, citation: page },
+    { type: 'citation', index: 1, citation: other },
+    { type: 'text_delta', index: 1, text: 'Bun 1.4 ' },
+    { type: 'text_delta', index: 1, text: 'is out.' },
+    { type: 'block_stop', index: 1 },
+    { type: 'block_start', index: 2, block: { kind: 'text' } },
+    { type: 'text_delta', index: 2, text: 'It is fast' },
+    { type: 'citation', index: 2, citation: { ...page, span: { start: 0, end: 10 } } },
+    { type: 'text_delta', index: 2, text: '.' },
+    { type: 'block_stop', index: 2 },
+    // Too late: the client has seen the block's output_text done.
+    { type: 'citation', index: 2, citation: other },
+    { type: 'finish', reason: 'end_turn', stopSequence: null },
+  ]
+
+  const wholeBlock = [annotation(page, 0, 15), annotation(other, 0, 15)]
+  const spanned = [annotation(page, 0, 10)]
+
+  test("a whole-block citation is added once the block's text is complete, a span at once; done parts carry all", async () => {
+    const data = await frames(cited)
+    expectSequenceFromZero(data)
+    const withoutSequence = data.map(({ sequence_number: _, ...rest }) => rest)
+    const at = (id: string, n: number) => ({ item_id: id, output_index: n, content_index: 0 })
+    const part = (text: string, annotations: unknown[]) => ({ type: 'output_text', text, annotations, logprobs: [] })
+    const item = (id: string, text: string, annotations: unknown[]) => ({
+      id,
+      type: 'message',
+      status: 'completed',
+      role: 'assistant',
+      content: [part(text, annotations)],
+    })
+    const second = at('msg_01JGATEWAY_1', 1)
+    const third = at('msg_01JGATEWAY_2', 2)
+    expect(withoutSequence.slice(8, -1)).toEqual([
+      { type: 'response.output_item.added', output_index: 1, item: expect.objectContaining({ content: [] }) },
+      { type: 'response.content_part.added', ...second, part: part('', []) },
+      { type: 'response.output_text.delta', ...second, delta: 'Bun 1.4 ', logprobs: [] },
+      { type: 'response.output_text.delta', ...second, delta: 'is out.', logprobs: [] },
+      { type: 'response.output_text.annotation.added', ...second, annotation_index: 0, annotation: wholeBlock[0] },
+      { type: 'response.output_text.annotation.added', ...second, annotation_index: 1, annotation: wholeBlock[1] },
+      { type: 'response.output_text.done', ...second, text: 'Bun 1.4 is out.', logprobs: [] },
+      { type: 'response.content_part.done', ...second, part: part('Bun 1.4 is out.', wholeBlock) },
+      {
+        type: 'response.output_item.done',
+        output_index: 1,
+        item: item('msg_01JGATEWAY_1', 'Bun 1.4 is out.', wholeBlock),
+      },
+      { type: 'response.output_item.added', output_index: 2, item: expect.objectContaining({ content: [] }) },
+      { type: 'response.content_part.added', ...third, part: part('', []) },
+      { type: 'response.output_text.delta', ...third, delta: 'It is fast', logprobs: [] },
+      { type: 'response.output_text.annotation.added', ...third, annotation_index: 0, annotation: spanned[0] },
+      { type: 'response.output_text.delta', ...third, delta: '.', logprobs: [] },
+      { type: 'response.output_text.done', ...third, text: 'It is fast.', logprobs: [] },
+      { type: 'response.content_part.done', ...third, part: part('It is fast.', spanned) },
+      { type: 'response.output_item.done', output_index: 2, item: item('msg_01JGATEWAY_2', 'It is fast.', spanned) },
+    ])
+    const completed = data.at(-1) as { type: string; response: { output: unknown[] } }
+    expect(completed.type).toBe('response.completed')
+    expect(completed.response.output).toEqual([
+      item('msg_01JGATEWAY', 'Per the notes, ', []),
+      item('msg_01JGATEWAY_1', 'Bun 1.4 is out.', wholeBlock),
+      item('msg_01JGATEWAY_2', 'It is fast.', spanned),
+    ])
+  })
+
+  test('a whole-block citation of a block the source left open is added when the stream closes it', async () => {
+    const open = cited.slice(0, 9).concat({ type: 'finish', reason: 'max_tokens', stopSequence: null })
+    const data = await frames(open)
+    expect(data.slice(-6).map((d) => [d['type'], d['annotation_index']])).toEqual([
+      ['response.output_text.annotation.added', 0],
+      ['response.output_text.annotation.added', 1],
+      ['response.output_text.done', undefined],
+      ['response.content_part.done', undefined],
+      ['response.output_item.done', undefined],
+      ['response.incomplete', undefined],
+    ])
+    expect(data.at(-1)).toMatchObject({
+      response: { output: [{}, { content: [{ text: 'Bun 1.4 is out.', annotations: wholeBlock }] }] },
+    })
+  })
+
+  test('the OpenAI SDK reads the annotation events and accumulates the annotations into the final response', async () => {
+    const server = serveResponses(() => sseResponse(encode(cited)))
+    stop = server.stop
+    const stream = server.client.responses.stream({ model: 'svc-pro', input: 'news?' })
+    const added: unknown[] = []
+    stream.on('response.output_text.annotation.added', (event) => added.push(event.annotation))
+    const final = await stream.finalResponse()
+    expect(added).toEqual([...wholeBlock, ...spanned])
+    const annotations = final.output.map((item) =>
+      item.type === 'message' && item.content[0]?.type === 'output_text' ? item.content[0].annotations : undefined,
+    )
+    expect(annotations).toEqual([[], wholeBlock, spanned] as never)
+    expect(final.output_text).toBe('Per the notes, Bun 1.4 is out.It is fast.')
+  })
+})

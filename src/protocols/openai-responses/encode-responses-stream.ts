@@ -5,12 +5,14 @@
 // reasoning item, only when the client asked for `reasoning.encrypted_content` (without its blob it
 // would be empty). A search arrives complete, so its item goes through its whole lifecycle at once
 // (added, in_progress, searching, completed, done). A thinking block's signature arrives last, so
-// its blob is on the item's `output_item.done` and the terminal output.
+// its blob is on the item's `output_item.done` and the terminal output. A citation with a span
+// becomes a `url_citation` annotation at once; one of the whole block (Anthropic's, which comes
+// before the text) waits until the text is complete, just before `output_text.done`.
 // Every frame has an `event:` line equal to its `type` and a `sequence_number` counting up from 0.
 // The terminal event waits for the end of the source, because usage may arrive after `finish`
 // (Chat upstreams).
 import { encoderOf, type StreamEncoder } from '../../exchange/stream-codec'
-import type { ExchangeEvent, StopReason, Usage, WebSearchBlock } from '../../exchange/types'
+import type { Citation, ExchangeEvent, StopReason, Usage, WebSearchBlock } from '../../exchange/types'
 import { GatewayError } from '../../lib/errors'
 import { encodeSse } from '../sse'
 import {
@@ -26,6 +28,8 @@ import {
   type ResponseIds,
   type ResponsesEcho,
   reasoningItemId,
+  type UrlCitation,
+  urlCitation,
   webSearchItemId,
 } from './encode-responses-response'
 import { clientToolName, type NamespacedName, namespacedToolNames } from './tool-namespaces'
@@ -38,7 +42,16 @@ export interface EncodeResponsesStreamOptions extends ResponseIds {
 }
 
 type OpenItem =
-  | { kind: 'message'; id: string; outputIndex: number; text: string }
+  | {
+      kind: 'message'
+      id: string
+      outputIndex: number
+      text: string
+      /** Annotations sent so far, in annotation_index order. */
+      annotations: UrlCitation[]
+      /** Citations of the whole block, sent once its text is complete. */
+      held: Citation[]
+    }
   | { kind: 'reasoning'; id: string; outputIndex: number; text: string; signature: string }
   | { kind: 'redacted_reasoning'; id: string; outputIndex: number; data: string }
   | { kind: 'function_call'; id: string; outputIndex: number; callId: string; name: string; arguments: string }
@@ -55,7 +68,7 @@ const snapshotItem = (
 ): Record<string, unknown> => {
   switch (item.kind) {
     case 'message':
-      return buildMessageItem(item.id, item.text, status)
+      return buildMessageItem(item.id, item.text, status, item.annotations)
     case 'reasoning':
       return buildReasoningItem(
         item.id,
@@ -122,7 +135,8 @@ export function responsesStreamEncoder(opts: EncodeResponsesStreamOptions): Stre
     let item: OpenItem
     const frames: string[] = []
     if (block.kind === 'text') {
-      item = { kind: 'message', id: messageItemId(opts.messageId, outputIndex, messages++), outputIndex, text: '' }
+      const id = messageItemId(opts.messageId, outputIndex, messages++)
+      item = { kind: 'message', id, outputIndex, text: '', annotations: [], held: [] }
       frames.push(
         frame('response.output_item.added', { output_index: outputIndex, item: snapshot(item, 'in_progress') }),
       )
@@ -219,8 +233,11 @@ export function responsesStreamEncoder(opts: EncodeResponsesStreamOptions): Stre
       frame('response.output_item.done', { output_index: item.outputIndex, item: snapshot(item, 'completed') })
     switch (item.kind) {
       case 'message': {
-        const part = { type: 'output_text', text: item.text, annotations: [], logprobs: [] }
+        const annotated = item.held.map((citation) => annotate(item, citation))
+        item.held = []
+        const part = { type: 'output_text', text: item.text, annotations: item.annotations, logprobs: [] }
         return [
+          ...annotated,
           frame('response.output_text.done', { ...base, content_index: 0, text: item.text, logprobs: [] }),
           frame('response.content_part.done', { ...base, content_index: 0, part }),
           done(),
@@ -243,6 +260,19 @@ export function responsesStreamEncoder(opts: EncodeResponsesStreamOptions): Stre
         return [frame('response.function_call_arguments.done', { ...base, name, arguments: args }), done()]
       }
     }
+  }
+
+  /** The annotation of a message's output_text for a citation, as the frame that adds it. */
+  const annotate = (item: Extract<OpenItem, { kind: 'message' }>, citation: Citation): string => {
+    const annotation = urlCitation(citation, item.text)
+    const annotationIndex = item.annotations.push(annotation) - 1
+    return frame('response.output_text.annotation.added', {
+      item_id: item.id,
+      output_index: item.outputIndex,
+      content_index: 0,
+      annotation_index: annotationIndex,
+      annotation,
+    })
   }
 
   const fail = (code: string, message: string): string[] => {
@@ -280,6 +310,14 @@ export function responsesStreamEncoder(opts: EncodeResponsesStreamOptions): Stre
             logprobs: [],
           }),
         )
+        break
+      }
+      case 'citation': {
+        const item = blocks.get(event.index)
+        // A citation of a closed block would change an output_text the client has seen done.
+        if (item?.kind !== 'message' || output[item.outputIndex]?.done) break
+        if (event.citation.span) frames.push(annotate(item, event.citation))
+        else item.held.push(event.citation)
         break
       }
       case 'thinking_delta': {

@@ -264,6 +264,20 @@ describe('anthropicStreamEncoder: web searches', () => {
     query: 'svc gateway',
     outcome: { results: [{ url: 'https://a.example/', title: 'https://a.example/' }] },
   }
+  /** What `found` is to an Anthropic client: its result block. */
+  const foundResult = {
+    type: 'web_search_tool_result',
+    tool_use_id: 'srvtoolu_ws_1',
+    content: [
+      {
+        type: 'web_search_result',
+        url: 'https://a.example/',
+        title: 'https://a.example/',
+        encrypted_content: '',
+        page_age: null,
+      },
+    ],
+  }
 
   test('a search is a server_tool_use with its query as one delta, then the whole result block', async () => {
     const frames = await framesOf(
@@ -304,19 +318,7 @@ describe('anthropicStreamEncoder: web searches', () => {
       blockStart(1, { type: 'server_tool_use', id: 'srvtoolu_ws_1', name: 'web_search', input: {} }),
       queryDelta(1, 'svc gateway'),
       blockStop(1),
-      blockStart(2, {
-        type: 'web_search_tool_result',
-        tool_use_id: 'srvtoolu_ws_1',
-        content: [
-          {
-            type: 'web_search_result',
-            url: 'https://a.example/',
-            title: 'https://a.example/',
-            encrypted_content: '',
-            page_age: null,
-          },
-        ],
-      }),
+      blockStart(2, foundResult),
       blockStop(2),
       blockStart(3, { type: 'server_tool_use', id: 'srvtoolu_ws_2', name: 'web_search', input: {} }),
       queryDelta(3, 'again'),
@@ -377,19 +379,7 @@ describe('anthropicStreamEncoder: web searches', () => {
     expect(await sdkFinalMessage(encoded)).toMatchObject({
       content: [
         { type: 'server_tool_use', id: 'srvtoolu_ws_1', name: 'web_search', input: { query: 'svc gateway' } },
-        {
-          type: 'web_search_tool_result',
-          tool_use_id: 'srvtoolu_ws_1',
-          content: [
-            {
-              type: 'web_search_result',
-              url: 'https://a.example/',
-              title: 'https://a.example/',
-              encrypted_content: '',
-              page_age: null,
-            },
-          ],
-        },
+        foundResult,
         { type: 'text', text: 'Found.' },
       ],
       stop_reason: 'end_turn',

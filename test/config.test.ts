@@ -224,7 +224,8 @@ describe('config', () => {
     for (const id of ['claude-opus-4-5', 'claude-sonnet-4-5', 'claude-haiku-4-5']) {
       expect(row(id, 'anthropic')?.capabilities.reasoningEfforts).toEqual([])
     }
-    expect(row('deepseek-flash', 'deepseek')?.capabilities.reasoningEfforts).toEqual(['high', 'max'])
+    // DeepSeek maps every effort name itself: none is brought within a list.
+    expect(row('deepseek-flash', 'deepseek')?.capabilities.reasoningEfforts).toBeUndefined()
     const efforts = load({ models: [{ id: 'deepseek-reasoner', provider: 'deepseek', reasoning_efforts: ['high'] }] })
     expect(efforts.models.find((m) => m.id === 'deepseek-reasoner')?.capabilities.reasoningEfforts).toEqual(['high'])
     // `none`: the model can be asked not to reason (a request with thinking turned off).
@@ -387,6 +388,25 @@ describe('config', () => {
     expect(fromFile.providers.openrouter?.anthropicCacheControl).toBe(true)
     expect(fromFile.providers.router?.anthropicCacheControl).toBe(true)
     expect(fromFile.providers.x?.anthropicCacheControl).toBe(false)
+  })
+
+  test('thinking_toggle: on for the well-known deepseek provider, off for any other unless the file sets it', () => {
+    const fromEnv = load({}, { DEEPSEEK_API_KEY: 'd', OPENROUTER_API_KEY: 'o' })
+    expect(fromEnv.providers.deepseek?.thinkingToggle).toBe(true)
+    expect(fromEnv.providers.openrouter?.thinkingToggle).toBe(false)
+    const fromFile = load({
+      providers: {
+        deepseek: { kind: 'openai-chat', base_url: 'https://api.deepseek.com' },
+        glm: { kind: 'openai-chat', base_url: 'http://glm/v1', thinking_toggle: true },
+        x: { kind: 'openai-chat', base_url: 'http://x/v1' },
+      },
+    })
+    expect(fromFile.providers.deepseek?.thinkingToggle).toBe(true)
+    expect(fromFile.providers.glm?.thinkingToggle).toBe(true)
+    expect(fromFile.providers.x?.thinkingToggle).toBe(false)
+    expect(() =>
+      load({ providers: { x: { kind: 'openai-chat', base_url: 'http://x', thinking_toggle: 'on' } } }),
+    ).toThrow('providers.x.thinking_toggle')
   })
 
   test('reasoning_content: on for the well-known deepseek provider, off for any other unless the file sets it', () => {

@@ -1,7 +1,7 @@
 // The built-in DeepSeek rows end to end, on the simulator standing in for api.deepseek.com: the
 // names DeepSeek retired on 2026-07-24 are skipped with the reason, V4.1 Flash serves, a Claude
-// Code effort DeepSeek does not take arrives as one it does, and a leg is charged at peak or
-// off-peak prices by the hour it started.
+// Code effort arrives as sent (DeepSeek maps every effort name itself), thinking turned off
+// reaches it as its own toggle, and a leg is charged at peak or off-peak prices by the hour it started.
 import { afterAll, beforeEach, describe, expect, test } from 'bun:test'
 import type Anthropic from '@anthropic-ai/sdk'
 import { createHarness, remainingNanos, requestDetail, sdkClients } from './support/harness'
@@ -40,11 +40,11 @@ const turn = (effort: string) =>
   }) as unknown as Anthropic.MessageCreateParamsNonStreaming
 
 describe('the built-in DeepSeek rows', () => {
-  test('V4.1 Flash serves; the retired V3.2 names are skipped; a medium effort arrives as high', async () => {
+  test('V4.1 Flash serves; the retired V3.2 names are skipped; an effort arrives as sent', async () => {
     const h = await gateway(offPeak)
-    const message = await sdkClients(h).anthropic.messages.create(turn('medium'))
+    const message = await sdkClients(h).anthropic.messages.create(turn('xhigh'))
     expect(sim.requests[0]!.path).toBe('/v1/chat/completions')
-    expect(sim.requests[0]!.body).toMatchObject({ model: 'deepseek-flash', reasoning_effort: 'high' })
+    expect(sim.requests[0]!.body).toMatchObject({ model: 'deepseek-flash', reasoning_effort: 'xhigh' })
     const ranks: { model_id: string; status: string; reason: string }[] = (
       await requestDetail(h, message.id.replace(/^msg_/, ''))
     ).provider_ranks
@@ -52,6 +52,16 @@ describe('the built-in DeepSeek rows', () => {
       status: 'skipped',
       reason: 'retired by its provider on 2026-07-24',
     })
+  })
+
+  test('thinking turned off reaches V4 as its thinking toggle, with no effort: it would think otherwise', async () => {
+    const h = await gateway(offPeak)
+    const off = { ...turn('low'), thinking: { type: 'disabled' as const } }
+    delete (off as { output_config?: unknown }).output_config
+    await sdkClients(h).anthropic.messages.create(off)
+    const body = sim.requests[0]!.body as Record<string, unknown>
+    expect(body).toMatchObject({ model: 'deepseek-flash', thinking: { type: 'disabled' } })
+    expect(body).not.toHaveProperty('reasoning_effort')
   })
 
   // USD/Mtok off-peak 0.15 in, 0.003 cache read, 0.6 out (150 / 3 / 600 nanos a token); peak twice that.

@@ -316,7 +316,9 @@ const gpt6Luna: Facts = {
   },
 }
 // DeepSeek V4 (api-docs.deepseek.com's pricing page, 2026-11-15): 1M context, up to 384K output,
-// thinking on by default (`reasoning_effort` high or max), tools, and vision on Flash. Billed by
+// thinking on by default (off with the provider's thinking toggle), tools, and vision on Flash. It
+// takes every effort name and maps each itself (its Thinking Mode page: minimal and low → low;
+// medium, high and xhigh → high; max → max), so efforts go as sent. Billed by
 // the hour: peak prices, twice off-peak, from 01:00 to 04:00 and 06:00 to 10:00 UTC on weekdays
 // (DeepSeek also counts Chinese public holidays off-peak, which svc does not know: it charges
 // peak then). Cache hits at a fiftieth of input (Flash) or a thirtieth (Pro); no separate cache
@@ -350,7 +352,6 @@ const deepseekFlash: Facts = {
   samplingParameters: true,
   forcedToolChoice: true,
   assistantPrefill: true,
-  reasoningEfforts: ['high', 'max'],
   promptCaching: true,
 }
 const deepseekV4Pro: Facts = {
@@ -391,7 +392,6 @@ const deepseekChat: Facts = {
   maxOutputTokens: 8_000,
   vision: false,
   thinking: false,
-  reasoningEfforts: undefined,
   retiresOn: '2026-07-24',
 }
 const deepseekReasoner: Facts = {

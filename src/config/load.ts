@@ -29,6 +29,8 @@ export interface ProviderConfig {
   maxTokensField: 'max_tokens' | 'max_completion_tokens'
   /** openai-chat: replay an assistant turn's thinking as `reasoning_content` (DeepSeek needs it on tool-call turns). */
   reasoningContent: boolean
+  /** openai-chat: send DeepSeek's `thinking: {type: "disabled"}` when the client turns thinking off. */
+  thinkingToggle: boolean
   /** openai-chat: where instructions given mid-conversation go (README, Configuration). */
   systemMessages: 'in_place' | 'merged'
   /** openai-chat: ask the router to cache Claude models' prompts (schema.ts, anthropic_cache_control). */
@@ -124,6 +126,7 @@ const wellKnownProviders: Record<
     baseUrl: string
     maxTokensField?: 'max_completion_tokens'
     reasoningContent?: true
+    thinkingToggle?: true
     anthropicCacheControl?: true
   }
 > = {
@@ -145,12 +148,14 @@ const wellKnownProviders: Record<
     baseUrl: 'https://openrouter.ai/api/v1',
     anthropicCacheControl: true,
   },
-  // Its thinking models answer 400 when a tool-call turn comes back without its reasoning_content.
+  // Its thinking models answer 400 when a tool-call turn comes back without its reasoning_content;
+  // V4 thinks unless told `thinking: {type: "disabled"}` (api-docs.deepseek.com, Thinking Mode).
   deepseek: {
     env: 'DEEPSEEK_API_KEY',
     kind: 'openai-chat',
     baseUrl: 'https://api.deepseek.com',
     reasoningContent: true,
+    thinkingToggle: true,
   },
 }
 
@@ -250,6 +255,7 @@ function resolveProviders(file: ConfigFile, env: Env): Record<string, ProviderCo
       headers: {},
       maxTokensField: known.maxTokensField ?? 'max_tokens',
       reasoningContent: known.reasoningContent ?? false,
+      thinkingToggle: known.thinkingToggle ?? false,
       systemMessages: 'in_place',
       anthropicCacheControl: known.anthropicCacheControl ?? false,
     }
@@ -264,6 +270,7 @@ function resolveProviders(file: ConfigFile, env: Env): Record<string, ProviderCo
       headers: section.headers ?? {},
       maxTokensField: section.max_tokens_field ?? wellKnownProviders[id]?.maxTokensField ?? 'max_tokens',
       reasoningContent: section.reasoning_content ?? wellKnownProviders[id]?.reasoningContent ?? false,
+      thinkingToggle: section.thinking_toggle ?? wellKnownProviders[id]?.thinkingToggle ?? false,
       systemMessages: section.system_messages ?? 'in_place',
       anthropicCacheControl: section.anthropic_cache_control ?? wellKnownProviders[id]?.anthropicCacheControl ?? false,
     }

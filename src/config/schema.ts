@@ -32,6 +32,11 @@ export const ProviderSection = T.Object(
      */
     reasoning_content: T.Optional(T.Boolean()),
     /**
+     * openai-chat only: turn a model's thinking off with DeepSeek's `thinking: {type: "disabled"}`
+     * when the client turns it off (its V4 models think by default; strict OpenAI endpoints reject the field).
+     */
+    thinking_toggle: T.Optional(T.Boolean()),
+    /**
      * openai-chat only: `in_place` keeps instructions given mid-conversation where they were given,
      * as `system` messages; `merged` appends them to the first one, for servers whose chat template
      * refuses a system message after the start (Qwen's on vLLM and llama.cpp, Gemma's).

@@ -74,6 +74,7 @@ export const codecs: Record<ProviderKind, ProviderCodec> = {
       encodeChatRequest(req, model.upstreamModel, {
         maxTokensField: provider.maxTokensField,
         reasoningContent: provider.reasoningContent,
+        thinkingToggle: provider.thinkingToggle,
         systemMessages: provider.systemMessages,
         cacheControl: provider.anthropicCacheControl && isCachingClaude(model),
         samplingParameters: model.capabilities.samplingParameters,

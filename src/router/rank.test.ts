@@ -42,6 +42,7 @@ const provider = (id: string, apiKey: string | undefined): ProviderConfig => ({
   headers: {},
   maxTokensField: 'max_tokens',
   reasoningContent: false,
+  thinkingToggle: false,
   systemMessages: 'in_place',
   anthropicCacheControl: false,
 })

@@ -203,6 +203,16 @@ describe('encodeChatRequest', () => {
     expect(effortFor(['minimal', 'low', 'high'])).toBe('minimal')
     expect(effortFor(['high', 'max'])).toBeUndefined()
     expect(effortFor(undefined)).toBeUndefined()
+    // A provider with DeepSeek's toggle says so in its own field, and asks no effort.
+    const toggled = encodeChatRequest(off, 'm', { thinkingToggle: true, reasoningEfforts: ['none', 'low'] })
+    expect(toggled.thinking).toEqual({ type: 'disabled' })
+    expect(toggled.reasoning_effort).toBeUndefined()
+    // Thinking on: no toggle field (DeepSeek thinks by default).
+    const on = encodeChatRequest({ ...base, thinking: { type: 'adaptive', effort: 'high' } }, 'm', {
+      thinkingToggle: true,
+    })
+    expect(on.thinking).toBeUndefined()
+    expect(on.reasoning_effort).toBe('high')
   })
 
   // OpenAI refuses function names outside ^[a-zA-Z0-9_-]{1,64}$ with a 400 (wire-formats §3.4).

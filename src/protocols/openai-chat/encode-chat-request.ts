@@ -34,6 +34,8 @@ export interface ChatRequestOptions {
    * mode answers 400 without it; strict OpenAI endpoints reject the unknown field, so it is opt-in.
    */
   reasoningContent?: boolean
+  /** Turn thinking off with DeepSeek's `thinking: {type: "disabled"}` (its V4 models think by default). */
+  thinkingToggle?: boolean
   /**
    * `in_place` (the default) keeps instructions given mid-conversation where they were given;
    * `merged` appends them to the leading system message, for servers whose chat template refuses
@@ -108,11 +110,14 @@ export function encodeChatRequest(
     if (req.toolChoice) Object.assign(body, encodeToolChoice(req.toolChoice))
   }
   const effort = reasoningEffortFor(req.thinking)
-  const within =
-    req.thinking?.type === 'disabled'
+  const off = req.thinking?.type === 'disabled'
+  if (off && opts.thinkingToggle) body.thinking = { type: 'disabled' }
+  else {
+    const within = off
       ? effortWithoutThinking(opts.reasoningEfforts)
       : effort && effortWithin(effort, opts.reasoningEfforts)
-  if (within) body.reasoning_effort = within
+    if (within) body.reasoning_effort = within
+  }
   if (req.responseFormat) body.response_format = encodeResponseFormat(req.responseFormat)
   if (req.user) body.user = openAIUserId(req.user)
   if (req.stream) {

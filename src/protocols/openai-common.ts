@@ -1,6 +1,7 @@
 // What OpenAI's two dialects (Chat Completions and Responses) encode the same way.
 import type {
   DocumentBlock,
+  ExchangeRequest,
   FileReference,
   ImageSource,
   JsonSchemaFormat,
@@ -76,3 +77,10 @@ export const imageUrl = (source: ImageSource): string => {
 
 /** OpenAI wants a file name beside inline file data; an Anthropic document has a title at most, and is a PDF. */
 export const fileNameOf = (document: DocumentBlock): string => document.title ?? 'document.pdf'
+
+/** An Anthropic tool_choice naming its web search server tool, where no function has that name. */
+export const forcesWebSearch = (req: ExchangeRequest): boolean =>
+  req.webSearch !== undefined &&
+  req.toolChoice?.type === 'tool' &&
+  req.toolChoice.name === 'web_search' &&
+  !req.tools.some((tool) => tool.name === 'web_search')

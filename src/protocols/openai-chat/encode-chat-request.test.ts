@@ -183,6 +183,21 @@ describe('encodeChatRequest', () => {
     expect(encodeChatRequest({ ...base, toolChoice: { type: 'any' } }, 'm').tool_choice).toBeUndefined()
   })
 
+  test('a choice forcing the web search, which Chat does not run, is left to the model', () => {
+    const searching = {
+      ...base,
+      tools: [{ name: 'f', inputSchema: { type: 'object' } }],
+      webSearch: {},
+      toolChoice: { type: 'tool' as const, name: 'web_search' },
+    }
+    const body = encodeChatRequest(searching, 'm')
+    expect(body.tools).toHaveLength(1)
+    expect(body.tool_choice).toBeUndefined()
+    // A function of that name is the client's own: forced as asked.
+    const own = { ...searching, tools: [{ name: 'web_search', inputSchema: { type: 'object' } }] }
+    expect(encodeChatRequest(own, 'm').tool_choice).toEqual({ type: 'function', function: { name: 'web_search' } })
+  })
+
   test('thinking → reasoning_effort', () => {
     expect(reasoningEffortFor({ type: 'enabled', budgetTokens: 1024 })).toBe('low')
     expect(reasoningEffortFor({ type: 'enabled', budgetTokens: 1025 })).toBe('medium')

@@ -17,6 +17,7 @@ import {
 import { effortWithin, effortWithoutThinking } from '../../exchange/thinking-budget'
 import {
   dataUrl,
+  forcesWebSearch,
   fileNameOf,
   imageUrl,
   openAIJsonSchema,
@@ -107,7 +108,9 @@ export function encodeChatRequest(
         parameters: tool.inputSchema,
       },
     }))
-    if (req.toolChoice) Object.assign(body, encodeToolChoice(req.toolChoice))
+    // No Chat upstream runs a search (the router sends one here only when no model of the profile
+    // can), and a choice naming a function not offered is a 400: the model chooses instead.
+    if (req.toolChoice && !forcesWebSearch(req)) Object.assign(body, encodeToolChoice(req.toolChoice))
   }
   const effort = reasoningEffortFor(req.thinking)
   const off = req.thinking?.type === 'disabled'

@@ -16,6 +16,7 @@ import { fitResponsesToModel, type ResponsesModelRules } from './model-fit'
 import { readResponsesSignature } from './reasoning-signature'
 import {
   dataUrl,
+  forcesWebSearch,
   fileNameOf,
   imageUrl,
   openAIJsonSchema,
@@ -195,13 +196,6 @@ const encodeWebSearchTool = (search: WebSearchTool): Item => {
   if (search.userLocation) tool['user_location'] = { type: 'approximate', ...search.userLocation }
   return tool
 }
-
-/** An Anthropic tool_choice naming its web search server tool, where no function has that name. */
-const forcesWebSearch = (req: ExchangeRequest): boolean =>
-  req.webSearch !== undefined &&
-  req.toolChoice?.type === 'tool' &&
-  req.toolChoice.name === 'web_search' &&
-  !req.tools.some((tool) => tool.name === 'web_search')
 
 const encodeToolChoice = (choice: ToolChoice, webSearch: boolean): Record<string, unknown> => {
   const parallel = choice.type !== 'none' && choice.disableParallel ? { parallel_tool_calls: false } : {}

@@ -71,7 +71,9 @@ function decodeOutputBlock(block: unknown, queries: Map<string, string>): Output
 /** A text block, with the pages it cites where the answer was written from a web search. */
 function decodeText(block: JsonObject): TextBlock {
   const text: TextBlock = { type: 'text', text: readString(block, 'text') ?? '' }
-  const citations = (readArray(block, 'citations') ?? []).flatMap(decodeCitation)
+  const cited = readArray(block, 'citations')
+  // Most blocks cite nothing (`citations: null`): no list is built for them.
+  const citations = cited && cited.length > 0 ? cited.flatMap(decodeCitation) : []
   if (citations.length > 0) text.citations = citations
   return text
 }

@@ -270,9 +270,11 @@ export const encodeResponsesResponse = (
           output.push(buildReasoningItem(reasoningItemId(opts.messageId, index), block, includeEncrypted))
         break
       case 'text': {
-        const annotations = (block.citations ?? [])
-          .map((citation) => urlCitation(citation, block.text))
-          .sort((a, b) => a.start_index - b.start_index)
+        const annotations = block.citations
+          ? block.citations
+              .map((citation) => urlCitation(citation, block.text))
+              .sort((a, b) => a.start_index - b.start_index)
+          : []
         const id = messageItemId(opts.messageId, index, messages++)
         output.push(buildMessageItem(id, block.text, 'completed', annotations))
         break

@@ -105,6 +105,42 @@ describe('an Anthropic client searching through an OpenAI Responses upstream', (
   )
 })
 
+describe('a conversation that searched on OpenAI, continued on Claude', () => {
+  test("Claude gets the answer's words without the searches it cannot open; its own searches go as sent", async () => {
+    const h = await translationGateway(sim)
+    const { anthropic } = sdkClients(h)
+    sim.setScenario(upstreamModelFor['openai-responses'], { text: 'Bun uses WAL.', usage })
+    const first = await anthropic.messages.create(claudeCodeSearch(profileFor['openai-responses']))
+    // Claude's own search of an earlier turn, sealed by Anthropic.
+    const claudeSearch = [
+      { type: 'server_tool_use', id: 'srvtoolu_own', name: 'web_search', input: { query: 'bun' } },
+      {
+        type: 'web_search_tool_result',
+        tool_use_id: 'srvtoolu_own',
+        content: [
+          { type: 'web_search_result', url: foundUrl, title: 'Bun', encrypted_content: 'c2VhbGVk', page_age: null },
+        ],
+      },
+    ]
+
+    sim.reset()
+    sim.setScenario(upstreamModelFor.anthropic, { text: 'Yes.' })
+    await anthropic.messages.create({
+      ...claudeCodeSearch(profileFor.anthropic),
+      messages: [
+        { role: 'user', content: 'Does bun:sqlite use WAL?' },
+        { role: 'assistant', content: first.content },
+        { role: 'user', content: 'And before that?' },
+        { role: 'assistant', content: claudeSearch as Anthropic.ContentBlockParam[] },
+        { role: 'user', content: 'Sure?' },
+      ],
+    })
+    const messages = onlyUpstreamBody(sim).messages as { content: unknown }[]
+    expect(messages[1]!.content).toEqual([{ type: 'text', text: 'Bun uses WAL.', citations: null }])
+    expect(messages[3]!.content).toEqual(claudeSearch)
+  })
+})
+
 describe('a Responses client searching through an Anthropic upstream', () => {
   test.each([false, true])(
     'stream %p: the tool goes as Anthropic’s; searches come back as web_search_call items',

@@ -4,6 +4,7 @@ import { anthropicUsage } from '../protocols/anthropic/decode-anthropic-response
 import { encodeAnthropicResponse } from '../protocols/anthropic/encode-anthropic-response'
 import { anthropicStreamEncoder } from '../protocols/anthropic/encode-anthropic-stream'
 import { anthropicErrorTypeForKind, encodeAnthropicError } from '../protocols/anthropic/errors'
+import { withoutForeignSearches } from '../protocols/anthropic/foreign-searches'
 import { fitToModel } from '../protocols/anthropic/model-fit'
 import { createAnthropicPassThroughMeter, rewriteMessageStart } from '../protocols/anthropic/usage-meter'
 import { encodeSse } from '../protocols/sse'
@@ -21,10 +22,11 @@ export const anthropicSurface: InboundSurface = {
   decode: decodeAnthropicRequest,
   metadata: (body) => (isObject(body.metadata) ? body.metadata : undefined),
   // Claude Code sends `thinking: {type: "adaptive"}` and output_config.effort whatever model it is
-  // routed to: fitted, as anything else the model would refuse (model-fit.ts).
+  // routed to: fitted, as anything else the model would refuse (model-fit.ts), and so is history
+  // Claude cannot read back (foreign-searches.ts).
   passThroughBody: (body, model, maxTokens) =>
     fitToModel(
-      withoutSessionMetadata({ ...body, model: model.upstreamModel, max_tokens: maxTokens }),
+      withoutForeignSearches(withoutSessionMetadata({ ...body, model: model.upstreamModel, max_tokens: maxTokens })),
       model.capabilities,
     ),
   passThroughJson(json, ids) {

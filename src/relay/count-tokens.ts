@@ -6,6 +6,7 @@ import { isRetired } from '../config/load'
 import type { Deps } from '../deps'
 import { invalidRequest } from '../lib/errors'
 import { decodeAnthropicRequest } from '../protocols/anthropic/decode-anthropic-request'
+import { withoutForeignSearches } from '../protocols/anthropic/foreign-searches'
 import { fitToModel } from '../protocols/anthropic/model-fit'
 import { isObject } from '../protocols/wire-values'
 import { codecs } from '../providers/codecs'
@@ -45,7 +46,7 @@ export async function countTokens(
         // Fitted as a request to the model is: count_tokens refuses what messages refuses.
         body: JSON.stringify(
           fitToModel(
-            withoutSessionMetadata({ ...input.body, model: anthropicModel.upstreamModel }),
+            withoutForeignSearches(withoutSessionMetadata({ ...input.body, model: anthropicModel.upstreamModel })),
             anthropicModel.capabilities,
           ),
         ),

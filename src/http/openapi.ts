@@ -323,7 +323,8 @@ function responsesPaths(prefix: string, alias: boolean): Paths {
               ...sseStream(
                 'Responses SSE, each data object with `type` and an increasing `sequence_number`: response.created, ' +
                   'response.in_progress, response.output_item.added, response.content_part.added, ' +
-                  'response.output_text.delta…, response.output_text.done, response.content_part.done, ' +
+                  'response.output_text.delta… (and response.output_text.annotation.added for a cited page), ' +
+                  'response.output_text.done, response.content_part.done, ' +
                   'response.output_item.done, then response.completed (or response.incomplete / response.failed); a ' +
                   'failure after the first byte is an `error` event and response.failed.',
               ),
@@ -933,7 +934,7 @@ const schemas: Record<string, Schema> = {
       model: ref('RoutingProfile', 'the profile the request named'),
       output: arrayOf(
         { type: 'object', additionalProperties: true },
-        'message items (`msg_<request id>`), reasoning and function_call items',
+        'message items (`msg_<request id>`), reasoning, function_call and web_search_call items',
       ),
       usage: {
         type: ['object', 'null'],

@@ -69,7 +69,8 @@ async function startSvc(kind: Kind) {
   return { h, inbound, server, port: server.port! }
 }
 
-function codexHome(port: number) {
+/** `settings`: config.toml lines of the test's own (Codex's `web_search` mode, say). */
+function codexHome(port: number, settings = '') {
   const home = mkdtempSync(join(tmpdir(), 'svc-codex-home-'))
   const dir = join(home, '.codex')
   const work = join(home, 'work')
@@ -82,6 +83,7 @@ model_provider = "svc"
 approval_policy = "never"
 sandbox_mode = "read-only"
 check_for_update_on_startup = false
+${settings}
 
 [model_providers.svc]
 name = "svc"
@@ -96,8 +98,8 @@ ${codexLoopbackOnly}`,
   return { home, dir, work, cleanup: () => rmSync(home, { recursive: true, force: true }) }
 }
 
-async function runCodex(port: number, key: string, args: string[]) {
-  const home = codexHome(port)
+async function runCodex(port: number, key: string, args: string[], settings = '') {
+  const home = codexHome(port, settings)
   try {
     const bin = codex.ok ? codex.bin : 'codex'
     const result = await runBounded(
@@ -214,7 +216,7 @@ describe.skipIf(!codex.ok).each(['openai-responses', 'anthropic'] as const)(
             tool_choice: { type: 'auto' },
           })
           // Developer messages become the system prompt; function tools, namespaced ones included,
-          // survive translation, hosted ones do not.
+          // survive translation; Codex's default web search, of OpenAI's cached pages only, does not.
           expect(anthropic.system[0]!.text).toStartWith('You are a coding agent running in the Codex CLI')
           expect(anthropic.tools.map((t) => t.name)).toContain('exec_command')
           expect(anthropic.tools.map((t) => t.name)).not.toContain('web_search')
@@ -377,6 +379,39 @@ describe.skipIf(!codex.ok)('codex exec through svc (anthropic upstream): a names
       const messages = (sim.requests[1]!.body as { messages: { content: Record<string, unknown>[] }[] }).messages
       expect(messages.at(-2)!.content).toEqual([
         expect.objectContaining({ type: 'tool_use', id: call.call_id, name: 'multi_agent_v1__close_agent' }),
+      ])
+    } finally {
+      await svc.server.stop(true)
+    }
+  })
+})
+
+// Codex's live web search (`web_search = "live"`) is Anthropic's web search on a Claude model;
+// its default, OpenAI's cached pages only, is not (the live web was not asked for).
+describe.skipIf(!codex.ok)('codex exec through svc (anthropic upstream): live web search', () => {
+  test('Claude searches with its own tool, and Codex reads the search back as its web_search_call', {
+    timeout: 30_000,
+  }, async () => {
+    const svc = await startSvc('anthropic')
+    try {
+      sim.setScenario(UPSTREAM_MODEL, { text: 'Bun 1.4 is out.', usage: { ...usage, webSearches: 1 } })
+      const run = await runCodex(svc.port, svc.h.key, ['--json', 'what is the latest bun?'], 'web_search = "live"')
+      expect(run.timedOut).toBe(false)
+      expect(run.exitCode).toBe(0)
+      expect(run.stdout).toContain('Bun 1.4 is out.')
+      // Codex shows the search it read back: an item of its own, with the query Claude searched for.
+      const events = run.stdout
+        .split('\n')
+        .filter((line) => line.startsWith('{'))
+        .map((line) => JSON.parse(line) as { type: string; item?: { type: string; query?: string } })
+      const searches = events.filter((e) => e.type === 'item.completed' && e.item?.type === 'web_search')
+      expect(searches.map((e) => e.item!.query)).toEqual(['simulated search 1'])
+
+      const { body } = expectCodexRequest(svc.inbound[0]!, svc.h.key)
+      expect(body.tools).toEqual(expect.arrayContaining([{ type: 'web_search', external_web_access: true }]))
+      const upstreamTools = (sim.requests[0]!.body as { tools: { type?: string }[] }).tools
+      expect(upstreamTools.filter((t) => t.type?.startsWith('web_search'))).toEqual([
+        { type: 'web_search_20250305', name: 'web_search' },
       ])
     } finally {
       await svc.server.stop(true)

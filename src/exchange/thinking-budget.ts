@@ -62,8 +62,8 @@ export function effortWithin(
 /**
  * The effort that asks a model not to reason (the client turned thinking off): OpenAI's `none`
  * where the model takes it, else `minimal`, the least there is (GPT-5 mini and nano). Else
- * undefined, and the model reasons at its default: it takes neither (DeepSeek V4 always thinks),
- * or its list is unknown and either could be refused.
+ * undefined, and the model reasons at its default: it takes neither, or its list is unknown and
+ * either could be refused (a provider with DeepSeek's thinking toggle is told in its own field).
  */
 export function effortWithoutThinking(supported: readonly ModelEffort[] | undefined): 'none' | 'minimal' | undefined {
   if (supported?.includes('none')) return 'none'

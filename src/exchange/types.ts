@@ -147,14 +147,14 @@ export interface ToolDefinition {
 
 /**
  * The upstream's own web search, offered to the model: Anthropic's `web_search` server tool or
- * OpenAI's hosted `web_search` tool. Each runs inside its provider, so only an Anthropic or a
- * Responses upstream can serve a request that has it (the router skips the others).
+ * OpenAI's hosted `web_search` tool. Each runs inside its provider, so the router sends a request
+ * that has it to an Anthropic or a Responses upstream where the profile has one (rank.ts).
  */
 export interface WebSearchTool {
   /** Anthropic's limit on searches a turn; OpenAI has none. */
   maxUses?: number
   allowedDomains?: string[]
-  /** Anthropic only: OpenAI cannot exclude domains, so the router sends such a request to Anthropic. */
+  /** Anthropic only: OpenAI cannot exclude domains, so the router prefers Anthropic for such a request. */
   blockedDomains?: string[]
   /** Where the user is, to localise results (both providers' approximate location). */
   userLocation?: { city?: string; region?: string; country?: string; timezone?: string }

@@ -62,7 +62,7 @@ export const encodeResponsesRequest = (
     req.thinking?.type === 'adaptive' ? (req.thinking.effort ?? 'medium') : reasoningEffortFor(req.thinking)
   const include: string[] = []
   if (effort) body['reasoning'] = { effort, summary: 'auto' }
-  // Thinking turned off: the least reasoning the model takes, where svc knows it (model-fit.ts).
+  // Thinking turned off: the least reasoning the model takes, where svc knows it (thinking-budget.ts).
   const withoutThinking = req.thinking?.type === 'disabled' && effortWithoutThinking(rules.reasoningEfforts)
   if (withoutThinking) body['reasoning'] = { effort: withoutThinking }
   // Ask for the reasoning blob so the next turn can replay it (carried in the thinking signature).

@@ -409,8 +409,8 @@ describe.skipIf(!codex.ok)('codex exec through svc (anthropic upstream): live we
 
       const { body } = expectCodexRequest(svc.inbound[0]!, svc.h.key)
       expect(body.tools).toEqual(expect.arrayContaining([{ type: 'web_search', external_web_access: true }]))
-      const upstreamTools = (sim.requests[0]!.body as { tools: { type?: string }[] }).tools
-      expect(upstreamTools.filter((t) => t.type?.startsWith('web_search'))).toEqual([
+      const upstreamTools = (sim.requests[0]!.body as { tools: Record<string, unknown>[] }).tools
+      expect(upstreamTools.filter((t) => String(t.type).startsWith('web_search'))).toEqual([
         { type: 'web_search_20250305', name: 'web_search' },
       ])
     } finally {

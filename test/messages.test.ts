@@ -5,7 +5,7 @@ import { afterAll, beforeEach, describe, expect, test } from 'bun:test'
 import Anthropic from '@anthropic-ai/sdk'
 import type { ModelSection } from '../src/config/schema'
 import { createHarness, type Harness, remainingNanos, requestDetail } from './support/harness'
-import { simClaude } from './support/sim-models'
+import { simClaude, simGpt } from './support/sim-models'
 import { parseFrames } from './support/sse-frames'
 import { countRequestTokens, startSimulator } from './support/simulator'
 
@@ -20,17 +20,7 @@ const ULID = /^[0-9A-HJKMNP-TV-Z]{26}$/
 // Prices in USD/Mtok; ×1000 = nanos per token. claude-x: 3000 in, 300 cache read, 3750 cache
 // write, 15000 out. gpt-y: 1000 in, 100 cache read, 1250 cache write, 2000 out.
 const claudeX = simClaude({ id: 'claude-x', upstream_model: 'claude-x-up' })
-const gptY: ModelSection = {
-  id: 'gpt-y',
-  provider: 'chat',
-  upstream_model: 'gpt-y-up',
-  profiles: ['pro'],
-  quality: 80,
-  input_usd_per_mtok: 1,
-  output_usd_per_mtok: 2,
-  cache_read_usd_per_mtok: 0.1,
-  cache_write_usd_per_mtok: 1.25,
-}
+const gptY = simGpt({ cache_read_usd_per_mtok: 0.1, cache_write_usd_per_mtok: 1.25 })
 
 function gateway(opts: { models?: ModelSection[]; grantUsd?: number } = {}): Promise<Harness> {
   return createHarness({

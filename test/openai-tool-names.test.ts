@@ -4,6 +4,7 @@
 import { afterAll, beforeEach, describe, expect, test } from 'bun:test'
 import type { ModelSection } from '../src/config/schema'
 import { createHarness, type Harness, sdkClients } from './support/harness'
+import { simGpt } from './support/sim-models'
 import { startSimulator } from './support/simulator'
 
 const SIM_KEY = 'sim-key-0001'
@@ -11,15 +12,7 @@ const sim = startSimulator({ apiKey: SIM_KEY })
 afterAll(() => sim.stop())
 beforeEach(() => sim.reset())
 
-const gptY: ModelSection = {
-  id: 'gpt-y',
-  provider: 'chat',
-  upstream_model: 'gpt-y-up',
-  profiles: ['pro'],
-  quality: 80,
-  input_usd_per_mtok: 1,
-  output_usd_per_mtok: 2,
-}
+const gptY = simGpt()
 
 /** The same model behind a Responses upstream, in `max` (the well-known openai provider's kind). */
 const gptR: ModelSection = { ...gptY, id: 'gpt-r', provider: 'resp', upstream_model: 'gpt-r-up', profiles: ['max'] }

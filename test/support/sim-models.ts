@@ -1,4 +1,4 @@
-// A Claude model on the simulator, as several test files configure one: provider `anth`, priced
+// The models several test files configure on the simulator. A Claude model: provider `anth`, priced
 // at Claude Sonnet's list prices (USD/Mtok 3 in, 15 out, 0.3 cache read, 3.75 cache write, so
 // 3000 / 15000 / 300 / 3750 nanos a token), in the `max` profile.
 import type { ModelSection } from '../../src/config/schema'
@@ -13,5 +13,17 @@ export const simClaude = (over: Partial<ModelSection> = {}): ModelSection => ({
   output_usd_per_mtok: 15,
   cache_read_usd_per_mtok: 0.3,
   cache_write_usd_per_mtok: 3.75,
+  ...over,
+})
+
+/** An OpenAI-dialect model on the simulator: provider `chat`, 1 USD/Mtok in and 2 out, in `pro`. */
+export const simGpt = (over: Partial<ModelSection> = {}): ModelSection => ({
+  id: 'gpt-y',
+  provider: 'chat',
+  upstream_model: 'gpt-y-up',
+  profiles: ['pro'],
+  quality: 80,
+  input_usd_per_mtok: 1,
+  output_usd_per_mtok: 2,
   ...over,
 })

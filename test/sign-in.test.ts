@@ -102,6 +102,20 @@ describe('svc login (device flow)', () => {
     expect(c.err.join('')).toContain('denied')
   })
 
+  test('the approval page posted as JSON with fields that are not text: the page again, with why, never a 500', async () => {
+    const res = await fetch(`${gateway}/login`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ user_code: 3.2e-195, decision: 'approve', api_key: ['x'] }),
+    })
+    // The key is not text, so nobody proves an account: the page asks again.
+    expect(res.status).toBe(401)
+    expect(res.headers.get('content-type')).toStartWith('text/html')
+    const page = await res.text()
+    expect(page).toContain('<form method="post">')
+    expect(page).toContain('give an API key of your account')
+  })
+
   test('the operator can approve with the admin token for a named account', async () => {
     await h.deps.admin.createAccount('erin')
     const c = cli()

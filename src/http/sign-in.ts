@@ -75,6 +75,17 @@ const sameSecret = (a: string, b: string) => {
   return x.length === y.length && timingSafeEqual(x, y)
 }
 
+/**
+ * The page's form fields, as text. The page posts a form, but any body Elysia parses arrives here:
+ * JSON with a number for the code made the error page escape a number (a 500, found by the fuzzer).
+ */
+function formFields(body: unknown): Record<string, string | undefined> {
+  const fields: Record<string, string> = {}
+  if (typeof body !== 'object' || body === null) return fields
+  for (const [name, value] of Object.entries(body)) if (typeof value === 'string') fields[name] = value
+  return fields
+}
+
 /** Who approves: the holder of an API key, or the operator naming an account. */
 async function approvingAccount(deps: Deps, form: Record<string, string | undefined>): Promise<string> {
   if (form.api_key) {
@@ -136,7 +147,7 @@ export const signInRoutes = (deps: Deps) =>
       return page('Sign in a device', loginForm(''))
     })
     .post('/login', async ({ body }) => {
-      const form = (body ?? {}) as Record<string, string | undefined>
+      const form = formFields(body)
       const code = form.user_code ?? ''
       try {
         if (form.decision === 'deny') {

@@ -9,6 +9,7 @@ import { reexecWithServingHeap } from './cli/jsc-heap'
 import { runServe } from './cli/serve'
 import { runLogin, runLogout, runWhoami } from './cli/sign-in'
 import { runSystemdUnit } from './cli/systemd'
+import { ownEntry } from './lib/own-entry'
 
 const commands: Record<string, (args: string[], io: Io) => Promise<number>> = {
   serve: runServe,
@@ -30,20 +31,20 @@ export async function main(argv: string[], io: Io = processIo()): Promise<number
   const [command, ...rest] = argv
   if (command === undefined || command === 'help' || command === '--help' || command === '-h') {
     const topic = rest[0]
-    io.out(topic && commandHelp[topic] ? commandHelp[topic] : overview)
+    io.out((topic && ownEntry(commandHelp, topic)) || overview)
     return 0
   }
   if (command === '--version' || command === 'version') {
     io.out(`svc ${version}`)
     return 0
   }
-  const run = commands[command]
+  const run = ownEntry(commands, command)
   try {
     if (!run) throw new UsageError(`unknown command ${JSON.stringify(command)}`)
     // The agents' own flags (`svc claude --help`) belong to the agent; our help is `svc help claude`.
     const passesThrough = command === 'claude' || command === 'codex'
     if (!passesThrough && (rest.includes('--help') || rest.includes('-h'))) {
-      io.out(commandHelp[command] ?? overview)
+      io.out(ownEntry(commandHelp, command) ?? overview)
       return 0
     }
     return await run(rest, io)

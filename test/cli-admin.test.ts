@@ -110,6 +110,10 @@ describe('admin CLI', () => {
     }
     expect((await run('--version')).out).toMatch(/^svc \d+\.\d+\.\d+/)
     expect(await run('frobnicate')).toMatchObject({ code: 2 })
+    // Names every object inherits are not commands or help topics either.
+    expect(await run('constructor')).toMatchObject({ code: 2 })
+    expect(await run('toString', '--help')).toMatchObject({ code: 2 })
+    expect((await run('help', 'constructor')).out).toBe((await run('help')).out)
   })
 
   test('init writes a config that loads, and refuses to overwrite without --force', async () => {

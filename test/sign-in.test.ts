@@ -361,5 +361,6 @@ describe('svc claude / svc codex launch', () => {
     expect(codexArgs[1]).toContain('wire_api = "responses"')
     expect(codexArgs.slice(2)).toEqual(['-c', 'model_provider="svc"', '-c', 'model="svc-ultra-saver"', 'exec', 'task'])
     expect(await c.run('claude', '--profile', 'turbo')).toBe(2)
+    expect(await c.run('codex', '--profile', 'constructor')).toBe(2)
   })
 })

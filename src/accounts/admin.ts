@@ -5,6 +5,7 @@ import { type ScopeCostType, scopeCostTypes } from '../ledger/credit'
 import type { Account, Ledger } from '../ledger/ledger'
 import { usdToNanos } from '../ledger/pricing'
 import { GatewayError, invalidRequest } from '../lib/errors'
+import { ownEntry } from '../lib/own-entry'
 import { issueApiKey } from './api-keys'
 import { openProviderKey, providerKeyHint, sealProviderKey } from './provider-keys'
 
@@ -134,7 +135,7 @@ export function createAdmin(deps: {
     async addProviderKey(input: { account: string; provider: string; key: string }) {
       const masterKey = requireMasterKey()
       const account = await findAccount(input.account)
-      if (!config.providers[input.provider]) {
+      if (!ownEntry(config.providers, input.provider)) {
         throw invalidRequest(
           `provider ${input.provider} is not configured (known: ${Object.keys(config.providers).join(', ') || 'none'})`,
           'provider',

@@ -3,6 +3,7 @@
 import { hostname } from 'node:os'
 import { type Io, UsageError } from './context'
 import { requireCredentials } from './credentials'
+import { ownEntry } from '../lib/own-entry'
 
 const profiles: Record<string, string> = {
   pro: 'svc-pro',
@@ -38,7 +39,7 @@ function splitArgs(args: string[]) {
       agentArgs.push(arg)
     }
   }
-  const profile = profiles[chosen]
+  const profile = ownEntry(profiles, chosen)
   if (!profile) throw new UsageError(`--profile must be pro, max or ultra-saver (got ${JSON.stringify(chosen)})`)
   return { profile, agentArgs }
 }

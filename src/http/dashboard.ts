@@ -16,6 +16,7 @@ import sessionsJs from '../dashboard/sessions.js' with { type: 'text' }
 import styleCss from '../dashboard/style.css' with { type: 'text' }
 import type { Deps } from '../deps'
 import { GatewayError } from '../lib/errors'
+import { ownEntry } from '../lib/own-entry'
 
 const js = 'text/javascript; charset=utf-8'
 const css = 'text/css; charset=utf-8'
@@ -62,7 +63,7 @@ const tagged = Object.fromEntries(
 )
 
 function serve(name: string, request: Request): Response {
-  const file = tagged[name]
+  const file = ownEntry(tagged, name)
   if (!file) throw new GatewayError('not_found', `no dashboard file ${name}`)
   const headers = { ...securityHeaders, etag: file.etag, 'cache-control': 'no-cache' }
   if (request.headers.get('if-none-match') === file.etag) return new Response(null, { status: 304, headers })

@@ -126,6 +126,11 @@ describe('upstreamFailure: other upstream errors keep their status and are not p
       },
     ],
     [
+      'an error type named like what every object inherits is just an unknown type',
+      decodeAnthropicError(503, JSON.stringify({ type: 'error', error: { type: 'constructor', message: 'odd' } })),
+      { kind: 'api_error', status: 503, message: 'odd', retryable: true, permanent: false, retryAfterSeconds: 30 },
+    ],
+    [
       'a 400 is the client’s: no fallback',
       decodeChatError(400, openaiBody('bad tool schema', 'invalid_request_error', null)),
       {

@@ -2,6 +2,7 @@
 // that say whether another candidate may be tried (only ever before the client got a byte).
 import type { UpstreamErrorInfo } from '../exchange/types'
 import { type ErrorKind, GatewayError } from '../lib/errors'
+import { ownEntry } from '../lib/own-entry'
 
 export interface UpstreamTimeouts {
   /** Until the response headers arrive (named for what it bounds in the non-streaming case). */
@@ -39,7 +40,7 @@ export function upstreamFailure(info: UpstreamErrorInfo, retryAfterSeconds?: num
   if (isProviderAccountFailure(info)) {
     return new GatewayError('api_error', info.message, { status: 502, retryable: true, permanent: true })
   }
-  const kind = kindForType[info.type] ?? (info.status >= 500 ? 'api_error' : 'invalid_request')
+  const kind = ownEntry(kindForType, info.type) ?? (info.status >= 500 ? 'api_error' : 'invalid_request')
   return new GatewayError(kind, info.message, {
     status: info.status,
     retryable: retryableStatuses.has(info.status),

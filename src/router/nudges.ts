@@ -1,6 +1,7 @@
 // Feedback closes the loop: each account's recent feedback on a profile nudges the score of the
 // model that answered, within ±10 points (about a doubling of price in pro, or ten quality
 // points in max). Simple on purpose: a user can read in provider_ranks exactly what moved.
+import { ownEntry } from '../lib/own-entry'
 
 export const nudgeLimit = 10
 /** The most recent feedback rows an account's nudges are computed from. */
@@ -28,7 +29,9 @@ export function computeNudges(signals: readonly FeedbackSignal[]): Map<string, n
   const nudges = new Map<string, number>()
   for (const s of signals) {
     if (!s.modelId) continue
-    const points = (s.reason ? (reasonPoints[s.reason] ?? 0) : 0) + (s.rating ? (ratingPoints[s.rating] ?? 0) : 0)
+    const points =
+      (s.reason ? (ownEntry(reasonPoints, s.reason) ?? 0) : 0) +
+      (s.rating ? (ownEntry(ratingPoints, s.rating) ?? 0) : 0)
     if (points === 0) continue
     const key = nudgeKey(s.routingMode, s.modelId)
     nudges.set(key, (nudges.get(key) ?? 0) + points)

@@ -1,5 +1,6 @@
 // Routing profiles: the names clients put in `model`, and how each ranks its candidates.
 import type { RoutingMode } from '../config/schema'
+import { ownEntry } from '../lib/own-entry'
 
 export const profileNames: Record<string, RoutingMode> = {
   'svc-pro': 'pro',
@@ -13,4 +14,4 @@ export const profileDescriptions: Record<RoutingMode, string> = {
   ultra_saver: 'cheapest model above a quality floor',
 }
 
-export const routingModeOf = (profile: string): RoutingMode | undefined => profileNames[profile]
+export const routingModeOf = (profile: string): RoutingMode | undefined => ownEntry(profileNames, profile)

@@ -182,6 +182,9 @@ const deepValue = fc
   )
   .map(([kind, depth]) => deepToken(kind, depth))
 
+/** Names every object answers to: a lookup by one of them must not find what the object inherits. */
+const inheritedNames = ['constructor', '__proto__', 'toString', 'hasOwnProperty']
+
 const oddValue = fc.oneof(
   { weight: 4, arbitrary: fc.jsonValue({ maxDepth: 3 }) },
   fc.constantFrom(
@@ -285,7 +288,10 @@ const modelFieldBreakers: Record<string, fc.Arbitrary<unknown>> = {
   top_k: oddValue,
   stop_sequences: oddValue,
   stream: oddValue,
-  model: fc.oneof(fc.constantFrom('svc-pro', 'svc-max', 'svc-ultra-saver', 'claude-f', 'gpt-f', 'svc-'), oddValue),
+  model: fc.oneof(
+    fc.constantFrom('svc-pro', 'svc-max', 'svc-ultra-saver', 'claude-f', 'gpt-f', 'svc-', ...inheritedNames),
+    oddValue,
+  ),
   previous_response_id: oddValue,
   text: oddValue,
 }
@@ -540,6 +546,7 @@ const idSegment = fc.oneof(
     '%ZZ',
     '%C0%AF',
     'a%20b',
+    ...inheritedNames,
   ),
   text(30).map(encodeURIComponent),
 )
@@ -840,6 +847,8 @@ describe('fuzzing every route with bad input (fast-check, fixed seed)', () => {
     })
     expect(res.status).toBe(200)
     expect((await res.json()).type).toBe('message')
+    // Metrics are made of what requests carried: one odd request must not break every scrape.
+    expect((await h.call('/metrics')).status).toBe(200)
     expect(errorLogs).toEqual([])
   })
 })

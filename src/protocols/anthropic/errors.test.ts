@@ -1,5 +1,5 @@
 import { describe, expect, test } from 'bun:test'
-import { decodeAnthropicError, encodeAnthropicError } from './errors'
+import { decodeAnthropicError, encodeAnthropicError, statusForAnthropicErrorType } from './errors'
 
 describe('Anthropic errors', () => {
   test('reads the error body', () => {
@@ -23,6 +23,14 @@ describe('Anthropic errors', () => {
       message: 'upstream returned HTTP 429',
     })
     expect(decodeAnthropicError(418, '{}').type).toBe('invalid_request_error')
+  })
+
+  test("an in-band error's status: by its type, 500 for a type Anthropic does not name", () => {
+    expect(statusForAnthropicErrorType('overloaded_error')).toBe(529)
+    expect(statusForAnthropicErrorType('rate_limit_error')).toBe(429)
+    expect(statusForAnthropicErrorType('some_new_error')).toBe(500)
+    expect(statusForAnthropicErrorType('constructor')).toBe(500)
+    expect(statusForAnthropicErrorType('toString')).toBe(500)
   })
 
   test('encodes the body clients parse', () => {

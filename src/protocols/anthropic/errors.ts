@@ -3,6 +3,7 @@
 import type { UpstreamErrorInfo } from '../../exchange/types'
 import type { ErrorKind } from '../../lib/errors'
 import { isObject, parseJson, readObject, readString } from '../wire-values'
+import { ownEntry } from '../../lib/own-entry'
 
 export interface AnthropicErrorBody {
   type: 'error'
@@ -37,7 +38,7 @@ const statusByType: Record<string, number> = {
 }
 
 /** The HTTP status Anthropic pairs with an error type; in-band stream errors carry only the type. */
-export const statusForAnthropicErrorType = (type: string): number => statusByType[type] ?? 500
+export const statusForAnthropicErrorType = (type: string): number => ownEntry(statusByType, type) ?? 500
 
 const typeByKind: Record<ErrorKind, string> = {
   invalid_request: 'invalid_request_error',

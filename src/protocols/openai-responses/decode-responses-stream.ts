@@ -22,6 +22,7 @@ import {
 import { isObject, type JsonObject, asArray, asNumber, asString } from '../wire-values'
 import { noToolNames, type RequestToolNames, toolNameRestorer } from '../openai-tool-names'
 import { tagResponsesSignature } from './reasoning-signature'
+import { ownEntry } from '../../lib/own-entry'
 
 type ItemKind = 'text' | 'thinking' | 'tool_use' | 'web_search' | 'other'
 
@@ -113,7 +114,7 @@ export function responsesStreamDecoder(
   const addItem = (outputIndex: number, item: JsonObject): ItemState => {
     const existing = items.get(outputIndex)
     if (existing) return existing
-    const kind = itemKinds[asString(item['type']) ?? ''] ?? 'other'
+    const kind = ownEntry(itemKinds, asString(item['type']) ?? '') ?? 'other'
     const state: ItemState = {
       kind,
       item,

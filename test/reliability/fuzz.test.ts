@@ -33,6 +33,7 @@ beforeAll(async () => {
       providers: {
         anth: { kind: 'anthropic', base_url: sim.url, api_key_env: 'SIM_KEY' },
         resp: { kind: 'openai-responses', base_url: `${sim.url}/v1`, api_key_env: 'SIM_KEY' },
+        chat: { kind: 'openai-chat', base_url: `${sim.url}/v1`, api_key_env: 'SIM_KEY' },
       },
       models: [
         {
@@ -52,6 +53,16 @@ beforeAll(async () => {
           quality: 85,
           input_usd_per_mtok: 1,
           output_usd_per_mtok: 2,
+        },
+        // The cheapest, so svc-ultra-saver translates to Chat: each upstream dialect gets fuzzed.
+        {
+          id: 'chat-f',
+          provider: 'chat',
+          upstream_model: 'chat-f-up',
+          profiles: ['ultra_saver'],
+          quality: 80,
+          input_usd_per_mtok: 0.5,
+          output_usd_per_mtok: 1,
         },
       ],
     },
@@ -847,6 +858,9 @@ describe('fuzzing every route with bad input (fast-check, fixed seed)', () => {
     })
     expect(res.status).toBe(200)
     expect((await res.json()).type).toBe('message')
+    // The fuzzed bodies that got past validation reached every upstream dialect.
+    const upstreamPaths = new Set(sim.requests.map((r) => r.path.split('?')[0]))
+    for (const path of ['/v1/chat/completions', '/v1/messages', '/v1/responses']) expect(upstreamPaths).toContain(path)
     // Metrics are made of what requests carried: one odd request must not break every scrape.
     expect((await h.call('/metrics')).status).toBe(200)
     expect(errorLogs).toEqual([])

@@ -63,6 +63,7 @@ export const anthropicSurface: InboundSurface = {
       usage: meter.usage,
       finished: meter.finished,
       estimatedOutputTokens: meter.estimatedOutputTokens,
+      outputChars: meter.outputChars,
       error: meter.error,
       errorFrame: (error) =>
         encodeSse('error', encodeAnthropicError(anthropicErrorTypeForKind(error.kind), error.message)),

@@ -1,8 +1,10 @@
 // A non-streaming answer: the upstream's JSON relayed under our ids, or decoded and encoded in
 // the client's shape, with the leg settled from the usage the upstream reported.
 import type { Deps } from '../deps'
+import type { ExchangeResponse, Usage } from '../exchange/types'
 import { GatewayError } from '../lib/errors'
 import { codecs, requestToolNames } from '../providers/codecs'
+import { answerChars, incredibleCounts } from './credible-usage'
 import { servedFirstByte } from './outcome'
 import { expectContentType } from './send'
 import type { AnsweredAttempt } from './attempt'
@@ -18,6 +20,10 @@ const textFromBytes = 2048
 
 /** As Response.json sets it, so that the two kinds of answer look alike. */
 const jsonContentType = 'application/json;charset=utf-8'
+
+/** The answer's output characters where its output is estimated (the trace uses them only then), else 0. */
+const outputCharsIfNeeded = (usage: Usage, answer: () => ExchangeResponse) =>
+  incredibleCounts(usage).length === 0 ? 0 : answerChars(answer().content)
 
 export async function jsonAnswer(
   deps: Deps,
@@ -47,23 +53,27 @@ export async function jsonAnswer(
       cause: err,
     })
   }
+  const upstreamCodec = codecs[a.leg.candidate.provider.kind]
   if (passThrough) {
     const { body, usage } = a.surface.passThroughJson(json, a.ids)
-    a.trace.settleLeg(a.leg, 'ok', { usage, reported: true, outputChars: 0 })
+    // Decoded only to estimate output whose reported count cannot be billed (credible-usage.ts): rare.
+    const outputChars = outputCharsIfNeeded(usage, () => upstreamCodec.decodeResponse(json, requestToolNames(a.body)))
+    a.trace.settleLeg(a.leg, 'ok', { usage, reported: true, outputChars })
     servedFirstByte(deps, a.trace, a.leg)
     const relayed = text === undefined ? undefined : a.surface.passThroughText?.(text, json, a.ids)
     if (relayed !== undefined)
       return new Response(relayed, { headers: { 'content-type': jsonContentType, ...a.idHeader } })
     return Response.json(body, { headers: a.idHeader })
   }
-  const response = codecs[a.leg.candidate.provider.kind].decodeResponse(json, requestToolNames(a.body))
+  const response = upstreamCodec.decodeResponse(json, requestToolNames(a.body))
   if (response.stopReason === 'error') {
     // Chat's finish_reason "error", a Responses answer "failed" or "cancelled": the upstream says
     // the answer broke off. Relayed, it would read as a finished one (end_turn); the client has
     // nothing yet, so this is a failed attempt like any other and the next candidate is tried.
     throw new GatewayError('api_error', 'upstream answer ended in an error', { status: 502, retryable: true })
   }
-  a.trace.settleLeg(a.leg, 'ok', { usage: response.usage, reported: true, outputChars: 0 })
+  const outputChars = outputCharsIfNeeded(response.usage, () => response)
+  a.trace.settleLeg(a.leg, 'ok', { usage: response.usage, reported: true, outputChars })
   servedFirstByte(deps, a.trace, a.leg)
   return Response.json(a.surface.encodeResponse(response, a.ids, a.body), { headers: a.idHeader })
 }

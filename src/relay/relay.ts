@@ -83,6 +83,7 @@ export async function relay(deps: Deps, input: RelayInput): Promise<Response> {
       createdAt: now,
       config: deps.config,
       clock: deps.clock,
+      log: deps.log,
     })
     const ids: ClientIds = { requestId, profile, createdAt: now }
 

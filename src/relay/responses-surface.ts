@@ -82,6 +82,7 @@ export const responsesSurface: InboundSurface = {
       usage: meter.usage,
       finished: meter.finished,
       estimatedOutputTokens: meter.estimatedOutputTokens,
+      outputChars: meter.outputChars,
       error: meter.error,
       errorFrame(error: GatewayError) {
         const { code, message, param } = encodeGatewayErrorAsOpenAI(error).error

@@ -68,7 +68,14 @@ export async function streamAnswer(
       const finished = stream.finished()
       const usage = stream.usage()
       if (!finished) usage.output = stream.estimatedOutputTokens()
-      return { usage, reported: finished, outputChars: 0, clean: finished && !stream.error(), error: stream.error() }
+      return {
+        usage,
+        reported: finished,
+        // A cut stream's output is estimated above; a finished one's only if its count cannot be billed.
+        outputChars: finished ? stream.outputChars() : 0,
+        clean: finished && !stream.error(),
+        error: stream.error(),
+      }
     }
   } else {
     const meter = newStreamMeter()

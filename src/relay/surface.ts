@@ -23,6 +23,8 @@ export interface PassThroughStream {
   /** The upstream finished the message (its usage is final, not an estimate). */
   finished(): boolean
   estimatedOutputTokens(): number
+  /** Characters of output streamed so far, for estimating a count the upstream reported as no count can be. */
+  outputChars(): number
   error(): UpstreamErrorInfo | undefined
   /** The error event to append when the upstream stream breaks after the first byte. */
   errorFrame(error: GatewayError): string

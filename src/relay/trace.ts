@@ -6,8 +6,11 @@ import { byokFeeNanos } from '../ledger/credit'
 import type { FinishedRequest, LegOutcome, LegRecord, RequestRecord, RequestStatus } from '../ledger/ledger'
 import { costNanos } from '../ledger/pricing'
 import type { GatewayError } from '../lib/errors'
+import type { Logger } from '../lib/log'
 import { countRequestTokens } from '../router/count-tokens'
 import type { Candidate, RankEntry } from '../router/rank'
+import { incredibleCounts } from './credible-usage'
+import { estimateTokensFromChars } from './meter'
 import type { SessionAttributes } from './session'
 
 export interface LegDraft {
@@ -36,10 +39,11 @@ export interface RunningRequestSnapshot {
   legs: (Omit<LegRecord, 'outcome'> & { outcome: LegOutcome | 'in_progress' })[]
 }
 
-/** What the client received of a leg that ended without usage: prompt estimate + streamed output. */
+/** What the client received of a leg: the usage reported (or counted so far), and the output's characters for estimates. */
 export interface Received {
   usage: Usage
   reported: boolean
+  /** Needed where output is estimated: a leg cut short, or one whose reported output count cannot be billed. */
   outputChars: number
 }
 
@@ -62,6 +66,7 @@ export class RequestTrace {
       createdAt: number
       config: Config
       clock: () => number
+      log: Logger
     },
   ) {}
 
@@ -89,13 +94,23 @@ export class RequestTrace {
   }
 
   /**
-   * A leg that produced output. Reported usage is taken as is; what the upstream never reported
-   * is estimated from the prompt (tokenizer) and the output that flowed (≈ 4 characters a token).
+   * A leg that produced output. Reported usage is taken as is; what the upstream never reported,
+   * or reported as no count can be (credible-usage.ts), is estimated from the prompt (tokenizer)
+   * and the output that flowed (≈ 4 characters a token).
    */
   settleLeg(leg: LegDraft, outcome: LegOutcome, received: Received, error?: GatewayError) {
     leg.outcome = outcome
     leg.endedAt = this.ctx.clock()
     if (error) leg.error = error.message
+    const incredible = incredibleCounts(received.usage)
+    if (incredible.length > 0) {
+      this.ctx.log.warn('upstream reported token counts that cannot be billed; estimated instead', {
+        request_id: this.ctx.id,
+        provider: leg.candidate.provider.id,
+        model: leg.candidate.model.id,
+        counts: Object.fromEntries(incredible.map((name) => [name, String(received.usage[name])])),
+      })
+    }
     const counted = this.countReceived(received)
     leg.usage = counted.usage
     leg.estimated = counted.estimated
@@ -104,10 +119,14 @@ export class RequestTrace {
 
   private countReceived(received: Received): { usage: Usage; estimated: boolean } {
     const usage = { ...received.usage }
-    if (received.reported) return { usage, estimated: false }
+    const incredible = incredibleCounts(usage)
+    if (received.reported && incredible.length === 0) return { usage, estimated: false }
+    for (const name of incredible) usage[name] = 0
     const prompt = usage.input + usage.cacheRead + usage.cacheWrite
     if (prompt === 0) usage.input = this.estimatedPromptTokens()
-    usage.output = Math.max(usage.output, Math.ceil(received.outputChars / 4))
+    if (!received.reported || incredible.includes('output')) {
+      usage.output = Math.max(usage.output, estimateTokensFromChars(received.outputChars))
+    }
     return { usage, estimated: true }
   }
 

@@ -15,6 +15,8 @@ export interface AnthropicPassThroughMeter {
   finished(): boolean
   /** Reported output tokens, or ~chars/4 of the streamed deltas when the upstream never reported any. */
   estimatedOutputTokens(): number
+  /** Characters of the streamed deltas (~, their JSON less its usual envelope). */
+  outputChars(): number
   /** The in-band error the upstream sent, if any. */
   error(): UpstreamErrorInfo | undefined
 }
@@ -79,6 +81,7 @@ export function createAnthropicPassThroughMeter(): AnthropicPassThroughMeter {
     finished: () => stopped,
     estimatedOutputTokens: () =>
       sawMessageDelta ? usage.output : Math.max(usage.output, Math.ceil(deltaChars / charsPerToken)),
+    outputChars: () => deltaChars,
     error: () => upstreamError,
   }
 }

@@ -35,6 +35,8 @@ export interface ResponsesPassThroughMeter {
   finished(): boolean
   /** Output tokens estimated from streamed deltas (~4 characters a token), for streams cut before usage. */
   estimatedOutputTokens(): number
+  /** Characters of the streamed deltas. */
+  outputChars(): number
   /** The failure the upstream reported in-band (an `error` event or `response.failed`), if any. */
   error(): UpstreamErrorInfo | undefined
   /** The frame to send the client. Stateful: message item ids are numbered in the order they appear. */
@@ -196,6 +198,8 @@ export const createResponsesPassThroughMeter = (): ResponsesPassThroughMeter => 
     finished: () => done,
 
     estimatedOutputTokens: () => Math.ceil(deltaChars / 4),
+
+    outputChars: () => deltaChars,
 
     error: () => upstreamError,
 

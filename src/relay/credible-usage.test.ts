@@ -1,0 +1,42 @@
+import { describe, expect, test } from 'bun:test'
+import { emptyUsage } from '../exchange/types'
+import { answerChars, incredibleCounts, maxCredibleTokens } from './credible-usage'
+
+describe('incredibleCounts', () => {
+  test('whole counts from zero to the bound are credible, web searches absent or counted', () => {
+    expect(incredibleCounts(emptyUsage())).toEqual([])
+    expect(
+      incredibleCounts({
+        input: maxCredibleTokens,
+        cacheRead: 1,
+        cacheWrite: 2,
+        output: 3,
+        reasoning: 0,
+        webSearches: 4,
+      }),
+    ).toEqual([])
+  })
+
+  test('names each count that cannot be one: negative, fractional, past the bound, not a number', () => {
+    expect(
+      incredibleCounts({ input: -1, cacheRead: 0.5, cacheWrite: maxCredibleTokens + 1, output: 1e300, reasoning: 0 }),
+    ).toEqual(['input', 'cacheRead', 'cacheWrite', 'output'])
+    expect(incredibleCounts({ ...emptyUsage(), reasoning: Number.NaN, webSearches: -2 })).toEqual([
+      'reasoning',
+      'webSearches',
+    ])
+  })
+})
+
+describe('answerChars', () => {
+  test('counts text, thinking and tool input; not signatures, ids or searches', () => {
+    expect(
+      answerChars([
+        { type: 'thinking', thinking: 'hmm', signature: 'sig-not-counted' },
+        { type: 'text', text: 'hello' },
+        { type: 'tool_use', id: 'toolu_1', name: 'get', input: { a: 1 } },
+        { type: 'web_search', id: 'srvtoolu_1', query: 'q', outcome: { results: [] } },
+      ]),
+    ).toBe(3 + 5 + '{"a":1}'.length)
+  })
+})

@@ -1,0 +1,42 @@
+// Reported token counts are billed as reported, but only counts that can be counts. A compatible
+// server, or a proxy in front of one, that reports a negative, fractional or absurd number would
+// otherwise credit the account (a negative cost), put a float into a ledger of integer nanos, or
+// spend a whole grant on one answer (measured before this check: input_tokens -1,000,000 charged
+// nothing and recorded a negative cost; 1e300 took all $5 of a grant). Such a count is dropped and
+// estimated instead, as for an upstream that reported none (trace.ts), and the leg says estimated.
+import type { ExchangeResponse, Usage } from '../exchange/types'
+
+/**
+ * A thousand times the largest context window, and small enough that this many tokens at any
+ * price a catalog holds (under 9,000 USD per million) still cost a safe integer of nanos.
+ */
+export const maxCredibleTokens = 1_000_000_000
+
+const counts = ['input', 'cacheRead', 'cacheWrite', 'output', 'reasoning', 'webSearches'] as const
+export type UsageCount = (typeof counts)[number]
+
+const credible = (n: number) => Number.isSafeInteger(n) && n >= 0 && n <= maxCredibleTokens
+
+/** The counts in `usage` that cannot be real counts; empty when every one can (the usual case, no allocation). */
+export function incredibleCounts(usage: Usage): readonly UsageCount[] {
+  let found: UsageCount[] | undefined
+  for (const name of counts) {
+    const n = usage[name]
+    if (n === undefined || credible(n)) continue
+    found ??= []
+    found.push(name)
+  }
+  return found ?? noCounts
+}
+const noCounts: readonly UsageCount[] = []
+
+/** What an answer's output came to in characters, for estimating the tokens of one whose count cannot be billed. */
+export function answerChars(content: ExchangeResponse['content']): number {
+  let chars = 0
+  for (const block of content) {
+    if (block.type === 'text') chars += block.text.length
+    else if (block.type === 'thinking') chars += block.thinking.length
+    else if (block.type === 'tool_use') chars += JSON.stringify(block.input ?? {}).length
+  }
+  return chars
+}

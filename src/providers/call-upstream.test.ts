@@ -5,7 +5,7 @@ import { decodeAnthropicError } from '../protocols/anthropic/errors'
 import { decodeChatError } from '../protocols/openai-chat/errors'
 import { mapResponsesFailure } from '../protocols/openai-responses/decode-responses-stream'
 import { decodeResponsesError } from '../protocols/openai-responses/errors'
-import { callUpstream, upstreamFailure } from './call-upstream'
+import { callUpstream, retryAfterSeconds, upstreamFailure } from './call-upstream'
 
 const openaiBody = (message: string, type: string, code: string | null) =>
   JSON.stringify({ error: { message, type, param: null, code } })
@@ -165,6 +165,17 @@ describe('callUpstream', () => {
     const err = await request(402, body).catch((e: unknown) => e)
     expect(err).toBeInstanceOf(GatewayError)
     expect(view(err as GatewayError)).toEqual(accountFailure('credit balance too low'))
+  })
+
+  test('retry-after as seconds or an HTTP date, at most an hour; nothing for junk or the past', () => {
+    const now = Date.parse('2026-11-26T08:00:00Z')
+    expect(retryAfterSeconds('7', now)).toBe(7)
+    expect(retryAfterSeconds('1.5', now)).toBe(1.5)
+    expect(retryAfterSeconds('Thu, 26 Nov 2026 08:00:30 GMT', now)).toBe(30)
+    expect(retryAfterSeconds('1000000000', now)).toBe(3600)
+    expect(retryAfterSeconds('Thu, 26 Nov 2026 07:59:00 GMT', now)).toBeUndefined()
+    for (const junk of [null, '', '0', '-5', 'soon', '1e3', 'Infinity'])
+      expect(retryAfterSeconds(junk, now)).toBeUndefined()
   })
 
   test('a 429 passes its retry-after on', async () => {

@@ -98,11 +98,25 @@ export async function callUpstream(fetchImpl: typeof fetch, req: UpstreamRequest
   }
   if (response.ok) return response
   const text = await response.text().catch(() => '')
-  const retryAfter = Number(response.headers.get('retry-after'))
-  throw upstreamFailure(
-    req.decodeError(response.status, text),
-    Number.isFinite(retryAfter) && retryAfter > 0 ? retryAfter : undefined,
-  )
+  throw upstreamFailure(req.decodeError(response.status, text), retryAfterSeconds(response.headers.get('retry-after')))
+}
+
+/**
+ * A longer wait than any rate-limit window a provider announces: a larger `retry-after` (a
+ * misconfigured proxy's) would keep the candidate ranked last for as long as the process runs.
+ */
+const maxRetryAfterSeconds = 3600
+
+/**
+ * `retry-after` in seconds: delay-seconds (what Anthropic and OpenAI send) or an HTTP-date (what
+ * proxies and CDNs in front of compatible servers may send, RFC 9110 §10.2.3); undefined when
+ * absent, past or unreadable.
+ */
+export function retryAfterSeconds(value: string | null, now = Date.now()): number | undefined {
+  if (!value) return undefined
+  const seconds = /^\s*\d+(\.\d+)?\s*$/.test(value) ? Number(value) : (Date.parse(value) - now) / 1000
+  if (!Number.isFinite(seconds) || seconds <= 0) return undefined
+  return Math.min(seconds, maxRetryAfterSeconds)
 }
 
 /** Bun's fetch errors end with a hint for developers ("pass `verbose: true`…"): not for clients. */

@@ -4,6 +4,8 @@
 import { afterAll, beforeEach, describe, expect, test } from 'bun:test'
 import Anthropic from '@anthropic-ai/sdk'
 import type { ModelSection } from '../src/config/schema'
+import { decodeAnthropicRequest } from '../src/protocols/anthropic/decode-anthropic-request'
+import { countRequestTokens as countLocally } from '../src/router/count-tokens'
 import { createHarness, type Harness, remainingNanos, requestDetail } from './support/harness'
 import { simClaude, simGpt } from './support/sim-models'
 import { parseFrames } from './support/sse-frames'
@@ -1106,6 +1108,37 @@ describe('messages: models, HEAD, count_tokens', () => {
     // The same body through a live anthropic upstream gets the upstream's own count instead.
     const live = await sdk(h).messages.countTokens(body)
     expect(live.input_tokens).toBe(countRequestTokens({ ...body, model: 'claude-x-up' }))
+  })
+
+  test('count_tokens answered with a count no count can be: the tokenizer counts instead', async () => {
+    const answers = [{ input_tokens: -5 }, { input_tokens: 1.5 }, { input_tokens: 1e300 }, { input_tokens: '12' }]
+    let next = 0
+    const odd = Bun.serve({ port: 0, hostname: '127.0.0.1', fetch: () => Response.json(answers[next++]) })
+    try {
+      const h = await createHarness({
+        grantUsd: 5,
+        env: { SIM_KEY },
+        config: {
+          catalog: { builtin: false },
+          providers: { anth: { kind: 'anthropic', base_url: `http://127.0.0.1:${odd.port}`, api_key_env: 'SIM_KEY' } },
+          models: [claudeX],
+        },
+      })
+      const body = { model: 'svc-max', messages: [question] }
+      for (const _ of answers) {
+        const res = await h.call('/compat-a/v1/messages/count_tokens', {
+          method: 'POST',
+          json: body,
+          headers: versioned,
+        })
+        expect(await res.json()).toEqual({
+          input_tokens: countLocally(decodeAnthropicRequest({ ...body, max_tokens: 1 })),
+        })
+      }
+      expect(next).toBe(answers.length)
+    } finally {
+      odd.stop(true)
+    }
   })
 
   test('count_tokens validates like messages', async () => {

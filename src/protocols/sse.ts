@@ -32,6 +32,12 @@ export class SseDecoder {
   private pieces: string[] = []
   private tail = ''
   private sawCarriageReturn = false
+  private pendingChars = 0
+
+  /** Characters of the frame still waiting for its end: what a reader bounds a frame by. */
+  get pendingLength(): number {
+    return this.pendingChars
+  }
 
   /** The frames completed by this chunk, in order (often none, often several). */
   push(chunk: Uint8Array): readonly SseEvent[] {
@@ -41,6 +47,7 @@ export class SseDecoder {
     const probe = this.tail + text
     if (!this.endsAFrame(probe)) {
       this.pieces.push(text)
+      this.pendingChars += text.length
       this.tail = probe.slice(-3)
       return noEvents
     }
@@ -51,6 +58,7 @@ export class SseDecoder {
     // Emptied in place: most reads end on a frame's end, and this runs for every one of them.
     this.pieces.length = 0
     if (rest !== '') this.pieces.push(rest)
+    this.pendingChars = rest.length
     this.tail = rest.slice(-3)
     return events
   }
@@ -59,6 +67,7 @@ export class SseDecoder {
   end(): SseEvent[] {
     const buffer = this.pieces.join('') + this.decoder.decode()
     this.pieces = []
+    this.pendingChars = 0
     this.tail = ''
     const events: SseEvent[] = []
     const consumed = this.takeFrames(buffer, 0, true, events)

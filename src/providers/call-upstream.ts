@@ -3,6 +3,7 @@
 import type { UpstreamErrorInfo } from '../exchange/types'
 import { type ErrorKind, GatewayError } from '../lib/errors'
 import { ownEntry } from '../lib/own-entry'
+import { readTextPrefix } from './bounded-body'
 
 export interface UpstreamTimeouts {
   /** Until the response headers arrive (named for what it bounds in the non-streaming case). */
@@ -97,9 +98,12 @@ export async function callUpstream(fetchImpl: typeof fetch, req: UpstreamRequest
     clearTimeout(timer)
   }
   if (response.ok) return response
-  const text = await response.text().catch(() => '')
+  // Enough of the body to quote its message; an error body has no business being longer.
+  const text = await readTextPrefix(response, maxErrorBodyBytes).catch(() => '')
   throw upstreamFailure(req.decodeError(response.status, text), retryAfterSeconds(response.headers.get('retry-after')))
 }
+
+const maxErrorBodyBytes = 64 * 1024
 
 /**
  * A longer wait than any rate-limit window a provider announces: a larger `retry-after` (a

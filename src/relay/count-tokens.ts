@@ -9,9 +9,11 @@ import { decodeAnthropicRequest } from '../protocols/anthropic/decode-anthropic-
 import { withoutForeignSearches } from '../protocols/anthropic/foreign-searches'
 import { fitToModel } from '../protocols/anthropic/model-fit'
 import { isObject } from '../protocols/wire-values'
+import { readAnswerText } from '../providers/bounded-body'
 import { codecs } from '../providers/codecs'
 import { countRequestTokens } from '../router/count-tokens'
 import { profileNames, routingModeOf } from '../router/profiles'
+import { isCredibleCount } from './credible-usage'
 import { withoutSessionMetadata } from './session'
 
 export async function countTokens(
@@ -53,8 +55,9 @@ export async function countTokens(
         signal: AbortSignal.timeout(deps.config.routing.firstByteTimeoutMs),
       })
       if (!response.ok) await response.body?.cancel().catch(() => {})
-      const json: unknown = response.ok ? await response.json() : undefined
-      if (isObject(json) && typeof json.input_tokens === 'number') return { input_tokens: json.input_tokens }
+      const json: unknown = response.ok ? JSON.parse(await readAnswerText(response)) : undefined
+      // Claude Code compacts by this number: a count no count can be is no answer (credible-usage.ts).
+      if (isObject(json) && isCredibleCount(json.input_tokens)) return { input_tokens: json.input_tokens }
       deps.log.warn('count_tokens upstream failed; counting locally', { status: response.status })
     } catch (err) {
       deps.log.warn('count_tokens upstream unreachable; counting locally', { error: String(err) })

@@ -15,14 +15,16 @@ export const maxCredibleTokens = 1_000_000_000
 const counts = ['input', 'cacheRead', 'cacheWrite', 'output', 'reasoning', 'webSearches'] as const
 export type UsageCount = (typeof counts)[number]
 
-const credible = (n: number) => Number.isSafeInteger(n) && n >= 0 && n <= maxCredibleTokens
+/** Whether `n` can be a count of tokens (or searches) an upstream really made. */
+export const isCredibleCount = (n: unknown): n is number =>
+  typeof n === 'number' && Number.isSafeInteger(n) && n >= 0 && n <= maxCredibleTokens
 
 /** The counts in `usage` that cannot be real counts; empty when every one can (the usual case, no allocation). */
 export function incredibleCounts(usage: Usage): readonly UsageCount[] {
   let found: UsageCount[] | undefined
   for (const name of counts) {
     const n = usage[name]
-    if (n === undefined || credible(n)) continue
+    if (n === undefined || isCredibleCount(n)) continue
     found ??= []
     found.push(name)
   }

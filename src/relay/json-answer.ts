@@ -3,6 +3,7 @@
 import type { Deps } from '../deps'
 import type { ExchangeResponse, Usage } from '../exchange/types'
 import { GatewayError } from '../lib/errors'
+import { maxAnswerBytes, readAnswerText } from '../providers/bounded-body'
 import { codecs, requestToolNames } from '../providers/codecs'
 import { answerChars, incredibleCounts } from './credible-usage'
 import { servedFirstByte } from './outcome'
@@ -31,22 +32,20 @@ export async function jsonAnswer(
 ): Promise<Response> {
   expectContentType(a.upstream, 'json')
   const passThrough = a.leg.candidate.provider.kind === a.surface.nativeKind
-  let asText = false
-  if (passThrough && a.surface.passThroughText) {
-    // No length (a chunked answer): likely a long one.
-    const length = a.upstream.headers.get('content-length')
-    asText = length === null || Number(length) >= textFromBytes
-  }
+  const declared = a.upstream.headers.get('content-length')
+  const length = declared === null ? undefined : Number(declared)
+  // Parsed straight from the bytes when its length is known and within bounds, unless it is long
+  // enough to be relayed as text; an answer of unknown length (chunked, compressed) is read as
+  // bounded text (bounded-body.ts).
+  const relayedAsText = passThrough && a.surface.passThroughText !== undefined && (length ?? 0) >= textFromBytes
+  const fromBytes = length !== undefined && length <= maxAnswerBytes && !relayedAsText
   let json: unknown
   let text: string | undefined
   try {
-    if (asText) {
-      text = await a.upstream.text()
-      json = JSON.parse(text)
-    } else {
-      json = await a.upstream.json()
-    }
+    if (!fromBytes) text = await readAnswerText(a.upstream)
+    json = text === undefined ? await a.upstream.json() : JSON.parse(text)
   } catch (err) {
+    if (err instanceof GatewayError) throw err
     throw new GatewayError('api_error', 'upstream answered 200 with a body that is not valid JSON', {
       status: 502,
       retryable: true,

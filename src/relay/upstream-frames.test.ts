@@ -132,6 +132,31 @@ describe('UpstreamFrames', () => {
     expect(frames.next()).rejects.toThrow('upstream closed the connection before the body ended')
   })
 
+  test('a frame that grows past the limit without ending: a retryable 502, and the body is cancelled', async () => {
+    const endless = paced([
+      [0, frame(0)],
+      [0, 'data: {"text":"'],
+      ...Array.from({ length: 20 }, (): [number, string] => [1, 'x'.repeat(100)]),
+    ])
+    const frames = new UpstreamFrames(endless.body, 1000, () => {}, 1000, 1000)
+    expect((await frames.next())?.map((e) => e.data)).toEqual(['{"i":0}'])
+    const err = (await frames.next().catch((e: unknown) => e)) as GatewayError
+    expect(err).toBeInstanceOf(GatewayError)
+    expect({ status: err.status, retryable: err.retryable, message: err.message }).toEqual({
+      status: 502,
+      retryable: true,
+      message: 'upstream sent a stream frame of more than 1,000 characters',
+    })
+    expect(endless.cancelled()).toBe(true)
+  })
+
+  test('frames of any number and total size pass, each under the limit', async () => {
+    const long = (i: number) => `event: e\ndata: {"i":${i},"pad":"${'p'.repeat(900)}"}\n\n`
+    const many = paced(Array.from({ length: 30 }, (_, i): [number, string] => [0, long(i)]))
+    const frames = new UpstreamFrames(many.body, 1000, () => {}, 1000, 1000)
+    expect((await drain(frames)).flat()).toHaveLength(30)
+  })
+
   test('close cancels a body still sending', async () => {
     const first = paced([0, 50, 50].map((ms, i) => [ms, frame(i)]))
     const frames = new UpstreamFrames(first.body, 1000, () => {})

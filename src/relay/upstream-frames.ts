@@ -5,6 +5,13 @@ import { GatewayError } from '../lib/errors'
 import { SseDecoder, type SseEvent } from '../protocols/sse'
 
 /**
+ * One frame can hold a whole answer (Responses' `response.completed`, generated images in it), but
+ * no real one comes near this: a frame that never ends would otherwise grow until the gateway, and
+ * every stream in it, ran out of memory.
+ */
+const defaultMaxFrameChars = 64 * 1024 * 1024
+
+/**
  * Frames are handed out per read rather than one by one: a relay then handles what one read
  * brought in a single step, one promise a read instead of several a frame (a stream is hundreds
  * of frames).
@@ -35,6 +42,8 @@ export class UpstreamFrames {
     private readonly idleMs: number,
     private readonly onTimeout: () => void,
     private readonly quietMs = idleMs,
+    /** A parameter so that tests can reach it without sending 64 MB. */
+    private readonly maxFrameChars = defaultMaxFrameChars,
   ) {
     // Bun's lib types the reader of `ReadableStream` as node's, which lacks Bun's readMany.
     this.reader = body.getReader() as ReadableStreamDefaultReader<Uint8Array>
@@ -64,6 +73,14 @@ export class UpstreamFrames {
       }
       if (result.done) this.finish()
       const events = result.done ? this.decoder.end() : this.decoder.push(result.value)
+      if (this.decoder.pendingLength > this.maxFrameChars) {
+        await this.close()
+        const limit = this.maxFrameChars.toLocaleString('en')
+        throw new GatewayError('api_error', `upstream sent a stream frame of more than ${limit} characters`, {
+          status: 502,
+          retryable: true,
+        })
+      }
       if (events.length > 0) return events
     }
     return undefined

@@ -990,12 +990,6 @@ const fromAnthropic = anthropicRequest
   .filter((body) => !namesAnthropicFile(body))
   .map((body) => ({ generation: '4.5' as Generation, body }))
 
-// KNOWN BUG (reported): a Responses client's temperature and top_p both reach a Claude 4.5 model,
-// which answers 400 "`temperature` and `top_p` cannot both be specified for this model" [a-sampling].
-// Filtered until fixed.
-const sendsBothSamplers = (generation: Generation, body: Json) =>
-  generation === '4.5' && body.temperature !== undefined && body.top_p !== undefined
-
 // KNOWN BUG (reported): svc leaves out what it cannot translate: history of a hosted
 // web_search_call, a Codex custom_tool_call and its custom_tool_call_output (every upstream), and
 // a user message of blank text (Anthropic). When that is what the input ends with, the
@@ -1076,7 +1070,7 @@ function doublesWebSearch(body: Json): boolean {
 const fromResponses = (generation: Generation) =>
   responsesRequest(generation)
     .map((body) => ({ generation, body }))
-    .filter(({ body }) => !sendsBothSamplers(generation, body) && !endsOnDroppedItems(body))
+    .filter(({ body }) => !endsOnDroppedItems(body))
 
 const toChat = (arb: fc.Arbitrary<{ generation: Generation; body: Json }>) =>
   arb.filter(({ body }) => !splitsResultsAfterMedia(body))

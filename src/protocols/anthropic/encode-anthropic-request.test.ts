@@ -126,6 +126,13 @@ describe('encodeAnthropicRequest', () => {
     expect(roomy).toMatchObject({ max_tokens: 4096, thinking: { budget_tokens: 2000 }, top_p: 0.97 })
   })
 
+  test('temperature and top_p together: temperature alone (Claude 4.5 and later refuse both)', () => {
+    const both = encodeAnthropicRequest({ ...base, temperature: 0.7, topP: 0.9 }, 'c')
+    expect(both).toMatchObject({ temperature: 0.7 })
+    expect(both).not.toContainKey('top_p')
+    expect(encodeAnthropicRequest({ ...base, topP: 0.9 }, 'c')).toMatchObject({ top_p: 0.9 })
+  })
+
   test('signed thinking is kept, and then thinking stays on in a tool loop', () => {
     const request: ExchangeRequest = {
       ...base,

@@ -83,7 +83,10 @@ export function encodeAnthropicRequest(
   // With thinking on Anthropic rejects temperature and top_k, and top_p below 0.95.
   // Anthropic takes 0–1 where OpenAI clients may send up to 2: the nearest it accepts, not a 400.
   if (req.temperature !== undefined && !thinkingOn) body.temperature = Math.min(1, Math.max(0, req.temperature))
-  if (req.topP !== undefined && (!thinkingOn || req.topP >= 0.95)) body.top_p = req.topP
+  // Claude 4.5 and later refuse temperature and top_p together (a 400); OpenAI clients may send
+  // both. Temperature goes alone, as Anthropic advises setting one: older Claudes lose nothing real.
+  if (req.topP !== undefined && body.temperature === undefined && (!thinkingOn || req.topP >= 0.95))
+    body.top_p = req.topP
   if (req.topK !== undefined && !thinkingOn) body.top_k = req.topK
   if (req.stopSequences && req.stopSequences.length > 0) body.stop_sequences = req.stopSequences
   if (req.user) body.metadata = { user_id: req.user }

@@ -44,15 +44,15 @@ describe('an Anthropic client naming a file in its Anthropic store', () => {
     const error = await refusal(
       anthropic.messages.create(question(profileFor['openai-chat'], [imageFromStore]), { headers: filesBeta }),
     )
+    // The request, not the gateway, is what this profile cannot serve: a 400 that says what to change.
     expect(error).toMatchObject({
-      status: 503,
+      status: 400,
       error: {
         type: 'error',
         error: {
-          type: 'overloaded_error',
-          message: expect.stringContaining(
-            'gpt-chat-t via openai-chat: request names files stored with Anthropic (file_id); only an Anthropic provider can read them',
-          ),
+          type: 'invalid_request_error',
+          message:
+            "this request names files stored with Anthropic (file_id), which only an Anthropic model can read, and none under svc-pro can serve it: send the file's content instead",
         },
       },
     })
@@ -109,8 +109,8 @@ describe('an Anthropic client naming a file in its Anthropic store', () => {
         ),
       )
       expect(error).toMatchObject({
-        status: 503,
-        error: { error: { type: 'overloaded_error', message: expect.stringContaining('file_id') } },
+        status: 400,
+        error: { error: { type: 'invalid_request_error', message: expect.stringContaining('file_id') } },
       })
       expect(sim.requests).toHaveLength(0)
     },

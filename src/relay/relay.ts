@@ -98,11 +98,17 @@ export async function relay(deps: Deps, input: RelayInput): Promise<Response> {
               permanent: true,
             },
           )
-        : new GatewayError(
-            'overloaded',
-            `no model can serve this request under ${profile}: ${summarizeSkips(ranking.ranks) || 'no provider is configured for this profile'}`,
-            { status: 503, permanent: true },
-          )
+        : ranking.blockedByFiles
+          ? new GatewayError(
+              'invalid_request',
+              `this request names files stored with Anthropic (file_id), which only an Anthropic model can read, and none under ${profile} can serve it: send the file's content instead`,
+              { permanent: true },
+            )
+          : new GatewayError(
+              'overloaded',
+              `no model can serve this request under ${profile}: ${summarizeSkips(ranking.ranks) || 'no provider is configured for this profile'}`,
+              { status: 503, permanent: true },
+            )
       const response = errorResponse(error, surface.errorShape, idHeader)
       record(deps, trace, { status: 'failed', httpStatus: response.status, error })
       return response

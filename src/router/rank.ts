@@ -74,6 +74,11 @@ export interface Ranking {
   ranks: RankEntry[]
   /** True when some model could serve but no credit applies: the gate answers 402, not 503. */
   blockedByCredit: boolean
+  /**
+   * True when nothing can serve and some model was passed over only because the request names
+   * files in Anthropic's store: the request, not the gateway, is what cannot be served (a 400).
+   */
+  blockedByFiles: boolean
 }
 
 /**
@@ -140,6 +145,7 @@ export function rankCandidates(input: RankInput): Ranking {
   const eligible: Candidate[] = []
   const skipped: RankEntry[] = []
   let blockedByCredit = false
+  let blockedByFiles = false
 
   for (const model of input.models) {
     if (!model.profiles.includes(input.mode)) continue
@@ -195,6 +201,7 @@ export function rankCandidates(input: RankInput): Ranking {
     }
     // Ruled out here rather than refused by the encoder, so that a Claude candidate further down serves.
     if (features.anthropicFiles && provider.kind !== 'anthropic') {
+      blockedByFiles = true
       skip('request names files stored with Anthropic (file_id); only an Anthropic provider can read them')
       continue
     }
@@ -288,5 +295,6 @@ export function rankCandidates(input: RankInput): Ranking {
     candidates: eligible,
     ranks: [...eligible.map((c) => c.rank), ...skipped],
     blockedByCredit: eligible.length === 0 && blockedByCredit,
+    blockedByFiles: eligible.length === 0 && blockedByFiles,
   }
 }

@@ -432,6 +432,14 @@ describe('web search', () => {
     ])
   })
 
+  test("a client function named web_search keeps the name: no second tool of it (Anthropic's names are unique)", () => {
+    const body = encodeAnthropicRequest(
+      { ...ask, tools: [{ name: 'web_search', inputSchema: { type: 'object' } }], webSearch: {} },
+      'claude-x',
+    )
+    expect(body.tools).toEqual([{ name: 'web_search', input_schema: { type: 'object' } }])
+  })
+
   test("without a system prompt the cache breakpoint on the last tool is the search tool's, covering them all", () => {
     const body = encodeAnthropicRequest(
       { ...ask, tools: [{ name: 'exec_command', inputSchema: { type: 'object' } }], webSearch: {} },

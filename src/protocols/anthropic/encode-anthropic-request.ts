@@ -52,7 +52,10 @@ export function encodeAnthropicRequest(
     ),
   )
   // Last, so a cache breakpoint put on the last tool covers every definition (server tools take one too).
-  if (req.webSearch) tools.push(encodeWebSearchTool(req.webSearch))
+  // Anthropic's search tool is named web_search, and tool names must be unique (a 400): a client
+  // function of that name is kept, and the model searches through it instead.
+  if (req.webSearch && !req.tools.some((tool) => tool.name === 'web_search'))
+    tools.push(encodeWebSearchTool(req.webSearch))
   if (tools.length > 0) {
     body.tools = tools
     if (req.toolChoice) body.tool_choice = encodeToolChoice(req.toolChoice)

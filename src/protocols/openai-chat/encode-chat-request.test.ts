@@ -493,4 +493,36 @@ describe('encodeChatRequest', () => {
       ['assistant', 'Done.'],
     ])
   })
+
+  test("results over two user turns, the first with an image: the image follows the last tool message", () => {
+    const image = { type: 'image' as const, source: { kind: 'url' as const, url: 'https://example.com/cat.png' } }
+    const body = encodeChatRequest(
+      {
+        ...base,
+        messages: [
+          { role: 'user', content: [{ type: 'text', text: 'Look at both.' }] },
+          {
+            role: 'assistant',
+            content: [
+              { type: 'tool_use', id: 'call_1', name: 'read', input: {} },
+              { type: 'tool_use', id: 'call_2', name: 'read', input: {} },
+            ],
+          },
+          { role: 'user', content: [{ type: 'tool_result', toolUseId: 'call_1', content: [image] }] },
+          {
+            role: 'user',
+            content: [{ type: 'tool_result', toolUseId: 'call_2', content: [{ type: 'text', text: 'ok' }] }],
+          },
+        ],
+      },
+      'm',
+    )
+    expect((body.messages as Record<string, unknown>[]).map((m) => m.tool_call_id ?? m.role)).toEqual([
+      'user',
+      'assistant',
+      'call_1',
+      'call_2',
+      'user',
+    ])
+  })
 })

@@ -90,7 +90,7 @@ export function encodeChatRequest(
   // The reordering copies the list: only for the rare conversation that needs it (this runs per request).
   const body: Record<string, unknown> = {
     model,
-    messages: instructionsMidway ? toolCallsAnsweredFirst(messages) : messages,
+    messages: instructionsMidway || answersInterrupted(messages) ? toolCallsAnsweredFirst(messages) : messages,
   }
   body[opts.maxTokensField ?? 'max_tokens'] = req.maxTokens
   if (opts.cacheControl) body.cache_control = { type: 'ephemeral' }
@@ -151,8 +151,18 @@ function encodeSystem(blocks: TextBlock[]): ChatMessage[] {
 }
 
 /**
- * Chat wants an assistant's tool calls answered by the `tool` messages right after it; instructions
- * a client gave between a call and its output move to just after the last answer.
+ * Whether a `tool` message follows something other than a call or another answer: results a
+ * client sent over two user turns, the first with an image (which rides in a user message).
+ */
+const answersInterrupted = (messages: ChatMessage[]): boolean =>
+  messages.some(
+    (m, i) => m.role === 'tool' && i > 0 && messages[i - 1]!.role !== 'tool' && messages[i - 1]!.role !== 'assistant',
+  )
+
+/**
+ * Chat wants an assistant's tool calls answered by the `tool` messages right after it; what a
+ * client said between a call and its outputs (instructions, a result's image) moves to just after
+ * the last answer.
  */
 function toolCallsAnsweredFirst(messages: ChatMessage[]): ChatMessage[] {
   const out: ChatMessage[] = []
@@ -160,7 +170,7 @@ function toolCallsAnsweredFirst(messages: ChatMessage[]): ChatMessage[] {
   let answering = false
   for (const message of messages) {
     if (message.role === 'tool') out.push(message)
-    else if (message.role === 'system' && answering) held.push(message)
+    else if ((message.role === 'system' || message.role === 'user') && answering) held.push(message)
     else {
       out.push(...held, message)
       held = []

@@ -494,7 +494,7 @@ describe('encodeChatRequest', () => {
     ])
   })
 
-  test("results over two user turns, the first with an image: the image follows the last tool message", () => {
+  test('results over two user turns, the first with an image: the image follows the last tool message', () => {
     const image = { type: 'image' as const, source: { kind: 'url' as const, url: 'https://example.com/cat.png' } }
     const body = encodeChatRequest(
       {

@@ -7,6 +7,7 @@ import type { ModelSection } from '../src/config/schema'
 import { createLogger } from '../src/lib/log'
 import { createHarness, type Harness, remainingNanos, requestDetail } from './support/harness'
 import { type SimUsage, startSimulator } from './support/simulator'
+import { simProviders } from './support/sim-models'
 
 const sim = startSimulator({ apiKey: 'sim' })
 afterAll(() => sim.stop())
@@ -20,11 +21,7 @@ const h: Harness = await createHarness({
   env: { SIM_KEY: 'sim' },
   config: {
     catalog: { builtin: false },
-    providers: {
-      anth: { kind: 'anthropic', base_url: sim.url, api_key_env: 'SIM_KEY' },
-      chat: { kind: 'openai-chat', base_url: `${sim.url}/v1`, api_key_env: 'SIM_KEY' },
-      resp: { kind: 'openai-responses', base_url: `${sim.url}/v1`, api_key_env: 'SIM_KEY' },
-    },
+    providers: simProviders(sim.url),
     models: (
       [
         { id: 'claude-u', provider: 'anth', upstream_model: 'claude-u-up', profiles: ['max'], quality: 90 },

@@ -13,6 +13,7 @@ import { isAnthropicError, isOpenAIError } from './reliability/helpers'
 import { createHarness, type Harness } from './support/harness'
 import { startSimulator } from './support/simulator'
 import { anthropicProblems, chatProblems, responsesProblems } from './support/wire-invariants'
+import { simProviders } from './support/sim-models'
 
 // A fixed seed, so that CI's run is the same every time. A longer hunt for new failures:
 // SVC_FUZZ_SEED=<any integer> SVC_FUZZ_SCALE=20 bun test test/translation-properties.test.ts
@@ -79,11 +80,7 @@ function gateway(generation: Generation): Promise<Harness> {
     env: { SIM_KEY: 'sim' },
     config: {
       catalog: { builtin: false },
-      providers: {
-        anth: { kind: 'anthropic', base_url: sim.url, api_key_env: 'SIM_KEY' },
-        chat: { kind: 'openai-chat', base_url: `${sim.url}/v1`, api_key_env: 'SIM_KEY' },
-        resp: { kind: 'openai-responses', base_url: `${sim.url}/v1`, api_key_env: 'SIM_KEY' },
-      },
+      providers: simProviders(sim.url),
       models: [
         { ...model('claude-p', 'anth', 'max'), prompt_caching: true, ...claudeRules[generation] },
         model('chat-p', 'chat', 'pro'),

@@ -11,6 +11,7 @@ import { createLogger } from '../../src/lib/log'
 import { createHarness, type Harness } from '../support/harness'
 import { startSimulator } from '../support/simulator'
 import { isAnthropicError, isOpenAIError, parseFrames } from './helpers'
+import { simProviders } from '../support/sim-models'
 
 // A fixed seed, so that CI's run is the same every time. A longer hunt for new failures:
 // SVC_FUZZ_SEED=<any integer> SVC_FUZZ_SCALE=20 bun test test/reliability/fuzz.test.ts
@@ -30,11 +31,7 @@ beforeAll(async () => {
     env: { SIM_KEY: 'sim' },
     config: {
       catalog: { builtin: false },
-      providers: {
-        anth: { kind: 'anthropic', base_url: sim.url, api_key_env: 'SIM_KEY' },
-        resp: { kind: 'openai-responses', base_url: `${sim.url}/v1`, api_key_env: 'SIM_KEY' },
-        chat: { kind: 'openai-chat', base_url: `${sim.url}/v1`, api_key_env: 'SIM_KEY' },
-      },
+      providers: simProviders(sim.url),
       models: [
         {
           id: 'claude-f',

@@ -111,15 +111,17 @@ export class RequestTrace {
         counts: Object.fromEntries(incredible.map((name) => [name, String(received.usage[name])])),
       })
     }
-    const counted = this.countReceived(received)
+    const counted = this.countReceived(received, incredible)
     leg.usage = counted.usage
     leg.estimated = counted.estimated
     leg.progress = undefined
   }
 
-  private countReceived(received: Received): { usage: Usage; estimated: boolean } {
+  private countReceived(
+    received: Received,
+    incredible = incredibleCounts(received.usage),
+  ): { usage: Usage; estimated: boolean } {
     const usage = { ...received.usage }
-    const incredible = incredibleCounts(usage)
     if (received.reported && incredible.length === 0) return { usage, estimated: false }
     for (const name of incredible) usage[name] = 0
     const prompt = usage.input + usage.cacheRead + usage.cacheWrite

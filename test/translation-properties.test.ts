@@ -495,7 +495,7 @@ const callIdStyle = fc.constantFrom(
 )
 
 // `web_search`: a client's own search function, beside (or instead of) the hosted one. Codex's
-// apply_patch is a custom tool (untranslatedHistory), not one of these.
+// apply_patch is a custom tool (customToolHistory), not one of these.
 const codexToolNames = [
   'web_search',
   'shell',
@@ -617,21 +617,37 @@ const assistantItem = fc.tuple(prose, fc.constantFrom('string', 'output_text', '
   return { type: 'message', role: 'assistant', status: 'completed', content: [part] }
 })
 
-/**
- * History of tools svc does not translate, which it leaves out whole: a hosted web search, and a
- * Codex custom tool (apply_patch takes free-form text) with its output.
- */
-const untranslatedHistory = fc.tuple(idStem, prose).map(([stem, query]) => [
-  { type: 'web_search_call', id: `ws_${stem}`, status: 'completed', action: { type: 'search', query } },
+/** History of a tool svc does not translate, which it leaves out whole: a hosted web search. */
+const untranslatedHistory = fc
+  .tuple(idStem, prose)
+  .map(([stem, query]) => [
+    { type: 'web_search_call', id: `ws_${stem}`, status: 'completed', action: { type: 'search', query } },
+  ])
+
+/** A Codex custom tool (apply_patch takes free-form text) called, with its output. */
+const customToolHistory = idStem.map((stem) => [
   {
     type: 'custom_tool_call',
     call_id: `call_custom${stem}`,
     name: 'apply_patch',
-    input: '*** Begin Patch\n*** End Patch',
+    input: '*** Begin Patch\n*** Add File: a.txt\n+"quoted" \\ tab\t\n*** End Patch',
   },
   { type: 'custom_tool_call_output', call_id: `call_custom${stem}`, output: 'Done!' },
 ])
-const customTool = { type: 'custom', name: 'apply_patch', description: 'Edit files.', format: { type: 'text' } }
+const customTool = fc.constantFrom(
+  { type: 'custom', name: 'apply_patch', description: 'Edit files.', format: { type: 'text' } },
+  {
+    type: 'custom',
+    name: 'apply_patch',
+    description: 'Edit files.',
+    format: {
+      type: 'grammar',
+      syntax: 'lark',
+      definition: 'start: begin_patch hunk+ end_patch\nbegin_patch: "*** Begin Patch" LF',
+    },
+  },
+  { type: 'custom', name: 'apply_patch' },
+)
 
 type ReasoningBlob = { openai: string } | { signature: string } | { redacted: string } | Record<string, never>
 
@@ -699,6 +715,7 @@ const responsesStep = (calls: CallName[]) =>
     instructionAmidCalls: fc.option(instructionItem, { nil: undefined, freq: 8 }),
     instructionAt: fc.nat({ max: 6 }),
     untranslated: fc.option(untranslatedHistory, { nil: undefined, freq: 8 }),
+    custom: fc.option(customToolHistory, { nil: undefined, freq: 6 }),
     answer: fc.option(assistantItem, { nil: undefined }),
   })
 
@@ -733,7 +750,7 @@ function responsesInput(leading: Json[], steps: ResponsesStep[], style: CallIdSt
     // Among the outputs (before the first at the latest): a call still precedes its output.
     if (calls.length > 0 && step.instructionAmidCalls)
       outputs.splice(step.instructionAt % (outputs.length + 1), 0, step.instructionAmidCalls)
-    items.push(...outputs, ...(step.untranslated ?? []))
+    items.push(...outputs, ...(step.custom ?? []), ...(step.untranslated ?? []))
     if (step.answer) items.push(step.answer)
   }
   // A conversation ends with the user's turn or tool outputs (Codex mid-loop), never the assistant's.
@@ -804,6 +821,7 @@ const responsesRequest = (generation: Generation) =>
           { nil: undefined, freq: 5 },
         ),
         include: fc.boolean(),
+        customTool,
         user: fc.option(fc.oneof(idStem, fc.constant(claudeCodeUserId)), { nil: undefined }),
         // Server-side history svc does not keep: refused rather than answered without it.
         previous: fc.option(fc.stringMatching(/^resp_[a-z0-9]{8,16}$/), { nil: undefined, freq: 30 }),
@@ -820,7 +838,7 @@ const responsesRequest = (generation: Generation) =>
       if (r.instructions) body.instructions = r.instructions
       const tools: Json[] = [...(r.tools?.wire ?? [])]
       if (r.webSearch) tools.push(r.webSearch)
-      if (JSON.stringify(body.input).includes('"custom_tool_call"')) tools.push(customTool)
+      if (JSON.stringify(body.input).includes('"custom_tool_call"')) tools.push(r.customTool)
       if (tools.length > 0) body.tools = tools
       if (r.toolChoice !== undefined && tools.length > 0) body.tool_choice = r.toolChoice
       if (r.parallel !== undefined) body.parallel_tool_calls = r.parallel
@@ -981,12 +999,11 @@ async function assertTranslated(
 const fromAnthropic = anthropicRequest.map((body) => ({ generation: '4.5' as Generation, body }))
 
 // KNOWN BUG (reported): svc leaves out what it cannot translate: history of a hosted
-// web_search_call, a Codex custom_tool_call and its custom_tool_call_output (every upstream), and
-// a user message of blank text (Anthropic). When that is what the input ends with, the
+// web_search_call (every upstream), and a user message of blank text (Anthropic). When that is what the input ends with, the
 // conversation upstream ends on the assistant's turn: a Claude 5.5 model (no prefills) is passed
 // over, 503; Claude 4.5 continues the assistant's text as a prefill; a Chat model answers without
 // the tool output. When nothing else is left, Anthropic gets `messages: []`. Filtered until fixed.
-const untranslatedItems = new Set(['web_search_call', 'custom_tool_call', 'custom_tool_call_output'])
+const untranslatedItems = new Set(['web_search_call'])
 const isBlankUserItem = (item: Json) =>
   item.role === 'user' &&
   (typeof item.content === 'string'

@@ -24,7 +24,7 @@ import { unreadableFileId } from '../openai-common'
 import { isObject, type JsonObject, asArray, asString } from '../wire-values'
 import { readAnthropicReasoning, tagResponsesSignature } from './reasoning-signature'
 import type { ResponsesBody } from './schema'
-import { namespacedToolNames, qualifiedToolName } from './tool-namespaces'
+import { customToolAsFunction, freeformArgument, qualifiedToolName, specialToolNames } from './client-tools'
 
 export interface DecodeResponsesRequestOptions {
   /** Used when the client sends no `max_output_tokens` (Anthropic upstreams require a limit). */
@@ -99,8 +99,12 @@ const decodeInputItem = (item: unknown, path: string, system: TextBlock[], messa
     case 'function_call':
       appendBlocks(messages, 'assistant', [decodeFunctionCall(item, path)])
       return
+    case 'custom_tool_call':
+      appendBlocks(messages, 'assistant', [decodeCustomToolCall(item, path)])
+      return
     case 'function_call_output':
-      appendBlocks(messages, 'user', [decodeFunctionCallOutput(item, path)])
+    case 'custom_tool_call_output':
+      appendBlocks(messages, 'user', [decodeToolCallOutput(item, path)])
       return
     case 'reasoning':
       appendBlocks(messages, 'assistant', decodeReasoningItem(item, path))
@@ -268,11 +272,16 @@ const requireString = (item: JsonObject, field: string, path: string): string =>
   return value
 }
 
-const decodeFunctionCall = (item: JsonObject, path: string): ContentBlock => {
-  const id = requireString(item, 'call_id', path)
+/** A call's tool under the name other dialects know it by (client-tools.ts). */
+const calledToolName = (item: JsonObject, path: string): string => {
   const namespace = item['namespace']
   const ownName = requireString(item, 'name', path)
-  const name = typeof namespace === 'string' && namespace !== '' ? qualifiedToolName(namespace, ownName) : ownName
+  return typeof namespace === 'string' && namespace !== '' ? qualifiedToolName(namespace, ownName) : ownName
+}
+
+const decodeFunctionCall = (item: JsonObject, path: string): ContentBlock => {
+  const id = requireString(item, 'call_id', path)
+  const name = calledToolName(item, path)
   const args = item['arguments']
   if (typeof args !== 'string') throw invalidRequest(`${path}.arguments must be a JSON string`, `${path}.arguments`)
   let input: unknown = {}
@@ -286,7 +295,17 @@ const decodeFunctionCall = (item: JsonObject, path: string): ContentBlock => {
   return { type: 'tool_use', id, name, input }
 }
 
-const decodeFunctionCallOutput = (item: JsonObject, path: string): ContentBlock => {
+/** A custom tool's call, as other dialects' models made it: a function call of its text (client-tools.ts). */
+const decodeCustomToolCall = (item: JsonObject, path: string): ContentBlock => {
+  const id = requireString(item, 'call_id', path)
+  const name = calledToolName(item, path)
+  const input = item['input']
+  if (typeof input !== 'string') throw invalidRequest(`${path}.input must be a string`, `${path}.input`)
+  return { type: 'tool_use', id, name, input: { [freeformArgument]: input } }
+}
+
+/** A function's or a custom tool's output: the same tool result to other dialects. */
+const decodeToolCallOutput = (item: JsonObject, path: string): ContentBlock => {
   const toolUseId = requireString(item, 'call_id', path)
   const output = item['output']
   if (typeof output !== 'string' && !Array.isArray(output)) {
@@ -336,11 +355,13 @@ const decodeTools = (tools: unknown): ToolDefinition[] => {
     const path = `tools[${i}]`
     if (!isObject(tool)) throw invalidRequest(`${path} must be an object`, path)
     // Hosted tools (file_search, …) have no equivalent on other upstreams; web search is decodeWebSearchTool's.
+    // Custom and namespaced tools are specialToolNames'.
+    if (tool['type'] === 'custom') requireString(tool, 'name', path)
     if (tool['type'] !== 'function') return
     definitions.push(decodeFunctionTool(tool, path, requireString(tool, 'name', path)))
   })
-  for (const [name, { tool, path }] of namespacedToolNames(tools) ?? []) {
-    definitions.push(decodeFunctionTool(tool, path, name))
+  for (const [name, { tool, path, custom }] of specialToolNames(tools) ?? []) {
+    definitions.push(custom ? decodeCustomTool(tool, path, name) : decodeFunctionTool(tool, path, name))
   }
   return definitions
 }
@@ -400,6 +421,13 @@ const decodeFunctionTool = (tool: JsonObject, path: string, name: string): ToolD
   return definition
 }
 
+const decodeCustomTool = (tool: JsonObject, path: string, name: string): ToolDefinition => {
+  if (tool['format'] !== undefined && !isObject(tool['format'])) {
+    throw invalidRequest(`${path}.format must be an object`, `${path}.format`)
+  }
+  return { name, ...customToolAsFunction(tool) }
+}
+
 const decodeToolChoice = (choice: unknown, parallel: unknown): ToolChoice | undefined => {
   const disableParallel = parallel === false ? { disableParallel: true } : {}
   if (choice === undefined || choice === null)
@@ -408,10 +436,10 @@ const decodeToolChoice = (choice: unknown, parallel: unknown): ToolChoice | unde
   if (choice === 'auto') return { type: 'auto', ...disableParallel }
   if (choice === 'required') return { type: 'any', ...disableParallel }
   if (isObject(choice)) {
-    if (choice['type'] === 'function') {
+    if (choice['type'] === 'function' || choice['type'] === 'custom') {
       const name = choice['name']
       if (typeof name !== 'string' || name === '') {
-        throw invalidRequest('tool_choice.name must name a function tool', 'tool_choice.name')
+        throw invalidRequest(`tool_choice.name must name a ${choice['type']} tool`, 'tool_choice.name')
       }
       return { type: 'tool', name, ...disableParallel }
     }

@@ -11,7 +11,7 @@ import {
 } from '../../exchange/types'
 import { isObject } from '../wire-values'
 import { encryptedContentOf, wantsEncryptedReasoning } from './reasoning-signature'
-import { clientToolName, type NamespacedName, namespacedToolNames } from './tool-namespaces'
+import { type ClientTool, callName, clientTool, freeformInput, specialToolNames } from './client-tools'
 
 /** Request fields a Response echoes back; pass the inbound body (unknown fields are ignored). */
 export interface ResponsesEcho {
@@ -63,6 +63,8 @@ export const reasoningItemId = (messageId: string, outputIndex: number): string 
   `rs_${idSuffix(messageId)}_${outputIndex}`
 export const functionCallItemId = (messageId: string, outputIndex: number): string =>
   `fc_${idSuffix(messageId)}_${outputIndex}`
+export const customToolCallItemId = (messageId: string, outputIndex: number): string =>
+  `ctc_${idSuffix(messageId)}_${outputIndex}`
 /** A web search's item id, `ws_…` as OpenAI's are, whatever the upstream named it (Anthropic: `srvtoolu_…`). */
 export const webSearchItemId = (messageId: string, outputIndex: number): string =>
   `ws_${idSuffix(messageId)}_${outputIndex}`
@@ -218,19 +220,32 @@ export const buildReasoningItem = (
 export const emitsReasoningItem = (block: ThinkingBlock | RedactedThinkingBlock, includeEncrypted: boolean) =>
   block.type === 'thinking' || (includeEncrypted && encryptedContentOf(block) !== undefined)
 
-/** `namespaced`: the request's namespaced tools (tool-namespaces.ts), whose calls go back under their namespace. */
+/** A call to a function, under its namespace when it has one (client-tools.ts). */
 export const buildFunctionCallItem = (
   id: string,
-  call: { callId: string; name: string; arguments: string },
+  call: { callId: string; tool: ClientTool; arguments: string },
   status: 'in_progress' | 'completed' | 'incomplete',
-  namespaced: Map<string, NamespacedName> | undefined,
 ) => ({
   id,
   type: 'function_call',
   status,
   arguments: call.arguments,
   call_id: call.callId,
-  ...clientToolName(namespaced, call.name),
+  ...callName(call.tool),
+})
+
+/** A call to a custom tool: its text as `input` (client-tools.ts). */
+export const buildCustomToolCallItem = (
+  id: string,
+  call: { callId: string; tool: ClientTool; input: string },
+  status: 'in_progress' | 'completed' | 'incomplete',
+) => ({
+  id,
+  type: 'custom_tool_call',
+  status,
+  input: call.input,
+  call_id: call.callId,
+  ...callName(call.tool),
 })
 
 /**
@@ -260,7 +275,7 @@ export const encodeResponsesResponse = (
   const output: unknown[] = []
   let messages = 0
   const includeEncrypted = wantsEncryptedReasoning(opts.request?.include)
-  const namespaced = namespacedToolNames(opts.request?.tools)
+  const special = specialToolNames(opts.request?.tools)
   for (const block of resp.content) {
     const index = output.length
     switch (block.type) {
@@ -279,16 +294,23 @@ export const encodeResponsesResponse = (
         output.push(buildMessageItem(id, block.text, 'completed', annotations))
         break
       }
-      case 'tool_use':
+      case 'tool_use': {
+        const tool = clientTool(special, block.name)
         output.push(
-          buildFunctionCallItem(
-            functionCallItemId(opts.messageId, index),
-            { callId: block.id, name: block.name, arguments: JSON.stringify(block.input ?? {}) },
-            'completed',
-            namespaced,
-          ),
+          tool.custom
+            ? buildCustomToolCallItem(
+                customToolCallItemId(opts.messageId, index),
+                { callId: block.id, tool, input: freeformInput(block.input) },
+                'completed',
+              )
+            : buildFunctionCallItem(
+                functionCallItemId(opts.messageId, index),
+                { callId: block.id, tool, arguments: JSON.stringify(block.input ?? {}) },
+                'completed',
+              ),
         )
         break
+      }
       case 'web_search':
         output.push(buildWebSearchItem(webSearchItemId(opts.messageId, index), block, 'completed'))
         break

@@ -1,7 +1,7 @@
 // Neutral exchange events → the client's Responses SSE stream (wire-formats §2.6, §4.10, §4.11).
 //
 // One output item per neutral block: text → message, thinking → reasoning (summary text),
-// tool_use → function_call, web_search → web_search_call; redacted_thinking → a summary-less
+// tool_use → function_call (custom_tool_call for a custom tool's), web_search → web_search_call; redacted_thinking → a summary-less
 // reasoning item, only when the client asked for `reasoning.encrypted_content` (without its blob it
 // would be empty). A search arrives complete, so its item goes through its whole lifecycle at once
 // (added, in_progress, searching, completed, done). A thinking block's signature arrives last, so
@@ -16,11 +16,13 @@ import type { Citation, ExchangeEvent, StopReason, Usage, WebSearchBlock } from 
 import { GatewayError } from '../../lib/errors'
 import { encodeSse } from '../sse'
 import {
+  buildCustomToolCallItem,
   buildFunctionCallItem,
   buildMessageItem,
   buildReasoningItem,
   buildResponseObject,
   buildWebSearchItem,
+  customToolCallItemId,
   emitsReasoningItem,
   functionCallItemId,
   mapStopReasonToStatus,
@@ -32,7 +34,8 @@ import {
   urlCitation,
   webSearchItemId,
 } from './encode-responses-response'
-import { clientToolName, type NamespacedName, namespacedToolNames } from './tool-namespaces'
+import { type ClientTool, clientTool, specialToolNames } from './client-tools'
+import { type FreeformInputStream, freeformInputStream } from './freeform-input-stream'
 import { wantsEncryptedReasoning } from './reasoning-signature'
 
 export interface EncodeResponsesStreamOptions extends ResponseIds {
@@ -54,7 +57,17 @@ type OpenItem =
     }
   | { kind: 'reasoning'; id: string; outputIndex: number; text: string; signature: string }
   | { kind: 'redacted_reasoning'; id: string; outputIndex: number; data: string }
-  | { kind: 'function_call'; id: string; outputIndex: number; callId: string; name: string; arguments: string }
+  | { kind: 'function_call'; id: string; outputIndex: number; callId: string; tool: ClientTool; arguments: string }
+  | {
+      kind: 'custom_tool_call'
+      id: string
+      outputIndex: number
+      callId: string
+      tool: ClientTool
+      /** The text sent so far, all of it once done. */
+      input: string
+      reader: FreeformInputStream
+    }
   | { kind: 'web_search'; id: string; outputIndex: number; search: Omit<WebSearchBlock, 'type'> }
   | { kind: 'skip' }
 
@@ -64,7 +77,6 @@ const snapshotItem = (
   item: Exclude<OpenItem, { kind: 'skip' }>,
   status: ItemStatus,
   includeEncrypted: boolean,
-  namespaced: Map<string, NamespacedName> | undefined,
 ): Record<string, unknown> => {
   switch (item.kind) {
     case 'message':
@@ -81,10 +93,11 @@ const snapshotItem = (
       // An argument-less call streams nothing; clients JSON.parse arguments, so '' would break them.
       return buildFunctionCallItem(
         item.id,
-        { callId: item.callId, name: item.name, arguments: item.arguments === '' ? '{}' : item.arguments },
+        { callId: item.callId, tool: item.tool, arguments: item.arguments === '' ? '{}' : item.arguments },
         status,
-        namespaced,
       )
+    case 'custom_tool_call':
+      return buildCustomToolCallItem(item.id, { callId: item.callId, tool: item.tool, input: item.input }, status)
     case 'web_search':
       return buildWebSearchItem(item.id, item.search, status === 'in_progress' ? 'in_progress' : 'completed')
   }
@@ -103,9 +116,9 @@ export function responsesStreamEncoder(opts: EncodeResponsesStreamOptions): Stre
   const usage: Usage = { input: 0, cacheRead: 0, cacheWrite: 0, output: 0, reasoning: 0 }
   let finish: StopReason | undefined
   const includeEncrypted = wantsEncryptedReasoning(opts.request?.include)
-  const namespaced = namespacedToolNames(opts.request?.tools)
+  const special = specialToolNames(opts.request?.tools)
   const snapshot = (item: Exclude<OpenItem, { kind: 'skip' }>, status: ItemStatus) =>
-    snapshotItem(item, status, includeEncrypted, namespaced)
+    snapshotItem(item, status, includeEncrypted)
 
   const frame = (type: string, payload: Record<string, unknown>): string =>
     encodeSse(type, { type, sequence_number: sequence++, ...payload })
@@ -171,25 +184,31 @@ export function responsesStreamEncoder(opts: EncodeResponsesStreamOptions): Stre
         }),
       )
     } else if (block.kind === 'tool_use') {
-      item = {
-        kind: 'function_call',
-        id: functionCallItemId(opts.messageId, outputIndex),
-        outputIndex,
-        callId: block.id,
-        name: block.name,
-        arguments: '',
-      }
-      frames.push(
-        frame('response.output_item.added', {
-          output_index: outputIndex,
-          item: buildFunctionCallItem(
-            item.id,
-            { callId: block.id, name: block.name, arguments: '' },
-            'in_progress',
-            namespaced,
-          ),
-        }),
-      )
+      const tool = clientTool(special, block.name)
+      item = tool.custom
+        ? {
+            kind: 'custom_tool_call',
+            id: customToolCallItemId(opts.messageId, outputIndex),
+            outputIndex,
+            callId: block.id,
+            tool,
+            input: '',
+            reader: freeformInputStream(),
+          }
+        : {
+            kind: 'function_call',
+            id: functionCallItemId(opts.messageId, outputIndex),
+            outputIndex,
+            callId: block.id,
+            tool,
+            arguments: '',
+          }
+      // Arguments are '' while none have come, not the '{}' a snapshot shows for a call that has none.
+      const added =
+        item.kind === 'function_call'
+          ? buildFunctionCallItem(item.id, { callId: block.id, tool, arguments: '' }, 'in_progress')
+          : snapshot(item, 'in_progress')
+      frames.push(frame('response.output_item.added', { output_index: outputIndex, item: added }))
     } else if (block.kind === 'web_search') {
       item = { kind: 'web_search', id: webSearchItemId(opts.messageId, outputIndex), outputIndex, search: block.search }
       frames.push(
@@ -256,8 +275,14 @@ export function responsesStreamEncoder(opts: EncodeResponsesStreamOptions): Stre
         return [done()]
       case 'function_call': {
         const args = item.arguments === '' ? '{}' : item.arguments
-        const { name } = clientToolName(namespaced, item.name)
+        const { name } = item.tool
         return [frame('response.function_call_arguments.done', { ...base, name, arguments: args }), done()]
+      }
+      case 'custom_tool_call': {
+        const { input, rest } = item.reader.finish()
+        item.input = input
+        const last = rest === '' ? [] : [frame('response.custom_tool_call_input.delta', { ...base, delta: rest })]
+        return [...last, frame('response.custom_tool_call_input.done', { ...base, input }), done()]
       }
     }
   }
@@ -341,6 +366,19 @@ export function responsesStreamEncoder(opts: EncodeResponsesStreamOptions): Stre
       }
       case 'tool_args_delta': {
         const item = blocks.get(event.index)
+        if (item?.kind === 'custom_tool_call') {
+          const text = item.reader.push(event.partialJson)
+          if (text === '') break
+          item.input += text
+          frames.push(
+            frame('response.custom_tool_call_input.delta', {
+              item_id: item.id,
+              output_index: item.outputIndex,
+              delta: text,
+            }),
+          )
+          break
+        }
         if (item?.kind !== 'function_call' || event.partialJson === '') break
         item.arguments += event.partialJson
         frames.push(

@@ -490,8 +490,9 @@ describe('decodeResponsesRequest', () => {
     [{ input: [{ role: 'user', content: 5 }] }, 'input[0].content'],
     [
       { input: [{ role: 'user', content: [{ type: 'input_image', file_id: 'file_1' }] }] },
-      'input[0].content[0].image_url',
+      'input[0].content[0].file_id',
     ],
+    [{ input: [{ role: 'user', content: [{ type: 'input_image' }] }] }, 'input[0].content[0].image_url'],
     [
       { input: [{ role: 'user', content: [{ type: 'input_image', image_url: 'data:image/png,raw' }] }] },
       'input[0].content[0].image_url',
@@ -532,6 +533,13 @@ describe('decodeResponsesRequest', () => {
     ],
     [{ tool_choice: 'sometimes' }, 'tool_choice'],
     [{ tool_choice: { type: 'function' } }, 'tool_choice.name'],
+    [{ tool_choice: { type: 'custom', name: '' } }, 'tool_choice.name'],
+    [{ tools: [{ type: 'custom' }] }, 'tools[0].name'],
+    [{ tools: [{ type: 'custom', name: 'apply_patch', format: 'lark' }] }, 'tools[0].format'],
+    [
+      { tools: [{ type: 'namespace', name: 'ns', tools: [{ type: 'custom', name: 'c', format: 'lark' }] }] },
+      'tools[0].tools[0].format',
+    ],
     [{ reasoning: { effort: 'extreme' } }, 'reasoning.effort'],
     [{ max_output_tokens: 0 }, 'max_output_tokens'],
     [{ text: { format: 'json' } }, 'text.format'],

@@ -222,7 +222,9 @@ const decodeImageDetail = (detail: unknown, field: string): ImageDetail | undefi
 const decodeImageSource = (part: JsonObject, path: string): ImageSource => {
   const url = part['image_url']
   if (typeof url !== 'string' || url === '') {
-    // file_id needs OpenAI's file store, which no other upstream can read.
+    if (part['file_id'] !== undefined && part['file_id'] !== null) {
+      throw unreadableFileId(`${path}.file_id`, 'OpenAI', 'the image as image_url: a data URL or an http(s) URL')
+    }
     throw invalidRequest(`${path}.image_url must be a data URL or an http(s) URL`, `${path}.image_url`)
   }
   if (url.startsWith('data:')) return { kind: 'base64', ...parseDataUrl(url, `${path}.image_url`) }

@@ -39,7 +39,8 @@ beforeEach(() => {
   sim?.reset()
 })
 
-function config(kind: Kind): ConfigFile {
+/** `contextWindow`: the one model's, when a test needs Codex's prompt not to fit it. */
+function config(kind: Kind, contextWindow?: number): ConfigFile {
   return {
     catalog: { builtin: false },
     providers: {
@@ -53,6 +54,7 @@ function config(kind: Kind): ConfigFile {
         profiles: ['pro'],
         quality: 80,
         max_output_tokens: 32_000,
+        ...(contextWindow === undefined ? {} : { context_window: contextWindow }),
         input_usd_per_mtok: price.input / 1000,
         output_usd_per_mtok: price.output / 1000,
         cache_read_usd_per_mtok: price.cacheRead / 1000,
@@ -63,8 +65,8 @@ function config(kind: Kind): ConfigFile {
 }
 
 /** svc on a real loopback port, recording what arrives at its edge (Codex's own bytes). */
-async function startSvc(kind: Kind) {
-  const h = await createHarness({ config: config(kind), env: { SIM_KEY: 'sim-key' }, grantUsd: 5 })
+async function startSvc(kind: Kind, contextWindow?: number) {
+  const h = await createHarness({ config: config(kind, contextWindow), env: { SIM_KEY: 'sim-key' }, grantUsd: 5 })
   const { server, inbound } = serveRecording(h.app)
   return { h, inbound, server, port: server.port! }
 }
@@ -413,6 +415,28 @@ describe.skipIf(!codex.ok)('codex exec through svc (anthropic upstream): live we
       expect(upstreamTools.filter((t) => String(t.type).startsWith('web_search'))).toEqual([
         { type: 'web_search_20250305', name: 'web_search' },
       ])
+    } finally {
+      await svc.server.stop(true)
+    }
+  })
+})
+
+// Codex's own prompt (instructions and tools, ~10,000 tokens) over the only model's window: svc
+// answers OpenAI's context_length_exceeded, on which Codex ends the turn and says the context is
+// full. Before, the 503 it got was retried (30 requests over 24 s with Codex's default retries).
+describe.skipIf(!codex.ok)('codex exec through svc: a prompt too long for every model', () => {
+  test('Codex stops at once and says its context is full; nothing goes upstream', { timeout: 30_000 }, async () => {
+    const svc = await startSvc('openai-responses', 4000)
+    try {
+      const run = await runCodex(svc.port, svc.h.key, ['say hi'])
+      expect(run.timedOut).toBe(false)
+      expect(run.exitCode).not.toBe(0)
+      expect(run.stdout + run.stderr).toContain("ran out of room in the model's context window")
+      expect(svc.inbound).toHaveLength(1)
+      expect(svc.inbound[0]!.status).toBe(400)
+      expect(sim.requests).toHaveLength(0)
+      const list = await json<{ items: Record<string, unknown>[] }>(svc.h, '/v1/usage/requests')
+      expect(list.items).toEqual([expect.objectContaining({ status: 'failed', http_status: 400 })])
     } finally {
       await svc.server.stop(true)
     }

@@ -377,18 +377,60 @@ describe('eligibility through the app', () => {
     expect(sim.requests).toHaveLength(0)
   })
 
-  test('a prompt larger than every context window: 503 naming the window', async () => {
+  test('a prompt larger than every context window: 400 "prompt is too long", against the largest window', async () => {
     const h = await setup({
       models: [
         { ...alpha, context_window: 4000 },
-        { ...beta, context_window: 4000 },
+        { ...beta, context_window: 4500 },
       ],
     })
     const r = await h.ask('svc-pro', { content: 'x'.repeat(20_000) })
-    expect(r.status).toBe(503)
+    expect(r.status).toBe(400)
+    expect(r.body).toEqual({
+      type: 'error',
+      error: {
+        type: 'invalid_request_error',
+        message:
+          "prompt is too long: 5000 tokens > 4500 maximum (the largest context window under svc-pro; svc's estimate of the prompt)",
+      },
+    })
+    expect(r.record).toMatchObject({ status: 'failed', http_status: 400, attempts: 0, total_cost_nanos: 0 })
+    expect(r.record.provider_ranks.map((rank: { reason: string }) => rank.reason)).toEqual([
+      '~5000 input tokens do not fit the 4000-token context window',
+      '~5000 input tokens do not fit the 4500-token context window',
+    ])
+    expect(sim.requests).toHaveLength(0)
+  })
+
+  test("a prompt that fits only without its max_tokens: Anthropic's words for that, which Claude Code reads", async () => {
+    const h = await setup({ models: [{ ...alpha, context_window: 8000 }] })
+    const r = await h.ask('svc-pro', { content: 'x'.repeat(20_000), maxTokens: 4000 })
+    expect(r.status).toBe(400)
     expect(r.body.error.message).toBe(
-      'no model can serve this request under svc-pro: alpha via anth: ~5000 input tokens do not fit the 4000-token context window; beta via chat: ~5000 input tokens do not fit the 4000-token context window',
+      "input length and `max_tokens` exceed context limit: 5000 + 4000 > 8000, decrease input length or `max_tokens` and try again (the largest context window under svc-pro; svc's estimate of the prompt)",
     )
+  })
+
+  test('a model that fits the prompt but no credit covers: 402, not the context', async () => {
+    const h = await setup({ grantUsd: 0, models: [{ ...alpha, context_window: 4000 }, beta] })
+    await h.deps.admin.addGrant({ account: 'default', usd: 1, models: ['alpha'] })
+    const r = await h.ask('svc-pro', { content: 'x'.repeat(20_000) })
+    expect(r.status).toBe(402)
+    expect(r.body.error.type).toBe('billing_error')
+  })
+
+  test('a model passed over for another reason before the window was asked: still the context', async () => {
+    // beta could never serve (no vision); alpha could, once the conversation is compacted.
+    const h = await setup({
+      models: [
+        { ...alpha, context_window: 4000, vision: true },
+        { ...beta, vision: false },
+      ],
+    })
+    const image = { type: 'image', source: { type: 'base64', media_type: 'image/png', data: 'iVBORw0KGgo=' } }
+    const r = await h.ask('svc-pro', { content: [image, { type: 'text', text: 'x'.repeat(20_000) }] })
+    expect(r.status).toBe(400)
+    expect(r.body.error.message).toStartWith('prompt is too long: ')
   })
 
   test('only scoped grants, none covering the profile: 402', async () => {

@@ -85,7 +85,7 @@ const failure = (p: Promise<unknown>) =>
   )
 
 describe('x-should-retry: false where a retry cannot help', () => {
-  test('no model fits the context window: a 503 the Anthropic SDK (maxRetries 2) sends once', async () => {
+  test('no model fits the context window: a 400 the Anthropic SDK (maxRetries 2) sends once', async () => {
     const h = await gateway({ contextWindow: 4000 })
     const { anthropic, sent } = clients(h, 2)
     const err = await failure(
@@ -95,22 +95,28 @@ describe('x-should-retry: false where a retry cannot help', () => {
         messages: [{ role: 'user', content: longPrompt }],
       }),
     )
-    expect(err).toBeInstanceOf(Anthropic.InternalServerError)
-    expect(err.status).toBe(503)
+    expect(err).toBeInstanceOf(Anthropic.BadRequestError)
+    expect(err.status).toBe(400)
     expect(err.headers?.get('x-should-retry')).toBe('false')
     expect((err.error as { error: { message: string } }).error.message).toStartWith(
-      'no model can serve this request under svc-max: claude-a via anth: ~5000 input tokens do not fit',
+      'prompt is too long: 5000 tokens > 4000 maximum',
     )
     expect(sent).toEqual(['/compat-a/v1/messages'])
     expect(sim.requests).toHaveLength(0)
   })
 
-  test('the same on the responses route: the OpenAI SDK (maxRetries 2) sends it once', async () => {
+  test('the same on the responses route, with the code Codex stops on: the OpenAI SDK sends it once', async () => {
     const h = await gateway({ contextWindow: 4000 })
     const { openai, sent } = clients(h, 2)
     const err = await failure(openai.responses.create({ model: 'svc-max', input: longPrompt }))
-    expect(err).toBeInstanceOf(OpenAI.InternalServerError)
-    expect(err.status).toBe(503)
+    expect(err).toBeInstanceOf(OpenAI.BadRequestError)
+    expect(err.status).toBe(400)
+    expect(err.error).toEqual({
+      message: expect.stringMatching(/^prompt is too long: 5000 tokens > 4000 maximum/),
+      type: 'invalid_request_error',
+      param: null,
+      code: 'context_length_exceeded',
+    })
     expect(err.headers?.get('x-should-retry')).toBe('false')
     expect(sent).toEqual(['/compat-b/v1/responses'])
   })

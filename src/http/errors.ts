@@ -1,15 +1,13 @@
 // Errors at the edge: one GatewayError, rendered in the shape of the surface the client spoke.
 // Anthropic's shape serves the messages, usage and admin routes; OpenAI's the responses route.
 import { GatewayError } from '../lib/errors'
-import { anthropicErrorTypeForKind, encodeAnthropicError } from '../protocols/anthropic/errors'
+import { encodeGatewayErrorAsAnthropic } from '../protocols/anthropic/errors'
 import { encodeGatewayErrorAsOpenAI, mapErrorStatusToOpenAI } from '../protocols/openai-responses/errors'
 
 export type Surface = 'anthropic' | 'openai'
 
 export function errorBody(error: GatewayError, surface: Surface): unknown {
-  return surface === 'openai'
-    ? encodeGatewayErrorAsOpenAI(error)
-    : encodeAnthropicError(anthropicErrorTypeForKind(error.kind), error.message)
+  return surface === 'openai' ? encodeGatewayErrorAsOpenAI(error) : encodeGatewayErrorAsAnthropic(error)
 }
 
 /** Anything thrown that is not a GatewayError is our bug: say so without leaking its details. */

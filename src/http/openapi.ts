@@ -86,7 +86,7 @@ const routingModes = [...new Set(Object.values(profileNames))]
 // Error responses. The messages, usage, admin and sign-in routes answer in Anthropic's shape; the
 // responses route in OpenAI's, with 529 sent as 503 (OpenAI's SDKs retry 503 and know no 529).
 const anthropicStatuses: Record<number, string> = {
-  400: 'invalid_request_error: the body or a parameter is wrong (the message names it)',
+  400: 'invalid_request_error: the body or a parameter is wrong (the message names it), or the prompt fits no model under the profile ("prompt is too long: …")',
   401: 'authentication_error: missing, unknown or revoked API key',
   402: 'billing_error: no credit grant covers this request',
   403: 'permission_error',
@@ -101,7 +101,7 @@ const anthropicStatuses: Record<number, string> = {
   529: 'overloaded_error: the upstream is overloaded',
 }
 const openAIStatuses: Record<number, string> = {
-  400: 'invalid_request_error (param names the field)',
+  400: 'invalid_request_error (param names the field); code context_length_exceeded: the prompt fits no model under the profile',
   401: 'authentication_error, code invalid_api_key',
   402: 'insufficient_quota: no credit grant covers this request',
   404: 'not_found_error: no such model (the message lists the profiles)',

@@ -4,6 +4,8 @@
 
 export type ErrorKind =
   | 'invalid_request'
+  /** The prompt does not fit the model's context window: agents compact the conversation on it. */
+  | 'context_exceeded'
   | 'authentication'
   | 'billing'
   | 'permission'
@@ -17,6 +19,7 @@ export type ErrorKind =
 
 const defaultStatus: Record<ErrorKind, number> = {
   invalid_request: 400,
+  context_exceeded: 400,
   authentication: 401,
   billing: 402,
   permission: 403,

@@ -33,6 +33,14 @@ const isProviderAccountFailure = (info: UpstreamErrorInfo) =>
   accountStatuses.has(info.status) || accountTypes.has(info.type)
 
 /**
+ * Each provider's words for a prompt over the model's context window: Anthropic's "prompt is too
+ * long" and "input length and `max_tokens` exceed context limit", OpenAI's "exceeds the context
+ * window" (code context_length_exceeded), and the "maximum context length" of OpenAI's Chat,
+ * DeepSeek, OpenRouter and vLLM.
+ */
+const contextOverflowWording = /prompt is too long|exceed context limit|context window|maximum context length/i
+
+/**
  * An upstream's error as the gateway's. A provider-account failure surfaces as a 502 api_error so
  * the client is not told its own key or credit is wrong; another candidate may well serve
  * (retryable), but the same request sent again meets the same account (permanent).
@@ -40,6 +48,11 @@ const isProviderAccountFailure = (info: UpstreamErrorInfo) =>
 export function upstreamFailure(info: UpstreamErrorInfo, retryAfterSeconds?: number): GatewayError {
   if (isProviderAccountFailure(info)) {
     return new GatewayError('api_error', info.message, { status: 502, retryable: true, permanent: true })
+  }
+  // The router's estimate of the prompt let a model whose window it overflows try: one with a
+  // larger window may yet serve (retryable), and the client hears it as its dialect says it.
+  if (info.status === 400 && contextOverflowWording.test(info.message)) {
+    return new GatewayError('context_exceeded', info.message, { retryable: true })
   }
   const kind = ownEntry(kindForType, info.type) ?? (info.status >= 500 ? 'api_error' : 'invalid_request')
   return new GatewayError(kind, info.message, {

@@ -3,7 +3,7 @@ import { decodeAnthropicRequest } from '../protocols/anthropic/decode-anthropic-
 import { anthropicUsage } from '../protocols/anthropic/decode-anthropic-response'
 import { encodeAnthropicResponse } from '../protocols/anthropic/encode-anthropic-response'
 import { anthropicStreamEncoder } from '../protocols/anthropic/encode-anthropic-stream'
-import { anthropicErrorTypeForKind, encodeAnthropicError } from '../protocols/anthropic/errors'
+import { encodeGatewayErrorAsAnthropic } from '../protocols/anthropic/errors'
 import { withoutForeignSearches } from '../protocols/anthropic/foreign-searches'
 import { fitToModel } from '../protocols/anthropic/model-fit'
 import { createAnthropicPassThroughMeter, rewriteMessageStart } from '../protocols/anthropic/usage-meter'
@@ -65,8 +65,7 @@ export const anthropicSurface: InboundSurface = {
       estimatedOutputTokens: meter.estimatedOutputTokens,
       outputChars: meter.outputChars,
       error: meter.error,
-      errorFrame: (error) =>
-        encodeSse('error', encodeAnthropicError(anthropicErrorTypeForKind(error.kind), error.message)),
+      errorFrame: (error) => encodeSse('error', encodeGatewayErrorAsAnthropic(error)),
     }
   },
   // `model` is the concrete upstream model (the contract), as the upstream named it.

@@ -8,7 +8,7 @@ import { GatewayError, invalidRequest } from '../lib/errors'
 import { newUlid } from '../lib/ids'
 import { readRequestFeatures } from '../router/features'
 import { profileNames, routingModeOf } from '../router/profiles'
-import { rankCandidates } from '../router/rank'
+import { type ContextOverflow, type Ranking, rankCandidates } from '../router/rank'
 import { promptCacheKeyOf, readSessionAttributes } from './session'
 import type { ClientIds, InboundSurface } from './surface'
 import { jsonAnswer } from './json-answer'
@@ -87,28 +87,8 @@ export async function relay(deps: Deps, input: RelayInput): Promise<Response> {
     })
     const ids: ClientIds = { requestId, profile, createdAt: now }
 
-    // Why no model fits (no credit, context too long, no vision…) does not change on a retry:
-    // both answers are permanent, so SDKs do not back off and resend the request.
     if (ranking.candidates.length === 0) {
-      const error = ranking.blockedByCredit
-        ? new GatewayError(
-            'billing',
-            `no credit applies to this request under ${profile}: add a grant that covers it`,
-            {
-              permanent: true,
-            },
-          )
-        : ranking.blockedByFiles
-          ? new GatewayError(
-              'invalid_request',
-              `this request names files stored with Anthropic (file_id), which only an Anthropic model can read, and none under ${profile} can serve it: send the file's content instead`,
-              { permanent: true },
-            )
-          : new GatewayError(
-              'overloaded',
-              `no model can serve this request under ${profile}: ${summarizeSkips(ranking.ranks) || 'no provider is configured for this profile'}`,
-              { status: 503, permanent: true },
-            )
+      const error = nothingServes(ranking, profile)
       const response = errorResponse(error, surface.errorShape, idHeader)
       record(deps, trace, { status: 'failed', httpStatus: response.status, error })
       return response
@@ -190,6 +170,52 @@ export async function relay(deps: Deps, input: RelayInput): Promise<Response> {
 }
 
 /**
+ * Why no model can serve, in the error the client gets. None of these changes on a retry (no
+ * credit, a prompt too long, files only Claude reads, no vision…): each is permanent, so SDKs do
+ * not back off and resend the request.
+ */
+function nothingServes(ranking: Ranking, profile: string): GatewayError {
+  if (ranking.contextExceeded) return contextExceeded(ranking.contextExceeded, profile)
+  if (ranking.blockedByCredit) {
+    return new GatewayError(
+      'billing',
+      `no credit applies to this request under ${profile}: add a grant that covers it`,
+      {
+        permanent: true,
+      },
+    )
+  }
+  if (ranking.blockedByFiles) {
+    return new GatewayError(
+      'invalid_request',
+      `this request names files stored with Anthropic (file_id), which only an Anthropic model can read, and none under ${profile} can serve it: send the file's content instead`,
+      { permanent: true },
+    )
+  }
+  return new GatewayError(
+    'overloaded',
+    `no model can serve this request under ${profile}: ${summarizeSkips(ranking.ranks) || 'no provider is configured for this profile'}`,
+    { status: 503, permanent: true },
+  )
+}
+
+/**
+ * A prompt no model under the profile can take, in Anthropic's words for it: Claude Code reads the
+ * counts in them and compacts the conversation (the prompt alone too long) or asks for less output
+ * (the prompt and max_tokens). A Responses client gets OpenAI's code for it, on which Codex stops
+ * and says the context is full (errors.ts). The counts are the router's estimate.
+ */
+function contextExceeded(overflow: ContextOverflow, profile: string): GatewayError {
+  const { inputTokens, outputTokens, contextWindow } = overflow
+  const largest = `the largest context window under ${profile}; svc's estimate of the prompt`
+  const message =
+    inputTokens > contextWindow
+      ? `prompt is too long: ${inputTokens} tokens > ${contextWindow} maximum (${largest})`
+      : `input length and \`max_tokens\` exceed context limit: ${inputTokens} + ${outputTokens} > ${contextWindow}, decrease input length or \`max_tokens\` and try again (${largest})`
+  return new GatewayError('context_exceeded', message, { permanent: true })
+}
+
+/**
  * Books a failed attempt: the leg, the provider's health and the metrics. Providers and codecs
  * raise GatewayErrors; anything else is the gateway's own bug, a 500 that is neither retried
  * elsewhere nor counted against the provider.
@@ -215,7 +241,8 @@ function settleFailedAttempt(
         })
   a.trace.failLeg(a.leg, error, a.clientGone ? 'aborted' : 'failed')
   if (!a.clientGone && !internal) deps.metrics.upstreamError(provider.id, model.id, error.kind)
-  if (!a.clientGone && error.retryable) {
+  // A prompt too long for this model says nothing of the provider's health: another model may serve it.
+  if (!a.clientGone && error.retryable && error.kind !== 'context_exceeded') {
     deps.health.recordFailure(provider.id, model.id, { retryAfterSeconds: error.retryAfterSeconds })
   } else if (a.probe) {
     // A probe with no verdict (client gone, the client's own 4xx) says nothing about the

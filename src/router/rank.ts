@@ -79,6 +79,18 @@ export interface Ranking {
    * files in Anthropic's store: the request, not the gateway, is what cannot be served (a 400).
    */
   blockedByFiles: boolean
+  /**
+   * Set when nothing can serve because the prompt fits no model's context window (every model
+   * that got as far as that check was passed over by it): the one with the largest window, for
+   * the client's own "too long" error, on which agents compact the conversation.
+   */
+  contextExceeded?: ContextOverflow
+}
+
+export interface ContextOverflow {
+  inputTokens: number
+  outputTokens: number
+  contextWindow: number
 }
 
 /**
@@ -146,6 +158,8 @@ export function rankCandidates(input: RankInput): Ranking {
   const skipped: RankEntry[] = []
   let blockedByCredit = false
   let blockedByFiles = false
+  let largestOverflow: ContextOverflow | undefined
+  let someModelFits = false
 
   for (const model of input.models) {
     if (!model.profiles.includes(input.mode)) continue
@@ -213,10 +227,16 @@ export function rankCandidates(input: RankInput): Ranking {
       skip(`quality ${model.quality} is below the profile floor ${policy.qualityFloor}`)
       continue
     }
-    if (features.estimatedInputTokens + Math.min(features.maxTokens, model.maxOutputTokens) > model.contextWindow) {
+    const maxTokens = Math.min(features.maxTokens, model.maxOutputTokens)
+    if (features.estimatedInputTokens + maxTokens > model.contextWindow) {
+      if (!largestOverflow || model.contextWindow > largestOverflow.contextWindow) {
+        const inputTokens = features.estimatedInputTokens
+        largestOverflow = { inputTokens, outputTokens: maxTokens, contextWindow: model.contextWindow }
+      }
       skip(`~${features.estimatedInputTokens} input tokens do not fit the ${model.contextWindow}-token context window`)
       continue
     }
+    someModelFits = true
     const costType = byok ? 'byok_fee' : 'model_usage'
     const needsCredit = !(byok && input.byokFeePercent === 0)
     const credit = applicableCreditNanos(input.grants, {
@@ -235,7 +255,6 @@ export function rankCandidates(input: RankInput): Ranking {
       )
       continue
     }
-    const maxTokens = Math.min(features.maxTokens, model.maxOutputTokens)
     const tokenPrices = tokenPricesFor(model.price, features.estimatedInputTokens, input.now)
     const estimatedCostNanos =
       features.estimatedInputTokens * tokenPrices.inputNanosPerToken +
@@ -296,5 +315,6 @@ export function rankCandidates(input: RankInput): Ranking {
     ranks: [...eligible.map((c) => c.rank), ...skipped],
     blockedByCredit: eligible.length === 0 && blockedByCredit,
     blockedByFiles: eligible.length === 0 && blockedByFiles,
+    ...(eligible.length === 0 && !someModelFits && largestOverflow ? { contextExceeded: largestOverflow } : {}),
   }
 }

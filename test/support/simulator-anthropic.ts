@@ -179,6 +179,11 @@ export const anthropicCodec: DialectCodec = {
     error: { type: errorType(status), message },
     request_id: requestId,
   }),
+  contextExceededBody: (tokens, window, requestId) => ({
+    type: 'error',
+    error: { type: 'invalid_request_error', message: `prompt is too long: ${tokens} tokens > ${window} maximum` },
+    request_id: requestId,
+  }),
   validate,
   encodeBody: (plan) => message(plan, contentOf(plan), plan.stop, plan.stopSequence, plan.usage.output),
   encodeFrames,

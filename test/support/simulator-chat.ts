@@ -130,6 +130,14 @@ export const chatCodec: DialectCodec = {
   requestIdHeader: 'x-request-id',
   authorized: openaiAuthorized,
   errorBody: openaiErrorBody,
+  contextExceededBody: (tokens, window) => ({
+    error: {
+      message: `This model's maximum context length is ${window} tokens. However, your messages resulted in ${tokens} tokens. Please reduce the length of the messages.`,
+      type: 'invalid_request_error',
+      param: 'messages',
+      code: 'context_length_exceeded',
+    },
+  }),
   validate,
   encodeBody,
   encodeFrames,

@@ -36,6 +36,8 @@ export interface Scenario {
   pings?: boolean
   fault?: SimFault
   split?: SimSplit
+  /** The model's context window: a prompt (counted as the simulator counts) over it is refused as the provider refuses it. */
+  contextWindow?: number
 }
 
 export type DialectName = 'anthropic' | 'chat' | 'responses'
@@ -232,6 +234,8 @@ export interface DialectCodec {
   authorized(headers: Headers, apiKey: string): boolean
   /** The provider's own error body for an HTTP status. */
   errorBody(status: number, message: string, requestId: string): unknown
+  /** The provider's own 400 for a prompt of `tokens` over a context window of `window`. */
+  contextExceededBody(tokens: number, window: number, requestId: string): unknown
   /** Why the body would be rejected with 400, or undefined. */
   validate(body: Record<string, unknown>): string | undefined
   encodeBody(plan: Plan): unknown

@@ -224,6 +224,14 @@ export const responsesCodec: DialectCodec = {
   requestIdHeader: 'x-request-id',
   authorized: openaiAuthorized,
   errorBody: openaiErrorBody,
+  contextExceededBody: () => ({
+    error: {
+      message: 'Your input exceeds the context window of this model. Please adjust your input and try again.',
+      type: 'invalid_request_error',
+      param: 'input',
+      code: 'context_length_exceeded',
+    },
+  }),
   validate,
   encodeBody: (plan) => responseOf(plan, terminalStatus(plan), completedItems(plan)),
   encodeFrames,

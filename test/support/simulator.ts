@@ -221,6 +221,15 @@ export function startSimulator(opts: SimulatorOptions = {}): Simulator {
       const extra: Record<string, string> = retryAfter !== undefined ? { 'retry-after': String(retryAfter) } : {}
       return errorResponse(codec, status, statusMessages[status] ?? `Simulated ${status} error`, extra)
     }
+    const tokens = scenario.contextWindow === undefined ? 0 : countRequestTokens(body)
+    if (scenario.contextWindow !== undefined && tokens > scenario.contextWindow) {
+      life.finish()
+      const requestId = newId('req_sim')
+      return Response.json(codec.contextExceededBody(tokens, scenario.contextWindow, requestId), {
+        status: 400,
+        headers: { [codec.requestIdHeader]: requestId },
+      })
+    }
     if (fault?.kind === 'wrong_content_type') {
       life.finish()
       return new Response('<!doctype html><html><body><h1>502 Bad Gateway</h1></body></html>', {

@@ -14,7 +14,7 @@ import {
 import { GatewayError } from '../../lib/errors'
 import { encodeSse } from '../sse'
 import { encodeCitation, encodeServerToolUse, encodeWebSearchResult } from './encode-anthropic-response'
-import { anthropicErrorTypeForKind, encodeAnthropicError } from './errors'
+import { encodeAnthropicError, encodeGatewayErrorAsAnthropic } from './errors'
 import { encodeAnthropicStopReason } from './stop-reason'
 import { sanitizeToolUseId } from './tool-use-id'
 import { encodeAnthropicUsage } from './usage'
@@ -182,7 +182,7 @@ const encodeErrorFrame = (type: string, message: string): string =>
   encodeSse('error', encodeAnthropicError(type, message))
 
 function encodeCaughtError(error: unknown): string {
-  if (error instanceof GatewayError) return encodeErrorFrame(anthropicErrorTypeForKind(error.kind), error.message)
+  if (error instanceof GatewayError) return encodeSse('error', encodeGatewayErrorAsAnthropic(error))
   const detail = error instanceof Error ? error.message : String(error)
   return encodeErrorFrame('api_error', `upstream stream failed: ${detail}`)
 }

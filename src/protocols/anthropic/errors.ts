@@ -1,7 +1,7 @@
 // Anthropic error bodies: upstream error → UpstreamErrorInfo, and the body/event we send clients.
 
 import type { UpstreamErrorInfo } from '../../exchange/types'
-import type { ErrorKind } from '../../lib/errors'
+import type { ErrorKind, GatewayError } from '../../lib/errors'
 import { isObject, parseJson, readObject, readString } from '../wire-values'
 import { ownEntry } from '../../lib/own-entry'
 
@@ -42,6 +42,7 @@ export const statusForAnthropicErrorType = (type: string): number => ownEntry(st
 
 const typeByKind: Record<ErrorKind, string> = {
   invalid_request: 'invalid_request_error',
+  context_exceeded: 'invalid_request_error',
   authentication: 'authentication_error',
   billing: 'billing_error',
   permission: 'permission_error',
@@ -54,7 +55,21 @@ const typeByKind: Record<ErrorKind, string> = {
   timeout: 'timeout_error',
 }
 
-export const anthropicErrorTypeForKind = (kind: ErrorKind): string => typeByKind[kind]
+// Anthropic's words for a prompt over the context window (the prompt alone; the prompt and
+// max_tokens), by which Claude Code knows to compact the conversation or to ask for less output.
+const anthropicContextWording = /prompt is too long|exceed context limit/i
+
+/**
+ * A GatewayError rendered as an Anthropic error body. Another provider's words for a prompt over
+ * the context window get Anthropic's in front, so that Claude Code compacts on them too.
+ */
+export function encodeGatewayErrorAsAnthropic(error: GatewayError): AnthropicErrorBody {
+  const message =
+    error.kind === 'context_exceeded' && !anthropicContextWording.test(error.message)
+      ? `prompt is too long: ${error.message}`
+      : error.message
+  return encodeAnthropicError(typeByKind[error.kind], message)
+}
 
 export function decodeAnthropicError(status: number, bodyText: string): UpstreamErrorInfo {
   const parsed = parseJson(bodyText)

@@ -51,6 +51,8 @@ export const encodeOpenAIError = (opts: {
  */
 const openAIErrorKinds: Record<ErrorKind, { type: string; code: string | null }> = {
   invalid_request: { type: 'invalid_request_error', code: null },
+  // Codex stops at once on this code, saying the context is full; on a 5xx it would retry in vain.
+  context_exceeded: { type: 'invalid_request_error', code: 'context_length_exceeded' },
   authentication: { type: 'authentication_error', code: 'invalid_api_key' },
   billing: { type: 'insufficient_quota', code: 'insufficient_quota' },
   permission: { type: 'permission_error', code: null },

@@ -1,0 +1,90 @@
+// A prompt over an upstream model's context window, refused by the upstream in its own words (the
+// router's estimate let it through): the client hears it as its own dialect says it, which is what
+// agents compact on — Anthropic's "prompt is too long" (Claude Code), OpenAI's code
+// `context_length_exceeded` (Codex) — and a model with room for it serves instead where there is one,
+// without the refusal counting against the first model's health. The router's own refusal, when
+// no model's window fits its estimate, is in router.test.ts and should-retry.test.ts.
+import { describe, expect, test } from 'bun:test'
+import type { ProviderKind } from '../src/config/schema'
+import { requestDetail, sdkClients } from './support/harness'
+import {
+  profileFor,
+  rankedProGateway,
+  translationGateway,
+  translationSimulator,
+  upstreamModelFor,
+} from './support/translation-gateway'
+
+const sim = translationSimulator()
+const kinds: ProviderKind[] = ['anthropic', 'openai-chat', 'openai-responses']
+const longPrompt = 'Summarise the repository. '.repeat(20)
+
+/** What an upstream of each kind says when the prompt does not fit (the simulator speaks as they do). */
+const upstreamWords: Record<ProviderKind, RegExp> = {
+  anthropic: /^prompt is too long: \d+ tokens > 50 maximum$/,
+  'openai-chat': /^prompt is too long: This model's maximum context length is 50 tokens\. However/,
+  'openai-responses': /^prompt is too long: Your input exceeds the context window of this model\./,
+}
+
+describe.each(kinds)('an upstream of kind %s refuses a prompt over its context window', (kind) => {
+  test('an Anthropic client gets a 400 invalid_request_error in Anthropic words', async () => {
+    const h = await translationGateway(sim)
+    sim.setScenario(upstreamModelFor[kind], { contextWindow: 50 })
+    const res = await h.call('/compat-a/v1/messages', {
+      method: 'POST',
+      headers: { 'anthropic-version': '2023-06-01' },
+      json: { model: profileFor[kind], max_tokens: 100, messages: [{ role: 'user', content: longPrompt }] },
+    })
+    expect(res.status).toBe(400)
+    const body = await res.json()
+    expect(body.type).toBe('error')
+    expect(body.error.type).toBe('invalid_request_error')
+    expect(body.error.message).toMatch(upstreamWords[kind])
+    const record = await requestDetail(h, res.headers.get('x-request-id')!)
+    expect(record).toMatchObject({ status: 'failed', http_status: 400, total_cost_nanos: 0, charged_nanos: 0 })
+  })
+
+  test('a Responses client gets a 400 with code context_length_exceeded', async () => {
+    const h = await translationGateway(sim)
+    sim.setScenario(upstreamModelFor[kind], { contextWindow: 50 })
+    const { openai } = sdkClients(h)
+    const err = await openai.responses.create({ model: profileFor[kind], input: longPrompt }).then(
+      () => {
+        throw new Error('expected a 400')
+      },
+      (e: unknown) => e as { status: number; error: Record<string, unknown> },
+    )
+    expect(err.status).toBe(400)
+    expect(err.error).toMatchObject({ type: 'invalid_request_error', code: 'context_length_exceeded' })
+  })
+})
+
+test('a model with room for the prompt serves after one without; the refusal is not held against the first', async () => {
+  const h = await rankedProGateway(sim, [
+    { id: 'small-window', kind: 'anthropic', quality: 90 },
+    { id: 'large-window', kind: 'openai-chat', quality: 80 },
+  ])
+  sim.setScenario(upstreamModelFor.anthropic, { contextWindow: 50 })
+  const { anthropic } = sdkClients(h)
+  const message = await anthropic.messages.create({
+    model: 'svc-pro',
+    max_tokens: 100,
+    messages: [{ role: 'user', content: longPrompt }],
+  })
+  expect(message.content[0]).toMatchObject({ type: 'text' })
+  expect(sim.requests.map((r) => (r.body as { model: string }).model)).toEqual([
+    upstreamModelFor.anthropic,
+    upstreamModelFor['openai-chat'],
+  ])
+  const record = await requestDetail(h, message.id.replace(/^msg_/, ''))
+  const legs = record.usage_events.map((leg: { model_id: string; outcome: string; charged_nanos: number }) => [
+    leg.model_id,
+    leg.outcome,
+    leg.charged_nanos > 0,
+  ])
+  expect(legs).toEqual([
+    ['small-window', 'failed', false],
+    ['large-window', 'ok', true],
+  ])
+  expect(h.deps.health.view('anthropic', 'small-window')).toEqual({ state: 'closed', ttfb_ms: null, error_rate: 0 })
+})

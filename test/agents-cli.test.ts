@@ -47,6 +47,17 @@ const cost = usage.input * price.input + usage.cacheRead * price.cacheRead + usa
 /** Codex is a node program; Claude Code is a native binary, but its Bash tool needs a shell. */
 const PATH = [...new Set([dirname(Bun.which('node') ?? '/usr/bin/node'), '/usr/bin', '/bin'])].join(':')
 const agentId = (agent: string) => `${agent}@${hostname()}`
+/** Both models': the profile's window, which `svc claude` and `svc codex` tell the agent. */
+const CONTEXT_WINDOW = 150_000
+
+/**
+ * The launcher's one request before the agent starts: the profile's model object, for its window.
+ * Taken off `inbound`, so that what is left is the agent's own.
+ */
+function expectWindowAsked(inbound: Inbound[]) {
+  const asked = inbound.shift()!
+  expect(`${asked.method} ${asked.path} ${asked.status}`).toBe('GET /compat-a/v1/models/svc-pro 200')
+}
 
 type Kind = 'anthropic' | 'openai-chat'
 
@@ -74,6 +85,7 @@ function config(kind: Kind): ConfigFile {
     profiles: [profile],
     quality: 80,
     max_output_tokens: 32_000,
+    context_window: CONTEXT_WINDOW,
     // A model that takes Claude Code's adaptive thinking as sent, so that the Anthropic upstream
     // gets its body byte for byte (the rewrite for older models: messages.test.ts).
     adaptive_thinking: true,
@@ -201,8 +213,11 @@ describe.skipIf(!claude.ok)(`svc claude (Claude Code ${CLAUDE_VERSION})`, () => 
     showFailure('svc claude', run)
     expect(run.exitCode).toBe(0)
     expect(run.stdout).toBe('Hello from the simulator\n')
+    // Told the profile's window, Claude Code no longer warns that it assumes one of a million tokens.
+    expect(run.stderr).not.toContain('recognize the model')
 
     // One turn, no background calls, no count_tokens, no HEAD probe.
+    expectWindowAsked(inbound)
     expect(inbound).toHaveLength(1)
     const req = inbound[0]!
     const { sessionId, body } = expectClaudeCodeRequest(req, h.key)
@@ -280,6 +295,7 @@ describe.skipIf(!claude.ok)(`svc claude (Claude Code ${CLAUDE_VERSION})`, () => 
       expect(run.exitCode).toBe(0)
       expect(run.stdout).toBe('The command printed svc-tool-ok.\n')
 
+      expectWindowAsked(inbound)
       expect(inbound).toHaveLength(2)
       const first = expectClaudeCodeRequest(inbound[0]!, h.key)
       const second = expectClaudeCodeRequest(inbound[1]!, h.key)
@@ -354,6 +370,7 @@ describe.skipIf(!claude.ok)(`svc claude (Claude Code ${CLAUDE_VERSION})`, () => 
       'API Error: 402 no credit applies to this request under svc-pro: add a grant that covers it\n',
     )
     // Claude Code asked once (no retries) and nothing reached the upstream.
+    expectWindowAsked(inbound)
     expect(inbound.map((r) => [r.path, r.status])).toEqual([['/compat-a/v1/messages', 402]])
     expect(sim.requests).toHaveLength(0)
     // The refusal is in the ledger too, under the session, at no cost.
@@ -405,7 +422,14 @@ describe.skipIf(!codex.ok)(`svc codex (Codex ${CODEX_VERSION})`, () => {
     expect(run.exitCode).toBe(0)
     expect(run.stdout).toContain('Hello from the simulator')
     expect(run.stderr).toContain('provider: svc')
+    // Codex takes the profile's window for its own (it keeps 95 % of a window for the prompt).
+    const rollouts = [...new Bun.Glob('sessions/**/rollout-*.jsonl').scanSync(codexHome)]
+    expect(rollouts).toHaveLength(1)
+    const rollout = readFileSync(join(codexHome, rollouts[0]!), 'utf8')
+    const windows = new Set([...rollout.matchAll(/"model_context_window":(\d+)/g)].map((m) => Number(m[1])))
+    expect([...windows]).toEqual([CONTEXT_WINDOW * 0.95])
 
+    expectWindowAsked(inbound)
     expect(inbound).toHaveLength(1)
     const req = inbound[0]!
     expect(req).toMatchObject({ method: 'POST', path: '/compat-b/v1/responses', status: 200 })

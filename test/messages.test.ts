@@ -965,20 +965,34 @@ describe('messages: validation and errors before any upstream', () => {
 })
 
 describe('messages: models, HEAD, count_tokens', () => {
-  test('models list in Anthropic’s shape, with pagination', async () => {
-    const h = await gateway()
+  test('models list in Anthropic’s shape, with pagination and each profile’s largest window and output', async () => {
+    const h = await gateway({
+      models: [
+        { ...claudeX, profiles: ['max', 'pro'], context_window: 200_000, max_output_tokens: 64_000 },
+        { ...gptY, context_window: 400_000, max_output_tokens: 32_000 },
+        // Retired: no longer routed to, so its window is no longer the profile's.
+        { ...gptY, id: 'gpt-old', profiles: ['max'], context_window: 1_000_000, retires_on: '2026-01-01' },
+      ],
+    })
     const list = async (query = '') => {
       const res = await h.call(`/compat-a/v1/models${query}`)
       expect(res.status).toBe(200)
       return res.json()
     }
     const all = await list()
+    const limits: Record<string, [number | null, number | null]> = {
+      'svc-pro': [400_000, 64_000],
+      'svc-max': [200_000, 64_000],
+      'svc-ultra-saver': [null, null],
+    }
     expect(all).toEqual({
       data: ['svc-pro', 'svc-max', 'svc-ultra-saver'].map((id) => ({
         type: 'model',
         id,
         display_name: expect.stringContaining(id),
         created_at: '2026-11-01T00:00:00Z',
+        max_input_tokens: limits[id]![0],
+        max_tokens: limits[id]![1],
       })),
       has_more: false,
       first_id: 'svc-pro',

@@ -4,12 +4,21 @@
 import { describe, expect, test } from 'bun:test'
 import OpenAI from 'openai'
 import { createHarness, sdkClients } from './support/harness'
+import { simGpt, simProviders } from './support/sim-models'
 
 const profiles = ['svc-pro', 'svc-max', 'svc-ultra-saver']
 /** 2026-11-01T00:00:00Z, when the profiles were introduced (the Anthropic list's created_at). */
 const created = 1_793_491_200
 
-const modelObject = (id: string) => ({ id, object: 'model' as const, created, owned_by: 'svc' })
+/** The harness configures no models: no profile has a window or an output limit to tell. */
+const modelObject = (id: string) => ({
+  id,
+  object: 'model' as const,
+  created,
+  owned_by: 'svc',
+  context_window: null,
+  max_output_tokens: null,
+})
 
 describe('openai surface: models', () => {
   test('models.list() names the routing profiles, under /compat-b and /openai alike', async () => {
@@ -29,6 +38,25 @@ describe('openai surface: models', () => {
     const h = await createHarness()
     expect(await sdkClients(h).openai.models.retrieve('svc-ultra-saver')).toEqual(modelObject('svc-ultra-saver'))
     expect(await (await h.call('/openai/v1/models/svc-max')).json()).toEqual(modelObject('svc-max'))
+  })
+
+  test('a profile’s object tells its largest context window and output, for an agent to compact in time', async () => {
+    const h = await createHarness({
+      env: { SIM_KEY: 'k' },
+      config: {
+        catalog: { builtin: false },
+        providers: simProviders('http://127.0.0.1:9'),
+        models: [
+          simGpt({ context_window: 400_000, max_output_tokens: 128_000 }),
+          simGpt({ id: 'gpt-small', provider: 'resp', context_window: 128_000, max_output_tokens: 16_000 }),
+        ],
+      },
+    })
+    expect(await sdkClients(h).openai.models.retrieve('svc-pro')).toMatchObject({
+      id: 'svc-pro',
+      context_window: 400_000,
+      max_output_tokens: 128_000,
+    })
   })
 
   test('an unknown id is a 404 in OpenAI’s error shape, naming the profiles', async () => {

@@ -337,7 +337,7 @@ describe('svc claude / svc codex launch', () => {
     const script = join(c.home, 'fake-agent.sh')
     await Bun.write(
       script,
-      '#!/bin/sh\nprintf "%s\\n" "$ANTHROPIC_BASE_URL|$ANTHROPIC_AUTH_TOKEN|$ANTHROPIC_MODEL|$ANTHROPIC_SMALL_FAST_MODEL|$ANTHROPIC_API_KEY" > "$HOME/env.txt"\nprintf "%s\\n" "$ANTHROPIC_CUSTOM_HEADERS" >> "$HOME/env.txt"\nprintf "%s\\n" "$@" >> "$HOME/env.txt"\nexit 7\n',
+      '#!/bin/sh\nprintf "%s\\n" "$ANTHROPIC_BASE_URL|$ANTHROPIC_AUTH_TOKEN|$ANTHROPIC_MODEL|$ANTHROPIC_SMALL_FAST_MODEL|$ANTHROPIC_API_KEY|$CLAUDE_CODE_MAX_CONTEXT_TOKENS" > "$HOME/env.txt"\nprintf "%s\\n" "$ANTHROPIC_CUSTOM_HEADERS" >> "$HOME/env.txt"\nprintf "%s\\n" "$@" >> "$HOME/env.txt"\nexit 7\n',
     )
     Bun.spawnSync(['chmod', '+x', script])
     Object.assign(c.io.env, {
@@ -348,10 +348,15 @@ describe('svc claude / svc codex launch', () => {
     })
     expect(await c.run('claude', '--profile', 'max', '-p', 'do it', '--', '--verbose')).toBe(7)
     const lines = readFileSync(join(c.home, 'env.txt'), 'utf8').trim().split('\n')
-    expect(lines[0]).toBe(`${gateway}/compat-a|${h.key}|svc-max|svc-ultra-saver|`)
+    // No model is configured here, so the gateway tells no window, and none is set.
+    expect(lines[0]).toBe(`${gateway}/compat-a|${h.key}|svc-max|svc-ultra-saver||`)
     expect(lines[1]).toBe('x-session-source: claude-code')
     expect(lines[2]).toMatch(/^x-agent-id: claude-code@/)
     expect(lines.slice(3)).toEqual(['-p', 'do it', '--verbose'])
+    // The user's own window for Claude Code stands.
+    c.io.env.CLAUDE_CODE_MAX_CONTEXT_TOKENS = '50000'
+    expect(await c.run('claude', '-p', 'do it')).toBe(7)
+    expect(readFileSync(join(c.home, 'env.txt'), 'utf8').split('\n')[0]).toEndWith('|50000')
 
     c.io.env.SVC_CODEX_BIN = script
     expect(await c.run('codex', '--profile', 'ultra-saver', 'exec', 'task')).toBe(7)

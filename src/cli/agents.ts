@@ -44,9 +44,32 @@ function splitArgs(args: string[]) {
   return { profile, agentArgs }
 }
 
-export function claudeLaunch(io: Io, args: string[]): Launch {
+/**
+ * The profile's largest context window, as the gateway's models route tells it. Neither agent
+ * knows a profile's name, so each assumes a window of its own (Claude Code 2.1 a million tokens,
+ * Codex 0.169 272,000) and compacts the conversation only near it; past the profile's, svc has no
+ * model left that takes the prompt. Told the real one, the agent compacts in time. Undefined when
+ * the gateway cannot say (unreachable, or older than this): the agent's own assumption stands.
+ */
+async function profileContextWindow(gateway: string, apiKey: string, profile: string): Promise<number | undefined> {
+  try {
+    const response = await fetch(`${gateway}/compat-a/v1/models/${profile}`, {
+      headers: { authorization: `Bearer ${apiKey}`, 'anthropic-version': '2023-06-01' },
+      signal: AbortSignal.timeout(3000),
+    })
+    if (!response.ok) return undefined
+    const model = (await response.json()) as { max_input_tokens?: unknown }
+    const window = model.max_input_tokens
+    return typeof window === 'number' && Number.isSafeInteger(window) && window > 0 ? window : undefined
+  } catch {
+    return undefined
+  }
+}
+
+export async function claudeLaunch(io: Io, args: string[]): Promise<Launch> {
   const { profile, agentArgs } = splitArgs(args)
   const { gateway, api_key } = requireCredentials(io)
+  const contextWindow = await profileContextWindow(gateway, api_key, profile)
   return {
     command: io.env.SVC_CLAUDE_BIN ?? 'claude',
     args: agentArgs,
@@ -63,14 +86,17 @@ export function claudeLaunch(io: Io, args: string[]): Launch {
       ANTHROPIC_DEFAULT_SONNET_MODEL: profile,
       ANTHROPIC_DEFAULT_OPUS_MODEL: profile,
       ANTHROPIC_CUSTOM_HEADERS: `x-session-source: claude-code\nx-agent-id: claude-code@${hostname()}`,
+      // The window of a model Claude Code does not know, for when to compact; the user's own wins.
+      CLAUDE_CODE_MAX_CONTEXT_TOKENS: io.env.CLAUDE_CODE_MAX_CONTEXT_TOKENS ?? contextWindow?.toString(),
     },
   }
 }
 
 /** Codex gets a custom provider through `-c` overrides, so the user's own config.toml is untouched. */
-export function codexLaunch(io: Io, args: string[]): Launch {
+export async function codexLaunch(io: Io, args: string[]): Promise<Launch> {
   const { profile, agentArgs } = splitArgs(args)
   const { gateway, api_key } = requireCredentials(io)
+  const contextWindow = await profileContextWindow(gateway, api_key, profile)
   const provider = [
     'name = "svc"',
     `base_url = ${JSON.stringify(`${gateway}/compat-b/v1`)}`,
@@ -87,6 +113,8 @@ export function codexLaunch(io: Io, args: string[]): Launch {
       'model_provider="svc"',
       '-c',
       `model="${profile}"`,
+      // Before the user's own arguments, so that a -c of theirs for it wins.
+      ...(contextWindow === undefined ? [] : ['-c', `model_context_window=${contextWindow}`]),
       ...agentArgs,
     ],
     env: { ...io.env, SVC_API_KEY: api_key },
@@ -124,5 +152,5 @@ export async function runAgent(launch: Launch, io: Io, name: 'claude' | 'codex')
 
 const signalNumbers: Record<string, number> = { SIGHUP: 1, SIGINT: 2, SIGQUIT: 3, SIGKILL: 9, SIGTERM: 15 }
 
-export const runClaude = (args: string[], io: Io) => runAgent(claudeLaunch(io, args), io, 'claude')
-export const runCodex = (args: string[], io: Io) => runAgent(codexLaunch(io, args), io, 'codex')
+export const runClaude = async (args: string[], io: Io) => runAgent(await claudeLaunch(io, args), io, 'claude')
+export const runCodex = async (args: string[], io: Io) => runAgent(await codexLaunch(io, args), io, 'codex')

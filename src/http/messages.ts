@@ -9,14 +9,18 @@ import { countTokens } from '../relay/count-tokens'
 import { relay } from '../relay/relay'
 import { requirePrincipal } from './auth'
 import { readLimit } from './params'
-import { findProfileModel, profileModelSources, profilesCreatedAt } from './profile-models'
+import { findProfileModel, profileModelsOf, profilesCreatedAt } from './profile-models'
 
-const profileModels = profileModelSources.map(({ id, description }) => ({
-  type: 'model',
-  id,
-  display_name: `${id} (${description})`,
-  created_at: profilesCreatedAt,
-}))
+/** Anthropic's model object, with its limits: the profile's largest window and output (profile-models.ts). */
+const anthropicProfileModels = (deps: Deps) =>
+  profileModelsOf(deps.config, deps.clock()).map((model) => ({
+    type: 'model',
+    id: model.id,
+    display_name: `${model.id} (${model.description})`,
+    created_at: profilesCreatedAt,
+    max_input_tokens: model.contextWindow,
+    max_tokens: model.maxOutputTokens,
+  }))
 
 const versionHeaders = ['anthropic-version', 'x-compat-version'] as const
 
@@ -48,7 +52,7 @@ function requireVersionHeader(headers: Headers) {
   }
 }
 
-function modelsPage(query: Record<string, string | undefined>) {
+function modelsPage<T extends { id: string }>(profileModels: T[], query: Record<string, string | undefined>) {
   const limit = readLimit(query.limit, { min: 1, max: 1000, fallback: 20 })
   let start = 0
   let end = profileModels.length
@@ -94,8 +98,8 @@ const messagesSurface = (deps: Deps, prefix: string) =>
       },
       { body: AnthropicCountTokensBody },
     )
-    .get('/v1/models', ({ query }) => modelsPage(query))
-    .get('/v1/models/:id', ({ params }) => findProfileModel(profileModels, params.id))
+    .get('/v1/models', ({ query }) => modelsPage(anthropicProfileModels(deps), query))
+    .get('/v1/models/:id', ({ params }) => findProfileModel(anthropicProfileModels(deps), params.id))
 
 export const messagesRoutes = (deps: Deps) =>
   new Elysia({ name: 'http.messages' }).use(messagesSurface(deps, '/compat-a')).use(messagesSurface(deps, '/anthropic'))

@@ -54,6 +54,9 @@ const nullable = (type: 'string' | 'integer' | 'number', extra: Partial<Schema> 
   type: [type, 'null'],
   ...extra,
 })
+const profileWindow =
+  'the largest context window among the models the profile can route to today (null with none): a prompt over it is refused'
+const profileOutput = 'the largest output among those models (null with none)'
 const dateTime = (description?: string): Schema => ({
   type: 'string',
   format: 'date-time',
@@ -955,6 +958,8 @@ const schemas: Record<string, Schema> = {
     id: ref('RoutingProfile'),
     display_name: { type: 'string' },
     created_at: dateTime(),
+    max_input_tokens: nullable('integer', { description: profileWindow }),
+    max_tokens: nullable('integer', { description: profileOutput }),
   }),
   ModelList: object({
     data: arrayOf(ref('Model')),
@@ -967,6 +972,8 @@ const schemas: Record<string, Schema> = {
     object: { type: 'string', const: 'model' },
     created: { type: 'integer', description: 'Unix seconds' },
     owned_by: { type: 'string', const: 'svc' },
+    context_window: nullable('integer', { description: profileWindow }),
+    max_output_tokens: nullable('integer', { description: profileOutput }),
   }),
   OpenAIModelList: object({
     object: { type: 'string', const: 'list' },

@@ -1,15 +1,48 @@
 // The routing profiles as models: the one list both surfaces' models routes render, each in its
 // own vendor's shape (Anthropic's on /compat-a, OpenAI's on /compat-b).
+import { type Config, isRetired } from '../config/load'
+import type { RoutingMode } from '../config/schema'
 import { GatewayError } from '../lib/errors'
 import { profileDescriptions, profileNames } from '../router/profiles'
 
 /** When the profiles were introduced: both vendors' model objects carry a creation time. */
 export const profilesCreatedAt = '2026-11-01T00:00:00Z'
 
-export const profileModelSources = Object.entries(profileNames).map(([id, mode]) => ({
-  id,
-  description: profileDescriptions[mode],
-}))
+/**
+ * The most a profile's models take: the largest context window and the largest output among
+ * those it can route to (a configured provider, a known price, not retired). A prompt over the
+ * window is refused, so an agent told it compacts in time (`svc claude`, `svc codex` pass it on);
+ * neither agent knows a profile's name, and each assumes a window of its own. Null with no model.
+ */
+export interface ProfileLimits {
+  contextWindow: number | null
+  maxOutputTokens: number | null
+}
+
+function profileLimits(config: Config, mode: RoutingMode, now: number): ProfileLimits {
+  let contextWindow: number | null = null
+  let maxOutputTokens: number | null = null
+  for (const model of config.models) {
+    if (!model.profiles.includes(mode) || !config.providers[model.provider] || !model.price) continue
+    if (isRetired(model, now)) continue
+    contextWindow = Math.max(contextWindow ?? 0, model.contextWindow)
+    maxOutputTokens = Math.max(maxOutputTokens ?? 0, model.maxOutputTokens)
+  }
+  return { contextWindow, maxOutputTokens }
+}
+
+export interface ProfileModel extends ProfileLimits {
+  id: string
+  description: string
+}
+
+/** Every profile with what it can take today. A handful of models: computed per call, so config and time are current. */
+export const profileModelsOf = (config: Config, now: number): ProfileModel[] =>
+  Object.entries(profileNames).map(([id, mode]) => ({
+    id,
+    description: profileDescriptions[mode],
+    ...profileLimits(config, mode, now),
+  }))
 
 /** The model named `id`, or a 404 (in the surface's error shape) naming the ones there are. */
 export function findProfileModel<T extends { id: string }>(models: T[], id: string): T {

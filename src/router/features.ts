@@ -23,6 +23,12 @@ export interface RequestFeatures {
   webSearch: 'any' | 'anthropic' | undefined
   /** The conversation ends with the client's own assistant turn, for the model to continue (a prefill). */
   assistantPrefill: boolean
+  /**
+   * The conversation ends with a user turn of blank text only. Anthropic refuses blank text, and
+   * without that turn the conversation would end on the assistant's, which Claude would continue
+   * as a prefill instead of answering; OpenAI's models answer it.
+   */
+  endsOnBlankText: boolean
   /** Rough prompt size (≈ 4 characters a token): enough to rule out a too-small context window. */
   estimatedInputTokens: number
   maxTokens: number
@@ -75,6 +81,11 @@ export function jsonLength(value: unknown): number {
   return length
 }
 
+const endsOnBlankText = (req: ExchangeRequest): boolean => {
+  const last = req.messages.at(-1)
+  return last?.role === 'user' && last.content.every((block) => block.type === 'text' && block.text.trim() === '')
+}
+
 export function readRequestFeatures(req: ExchangeRequest): RequestFeatures {
   let chars = 0
   let mediaTokens = 0
@@ -122,6 +133,7 @@ export function readRequestFeatures(req: ExchangeRequest): RequestFeatures {
     forcedToolChoice: req.toolChoice?.type === 'any' || req.toolChoice?.type === 'tool',
     webSearch: req.webSearch ? (req.webSearch.blockedDomains?.length ? 'anthropic' : 'any') : undefined,
     assistantPrefill: req.messages.at(-1)?.role === 'assistant',
+    endsOnBlankText: endsOnBlankText(req),
     estimatedInputTokens: Math.ceil(chars / charsPerToken) + mediaTokens,
     maxTokens: req.maxTokens,
   }

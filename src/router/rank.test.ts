@@ -78,6 +78,7 @@ const features = (over: Partial<RequestFeatures> = {}): RequestFeatures => ({
   forcedToolChoice: false,
   webSearch: undefined,
   assistantPrefill: false,
+  endsOnBlankText: false,
   estimatedInputTokens: 1000,
   maxTokens: 1000,
   ...over,

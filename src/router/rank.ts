@@ -213,6 +213,10 @@ export function rankCandidates(input: RankInput): Ranking {
       skip('request ends with an assistant turn to continue (a prefill); model refuses prefills')
       continue
     }
+    if (features.endsOnBlankText && provider.kind === 'anthropic') {
+      skip('request ends with a user message of blank text, which Anthropic refuses')
+      continue
+    }
     // Ruled out here rather than refused by the encoder, so that a Claude candidate further down serves.
     if (features.anthropicFiles && provider.kind !== 'anthropic') {
       blockedByFiles = true

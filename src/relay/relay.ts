@@ -177,13 +177,8 @@ export async function relay(deps: Deps, input: RelayInput): Promise<Response> {
 function nothingServes(ranking: Ranking, profile: string): GatewayError {
   if (ranking.contextExceeded) return contextExceeded(ranking.contextExceeded, profile)
   if (ranking.blockedByCredit) {
-    return new GatewayError(
-      'billing',
-      `no credit applies to this request under ${profile}: add a grant that covers it`,
-      {
-        permanent: true,
-      },
-    )
+    const message = `no credit applies to this request under ${profile}: add a grant that covers it`
+    return new GatewayError('billing', message, { permanent: true })
   }
   if (ranking.blockedByFiles) {
     return new GatewayError(

@@ -442,3 +442,46 @@ describe.skipIf(!codex.ok)('codex exec through svc: a prompt too long for every 
     }
   })
 })
+
+// Codex compacts a long conversation by sending it with `tools: []` and a request for a summary.
+// Anthropic refuses tool history in a request that defines no tools, so the Claude model behind
+// svc gets the tools the history called defined again, bare, with a tool choice of none.
+describe.skipIf(!codex.ok)('codex exec through svc (anthropic upstream): compaction', () => {
+  test('Codex compacts mid-turn; Claude is asked for the summary in a request Anthropic takes', {
+    timeout: 30_000,
+  }, async () => {
+    const svc = await startSvc('anthropic')
+    try {
+      // Usage past the auto-compact limit below, so that Codex compacts after the tool's output.
+      const big = { ...usage, input: 9000 }
+      sim.queue(
+        UPSTREAM_MODEL,
+        { toolCall: { name: 'exec_command', arguments: { cmd: 'echo svc-tool-ok' } }, usage: big },
+        { text: 'Summary: echo ran and printed svc-tool-ok.', usage },
+        { text: 'The command printed svc-tool-ok.', usage },
+      )
+      const run = await runCodex(svc.port, svc.h.key, ['run echo svc-tool-ok'], 'model_auto_compact_token_limit = 5000')
+      expect(run.timedOut).toBe(false)
+      expect(run.exitCode).toBe(0)
+      expect(run.stdout + run.stderr).toContain('context compacted')
+      expect(run.stdout).toContain('The command printed svc-tool-ok.')
+
+      // What Codex sent: its history, and no tools.
+      expect(svc.inbound).toHaveLength(3)
+      expect(svc.inbound[1]!.body.tools).toEqual([])
+      expect(sim.requests).toHaveLength(3)
+      const compaction = sim.requests[1]!.body as { tools: unknown[]; tool_choice: unknown; messages: unknown[] }
+      expect(JSON.stringify(compaction.messages)).toContain('"type":"tool_use"')
+      expect(compaction.tools).toEqual([
+        {
+          name: 'exec_command',
+          description: 'Called earlier in this conversation; not offered now.',
+          input_schema: { type: 'object' },
+        },
+      ])
+      expect(compaction.tool_choice).toEqual({ type: 'none' })
+    } finally {
+      await svc.server.stop(true)
+    }
+  })
+})

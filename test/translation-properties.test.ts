@@ -822,6 +822,8 @@ const responsesRequest = (generation: Generation) =>
         ),
         include: fc.boolean(),
         customTool,
+        // Codex compacting a conversation: its history as it is, `tools: []`, tool_choice "auto".
+        compaction: fc.option(fc.constant(true), { nil: false, freq: 8 }),
         user: fc.option(fc.oneof(idStem, fc.constant(claudeCodeUserId)), { nil: undefined }),
         // Server-side history svc does not keep: refused rather than answered without it.
         previous: fc.option(fc.stringMatching(/^resp_[a-z0-9]{8,16}$/), { nil: undefined, freq: 30 }),
@@ -839,8 +841,13 @@ const responsesRequest = (generation: Generation) =>
       const tools: Json[] = [...(r.tools?.wire ?? [])]
       if (r.webSearch) tools.push(r.webSearch)
       if (JSON.stringify(body.input).includes('"custom_tool_call"')) tools.push(r.customTool)
-      if (tools.length > 0) body.tools = tools
-      if (r.toolChoice !== undefined && tools.length > 0) body.tool_choice = r.toolChoice
+      if (r.compaction) {
+        body.tools = []
+        body.tool_choice = 'auto'
+      } else {
+        if (tools.length > 0) body.tools = tools
+        if (r.toolChoice !== undefined && tools.length > 0) body.tool_choice = r.toolChoice
+      }
       if (r.parallel !== undefined) body.parallel_tool_calls = r.parallel
       if (r.maxOutputTokens !== undefined) body.max_output_tokens = r.maxOutputTokens
       if (r.temperature !== undefined) body.temperature = r.temperature

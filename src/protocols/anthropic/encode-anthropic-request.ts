@@ -59,6 +59,12 @@ export function encodeAnthropicRequest(
   if (tools.length > 0) {
     body.tools = tools
     if (req.toolChoice) body.tool_choice = encodeToolChoice(req.toolChoice)
+  } else {
+    tools.push(...toolsOfHistory(messages))
+    if (tools.length > 0) {
+      body.tools = tools
+      body.tool_choice = { type: 'none' }
+    }
   }
   if (opts.promptCaching) addCacheBreakpoints({ system, tools, messages })
 
@@ -96,6 +102,26 @@ export function encodeAnthropicRequest(
   body.stream = req.stream
   // The thinking form and sampling parameters the model takes (adaptive as a budget, and so on).
   return fitToModel(body, opts)
+}
+
+/**
+ * Anthropic refuses tool_use and tool_result blocks in a request that defines no tools (a 400,
+ * "Requests which include tool_use or tool_result blocks must define tools"), and Codex sends just
+ * that when it compacts a conversation: the history, with `tools: []`, asking for a summary. The
+ * tools the history called are defined again, bare, with a tool choice of none: the model reads
+ * the history as it was and calls nothing, as the client asked by offering nothing.
+ */
+function toolsOfHistory(messages: WireMessage[]): Record<string, unknown>[] {
+  const names = new Set<string>()
+  for (const message of messages) {
+    if (message.role !== 'assistant') continue
+    for (const block of message.content) if (block.type === 'tool_use') names.add(block.name as string)
+  }
+  return [...names].map((name) => ({
+    name,
+    description: 'Called earlier in this conversation; not offered now.',
+    input_schema: { type: 'object' },
+  }))
 }
 
 // Anthropic has no mode that asks for JSON without a schema, so json_object is left out. OpenAI takes

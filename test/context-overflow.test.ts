@@ -6,7 +6,8 @@
 // no model's window fits its estimate, is in router.test.ts and should-retry.test.ts.
 import { describe, expect, test } from 'bun:test'
 import type { ProviderKind } from '../src/config/schema'
-import { requestDetail, sdkClients } from './support/harness'
+import { createHarness, requestDetail, sdkClients } from './support/harness'
+import { simClaude, simProviders } from './support/sim-models'
 import {
   profileFor,
   rankedProGateway,
@@ -87,4 +88,41 @@ test('a model with room for the prompt serves after one without; the refusal is 
     ['large-window', 'ok', true],
   ])
   expect(h.deps.health.view('anthropic', 'small-window')).toEqual({ state: 'closed', ttfb_ms: null, error_rate: 0 })
+})
+
+// Codex sets no output limit. Asked for the model's whole output, a long conversation would be
+// turned away with most of the window free; it gets what room the window leaves instead.
+describe('a Responses request without max_output_tokens', () => {
+  const gateway = () =>
+    createHarness({
+      grantUsd: 5,
+      env: { SIM_KEY: 'sim-key' },
+      config: {
+        catalog: { builtin: false },
+        providers: simProviders(sim.url),
+        models: [simClaude({ profiles: ['pro'], context_window: 20_000, max_output_tokens: 16_000 })],
+      },
+    })
+  // ~8,000 tokens by svc's estimate (4 characters a token).
+  const input = 'x'.repeat(32_000)
+
+  test('is served with the room the window leaves (5 % held back for the estimate)', async () => {
+    const { openai } = sdkClients(await gateway())
+    const response = await openai.responses.create({ model: 'svc-pro', input })
+    expect(response.status).toBe('completed')
+    expect((sim.requests[0]!.body as { max_tokens: number }).max_tokens).toBe(19_000 - 8_000)
+  })
+
+  test('with its own limit, that limit stands and the prompt does not fit', async () => {
+    const { openai } = sdkClients(await gateway())
+    const err = await openai.responses.create({ model: 'svc-pro', input, max_output_tokens: 16_000 }).then(
+      () => {
+        throw new Error('expected a 400')
+      },
+      (e: unknown) => e as { status: number; error: Record<string, unknown> },
+    )
+    expect(err.status).toBe(400)
+    expect(err.error).toMatchObject({ code: 'context_length_exceeded' })
+    expect(sim.requests).toHaveLength(0)
+  })
 })

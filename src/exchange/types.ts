@@ -198,6 +198,11 @@ export interface ExchangeRequest {
   webSearch?: WebSearchTool
   toolChoice?: ToolChoice
   maxTokens: number
+  /**
+   * The client set no output limit (a Responses request may leave it out; Codex does): maxTokens
+   * is a ceiling, and the router gives the answer what room the model's context window leaves.
+   */
+  openOutput?: boolean
   temperature?: number
   topP?: number
   topK?: number

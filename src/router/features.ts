@@ -32,6 +32,8 @@ export interface RequestFeatures {
   /** Rough prompt size (≈ 4 characters a token): enough to rule out a too-small context window. */
   estimatedInputTokens: number
   maxTokens: number
+  /** No output limit from the client: maxTokens is a ceiling, lowered to the room the context window leaves. */
+  openOutput: boolean
 }
 
 const charsPerToken = 4
@@ -136,5 +138,6 @@ export function readRequestFeatures(req: ExchangeRequest): RequestFeatures {
     endsOnBlankText: endsOnBlankText(req),
     estimatedInputTokens: Math.ceil(chars / charsPerToken) + mediaTokens,
     maxTokens: req.maxTokens,
+    openOutput: req.openOutput === true,
   }
 }

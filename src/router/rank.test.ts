@@ -79,6 +79,7 @@ const features = (over: Partial<RequestFeatures> = {}): RequestFeatures => ({
   webSearch: undefined,
   assistantPrefill: false,
   endsOnBlankText: false,
+  openOutput: false,
   estimatedInputTokens: 1000,
   maxTokens: 1000,
   ...over,
@@ -304,6 +305,34 @@ describe('eligibility: every skip says why', () => {
     expect(r.candidates.map((c) => c.model.id)).not.toContain('x')
     // Skipped entries follow every candidate in provider_ranks.
     expect(r.ranks.at(-1)?.model_id).toBe('x')
+  })
+
+  describe('a request without an output limit gets the room the context window leaves', () => {
+    const window = model('x', { contextWindow: 200_000, maxOutputTokens: 64_000 })
+    const open = (estimatedInputTokens: number) =>
+      rank({ models: [window], features: features({ estimatedInputTokens, maxTokens: 128_000, openOutput: true }) })
+
+    test('a short prompt: the model’s own output limit', () => {
+      expect(open(10_000).candidates[0]?.maxTokens).toBe(64_000)
+    })
+
+    test('a long one: what the window leaves it, 5 % held back for the estimate', () => {
+      // 190,000 of the window, less the prompt.
+      expect(open(150_000).candidates[0]?.maxTokens).toBe(40_000)
+    })
+
+    test('near the end: at least 8,192, while that fits; past it, the window is what the prompt missed', () => {
+      expect(open(185_000).candidates[0]?.maxTokens).toBe(8192)
+      const r = open(195_000)
+      expect(r.candidates).toHaveLength(0)
+      expect(r.contextExceeded).toEqual({ inputTokens: 195_000, outputTokens: 8192, contextWindow: 200_000 })
+    })
+
+    test('a limit the client set stands: the model is passed over instead', () => {
+      const r = rank({ models: [window], features: features({ estimatedInputTokens: 150_000, maxTokens: 64_000 }) })
+      expect(r.candidates).toHaveLength(0)
+      expect(entryOf(r, 'x').reason).toBe('~150000 input tokens do not fit the 200000-token context window')
+    })
   })
 
   describe('web search goes to the candidates that run it most fully', () => {

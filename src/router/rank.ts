@@ -100,6 +100,23 @@ export interface ContextOverflow {
 const blendedUsdPerMtok = (prices: TokenPrices) =>
   (3 * prices.inputNanosPerToken + prices.outputNanosPerToken) / 4 / 1000
 
+/**
+ * The output a model is asked for. A client's own limit stands (capped at the model's): Anthropic
+ * refuses a prompt and max_tokens over the window, and an agent that sets one, as Claude Code does,
+ * compacts by it. A request without one (Codex sends none) gets what room the window leaves the
+ * prompt, so that a long conversation is not turned away while most of the window is free: at most
+ * the model's own limit, at least enough for an answer. The prompt's size is an estimate, so 5 %
+ * of the window is kept back.
+ */
+function outputFor(features: RequestFeatures, model: CatalogModel): number {
+  const ceiling = Math.min(features.maxTokens, model.maxOutputTokens)
+  if (!features.openOutput) return ceiling
+  const room = Math.floor(model.contextWindow * (1 - estimateMargin)) - features.estimatedInputTokens
+  return Math.min(ceiling, Math.max(room, minimumOpenOutput))
+}
+const estimateMargin = 0.05
+const minimumOpenOutput = 8192
+
 /** The output the estimate assumes: the request's max_tokens, capped at a typical 1,000-token answer. */
 const expectedOutputTokens = (maxTokens: number) => Math.min(maxTokens, 1000)
 
@@ -231,7 +248,7 @@ export function rankCandidates(input: RankInput): Ranking {
       skip(`quality ${model.quality} is below the profile floor ${policy.qualityFloor}`)
       continue
     }
-    const maxTokens = Math.min(features.maxTokens, model.maxOutputTokens)
+    const maxTokens = outputFor(features, model)
     if (features.estimatedInputTokens + maxTokens > model.contextWindow) {
       if (!largestOverflow || model.contextWindow > largestOverflow.contextWindow) {
         const inputTokens = features.estimatedInputTokens

@@ -10,11 +10,13 @@ import type { ResponsesBody } from './schema'
 const decode = (body: Record<string, unknown>) =>
   decodeResponsesRequest({ model: 'svc-pro', input: 'hi', ...body } as ResponsesBody, { defaultMaxTokens: 4096 })
 
+/** A request without max_output_tokens: the default is a ceiling (openOutput), not the client's limit. */
 const base: ExchangeRequest = {
   system: [],
   messages: [{ role: 'user', content: [{ type: 'text', text: 'hi' }] }],
   tools: [],
   maxTokens: 4096,
+  openOutput: true,
   stream: false,
 }
 
@@ -482,7 +484,15 @@ describe('decodeResponsesRequest', () => {
         user: 'u1',
         safety_identifier: 's1',
       }),
-    ).toEqual({ ...base, maxTokens: 300, temperature: 0.2, topP: 0.9, stream: true, user: 's1' })
+    ).toEqual({
+      ...base,
+      maxTokens: 300,
+      openOutput: undefined,
+      temperature: 0.2,
+      topP: 0.9,
+      stream: true,
+      user: 's1',
+    })
   })
 
   test.each([

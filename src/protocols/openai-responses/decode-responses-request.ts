@@ -64,6 +64,7 @@ export const decodeResponsesRequest = (body: ResponsesBody, opts: DecodeResponse
     maxTokens: decodeMaxTokens(body.max_output_tokens, opts.defaultMaxTokens),
     stream: body.stream === true,
   }
+  if (body.max_output_tokens === undefined || body.max_output_tokens === null) request.openOutput = true
   const webSearch = decodeWebSearchTool(body.tools)
   if (webSearch) request.webSearch = webSearch
   const toolChoice = decodeToolChoice(body.tool_choice, body.parallel_tool_calls)

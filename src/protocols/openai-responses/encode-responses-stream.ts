@@ -1,7 +1,8 @@
 // Neutral exchange events → the client's Responses SSE stream (wire-formats §2.6, §4.10, §4.11).
 //
 // One output item per neutral block: text → message, thinking → reasoning (summary text),
-// tool_use → function_call (custom_tool_call for a custom tool's), web_search → web_search_call; redacted_thinking → a summary-less
+// tool_use → function_call (custom_tool_call for a custom tool's, its text streamed as the JSON of
+// its one argument arrives), web_search → web_search_call; redacted_thinking → a summary-less
 // reasoning item, only when the client asked for `reasoning.encrypted_content` (without its blob it
 // would be empty). A search arrives complete, so its item goes through its whole lifecycle at once
 // (added, in_progress, searching, completed, done). A thinking block's signature arrives last, so

@@ -59,7 +59,7 @@ function expectWindowAsked(inbound: Inbound[]) {
   expect(`${asked.method} ${asked.path} ${asked.status}`).toBe('GET /compat-a/v1/models/svc-pro 200')
 }
 
-type Kind = 'anthropic' | 'openai-chat'
+type Kind = 'anthropic' | 'openai-chat' | 'openai-responses'
 
 let sim: Simulator
 beforeAll(() => {
@@ -269,7 +269,7 @@ describe.skipIf(!claude.ok)(`svc claude (Claude Code ${CLAUDE_VERSION})`, () => 
     ])
   })
 
-  test.each(['anthropic', 'openai-chat'] as const)(
+  test.each(['anthropic', 'openai-chat', 'openai-responses'] as const)(
     'tool round trip (%s upstream): Claude Code runs Bash and sends its output back',
     { timeout: 60_000 },
     async (kind) => {
@@ -325,9 +325,13 @@ describe.skipIf(!claude.ok)(`svc claude (Claude Code ${CLAUDE_VERSION})`, () => 
       expect(sim.requests).toHaveLength(2)
       if (kind === 'anthropic') {
         expect(sim.requests[1]!.body).toEqual({ ...second.body, model: UPSTREAM_MODEL })
-      } else {
+      } else if (kind === 'openai-chat') {
         const chat = sim.requests[1]!.body as { messages: Record<string, unknown>[] }
         expect(chat.messages.at(-1)).toEqual({ role: 'tool', tool_call_id: toolUse.id, content: 'svc-tool-ok' })
+      } else {
+        const responses = sim.requests[1]!.body as { input: Record<string, unknown>[] }
+        const output = responses.input.find((item) => item.type === 'function_call_output')
+        expect(output).toMatchObject({ call_id: toolUse.id, output: 'svc-tool-ok' })
       }
 
       const list = await json<{ items: Record<string, unknown>[] }>(

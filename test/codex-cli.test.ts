@@ -26,7 +26,7 @@ const price = { input: 1000, output: 2000, cacheRead: 100, cacheWrite: 1250 }
 const usage = { input: 50, cacheRead: 20, output: 5 }
 const cost = usage.input * price.input + usage.cacheRead * price.cacheRead + usage.output * price.output
 
-type Kind = 'openai-responses' | 'anthropic'
+type Kind = 'openai-responses' | 'anthropic' | 'openai-chat'
 
 let sim: Simulator
 beforeAll(() => {
@@ -177,7 +177,7 @@ function expectCodexRequest(req: Inbound, key: string) {
   return { sessionId, body }
 }
 
-describe.skipIf(!codex.ok).each(['openai-responses', 'anthropic'] as const)(
+describe.skipIf(!codex.ok).each(['openai-responses', 'anthropic', 'openai-chat'] as const)(
   'codex exec through svc (%s upstream)',
   (kind) => {
     test('says hi: prints the simulated text; one ledger row under its session', { timeout: 30_000 }, async () => {
@@ -201,6 +201,23 @@ describe.skipIf(!codex.ok).each(['openai-responses', 'anthropic'] as const)(
           // Pass-through: Codex's body as sent, with the upstream model and the model's output limit.
           expect(upstream.path).toBe('/v1/responses')
           expect(upstream.body).toEqual({ ...body, model: UPSTREAM_MODEL, max_output_tokens: 32_000 })
+        } else if (kind === 'openai-chat') {
+          // Codex's instructions as the system message, its tools as functions (the namespaced
+          // ones under joined names), the user's words last.
+          expect(upstream.path).toBe('/v1/chat/completions')
+          const chat = upstream.body as {
+            model: string
+            stream: boolean
+            messages: { role: string; content: unknown }[]
+            tools: { type: string; function: { name: string } }[]
+          }
+          expect(chat).toMatchObject({ model: UPSTREAM_MODEL, stream: true })
+          expect(chat.messages[0]!.role).toBe('system')
+          expect(chat.messages.at(-1)).toMatchObject({ role: 'user' })
+          expect(JSON.stringify(chat.messages.at(-1)!.content)).toContain('say hi')
+          expect(chat.tools.map((t) => t.function.name)).toEqual(
+            expect.arrayContaining(['exec_command', 'multi_agent_v1__spawn_agent']),
+          )
         } else {
           expect(upstream.path).toBe('/v1/messages')
           const anthropic = upstream.body as {
@@ -309,6 +326,20 @@ describe.skipIf(!codex.ok).each(['openai-responses', 'anthropic'] as const)(
           expect(result.role).toBe('user')
           expect(result.content[0]).toMatchObject({ type: 'tool_result', tool_use_id: call.call_id })
           expect(JSON.stringify(result.content[0])).toContain('svc-tool-ok')
+        } else if (kind === 'openai-chat') {
+          const messages = (sim.requests[1]!.body as { messages: Record<string, unknown>[] }).messages
+          expect(messages.at(-2)).toMatchObject({
+            role: 'assistant',
+            tool_calls: [
+              {
+                id: call.call_id,
+                type: 'function',
+                function: { name: 'exec_command', arguments: '{"cmd":"echo svc-tool-ok"}' },
+              },
+            ],
+          })
+          expect(messages.at(-1)).toMatchObject({ role: 'tool', tool_call_id: call.call_id })
+          expect(JSON.stringify(messages.at(-1)!.content)).toContain('svc-tool-ok')
         } else {
           expect(sim.requests[1]!.body).toEqual({ ...second.body, model: UPSTREAM_MODEL, max_output_tokens: 32_000 })
         }

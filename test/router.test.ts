@@ -390,8 +390,7 @@ describe('eligibility through the app', () => {
       type: 'error',
       error: {
         type: 'invalid_request_error',
-        message:
-          "prompt is too long: 5000 tokens > 4500 maximum (the largest context window under svc-pro; svc's estimate of the prompt)",
+        message: 'prompt is too long: 5000 tokens > 4500 maximum',
       },
     })
     expect(r.record).toMatchObject({ status: 'failed', http_status: 400, attempts: 0, total_cost_nanos: 0 })
@@ -407,7 +406,7 @@ describe('eligibility through the app', () => {
     const r = await h.ask('svc-pro', { content: 'x'.repeat(20_000), maxTokens: 4000 })
     expect(r.status).toBe(400)
     expect(r.body.error.message).toBe(
-      "input length and `max_tokens` exceed context limit: 5000 + 4000 > 8000, decrease input length or `max_tokens` and try again (the largest context window under svc-pro; svc's estimate of the prompt)",
+      'input length and `max_tokens` exceed context limit: 5000 + 4000 > 8000, decrease input length or `max_tokens` and try again',
     )
   })
 

@@ -175,7 +175,7 @@ export async function relay(deps: Deps, input: RelayInput): Promise<Response> {
  * not back off and resend the request.
  */
 function nothingServes(ranking: Ranking, profile: string): GatewayError {
-  if (ranking.contextExceeded) return contextExceeded(ranking.contextExceeded, profile)
+  if (ranking.contextExceeded) return contextExceeded(ranking.contextExceeded)
   if (ranking.blockedByCredit) {
     const message = `no credit applies to this request under ${profile}: add a grant that covers it`
     return new GatewayError('billing', message, { permanent: true })
@@ -195,18 +195,18 @@ function nothingServes(ranking: Ranking, profile: string): GatewayError {
 }
 
 /**
- * A prompt no model under the profile can take, in Anthropic's words for it: Claude Code reads the
- * counts in them and compacts the conversation (the prompt alone too long) or asks for less output
- * (the prompt and max_tokens). A Responses client gets OpenAI's code for it, on which Codex stops
- * and says the context is full (errors.ts). The counts are the router's estimate.
+ * A prompt no model under the profile can take, in Anthropic's very words for it: Claude Code
+ * matches them, reads the counts and compacts the conversation (the prompt alone too long) or
+ * asks for less output (the prompt and max_tokens). A Responses client gets OpenAI's code for it,
+ * on which Codex stops and says the context is full (errors.ts). The counts are the router's
+ * estimate against the profile's largest window; provider_ranks has each model's reason.
  */
-function contextExceeded(overflow: ContextOverflow, profile: string): GatewayError {
+function contextExceeded(overflow: ContextOverflow): GatewayError {
   const { inputTokens, outputTokens, contextWindow } = overflow
-  const largest = `the largest context window under ${profile}; svc's estimate of the prompt`
   const message =
     inputTokens > contextWindow
-      ? `prompt is too long: ${inputTokens} tokens > ${contextWindow} maximum (${largest})`
-      : `input length and \`max_tokens\` exceed context limit: ${inputTokens} + ${outputTokens} > ${contextWindow}, decrease input length or \`max_tokens\` and try again (${largest})`
+      ? `prompt is too long: ${inputTokens} tokens > ${contextWindow} maximum`
+      : `input length and \`max_tokens\` exceed context limit: ${inputTokens} + ${outputTokens} > ${contextWindow}, decrease input length or \`max_tokens\` and try again`
   return new GatewayError('context_exceeded', message, { permanent: true })
 }
 

@@ -77,7 +77,8 @@ afterEach(async () => {
   for (const cleanup of cleanups.splice(0).reverse()) await cleanup()
 })
 
-function config(kind: Kind): ConfigFile {
+/** `contextWindow`: both models', CONTEXT_WINDOW unless a test needs Claude Code's prompt not to fit. */
+function config(kind: Kind, contextWindow = CONTEXT_WINDOW): ConfigFile {
   const model = (id: string, upstream: string, profile: 'pro' | 'ultra_saver') => ({
     id,
     provider: 'up',
@@ -85,7 +86,7 @@ function config(kind: Kind): ConfigFile {
     profiles: [profile],
     quality: 80,
     max_output_tokens: 32_000,
-    context_window: CONTEXT_WINDOW,
+    context_window: contextWindow,
     // A model that takes Claude Code's adaptive thinking as sent, so that the Anthropic upstream
     // gets its body byte for byte (the rewrite for older models: messages.test.ts).
     adaptive_thinking: true,
@@ -102,8 +103,8 @@ function config(kind: Kind): ConfigFile {
 }
 
 /** svc on a real loopback port (what `svc serve` does), recording what arrives at its edge. */
-async function startSvc(kind: Kind) {
-  const h = await createHarness({ config: config(kind), env: { SIM_KEY: 'sim-key' }, grantUsd: 5 })
+async function startSvc(kind: Kind, contextWindow?: number) {
+  const h = await createHarness({ config: config(kind, contextWindow), env: { SIM_KEY: 'sim-key' }, grantUsd: 5 })
   const { server, inbound } = serveRecording(h.app)
   cleanups.push(() => server.stop(true))
   return { h, inbound, gateway: `http://127.0.0.1:${server.port}` }
@@ -389,6 +390,33 @@ describe.skipIf(!claude.ok)(`svc claude (Claude Code ${CLAUDE_VERSION})`, () => 
         error: { type: 'billing', message: expect.stringContaining('no credit') },
       }),
     ])
+  })
+
+  // Claude Code's own prompt (system prompt and tools, ~15,000 tokens) over the profile's window.
+  test('a prompt no model takes: Claude Code says the prompt is too long, told by svc or knowing it', {
+    timeout: 60_000,
+  }, async () => {
+    const { h, inbound, gateway } = await startSvc('anthropic', 8000)
+    const home = tempHome()
+    const env = { ...claudeEnv(), SVC_URL: gateway, SVC_API_KEY: h.key }
+    // Told a window larger than the profile's (the user's own wins over svc's): it sends, and
+    // svc answers Anthropic's words for it (before, "API Error: 503 no model can serve…").
+    const told = await svc(['claude', '-p', 'say hi'], {
+      home,
+      env: { ...env, CLAUDE_CODE_MAX_CONTEXT_TOKENS: '1000000' },
+    })
+    expect(told.exitCode).toBe(1)
+    // It read the counts in svc's message: the estimate, and the profile's window.
+    expect(told.stdout).toMatch(/^Prompt is too long · the request is ~\d+ tokens \(limit 8000\)/)
+    expectWindowAsked(inbound)
+    expect(inbound.splice(0).map((r) => [r.path, r.status])).toEqual([['/compat-a/v1/messages', 400]])
+    // Given the profile's window by `svc claude`, it knows before sending anything.
+    const knowing = await svc(['claude', '-p', 'say hi'], { home, env })
+    expect(knowing.exitCode).toBe(1)
+    expect(knowing.stdout).toBe('Prompt is too long\n')
+    expectWindowAsked(inbound)
+    expect(inbound).toEqual([])
+    expect(sim.requests).toHaveLength(0)
   })
 })
 

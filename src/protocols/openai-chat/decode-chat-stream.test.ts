@@ -121,6 +121,25 @@ describe('chatStreamDecoder', () => {
     ])
   })
 
+  test('interleaved calls go out in their order, whichever of them speaks first once the open one is whole', async () => {
+    const text =
+      chunk(tool(0, { id: 'a', name: 'f', args: '{"x":' })) +
+      chunk(tool(1, { id: 'b', name: 'g', args: '{"y":' })) +
+      chunk(tool(2, { id: 'c', name: 'h', args: '{"z":' })) +
+      chunk(tool(0, { args: '1}' })) +
+      // C speaks before B once A is whole: B still goes first.
+      chunk(tool(2, { args: '3}' })) +
+      chunk(tool(1, { args: '2}' })) +
+      finish('tool_calls') +
+      done
+    const events = (await decodeText(text)).slice(1)
+    const starts = events.flatMap((e) => (e.type === 'block_start' && e.block.kind === 'tool_use' ? [e.block.id] : []))
+    expect(starts).toEqual(['a', 'b', 'c'])
+    const args = (index: number) =>
+      events.flatMap((e) => (e.type === 'tool_args_delta' && e.index === index ? [e.partialJson] : [])).join('')
+    expect([args(0), args(1), args(2)]).toEqual(['{"x":1}', '{"y":2}', '{"z":3}'])
+  })
+
   test('a provider repeating index 0 with new ids yields separate calls', async () => {
     const text =
       chunk(tool(0, { id: 'a', name: 'f', args: '{}' })) +

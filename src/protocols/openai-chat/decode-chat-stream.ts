@@ -93,11 +93,15 @@ export function chatStreamDecoder(toolNames: RequestToolNames = noToolNames): St
         out.push({ type: 'tool_args_delta', index: open.index, partialJson: fragmentArgs })
       return
     }
-    if (!call.name) return
     // Calls usually stream one after another, so a new index means the previous call is done. If
-    // the open call's JSON is still incomplete, the provider interleaves: buffer this one instead.
-    if (open?.kind === 'tool_use' && !isJson(open.call.args)) return
-    openTool(call, out)
+    // the open call's JSON is still incomplete, the provider interleaves: this one waits. Waiting
+    // calls open in the order they came (their `index` is their place in the message), each once
+    // the one before it is whole: a client may run them one after another, in that order.
+    while (!(open?.kind === 'tool_use' && !isJson(open.call.args))) {
+      const next = calls.find((waiting) => waiting.state === 'pending')
+      if (!next?.name) return
+      openTool(next, out)
+    }
   }
 
   const decodeChunk = (data: string): ExchangeEvent[] => {

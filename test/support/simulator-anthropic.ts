@@ -1,7 +1,7 @@
 // Anthropic Messages as the simulator speaks it (wire-formats §1.6–1.8): one block open at a time,
 // every frame named by an `event:` line, usage in Anthropic semantics (input excludes cache).
 
-import { type DialectCodec, type Frame, type Plan, sseFrame } from './simulator-plan'
+import { type DialectCodec, type Frame, type Plan, planTools, sseFrame } from './simulator-plan'
 
 const errorTypes: Record<number, string> = {
   400: 'invalid_request_error',
@@ -75,8 +75,8 @@ function contentOf(plan: Plan) {
     const citations = citationsOf(plan)
     content.push({ type: 'text', text: plan.text.text, citations: citations.length > 0 ? citations : null })
   }
-  if (plan.tool) {
-    content.push({ type: 'tool_use', id: plan.tool.id, name: plan.tool.name, input: JSON.parse(plan.tool.args) })
+  for (const tool of planTools(plan)) {
+    content.push({ type: 'tool_use', id: tool.id, name: tool.name, input: JSON.parse(tool.args) })
   }
   return content
 }
@@ -134,11 +134,11 @@ function encodeFrames(plan: Plan): Frame[] {
       ...citationsOf(plan).map((citation) => ({ type: 'citations_delta', citation })),
       ...plan.text.deltas.map((text) => ({ type: 'text_delta', text })),
     ])
-  if (plan.tool) {
+  for (const tool of planTools(plan)) {
     // Input starts as {} and arrives only through input_json_delta; real streams lead with "".
-    block({ type: 'tool_use', id: plan.tool.id, name: plan.tool.name, input: {} }, [
+    block({ type: 'tool_use', id: tool.id, name: tool.name, input: {} }, [
       { type: 'input_json_delta', partial_json: '' },
-      ...plan.tool.fragments.map((partial_json) => ({ type: 'input_json_delta', partial_json })),
+      ...tool.fragments.map((partial_json) => ({ type: 'input_json_delta', partial_json })),
     ])
   }
 

@@ -2,7 +2,7 @@
 // chunks, DeepSeek-style `reasoning_content`, a `choices: []` usage chunk after the finish chunk
 // when `stream_options.include_usage` is set, then `data: [DONE]`.
 
-import { type DialectCodec, type Frame, type Plan, sseFrame } from './simulator-plan'
+import { type DialectCodec, type Frame, type Plan, type PlanTool, planTools, sseFrame } from './simulator-plan'
 import { openaiAuthorized, openaiErrorBody } from './simulator-openai'
 
 const finishReason = (plan: Plan): string =>
@@ -30,9 +30,42 @@ function usageOf(plan: Plan) {
   }
 }
 
-const toolCallHead = (plan: Plan) => {
-  const tool = plan.tool!
-  return { index: 0, id: tool.id, type: 'function', function: { name: tool.name, arguments: '' } }
+const toolCallHead = (tool: PlanTool, index: number) => ({
+  index,
+  id: tool.id,
+  type: 'function',
+  function: { name: tool.name, arguments: '' },
+})
+
+/**
+ * The calls' chunks after the first one's head, which may ride on the role chunk: each call whole
+ * in turn, or (interleaved) in rounds of one fragment of each call.
+ */
+function toolCallDeltas(plan: Plan, headSent: boolean): { delta: unknown; paced: boolean }[] {
+  const tools = planTools(plan)
+  const indexOf = (i: number) => (plan.toolsAtIndexZero ? 0 : i)
+  const head = (i: number) => ({ delta: { tool_calls: [toolCallHead(tools[i]!, indexOf(i))] }, paced: false })
+  const fragment = (i: number, arguments_: string) => ({
+    delta: { tool_calls: [{ index: indexOf(i), function: { arguments: arguments_ } }] },
+    paced: true,
+  })
+  const out: { delta: unknown; paced: boolean }[] = []
+  if (!plan.interleaveTools) {
+    tools.forEach((tool, i) => {
+      if (i > 0 || !headSent) out.push(head(i))
+      for (const arguments_ of tool.fragments) out.push(fragment(i, arguments_))
+    })
+    return out
+  }
+  const rounds = Math.max(...tools.map((tool) => tool.fragments.length))
+  for (let r = 0; r < rounds; r++) {
+    tools.forEach((tool, i) => {
+      if (r === 0 && (i > 0 || !headSent)) out.push(head(i))
+      const arguments_ = tool.fragments[r]
+      if (arguments_ !== undefined) out.push(fragment(i, arguments_))
+    })
+  }
+  return out
 }
 
 function encodeFrames(plan: Plan): Frame[] {
@@ -59,17 +92,14 @@ function encodeFrames(plan: Plan): Frame[] {
   const toolOpensFirst = !plan.thinking && !plan.text && plan.tool
   if (plan.thinking) frames.push(chunk({ role: 'assistant', content: null, reasoning_content: '' }, null))
   else if (toolOpensFirst)
-    frames.push(chunk({ role: 'assistant', content: null, tool_calls: [toolCallHead(plan)], refusal: null }, null))
+    frames.push(
+      chunk({ role: 'assistant', content: null, tool_calls: [toolCallHead(plan.tool!, 0)], refusal: null }, null),
+    )
   else frames.push(chunk({ role: 'assistant', content: '', refusal: null }, null))
 
   for (const d of plan.thinking?.deltas ?? []) frames.push(chunk({ reasoning_content: d }, null, true))
   for (const d of plan.text?.deltas ?? []) frames.push(chunk({ content: d }, null, true))
-  if (plan.tool) {
-    if (!toolOpensFirst) frames.push(chunk({ tool_calls: [toolCallHead(plan)] }, null))
-    for (const arguments_ of plan.tool.fragments) {
-      frames.push(chunk({ tool_calls: [{ index: 0, function: { arguments: arguments_ } }] }, null, true))
-    }
-  }
+  for (const { delta, paced } of toolCallDeltas(plan, Boolean(toolOpensFirst))) frames.push(chunk(delta, null, paced))
   if (plan.pings === true) frames.push(comment)
   frames.push(chunk({}, finishReason(plan)))
   if (plan.includeUsage) {
@@ -90,7 +120,7 @@ function encodeFrames(plan: Plan): Frame[] {
 }
 
 function encodeBody(plan: Plan) {
-  const tool = plan.tool
+  const tools = planTools(plan)
   return {
     id: plan.id,
     object: 'chat.completion',
@@ -105,8 +135,14 @@ function encodeBody(plan: Plan) {
           refusal: null,
           annotations: [],
           ...(plan.thinking ? { reasoning_content: plan.thinking.text } : {}),
-          ...(tool
-            ? { tool_calls: [{ id: tool.id, type: 'function', function: { name: tool.name, arguments: tool.args } }] }
+          ...(tools.length > 0
+            ? {
+                tool_calls: tools.map((tool) => ({
+                  id: tool.id,
+                  type: 'function',
+                  function: { name: tool.name, arguments: tool.args },
+                })),
+              }
             : {}),
         },
         logprobs: null,

@@ -24,10 +24,34 @@ export type SimFault =
 
 export type SimSplit = 'mid-line' | 'mid-utf8' | 'per-byte'
 
+export interface SimToolCall {
+  id?: string
+  name: string
+  arguments: Record<string, unknown>
+  /** How many pieces its arguments' JSON streams in, cut by code point (default 3). */
+  fragments?: number
+  /** Its arguments' JSON with every non-ASCII character escaped (`\u00e9`, a pair for 😀), as Python's json.dumps writes it. */
+  asciiOnly?: boolean
+}
+
+export interface PlanTool {
+  id: string
+  itemId: string
+  name: string
+  args: string
+  fragments: string[]
+}
+
 export interface Scenario {
   text?: string
   thinking?: string
-  toolCall?: { id?: string; name: string; arguments: Record<string, unknown> }
+  toolCall?: SimToolCall
+  /** Further calls in the same answer, after `toolCall` (parallel calls); ignored without it. */
+  moreToolCalls?: SimToolCall[]
+  /** Chat and Responses: the calls' argument fragments stream in turns, one of each call at a time, as some providers send them. */
+  interleaveToolCalls?: boolean
+  /** Chat only: every call's chunks say index 0, the calls told apart by their ids alone (Ollama's parallel calls). */
+  toolCallsAtIndexZero?: boolean
   usage?: SimUsage
   chunks?: number
   chunkDelayMs?: number
@@ -54,7 +78,11 @@ export interface Plan {
   request: Record<string, unknown>
   thinking?: { text: string; deltas: string[]; signature: string; itemId: string }
   text?: { text: string; deltas: string[]; itemId: string }
-  tool?: { id: string; itemId: string; name: string; args: string; fragments: string[] }
+  tool?: PlanTool
+  /** The calls after `tool`, in order; absent when the scenario has none. */
+  moreTools?: PlanTool[]
+  interleaveTools?: boolean
+  toolsAtIndexZero?: boolean
   usage: Required<SimUsage>
   /** One per web search: the query, and the ids its blocks or item carry. */
   searches: { query: string; id: string }[]
@@ -148,6 +176,25 @@ function firstStopSequence(body: Record<string, unknown>): string {
   return '\n\nHuman:'
 }
 
+/** JSON text with every UTF-16 unit above U+007F as a \u escape. */
+const asciiJson = (json: string): string =>
+  json.replace(/[\u0080-\uffff]/g, (unit) => `\\u${unit.charCodeAt(0).toString(16).padStart(4, '0')}`)
+
+function planTool(dialect: DialectName, call: SimToolCall): PlanTool {
+  const json = JSON.stringify(call.arguments)
+  const args = call.asciiOnly ? asciiJson(json) : json
+  return {
+    id: call.id ?? newId(toolIdPrefix[dialect]),
+    itemId: newId('fc_sim'),
+    name: call.name,
+    args,
+    fragments: splitEven(args, call.fragments ?? 3),
+  }
+}
+
+/** Every call of the answer, in order. */
+export const planTools = (plan: Plan): PlanTool[] => (plan.tool ? [plan.tool, ...(plan.moreTools ?? [])] : [])
+
 export function buildPlan(
   dialect: DialectName,
   model: string,
@@ -185,15 +232,14 @@ export function buildPlan(
           itemId: newId('msg_sim'),
         }
       : undefined,
-    tool: scenario.toolCall
+    tool: scenario.toolCall ? planTool(dialect, scenario.toolCall) : undefined,
+    ...(scenario.toolCall && scenario.moreToolCalls
       ? {
-          id: scenario.toolCall.id ?? newId(toolIdPrefix[dialect]),
-          itemId: newId('fc_sim'),
-          name: scenario.toolCall.name,
-          args,
-          fragments: splitEven(args, 3),
+          moreTools: scenario.moreToolCalls.map((call) => planTool(dialect, call)),
+          interleaveTools: scenario.interleaveToolCalls,
+          toolsAtIndexZero: scenario.toolCallsAtIndexZero,
         }
-      : undefined,
+      : {}),
     usage: {
       input: given?.input ?? countRequestTokens(body),
       cacheRead: given?.cacheRead ?? 0,

@@ -2,7 +2,7 @@
 // (added → parts → deltas → done) with a `sequence_number` that rises by one per event, and a
 // terminal response carrying the complete output and usage.
 
-import { type DialectCodec, type Frame, type Plan, sseFrame } from './simulator-plan'
+import { type DialectCodec, type Frame, type Plan, planTools, sseFrame } from './simulator-plan'
 import { openaiAuthorized, openaiErrorBody } from './simulator-openai'
 
 /** Responses' input_tokens includes cache reads and writes; Anthropic's input_tokens does not (§4.7). */
@@ -77,8 +77,7 @@ function completedItems(plan: Plan): unknown[] {
       content: [outputText(plan, plan.text.text)],
     })
   }
-  if (plan.tool) {
-    const t = plan.tool
+  for (const t of planTools(plan)) {
     items.push({
       id: t.itemId,
       type: 'function_call',
@@ -190,9 +189,11 @@ function encodeFrames(plan: Plan): Frame[] {
     })
     outputIndex++
   }
-  if (plan.tool) {
-    const t = plan.tool
-    const at = { item_id: t.itemId, output_index: outputIndex }
+  // Each call's lifecycle: added, its argument deltas, done. Interleaved calls (as compatible
+  // upstreams send them, §4.11) are all added first, their deltas then go in rounds of one each.
+  const calls = planTools(plan).map((t, i) => {
+    const index = outputIndex + i
+    const at = { item_id: t.itemId, output_index: index }
     const item = (status: string, args: string) => ({
       id: t.itemId,
       type: 'function_call',
@@ -201,10 +202,29 @@ function encodeFrames(plan: Plan): Frame[] {
       call_id: t.id,
       name: t.name,
     })
-    emit('response.output_item.added', { output_index: outputIndex, item: item('in_progress', '') })
-    for (const delta of t.fragments) emit('response.function_call_arguments.delta', { ...at, delta }, true)
-    emit('response.function_call_arguments.done', { ...at, name: t.name, arguments: t.args })
-    emit('response.output_item.done', { output_index: outputIndex, item: item('completed', t.args) })
+    return {
+      fragments: t.fragments,
+      added: () => emit('response.output_item.added', { output_index: index, item: item('in_progress', '') }),
+      delta: (delta: string) => emit('response.function_call_arguments.delta', { ...at, delta }, true),
+      done: () => {
+        emit('response.function_call_arguments.done', { ...at, name: t.name, arguments: t.args })
+        emit('response.output_item.done', { output_index: index, item: item('completed', t.args) })
+      },
+    }
+  })
+  if (plan.interleaveTools) {
+    for (const call of calls) call.added()
+    const rounds = Math.max(...calls.map((call) => call.fragments.length))
+    for (let r = 0; r < rounds; r++) {
+      for (const call of calls) if (r < call.fragments.length) call.delta(call.fragments[r]!)
+    }
+    for (const call of calls) call.done()
+  } else {
+    for (const call of calls) {
+      call.added()
+      for (const delta of call.fragments) call.delta(delta)
+      call.done()
+    }
   }
 
   const status = terminalStatus(plan)

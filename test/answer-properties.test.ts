@@ -20,7 +20,7 @@
 //   [map]        wire-formats §4.6 and §4.7: how svc maps stop reasons and usage between dialects
 //   [ledger]     svc's own contract: GET /v1/usage/requests/{id} shows what the upstream reported,
 //                priced by the model's configured per-token prices (src/ledger/pricing.ts)
-import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from 'bun:test'
+import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import type Anthropic from '@anthropic-ai/sdk'
 import fc from 'fast-check'
 import type OpenAI from 'openai'
@@ -28,14 +28,11 @@ import type { ModelSection, ProviderKind } from '../src/config/schema'
 import { openAIToolName } from '../src/protocols/openai-tool-names'
 import { anthropicStreamProblems, parseSse, responsesStreamProblems, type SseFrame } from './support/answer-invariants'
 import { createHarness, type Harness, requestDetail, sdkClients } from './support/harness'
+import { propertyRuns } from './support/property-runs'
 import { simProviders } from './support/sim-models'
 import { type Scenario, startSimulator } from './support/simulator'
 
-// A fixed seed, so that CI's run is the same every time. A longer hunt for new failures:
-// SVC_FUZZ_SEED=<any integer> SVC_FUZZ_SCALE=20 bun test test/answer-properties.test.ts
-const SEED = Number(process.env.SVC_FUZZ_SEED ?? 20261126)
-const SCALE = Number(process.env.SVC_FUZZ_SCALE ?? 1)
-setDefaultTimeout(60_000 * SCALE)
+const { options } = propertyRuns(20261126)
 
 const sim = startSimulator()
 afterAll(() => sim.stop())
@@ -655,8 +652,7 @@ async function ledgerProblems(requestId: string, upstream: ProviderKind, answer:
 
 // ---- the properties ------------------------------------------------------------------------------
 
-// Failures shrink (no endOnFailure): a report's scenario is the smallest that still breaks.
-const options = (numRuns: number) => ({ seed: SEED, numRuns: Math.max(1, Math.round(numRuns * SCALE)) })
+// Failures shrink (no endOnFailure in `options`): a report's scenario is the smallest that still breaks.
 
 async function assertAnswered(
   arb: fc.Arbitrary<Answer>,

@@ -5,7 +5,7 @@
 // in an order the client's own API takes. The upstream body is checked against the rules each
 // real API answers 400 to (test/support/wire-invariants.ts, which cites them), and the client must
 // get a 2xx, or a 400 in its own error shape where svc refuses on purpose.
-import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from 'bun:test'
+import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import fc from 'fast-check'
 import type { ModelSection } from '../src/config/schema'
 import { encodeAnthropicReasoning, tagResponsesSignature } from '../src/protocols/openai-responses/reasoning-signature'
@@ -13,13 +13,10 @@ import { isAnthropicError, isOpenAIError } from './reliability/helpers'
 import { createHarness, type Harness } from './support/harness'
 import { startSimulator } from './support/simulator'
 import { anthropicProblems, chatProblems, responsesProblems } from './support/wire-invariants'
+import { propertyRuns } from './support/property-runs'
 import { simProviders } from './support/sim-models'
 
-// A fixed seed, so that CI's run is the same every time. A longer hunt for new failures:
-// SVC_FUZZ_SEED=<any integer> SVC_FUZZ_SCALE=20 bun test test/translation-properties.test.ts
-const SEED = Number(process.env.SVC_FUZZ_SEED ?? 20261201)
-const SCALE = Number(process.env.SVC_FUZZ_SCALE ?? 1)
-setDefaultTimeout(60_000 * SCALE)
+const { options } = propertyRuns(20261201)
 
 const sim = startSimulator()
 afterAll(() => sim.stop())
@@ -979,8 +976,7 @@ function streamProblems(text: string): string[] {
   return problems
 }
 
-// Failures shrink (no endOnFailure): a report's client body is the smallest that still breaks.
-const options = (numRuns: number) => ({ seed: SEED, numRuns: Math.max(1, Math.round(numRuns * SCALE)) })
+// Failures shrink (no endOnFailure in `options`): a report's client body is the smallest that still breaks.
 
 async function assertTranslated(
   arb: fc.Arbitrary<{ generation: Generation; body: Json }>,

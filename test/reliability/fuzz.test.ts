@@ -3,7 +3,7 @@
 // truncated JSON), garbled auth, version and content-type headers, random query strings and paths.
 // Whatever arrives, the gateway answers: never a 5xx of its own (502/503/529 only from an upstream,
 // and the simulator answers normally), every error in its surface's shape, no stack trace or path.
-import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from 'bun:test'
+import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { resolve } from 'node:path'
 import fc from 'fast-check'
 import { surfaceOf } from '../../src/app'
@@ -11,14 +11,10 @@ import { createLogger } from '../../src/lib/log'
 import { createHarness, type Harness } from '../support/harness'
 import { startSimulator } from '../support/simulator'
 import { isAnthropicError, isOpenAIError, parseFrames } from './helpers'
+import { propertyRuns } from '../support/property-runs'
 import { simProviders } from '../support/sim-models'
 
-// A fixed seed, so that CI's run is the same every time. A longer hunt for new failures:
-// SVC_FUZZ_SEED=<any integer> SVC_FUZZ_SCALE=20 bun test test/reliability/fuzz.test.ts
-const SEED = Number(process.env.SVC_FUZZ_SEED ?? 20261122)
-const SCALE = Number(process.env.SVC_FUZZ_SCALE ?? 1)
-// Each property's time limit, grown with its number of runs.
-setDefaultTimeout(60_000 * SCALE)
+const runs = propertyRuns(20261122)
 // No key check upstream: a BYOK key the fuzzer stores must not turn the simulator into a 401 source.
 const sim = startSimulator()
 let h: Harness
@@ -530,7 +526,7 @@ async function check(r: {
   if (problems.length > 0) throw new Error(`${problems.join('; ')}\n  for ${describeRequest(r)}`)
 }
 
-const options = (numRuns: number) => ({ seed: SEED, numRuns: Math.round(numRuns * SCALE), endOnFailure: true })
+const options = (numRuns: number) => ({ ...runs.options(numRuns), endOnFailure: true })
 
 // ---- the properties ----------------------------------------------------------------------------
 

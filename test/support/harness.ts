@@ -2,6 +2,7 @@
 // account with a key, and a helper that calls app.handle() with that key.
 import Anthropic from '@anthropic-ai/sdk'
 import { expect } from 'bun:test'
+import type { Database } from 'bun:sqlite'
 import OpenAI from 'openai'
 import { createApp } from '../../src/app'
 import { type Config, resolveConfig } from '../../src/config/load'
@@ -17,6 +18,8 @@ export type TestResponse = Omit<Response, 'json'> & { json(): Promise<any> }
 export interface Harness {
   app: ReturnType<typeof createApp>
   deps: Deps
+  /** The in-memory database, for the few invariants only its tables show. */
+  db: Database
   config: Config
   /** The first account's API key. */
   key: string
@@ -39,8 +42,9 @@ export async function createHarness(
       clock.now += ms
     },
   }
+  const db = openDatabase(':memory:')
   const deps = createDeps(config, {
-    db: openDatabase(':memory:'),
+    db,
     clock: () => clock.now,
     log: createLogger('silent'),
   })
@@ -60,7 +64,7 @@ export async function createHarness(
     }
     return app.handle(new Request(`http://localhost${path}`, { ...init, headers, body }))
   }
-  return { app, deps, config, key: first.key, accountId: first.account.id, clock, call }
+  return { app, deps, db: db.$client, config, key: first.key, accountId: first.account.id, clock, call }
 }
 
 /** A request's record as GET /v1/usage/requests/{id} shows it (and it must show it). */

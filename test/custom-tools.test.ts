@@ -64,7 +64,7 @@ describe.each(['anthropic', 'openai-chat'] as const)('custom tools through a %s 
     const offered = offeredApplyPatch(kind)
     expect(offered.schema).toEqual({
       type: 'object',
-      properties: { input: { type: 'string', description: 'The text, as it is: no JSON inside.' } },
+      properties: { input: { type: 'string', description: 'The text itself, not wrapped in JSON of its own.' } },
       required: ['input'],
       additionalProperties: false,
     })

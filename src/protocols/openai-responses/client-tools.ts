@@ -90,7 +90,9 @@ export function customToolAsFunction(tool: JsonObject): { description: string; i
   const description = [own, rule, how].filter((part) => part !== undefined).join('\n\n')
   const inputSchema = {
     type: 'object',
-    properties: { [freeformArgument]: { type: 'string', description: 'The text itself, not wrapped in JSON of its own.' } },
+    properties: {
+      [freeformArgument]: { type: 'string', description: 'The text itself, not wrapped in JSON of its own.' },
+    },
     required: [freeformArgument],
     additionalProperties: false,
   }

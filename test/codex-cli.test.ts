@@ -516,3 +516,41 @@ describe.skipIf(!codex.ok)('codex exec through svc (anthropic upstream): compact
     }
   })
 })
+
+// Claude thinks before a tool call; Codex keeps the thinking as a reasoning item whose
+// encrypted_content is svc's blob of the signed block, and sends it back with the tool's output.
+// Anthropic requires a tool loop's last assistant turn, with thinking on, to open with that very
+// block, signature and all; so the second request to Claude must carry it as Claude made it.
+describe.skipIf(!codex.ok)('codex exec through svc (anthropic upstream): thinking in a tool loop', () => {
+  test('the signed thinking block goes back to Claude with the tool result', { timeout: 30_000 }, async () => {
+    const svc = await startSvc('anthropic')
+    try {
+      sim.queue(
+        UPSTREAM_MODEL,
+        {
+          thinking: 'The user wants a command run; exec_command does that.',
+          toolCall: { name: 'exec_command', arguments: { cmd: 'echo svc-tool-ok' } },
+          usage,
+        },
+        { text: 'The command printed svc-tool-ok.', usage },
+      )
+      const run = await runCodex(svc.port, svc.h.key, ['-c', 'model_reasoning_effort="high"', 'run echo svc-tool-ok'])
+      expect(run.timedOut).toBe(false)
+      expect(run.exitCode).toBe(0)
+      expect(run.stdout).toContain('The command printed svc-tool-ok.')
+
+      expect(sim.requests).toHaveLength(2)
+      type Block = { type: string; thinking?: string; signature?: string }
+      const second = sim.requests[1]!.body as { messages: { role: string; content: Block[] }[]; thinking?: unknown }
+      expect(second.thinking).toBeDefined()
+      const loop = second.messages.at(-2)!
+      expect(loop.role).toBe('assistant')
+      expect(loop.content.map((b) => b.type)).toEqual(['thinking', 'tool_use'])
+      expect(loop.content[0]!.thinking).toBe('The user wants a command run; exec_command does that.')
+      // The simulator signs a block with its token count: the one it made, come back whole.
+      expect(Buffer.from(loop.content[0]!.signature!, 'base64').toString()).toMatch(/^sim-signature:\d+$/)
+    } finally {
+      await svc.server.stop(true)
+    }
+  })
+})

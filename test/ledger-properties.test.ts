@@ -25,7 +25,7 @@ import {
   sum,
 } from './support/ledger-invariants'
 import { propertyRuns } from './support/property-runs'
-import { simProviders } from './support/sim-models'
+import { simClaude, simProviders } from './support/sim-models'
 import { type SimUsage, startSimulator } from './support/simulator'
 
 const { options } = propertyRuns(20261126)
@@ -46,17 +46,7 @@ const FEE_PERCENT = 7
  * (USD/Mtok × 1,000), each model's different so that a leg priced as another's shows.
  */
 const models: ModelSection[] = [
-  {
-    id: 'claude-a',
-    provider: 'anth',
-    upstream_model: 'claude-a-up',
-    profiles: ['max'],
-    quality: 90,
-    input_usd_per_mtok: 3,
-    output_usd_per_mtok: 15,
-    cache_read_usd_per_mtok: 0.3,
-    cache_write_usd_per_mtok: 3.75,
-  },
+  simClaude({ id: 'claude-a', upstream_model: 'claude-a-up' }),
   {
     id: 'gpt-b',
     provider: 'chat',

@@ -51,13 +51,16 @@ export async function streamAnswer(
     outputChars: number
     clean: boolean
     error?: UpstreamErrorInfo
+    /** What broke the stream on our side of it (a malformed frame, a read that failed), if anything did. */
+    broken?: GatewayError
   }
   /** Why the upstream failed before producing anything (so nothing reached the client), if it did. */
   let failedBeforeStart: () => GatewayError | undefined
   if (passThrough) {
     const stream = a.surface.passThroughStream(a.ids)
     errorFrame = stream.errorFrame
-    clientFrames = passThroughText(upstream, stream.frame)
+    // The upstream's terminal event (or its error) ends what the client gets: a frame after it is not the client's.
+    clientFrames = passThroughText(upstream, stream.frame, () => stream.finished() || stream.error() !== undefined)
     // Checked after the first piece only: an upstream error by then (even one that came in the same
     // read as a message_start) means the client has had nothing yet, so the request falls back.
     failedBeforeStart = () => {
@@ -81,8 +84,13 @@ export async function streamAnswer(
     const meter = newStreamMeter()
     const encoder = a.surface.streamEncoder(a.ids, { upstreamModel: a.leg.candidate.model.upstreamModel, body: a.body })
     const decoder = codecs[a.leg.candidate.provider.kind].streamDecoder(requestToolNames(a.body))
-    clientFrames = translatedText(upstream, pipe(pipe(decoder, meterStep(meter)), encoder), encoder)
-    received = () => ({ ...meter, clean: meter.finished && !meter.error })
+    let broken: GatewayError | undefined
+    const onBroken = (error: GatewayError) => {
+      broken = error
+    }
+    clientFrames = translatedText(upstream, pipe(pipe(decoder, meterStep(meter)), encoder), encoder, onBroken)
+    // A stream the encoder ended with an error event failed, whatever the upstream had said before.
+    received = () => ({ ...meter, clean: meter.finished && !meter.error && !broken, broken })
     failedBeforeStart = () => {
       if (meter.started) return undefined
       if (meter.error) return upstreamFailure(meter.error)
@@ -170,9 +178,11 @@ export async function streamAnswer(
         if (end.clean) {
           finish('ok')
         } else {
-          const error = end.error
-            ? upstreamFailure(end.error)
-            : new GatewayError('api_error', 'upstream stream ended before the message was complete', { status: 502 })
+          const error =
+            end.broken ??
+            (end.error
+              ? upstreamFailure(end.error)
+              : new GatewayError('api_error', 'upstream stream ended before the message was complete', { status: 502 }))
           // A translated stream already told the client (the encoder emits the error event);
           // a pass-through stream has relayed the upstream's own frames, so add ours if it sent none.
           if (passThrough && !end.error) send(errorFrame(error))
@@ -180,10 +190,7 @@ export async function streamAnswer(
         }
       } catch (err) {
         if (done) return
-        const error =
-          err instanceof GatewayError
-            ? err
-            : new GatewayError('api_error', `upstream stream failed: ${String(err)}`, { status: 502 })
+        const error = streamFailure(err)
         const frame = errorFrame(error)
         if (frame) send(frame)
         finish('failed', error)
@@ -206,8 +213,19 @@ export async function streamAnswer(
  * metered and (message_start) given our id by `frame`, as one write. Frames that travelled
  * together go out together; none waits for a later read, so nothing is batched.
  */
-function passThroughText(upstream: UpstreamFrames, frame: (event: SseEvent) => string): AsyncIterator<string> {
+function passThroughText(
+  upstream: UpstreamFrames,
+  frame: (event: SseEvent) => string,
+  ended: () => boolean,
+): AsyncIterator<string> {
+  const finished = { done: true, value: undefined } as const
   let failure: { error: unknown } | undefined
+  /**
+   * The upstream's terminal event has gone out: what follows is read to the body's end (so that
+   * the connection can serve another request) but relayed to no one, and a failure then is no
+   * failure of the answer the client has whole.
+   */
+  let over = false
   const fail = async (error: unknown): Promise<never> => {
     await upstream.close()
     throw error
@@ -221,9 +239,11 @@ function passThroughText(upstream: UpstreamFrames, frame: (event: SseEvent) => s
         try {
           events = await upstream.next()
         } catch (error) {
+          if (over) return finished
           return fail(error)
         }
-        if (events === undefined) return { done: true, value: undefined }
+        if (events === undefined) return finished
+        if (over) continue
         let text = ''
         for (const event of events) {
           try {
@@ -234,13 +254,17 @@ function passThroughText(upstream: UpstreamFrames, frame: (event: SseEvent) => s
             failure = { error }
             break
           }
+          if (ended()) {
+            over = true
+            break
+          }
         }
         if (text !== '') return { done: false, value: text }
       }
     },
     async return() {
       await upstream.close()
-      return { done: true, value: undefined }
+      return finished
     },
   }
 }
@@ -254,6 +278,7 @@ function translatedText(
   upstream: UpstreamFrames,
   translate: StreamCodec<SseEvent, string>,
   encoder: StreamEncoder,
+  onBroken: (error: GatewayError) => void,
 ): AsyncIterator<string> {
   const ended = { done: true, value: undefined } as const
   let finished = false
@@ -272,6 +297,7 @@ function translatedText(
             }
           }
         } catch (error) {
+          onBroken(streamFailure(error))
           text += encoder.fail(error).join('')
           finished = true
         }
@@ -290,3 +316,9 @@ function translatedText(
     },
   }
 }
+
+/** A failure met reading a stream, as the gateway's error: ours as they are, anything else a 502. */
+const streamFailure = (err: unknown): GatewayError =>
+  err instanceof GatewayError
+    ? err
+    : new GatewayError('api_error', `upstream stream failed: ${String(err)}`, { status: 502 })

@@ -381,8 +381,9 @@ export function responsesStreamDecoder(
         done = true
         break
       }
+      // No start before it: an error that comes first means the client has had nothing of this
+      // upstream yet, and the request may still fall back (stream-answer.ts, failedBeforeStart).
       case 'error':
-        out.push(...startEvent(undefined))
         out.push({ type: 'error', error: mapResponsesFailure(json['code'], json['message']) })
         done = true
         break
@@ -395,21 +396,13 @@ export function responsesStreamDecoder(
 
   return {
     push: (event) => (done ? [] : decode(event)),
-    // No terminal event: the upstream connection ended mid-answer.
+    // No terminal event: the upstream connection ended mid-answer (or before it began: then, with
+    // no start, the request may still fall back).
     end() {
       if (done) return []
       done = true
-      return [
-        ...startEvent(undefined),
-        {
-          type: 'error',
-          error: {
-            status: 502,
-            type: 'api_error',
-            message: 'upstream Responses stream ended before the response finished',
-          },
-        },
-      ]
+      const message = 'upstream Responses stream ended before the response finished'
+      return [{ type: 'error', error: { status: 502, type: 'api_error', message } }]
     },
     get done() {
       return done

@@ -526,11 +526,15 @@ function estimateProblems(c: Case, body: Json, leg: Detail, frames: SseFrame[]):
   return problems
 }
 
-const runningCount = (h: Harness) => (h.deps.running as unknown as { traces: Set<unknown> }).traces.size
+/** Legs still running, as the usage API shows them (uncommitted among the recent events). */
+const runningLegs = async (h: Harness): Promise<number> => {
+  const usage = (await (await h.call('/v1/usage')).json()) as { recent_events: { committed: boolean }[] }
+  return usage.recent_events.filter((event) => !event.committed).length
+}
 
 async function leakProblems(g: Gateway): Promise<string[]> {
   try {
-    await waitFor('no running request', () => (runningCount(g.h) === 0 ? true : undefined), 1_000)
+    await waitFor('no running request', async () => ((await runningLegs(g.h)) === 0 ? true : undefined), 1_000)
     await waitFor(
       'no stream in flight',
       async () =>

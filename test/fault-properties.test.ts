@@ -391,16 +391,7 @@ async function problemsFor(c: Case): Promise<string[]> {
   if (!ULID.test(requestId)) return problems
   let detail: Detail
   try {
-    detail = await waitFor(
-      'the request in the ledger',
-      async () => {
-        const r = await g.h.call(`/v1/usage/requests/${requestId}`)
-        if (r.status !== 200) return undefined
-        const d = await r.json()
-        return d.status === 'in_progress' ? undefined : d
-      },
-      RUN_MS,
-    )
+    detail = await recorded(g, requestId)
   } catch (err) {
     return [...problems, `[ledger] ${String(err)}`]
   }
@@ -525,6 +516,19 @@ function estimateProblems(c: Case, body: Json, leg: Detail, frames: SseFrame[]):
     )
   return problems
 }
+
+/** The request as the ledger has it once it has ended (a running one shows `in_progress`). */
+const recorded = (g: Gateway, requestId: string): Promise<Detail> =>
+  waitFor(
+    'the request in the ledger',
+    async () => {
+      const r = await g.h.call(`/v1/usage/requests/${requestId}`)
+      if (r.status !== 200) return undefined
+      const d = await r.json()
+      return d.status === 'in_progress' ? undefined : d
+    },
+    RUN_MS,
+  )
 
 /** Legs still running, as the usage API shows them (uncommitted among the recent events). */
 const runningLegs = async (h: Harness): Promise<number> => {
@@ -675,16 +679,7 @@ async function abortProblems(
   controller.abort()
   await reader.cancel().catch(() => {})
 
-  const detail: Detail = await waitFor(
-    'the request in the ledger',
-    async () => {
-      const r = await g.h.call(`/v1/usage/requests/${requestId}`)
-      if (r.status !== 200) return undefined
-      const d = await r.json()
-      return d.status === 'in_progress' ? undefined : d
-    },
-    RUN_MS,
-  )
+  const detail = await recorded(g, requestId)
   const leg = detail.usage_events[0]
   if (detail.status === 'aborted') {
     // The upstream call is stopped with the client's (unless its body had already ended).

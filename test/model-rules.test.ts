@@ -8,7 +8,7 @@ import { APIError } from '@anthropic-ai/sdk'
 import type { ConfigFile, ModelSection } from '../src/config/schema'
 import type { RankEntry } from '../src/router/rank'
 import { createHarness, requestDetail, sdkClients } from './support/harness'
-import { simClaude } from './support/sim-models'
+import { claude55Rules, simClaude } from './support/sim-models'
 import { startSimulator } from './support/simulator'
 
 const SIM_KEY = 'sim-key-model-rules'
@@ -17,17 +17,7 @@ afterAll(() => sim.stop())
 beforeEach(() => sim.reset())
 
 /** Sonnet 5.5's rules (the built-in row's), ranked first in `max`. */
-const claudeNew = simClaude({
-  id: 'claude-new',
-  upstream_model: 'claude-new-up',
-  quality: 95,
-  adaptive_thinking: true,
-  budget_thinking: false,
-  thinking_off: 'between_tools',
-  sampling_parameters: false,
-  forced_tool_choice: false,
-  assistant_prefill: false,
-})
+const claudeNew = simClaude({ id: 'claude-new', upstream_model: 'claude-new-up', quality: 95, ...claude55Rules })
 /** The 4.5 generation's rules: takes all of it. */
 const claudeOld = simClaude({ id: 'claude-old', upstream_model: 'claude-old-up', quality: 90 })
 

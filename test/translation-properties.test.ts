@@ -14,7 +14,7 @@ import { createHarness, type Harness } from './support/harness'
 import { startSimulator } from './support/simulator'
 import { anthropicProblems, chatProblems, responsesProblems } from './support/wire-invariants'
 import { propertyRuns } from './support/property-runs'
-import { simProviders } from './support/sim-models'
+import { claude55Rules, simProviders } from './support/sim-models'
 
 const { options } = propertyRuns(20261201)
 
@@ -46,15 +46,7 @@ const upstreamPath: Record<Upstream, string> = {
 type Generation = '4.5' | '5.5'
 const claudeRules: Record<Generation, Partial<ModelSection>> = {
   '4.5': { reasoning_efforts: [] },
-  '5.5': {
-    adaptive_thinking: true,
-    budget_thinking: false,
-    thinking_off: 'between_tools',
-    sampling_parameters: false,
-    forced_tool_choice: false,
-    assistant_prefill: false,
-    reasoning_efforts: ['low', 'medium', 'high', 'xhigh', 'max'],
-  },
+  '5.5': { ...claude55Rules, reasoning_efforts: ['low', 'medium', 'high', 'xhigh', 'max'] },
 }
 
 const model = (id: string, provider: string, profile: 'max' | 'pro' | 'ultra_saver'): ModelSection => ({

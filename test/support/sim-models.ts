@@ -16,6 +16,20 @@ export const simClaude = (over: Partial<ModelSection> = {}): ModelSection => ({
   ...over,
 })
 
+/**
+ * The Claude 5.x generation's rules, as the built-in rows have them (catalog.ts): adaptive thinking
+ * and no budget, thinking kept off between tools, and no sampling parameters, forced tool choice
+ * or prefill (a 400 each).
+ */
+export const claude55Rules: Partial<ModelSection> = {
+  adaptive_thinking: true,
+  budget_thinking: false,
+  thinking_off: 'between_tools',
+  sampling_parameters: false,
+  forced_tool_choice: false,
+  assistant_prefill: false,
+}
+
 /** An OpenAI-dialect model on the simulator: provider `chat`, 1 USD/Mtok in and 2 out, in `pro`. */
 export const simGpt = (over: Partial<ModelSection> = {}): ModelSection => ({
   id: 'gpt-y',

@@ -59,6 +59,40 @@ describe('openai surface: models', () => {
     })
   })
 
+  test('a provider only an account’s own key reaches counts toward the window once the account has one', async () => {
+    const h = await createHarness({
+      env: { SIM_KEY: 'k' },
+      config: {
+        catalog: { builtin: false },
+        providers: {
+          ...simProviders('http://127.0.0.1:9'),
+          own: { kind: 'openai-chat', base_url: 'http://127.0.0.1:9/v1', api_key_env: 'UNSET_PLATFORM_KEY' },
+        },
+        models: [
+          simGpt({ context_window: 128_000, max_output_tokens: 16_000 }),
+          simGpt({ id: 'gpt-own', provider: 'own', context_window: 1_000_000, max_output_tokens: 64_000 }),
+        ],
+      },
+    })
+    const limits = async () => {
+      const openai = await sdkClients(h).openai.models.retrieve('svc-pro')
+      const anthropic = await (await h.call('/compat-a/v1/models/svc-pro')).json()
+      return [openai.context_window, openai.max_output_tokens, anthropic.max_input_tokens, anthropic.max_tokens]
+    }
+    // Without a key of its own the account is never routed to gpt-own: an agent told its window
+    // would be refused before it compacted.
+    expect(await limits()).toEqual([128_000, 16_000, 128_000, 16_000])
+
+    const added = await h.call('/v1/admin/provider-keys', {
+      method: 'POST',
+      headers: { authorization: 'Bearer admin-secret' },
+      key: null,
+      json: { account: 'default', provider: 'own', key: 'sk-own-account-key' },
+    })
+    expect(added.status).toBe(201)
+    expect(await limits()).toEqual([1_000_000, 64_000, 1_000_000, 64_000])
+  })
+
   test('an unknown id is a 404 in OpenAI’s error shape, naming the profiles', async () => {
     const h = await createHarness()
     const error = await sdkClients(h)

@@ -11,9 +11,12 @@ import { requirePrincipal } from './auth'
 import { readLimit } from './params'
 import { findProfileModel, profileModelsOf, profilesCreatedAt } from './profile-models'
 
-/** Anthropic's model object, with its limits: the profile's largest window and output (profile-models.ts). */
-const anthropicProfileModels = (deps: Deps) =>
-  profileModelsOf(deps.config, deps.clock()).map((model) => ({
+/**
+ * Anthropic's model object, with its limits: the profile's largest window and output for the
+ * account asking (profile-models.ts).
+ */
+const anthropicProfileModels = async (deps: Deps, accountId: string) =>
+  profileModelsOf(deps.config, await deps.byok.get(accountId), deps.clock()).map((model) => ({
     type: 'model',
     id: model.id,
     display_name: `${model.id} (${model.description})`,
@@ -98,8 +101,12 @@ const messagesSurface = (deps: Deps, prefix: string) =>
       },
       { body: AnthropicCountTokensBody },
     )
-    .get('/v1/models', ({ query }) => modelsPage(anthropicProfileModels(deps), query))
-    .get('/v1/models/:id', ({ params }) => findProfileModel(anthropicProfileModels(deps), params.id))
+    .get('/v1/models', async ({ query, principal }) =>
+      modelsPage(await anthropicProfileModels(deps, principal.accountId), query),
+    )
+    .get('/v1/models/:id', async ({ params, principal }) =>
+      findProfileModel(await anthropicProfileModels(deps, principal.accountId), params.id),
+    )
 
 export const messagesRoutes = (deps: Deps) =>
   new Elysia({ name: 'http.messages' }).use(messagesSurface(deps, '/compat-a')).use(messagesSurface(deps, '/anthropic'))

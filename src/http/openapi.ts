@@ -55,7 +55,7 @@ const nullable = (type: 'string' | 'integer' | 'number', extra: Partial<Schema> 
   ...extra,
 })
 const profileWindow =
-  'the largest context window among the models the profile can route to today (null with none): a prompt over it is refused'
+  "the largest context window among the models the profile can route the caller's account to today: a key for the provider (the platform's or the account's own), a known price, not retired (null with none). A prompt over it is refused"
 const profileOutput = 'the largest output among those models (null with none)'
 const dateTime = (description?: string): Schema => ({
   type: 'string',

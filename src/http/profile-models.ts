@@ -9,22 +9,29 @@ import { profileDescriptions, profileNames } from '../router/profiles'
 export const profilesCreatedAt = '2026-11-01T00:00:00Z'
 
 /**
- * The most a profile's models take: the largest context window and the largest output among
- * those it can route to (a configured provider, a known price, not retired). A prompt over the
- * window is refused, so an agent told it compacts in time (`svc claude`, `svc codex` pass it on);
- * neither agent knows a profile's name, and each assumes a window of its own. Null with no model.
+ * The most a profile's models take for one account: the largest context window and the largest
+ * output among those it can route that account to (a key for the provider, the platform's or the
+ * account's own; a known price; not retired). A prompt over the window is refused, so an agent
+ * told it compacts in time (`svc claude`, `svc codex` pass it on); neither agent knows a
+ * profile's name, and each assumes a window of its own. Null with no model.
  */
 export interface ProfileLimits {
   contextWindow: number | null
   maxOutputTokens: number | null
 }
 
-function profileLimits(config: Config, mode: RoutingMode, now: number): ProfileLimits {
+/** Whose keys can reach a provider: the platform's (in the config) or the account's own (BYOK). */
+export interface ProviderKeys {
+  has(providerId: string): boolean
+}
+
+function profileLimits(config: Config, mode: RoutingMode, ownKeys: ProviderKeys, now: number): ProfileLimits {
   let contextWindow: number | null = null
   let maxOutputTokens: number | null = null
   for (const model of config.models) {
-    if (!model.profiles.includes(mode) || !config.providers[model.provider] || !model.price) continue
-    if (isRetired(model, now)) continue
+    if (!model.profiles.includes(mode) || !model.price || isRetired(model, now)) continue
+    const provider = config.providers[model.provider]
+    if (!provider || !(provider.apiKey || ownKeys.has(provider.id))) continue
     contextWindow = Math.max(contextWindow ?? 0, model.contextWindow)
     maxOutputTokens = Math.max(maxOutputTokens ?? 0, model.maxOutputTokens)
   }
@@ -36,12 +43,15 @@ export interface ProfileModel extends ProfileLimits {
   description: string
 }
 
-/** Every profile with what it can take today. A handful of models: computed per call, so config and time are current. */
-export const profileModelsOf = (config: Config, now: number): ProfileModel[] =>
+/**
+ * Every profile with what it can take today for an account holding `ownKeys`. A handful of
+ * models: computed per call, so config, keys and time are current.
+ */
+export const profileModelsOf = (config: Config, ownKeys: ProviderKeys, now: number): ProfileModel[] =>
   Object.entries(profileNames).map(([id, mode]) => ({
     id,
     description: profileDescriptions[mode],
-    ...profileLimits(config, mode, now),
+    ...profileLimits(config, mode, ownKeys, now),
   }))
 
 /** The model named `id`, or a 404 (in the surface's error shape) naming the ones there are. */

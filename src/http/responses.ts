@@ -11,10 +11,11 @@ import { findProfileModel, profileModelsOf, profilesCreatedAt } from './profile-
 
 /**
  * OpenAI's model object: `created` in Unix seconds, `owned_by` whoever serves the model (the
- * gateway). OpenAI's has no limits; the profile's go along under svc's config names for them.
+ * gateway). OpenAI's has no limits; the profile's for the account asking go along under svc's
+ * config names for them.
  */
-const openAIProfileModels = (deps: Deps) =>
-  profileModelsOf(deps.config, deps.clock()).map((model) => ({
+const openAIProfileModels = async (deps: Deps, accountId: string) =>
+  profileModelsOf(deps.config, await deps.byok.get(accountId), deps.clock()).map((model) => ({
     id: model.id,
     object: 'model',
     created: Date.parse(profilesCreatedAt) / 1000,
@@ -40,8 +41,13 @@ const responsesSurfaceAt = (deps: Deps, prefix: string) =>
       { body: ResponsesBody },
     )
     // OpenAI's list is one unpaginated page.
-    .get('/v1/models', () => ({ object: 'list', data: openAIProfileModels(deps) }))
-    .get('/v1/models/:id', ({ params }) => findProfileModel(openAIProfileModels(deps), params.id))
+    .get('/v1/models', async ({ principal }) => ({
+      object: 'list',
+      data: await openAIProfileModels(deps, principal.accountId),
+    }))
+    .get('/v1/models/:id', async ({ params, principal }) =>
+      findProfileModel(await openAIProfileModels(deps, principal.accountId), params.id),
+    )
 
 export const responsesRoutes = (deps: Deps) =>
   new Elysia({ name: 'http.responses' })

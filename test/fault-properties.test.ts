@@ -682,9 +682,11 @@ async function abortProblems(
   const detail = await recorded(g, requestId)
   const leg = detail.usage_events[0]
   if (detail.status === 'aborted') {
-    // The upstream call is stopped with the client's (unless its body had already ended).
-    if (!ended && sim.requests.length > 0 && !(await sim.waitForAbort(0, 1_000)))
-      problems.push('[leaks] the upstream call was not aborted')
+    // The upstream call is stopped with the client's, unless the upstream had already written its
+    // whole answer: a loaded machine's client can take longer to read a few frames than the
+    // simulator to send them all into the sockets' buffers.
+    if (!ended && sim.requests.length > 0 && !(await sim.waitForAbort(0, 2_000)) && !sim.requests[0]!.finished)
+      problems.push('[leaks] the upstream call was neither aborted nor finished')
     if (detail.http_status !== 499) problems.push(`[ledger] an aborted request is 499: ${detail.http_status}`)
     if (leg?.outcome !== 'aborted' || leg?.estimated !== true)
       problems.push(`[ledger] the leg is aborted and estimated: ${leg?.outcome}, ${leg?.estimated}`)

@@ -394,7 +394,7 @@ describe('faults', () => {
     await res.body?.getReader().read()
     ac.abort()
     expect(await sim.waitForAbort(0)).toBe(true)
-    expect(sim.requests[0]?.aborted).toBe(true)
+    expect(sim.requests[0]).toMatchObject({ aborted: true, finished: false })
   })
 
   test('hang never answers until the client gives up', async () => {
@@ -406,9 +406,12 @@ describe('faults', () => {
     expect(await sim.waitForAbort(0)).toBe(true)
   })
 
-  test('a completed request is not marked aborted', async () => {
+  test('a completed request is marked finished, not aborted, and waiting for its abort ends at once', async () => {
     await openai.chat.completions.create({ model: 'm', ...chatAsk })
-    expect(await sim.waitForAbort(0, 50)).toBe(false)
+    expect(sim.requests[0]).toMatchObject({ finished: true, aborted: false })
+    const started = performance.now()
+    expect(await sim.waitForAbort(0, 5_000)).toBe(false)
+    expect(performance.now() - started).toBeLessThan(1_000)
   })
 })
 

@@ -45,6 +45,8 @@ export interface RecordedRequest {
   body: unknown
   /** The client went away before the simulator finished answering. */
   aborted: boolean
+  /** The simulator wrote its whole answer: the call can no longer be aborted. */
+  finished: boolean
 }
 
 export interface Simulator {
@@ -54,6 +56,7 @@ export interface Simulator {
   setScenario(model: string, scenario: Scenario): void
   queue(model: string, ...scenarios: Scenario[]): void
   reset(): void
+  /** True once request `index` is aborted; false if it finished first or the time ran out. */
   waitForAbort(index: number, timeoutMs?: number): Promise<boolean>
   stop(): Promise<void>
 }
@@ -122,6 +125,12 @@ export function startSimulator(opts: SimulatorOptions = {}): Simulator {
     // Index lookup by identity: a reset() in between makes the record unknown, not misattributed.
     const index = requests.indexOf(record)
     for (const w of waiters) if (w.index === index) w.settle(true)
+  }
+
+  function markFinished(record: RecordedRequest) {
+    record.finished = true
+    const index = requests.indexOf(record)
+    for (const w of waiters) if (w.index === index) w.settle(false)
   }
 
   function takeScenario(model: string): Scenario {
@@ -286,17 +295,17 @@ export function startSimulator(opts: SimulatorOptions = {}): Simulator {
       headers: Object.fromEntries(req.headers.entries()),
       body: undefined,
       aborted: false,
+      finished: false,
     }
     requests.push(record)
 
-    let finished = false
     const controller = new AbortController()
     const cancel = () => {
-      if (!finished) markAborted(record)
+      if (!record.finished) markAborted(record)
       controller.abort()
     }
     req.signal.addEventListener('abort', cancel, { once: true })
-    const life = { signal: controller.signal, finish: () => (finished = true), cancel }
+    const life = { signal: controller.signal, finish: () => markFinished(record), cancel }
 
     const raw = await req.text()
     if (raw !== '') {
@@ -382,6 +391,7 @@ export function startSimulator(opts: SimulatorOptions = {}): Simulator {
     },
     waitForAbort: (index, timeoutMs = 5000) => {
       if (requests[index]?.aborted) return Promise.resolve(true)
+      if (requests[index]?.finished) return Promise.resolve(false)
       return new Promise<boolean>((resolve) => {
         const waiter = {
           index,

@@ -67,6 +67,13 @@ export function createDeps(config: Config, opts: DepsOptions = {}): Deps {
     // The client's answer stands; the failure to record is an operator problem and is logged loudly.
     onRecordFailure: (requestId, err) =>
       log.error('could not record request in the ledger', { request_id: requestId, error: String(err) }),
+    // Not per request: once when the database starts refusing (a full disk), once when it takes
+    // the waiting requests. In between, model requests are answered 503 (relay.ts).
+    onRefused: (err) =>
+      log.error('the database refuses writes: model requests are refused until it takes them again', {
+        error: String(err),
+      }),
+    onResumed: (written) => log.info('the database takes writes again', { requests_recorded: written }),
   })
   const auth = createAuthenticator(ledger)
   // Admin writes from this process (the admin HTTP API) do not move this connection's

@@ -26,11 +26,12 @@ test('healthz is alive; readyz needs a provider', async () => {
   expect(await (await bare.call('/healthz', { key: null })).json()).toEqual({ status: 'ok' })
   const notReady = await bare.call('/readyz', { key: null })
   expect(notReady.status).toBe(503)
-  expect(await notReady.json()).toEqual({ status: 'not_ready', database: true, providers: [] })
+  expect(await notReady.json()).toEqual({ status: 'not_ready', database: true, recording: true, providers: [] })
   const h = await createHarness({ env: { K: 'k' }, config })
   expect(await (await h.call('/readyz', { key: null })).json()).toEqual({
     status: 'ready',
     database: true,
+    recording: true,
     providers: ['a'],
   })
 })

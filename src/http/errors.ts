@@ -1,5 +1,6 @@
 // Errors at the edge: one GatewayError, rendered in the shape of the surface the client spoke.
 // Anthropic's shape serves the messages, usage and admin routes; OpenAI's the responses route.
+import { databaseRefusesWrites } from '../ledger/write-refusals'
 import { GatewayError } from '../lib/errors'
 import { encodeGatewayErrorAsAnthropic } from '../protocols/anthropic/errors'
 import { encodeGatewayErrorAsOpenAI, mapErrorStatusToOpenAI } from '../protocols/openai-responses/errors'
@@ -10,9 +11,18 @@ export function errorBody(error: GatewayError, surface: Surface): unknown {
   return surface === 'openai' ? encodeGatewayErrorAsOpenAI(error) : encodeGatewayErrorAsAnthropic(error)
 }
 
-/** Anything thrown that is not a GatewayError is our bug: say so without leaking its details. */
+/**
+ * Anything thrown that is not a GatewayError is our bug (say so without leaking its details), but
+ * for the database refusing a write (an admin's grant on a full disk): the operator's to fix, and
+ * the same call succeeds once it is.
+ */
 export function toGatewayError(err: unknown): GatewayError {
   if (err instanceof GatewayError) return err
+  if (databaseRefusesWrites(err)) {
+    return new GatewayError('api_error', "svc's database refuses writes right now (is the disk full?): retry later", {
+      status: 503,
+    })
+  }
   return new GatewayError('api_error', 'internal error in the gateway; the request id identifies it in the logs')
 }
 

@@ -13,9 +13,11 @@ export const healthRoutes = (deps: Deps) =>
       } catch {
         database = false
       }
-      const ready = database && providers.length > 0
+      // A gateway whose database refuses writes turns model requests away: send them elsewhere.
+      const recording = !deps.ledger.refusesWrites()
+      const ready = database && recording && providers.length > 0
       if (!ready) set.status = 503
-      return { status: ready ? 'ready' : 'not_ready', database, providers }
+      return { status: ready ? 'ready' : 'not_ready', database, recording, providers }
     })
     .get(
       '/metrics',

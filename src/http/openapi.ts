@@ -807,7 +807,7 @@ const operationsPaths: Paths = {
     get: {
       operationId: 'readyz',
       tags: ['operations'],
-      summary: 'Readiness: the database answers and at least one provider is configured',
+      summary: 'Readiness: the database answers and takes writes, and at least one provider is configured',
       security: open,
       responses: {
         '200': { description: 'ready', content: json(ref('Readiness')) },
@@ -1232,6 +1232,10 @@ const schemas: Record<string, Schema> = {
   Readiness: object({
     status: { type: 'string', enum: ['ready', 'not_ready'] },
     database: { type: 'boolean' },
+    recording: {
+      type: 'boolean',
+      description: 'false while the database refuses writes (a full disk): model requests are answered 503',
+    },
     providers: arrayOf({ type: 'string' }, 'configured provider ids'),
   }),
 }

@@ -239,6 +239,11 @@ export interface Ledger {
    * failure (createSqliteLedger's options).
    */
   queueRequest(finished: FinishedRequest): void
+  /**
+   * True while the database refuses writes (a full disk, say): requests already answered wait in
+   * memory to be recorded, and the request path refuses new ones rather than serve them unbilled.
+   */
+  refusesWrites(): boolean
 
   // usage queries
   getRequest(

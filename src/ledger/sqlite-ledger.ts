@@ -154,6 +154,7 @@ export function createSqliteLedger(
 
     recordRequest: (finished: FinishedRequest) => writer.record(finished),
     queueRequest: (finished: FinishedRequest) => writer.queue(finished),
+    refusesWrites: writer.refusing,
 
     async getRequest(accountId, id) {
       const request = db
@@ -360,7 +361,7 @@ export function createSqliteLedger(
 
     close() {
       checkpointer?.stop()
-      writer.flush()
+      writer.close()
       // PASSIVE never waits on another connection (a CLI verb closing beside a busy gateway);
       // the last connection to close checkpoints fully anyway.
       client.exec('PRAGMA wal_checkpoint(PASSIVE)')
@@ -371,7 +372,8 @@ export function createSqliteLedger(
   // (the usage API right after a stream ends, feedback that references a request, a new grant
   // landing after the charges queued before it).
   for (const name of Object.keys(ledger) as (keyof Ledger)[]) {
-    if (name === 'recordRequest' || name === 'queueRequest' || name === 'changedElsewhere') continue
+    if (name === 'recordRequest' || name === 'queueRequest' || name === 'refusesWrites' || name === 'changedElsewhere')
+      continue
     const method = ledger[name] as (...args: unknown[]) => unknown
     ;(ledger as unknown as Record<string, unknown>)[name] = (...args: unknown[]) => {
       writer.flush()

@@ -8,6 +8,7 @@
 import type { Database, SQLQueryBindings, Statement } from 'bun:sqlite'
 import { type Allocation, allocateCharge } from './credit'
 import type { FinishedRequest, GrantRecord, LegRecord, RecordedRequest, RequestRecord } from './ledger'
+import { databaseRefusesWrites } from './write-refusals'
 
 /** A queued request; a caller that waits (recordRequest) has a promise, the request path does not. */
 interface Pending {
@@ -178,6 +179,8 @@ const journalMaxBatch = 2
 /** How long journal entries wait to be spread into the tables, and how many may wait at most. */
 const spreadAfterMs = 25
 const spreadAtEntries = 256
+/** How often a write the database refused (a full disk, say) is tried again. */
+const refusedRetryMs = 1_000
 
 /** What the writer tells its owner; all optional. */
 export interface WriterHooks {
@@ -187,10 +190,17 @@ export interface WriterHooks {
   onCommitted?: (accountId: string, grants: GrantRecord[]) => void
   /** A request queued with `queue` could not be recorded. */
   onRecordFailure?: (requestId: string, err: unknown) => void
+  /**
+   * The database refused a write (disk full, I/O error…): the requests answered wait in memory,
+   * tried again every second, and `refusing()` is true until one try succeeds.
+   */
+  onRefused?: (err: unknown) => void
+  /** The database took the waiting requests: `refusing()` is false again. */
+  onResumed?: (written: number) => void
 }
 
 export function createRequestWriter(client: Database, hooks: WriterHooks = {}) {
-  const { onSpreadFailure = () => {}, onCommitted, onRecordFailure } = hooks
+  const { onSpreadFailure = () => {}, onCommitted, onRecordFailure, onRefused, onResumed } = hooks
   const insertRequest = client.prepare(
     `INSERT INTO requests (${requestColumns}) VALUES (${placeholders(requestColumns)})`,
   )
@@ -286,6 +296,13 @@ export function createRequestWriter(client: Database, hooks: WriterHooks = {}) {
   let queue: Pending[] = []
   let commitTimer: ReturnType<typeof setTimeout> | undefined
   /**
+   * Requests whose write the database refused, oldest first, and its last refusal: written before
+   * anything queued after them, so that grants are charged in the order requests finished.
+   */
+  let refused: Pending[] = []
+  let refusal: unknown
+  let retryTimer: ReturnType<typeof setTimeout> | undefined
+  /**
    * Timed commits and spreads wait while the checkpointer copies the end of the log and starts it
    * over (checkpointer.ts). A reader's flush does not: seeing every answered request comes first,
    * and the checkpointer then just finds the log incomplete and tries again next round.
@@ -295,23 +312,28 @@ export function createRequestWriter(client: Database, hooks: WriterHooks = {}) {
   let unspread = 0
   let spreadTimer: ReturnType<typeof setTimeout> | undefined
 
-  /** Writes everything queued, now. One bad record must not take its batch-mates down with it. */
+  /**
+   * Writes everything queued (and anything refused before it), now. One bad record must not take
+   * its batch-mates down with it; a database that refuses writes keeps them all for a later try.
+   */
   function commitQueued(evenIfHeld = false) {
     clearTimeout(commitTimer)
     commitTimer = undefined
-    if (queue.length === 0 || (held && !evenIfHeld)) return
-    const batch = queue
+    if ((queue.length === 0 && refused.length === 0) || (held && !evenIfHeld)) return
+    const batch = refused.length === 0 ? queue : refused.concat(queue)
     queue = []
+    refused = []
     let written: ReturnType<typeof writeBatch.immediate>
     try {
       written = writeBatch.immediate(batch.map((p) => p.finished))
-    } catch {
-      for (const p of batch) writeAlone(p)
+    } catch (err) {
+      if (databaseRefusesWrites(err)) keepRefused(batch, err)
+      else for (const p of batch) writeAlone(p)
       return
     }
     // Told outside the try: a hook that throws after the commit must not make it write the batch again.
     if (written.journaled) journalGrew(batch.length)
-    committed(written)
+    committed(written, batch.length)
     for (const [i, p] of batch.entries()) p.resolve?.(written.records[i]!)
   }
 
@@ -320,21 +342,50 @@ export function createRequestWriter(client: Database, hooks: WriterHooks = {}) {
     try {
       written = writeBatch.immediate([p.finished])
     } catch (err) {
-      if (p.reject) p.reject(err)
-      else onRecordFailure?.(p.finished.request.id, err)
+      if (databaseRefusesWrites(err)) keepRefused([p], err)
+      else fail(p, err)
       return
     }
     if (written.journaled) journalGrew(1)
-    committed(written)
+    committed(written, 1)
     p.resolve?.(written.records[0]!)
   }
 
-  function committed({ grantsByAccount }: { grantsByAccount: Map<string, GrantRecord[]> }) {
+  function fail(p: Pending, err: unknown) {
+    if (p.reject) p.reject(err)
+    else onRecordFailure?.(p.finished.request.id, err)
+  }
+
+  /**
+   * Holds requests the database would not take. Their answers have gone out; dropping them would
+   * serve them free and lose them from the usage API, so they wait (the request path refuses new
+   * requests meanwhile: `refusing`) and the write is tried again every second.
+   */
+  function keepRefused(batch: Pending[], err: unknown) {
+    refused.push(...batch)
+    if (refusal === undefined) onRefused?.(err)
+    refusal = err
+    if (!retryTimer) {
+      retryTimer = setTimeout(() => {
+        retryTimer = undefined
+        commitQueued(true)
+      }, refusedRetryMs)
+      retryTimer.unref()
+    }
+  }
+
+  function committed({ grantsByAccount }: { grantsByAccount: Map<string, GrantRecord[]> }, requests: number) {
+    if (refusal !== undefined && refused.length === 0) {
+      refusal = undefined
+      onResumed?.(requests)
+    }
     if (onCommitted) for (const [accountId, grants] of grantsByAccount) onCommitted(accountId, grants)
   }
 
   function enqueue(pending: Pending) {
     queue.push(pending)
+    // While the database refuses writes, the retry writes it with those waiting.
+    if (refusal !== undefined) return
     if (queue.length >= commitAtRequests) commitQueued()
     else commitTimer ??= setTimeout(commitQueued, commitWindowMs)
   }
@@ -395,6 +446,14 @@ export function createRequestWriter(client: Database, hooks: WriterHooks = {}) {
     release() {
       held = false
       flush()
+    },
+    /** True while the database refuses writes and answered requests wait to be recorded. */
+    refusing: () => refusal !== undefined,
+    /** At close: a last try; what the database still refuses is lost, and each is reported. */
+    close() {
+      flush()
+      clearTimeout(retryTimer)
+      for (const p of refused.splice(0)) fail(p, refusal)
     },
   }
 }

@@ -36,6 +36,9 @@ export async function relay(deps: Deps, input: RelayInput): Promise<Response> {
       ? { 'x-request-id': requestId, 'request-id': requestId }
       : { 'x-request-id': requestId }
   try {
+    // Serving while nothing can be recorded would serve unbilled, and the usage API would never
+    // show it: the requests already answered wait for the database, new ones are turned away.
+    if (deps.ledger.refusesWrites()) throw ledgerRefusingWrites()
     const profile = typeof body.model === 'string' ? body.model : ''
     const mode = routingModeOf(profile)
     if (!mode) {
@@ -168,6 +171,13 @@ export async function relay(deps: Deps, input: RelayInput): Promise<Response> {
     return errorResponse(err, surface.errorShape, idHeader)
   }
 }
+
+const ledgerRefusingWrites = () =>
+  new GatewayError(
+    'api_error',
+    'svc cannot record usage right now (its database refuses writes: is the disk full?), so it serves no model requests until it can; retry later',
+    { status: 503, retryAfterSeconds: 5 },
+  )
 
 /**
  * Why no model can serve, in the error the client gets. None of these changes on a retry (no

@@ -302,7 +302,7 @@ describe('kill -9 under load, then a restart on the same database', () => {
     const second = await serve(dir)
     expect(second.logs.some((l) => l.msg === 'created the first account on an empty database')).toBe(false)
     const ready = await fetch(`${second.url}/readyz`)
-    expect(await ready.json()).toEqual({ status: 'ready', database: true, providers: ['sim'] })
+    expect(await ready.json()).toEqual({ status: 'ready', database: true, recording: true, providers: ['sim'] })
 
     // Every request the client saw finish before the crash's last moments is in the ledger, once,
     // completed and fully charged; one answered in the last 5 ms before the kill may be missing (its

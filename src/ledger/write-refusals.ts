@@ -1,0 +1,27 @@
+// When SQLite refuses a write because of the database, not the record: a full disk, an I/O
+// error, a read-only or locked file. Such a refusal says nothing about the requests being
+// written, and the same write succeeds once an operator makes room; a record of its own that
+// breaks a constraint (a bug) fails alone, every time.
+
+/** SQLite's primary result codes for a database that cannot take writes now (sqlite.org/rescode.html). */
+const refusingCodes = new Set([
+  'SQLITE_FULL',
+  'SQLITE_IOERR',
+  'SQLITE_READONLY',
+  'SQLITE_BUSY',
+  'SQLITE_LOCKED',
+  'SQLITE_NOMEM',
+  'SQLITE_CANTOPEN',
+  'SQLITE_PERM',
+  'SQLITE_PROTOCOL',
+  'SQLITE_CORRUPT',
+  'SQLITE_NOTADB',
+])
+
+/** True when `err` is SQLite refusing writes to the database as a whole (extended codes included). */
+export function databaseRefusesWrites(err: unknown): boolean {
+  const code = (err as { code?: unknown } | null)?.code
+  if (typeof code !== 'string') return false
+  const underscore = code.indexOf('_', 'SQLITE_'.length)
+  return refusingCodes.has(underscore === -1 ? code : code.slice(0, underscore))
+}

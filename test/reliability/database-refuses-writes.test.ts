@@ -1,0 +1,184 @@
+// When the database refuses writes (a full disk; SQLite's max_page_count plays one here), svc
+// keeps the requests it has already answered and turns new model requests away, rather than
+// serving them unbilled and losing them from the usage API. Once the database takes writes again,
+// every answered request is recorded and charged, once.
+import type { Database } from 'bun:sqlite'
+import { afterAll, describe, expect, test } from 'bun:test'
+import { mkdtempSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { openDatabase } from '../../src/db/open'
+import { createSqliteLedger } from '../../src/ledger/sqlite-ledger'
+import { databaseRefusesWrites } from '../../src/ledger/write-refusals'
+import { createHarness, type Harness } from '../support/harness'
+import { finishedRequest } from '../support/ledger-fixtures'
+import { simClaude, simProviders } from '../support/sim-models'
+import { startSimulator } from '../support/simulator'
+
+const sim = startSimulator({ apiKey: 'sim' })
+const dir = mkdtempSync(join(tmpdir(), 'svc-refusals-'))
+afterAll(() => {
+  sim.stop()
+  rmSync(dir, { recursive: true, force: true })
+})
+
+/** Caps the database at the pages it has: the first write that needs a new page is SQLITE_FULL. */
+function fillDisk(db: Database) {
+  const { page_count } = db.query('PRAGMA page_count').get() as { page_count: number }
+  db.run(`PRAGMA max_page_count = ${page_count}`)
+}
+const makeRoom = (db: Database) => db.run('PRAGMA max_page_count = 1000000000')
+
+const gateway = () =>
+  createHarness({
+    grantUsd: 5,
+    env: { SIM_KEY: 'sim' },
+    config: {
+      catalog: { builtin: false },
+      providers: simProviders(sim.url),
+      models: [simClaude({ profiles: ['max'] })],
+    },
+  })
+
+const ask = (h: Harness) =>
+  h.call('/compat-a/v1/messages', {
+    method: 'POST',
+    headers: { 'anthropic-version': '2023-06-01' },
+    json: { model: 'svc-max', max_tokens: 16, messages: [{ role: 'user', content: 'hi' }] },
+  })
+
+async function until(what: string, ok: () => Promise<boolean>, ms = 5_000) {
+  const deadline = performance.now() + ms
+  while (!(await ok())) {
+    if (performance.now() > deadline) throw new Error(`timed out waiting for ${what}`)
+    await Bun.sleep(20)
+  }
+}
+
+describe('a database that refuses writes', () => {
+  test('answered requests wait for it, new ones are refused in each surface’s shape, and every answered one is charged once there is room', async () => {
+    const h = await gateway()
+    fillDisk(h.db)
+    // The database's free pages take a few; sooner or later a commit is refused. Each request is
+    // answered and queued; the usage API's read writes the queue, so the refusal is seen at once.
+    const answered: string[] = []
+    let refused: Response | undefined
+    for (let i = 0; i < 300 && !refused; i++) {
+      const res = await ask(h)
+      if (res.status === 200) answered.push(res.headers.get('request-id')!)
+      else refused = res
+      expect((await h.call('/v1/usage')).status).toBe(200)
+    }
+    expect(refused?.status).toBe(503)
+    expect(refused!.headers.get('retry-after')).toBe('5')
+    expect(await refused!.json()).toEqual({
+      type: 'error',
+      error: {
+        type: 'api_error',
+        message:
+          'svc cannot record usage right now (its database refuses writes: is the disk full?), so it serves no model requests until it can; retry later',
+      },
+    })
+    const onResponses = await h.call('/compat-b/v1/responses', {
+      method: 'POST',
+      json: { model: 'svc-max', input: 'hi' },
+    })
+    expect(onResponses.status).toBe(503)
+    expect((await onResponses.json()).error.message).toContain('database refuses writes')
+    const notReady = await h.call('/readyz', { key: null })
+    expect(notReady.status).toBe(503)
+    expect(await notReady.json()).toMatchObject({ status: 'not_ready', database: true, recording: false })
+    // An admin's write is refused too, as a 503 that says why (not an internal error).
+    const grant = await h.call('/v1/admin/grants', {
+      method: 'POST',
+      headers: { authorization: 'Bearer admin-secret' },
+      key: null,
+      json: { account: 'default', usd: 1, source: 'too-late' },
+    })
+    if (grant.status !== 201) {
+      expect(grant.status).toBe(503)
+      expect((await grant.json()).error.message).toContain('refuses writes')
+    }
+    const upstreamCalls = sim.requests.length
+
+    makeRoom(h.db)
+    await until('the gateway to record again', async () => (await h.call('/readyz', { key: null })).status === 200)
+    // Nothing refused reached the upstream; every answered request is in the ledger, charged, once.
+    expect(sim.requests.length).toBe(upstreamCalls)
+    const rows = h.db.query('SELECT id, charged_nanos FROM requests').all() as { id: string; charged_nanos: number }[]
+    expect(rows.map((r) => r.id).sort()).toEqual([...answered].sort())
+    for (const row of rows) expect(row.charged_nanos).toBeGreaterThan(0)
+    const charged = rows.reduce((sum, r) => sum + r.charged_nanos, 0)
+    const usage = await (await h.call('/v1/usage')).json()
+    expect(usage.used_nanos).toBe(charged)
+    const grants = h.db.query('SELECT amount_nanos, remaining_nanos FROM grants').all() as {
+      amount_nanos: number
+      remaining_nanos: number
+    }[]
+    const remaining = grants.reduce((sum, g) => sum + g.remaining_nanos, 0)
+    expect(remaining).toBe(grants.reduce((sum, g) => sum + g.amount_nanos, 0) - charged)
+    for (const id of answered.slice(-3)) {
+      const detail = await (await h.call(`/v1/usage/requests/${id}`)).json()
+      expect(detail).toMatchObject({ request_id: id, status: 'completed' })
+    }
+
+    // And it serves again.
+    const again = await ask(h)
+    expect(again.status).toBe(200)
+  })
+
+  test('a request waiting when the ledger closes is reported lost, once; one written after the refusal resolves', async () => {
+    const lost: string[] = []
+    const refusals: unknown[] = []
+    const resumed: number[] = []
+    const db = openDatabase(join(dir, 'close.db'))
+    const ledger = createSqliteLedger(db, Date.now, {
+      onRecordFailure: (id) => lost.push(id),
+      onRefused: (err) => refusals.push(err),
+      onResumed: (written) => resumed.push(written),
+    })
+    const account = await ledger.createAccount('acme')
+    await ledger.addGrant({ accountId: account.id, amountNanos: 1_000_000_000, scopeCostType: 'all', source: 'admin' })
+    const at = Date.now()
+
+    fillDisk(db.$client)
+    const waiting = Array.from({ length: 40 }, (_, i) => finishedRequest({ accountId: account.id, at: at + i }))
+    const recorded = ledger.recordRequest(waiting[0]!)
+    for (const finished of waiting.slice(1)) ledger.queueRequest(finished)
+    await ledger.listAccounts() // a read writes the queue first
+    expect(ledger.refusesWrites()).toBe(true)
+    expect(refusals).toHaveLength(1)
+    expect(databaseRefusesWrites(refusals[0])).toBe(true)
+
+    // Room, then the retry (within a second) writes all forty; the waiting caller's promise resolves.
+    makeRoom(db.$client)
+    expect((await recorded).request.id).toBe(waiting[0]!.request.id)
+    expect(ledger.refusesWrites()).toBe(false)
+    expect(resumed).toEqual([40])
+
+    // Full again, and closed before there is room: each waiting request is reported, once.
+    fillDisk(db.$client)
+    const late = Array.from({ length: 40 }, (_, i) => finishedRequest({ accountId: account.id, at: at + 100 + i }))
+    for (const finished of late) ledger.queueRequest(finished)
+    await ledger.listAccounts()
+    expect(ledger.refusesWrites()).toBe(true)
+    ledger.close()
+    expect(lost.sort()).toEqual(late.map((f) => f.request.id).sort())
+  })
+
+  test('the refusals that hold requests are the database’s, not a record’s', () => {
+    const sqliteError = (code: string) => Object.assign(new Error(code), { code })
+    for (const code of [
+      'SQLITE_FULL',
+      'SQLITE_IOERR_WRITE',
+      'SQLITE_READONLY_DBMOVED',
+      'SQLITE_BUSY',
+      'SQLITE_CORRUPT',
+    ])
+      expect(databaseRefusesWrites(sqliteError(code))).toBe(true)
+    for (const code of ['SQLITE_CONSTRAINT_PRIMARYKEY', 'SQLITE_MISMATCH', 'SQLITE_TOOBIG', 'SQLITE_ERROR'])
+      expect(databaseRefusesWrites(sqliteError(code))).toBe(false)
+    expect(databaseRefusesWrites(new TypeError('x is undefined'))).toBe(false)
+    expect(databaseRefusesWrites(undefined)).toBe(false)
+  })
+})

@@ -1,10 +1,14 @@
+import { Database } from 'bun:sqlite'
 import { afterEach, describe, expect, test } from 'bun:test'
-import { mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs'
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import type { Io } from '../src/cli/context'
+import { openDatabase } from '../src/db/open'
+import { createSqliteLedger } from '../src/ledger/sqlite-ledger'
 import { main } from '../src/main'
 import { createHarness, type TestResponse } from './support/harness'
+import { finishedRequest } from './support/ledger-fixtures'
 
 const dirs: string[] = []
 afterEach(() => {
@@ -102,7 +106,7 @@ describe('admin CLI', () => {
 
   test('help for every command, version, unknown command', async () => {
     const { run } = cli()
-    for (const command of ['serve', 'init', 'accounts', 'keys', 'grants', 'provider-keys', 'usage']) {
+    for (const command of ['serve', 'init', 'accounts', 'keys', 'grants', 'provider-keys', 'usage', 'backup']) {
       const r = await run(command, '--help')
       expect(r.code).toBe(0)
       expect(r.out).toContain(`svc ${command}`)
@@ -244,5 +248,58 @@ describe('another process writes', () => {
     await new Promise((resolve) => setImmediate(resolve))
     expect((await get()).status).toBe(401)
     deps.ledger.close()
+  })
+})
+
+describe('backup', () => {
+  test('copies the database while a gateway has it open, unspread journal and all; the copy restores; never over a file', async () => {
+    const { dir, run } = cli()
+    const database = join(dir, 'svc.db')
+    expect((await run('accounts', 'create', 'alice')).code).toBe(0)
+    expect((await run('grants', 'add', '--account', 'alice', '--usd', '3')).code).toBe(0)
+    // The serving gateway's connection: a lone request commits to the journal and is spread
+    // into the tables only later (sqlite-request-writer.ts); the backup is taken in between.
+    const serving = createSqliteLedger(openDatabase(database))
+    const alice = (await serving.getAccountByName('alice'))!
+    const answered = finishedRequest({ accountId: alice.id, at: Date.now(), legs: [{ costNanos: 250_000 }] })
+    await serving.recordRequest(answered)
+
+    const copy = join(dir, 'backups', 'svc-copy.db')
+    mkdirSync(join(dir, 'backups'))
+    const done = await run('backup', copy)
+    expect(done.code).toBe(0)
+    expect(done.out).toContain(`backed up ${database} to ${copy}`)
+    expect(done.out).toContain('1 accounts')
+    expect(done.out).toContain(
+      `To restore: stop svc, copy it to ${database}, delete ${database}-wal and ${database}-shm`,
+    )
+    expect(statSync(copy).mode & 0o777).toBe(0o600)
+    serving.close()
+    const raw = new Database(copy, { readonly: true })
+    const count = (table: string) => (raw.query(`SELECT count(*) AS n FROM ${table}`).get() as { n: number }).n
+    expect([count('ledger_journal'), count('requests')]).toEqual([1, 0])
+    raw.close()
+
+    // Restored: the journal entry is spread on open, charged once.
+    const restored = createSqliteLedger(openDatabase(copy))
+    const got = await restored.getRequest(alice.id, answered.request.id)
+    expect(got?.request.chargedNanos).toBe(250_000)
+    const [grant] = await restored.listGrants(alice.id)
+    expect(grant!.remainingNanos).toBe(3_000_000_000 - 250_000)
+    restored.close()
+
+    const again = await run('backup', copy)
+    expect(again.code).toBe(2)
+    expect(again.err).toContain(`${copy} exists: a backup never overwrites a file`)
+    const json = JSON.parse((await run('backup', join(dir, 'second.db'), '--json')).out)
+    expect(json).toMatchObject({ file: join(dir, 'second.db'), database, accounts: 1, grants: 1 })
+    expect(json.bytes).toBeGreaterThan(0)
+  })
+
+  test('no database, no backup and no file left behind', async () => {
+    const { dir, run } = cli({ SVC_DATABASE: '/nonexistent/dir/svc.db' })
+    const result = await run('backup', 'out.db')
+    expect(result).toMatchObject({ code: 1, err: 'svc: no database at /nonexistent/dir/svc.db to back up' })
+    expect(existsSync(join(dir, 'out.db'))).toBe(false)
   })
 })

@@ -25,6 +25,7 @@ Administration (open the database directly; safe beside a running gateway)
   grants add --account NAME --usd AMOUNT [scopes…] | list --account NAME
   provider-keys add --account NAME --provider ID < KEY | list | remove
   usage --account NAME
+  backup FILE           a consistent copy of the database, taken while the gateway serves
 
 Every command takes --config FILE (else $SVC_CONFIG, else ./svc.toml), --db PATH, --json, --help.
 
@@ -134,6 +135,15 @@ The key is read from standard input so it never shows in \`ps\` or shell history
 
 Example:
   printenv MY_ANTHROPIC_KEY | svc provider-keys add --account alice --provider anthropic`,
+  backup: `svc backup FILE
+
+Copies the database to FILE (created readable by you alone; never over an existing file) as one
+consistent snapshot, while the gateway goes on serving and writing. The copy is checked and
+counted before the command succeeds. To restore: stop svc, copy FILE to the database's path,
+delete the -wal and -shm files beside it, start svc.
+
+Example:
+  svc backup /var/backups/svc-$(date +%F).db`,
   usage: `svc usage --account NAME [--limit N]
 
 Credit position and the most recent usage events of an account.

@@ -309,6 +309,61 @@ describe('svc login (device flow)', () => {
     }
   })
 
+  test('a gateway that cannot be reached, or is not svc: one line that names it, never a stack', async () => {
+    const closed = Bun.serve({ port: 0, hostname: '127.0.0.1', fetch: () => new Response() })
+    const down = `http://127.0.0.1:${closed.port}`
+    closed.stop(true)
+    const unreachable = `svc: cannot reach the gateway at ${down}: connection refused (is svc running there?)`
+    for (const argv of [
+      ['login', down, '--with-token'],
+      ['login', down, '--no-browser'],
+    ]) {
+      const c = cli(`${h.key}\n`)
+      expect(await c.run(...argv)).toBe(1)
+      expect(c.err.join('')).toBe(unreachable)
+    }
+    // Signed in, and the gateway goes away.
+    const signedIn = cli(`${h.key}\n`)
+    expect(await signedIn.run('login', gateway, '--with-token')).toBe(0)
+    signedIn.io.env.SVC_URL = down
+    expect(await signedIn.run('whoami')).toBe(1)
+    expect(signedIn.err.join('')).toBe(unreachable)
+
+    // Something else answers there: an empty 404, as an egress proxy does.
+    const notSvc = Bun.serve({ port: 0, hostname: '127.0.0.1', fetch: () => new Response(null, { status: 404 }) })
+    try {
+      const c = cli(`${h.key}\n`)
+      expect(await c.run('login', `http://127.0.0.1:${notSvc.port}`, '--with-token')).toBe(2)
+      expect(c.err.join('')).toStartWith(
+        `svc: http://127.0.0.1:${notSvc.port} answered HTTP 404 to a sign-in check; is it an svc gateway?`,
+      )
+    } finally {
+      notSvc.stop(true)
+    }
+  })
+
+  test('the gateway restarting while the user approves: the CLI says so and keeps polling until it is back', async () => {
+    const forward = (r: Request) => h.app.handle(r)
+    let front = Bun.serve({ port: 0, hostname: '127.0.0.1', fetch: forward })
+    const port = front.port
+    const c = cli()
+    const login = c.run('login', `http://127.0.0.1:${port}`, '--no-browser')
+    const code = await codeFrom(c.err)
+    front.stop(true)
+    for (let i = 0; i < 500 && !c.err.join('').includes('trying again'); i++) await Bun.sleep(5)
+    expect(c.err.join('')).toContain(
+      `cannot reach the gateway at http://127.0.0.1:${port}: connection refused (is svc running there?); trying again until the code expires`,
+    )
+    front = Bun.serve({ port, hostname: '127.0.0.1', fetch: forward })
+    try {
+      expect((await approve({ user_code: code, api_key: h.key, decision: 'approve' })).status).toBe(200)
+      expect(await login).toBe(0)
+      expect(c.err.join('').match(/trying again/g)).toHaveLength(1)
+    } finally {
+      front.stop(true)
+    }
+  })
+
   test('login --with-token checks the key and stores it; a bad key is refused', async () => {
     const ok = cli(`${h.key}\n`)
     expect(await ok.run('login', gateway, '--with-token')).toBe(0)

@@ -1,6 +1,7 @@
 // `svc login`, `svc logout`, `svc whoami`: the CLI side of device sign-in.
 import { hostname } from 'node:os'
 import { formatUsd } from '../ledger/pricing'
+import { GatewayError } from '../lib/errors'
 import { isObject } from '../protocols/wire-values'
 import { type Io, parseFlags, print, UsageError } from './context'
 import {
@@ -12,36 +13,72 @@ import {
 } from './credentials'
 
 const defaultGateway = 'http://127.0.0.1:8080'
+/** How long one request to the gateway may take: an address that drops packets answers never. */
+const requestTimeoutMs = 30_000
 
-async function postJson(url: string, body: unknown, key?: string) {
-  const response = await fetch(url, {
+/**
+ * A request to the gateway. One that cannot reach it (a wrong URL, svc not running) is the user's
+ * to fix: said in a line that names the gateway, not as a stack trace.
+ */
+async function reach(gateway: string, path: string, init: RequestInit = {}): Promise<Response> {
+  try {
+    return await fetch(`${gateway}${path}`, { ...init, signal: AbortSignal.timeout(requestTimeoutMs) })
+  } catch (err) {
+    const reason =
+      (err as { code?: string }).code === 'ECONNREFUSED'
+        ? 'connection refused (is svc running there?)'
+        : (err as Error).name === 'TimeoutError'
+          ? `no answer within ${requestTimeoutMs / 1000} s`
+          : (err as Error).message
+    throw new GatewayError('api_error', `cannot reach the gateway at ${gateway}: ${reason}`)
+  }
+}
+
+async function postJson(gateway: string, path: string, body: unknown, key?: string) {
+  const response = await reach(gateway, path, {
     method: 'POST',
     headers: { 'content-type': 'application/json', ...(key ? { authorization: `Bearer ${key}` } : {}) },
     body: JSON.stringify(body),
   })
-  return { status: response.status, body: (await response.json().catch(() => ({}))) as Record<string, unknown> }
+  return { status: response.status, body: await jsonObject(response) }
+}
+
+/** The answer's JSON object; {} for anything else (an empty body, a proxy's HTML page, `null`). */
+async function jsonObject(response: Response): Promise<Record<string, unknown>> {
+  const parsed: unknown = await response.json().catch(() => undefined)
+  return isObject(parsed) ? parsed : {}
+}
+
+/** The message of an answer in svc's error shape, if it is one. */
+function errorMessage(body: Record<string, unknown>): string | undefined {
+  const error = body.error
+  return isObject(error) && typeof error.message === 'string' ? error.message : undefined
 }
 
 /** Why the gateway did not start a sign-in: its own words when it answered in svc's error shape (a 429 when too many sign-ins wait). */
 function signInRefusal(gateway: string, start: { status: number; body: Record<string, unknown> }): string {
-  const error = start.body.error
-  const message = isObject(error) && typeof error.message === 'string' ? error.message : undefined
+  const message = errorMessage(start.body)
   return message
     ? `${gateway} did not start a sign-in (HTTP ${start.status}): ${message}`
     : `${gateway} did not start a sign-in (HTTP ${start.status}); is it an svc gateway?`
 }
 
 async function whoami(gateway: string, key: string) {
-  const response = await fetch(`${gateway}/v1/auth/whoami`, { headers: { authorization: `Bearer ${key}` } })
-  const body = (await response.json().catch(() => ({}))) as {
+  const response = await reach(gateway, '/v1/auth/whoami', { headers: { authorization: `Bearer ${key}` } })
+  const body = await jsonObject(response)
+  if (!response.ok) {
+    const message = errorMessage(body)
+    throw new UsageError(
+      message
+        ? `the gateway refused the key: ${message}`
+        : `${gateway} answered HTTP ${response.status} to a sign-in check; is it an svc gateway?`,
+    )
+  }
+  return body as {
     account?: { id: string; name: string }
     key?: { id: string; name: string; prefix: string }
     credit?: { limit_nanos: number; used_nanos: number; remaining_nanos: number }
-    error?: { message?: string }
   }
-  if (!response.ok)
-    throw new UsageError(`the gateway refused the key: ${body.error?.message ?? `HTTP ${response.status}`}`)
-  return body
 }
 
 /**
@@ -102,7 +139,7 @@ export async function runLogin(args: string[], io: Io): Promise<number> {
   }
 
   const deviceName = values.name ?? `svc CLI on ${hostname()}`
-  const start = await postJson(`${gateway}/v1/auth/device/code`, { device_name: deviceName })
+  const start = await postJson(gateway, '/v1/auth/device/code', { device_name: deviceName })
   if (start.status !== 200) throw new UsageError(signInRefusal(gateway, start))
   const { device_code, user_code, expires_in } = start.body as Record<string, string & number>
   const verificationUri = linkUnderGateway(gateway, start.body.verification_uri) ?? `${gateway}/login`
@@ -116,9 +153,17 @@ export async function runLogin(args: string[], io: Io): Promise<number> {
   if (!values['no-browser']) openBrowser(io, verificationUriComplete ?? verificationUri)
 
   const deadline = Date.now() + Number(expires_in) * 1000
+  let lostGateway = false
   while (Date.now() < deadline) {
     await Bun.sleep(interval * 1000)
-    const poll = await postJson(`${gateway}/v1/auth/device/token`, { device_code })
+    // The gateway may restart while the user approves: polls go on until the code expires.
+    const poll = await postJson(gateway, '/v1/auth/device/token', { device_code }).catch((err: unknown) => {
+      if (!lostGateway) io.err(`${(err as Error).message}; trying again until the code expires`)
+      lostGateway = true
+      return undefined
+    })
+    if (!poll) continue
+    lostGateway = false
     if (poll.status === 200) {
       const account = poll.body.account as { id: string; name: string }
       const path = writeCredentials(io, {
@@ -163,7 +208,7 @@ export async function runLogout(args: string[], io: Io): Promise<number> {
   }
   let revoked = false
   try {
-    const result = await postJson(`${stored.gateway}/v1/auth/logout`, {}, stored.api_key)
+    const result = await postJson(stored.gateway, '/v1/auth/logout', {}, stored.api_key)
     revoked = result.status === 200 || result.status === 401
   } catch {
     revoked = false

@@ -227,6 +227,49 @@ describe('serve on an empty database', () => {
   })
 })
 
+describe('what serve and the admin verbs cannot use, said in one line', () => {
+  test('a port in use, an address not here', async () => {
+    const { run } = cli()
+    const taken = Bun.serve({ port: 0, hostname: '127.0.0.1', fetch: () => new Response() })
+    try {
+      expect(await run('serve', '--once', '--port', String(taken.port))).toEqual({
+        code: 1,
+        out: '',
+        err: `svc: cannot listen on 127.0.0.1:${taken.port}: the port is in use (another svc?); choose another with --host/--port or [server]`,
+      })
+    } finally {
+      taken.stop(true)
+    }
+    expect((await run('serve', '--once', '--port', '0', '--host', '192.0.2.1')).err).toBe(
+      'svc: cannot listen on 192.0.2.1:0: no interface of this machine has that address; choose another with --host/--port or [server]',
+    )
+  })
+
+  test('a database path that cannot be one', async () => {
+    const { dir, run } = cli()
+    const notDatabase = join(dir, 'notes.txt')
+    writeFileSync(notDatabase, 'not a database, but kept as it was\n')
+    for (const argv of [
+      ['serve', '--once', '--port', '0'],
+      ['accounts', 'list'],
+    ]) {
+      expect(await run(...argv, '--db', notDatabase)).toEqual({
+        code: 1,
+        out: '',
+        err: `svc: cannot open the database at ${notDatabase}: file is not a database; choose another with --db or [server] database`,
+      })
+    }
+    expect(readFileSync(notDatabase, 'utf8')).toBe('not a database, but kept as it was\n')
+    const underAFile = join(notDatabase, 'svc.db')
+    const r = await run('accounts', 'list', '--db', underAFile)
+    expect(r.code).toBe(1)
+    // The system's own reason (Bun says EEXIST for a directory that is a file) in the same one line.
+    expect(r.err).toStartWith(`svc: cannot open the database at ${underAFile}: `)
+    expect(r.err).toEndWith('; choose another with --db or [server] database')
+    expect(r.err).not.toContain('\n')
+  })
+})
+
 describe('another process writes', () => {
   test('a key revoked by the CLI stops working at once on a running gateway', async () => {
     const { dir, run } = cli()

@@ -3,6 +3,7 @@
 import { chmodSync, writeFileSync } from 'node:fs'
 import { dirname, join } from 'node:path'
 import { createApp } from '../app'
+import { ConfigError } from '../config/load'
 import { createDeps } from '../deps'
 import { createLogger } from '../lib/log'
 import { formatUsd } from '../ledger/pricing'
@@ -40,16 +41,18 @@ export async function runServe(args: string[], io: Io): Promise<number> {
   }
 
   const app = createApp(deps)
-  const server = Bun.serve({
-    hostname: config.server.host,
-    port: config.server.port,
-    fetch: app.fetch,
-    // Bun's own limit backs up the app's Content-Length check for chunked bodies.
-    maxRequestBodySize: config.server.maxBodyBytes + 1024,
-    // The longest Bun allows (seconds without a byte either way). A model may think for minutes: a
-    // started stream gets a keep-alive every [routing] ping_interval_ms (at most 240 s) instead.
-    idleTimeout: 255,
-  })
+  const server = listen(config.server.host, config.server.port, () =>
+    Bun.serve({
+      hostname: config.server.host,
+      port: config.server.port,
+      fetch: app.fetch,
+      // Bun's own limit backs up the app's Content-Length check for chunked bodies.
+      maxRequestBodySize: config.server.maxBodyBytes + 1024,
+      // The longest Bun allows (seconds without a byte either way). A model may think for minutes: a
+      // started stream gets a keep-alive every [routing] ping_interval_ms (at most 240 s) instead.
+      idleTimeout: 255,
+    }),
+  )
   const url = `http://${server.hostname}:${server.port}`
   log.info('svc is listening', {
     url,
@@ -94,4 +97,22 @@ export async function runServe(args: string[], io: Io): Promise<number> {
     process.on('SIGTERM', () => void shutdown('SIGTERM'))
     process.on('SIGINT', () => void shutdown('SIGINT'))
   })
+}
+
+/** Starts the server; an address it cannot take is the operator's to change, said in a line. */
+function listen<T>(host: string, port: number, start: () => T): T {
+  try {
+    return start()
+  } catch (err) {
+    const code = (err as { code?: string }).code
+    const why =
+      code === 'EADDRINUSE'
+        ? 'the port is in use (another svc?)'
+        : code === 'EADDRNOTAVAIL'
+          ? 'no interface of this machine has that address'
+          : code === 'EACCES'
+            ? 'not allowed to use that port'
+            : (err as Error).message
+    throw new ConfigError(`cannot listen on ${host}:${port}: ${why}; choose another with --host/--port or [server]`)
+  }
 }

@@ -6,22 +6,42 @@ import { dirname } from 'node:path'
 import { type BunSQLiteDatabase, drizzle } from 'drizzle-orm/bun-sqlite'
 import type { MigrationMeta } from 'drizzle-orm/migrator'
 import { embeddedMigrations } from './migrations.generated'
+import { ConfigError } from '../config/load'
 import * as schema from './schema'
 
 export type Db = BunSQLiteDatabase<typeof schema> & { $client: Database }
 
 export function openDatabase(path: string): Db {
-  if (path !== ':memory:') mkdirSync(dirname(path), { recursive: true })
-  const client = new Database(path, { create: true, strict: true })
-  // WAL lets usage queries read while a request is being recorded; NORMAL is durable across
-  // process crashes in WAL mode (only an OS crash can lose the last commits).
-  client.exec('PRAGMA journal_mode = WAL')
+  const client = openClient(path)
   client.exec('PRAGMA synchronous = NORMAL')
   client.exec('PRAGMA busy_timeout = 5000')
   const db = drizzle({ client, schema }) as Db
   applyMigrations(db)
   client.exec('PRAGMA foreign_keys = ON')
   return db
+}
+
+/**
+ * The file, made where it is missing. A path that cannot be a database (a directory that cannot
+ * be made, a file that is something else, no permission) is the operator's to change: said in a
+ * line that names it rather than as SQLite's stack.
+ */
+function openClient(path: string): Database {
+  let client: Database | undefined
+  try {
+    if (path !== ':memory:') mkdirSync(dirname(path), { recursive: true })
+    client = new Database(path, { create: true, strict: true })
+    // WAL lets usage queries read while a request is being recorded; NORMAL is durable across
+    // process crashes in WAL mode (only an OS crash can lose the last commits). The first read of
+    // the file, so also where one that is not a database says so.
+    client.exec('PRAGMA journal_mode = WAL')
+    return client
+  } catch (err) {
+    client?.close()
+    throw new ConfigError(
+      `cannot open the database at ${path}: ${(err as Error).message}; choose another with --db or [server] database`,
+    )
+  }
 }
 
 /**

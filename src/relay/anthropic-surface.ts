@@ -4,7 +4,7 @@ import { anthropicUsage } from '../protocols/anthropic/decode-anthropic-response
 import { encodeAnthropicResponse } from '../protocols/anthropic/encode-anthropic-response'
 import { anthropicStreamEncoder } from '../protocols/anthropic/encode-anthropic-stream'
 import { encodeGatewayErrorAsAnthropic } from '../protocols/anthropic/errors'
-import { withoutForeignSearches } from '../protocols/anthropic/foreign-searches'
+import { withoutForeignHistory } from '../protocols/anthropic/foreign-history'
 import { fitToModel } from '../protocols/anthropic/model-fit'
 import { createAnthropicPassThroughMeter, rewriteMessageStart } from '../protocols/anthropic/usage-meter'
 import { encodeSse } from '../protocols/sse'
@@ -23,10 +23,10 @@ export const anthropicSurface: InboundSurface = {
   metadata: (body) => (isObject(body.metadata) ? body.metadata : undefined),
   // Claude Code sends `thinking: {type: "adaptive"}` and output_config.effort whatever model it is
   // routed to: fitted, as anything else the model would refuse (model-fit.ts), and so is history
-  // Claude cannot read back (foreign-searches.ts).
+  // another provider made that Claude cannot read back (foreign-history.ts).
   passThroughBody: (body, model, maxTokens) =>
     fitToModel(
-      withoutForeignSearches(withoutSessionMetadata({ ...body, model: model.upstreamModel, max_tokens: maxTokens })),
+      withoutForeignHistory(withoutSessionMetadata({ ...body, model: model.upstreamModel, max_tokens: maxTokens })),
       model.capabilities,
     ),
   passThroughJson(json, ids) {

@@ -6,7 +6,7 @@ import { isRetired } from '../config/load'
 import type { Deps } from '../deps'
 import { invalidRequest } from '../lib/errors'
 import { decodeAnthropicRequest } from '../protocols/anthropic/decode-anthropic-request'
-import { withoutForeignSearches } from '../protocols/anthropic/foreign-searches'
+import { withoutForeignHistory } from '../protocols/anthropic/foreign-history'
 import { fitToModel } from '../protocols/anthropic/model-fit'
 import { isObject } from '../protocols/wire-values'
 import { readAnswerText } from '../providers/bounded-body'
@@ -48,7 +48,7 @@ export async function countTokens(
         // Fitted as a request to the model is: count_tokens refuses what messages refuses.
         body: JSON.stringify(
           fitToModel(
-            withoutForeignSearches(withoutSessionMetadata({ ...input.body, model: anthropicModel.upstreamModel })),
+            withoutForeignHistory(withoutSessionMetadata({ ...input.body, model: anthropicModel.upstreamModel })),
             anthropicModel.capabilities,
           ),
         ),

@@ -9,7 +9,7 @@ import { encodeResponsesResponse, messageItemId } from '../protocols/openai-resp
 import { responsesStreamEncoder } from '../protocols/openai-responses/encode-responses-stream'
 import { encodeGatewayErrorAsOpenAI } from '../protocols/openai-responses/errors'
 import { fitResponsesToModel } from '../protocols/openai-responses/model-fit'
-import { withoutAnthropicReasoning } from '../protocols/openai-responses/reasoning-signature'
+import { withoutUnreadableReasoning } from '../protocols/openai-responses/reasoning-signature'
 import type { ResponsesBody } from '../protocols/openai-responses/schema'
 import { createResponsesPassThroughMeter } from '../protocols/openai-responses/usage-meter'
 import { isJson, isObject } from '../protocols/wire-values'
@@ -37,7 +37,7 @@ export const responsesSurface: InboundSurface = {
     const out: Record<string, unknown> = { ...body, model: upstreamModel }
     // svc chose the model: what it would refuse, svc leaves out or brings within its range.
     fitResponsesToModel(out, capabilities)
-    if (Array.isArray(body.input)) out.input = withoutAnthropicReasoning(body.input)
+    if (Array.isArray(body.input)) out.input = withoutUnreadableReasoning(body.input, body.store !== false)
     if (typeof body.max_output_tokens === 'number' || maxTokens < unlimitedOutput) out.max_output_tokens = maxTokens
     return out
   },

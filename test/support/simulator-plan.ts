@@ -45,6 +45,14 @@ export interface PlanTool {
 export interface Scenario {
   text?: string
   thinking?: string
+  /** Anthropic: the thinking block's signature (default: one made from the thinking's length). */
+  signature?: string
+  /**
+   * Responses: the reasoning item's `encrypted_content`, sent (in its done item and the terminal
+   * output) only when the request's `include` asks for `reasoning.encrypted_content`, as OpenAI
+   * does. Absent: reasoning items carry none.
+   */
+  encryptedReasoning?: string
   toolCall?: SimToolCall
   /** Further calls in the same answer, after `toolCall` (parallel calls); ignored without it. */
   moreToolCalls?: SimToolCall[]
@@ -76,7 +84,7 @@ export interface Plan {
   /** Unix seconds, shared by every frame of one answer. */
   created: number
   request: Record<string, unknown>
-  thinking?: { text: string; deltas: string[]; signature: string; itemId: string }
+  thinking?: { text: string; deltas: string[]; signature: string; itemId: string; encrypted?: string }
   text?: { text: string; deltas: string[]; itemId: string }
   tool?: PlanTool
   /** The calls after `tool`, in order; absent when the scenario has none. */
@@ -192,6 +200,9 @@ function planTool(dialect: DialectName, call: SimToolCall): PlanTool {
   }
 }
 
+const wantsEncryptedReasoning = (body: Record<string, unknown>): boolean =>
+  Array.isArray(body['include']) && body['include'].includes('reasoning.encrypted_content')
+
 /** Every call of the answer, in order. */
 export const planTools = (plan: Plan): PlanTool[] => (plan.tool ? [plan.tool, ...(plan.moreTools ?? [])] : [])
 
@@ -221,8 +232,11 @@ export function buildPlan(
           text: thinking,
           deltas: splitWords(thinking),
           // Opaque like Anthropic's; deterministic so tests can assert it round-trips.
-          signature: Buffer.from(`sim-signature:${tokensOf(thinking)}`).toString('base64'),
+          signature: scenario.signature ?? Buffer.from(`sim-signature:${tokensOf(thinking)}`).toString('base64'),
           itemId: newId('rs_sim'),
+          ...(scenario.encryptedReasoning !== undefined && wantsEncryptedReasoning(body)
+            ? { encrypted: scenario.encryptedReasoning }
+            : {}),
         }
       : undefined,
     text: text

@@ -59,15 +59,17 @@ const searchItem = (plan: Plan, search: Plan['searches'][number], status: string
   },
 })
 
+/** A finished reasoning item: its summary, and its blob where the request asked for it. */
+const reasoningItem = (t: NonNullable<Plan['thinking']>) => ({
+  id: t.itemId,
+  type: 'reasoning',
+  summary: [{ type: 'summary_text', text: t.text }],
+  ...(t.encrypted !== undefined ? { encrypted_content: t.encrypted } : {}),
+})
+
 function completedItems(plan: Plan): unknown[] {
   const items: unknown[] = plan.searches.map((search) => searchItem(plan, search, 'completed'))
-  if (plan.thinking) {
-    items.push({
-      id: plan.thinking.itemId,
-      type: 'reasoning',
-      summary: [{ type: 'summary_text', text: plan.thinking.text }],
-    })
-  }
+  if (plan.thinking) items.push(reasoningItem(plan.thinking))
   if (plan.text) {
     items.push({
       id: plan.text.itemId,
@@ -157,10 +159,7 @@ function encodeFrames(plan: Plan): Frame[] {
     for (const delta of t.deltas) emit('response.reasoning_summary_text.delta', { ...at, delta }, true)
     emit('response.reasoning_summary_text.done', { ...at, text: t.text })
     emit('response.reasoning_summary_part.done', { ...at, part: { type: 'summary_text', text: t.text } })
-    emit('response.output_item.done', {
-      output_index: outputIndex,
-      item: { id: t.itemId, type: 'reasoning', summary: [{ type: 'summary_text', text: t.text }] },
-    })
+    emit('response.output_item.done', { output_index: outputIndex, item: reasoningItem(t) })
     outputIndex++
   }
   if (plan.text) {

@@ -59,6 +59,15 @@
 //                 types; a reasoning item's `summary` is required: openai-node's ResponseReasoningItem)
 //   [r-max]       400 "Invalid 'max_output_tokens': integer below minimum value. Expected a value
 //                 >= 16" (vectorize-io/hindsight#58)
+//   [r-custom]    custom_tool_call and custom_tool_call_output are input items, an output mapped
+//                 to its custom tool call by call_id (openai-node src/resources/responses/responses.ts
+//                 ResponseInputItem: ResponseCustomToolCall, ResponseCustomToolCallOutput)
+//   [r-store]     404 "Item with id 'rs_…' not found. Items are not persisted when `store` is set to
+//                 false" for a reasoning item sent by id without its encrypted_content
+//                 (vercel/ai#7543, anomalyco/opencode#7724)
+//   [r-blob]      400 invalid_encrypted_content "The encrypted content for item rs_… could not be
+//                 verified. Reason: Encrypted content could not be decrypted or parsed." for a blob
+//                 another organisation (or anyone else) issued (QuantumNous/new-api#4662, Wei-Shaw/sub2api#2863)
 
 type Json = Record<string, unknown>
 
@@ -423,17 +432,32 @@ function checkChatToolPairs(p: Problems, messages: Json[]): void {
 // ---- OpenAI Responses ----------------------------------------------------------------------------
 
 const responsesToolName = /^[a-zA-Z0-9_-]+$/
-const responsesItemTypes = new Set(['message', 'function_call', 'function_call_output', 'reasoning'])
+const responsesItemTypes = new Set([
+  'message',
+  'function_call',
+  'function_call_output',
+  'custom_tool_call',
+  'custom_tool_call_output',
+  'reasoning',
+])
+const responsesCallTypes = new Set(['function_call', 'custom_tool_call'])
+const responsesOutputTypes = new Set(['function_call_output', 'custom_tool_call_output'])
 const responsesInputParts = new Set(['input_text', 'input_image', 'input_file'])
 const responsesAssistantParts = new Set(['output_text', 'refusal'])
 const responsesRoles = new Set(['user', 'assistant', 'system', 'developer'])
 
-export function responsesProblems(body: Json): string[] {
+export interface ResponsesExpectations {
+  /** Every reasoning blob the upstream issued: one svc sends must be one of them, unmodified. */
+  issuedBlobs?: ReadonlySet<string>
+}
+
+export function responsesProblems(body: Json, expect: ResponsesExpectations = {}): string[] {
   const p = new Problems()
   if (typeof body.input !== 'string') {
     const items = asArray(body.input)
     for (const [i, item] of items.entries()) checkResponsesItem(p, item, i)
     checkResponsesCalls(p, objects(body.input))
+    checkResponsesReasoning(p, objects(body.input), body.store === false, expect)
   }
   const tools = objects(body.tools)
   const names = tools.filter((t) => t.type === 'function').map((t) => t.name)
@@ -473,7 +497,13 @@ function checkResponsesItem(p: Problems, item: unknown, i: number): void {
       p.check(typeof item.name === 'string', `${at}.name`, 'required [r-items]')
       p.check(typeof item.arguments === 'string', `${at}.arguments`, 'a string [r-items]')
       return
+    case 'custom_tool_call':
+      p.check(typeof item.call_id === 'string' && item.call_id !== '', `${at}.call_id`, 'required [r-custom]')
+      p.check(typeof item.name === 'string', `${at}.name`, 'required [r-custom]')
+      p.check(typeof item.input === 'string', `${at}.input`, 'a string [r-custom]')
+      return
     case 'function_call_output':
+    case 'custom_tool_call_output':
       p.check(
         typeof item.output === 'string' || Array.isArray(item.output),
         `${at}.output`,
@@ -492,13 +522,13 @@ function checkResponsesItem(p: Problems, item: unknown, i: number): void {
   }
 }
 
-/** Every output follows its call, and every call has its output. */
+/** Every output follows its call, and every call has its output (custom tool calls alike [r-custom]). */
 function checkResponsesCalls(p: Problems, items: Json[]): void {
   const called = new Set<unknown>()
   const answered = new Set<unknown>()
   for (const [i, item] of items.entries()) {
-    if (item.type === 'function_call') called.add(item.call_id)
-    if (item.type !== 'function_call_output') continue
+    if (responsesCallTypes.has(item.type as string)) called.add(item.call_id)
+    if (!responsesOutputTypes.has(item.type as string)) continue
     p.check(
       called.has(item.call_id),
       `input[${i}]`,
@@ -507,4 +537,20 @@ function checkResponsesCalls(p: Problems, items: Json[]): void {
     answered.add(item.call_id)
   }
   for (const id of called) p.check(answered.has(id), 'input', `no function_call_output for ${String(id)} [r-calls]`)
+}
+
+/** A reasoning item carries a blob the upstream issued, or (sent by id, as stored items are) is stored. */
+function checkResponsesReasoning(p: Problems, items: Json[], unstored: boolean, expect: ResponsesExpectations): void {
+  for (const [i, item] of items.entries()) {
+    if (item.type !== 'reasoning') continue
+    const blob = item.encrypted_content
+    if (typeof blob === 'string' && expect.issuedBlobs)
+      p.check(expect.issuedBlobs.has(blob), `input[${i}].encrypted_content`, 'one the upstream issued [r-blob]')
+    if (unstored)
+      p.check(
+        typeof blob === 'string' || item.id === undefined,
+        `input[${i}]`,
+        `reasoning item ${String(item.id)} sent by id under store:false, without its encrypted_content [r-store]`,
+      )
+  }
 }

@@ -46,18 +46,26 @@ export const encodeAnthropicReasoning = (reasoning: AnthropicReasoning): string 
     'utf8',
   ).toString('base64url')
 
+/** An id svc gave a reasoning item it made (encode-responses-response.ts): `rs_<ULID>_<index>`. */
+const svcReasoningItemId = /^rs_[0-9A-HJKMNP-TV-Z]{26}_\d+$/
+
 /**
- * A client's input items without the reasoning items that carry one of our Anthropic blobs: the
- * same array when there are none. For an OpenAI-Responses upstream, which cannot read them and
- * would refuse the request (a Claude-served conversation that falls back to OpenAI).
+ * A client's input items without the reasoning items OpenAI cannot read back (the same array when
+ * there are none), for an OpenAI-Responses upstream; a conversation other providers served in
+ * part (a fallback, a session that moved) has them:
+ * - those carrying one of our Anthropic blobs: refused (400);
+ * - those with no blob at all, which OpenAI would look up by id and not find (404 "Item with id
+ *   'rs_…' not found"): where the request is not stored, or the id is one svc made for reasoning
+ *   another provider did (a Chat model's, shown to the client as a summary).
  */
-export function withoutAnthropicReasoning(items: unknown[]): unknown[] {
-  const ours = (item: unknown) =>
-    isObject(item) &&
-    item.type === 'reasoning' &&
-    typeof item.encrypted_content === 'string' &&
-    item.encrypted_content.startsWith(blobPrefix)
-  return items.some(ours) ? items.filter((item) => !ours(item)) : items
+export function withoutUnreadableReasoning(items: unknown[], stored: boolean): unknown[] {
+  const unreadable = (item: unknown) => {
+    if (!isObject(item) || item.type !== 'reasoning') return false
+    const blob = item.encrypted_content
+    if (typeof blob === 'string' && blob !== '') return blob.startsWith(blobPrefix)
+    return !stored || (typeof item.id === 'string' && svcReasoningItemId.test(item.id))
+  }
+  return items.some(unreadable) ? items.filter((item) => !unreadable(item)) : items
 }
 
 /** The Anthropic reasoning inside a blob this module made, or undefined for any other value. */

@@ -1,0 +1,46 @@
+import { describe, expect, test } from 'bun:test'
+import { newUlid } from '../../lib/ids'
+import { reasoningItemId } from './encode-responses-response'
+import { encodeAnthropicReasoning, withoutUnreadableReasoning } from './reasoning-signature'
+
+const user = { role: 'user', content: 'hi' }
+const call = { type: 'function_call', call_id: 'c1', name: 'f', arguments: '{}' }
+/** A reasoning item OpenAI made and sealed: it reads it back. */
+const openAIs = { type: 'reasoning', id: 'rs_68af01', summary: [], encrypted_content: 'gAAAAB-sealed' }
+/** Claude's thinking, carried to the client in svc's blob. */
+const claudes = {
+  type: 'reasoning',
+  id: 'rs_x',
+  summary: [],
+  encrypted_content: encodeAnthropicReasoning({ type: 'thinking', signature: 'EqQB' }),
+}
+/** A Chat model's reasoning, shown as a summary under an id svc made. */
+const chats = {
+  type: 'reasoning',
+  id: reasoningItemId(`msg_${newUlid()}`, 0),
+  summary: [{ type: 'summary_text', text: 'hm' }],
+}
+
+describe('withoutUnreadableReasoning', () => {
+  test('what OpenAI can read back passes, as the very array', () => {
+    const items = [user, openAIs, call]
+    expect(withoutUnreadableReasoning(items, false)).toBe(items)
+    // Stored, OpenAI looks its own items up by id.
+    const byId = [user, { type: 'reasoning', id: 'rs_68af01', summary: [] }, call]
+    expect(withoutUnreadableReasoning(byId, true)).toBe(byId)
+  })
+
+  test('Claude’s blobs and reasoning svc made go, stored or not', () => {
+    for (const stored of [true, false]) {
+      expect(withoutUnreadableReasoning([user, claudes, chats, openAIs, call], stored)).toEqual([user, openAIs, call])
+    }
+  })
+
+  test('not stored, an item with no blob cannot be looked up: it goes, whoever made it', () => {
+    const lookedUp = { type: 'reasoning', id: 'rs_68af01', summary: [] }
+    expect(withoutUnreadableReasoning([user, lookedUp, { ...openAIs, encrypted_content: '' }, call], false)).toEqual([
+      user,
+      call,
+    ])
+  })
+})

@@ -27,7 +27,7 @@ import type OpenAI from 'openai'
 import type { ModelSection, ProviderKind } from '../src/config/schema'
 import { openAIToolName } from '../src/protocols/openai-tool-names'
 import { anthropicStreamProblems, parseSse, responsesStreamProblems, type SseFrame } from './support/answer-invariants'
-import { createHarness, type Harness, requestDetail, sdkClients } from './support/harness'
+import { createHarness, endedRequestDetail, type Harness, sdkClients } from './support/harness'
 import { propertyRuns } from './support/property-runs'
 import { simProviders } from './support/sim-models'
 import { type Scenario, startSimulator } from './support/simulator'
@@ -605,12 +605,7 @@ function rawResponsesProblems(frames: SseFrame[], answer: Answer, custom: boolea
 /** The request's record: completed, one leg, the upstream's counts, priced by its model's config. */
 async function ledgerProblems(requestId: string, upstream: ProviderKind, answer: Answer): Promise<string[]> {
   const problems: string[] = []
-  // A stream's record is written once its last frame is out, which the client may read first.
-  let record = await requestDetail(h, requestId)
-  for (let i = 0; i < 50 && record.status === 'in_progress'; i++) {
-    await Bun.sleep(1)
-    record = await requestDetail(h, requestId)
-  }
+  const record = await endedRequestDetail(h, requestId)
   same(problems, 'status [ledger]', record.status, 'completed')
   same(problems, 'legs [ledger]', record.usage_events.length, 1)
   const leg = record.usage_events[0] ?? {}

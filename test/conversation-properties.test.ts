@@ -40,7 +40,7 @@ import {
   type Turn,
 } from './support/conversation-plans'
 import { anthropicThinking, conversationTexts, missingInOrder, responsesBlobs } from './support/conversation-texts'
-import { type Harness, requestDetail, sdkClients } from './support/harness'
+import { endedRequestDetail, type Harness, sdkClients } from './support/harness'
 import { propertyRuns } from './support/property-runs'
 import { profileFor, translationGateway, translationSimulator, upstreamModelFor } from './support/translation-gateway'
 import { anthropicProblems, chatProblems, responsesProblems } from './support/wire-invariants'
@@ -340,12 +340,7 @@ function endsOnAssistant(upstream: ProviderKind, body: Json): boolean {
 
 async function ledgerProblems(requestId: string, turn: Turn): Promise<string[]> {
   const problems: string[] = []
-  // A stream's record is written once its last frame is out, which the client may read first.
-  let record = await requestDetail(h, requestId)
-  for (let i = 0; i < 50 && record.status === 'in_progress'; i++) {
-    await Bun.sleep(1)
-    record = await requestDetail(h, requestId)
-  }
+  const record = await endedRequestDetail(h, requestId)
   same(problems, 'status [ledger]', record.status, 'completed')
   same(
     problems,

@@ -75,6 +75,20 @@ export async function requestDetail(h: Harness, id: string): Promise<any> {
   return res.json()
 }
 
+/**
+ * The request's record once it has ended (or the time is up): a stream's is written after its
+ * last frame, which the client may read first.
+ */
+// biome-ignore lint/suspicious/noExplicitAny: the usage API's JSON, as requestDetail's
+export async function endedRequestDetail(h: Harness, id: string, timeoutMs = 1_000): Promise<any> {
+  const deadline = performance.now() + timeoutMs
+  for (;;) {
+    const detail = await requestDetail(h, id)
+    if (detail.status !== 'in_progress' || performance.now() > deadline) return detail
+    await Bun.sleep(1)
+  }
+}
+
 /** The account's remaining credit as GET /v1/usage reports it. */
 export const remainingNanos = async (h: Harness): Promise<number> =>
   (await (await h.call('/v1/usage')).json()).remaining_nanos

@@ -131,6 +131,13 @@ describe('admin CLI', () => {
     const r = await run('accounts', 'list')
     expect(r.code).toBe(1)
     expect(r.err).toContain('server.prot: unknown key')
+    // A place it cannot write: the system's own words, one line, no stack.
+    const missing = join(dir, 'no-such-dir', 'svc.toml')
+    expect(await run('init', missing)).toEqual({
+      code: 1,
+      out: '',
+      err: `svc: ENOENT: no such file or directory, open '${missing}'`,
+    })
   })
 
   test('provider keys are stored encrypted: the key never reaches the database file in clear', async () => {

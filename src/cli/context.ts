@@ -60,13 +60,22 @@ export function print(io: Io, json: boolean | undefined, value: unknown, text: (
   io.out(json ? JSON.stringify(value, null, 2) : text())
 }
 
+/**
+ * An error the system call itself gave (a file that cannot be written, a directory that is not
+ * there): the user's to fix, and its message already names the call and the path.
+ */
+const isSystemError = (err: unknown): err is Error =>
+  err instanceof Error &&
+  typeof (err as NodeJS.ErrnoException).code === 'string' &&
+  typeof (err as NodeJS.ErrnoException).syscall === 'string'
+
 /** Turns the errors a verb may raise into a message and an exit code; anything else is a bug. */
 export function reportFailure(io: Io, err: unknown): number {
   if (err instanceof UsageError) {
     io.err(`svc: ${err.message}\nRun 'svc help' for usage.`)
     return 2
   }
-  if (err instanceof ConfigError || err instanceof GatewayError) {
+  if (err instanceof ConfigError || err instanceof GatewayError || isSystemError(err)) {
     io.err(`svc: ${err.message}`)
     return 1
   }

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
-import { mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs'
+import { existsSync, mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { createDeviceLogin } from '../src/accounts/device-login'
@@ -422,5 +422,25 @@ describe('svc claude / svc codex launch', () => {
     expect(codexArgs.slice(2)).toEqual(['-c', 'model_provider="svc"', '-c', 'model="svc-ultra-saver"', 'exec', 'task'])
     expect(await c.run('claude', '--profile', 'turbo')).toBe(2)
     expect(await c.run('codex', '--profile', 'constructor')).toBe(2)
+  })
+
+  test('a key the gateway refuses: neither agent starts, and the user is told to sign in to svc', async () => {
+    const c = cli()
+    const started = join(c.home, 'started')
+    const script = join(c.home, 'fake-agent.sh')
+    await Bun.write(script, `#!/bin/sh\ntouch "${started}"\n`)
+    Bun.spawnSync(['chmod', '+x', script])
+    Object.assign(c.io.env, {
+      SVC_URL: gateway,
+      SVC_API_KEY: 'svc-revokedrevokedrevokedrevokedrevoked0000',
+      SVC_CLAUDE_BIN: script,
+      SVC_CODEX_BIN: script,
+    })
+    for (const agent of ['claude', 'codex']) {
+      c.err.length = 0
+      expect(await c.run(agent, '-p', 'hi')).toBe(1)
+      expect(c.err.join('')).toBe(`svc: ${gateway} refused the signed-in key (revoked?): run \`svc login\` again`)
+    }
+    expect(existsSync(started)).toBe(false)
   })
 })

@@ -1,6 +1,8 @@
 // `svc claude` and `svc codex`: launch a coding agent with the gateway as its endpoint, using the
 // signed-in key. Arguments after `--` pass through; the agent's exit code and signals pass back.
 import { hostname } from 'node:os'
+import { GatewayError } from '../lib/errors'
+import { isObject } from '../protocols/wire-values'
 import { type Io, UsageError } from './context'
 import { requireCredentials } from './credentials'
 import { ownEntry } from '../lib/own-entry'
@@ -52,18 +54,23 @@ function splitArgs(args: string[]) {
  * the gateway cannot say (unreachable, or older than this): the agent's own assumption stands.
  */
 async function profileContextWindow(gateway: string, apiKey: string, profile: string): Promise<number | undefined> {
+  let response: Response
   try {
-    const response = await fetch(`${gateway}/compat-a/v1/models/${profile}`, {
+    response = await fetch(`${gateway}/compat-a/v1/models/${profile}`, {
       headers: { authorization: `Bearer ${apiKey}`, 'anthropic-version': '2023-06-01' },
       signal: AbortSignal.timeout(3000),
     })
-    if (!response.ok) return undefined
-    const model = (await response.json()) as { max_input_tokens?: unknown }
-    const window = model.max_input_tokens
-    return typeof window === 'number' && Number.isSafeInteger(window) && window > 0 ? window : undefined
   } catch {
     return undefined
   }
+  // The agent would start and then fail every request, telling the user to sign in to its vendor.
+  if (response.status === 401) {
+    throw new GatewayError('authentication', `${gateway} refused the signed-in key (revoked?): run \`svc login\` again`)
+  }
+  if (!response.ok) return undefined
+  const model: unknown = await response.json().catch(() => undefined)
+  const window = isObject(model) ? model.max_input_tokens : undefined
+  return typeof window === 'number' && Number.isSafeInteger(window) && window > 0 ? window : undefined
 }
 
 export async function claudeLaunch(io: Io, args: string[]): Promise<Launch> {

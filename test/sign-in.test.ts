@@ -424,7 +424,7 @@ describe('svc claude / svc codex launch', () => {
     expect(await c.run('codex', '--profile', 'constructor')).toBe(2)
   })
 
-  test('a key the gateway refuses: neither agent starts, and the user is told to sign in to svc', async () => {
+  test('a key the gateway refuses, or no gateway there: no agent starts, and the user is told why', async () => {
     const c = cli()
     const started = join(c.home, 'started')
     const script = join(c.home, 'fake-agent.sh')
@@ -441,6 +441,16 @@ describe('svc claude / svc codex launch', () => {
       expect(await c.run(agent, '-p', 'hi')).toBe(1)
       expect(c.err.join('')).toBe(`svc: ${gateway} refused the signed-in key (revoked?): run \`svc login\` again`)
     }
+    expect(existsSync(started)).toBe(false)
+
+    // Nothing listening there: the same, with why.
+    const closed = Bun.serve({ port: 0, hostname: '127.0.0.1', fetch: () => new Response() })
+    const down = `http://127.0.0.1:${closed.port}`
+    closed.stop(true)
+    c.io.env.SVC_URL = down
+    c.err.length = 0
+    expect(await c.run('claude', '-p', 'hi')).toBe(1)
+    expect(c.err.join('')).toBe(`svc: cannot reach the gateway at ${down}: connection refused (is svc running there?)`)
     expect(existsSync(started)).toBe(false)
   })
 })

@@ -5,6 +5,7 @@ import { GatewayError } from '../lib/errors'
 import { isObject } from '../protocols/wire-values'
 import { type Io, UsageError } from './context'
 import { requireCredentials } from './credentials'
+import { reach, Unreachable } from './reach'
 import { ownEntry } from '../lib/own-entry'
 
 const profiles: Record<string, string> = {
@@ -51,17 +52,18 @@ function splitArgs(args: string[]) {
  * knows a profile's name, so each assumes a window of its own (Claude Code 2.1 a million tokens,
  * Codex 0.169 272,000) and compacts the conversation only near it; past the profile's, svc has no
  * model left that takes the prompt. Told the real one, the agent compacts in time. Undefined when
- * the gateway cannot say (unreachable, or older than this): the agent's own assumption stands.
+ * the gateway cannot say (too slow, or older than this): the agent's own assumption stands.
  */
 async function profileContextWindow(gateway: string, apiKey: string, profile: string): Promise<number | undefined> {
   let response: Response
   try {
-    response = await fetch(`${gateway}/compat-a/v1/models/${profile}`, {
-      headers: { authorization: `Bearer ${apiKey}`, 'anthropic-version': '2023-06-01' },
-      signal: AbortSignal.timeout(3000),
-    })
-  } catch {
-    return undefined
+    const headers = { authorization: `Bearer ${apiKey}`, 'anthropic-version': '2023-06-01' }
+    response = await reach(gateway, `/compat-a/v1/models/${profile}`, { headers }, 3000)
+  } catch (err) {
+    // A gateway that is down fails every request the agent would make: say so now. One that is
+    // only slow may still serve.
+    if (err instanceof Unreachable && err.timedOut) return undefined
+    throw err
   }
   // The agent would start and then fail every request, telling the user to sign in to its vendor.
   if (response.status === 401) {

@@ -1,7 +1,6 @@
 // `svc login`, `svc logout`, `svc whoami`: the CLI side of device sign-in.
 import { hostname } from 'node:os'
 import { formatUsd } from '../ledger/pricing'
-import { GatewayError } from '../lib/errors'
 import { isObject } from '../protocols/wire-values'
 import { type Io, parseFlags, print, UsageError } from './context'
 import {
@@ -11,35 +10,15 @@ import {
   requireCredentials,
   writeCredentials,
 } from './credentials'
+import { reach } from './reach'
 
 const defaultGateway = 'http://127.0.0.1:8080'
-/** How long one request to the gateway may take: an address that drops packets answers never. */
+/** How long one request to the gateway may take. */
 const requestTimeoutMs = 30_000
 
-/**
- * A request to the gateway. One that cannot reach it (a wrong URL, svc not running) is the user's
- * to fix: said in a line that names the gateway, not as a stack trace.
- */
-async function reach(gateway: string, path: string, init: RequestInit = {}): Promise<Response> {
-  try {
-    return await fetch(`${gateway}${path}`, { ...init, signal: AbortSignal.timeout(requestTimeoutMs) })
-  } catch (err) {
-    const reason =
-      (err as { code?: string }).code === 'ECONNREFUSED'
-        ? 'connection refused (is svc running there?)'
-        : (err as Error).name === 'TimeoutError'
-          ? `no answer within ${requestTimeoutMs / 1000} s`
-          : (err as Error).message
-    throw new GatewayError('api_error', `cannot reach the gateway at ${gateway}: ${reason}`)
-  }
-}
-
 async function postJson(gateway: string, path: string, body: unknown, key?: string) {
-  const response = await reach(gateway, path, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json', ...(key ? { authorization: `Bearer ${key}` } : {}) },
-    body: JSON.stringify(body),
-  })
+  const headers = { 'content-type': 'application/json', ...(key ? { authorization: `Bearer ${key}` } : {}) }
+  const response = await reach(gateway, path, { method: 'POST', headers, body: JSON.stringify(body) }, requestTimeoutMs)
   return { status: response.status, body: await jsonObject(response) }
 }
 
@@ -64,7 +43,12 @@ function signInRefusal(gateway: string, start: { status: number; body: Record<st
 }
 
 async function whoami(gateway: string, key: string) {
-  const response = await reach(gateway, '/v1/auth/whoami', { headers: { authorization: `Bearer ${key}` } })
+  const response = await reach(
+    gateway,
+    '/v1/auth/whoami',
+    { headers: { authorization: `Bearer ${key}` } },
+    requestTimeoutMs,
+  )
   const body = await jsonObject(response)
   if (!response.ok) {
     const message = errorMessage(body)

@@ -74,6 +74,10 @@ export function createDeps(config: Config, opts: DepsOptions = {}): Deps {
         error: String(err),
       }),
     onResumed: (written) => log.info('the database takes writes again', { requests_recorded: written }),
+    onSpreadRefused: (err) =>
+      log.error('the database refuses writes: journal entries wait to be moved into the tables (they are charged)', {
+        error: String(err),
+      }),
   })
   const auth = createAuthenticator(ledger)
   // Admin writes from this process (the admin HTTP API) do not move this connection's

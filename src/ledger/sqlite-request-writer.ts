@@ -197,10 +197,15 @@ export interface WriterHooks {
   onRefused?: (err: unknown) => void
   /** The database took the waiting requests: `refusing()` is false again. */
   onResumed?: (written: number) => void
+  /**
+   * The database refused to move journal entries into the tables: they wait in the journal,
+   * charged, and the usage API shows them once moved. Told once until a spread succeeds.
+   */
+  onSpreadRefused?: (err: unknown) => void
 }
 
 export function createRequestWriter(client: Database, hooks: WriterHooks = {}) {
-  const { onSpreadFailure = () => {}, onCommitted, onRecordFailure, onRefused, onResumed } = hooks
+  const { onSpreadFailure = () => {}, onCommitted, onRecordFailure, onRefused, onResumed, onSpreadRefused } = hooks
   const insertRequest = client.prepare(
     `INSERT INTO requests (${requestColumns}) VALUES (${placeholders(requestColumns)})`,
   )
@@ -310,6 +315,8 @@ export function createRequestWriter(client: Database, hooks: WriterHooks = {}) {
   let held = false
   /** Entries this process journaled that are not spread yet. */
   let unspread = 0
+  /** The last spread was refused by the database (told once, until a spread succeeds). */
+  let spreadRefused = false
   let spreadTimer: ReturnType<typeof setTimeout> | undefined
 
   /**
@@ -407,7 +414,16 @@ export function createRequestWriter(client: Database, hooks: WriterHooks = {}) {
     unspread = 0
     try {
       spreadAll.immediate()
-    } catch {
+      spreadRefused = false
+    } catch (err) {
+      if (databaseRefusesWrites(err)) {
+        // Each entry alone would be refused the same way, and logged at every read: they stay in
+        // the journal, charged, and the next spread (the next read, or request) tries them again.
+        unspread = Math.max(unspread, 1)
+        if (!spreadRefused) onSpreadRefused?.(err)
+        spreadRefused = true
+        return
+      }
       for (const { seq, entry } of readEntries.all()) {
         try {
           spreadOne.immediate(seq, entry)

@@ -22,10 +22,19 @@ afterAll(() => {
   rmSync(dir, { recursive: true, force: true })
 })
 
-/** Caps the database at the pages it has: the first write that needs a new page is SQLITE_FULL. */
+/**
+ * Caps the database at the pages it has and fills its free ones: the next write that needs a page
+ * is SQLITE_FULL, as on a full disk.
+ */
 function fillDisk(db: Database) {
+  db.run('CREATE TABLE IF NOT EXISTS filler (x BLOB)')
   const { page_count } = db.query('PRAGMA page_count').get() as { page_count: number }
   db.run(`PRAGMA max_page_count = ${page_count}`)
+  try {
+    for (;;) db.run('INSERT INTO filler VALUES (zeroblob(256))')
+  } catch (err) {
+    if (!databaseRefusesWrites(err)) throw err
+  }
 }
 const makeRoom = (db: Database) => db.run('PRAGMA max_page_count = 1000000000')
 
@@ -164,6 +173,38 @@ describe('a database that refuses writes', () => {
     expect(ledger.refusesWrites()).toBe(true)
     ledger.close()
     expect(lost.sort()).toEqual(late.map((f) => f.request.id).sort())
+  })
+
+  test('journal entries the database will not move into the tables wait there, told once, and move once there is room', async () => {
+    const refusedSpreads: unknown[] = []
+    let entryFailures = 0
+    const db = openDatabase(join(dir, 'spread.db'))
+    const ledger = createSqliteLedger(db, Date.now, {
+      onSpreadRefused: (err) => refusedSpreads.push(err),
+      onSpreadFailure: () => entryFailures++,
+    })
+    const account = await ledger.createAccount('acme')
+    await ledger.addGrant({ accountId: account.id, amountNanos: 1_000_000_000, scopeCostType: 'all', source: 'admin' })
+    // A lone request commits to the journal; its spread into the tables comes ~25 ms later.
+    const lone = finishedRequest({ accountId: account.id, at: Date.now() })
+    await ledger.recordRequest(lone)
+    // A row may fit a page the tables have, so no cap on pages is sure to stop the move: a
+    // read-only database (SQLITE_READONLY) is.
+    db.$client.run('PRAGMA query_only = ON')
+    const count = (table: string) => (db.$client.query(`SELECT count(*) AS n FROM ${table}`).get() as { n: number }).n
+    for (let i = 0; i < 5; i++) expect(await ledger.getRequest(account.id, lone.request.id)).toBeUndefined()
+    expect([count('ledger_journal'), count('requests')]).toEqual([1, 0])
+    expect(refusedSpreads).toHaveLength(1)
+    expect(entryFailures).toBe(0)
+    // Charged when it was journaled: the grant already shows it.
+    expect((await ledger.listGrants(account.id))[0]!.remainingNanos).toBe(1_000_000_000 - 1000)
+    // No request was refused a write: the spread alone waiting turns no one away.
+    expect(ledger.refusesWrites()).toBe(false)
+
+    db.$client.run('PRAGMA query_only = OFF')
+    expect((await ledger.getRequest(account.id, lone.request.id))?.request.chargedNanos).toBe(1000)
+    expect([count('ledger_journal'), count('requests')]).toEqual([0, 1])
+    ledger.close()
   })
 
   test('the refusals that hold requests are the database’s, not a record’s', () => {

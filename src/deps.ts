@@ -129,7 +129,7 @@ export function createDeps(config: Config, opts: DepsOptions = {}): Deps {
       },
     },
     health,
-    metrics: createGatewayMetrics({ openCircuits: health.openCircuits }),
+    metrics: createGatewayMetrics({ openCircuits: health.openCircuits, ledgerRefusing: ledger.refusesWrites }),
     running: new RunningRequests(),
     deviceLogin: createDeviceLogin({ ledger, clock, intervalSeconds: config.server.devicePollIntervalSeconds }),
     log,

@@ -4,7 +4,7 @@ import { type CounterSeries, createMetrics, type HistogramSeries } from '../lib/
 
 const secondsBuckets = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120]
 
-export function createGatewayMetrics(read: { openCircuits: () => number }) {
+export function createGatewayMetrics(read: { openCircuits: () => number; ledgerRefusing: () => boolean }) {
   const registry = createMetrics()
   const requests = registry.counter('svc_requests_total', 'Model requests by surface, routing profile and HTTP status.')
   const duration = registry.histogram(
@@ -28,6 +28,11 @@ export function createGatewayMetrics(read: { openCircuits: () => number }) {
   )
   registry.gauge('svc_open_circuits', 'Provider × model pairs whose circuit breaker is open.', read.openCircuits)
   const inFlight = registry.gauge('svc_streams_in_flight', 'Streams being relayed right now.')
+  registry.gauge(
+    'svc_ledger_refusing_writes',
+    '1 while the database refuses writes (a full disk): model requests are answered 503 meanwhile.',
+    () => (read.ledgerRefusing() ? 1 : 0),
+  )
 
   /** Handles per (surface, profile) and per (model, provider): a request looks up two, not seven. */
   const requestSeries = new Map<

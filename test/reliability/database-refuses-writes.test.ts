@@ -97,6 +97,8 @@ describe('a database that refuses writes', () => {
     const notReady = await h.call('/readyz', { key: null })
     expect(notReady.status).toBe(503)
     expect(await notReady.json()).toMatchObject({ status: 'not_ready', database: true, recording: false })
+    const metrics = async () => (await h.call('/metrics', { key: null })).text()
+    expect(await metrics()).toContain('\nsvc_ledger_refusing_writes 1\n')
     // An admin's write is refused too, as a 503 that says why (not an internal error).
     const grant = await h.call('/v1/admin/grants', {
       method: 'POST',
@@ -112,6 +114,7 @@ describe('a database that refuses writes', () => {
 
     makeRoom(h.db)
     await until('the gateway to record again', async () => (await h.call('/readyz', { key: null })).status === 200)
+    expect(await metrics()).toContain('\nsvc_ledger_refusing_writes 0\n')
     // Nothing refused reached the upstream; every answered request is in the ledger, charged, once.
     expect(sim.requests.length).toBe(upstreamCalls)
     const rows = h.db.query('SELECT id, charged_nanos FROM requests').all() as { id: string; charged_nanos: number }[]

@@ -93,6 +93,10 @@ describe('admin CLI', () => {
       [['--usd', '1', '--routing-mode', 'fast'], 'routing mode fast is not one of'],
       [['--usd', '1', '--cost-type', 'tokens'], 'scope_cost_type must be one of all, model_usage, byok_fee'],
       [['--usd', '1', '--expires', 'tomorrow'], 'expires_at must be an RFC 3339 timestamp'],
+      [
+        ['--usd', '1', '--expires', '2020-01-01T00:00:00Z'],
+        'expires_at 2020-01-01T00:00:00Z is not in the future: an expired grant pays for nothing',
+      ],
       [['--usd', '0'], 'more than zero'],
     ]
     for (const [args, message] of badGrants) {

@@ -169,7 +169,8 @@ describe('charging order, with ledger rows', () => {
     })
     h.clock.advance(1)
     const otherScope = await add({ account: 'default', amountNanos: 500, routingModes: ['max'] })
-    const expired = await add({ account: 'default', amountNanos: 500, expiresAt: new Date(T0 + 2).toISOString() })
+    // Expires before the request below comes (a grant cannot be added already expired).
+    const expired = await add({ account: 'default', amountNanos: 500, expiresAt: new Date(T0 + 5).toISOString() })
 
     // A 1,700-nano leg: expiringSoon (scoped, soonest) 200, expiringLater (scoped) 300,
     // then general credit oldest first: general 1000, generalNewer 200.

@@ -112,6 +112,13 @@ export function createAdmin(deps: {
         if (Number.isNaN(expiresAt) || !/^\d{4}-\d{2}-\d{2}T/.test(input.expiresAt)) {
           throw invalidRequest('expires_at must be an RFC 3339 timestamp', 'expires_at')
         }
+        // A typo'd year would make a grant that pays for nothing, and looks granted.
+        if (expiresAt <= deps.clock()) {
+          throw invalidRequest(
+            `expires_at ${input.expiresAt} is not in the future: an expired grant pays for nothing`,
+            'expires_at',
+          )
+        }
       }
       const grant = await ledger.addGrant({
         accountId: account.id,

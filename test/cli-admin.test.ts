@@ -98,6 +98,7 @@ describe('admin CLI', () => {
         'expires_at 2020-01-01T00:00:00Z is not in the future: an expired grant pays for nothing',
       ],
       [['--usd', '0'], 'more than zero'],
+      [['--usd', '1e30'], 'the amount must be a number of USD from 0 to 9007199.254740991 (got 1e+30)'],
     ]
     for (const [args, message] of badGrants) {
       const r = await run('grants', 'add', '--account', 'alice', ...args)

@@ -3,7 +3,7 @@
 import type { Config } from '../config/load'
 import { type ScopeCostType, scopeCostTypes } from '../ledger/credit'
 import type { Account, Ledger } from '../ledger/ledger'
-import { usdToNanos } from '../ledger/pricing'
+import { formatUsd, usdToNanos } from '../ledger/pricing'
 import { GatewayError, invalidRequest } from '../lib/errors'
 import { ownEntry } from '../lib/own-entry'
 import { issueApiKey } from './api-keys'
@@ -92,7 +92,11 @@ export function createAdmin(deps: {
       try {
         amountNanos = input.amountNanos ?? usdToNanos(input.usd ?? Number.NaN)
       } catch {
-        throw invalidRequest('the amount must be a non-negative number of USD', 'usd')
+        // Nanos are integers within 2^53: about 9 million USD in one grant.
+        throw invalidRequest(
+          `the amount must be a number of USD from 0 to ${formatUsd(Number.MAX_SAFE_INTEGER)} (got ${input.usd})`,
+          'usd',
+        )
       }
       if (!Number.isSafeInteger(amountNanos) || amountNanos <= 0) {
         throw invalidRequest('the amount must be more than zero', 'amount')

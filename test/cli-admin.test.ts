@@ -125,6 +125,30 @@ describe('admin CLI', () => {
     expect((await run('help', 'constructor')).out).toBe((await run('help')).out)
   })
 
+  test('a grant scoped to a model or provider not configured is made, and the CLI says so', async () => {
+    const { run } = cli()
+    expect((await run('accounts', 'create', 'alice')).code).toBe(0)
+    const typo = await run(
+      'grants',
+      'add',
+      '--account',
+      'alice',
+      '--usd',
+      '1',
+      '--model',
+      'gtp-5.1',
+      '--provider',
+      'opnai',
+    )
+    expect(typo.code).toBe(0)
+    expect(typo.err).toBe(
+      'svc: no model gtp-5.1 is configured: the grant pays for it only once one is' +
+        'svc: no provider opnai is configured: the grant pays for it only once one is',
+    )
+    expect((await run('grants', 'add', '--account', 'alice', '--usd', '1', '--model', 'gpt-5.1')).err).toBe('')
+    expect(JSON.parse((await run('grants', 'list', '--account', 'alice', '--json')).out)).toHaveLength(2)
+  })
+
   test('init writes a config that loads, and refuses to overwrite without --force', async () => {
     const { dir, run } = cli()
     expect((await run('init')).code).toBe(0)

@@ -1,6 +1,7 @@
 // The operator's verbs on the command line: accounts, keys, grants, provider keys, usage.
 // They open the database directly (WAL lets them run beside a serving gateway) and call the same
 // functions as the admin HTTP API.
+import type { Config } from '../config/load'
 import { accountView, apiKeyView } from '../http/admin'
 import { formatUsd } from '../ledger/pricing'
 import { grantView, usageSummaryView } from '../ledger/views'
@@ -104,6 +105,7 @@ export async function runGrants(args: string[], io: Io): Promise<number> {
         grant,
         () => `granted ${formatUsd(grant.amount_nanos)} USD to ${values.account} (${grant.id})`,
       )
+      for (const warning of unknownScopes(deps.config, values.model, values.provider)) io.err(`svc: ${warning}`)
     } else if (positionals[0] === 'list') {
       const grants = (await deps.admin.listGrants(need(values.account, '--account'))).map(grantView)
       print(io, values.json, grants, () =>
@@ -216,4 +218,20 @@ export async function runProviderKeys(args: string[], io: Io): Promise<number> {
   } finally {
     deps.ledger.close()
   }
+}
+
+/**
+ * Scopes naming a model or provider this config does not have. Not refused: a grant may be made
+ * for a model added later. But a typo'd id makes a grant that pays for nothing, so it is said.
+ */
+function unknownScopes(config: Config, models: string[] = [], providers: string[] = []): string[] {
+  const knownModels = new Set(config.models.map((m) => m.id))
+  return [
+    ...models
+      .filter((id) => !knownModels.has(id))
+      .map((id) => `no model ${id} is configured: the grant pays for it only once one is`),
+    ...providers
+      .filter((id) => !config.providers[id])
+      .map((id) => `no provider ${id} is configured: the grant pays for it only once one is`),
+  ]
 }

@@ -29,12 +29,12 @@ import type OpenAI from 'openai'
 import { toResponseInputItems } from 'openai/lib/responses/ResponseInputItems'
 import type { ProviderKind } from '../src/config/schema'
 import { anthropicStreamProblems, parseSse, responsesStreamProblems } from './support/answer-invariants'
+import { messageProblems, responseProblems, same } from './support/conversation-answers'
 import {
   type ConversationPlan,
   conversationPlans,
   type Issued,
   issueFor,
-  type PlannedCall,
   scenarioFor,
   type Surface,
   type Turn,
@@ -202,86 +202,7 @@ function responsesClient(plan: ConversationPlan): Client {
   }
 }
 
-// ---- 2. the client's answer -----------------------------------------------------------------------
-
-/** Collects a check's failure as a sentence, the values compared quoted. */
-function same(problems: string[], what: string, got: unknown, want: unknown): void {
-  try {
-    expect(got).toEqual(want)
-  } catch {
-    problems.push(`${what}: got ${JSON.stringify(got)}, want ${JSON.stringify(want)}`)
-  }
-}
-
-/** A call's arguments as JSON text carries them. */
-const asSent = (args: Json): Json => JSON.parse(JSON.stringify(args))
-
-function messageProblems(message: Anthropic.Message, turn: Turn): string[] {
-  const problems: string[] = []
-  same(
-    problems,
-    'block types [a-msg]',
-    message.content.map((b) => b.type),
-    [...(turn.thought ? ['thinking'] : []), ...(turn.text ? ['text'] : []), ...turn.calls.map(() => 'tool_use')],
-  )
-  same(
-    problems,
-    'thinking and text [a-msg]',
-    message.content.flatMap((b) => (b.type === 'thinking' ? [b.thinking] : b.type === 'text' ? [b.text] : [])),
-    [...(turn.thought ? [turn.thought] : []), ...(turn.text ? [turn.text] : [])],
-  )
-  const uses = message.content.filter((b) => b.type === 'tool_use')
-  same(
-    problems,
-    'tool calls [a-msg]',
-    uses.map((b) => ({ name: b.name, input: b.input })),
-    turn.calls.map((call) => ({ name: call.tool.name, input: asSent(call.arguments) })),
-  )
-  same(problems, 'stop_reason [a-msg]', message.stop_reason, stopReasonOf(turn))
-  return problems
-}
-
-const stopReasonOf = (turn: Turn) => (turn.calls.length > 0 ? 'tool_use' : turn.truncated ? 'max_tokens' : 'end_turn')
-
-function responseProblems(response: OpenAI.Responses.Response, turn: Turn): string[] {
-  const problems: string[] = []
-  const callType = (call: PlannedCall) => (call.tool.custom ? 'custom_tool_call' : 'function_call')
-  same(
-    problems,
-    'item types [r-resp]',
-    response.output.map((item) => item.type),
-    [...(turn.thought ? ['reasoning'] : []), ...(turn.text ? ['message'] : []), ...turn.calls.map(callType)],
-  )
-  same(
-    problems,
-    'reasoning summaries and text [r-resp]',
-    response.output.flatMap((item) =>
-      item.type === 'reasoning'
-        ? [item.summary.map((s) => s.text).join('')]
-        : item.type === 'message'
-          ? [item.content.map((c) => (c.type === 'output_text' ? c.text : `<${c.type}>`)).join('')]
-          : [],
-    ),
-    [...(turn.thought ? [turn.thought] : []), ...(turn.text ? [turn.text] : [])],
-  )
-  same(
-    problems,
-    'calls [r-resp]',
-    response.output.flatMap((item) =>
-      item.type === 'function_call'
-        ? [{ name: item.name, what: JSON.parse(item.arguments) }]
-        : item.type === 'custom_tool_call'
-          ? [{ name: item.name, what: item.input }]
-          : [],
-    ),
-    turn.calls.map((call) => ({
-      name: call.tool.name,
-      what: call.tool.custom ? call.arguments.input : asSent(call.arguments),
-    })),
-  )
-  same(problems, 'status [r-resp]', response.status, turn.truncated ? 'incomplete' : 'completed')
-  return problems
-}
+// ---- 2. the client's answer (what the SDK assembled: support/conversation-answers.ts) ---------------
 
 /** The raw stream svc sent the client, in the order its SDK assumes. */
 async function streamProblems(surface: Surface): Promise<string[]> {

@@ -174,6 +174,17 @@ describe('retry-after', () => {
     expect(health.view('p1', 'm1')).toMatchObject({ state: 'open', until: iso(T0 + 30_000) })
   })
 
+  test('a retry-after outlasting the open circuit keeps it cooling, not half-open, until it passes', () => {
+    const { health, advance, fail, state } = setup()
+    fail(2)
+    fail(1, { retryAfterSeconds: 600 })
+    advance(300_000)
+    // Past the breaker's 30 s wait, within the provider's 600 s: ranked last, as cooling.
+    expect(health.view('p1', 'm1')).toMatchObject({ state: 'cooling', until: iso(T0 + 600_000) })
+    advance(300_000)
+    expect(state()).toBe('half_open')
+  })
+
   test('cooling outlasting the open circuit shows once the circuit is closed again', () => {
     const { health, advance, fail, state } = setup()
     fail(2)

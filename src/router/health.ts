@@ -64,10 +64,11 @@ export function createHealth(clock: () => number, policy: HealthPolicy = default
         error_rate: Math.round(e.errorRate * 1000) / 1000,
       }
       if (e.openUntil > now) return { ...base, state: 'open', until: new Date(e.openUntil).toISOString() }
-      if (e.openUntil > 0 && !e.probing) return { ...base, state: 'half_open' }
-      if (e.openUntil > 0 && e.probing) return { ...base, state: 'open', until: 'after the probe in flight' }
+      // The provider's own retry-after outlasts the breaker's wait: no probe before it has passed.
       if (e.retryAfterUntil > now)
         return { ...base, state: 'cooling', until: new Date(e.retryAfterUntil).toISOString() }
+      if (e.openUntil > 0 && !e.probing) return { ...base, state: 'half_open' }
+      if (e.openUntil > 0 && e.probing) return { ...base, state: 'open', until: 'after the probe in flight' }
       return { ...base, state: 'closed' }
     },
 

@@ -80,7 +80,7 @@ const phrases = [
  * Text with something besides whitespace at both ends: svc leaves blank text out (Anthropic
  * refuses it), so a piece compared after the trip must be one it keeps as it is.
  */
-const prose = fc.oneof(
+export const prose = fc.oneof(
   { weight: 3, arbitrary: fc.constantFrom(...phrases) },
   fc.string({ unit: 'grapheme', minLength: 1, maxLength: 40 }).filter((s) => s.trim() !== '' && s.trim() === s),
 )
@@ -108,7 +108,7 @@ const responsesToolName = fc.oneof(
 )
 
 /** Codex's apply_patch is a custom tool; the others are functions. */
-const toolsOf = (surface: Surface): fc.Arbitrary<ClientTool[]> =>
+export const toolsOf = (surface: Surface): fc.Arbitrary<ClientTool[]> =>
   fc
     .tuple(
       fc.uniqueArray(surface === 'messages' ? messagesToolName : responsesToolName, { maxLength: 3 }),
@@ -148,7 +148,8 @@ const generatedCall = fc.record({
   isError: fc.boolean(),
 })
 
-const generatedTurn = fc.record({
+/** One turn before the tools and its upstream are known (fallback-plans.ts plays it on whichever model serves). */
+export const generatedTurn = fc.record({
   upstream: fc.constantFrom(...upstreamKinds),
   stream: fc.boolean(),
   thinking: fc.boolean(),
@@ -168,10 +169,10 @@ const generatedTurn = fc.record({
   nextAfterResults: fc.boolean(),
 })
 
-type GeneratedTurn = typeof generatedTurn extends fc.Arbitrary<infer T> ? T : never
+export type GeneratedTurn = typeof generatedTurn extends fc.Arbitrary<infer T> ? T : never
 
 /** The turn as played: calls on the client's tools, and nothing a real exchange could not have. */
-function turnOf(tools: ClientTool[], g: GeneratedTurn, thinking: boolean): Turn {
+export function turnOf(tools: ClientTool[], g: GeneratedTurn, thinking: boolean): Turn {
   const calls =
     tools.length === 0
       ? []

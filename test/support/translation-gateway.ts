@@ -82,15 +82,19 @@ export function translationGateway(sim: Simulator, options: ProviderOptions = {}
 
 /**
  * svc-pro with the given models, ranked by quality (all else equal), each on the provider of its
- * kind: for tests of which model the router passes over and which one serves.
+ * kind: for tests of which model the router passes over and which one serves. A model may name
+ * its own prices (USD per Mtok), so that a leg charged at another model's shows.
  */
 export function rankedProGateway(
   sim: Simulator,
-  models: { id: string; kind: ProviderKind; quality: number }[],
+  models: { id: string; kind: ProviderKind; quality: number; prices?: { input: number; output: number } }[],
 ): Promise<Harness> {
   return simGateway(
     sim,
-    models.map((m) => simModel(m.id, m.kind, 'pro', m.quality)),
+    models.map((m) => ({
+      ...simModel(m.id, m.kind, 'pro', m.quality),
+      ...(m.prices ? { input_usd_per_mtok: m.prices.input, output_usd_per_mtok: m.prices.output } : {}),
+    })),
   )
 }
 

@@ -13,23 +13,19 @@
 //      src/protocols/anthropic/thinking-signature.ts, src/protocols/openai-responses/reasoning-signature.ts);
 //   4. the ledger has each turn as one completed request with one leg on the upstream that served it.
 //
-// Sources, cited by key below (the wire rules themselves cite theirs in wire-invariants.ts):
+// Sources, cited by key below (the wire rules cite theirs in wire-invariants.ts, the answer checks
+// in conversation-answers.ts, the clients in agent-clients.ts):
 //   [a-sig]    https://platform.claude.com/docs/en/build-with-claude/extended-thinking (thinking
 //              blocks go back unmodified; 400 "Invalid `signature` in `thinking` block" to any
 //              signature Anthropic did not issue for that thinking, anthropics/claude-code#19414)
-//   [a-msg]    https://platform.claude.com/docs/en/api/messages (the content blocks of an answer)
-//   [r-resp]   https://platform.openai.com/docs/api-reference/responses/object (reasoning, message,
-//              function_call and custom_tool_call items; status incomplete at the output limit)
 //   [ledger]   svc's own contract: GET /v1/usage/requests/{id} (README, Usage)
-//   [svc]      svc's own contract: a conversation reaches the upstream ending on the client's turn
+//   [svc]      svc's own contract: a conversation reaches the upstream ending on the client's turn;
+//              a client's request answered (README, Model routes)
 import { beforeAll, describe, expect, test } from 'bun:test'
-import type Anthropic from '@anthropic-ai/sdk'
-import fc from 'fast-check'
-import type OpenAI from 'openai'
-import { toResponseInputItems } from 'openai/lib/responses/ResponseInputItems'
 import type { ProviderKind } from '../src/config/schema'
+import { messagesClient, responsesClient } from './support/agent-clients'
 import { anthropicStreamProblems, parseSse, responsesStreamProblems } from './support/answer-invariants'
-import { messageProblems, responseProblems, same } from './support/conversation-answers'
+import { same } from './support/conversation-answers'
 import {
   type ConversationPlan,
   conversationPlans,
@@ -41,7 +37,7 @@ import {
 } from './support/conversation-plans'
 import { anthropicThinking, conversationTexts, missingInOrder, responsesBlobs } from './support/conversation-texts'
 import { endedRequestDetail, type Harness, sdkClients } from './support/harness'
-import { propertyRuns } from './support/property-runs'
+import { assertNoProblems, propertyRuns } from './support/property-runs'
 import { profileFor, translationGateway, translationSimulator, upstreamModelFor } from './support/translation-gateway'
 import { anthropicProblems, chatProblems, responsesProblems } from './support/wire-invariants'
 
@@ -92,114 +88,12 @@ const modelIdFor: Record<ProviderKind, string> = {
   'openai-responses': 'gpt-resp-t',
 }
 
-// ---- the client: Claude Code's and Codex's ways of carrying a conversation on ----------------------
+// ---- the client: Claude Code's and Codex's ways of carrying a conversation on (support/agent-clients.ts)
 
 /** What the upstreams issued so far: Anthropic's signatures (with the thinking each signs) and OpenAI's blobs. */
 interface IssuedSoFar {
   signatures: Map<string, string>
   blobs: Set<string>
-}
-
-/** One conversation's client: the history it keeps, the request it sends, and how it goes on after an answer. */
-interface Client {
-  request(turn: Turn): Json
-  /** Sends the turn's request with the official SDK; returns the request id svc gave it and what broke. */
-  send(turn: Turn, body: Json): Promise<{ requestId?: string; problems: string[] }>
-}
-
-const thinkingBudget = 2048
-
-/** Claude Code's way: the SDK's content back as the assistant turn, then a tool_result per tool_use. */
-function messagesClient(plan: ConversationPlan): Client {
-  const messages: Json[] = [{ role: 'user', content: plan.first }]
-  const tools = plan.tools.map((tool) => ({
-    name: tool.name,
-    description: 'A tool.',
-    input_schema: { type: 'object' },
-  }))
-  return {
-    request: (turn) => ({
-      model: profileFor[turn.upstream],
-      max_tokens: 8192,
-      messages: structuredClone(messages),
-      ...(tools.length > 0 ? { tools } : {}),
-      ...(turn.thinking
-        ? { thinking: turn.adaptive ? { type: 'adaptive' } : { type: 'enabled', budget_tokens: thinkingBudget } }
-        : {}),
-      stream: turn.stream,
-    }),
-    async send(turn, body) {
-      const params = body as unknown as Anthropic.MessageCreateParamsNonStreaming
-      let message: Anthropic.Message
-      try {
-        message = turn.stream
-          ? await clients.anthropic.messages.stream(params).finalMessage()
-          : await clients.anthropic.messages.create(params)
-      } catch (err) {
-        return { problems: [`the SDK threw [a-msg]: ${err instanceof Error ? err.message : String(err)}`] }
-      }
-      const problems = messageProblems(message, turn)
-      messages.push({ role: 'assistant', content: message.content })
-      const uses = message.content.filter((b) => b.type === 'tool_use')
-      const results = uses.map((use, i) => ({
-        type: 'tool_result',
-        tool_use_id: use.id,
-        content: turn.calls[i]?.result ?? 'done',
-        ...(turn.calls[i]?.isError ? { is_error: true } : {}),
-      }))
-      const after = turn.next === undefined ? [] : [{ type: 'text', text: turn.next }]
-      messages.push({ role: 'user', content: results.length > 0 ? [...results, ...after] : (turn.next ?? 'go on') })
-      return { requestId: message.id.replace(/^msg_/, ''), problems }
-    },
-  }
-}
-
-/** Codex's way, store false: every output item back (as the SDK normalises them), then an output per call. */
-function responsesClient(plan: ConversationPlan): Client {
-  const input: Json[] = [{ type: 'message', role: 'user', content: [{ type: 'input_text', text: plan.first }] }]
-  const tools = plan.tools.map((tool) =>
-    tool.custom
-      ? { type: 'custom', name: tool.name, description: 'Edit files with a patch.' }
-      : { type: 'function', name: tool.name, description: 'A tool.', parameters: { type: 'object' } },
-  )
-  return {
-    request: (turn) => ({
-      model: profileFor[turn.upstream],
-      input: structuredClone(input),
-      ...(tools.length > 0 ? { tools } : {}),
-      ...(turn.thinking ? { reasoning: { effort: turn.effort, summary: 'auto' } } : {}),
-      include: ['reasoning.encrypted_content'],
-      store: false,
-      stream: turn.stream,
-    }),
-    async send(turn, body) {
-      let response: OpenAI.Responses.Response
-      try {
-        response = turn.stream
-          ? await clients.openai.responses
-              .stream(body as unknown as Parameters<typeof clients.openai.responses.stream>[0])
-              .finalResponse()
-          : await clients.openai.responses.create(body as unknown as OpenAI.Responses.ResponseCreateParamsNonStreaming)
-      } catch (err) {
-        return { problems: [`the SDK threw [r-resp]: ${err instanceof Error ? err.message : String(err)}`] }
-      }
-      const problems = responseProblems(response, turn)
-      input.push(...(toResponseInputItems(response.output) as unknown as Json[]))
-      let i = 0
-      for (const item of response.output) {
-        if (item.type !== 'function_call' && item.type !== 'custom_tool_call') continue
-        const call = turn.calls[i++]
-        input.push({
-          type: item.type === 'function_call' ? 'function_call_output' : 'custom_tool_call_output',
-          call_id: item.call_id,
-          output: call?.result ?? 'done',
-        })
-      }
-      if (turn.next !== undefined || i === 0)
-        input.push({ type: 'message', role: 'user', content: [{ type: 'input_text', text: turn.next ?? 'go on' }] })
-      return { requestId: response.id.replace(/^resp_/, ''), problems }
-    },
-  }
 }
 
 // ---- 2. the client's answer (what the SDK assembled: support/conversation-answers.ts) ---------------
@@ -289,7 +183,8 @@ async function ledgerProblems(requestId: string, turn: Turn): Promise<string[]> 
 /** Plays the conversation turn by turn; stops at the first turn that breaks and says what broke there. */
 async function playProblems(plan: ConversationPlan): Promise<string[]> {
   sim.reset()
-  const client = plan.surface === 'messages' ? messagesClient(plan) : responsesClient(plan)
+  const reach = { clients, profileOf: (turn: Turn) => profileFor[turn.upstream] }
+  const client = plan.surface === 'messages' ? messagesClient(plan, reach) : responsesClient(plan, reach)
   const issued: IssuedSoFar = { signatures: new Map(), blobs: new Set() }
   for (const [t, turn] of plan.turns.entries()) {
     const mint: Issued = issueFor()
@@ -297,7 +192,11 @@ async function playProblems(plan: ConversationPlan): Promise<string[]> {
     const seen = sim.requests.length
     lastRaw = Promise.resolve('')
     const body = client.request(turn)
-    const { requestId, problems } = await client.send(turn, body)
+    const outcome = await client.send(turn, body)
+    const problems = outcome.answered
+      ? client.accept(turn, upstreamModelFor[turn.upstream])
+      : [`the SDK threw [svc]: ${outcome.message}`]
+    const requestId = outcome.answered ? outcome.requestId : undefined
     if (turn.stream) problems.push(...(await streamProblems(plan.surface)))
     const sent = sim.requests.slice(seen)
     same(
@@ -319,26 +218,13 @@ async function playProblems(plan: ConversationPlan): Promise<string[]> {
   return []
 }
 
-// Failures shrink (no endOnFailure in `options`): a report's plan is the smallest that still breaks.
-
-async function assertConversations(arb: fc.Arbitrary<ConversationPlan>, numRuns: number) {
-  await fc.assert(
-    fc.asyncProperty(arb, async (plan) => {
-      const problems = await playProblems(plan)
-      if (problems.length === 0) return
-      throw new Error(`${problems.join('\n')}\n  plan: ${JSON.stringify(plan)}`)
-    }),
-    options(numRuns),
-  )
-}
-
 describe('whole conversations across dialects: each turn replays what svc gave the last (fast-check, fixed seed)', () => {
   test('Anthropic Messages client (Claude Code)', async () => {
-    await assertConversations(conversationPlans('messages'), 30)
+    await assertNoProblems(conversationPlans('messages'), playProblems, options(30))
   })
 
   test('Responses client (Codex, store false)', async () => {
-    await assertConversations(conversationPlans('responses'), 30)
+    await assertNoProblems(conversationPlans('responses'), playProblems, options(30))
   })
 })
 

@@ -25,13 +25,12 @@
 //   [sessions]  README, Sessions and Usage routes: GET /v1/usage/sessions?ids=…, the history's
 //               session_id filter; Claude Code's header gives source claude-code, Codex's codex
 import { describe, expect, test } from 'bun:test'
-import fc from 'fast-check'
 import type { ProviderKind } from '../src/config/schema'
 import { anthropicStreamProblems, parseSse, responsesStreamProblems } from './support/answer-invariants'
 import { same } from './support/conversation-answers'
 import { type Issued, issueFor, scenarioFor, type Surface, type Turn } from './support/conversation-plans'
 import { anthropicThinking, conversationTexts, missingInOrder, responsesBlobs } from './support/conversation-texts'
-import { type AgentClient, messagesClient, responsesClient } from './support/fallback-clients'
+import { type AgentClient, messagesClient, responsesClient } from './support/agent-clients'
 import {
   type FallbackPlan,
   type FallbackTurn,
@@ -52,7 +51,7 @@ import {
   replay,
   sum,
 } from './support/ledger-invariants'
-import { propertyRuns } from './support/property-runs'
+import { assertNoProblems, propertyRuns } from './support/property-runs'
 import type { Scenario, SimUsage } from './support/simulator'
 import { rankedProGateway, translationSimulator, upstreamModelFor } from './support/translation-gateway'
 import { anthropicProblems, chatProblems, responsesProblems } from './support/wire-invariants'
@@ -592,7 +591,7 @@ async function playProblems(plan: FallbackPlan): Promise<string[]> {
   const gateway = await gatewayFor(plan.models)
   try {
     const session = { header: plan.sessionHeader, id: `fallback-${plan.surface}-${++sessions}` }
-    const reach = { clients: gateway.clients, session }
+    const reach = { clients: gateway.clients, profileOf: () => 'svc-pro', session }
     const play: Play = {
       plan,
       session,
@@ -631,26 +630,13 @@ const resetsAtOnce = (plan: FallbackPlan) =>
 /** The plans the suite plays: all but those with a reset the HTTP client resends. */
 const playable = (surface: Surface) => fallbackPlans(surface).filter((plan) => !resetsAtOnce(plan))
 
-// Failures shrink (no endOnFailure in `options`): a report's plan is the smallest that still breaks.
-
-async function assertConversations(arb: fc.Arbitrary<FallbackPlan>, numRuns: number) {
-  await fc.assert(
-    fc.asyncProperty(arb, async (plan) => {
-      const problems = await playProblems(plan)
-      if (problems.length === 0) return
-      throw new Error(`${problems.join('\n')}\n  plan: ${JSON.stringify(plan)}`)
-    }),
-    options(numRuns),
-  )
-}
-
 describe('conversations the router moves between models under svc-pro (fast-check, fixed seed)', () => {
   test('Anthropic Messages client (Claude Code, x-claude-code-session-id)', async () => {
-    await assertConversations(playable('messages'), 16)
+    await assertNoProblems(playable('messages'), playProblems, options(16))
   })
 
   test('Responses client (Codex, session_id / session-id)', async () => {
-    await assertConversations(playable('responses'), 16)
+    await assertNoProblems(playable('responses'), playProblems, options(16))
   })
 })
 

@@ -2,6 +2,7 @@
 // a longer hunt for new failures from the environment:
 //   SVC_FUZZ_SEED=<any integer> SVC_FUZZ_SCALE=20 bun test <file>
 import { setDefaultTimeout } from 'bun:test'
+import fc from 'fast-check'
 
 /**
  * The seed and scale for a file whose own seed is `defaultSeed`, and fast-check's options for a
@@ -13,4 +14,23 @@ export function propertyRuns(defaultSeed: number) {
   setDefaultTimeout(60_000 * scale)
   const options = (numRuns: number) => ({ seed, numRuns: Math.max(1, Math.round(numRuns * scale)) })
   return { seed, scale, options }
+}
+
+/**
+ * Holds when `play` finds no problem in any generated plan. A failure shrinks (no endOnFailure in
+ * `options`): its report is the smallest plan that still breaks, with what broke.
+ */
+export async function assertNoProblems<Plan>(
+  plans: fc.Arbitrary<Plan>,
+  play: (plan: Plan) => Promise<string[]>,
+  options: fc.Parameters<[Plan]>,
+): Promise<void> {
+  await fc.assert(
+    fc.asyncProperty(plans, async (plan) => {
+      const problems = await play(plan)
+      if (problems.length === 0) return
+      throw new Error(`${problems.join('\n')}\n  plan: ${JSON.stringify(plan)}`)
+    }),
+    options,
+  )
 }

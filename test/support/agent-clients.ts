@@ -1,8 +1,9 @@
-// The two agents whose conversations svc-pro moves between models: Claude Code's way over the
-// Anthropic SDK and Codex's (store false) over the OpenAI SDK, as conversation-properties.test.ts
-// plays them, but always asking `svc-pro` and naming their session in their own header. Each
-// carries its history on from the answer its SDK assembled, and checks that answer against what
-// the model that served the turn said.
+// The two agents of the conversation suites: Claude Code's way over the Anthropic SDK and Codex's
+// (store false) over the OpenAI SDK. Each carries its history on from the answer its SDK
+// assembled, and checks that answer against what the model that served the turn said. In
+// conversation-properties.test.ts the client picks each turn's profile (and so its upstream); in
+// fallback-conversations.test.ts it always asks svc-pro, names its session in its agent's own
+// header, and the router picks.
 //
 // Sources, cited by key below:
 //   [svc]     README, Model routes: the messages route's `model` is the concrete upstream model
@@ -17,8 +18,13 @@ import type { sdkClients } from './harness'
 type Json = Record<string, unknown>
 type Clients = ReturnType<typeof sdkClients>
 
-/** What the client got for a turn: an answer (kept for `accept`), or the status of the error its SDK threw. */
-export type Sent = { answered: true } | { answered: false; status: number | undefined; message: string }
+/**
+ * What the client got for a turn: an answer (kept for `accept`) and the request id svc gave it, or
+ * the status of the error its SDK threw.
+ */
+export type Sent =
+  | { answered: true; requestId: string }
+  | { answered: false; status: number | undefined; message: string }
 
 export interface AgentClient {
   /** The next request: the history so far, asked (streamed, thinking) as `turn` asks. */
@@ -31,14 +37,17 @@ export interface AgentClient {
   accept(turn: Turn, upstreamModel: string): string[]
 }
 
-/** How a client reaches svc: its SDKs, and the header its agent names the session in. */
+/** How a client reaches svc: its SDKs, the profile it asks for a turn, and the header its agent names the session in. */
 export interface Reach {
   clients: Clients
-  session: { header: string; id: string }
+  profileOf: (turn: Turn) => string
+  session?: { header: string; id: string }
 }
 
 const thinkingBudget = 2048
-const profile = 'svc-pro'
+
+const sessionHeaders = (reach: Reach): Record<string, string> =>
+  reach.session ? { [reach.session.header]: reach.session.id } : {}
 
 /** What an SDK threw, as the turn's outcome: an API error's status, anything else as a message. */
 function thrown(err: unknown): Sent {
@@ -58,11 +67,11 @@ export function messagesClient(plan: Pick<ConversationPlan, 'first' | 'tools'>, 
     description: 'A tool.',
     input_schema: { type: 'object' },
   }))
-  const headers = { [reach.session.header]: reach.session.id }
+  const headers = sessionHeaders(reach)
   let answer: Anthropic.Message | undefined
   return {
     request: (turn) => ({
-      model: profile,
+      model: reach.profileOf(turn),
       max_tokens: 8192,
       messages: structuredClone(messages),
       ...(tools.length > 0 ? { tools } : {}),
@@ -78,7 +87,7 @@ export function messagesClient(plan: Pick<ConversationPlan, 'first' | 'tools'>, 
         answer = turn.stream
           ? await anthropic.messages.stream(params, { headers }).finalMessage()
           : await anthropic.messages.create(params, { headers })
-        return { answered: true }
+        return { answered: true, requestId: answer.id.replace(/^msg_/, '') }
       } catch (err) {
         return thrown(err)
       }
@@ -110,11 +119,11 @@ export function responsesClient(plan: Pick<ConversationPlan, 'first' | 'tools'>,
       ? { type: 'custom', name: tool.name, description: 'Edit files with a patch.' }
       : { type: 'function', name: tool.name, description: 'A tool.', parameters: { type: 'object' } },
   )
-  const headers = { [reach.session.header]: reach.session.id }
+  const headers = sessionHeaders(reach)
   let answer: OpenAI.Responses.Response | undefined
   return {
     request: (turn) => ({
-      model: profile,
+      model: reach.profileOf(turn),
       input: structuredClone(input),
       ...(tools.length > 0 ? { tools } : {}),
       ...(turn.thinking ? { reasoning: { effort: turn.effort, summary: 'auto' } } : {}),
@@ -132,7 +141,7 @@ export function responsesClient(plan: Pick<ConversationPlan, 'first' | 'tools'>,
           : await openai.responses.create(body as unknown as OpenAI.Responses.ResponseCreateParamsNonStreaming, {
               headers,
             })
-        return { answered: true }
+        return { answered: true, requestId: answer.id.replace(/^resp_/, '') }
       } catch (err) {
         return thrown(err)
       }
@@ -140,7 +149,7 @@ export function responsesClient(plan: Pick<ConversationPlan, 'first' | 'tools'>,
     accept(turn) {
       const response = answer!
       const problems = responseProblems(response, turn)
-      same(problems, 'model, the profile sent [svc]', response.model, profile)
+      same(problems, 'model, the profile sent [svc]', response.model, reach.profileOf(turn))
       input.push(...(toResponseInputItems(response.output) as unknown as Json[]))
       let i = 0
       for (const item of response.output) {

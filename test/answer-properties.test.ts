@@ -27,7 +27,7 @@ import type OpenAI from 'openai'
 import type { ModelSection, ProviderKind } from '../src/config/schema'
 import { openAIToolName } from '../src/protocols/openai-tool-names'
 import { anthropicStreamProblems, parseSse, responsesStreamProblems, type SseFrame } from './support/answer-invariants'
-import { createHarness, endedRequestDetail, type Harness, sdkClients } from './support/harness'
+import { createHarness, endedRequestDetail, type Harness, teedSdkClients } from './support/harness'
 import { propertyRuns } from './support/property-runs'
 import { simProviders } from './support/sim-models'
 import { type Scenario, startSimulator } from './support/simulator'
@@ -89,9 +89,8 @@ const model = (kind: ProviderKind, profile: 'max' | 'pro' | 'ultra_saver'): Mode
 const upstreamModel = (kind: ProviderKind) => `${providerFor[kind]}-model-up`
 
 let h: Harness
-/** The raw text of the last answer svc sent, teed off before the SDK read it. */
-let lastRaw: Promise<string> = Promise.resolve('')
-let clients: ReturnType<typeof sdkClients>
+/** The SDKs, and the raw text of the last answer svc sent, teed off before the SDK read it. */
+let teed: ReturnType<typeof teedSdkClients>
 beforeAll(async () => {
   h = await createHarness({
     grantUsd: 100_000,
@@ -102,15 +101,7 @@ beforeAll(async () => {
       models: [model('anthropic', 'max'), model('openai-chat', 'pro'), model('openai-responses', 'ultra_saver')],
     },
   })
-  clients = sdkClients(h, {
-    handle: async (request) => {
-      const res = await h.app.handle(request)
-      if (!res.body) return res
-      const [toClient, toTest] = res.body.tee()
-      lastRaw = new Response(toTest).text()
-      return new Response(toClient, { status: res.status, headers: res.headers })
-    },
-  })
+  teed = teedSdkClients(h)
 })
 
 // ---- what an upstream answers ---------------------------------------------------------------------
@@ -352,7 +343,7 @@ async function problemsFor(
 ): Promise<string[]> {
   sim.reset()
   sim.setScenario(upstreamModel(upstream), answer.scenario)
-  lastRaw = Promise.resolve('')
+  teed.forgetRaw()
   const body = requestFor(surface, upstream, answer, custom)
   const problems: string[] = []
   let requestId: string | undefined
@@ -369,7 +360,7 @@ async function problemsFor(
   } catch (err) {
     problems.push(`the SDK threw: ${err instanceof Error ? err.message : String(err)}`)
   }
-  const raw = await lastRaw
+  const raw = await teed.lastRaw()
   if (stream) {
     const frames = parseSse(raw)
     problems.push(...(surface === 'messages' ? anthropicStreamProblems(frames) : responsesStreamProblems(frames)))
@@ -381,15 +372,15 @@ async function problemsFor(
 
 async function anthropicAnswer(body: Json, stream: boolean): Promise<Anthropic.Message> {
   const params = body as unknown as Anthropic.MessageCreateParamsNonStreaming
-  if (!stream) return clients.anthropic.messages.create(params)
-  return clients.anthropic.messages.stream(params).finalMessage()
+  if (!stream) return teed.clients.anthropic.messages.create(params)
+  return teed.clients.anthropic.messages.stream(params).finalMessage()
 }
 
 async function responsesAnswer(body: Json, stream: boolean): Promise<OpenAI.Responses.Response> {
   if (!stream)
-    return clients.openai.responses.create(body as unknown as OpenAI.Responses.ResponseCreateParamsNonStreaming)
-  return clients.openai.responses
-    .stream(body as unknown as Parameters<typeof clients.openai.responses.stream>[0])
+    return teed.clients.openai.responses.create(body as unknown as OpenAI.Responses.ResponseCreateParamsNonStreaming)
+  return teed.clients.openai.responses
+    .stream(body as unknown as Parameters<typeof teed.clients.openai.responses.stream>[0])
     .finalResponse()
 }
 

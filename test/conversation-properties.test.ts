@@ -36,7 +36,7 @@ import {
   type Turn,
 } from './support/conversation-plans'
 import { anthropicThinking, conversationTexts, missingInOrder, responsesBlobs } from './support/conversation-texts'
-import { endedRequestDetail, type Harness, sdkClients } from './support/harness'
+import { endedRequestDetail, type Harness, teedSdkClients } from './support/harness'
 import { assertNoProblems, propertyRuns } from './support/property-runs'
 import { profileFor, translationGateway, translationSimulator, upstreamModelFor } from './support/translation-gateway'
 import { anthropicProblems, chatProblems, responsesProblems } from './support/wire-invariants'
@@ -48,9 +48,8 @@ const sim = translationSimulator()
 type Json = Record<string, unknown>
 
 let h: Harness
-let clients: ReturnType<typeof sdkClients>
-/** The raw text of the last answer svc gave, teed off before the SDK reads it. */
-let lastRaw: Promise<string> = Promise.resolve('')
+/** The SDKs, and the raw text of the last answer svc gave, teed off before the SDK reads it. */
+let teed: ReturnType<typeof teedSdkClients>
 
 beforeAll(async () => {
   h = await translationGateway(sim)
@@ -63,15 +62,7 @@ beforeAll(async () => {
     json: { account: 'default', usd: 100_000 },
   })
   expect(grant.status).toBe(201)
-  clients = sdkClients(h, {
-    handle: async (request) => {
-      const res = await h.app.handle(request)
-      if (!res.body) return res
-      const [toClient, toTest] = res.body.tee()
-      lastRaw = new Response(toTest).text()
-      return new Response(toClient, { status: res.status, headers: res.headers })
-    },
-  })
+  teed = teedSdkClients(h)
 })
 
 const upstreamPath: Record<ProviderKind, string> = {
@@ -100,7 +91,7 @@ interface IssuedSoFar {
 
 /** The raw stream svc sent the client, in the order its SDK assumes. */
 async function streamProblems(surface: Surface): Promise<string[]> {
-  const frames = parseSse(await lastRaw)
+  const frames = parseSse(await teed.lastRaw())
   return surface === 'messages' ? anthropicStreamProblems(frames) : responsesStreamProblems(frames)
 }
 
@@ -183,14 +174,14 @@ async function ledgerProblems(requestId: string, turn: Turn): Promise<string[]> 
 /** Plays the conversation turn by turn; stops at the first turn that breaks and says what broke there. */
 async function playProblems(plan: ConversationPlan): Promise<string[]> {
   sim.reset()
-  const reach = { clients, profileOf: (turn: Turn) => profileFor[turn.upstream] }
+  const reach = { clients: teed.clients, profileOf: (turn: Turn) => profileFor[turn.upstream] }
   const client = plan.surface === 'messages' ? messagesClient(plan, reach) : responsesClient(plan, reach)
   const issued: IssuedSoFar = { signatures: new Map(), blobs: new Set() }
   for (const [t, turn] of plan.turns.entries()) {
     const mint: Issued = issueFor()
     sim.queue(upstreamModelFor[turn.upstream], scenarioFor(turn, t, mint))
     const seen = sim.requests.length
-    lastRaw = Promise.resolve('')
+    teed.forgetRaw()
     const body = client.request(turn)
     const outcome = await client.send(turn, body)
     const problems = outcome.answered

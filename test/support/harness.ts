@@ -89,6 +89,24 @@ export async function endedRequestDetail(h: Harness, id: string, timeoutMs = 1_0
   }
 }
 
+/**
+ * The official SDKs on `h`, each answer's raw body teed off before the SDK reads it: `lastRaw()`
+ * is the text of the last answer (the SSE bytes a stream's SDK parsed), for checks the SDK hides.
+ */
+export function teedSdkClients(h: Harness) {
+  let raw: Promise<string> = Promise.resolve('')
+  const clients = sdkClients(h, {
+    handle: async (request) => {
+      const res = await h.app.handle(request)
+      if (!res.body) return res
+      const [toClient, toTest] = res.body.tee()
+      raw = new Response(toTest).text()
+      return new Response(toClient, { status: res.status, headers: res.headers })
+    },
+  })
+  return { clients, lastRaw: () => raw, forgetRaw: () => (raw = Promise.resolve('')) }
+}
+
 /** The account's remaining credit as GET /v1/usage reports it. */
 export const remainingNanos = async (h: Harness): Promise<number> =>
   (await (await h.call('/v1/usage')).json()).remaining_nanos

@@ -435,6 +435,107 @@ ${codexLoopbackOnly}`,
   return dir
 }
 
+describe.skipIf(!claude.ok)(`svc claude (Claude Code ${CLAUDE_VERSION}) across a fallback`, () => {
+  test('a tool loop that falls back to a Chat model for a turn and comes back to Claude: every body Anthropic takes', {
+    timeout: 90_000,
+  }, async () => {
+    // Claude first (quality 90), a Chat model behind it (70), both under svc-pro.
+    const model = (
+      id: string,
+      provider: string,
+      upstream: string,
+      quality: number,
+      profile: 'pro' | 'ultra_saver',
+    ) => ({
+      id,
+      provider,
+      upstream_model: upstream,
+      profiles: [profile],
+      quality,
+      max_output_tokens: 32_000,
+      context_window: CONTEXT_WINDOW,
+      adaptive_thinking: true,
+      input_usd_per_mtok: price.input / 1000,
+      output_usd_per_mtok: price.output / 1000,
+    })
+    const h = await createHarness({
+      env: { SIM_KEY: 'sim-key' },
+      grantUsd: 5,
+      config: {
+        catalog: { builtin: false },
+        providers: {
+          a: { kind: 'anthropic', base_url: sim.url, api_key_env: 'SIM_KEY' },
+          c: { kind: 'openai-chat', base_url: `${sim.url}/v1`, api_key_env: 'SIM_KEY' },
+        },
+        models: [
+          model('claude', 'a', 'up-claude', 90, 'pro'),
+          model('chat', 'c', 'up-chat', 70, 'pro'),
+          model('small', 'a', SMALL_MODEL, 80, 'ultra_saver'),
+        ],
+      },
+    })
+    const { server, inbound } = serveRecording(h.app)
+    cleanups.push(() => server.stop(true))
+    /** The one thinking signature an upstream issues here: Claude's, in turn 1. */
+    const claudeSignature = 'EqQBClaudeTurnOne'
+    const bash = (marker: string) => ({ name: 'Bash', arguments: { command: `echo ${marker}`, description: 'Print' } })
+    // Turn 1: Claude thinks and calls Bash. Turn 2: Claude is overloaded (529), the Chat model
+    // reasons and calls Bash. Turn 3: the session sticks to the Chat model, which fails (500), and
+    // Claude answers a conversation whose last tool call another provider made.
+    sim.queue(
+      'up-claude',
+      { thinking: 'Run the first command.', signature: claudeSignature, toolCall: bash('one'), usage },
+      { fault: { kind: 'status', status: 529 } },
+      { text: 'Both commands ran.', usage },
+    )
+    sim.queue(
+      'up-chat',
+      { thinking: 'Now the second one.', toolCall: bash('two'), usage },
+      { fault: { kind: 'status', status: 500 } },
+    )
+    const run = await svc(['claude', '--allowedTools', 'Bash', '-p', 'run echo one, then echo two'], {
+      home: tempHome(),
+      env: { ...claudeEnv(), SVC_URL: `http://127.0.0.1:${server.port}`, SVC_API_KEY: h.key },
+    })
+    showFailure('svc claude', run)
+    expect(run.exitCode).toBe(0)
+    expect(run.stdout).toBe('Both commands ran.\n')
+
+    const models = sim.requests.map((r) => (r.body as { model: string }).model)
+    expect(models).toEqual(['up-claude', 'up-claude', 'up-chat', 'up-chat', 'up-claude'])
+    // Claude Code sent back both thinking blocks it was shown, Claude's signed and the Chat
+    // model's with none; Claude got only its own, and thinking off, as the loop's last turn (the
+    // Chat model's) cannot open with it: Anthropic would refuse either otherwise.
+    const thinkingIn = (body: Record<string, unknown>) =>
+      (body.messages as { role: string; content: unknown }[]).flatMap((m) =>
+        m.role === 'assistant' && Array.isArray(m.content)
+          ? (m.content as { type: string; signature?: string }[]).filter((b) => b.type === 'thinking')
+          : [],
+      )
+    expect(thinkingIn(inbound.at(-1)!.body).map((b) => b.signature)).toEqual([claudeSignature, ''])
+    const last = sim.requests[4]!.body as Record<string, unknown>
+    expect(thinkingIn(last).map((b) => b.signature)).toEqual([claudeSignature])
+    expect(last.thinking).toBeUndefined()
+    // Otherwise Claude Code's body as it sent it (its `role: "system"` turn included).
+    const { thinking: _, ...rest } = inbound.at(-1)!.body as Record<string, unknown>
+    expect(last.messages).not.toEqual(rest.messages)
+    const received: Record<string, unknown> = { ...last, messages: rest.messages }
+    expect(received).toEqual({ ...rest, model: 'up-claude' })
+
+    // Three requests, the two fallbacks' failed legs recorded, charged only what served.
+    const sessionId = inbound.at(-1)!.headers['x-claude-code-session-id']!
+    const list = await json<{ items: { request_id: string; attempts: number; status: string }[] }>(
+      h,
+      `/v1/usage/requests?session_id=${encodeURIComponent(sessionId)}`,
+    )
+    expect(list.items.map((r) => [r.status, r.attempts]).reverse()).toEqual([
+      ['completed', 1],
+      ['completed', 2],
+      ['completed', 2],
+    ])
+  })
+})
+
 describe.skipIf(!codex.ok)(`svc codex (Codex ${CODEX_VERSION})`, () => {
   test('svc codex exec answers; one ledger row under its session, source codex', { timeout: 60_000 }, async () => {
     const { h, inbound, gateway } = await startSvc('anthropic')

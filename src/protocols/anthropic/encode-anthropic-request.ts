@@ -19,7 +19,7 @@ import { maxTokensAbove } from '../../exchange/thinking-budget'
 import { isObject } from '../wire-values'
 import { addCacheBreakpoints, type WireBlock, type WireMessage } from './cache-breakpoints'
 import { type AnthropicModelRules, fitToModel } from './model-fit'
-import { isForeignSignature } from './thinking-signature'
+import { isForeignSignature, lastToolTurnOpensWithThinking } from './thinking-signature'
 import { sanitizeToolUseId } from './tool-use-id'
 
 const minThinkingBudget = 1024
@@ -131,13 +131,10 @@ const encodeOutputFormat = (format: ResponseFormat | undefined): Record<string, 
   format?.type === 'json_schema' ? { type: 'json_schema', schema: format.schema } : undefined
 
 // Thinking is incompatible with forced tool use, and in a tool loop the last assistant turn must
-// open with a signed thinking block; history from another provider has none, so thinking is off.
+// open with a signed thinking block (thinking-signature.ts).
 function canThink(req: ExchangeRequest, messages: WireMessage[]): boolean {
   if (req.toolChoice?.type === 'any' || req.toolChoice?.type === 'tool') return false
-  const lastAssistant = messages.findLast((m) => m.role === 'assistant')
-  if (!lastAssistant?.content.some((b) => b.type === 'tool_use')) return true
-  const first = lastAssistant.content[0]?.type
-  return first === 'thinking' || first === 'redacted_thinking'
+  return lastToolTurnOpensWithThinking(messages)
 }
 
 // Anthropic has no system role inside the conversation: instructions given mid-way join the

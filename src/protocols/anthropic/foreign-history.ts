@@ -10,7 +10,7 @@
 // And in a tool loop Claude with thinking on wants its last turn to open with its own signed
 // thinking: where another provider made that turn, thinking is off for this request, as the
 // translated path does (encode-anthropic-request.ts). Claude's own blocks pass as sent.
-import { isForeignSignature } from './thinking-signature'
+import { isForeignSignature, lastToolTurnOpensWithThinking } from './thinking-signature'
 import { isObject, type JsonObject } from '../wire-values'
 
 /** A result block svc wrote from another provider's search. */
@@ -62,18 +62,11 @@ function withoutForeignBlocks(message: unknown): unknown[] {
   return kept.length > 0 ? [{ ...(message as JsonObject), content: kept }] : []
 }
 
-/**
- * False when thinking is on and the last assistant turn called tools without opening with its
- * thinking: Claude refuses that ("a final assistant message must start with a thinking block").
- */
+/** False when thinking is on and the tool loop's last turn cannot open with Claude's own thinking. */
 function thinksAfterLastTurn(body: Record<string, unknown>): boolean {
   const { thinking, messages } = body
   if (!isObject(thinking) || thinking.type === 'disabled' || !Array.isArray(messages)) return true
-  const last = messages.findLast((m) => isObject(m) && m.role === 'assistant') as JsonObject | undefined
-  const content = last?.content
-  if (!Array.isArray(content) || !content.some((b) => isObject(b) && b.type === 'tool_use')) return true
-  const first = content[0]
-  return isObject(first) && (first.type === 'thinking' || first.type === 'redacted_thinking')
+  return lastToolTurnOpensWithThinking(messages)
 }
 
 function withoutThinking(body: Record<string, unknown>): Record<string, unknown> {

@@ -1,4 +1,7 @@
-// Thinking signatures: only Anthropic-made ones may be sent back to Anthropic (others ⇒ 400).
+// Thinking sent back to Claude: only Anthropic-made signatures (others ⇒ 400), and with thinking
+// on, a tool loop's last assistant turn opening with its own (else ⇒ 400). Both the translated
+// request (encode-anthropic-request.ts) and the pass-through body (foreign-history.ts) keep to it.
+import { isObject } from '../wire-values'
 
 // Gateway-made signatures are base64('gw1:<provider>:<hash>'); every such string starts with 'Z3cxO'.
 const gatewayPrefix = 'Z3cxO'
@@ -6,3 +9,16 @@ const gatewayPrefix = 'Z3cxO'
 /** True when Anthropic would reject the signature: missing, empty or made by this gateway. */
 export const isForeignSignature = (signature: string | undefined): boolean =>
   signature === undefined || signature === '' || signature.startsWith(gatewayPrefix)
+
+/**
+ * False when the last assistant turn called tools without opening with thinking: with thinking on,
+ * Claude refuses that ("a final assistant message must start with a thinking block"). History from
+ * another provider has none. Messages as on the wire (a client's JSON or the encoder's).
+ */
+export function lastToolTurnOpensWithThinking(messages: readonly unknown[]): boolean {
+  const last = messages.findLast((m) => isObject(m) && m.role === 'assistant') as { content?: unknown } | undefined
+  const content = last?.content
+  if (!Array.isArray(content) || !content.some((b) => isObject(b) && b.type === 'tool_use')) return true
+  const first = content[0]
+  return isObject(first) && (first.type === 'thinking' || first.type === 'redacted_thinking')
+}

@@ -14,6 +14,7 @@ import { RunningRequests } from './relay/running'
 import { createHttp1Client } from './providers/http1/client'
 import { createHealth, type Health } from './router/health'
 import { computeNudges, nudgeWindow } from './router/nudges'
+import type { OwnProviderKeys } from './router/provider-key'
 
 export interface Deps {
   config: Config
@@ -26,7 +27,7 @@ export interface Deps {
   /** The account's grants, from memory between ledger writes: the quota gate reads these. */
   credit: AccountCache<GrantRecord[]>
   /** The account's own provider keys (BYOK), decrypted once and held in memory only. */
-  byok: AccountCache<Map<string, string>>
+  byok: AccountCache<OwnProviderKeys>
   /** Feedback nudges per account (nudgeKey(mode, model) → points). */
   nudges: AccountCache<Map<string, number>>
   /** Which model served each session last, for session stickiness. */

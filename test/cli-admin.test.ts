@@ -18,11 +18,12 @@ afterEach(() => {
 function cli(env: Record<string, string> = {}) {
   const dir = mkdtempSync(join(tmpdir(), 'svc-cli-'))
   dirs.push(dir)
-  const run = async (...argv: string[]) => {
+  /** Runs the CLI with more variables than the runner's own (a different master key, say). */
+  const runWith = async (more: Record<string, string>, ...argv: string[]) => {
     const out: string[] = []
     const err: string[] = []
     const io: Io = {
-      env: { SVC_DATABASE: join(dir, 'svc.db'), ...env },
+      env: { SVC_DATABASE: join(dir, 'svc.db'), ...env, ...more },
       cwd: dir,
       out: (t) => out.push(t),
       err: (t) => err.push(t),
@@ -30,7 +31,23 @@ function cli(env: Record<string, string> = {}) {
     const code = await main(argv, io)
     return { code, out: out.join(''), err: err.join('') }
   }
-  return { dir, run }
+  const run = (...argv: string[]) => runWith({}, ...argv)
+  return { dir, run, runWith }
+}
+
+/** What a command wrote to the process's stderr (the gateway's log lines) while it ran. */
+async function loggedDuring<T>(action: () => Promise<T>): Promise<{ result: T; logged: string }> {
+  const lines: string[] = []
+  const write = process.stderr.write
+  process.stderr.write = ((chunk: string | Uint8Array) => {
+    lines.push(String(chunk))
+    return true
+  }) as typeof process.stderr.write
+  try {
+    return { result: await action(), logged: lines.join('') }
+  } finally {
+    process.stderr.write = write
+  }
 }
 
 describe('admin CLI', () => {
@@ -186,7 +203,7 @@ describe('admin CLI', () => {
     const deps = createDeps(config)
     await deps.admin.addProviderKey({ account: 'alice', provider: 'anthropic', key: secret })
     const account = await deps.admin.findAccount('alice')
-    expect(await deps.admin.openProviderKey(account.id, 'anthropic')).toBe(secret)
+    expect((await deps.admin.openProviderKeys(account.id)).get('anthropic')).toBe(secret)
     deps.ledger.close()
     const list = await run('provider-keys', 'list', '--json')
     expect(JSON.parse(list.out)[0]).toMatchObject({ provider_id: 'anthropic', hint: '…6789' })
@@ -200,6 +217,36 @@ describe('admin CLI', () => {
       expect(bytes.includes(Buffer.from(secret))).toBe(false)
       expect(bytes.includes(Buffer.from('SECRET-0123'))).toBe(false)
     }
+  })
+
+  test('serve says at startup which stored keys its master key cannot open', async () => {
+    const { dir, runWith } = cli({ ANTHROPIC_API_KEY: 'platform-key' })
+    await runWith({}, 'accounts', 'create', 'alice')
+    const { createDeps } = await import('../src/deps')
+    const { resolveConfig } = await import('../src/config/load')
+    const env = { SVC_MASTER_KEY: 'master-secret-for-tests', ANTHROPIC_API_KEY: 'x' }
+    const deps = createDeps(resolveConfig({}, { env, overrides: { database: join(dir, 'svc.db') } }))
+    await deps.admin.addProviderKey({ account: 'alice', provider: 'anthropic', key: 'sk-ant-byok-0123456789' })
+    const alice = (await deps.admin.findAccount('alice')).id
+    deps.ledger.close()
+    const serve = (more: Record<string, string>) =>
+      loggedDuring(() => runWith(more, 'serve', '--once', '--port', '0', '--log-level', 'error'))
+    const problem = (logged: string) => logged.split('\n').filter((line) => line.includes('cannot be opened'))
+    for (const [more, why] of [
+      [{}, 'SVC_MASTER_KEY is not set'],
+      [{ SVC_MASTER_KEY: 'another-key' }, 'SVC_MASTER_KEY is not the key they were sealed with'],
+    ] as const) {
+      const { result, logged } = await serve(more)
+      expect(result.code).toBe(0)
+      const [line, ...others] = problem(logged)
+      expect(others).toEqual([])
+      expect(JSON.parse(line!)).toMatchObject({
+        level: 'error',
+        msg: `1 stored provider key(s) cannot be opened: ${why}; until it is, their accounts are not served by those providers (the platform's key is never used in their place)`,
+        keys: [{ account_id: alice, provider: 'anthropic' }],
+      })
+    }
+    expect(problem((await serve({ SVC_MASTER_KEY: 'master-secret-for-tests' })).logged)).toEqual([])
   })
 })
 

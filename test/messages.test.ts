@@ -342,6 +342,44 @@ describe('messages: BYOK', () => {
     expect(detail.grant_charges).toEqual([expect.objectContaining({ cost_type: 'byok_fee', amount_nanos: fee })])
     expect(await remainingNanos(h)).toBe(GRANT - fee)
   })
+
+  test('a stored key the gateway cannot open: that provider does not serve the account, not on the platform’s key either', async () => {
+    // Both providers have a platform key; the account stored its own for `anth`.
+    const h = await gateway({ models: [claudeX, simGpt({ profiles: ['max'], quality: 10 })] })
+    await h.deps.admin.addProviderKey({ account: h.accountId, provider: 'anth', key: 'sk-ant-own-0001' })
+    sim.setScenario('gpt-y-up', { text: 'from gpt', usage: { input: 10, output: 3 } })
+    // As after a restart with another master key, then with none: the sealed key no longer opens.
+    for (const masterKey of ['another-master-key', undefined]) {
+      h.config.server.masterKey = masterKey
+      h.deps.byok.invalidate(h.accountId)
+      sim.requests.length = 0
+      const { data, response } = await sdk(h)
+        .messages.create({ model: 'svc-max', max_tokens: 10, messages: ask })
+        .withResponse()
+      expect(data.content).toEqual([{ type: 'text', text: 'from gpt', citations: null }])
+      expect(sim.requests.map((r) => r.path)).toEqual(['/v1/chat/completions'])
+      const detail = await requestDetail(h, response.headers.get('x-request-id')!)
+      expect(detail).toMatchObject({ selected_model_id: 'gpt-y', byok: false })
+      expect(detail.provider_ranks.find((r: { model_id: string }) => r.model_id === 'claude-x')).toMatchObject({
+        status: 'skipped',
+        byok: true,
+        reason: expect.stringContaining('the account’s own key for this provider cannot be opened'),
+      })
+    }
+    // With only that provider, the account gets the reason, and nothing reaches the upstream.
+    const only = await gateway({ models: [claudeX] })
+    await only.deps.admin.addProviderKey({ account: only.accountId, provider: 'anth', key: 'sk-ant-own-0001' })
+    only.config.server.masterKey = undefined
+    only.deps.byok.invalidate(only.accountId)
+    sim.requests.length = 0
+    const res = await postMessages(only, { model: 'svc-max', max_tokens: 10, messages: ask })
+    expect(res.status).toBe(503)
+    expect((await res.json()).error.message).toContain(
+      'claude-x via anth: the account’s own key for this provider cannot be opened (the gateway’s master key is unset or not the one it was sealed with); the platform’s key is not used in its place',
+    )
+    expect(sim.requests).toEqual([])
+    expect(await remainingNanos(only)).toBe(GRANT)
+  })
 })
 
 describe('messages: tool use round trip', () => {

@@ -2,7 +2,7 @@
 // these, so the two can never disagree on a rule.
 import type { Config } from '../config/load'
 import { type ScopeCostType, scopeCostTypes } from '../ledger/credit'
-import type { Account, Ledger } from '../ledger/ledger'
+import type { Account, Ledger, ProviderKeyRecord } from '../ledger/ledger'
 import { formatUsd, usdToNanos } from '../ledger/pricing'
 import { GatewayError, invalidRequest } from '../lib/errors'
 import { ownEntry } from '../lib/own-entry'
@@ -45,10 +45,20 @@ export function createAdmin(deps: {
     if (!config.server.masterKey) {
       throw new GatewayError(
         'invalid_request',
-        'provider keys need a master key: set SVC_MASTER_KEY (or [server] master_key_env) before storing one',
+        `provider keys need a master key: set ${config.server.masterKeyEnv} before storing one`,
       )
     }
     return config.server.masterKey
+  }
+
+  /** A stored key's plaintext, or null when this gateway cannot open it (GCM refuses a wrong key). */
+  function openSealed(row: ProviderKeyRecord): string | null {
+    if (!config.server.masterKey) return null
+    try {
+      return openProviderKey(config.server.masterKey, row.sealed, row.accountId)
+    } catch {
+      return null
+    }
   }
 
   return {
@@ -176,20 +186,24 @@ export function createAdmin(deps: {
       changed(account.id)
     },
 
-    /** Decrypts an account's provider key for one upstream call; never logged, never returned. */
-    async openProviderKey(accountId: string, providerId: string): Promise<string | undefined> {
-      return (await this.openProviderKeys(accountId)).get(providerId)
-    },
-
-    /** provider id → plaintext key, for the providers this gateway has configured. */
-    async openProviderKeys(accountId: string): Promise<Map<string, string>> {
-      const keys = new Map<string, string>()
-      if (!config.server.masterKey) return keys
+    /**
+     * provider id → the account's own key (plaintext; never logged, never returned), for the
+     * providers this gateway has configured; `null` where a key is stored but cannot be opened
+     * (no master key set, or not the one it was sealed with). Such a provider must not serve the
+     * account on the platform's key instead: the account stored its own to be charged only the fee.
+     */
+    async openProviderKeys(accountId: string): Promise<Map<string, string | null>> {
+      const keys = new Map<string, string | null>()
       for (const row of await ledger.listProviderKeys(accountId)) {
-        if (config.providers[row.providerId])
-          keys.set(row.providerId, openProviderKey(config.server.masterKey, row.sealed, accountId))
+        if (config.providers[row.providerId]) keys.set(row.providerId, openSealed(row))
       }
       return keys
+    },
+
+    /** The stored provider keys this gateway cannot open, of configured providers: said at startup. */
+    async unopenableProviderKeys(): Promise<ProviderKeyRecord[]> {
+      const rows = await ledger.listProviderKeys()
+      return rows.filter((row) => config.providers[row.providerId] && openSealed(row) === null)
     },
 
     /**

@@ -4,8 +4,8 @@ import { chmodSync, writeFileSync } from 'node:fs'
 import { dirname, join } from 'node:path'
 import { createApp } from '../app'
 import { ConfigError } from '../config/load'
-import { createDeps } from '../deps'
-import { createLogger } from '../lib/log'
+import { createDeps, type Deps } from '../deps'
+import { createLogger, type Logger } from '../lib/log'
 import { formatUsd } from '../ledger/pricing'
 import { type Io, loadCliConfig, parseFlags, UsageError } from './context'
 
@@ -65,6 +65,7 @@ export async function runServe(args: string[], io: Io): Promise<number> {
       'no provider is configured: set ANTHROPIC_API_KEY, OPENAI_API_KEY, OPENROUTER_API_KEY or DEEPSEEK_API_KEY, or add [providers.*] to svc.toml',
     )
   }
+  await warnOfUnopenableProviderKeys(deps, log)
   if (values.once) {
     // `make build` uses this to prove the binary boots on an empty database, then exits.
     io.out(JSON.stringify({ url, database: config.server.database, first_account: first?.account.name ?? null }))
@@ -115,4 +116,19 @@ function listen<T>(host: string, port: number, start: () => T): T {
             : (err as Error).message
     throw new ConfigError(`cannot listen on ${host}:${port}: ${why}; choose another with --host/--port or [server]`)
   }
+}
+
+/**
+ * Stored BYOK keys this gateway cannot open (its master key unset, or another than sealed them):
+ * those accounts are not served by those providers, rather than on the platform's key at the full
+ * price, until the key is set. Said once at startup, where the operator looks.
+ */
+async function warnOfUnopenableProviderKeys(deps: Deps, log: Logger) {
+  const unopenable = await deps.admin.unopenableProviderKeys()
+  if (unopenable.length === 0) return
+  const { masterKey, masterKeyEnv } = deps.config.server
+  log.error(
+    `${unopenable.length} stored provider key(s) cannot be opened: ${masterKeyEnv} is ${masterKey ? 'not the key they were sealed with' : 'not set'}; until it is, their accounts are not served by those providers (the platform's key is never used in their place)`,
+    { keys: unopenable.map((key) => ({ account_id: key.accountId, provider: key.providerId })) },
+  )
 }

@@ -80,6 +80,8 @@ export interface Config {
     adminToken?: string
     /** 32-byte key for sealing BYOK provider keys; absent → BYOK keys cannot be stored or used. */
     masterKey?: string
+    /** The variable the master key is read from, to name it in messages. */
+    masterKeyEnv: string
     maxBodyBytes: number
     shutdownGraceSeconds: number
     devicePollIntervalSeconds: number
@@ -210,6 +212,7 @@ export function resolveConfig(raw: unknown, opts: LoadOptions & { source?: strin
       ),
       adminToken: nonEmpty(env[adminTokenEnv]),
       masterKey: nonEmpty(env[masterKeyEnv]),
+      masterKeyEnv,
       maxBodyBytes: server.max_body_bytes ?? 32 * 1024 * 1024,
       shutdownGraceSeconds: server.shutdown_grace_seconds ?? 30,
       devicePollIntervalSeconds: server.device_poll_interval_seconds ?? 5,

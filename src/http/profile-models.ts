@@ -4,6 +4,7 @@ import { type Config, isRetired } from '../config/load'
 import type { RoutingMode } from '../config/schema'
 import { GatewayError } from '../lib/errors'
 import { profileDescriptions, profileNames } from '../router/profiles'
+import { type OwnProviderKeys, providerKeyFor } from '../router/provider-key'
 
 /** When the profiles were introduced: both vendors' model objects carry a creation time. */
 export const profilesCreatedAt = '2026-11-01T00:00:00Z'
@@ -20,18 +21,13 @@ export interface ProfileLimits {
   maxOutputTokens: number | null
 }
 
-/** Whose keys can reach a provider: the platform's (in the config) or the account's own (BYOK). */
-export interface ProviderKeys {
-  has(providerId: string): boolean
-}
-
-function profileLimits(config: Config, mode: RoutingMode, ownKeys: ProviderKeys, now: number): ProfileLimits {
+function profileLimits(config: Config, mode: RoutingMode, ownKeys: OwnProviderKeys, now: number): ProfileLimits {
   let contextWindow: number | null = null
   let maxOutputTokens: number | null = null
   for (const model of config.models) {
     if (!model.profiles.includes(mode) || !model.price || isRetired(model, now)) continue
     const provider = config.providers[model.provider]
-    if (!provider || !(provider.apiKey || ownKeys.has(provider.id))) continue
+    if (!provider || !providerKeyFor(provider, ownKeys)) continue
     contextWindow = Math.max(contextWindow ?? 0, model.contextWindow)
     maxOutputTokens = Math.max(maxOutputTokens ?? 0, model.maxOutputTokens)
   }
@@ -47,7 +43,7 @@ export interface ProfileModel extends ProfileLimits {
  * Every profile with what it can take today for an account holding `ownKeys`. A handful of
  * models: computed per call, so config, keys and time are current.
  */
-export const profileModelsOf = (config: Config, ownKeys: ProviderKeys, now: number): ProfileModel[] =>
+export const profileModelsOf = (config: Config, ownKeys: OwnProviderKeys, now: number): ProfileModel[] =>
   Object.entries(profileNames).map(([id, mode]) => ({
     id,
     description: profileDescriptions[mode],

@@ -9,6 +9,7 @@ import { newUlid } from '../lib/ids'
 import { readRequestFeatures } from '../router/features'
 import { profileNames, routingModeOf } from '../router/profiles'
 import { type ContextOverflow, type Ranking, rankCandidates } from '../router/rank'
+import { providerKeyFor } from '../router/provider-key'
 import { promptCacheKeyOf, readSessionAttributes } from './session'
 import type { ClientIds, InboundSurface } from './surface'
 import { jsonAnswer } from './json-answer'
@@ -113,7 +114,8 @@ export async function relay(deps: Deps, input: RelayInput): Promise<Response> {
       current = controller
       let probe = false
       try {
-        const apiKey = byokKeys.get(candidate.provider.id) ?? candidate.provider.apiKey!
+        // The ranking passed over every provider without a key this account may use.
+        const apiKey = providerKeyFor(candidate.provider, byokKeys)!
         probe = deps.health.claimProbe(candidate.provider.id, candidate.model.id)
         const upstream = await send(deps, {
           surface,

@@ -7,6 +7,7 @@ import { type TokenPrices, tokenPricesFor } from '../ledger/pricing'
 import type { RequestFeatures } from './features'
 import type { HealthView } from './health'
 import { nudgeKey } from './nudges'
+import { type OwnProviderKeys, providerKeyFor } from './provider-key'
 
 /**
  * Scores, higher is better, in "quality points" so feedback nudges and weights read alike:
@@ -54,10 +55,10 @@ export interface RankInput {
   models: readonly CatalogModel[]
   providers: Readonly<Record<string, ProviderConfig>>
   /**
-   * Providers for which the account stored its own key: the relay hands its key map as it is,
-   * rather than building a Set of its keys per request.
+   * The account's own provider keys (BYOK): the relay hands its key map as it is, rather than
+   * building a Set of its keys per request.
    */
-  byokProviders: { has(providerId: string): boolean }
+  byokProviders: OwnProviderKeys
   grants: readonly GrantState[]
   byokFeePercent: number
   now: number
@@ -201,8 +202,12 @@ export function rankCandidates(input: RankInput): Ranking {
       entry.reason = reason
       skipped.push(entry)
     }
-    if (!byok && !provider.apiKey) {
-      skip('no key for this provider (neither the platform’s nor the account’s own)')
+    if (!providerKeyFor(provider, input.byokProviders)) {
+      skip(
+        byok
+          ? 'the account’s own key for this provider cannot be opened (the gateway’s master key is unset or not the one it was sealed with); the platform’s key is not used in its place'
+          : 'no key for this provider (neither the platform’s nor the account’s own)',
+      )
       continue
     }
     if (!model.price) {

@@ -343,6 +343,43 @@ describe('messages: BYOK', () => {
     expect(await remainingNanos(h)).toBe(GRANT - fee)
   })
 
+  test('an account’s own key has a health of its own: its failures steer no one else, the platform’s none of it', async () => {
+    const h = await gateway({ models: [claudeX, simGpt({ profiles: ['max'], quality: 10 })] })
+    await h.deps.admin.createAccount('bob')
+    const bob = await h.deps.admin.createKey({ account: 'bob' })
+    await h.deps.admin.addGrant({ account: 'bob', usd: 5 })
+    sim.setScenario('claude-x-up', { text: 'from claude', usage: { input: 10, output: 3 } })
+    sim.setScenario('gpt-y-up', { text: 'from gpt', usage: { input: 10, output: 3 } })
+    const ask = async (key: string) => {
+      sim.requests.length = 0
+      const res = await h.call('/compat-a/v1/messages', {
+        method: 'POST',
+        key,
+        headers: versioned,
+        json: { model: 'svc-max', max_tokens: 10, messages: [{ role: 'user', content: 'hi' }] },
+      })
+      expect(res.status).toBe(200)
+      return {
+        text: (await res.json()).content[0].text,
+        sent: sim.requests.map((r) => r.headers['x-api-key'] ?? 'chat'),
+      }
+    }
+    // Bob's own key is revoked at the provider: three 401s open Bob's circuit for Claude, and only his.
+    await h.deps.admin.addProviderKey({ account: 'bob', provider: 'anth', key: 'sk-ant-revoked-0001' })
+    for (let i = 0; i < 3; i++) {
+      expect(await ask(bob.key)).toEqual({ text: 'from gpt', sent: ['sk-ant-revoked-0001', 'chat'] })
+    }
+    expect(await ask(bob.key)).toEqual({ text: 'from gpt', sent: ['chat'] })
+    expect(await ask(h.key)).toEqual({ text: 'from claude', sent: [SIM_KEY] })
+    // The platform's key is rate limited for a while; Bob, now with a good key of his own, is not.
+    await h.deps.admin.addProviderKey({ account: 'bob', provider: 'anth', key: SIM_KEY })
+    h.clock.advance(5 * 60_000)
+    sim.queue('claude-x-up', { fault: { kind: 'status', status: 429, retryAfter: 60 } })
+    expect(await ask(h.key)).toEqual({ text: 'from gpt', sent: [SIM_KEY, 'chat'] })
+    expect(await ask(h.key)).toEqual({ text: 'from gpt', sent: ['chat'] })
+    expect(await ask(bob.key)).toEqual({ text: 'from claude', sent: [SIM_KEY] })
+  })
+
   test('a stored key the gateway cannot open: that provider does not serve the account, not on the platform’s key either', async () => {
     // Both providers have a platform key; the account stored its own for `anth`.
     const h = await gateway({ models: [claudeX, simGpt({ profiles: ['max'], quality: 10 })] })

@@ -1,6 +1,7 @@
 // How a request's outcome reaches the ledger, the metrics and the logs, and the moment a leg
 // commits to the client (its first byte), after which there is no fallback.
 import type { Deps } from '../deps'
+import { keyOwnerOf } from '../router/health'
 import type { FinishedRequest } from '../ledger/ledger'
 import type { LegDraft, RequestTrace } from './trace'
 
@@ -47,7 +48,12 @@ export function servedFirstByte(deps: Deps, trace: RequestTrace, leg: LegDraft) 
   trace.firstByteAt = now
   trace.markChosen(leg)
   const { provider, model } = leg.candidate
-  deps.health.recordSuccess(provider.id, model.id, now - leg.startedAt)
+  deps.health.recordSuccess(
+    provider.id,
+    model.id,
+    now - leg.startedAt,
+    keyOwnerOf(leg.candidate.byok, trace.ctx.accountId),
+  )
   const sessionId = trace.ctx.session.sessionId
   if (sessionId) deps.sessions.served(trace.ctx.accountId, sessionId, { modelId: model.id, providerId: provider.id })
 }

@@ -7,6 +7,7 @@ import { errorResponse } from '../http/errors'
 import { GatewayError, invalidRequest } from '../lib/errors'
 import { newUlid } from '../lib/ids'
 import { readRequestFeatures } from '../router/features'
+import { keyOwnerOf } from '../router/health'
 import { profileNames, routingModeOf } from '../router/profiles'
 import { type ContextOverflow, type Ranking, rankCandidates } from '../router/rank'
 import { providerKeyFor } from '../router/provider-key'
@@ -61,6 +62,7 @@ export async function relay(deps: Deps, input: RelayInput): Promise<Response> {
     ])
     const now = deps.clock()
     const ranking = rankCandidates({
+      accountId,
       mode,
       features,
       models: deps.config.models,
@@ -116,7 +118,7 @@ export async function relay(deps: Deps, input: RelayInput): Promise<Response> {
       try {
         // The ranking passed over every provider without a key this account may use.
         const apiKey = providerKeyFor(candidate.provider, byokKeys)!
-        probe = deps.health.claimProbe(candidate.provider.id, candidate.model.id)
+        probe = deps.health.claimProbe(candidate.provider.id, candidate.model.id, keyOwnerOf(candidate.byok, accountId))
         const upstream = await send(deps, {
           surface,
           body,
@@ -232,6 +234,7 @@ function settleFailedAttempt(
   a: { trace: RequestTrace; leg: LegDraft; err: unknown; clientGone: boolean; probe: boolean },
 ): GatewayError {
   const { provider, model } = a.leg.candidate
+  const keyOwner = keyOwnerOf(a.leg.candidate.byok, a.trace.ctx.accountId)
   const internal = !(a.err instanceof GatewayError)
   if (internal) {
     deps.log.error('gateway bug during an upstream attempt', {
@@ -250,11 +253,11 @@ function settleFailedAttempt(
   if (!a.clientGone && !internal) deps.metrics.upstreamError(provider.id, model.id, error.kind)
   // A prompt too long for this model says nothing of the provider's health: another model may serve it.
   if (!a.clientGone && error.retryable && error.kind !== 'context_exceeded') {
-    deps.health.recordFailure(provider.id, model.id, { retryAfterSeconds: error.retryAfterSeconds })
+    deps.health.recordFailure(provider.id, model.id, { retryAfterSeconds: error.retryAfterSeconds }, keyOwner)
   } else if (a.probe) {
     // A probe with no verdict (client gone, the client's own 4xx) says nothing about the
     // provider: release it so the next request probes again.
-    deps.health.releaseProbe(provider.id, model.id)
+    deps.health.releaseProbe(provider.id, model.id, keyOwner)
   }
   return error
 }

@@ -223,3 +223,17 @@ describe('moving averages', () => {
     expect(health.view('p1', 'm1').ttfb_ms).toBe(100)
   })
 })
+
+describe('whose key', () => {
+  test('an account’s own key is a line of its own: neither its failures nor the platform’s cross over', () => {
+    const { health, fail } = setup()
+    for (let i = 0; i < 3; i++) health.recordFailure('p1', 'm1', {}, 'acct_bob')
+    expect(health.view('p1', 'm1', 'acct_bob').state).toBe('open')
+    expect(health.view('p1', 'm1').state).toBe('closed')
+    expect(health.view('p1', 'm1', 'acct_carol').state).toBe('closed')
+    fail(1, { retryAfterSeconds: 60 })
+    expect(health.view('p1', 'm1').state).toBe('cooling')
+    expect(health.view('p1', 'm1', 'acct_carol').state).toBe('closed')
+    expect(health.openCircuits()).toBe(1)
+  })
+})

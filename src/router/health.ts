@@ -1,7 +1,12 @@
-// Upstream health per provider × model, in memory: time to first byte and error rate as
-// exponentially weighted averages, and a circuit breaker. The breaker opens after consecutive
+// Upstream health per provider × model × whose key, in memory: time to first byte and error rate
+// as exponentially weighted averages, and a circuit breaker. The breaker opens after consecutive
 // failures, lets one probe through after a cool-down (doubling while probes fail), and closes on
 // a success. A 429/529 with retry-after keeps the candidate cooling until that time.
+//
+// An account's own key (BYOK) is tracked apart from the platform's: it has its own rate limits,
+// quota and validity, so one account's revoked or exhausted key must not steer every other
+// account away from the model, nor the platform key's rate limit send a BYOK account to another
+// model at the full price. The cost: each BYOK account learns of a provider's outage by itself.
 
 export interface HealthPolicy {
   failuresToOpen: number
@@ -32,11 +37,16 @@ export interface HealthView {
 /** Weight of the newest observation in the moving averages. */
 const alpha = 0.2
 
+/** Whose key a candidate is served with, as health tracks it: the account's own, or the platform's (undefined). */
+export const keyOwnerOf = (byok: boolean, accountId: string) => (byok ? accountId : undefined)
+
 export function createHealth(clock: () => number, policy: HealthPolicy = defaultHealthPolicy) {
   const entries = new Map<string, Entry>()
-  const keyOf = (providerId: string, modelId: string) => `${providerId}\u0000${modelId}`
-  const entry = (providerId: string, modelId: string): Entry => {
-    const key = keyOf(providerId, modelId)
+  /** `keyOwner`: the account whose own key serves the model; undefined for the platform's key. */
+  const keyOf = (providerId: string, modelId: string, keyOwner?: string) =>
+    keyOwner === undefined ? `${providerId}\u0000${modelId}` : `${providerId}\u0000${modelId}\u0000${keyOwner}`
+  const entry = (providerId: string, modelId: string, keyOwner?: string): Entry => {
+    const key = keyOf(providerId, modelId, keyOwner)
     let e = entries.get(key)
     if (!e) {
       e = {
@@ -55,8 +65,8 @@ export function createHealth(clock: () => number, policy: HealthPolicy = default
 
   return {
     /** Whether to try this candidate in its ranked place, or only after every healthy one. */
-    view(providerId: string, modelId: string): HealthView {
-      const e = entries.get(keyOf(providerId, modelId))
+    view(providerId: string, modelId: string, keyOwner?: string): HealthView {
+      const e = entries.get(keyOf(providerId, modelId, keyOwner))
       if (!e) return { state: 'closed', ttfb_ms: null, error_rate: 0 }
       const now = clock()
       const base = {
@@ -76,8 +86,8 @@ export function createHealth(clock: () => number, policy: HealthPolicy = default
      * A half-open circuit lets exactly one request through; the relay claims it before sending.
      * True when this call took the probe: the caller then owes a verdict (success, failure or release).
      */
-    claimProbe(providerId: string, modelId: string): boolean {
-      const e = entry(providerId, modelId)
+    claimProbe(providerId: string, modelId: string, keyOwner?: string): boolean {
+      const e = entry(providerId, modelId, keyOwner)
       if (e.openUntil === 0 || e.openUntil > clock() || e.probing) return false
       e.probing = true
       return true
@@ -88,13 +98,13 @@ export function createHealth(clock: () => number, policy: HealthPolicy = default
      * rejected the client's own request): without this the circuit would stay "open after the
      * probe in flight" for good. Back to half-open, so the next request probes again.
      */
-    releaseProbe(providerId: string, modelId: string) {
-      const e = entries.get(keyOf(providerId, modelId))
+    releaseProbe(providerId: string, modelId: string, keyOwner?: string) {
+      const e = entries.get(keyOf(providerId, modelId, keyOwner))
       if (e) e.probing = false
     },
 
-    recordSuccess(providerId: string, modelId: string, ttfbMs: number) {
-      const e = entry(providerId, modelId)
+    recordSuccess(providerId: string, modelId: string, ttfbMs: number, keyOwner?: string) {
+      const e = entry(providerId, modelId, keyOwner)
       e.ttfbMs = e.ttfbMs === null ? ttfbMs : e.ttfbMs + alpha * (ttfbMs - e.ttfbMs)
       e.errorRate += alpha * (0 - e.errorRate)
       e.consecutiveFailures = 0
@@ -103,8 +113,8 @@ export function createHealth(clock: () => number, policy: HealthPolicy = default
       e.cooldownMs = policy.cooldownMs
     },
 
-    recordFailure(providerId: string, modelId: string, opts: { retryAfterSeconds?: number } = {}) {
-      const e = entry(providerId, modelId)
+    recordFailure(providerId: string, modelId: string, opts: { retryAfterSeconds?: number } = {}, keyOwner?: string) {
+      const e = entry(providerId, modelId, keyOwner)
       const now = clock()
       e.errorRate += alpha * (1 - e.errorRate)
       e.consecutiveFailures++

@@ -96,6 +96,7 @@ const ownKeys = (...providerIds: string[]) => new Map(providerIds.map((id) => [i
 
 const rank = (over: Partial<RankInput> & { models: CatalogModel[] }) =>
   rankCandidates({
+    accountId: 'acct_1',
     mode: 'pro',
     features: features(),
     providers,

@@ -5,7 +5,7 @@ import type { ProviderKind, RoutingMode } from '../config/schema'
 import { applicableCreditNanos, type GrantState } from '../ledger/credit'
 import { type TokenPrices, tokenPricesFor } from '../ledger/pricing'
 import type { RequestFeatures } from './features'
-import type { HealthView } from './health'
+import { type HealthView, keyOwnerOf } from './health'
 import { nudgeKey } from './nudges'
 import { type OwnProviderKeys, providerKeyFor } from './provider-key'
 
@@ -50,6 +50,7 @@ export interface RankEntry {
 }
 
 export interface RankInput {
+  accountId: string
   mode: RoutingMode
   features: RequestFeatures
   models: readonly CatalogModel[]
@@ -65,7 +66,8 @@ export interface RankInput {
   policy: RankPolicy
   /** Feedback nudges by nudgeKey(mode, model). */
   nudges?: ReadonlyMap<string, number>
-  health?: (providerId: string, modelId: string) => HealthView
+  /** `keyOwner` is set where the account's own key would serve (BYOK): its health is its own. */
+  health?: (providerId: string, modelId: string, keyOwner?: string) => HealthView
   /** The model and provider that served this session last: kept while healthy and eligible. */
   sticky?: { modelId: string; providerId: string }
 }
@@ -194,7 +196,7 @@ export function rankCandidates(input: RankInput): Ranking {
       byok,
       quality: model.quality,
       nudge,
-      health: input.health?.(provider.id, model.id) ?? closedHealth,
+      health: input.health?.(provider.id, model.id, keyOwnerOf(byok, input.accountId)) ?? closedHealth,
       status: 'skipped',
       reason: '',
     }

@@ -95,8 +95,10 @@ export async function runServe(args: string[], io: Io): Promise<number> {
       log.info('stopped', { drained: clean })
       resolve(0)
     }
-    process.on('SIGTERM', () => void shutdown('SIGTERM'))
-    process.on('SIGINT', () => void shutdown('SIGINT'))
+    // SIGHUP too: the terminal svc was started from went away. Left to its default it would end
+    // the process at once, cutting streams and losing the ledger writes not yet committed. There
+    // is no config to reload in place; under a service manager that restarts it, a restart is one.
+    for (const signal of ['SIGTERM', 'SIGINT', 'SIGHUP'] as const) process.on(signal, () => void shutdown(signal))
   })
 }
 

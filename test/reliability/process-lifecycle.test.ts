@@ -170,86 +170,91 @@ describe('the serving process', () => {
   })
 })
 
-describe('SIGTERM under load', () => {
-  test('in-flight streams finish, new connections are refused, exit 0, every request in the ledger', async () => {
-    const dir = gatewayDir(configToml(20))
-    dirs.push(dir)
-    const gateway = await serve(dir)
-    const key = dir.firstKey()
+describe('a stop signal under load', () => {
+  // SIGHUP as well: a closed terminal sends it, and by default it would end the process at once.
+  test.each(['SIGTERM', 'SIGHUP'] as const)(
+    '%s: in-flight streams finish, new connections are refused, exit 0, every request in the ledger',
+    async (stopSignal) => {
+      const dir = gatewayDir(configToml(20))
+      dirs.push(dir)
+      const gateway = await serve(dir)
+      const key = dir.firstKey()
 
-    // Two quick answers first, then six slow streams (30 deltas, 25 ms apart).
-    sim.setScenario('sim-up', { text: 'Quick.', usage: { input: 10, output: 2 } })
-    const ids: string[] = []
-    for (let i = 0; i < 2; i++) {
-      const res = await post(gateway, key, {})
-      expect(res.status).toBe(200)
-      await res.json()
-      ids.push(res.headers.get('x-request-id')!)
-    }
-    sim.setScenario('sim-up', {
-      text: 'abcd'.repeat(30),
-      chunks: 30,
-      chunkDelayMs: 25,
-      usage: { input: 20, output: 30 },
-    })
-    const streams = await Promise.all(
-      Array.from({ length: 6 }, async () => {
-        const res = await post(gateway, key, { stream: true })
+      // Two quick answers first, then six slow streams (30 deltas, 25 ms apart).
+      sim.setScenario('sim-up', { text: 'Quick.', usage: { input: 10, output: 2 } })
+      const ids: string[] = []
+      for (let i = 0; i < 2; i++) {
+        const res = await post(gateway, key, {})
         expect(res.status).toBe(200)
+        await res.json()
         ids.push(res.headers.get('x-request-id')!)
-        // In flight: the first delta is out.
-        return readUntil(res, (t) => t.includes('content_block_delta'))
-      }),
-    )
-
-    gateway.signal('SIGTERM')
-    await gateway.waitForLog((l) => l.msg.startsWith('shutting down'))
-    expect(
-      await waitFor('the listening socket to close', async () =>
-        (await refusesConnections(gateway.port)) ? true : undefined,
-      ),
-    ).toBe(true)
-
-    // Every in-flight stream completes, to message_stop, with the whole text.
-    const bodies = await Promise.all(streams.map((s) => s.rest()))
-    for (const body of bodies) {
-      const frames = parseFrames(body)
-      expect(frames.map((f) => f.event).filter((e) => e !== 'content_block_delta')).toEqual([
-        'message_start',
-        'ping',
-        'content_block_start',
-        'content_block_stop',
-        'message_delta',
-        'message_stop',
-      ])
-      expect(
-        frames
-          .filter((f) => f.event === 'content_block_delta')
-          .map((f) => f.data.delta.text)
-          .join(''),
-      ).toBe('abcd'.repeat(30))
-    }
-
-    // Exits promptly once drained, not at the end of the 20 s grace period.
-    expect(await gateway.waitForExit(8_000)).toBe(0)
-    expect(gateway.logs.find((l) => l.msg === 'stopped')).toMatchObject({ drained: true })
-
-    const ledger = checkLedger(dir.database)
-    expect(ledger.violations).toEqual([])
-    const byId = new Map(ledger.requests.map((r) => [r.id, r]))
-    expect(ledger.requests).toHaveLength(8)
-    for (const [i, id] of ids.entries()) {
-      const streamed = i >= 2
-      const c = streamed ? cost(20, 30) : cost(10, 2)
-      expect(byId.get(id)).toEqual({
-        id,
-        status: 'completed',
-        stream: streamed ? 1 : 0,
-        charged_nanos: c,
-        total_cost_nanos: c,
+      }
+      sim.setScenario('sim-up', {
+        text: 'abcd'.repeat(30),
+        chunks: 30,
+        chunkDelayMs: 25,
+        usage: { input: 20, output: 30 },
       })
-    }
-  }, 20_000)
+      const streams = await Promise.all(
+        Array.from({ length: 6 }, async () => {
+          const res = await post(gateway, key, { stream: true })
+          expect(res.status).toBe(200)
+          ids.push(res.headers.get('x-request-id')!)
+          // In flight: the first delta is out.
+          return readUntil(res, (t) => t.includes('content_block_delta'))
+        }),
+      )
+
+      gateway.signal(stopSignal)
+      expect(await gateway.waitForLog((l) => l.msg.startsWith('shutting down'))).toMatchObject({ signal: stopSignal })
+      expect(
+        await waitFor('the listening socket to close', async () =>
+          (await refusesConnections(gateway.port)) ? true : undefined,
+        ),
+      ).toBe(true)
+
+      // Every in-flight stream completes, to message_stop, with the whole text.
+      const bodies = await Promise.all(streams.map((s) => s.rest()))
+      for (const body of bodies) {
+        const frames = parseFrames(body)
+        expect(frames.map((f) => f.event).filter((e) => e !== 'content_block_delta')).toEqual([
+          'message_start',
+          'ping',
+          'content_block_start',
+          'content_block_stop',
+          'message_delta',
+          'message_stop',
+        ])
+        expect(
+          frames
+            .filter((f) => f.event === 'content_block_delta')
+            .map((f) => f.data.delta.text)
+            .join(''),
+        ).toBe('abcd'.repeat(30))
+      }
+
+      // Exits promptly once drained, not at the end of the 20 s grace period.
+      expect(await gateway.waitForExit(8_000)).toBe(0)
+      expect(gateway.logs.find((l) => l.msg === 'stopped')).toMatchObject({ drained: true })
+
+      const ledger = checkLedger(dir.database)
+      expect(ledger.violations).toEqual([])
+      const byId = new Map(ledger.requests.map((r) => [r.id, r]))
+      expect(ledger.requests).toHaveLength(8)
+      for (const [i, id] of ids.entries()) {
+        const streamed = i >= 2
+        const c = streamed ? cost(20, 30) : cost(10, 2)
+        expect(byId.get(id)).toEqual({
+          id,
+          status: 'completed',
+          stream: streamed ? 1 : 0,
+          charged_nanos: c,
+          total_cost_nanos: c,
+        })
+      }
+    },
+    20_000,
+  )
 })
 
 describe('kill -9 under load, then a restart on the same database', () => {

@@ -25,7 +25,7 @@ export interface GatewayProcess {
   waitForLog(match: (line: LogLine) => boolean, timeoutMs?: number): Promise<LogLine>
   /** The exit code (or 128 + signal number), bounded by timeoutMs. */
   waitForExit(timeoutMs?: number): Promise<number>
-  signal(signal: 'SIGTERM' | 'SIGINT' | 'SIGKILL'): void
+  signal(signal: 'SIGTERM' | 'SIGINT' | 'SIGHUP' | 'SIGKILL'): void
   /** SIGKILL if still running; safe to call twice. */
   kill(): Promise<void>
 }

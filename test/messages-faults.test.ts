@@ -120,7 +120,8 @@ describe('fallback before the first byte', () => {
       name: 'anthropic 402 (the platform account is out of credit)',
       primary: 'anth',
       scenario: { fault: { kind: 'status', status: 402 } },
-      reason: /^api_error: Simulated 402 error/,
+      reason:
+        /^api_error: anth refused the gateway's own account there \(for the gateway's operator to fix; your svc key is fine\): Simulated 402 error/,
     },
     {
       name: 'chat 429',

@@ -380,6 +380,18 @@ describe('messages: BYOK', () => {
     expect(await ask(bob.key)).toEqual({ text: 'from claude', sent: [SIM_KEY] })
   })
 
+  test('the provider refuses the account’s own key: the client is told it is that key, not its svc key', async () => {
+    const h = await gateway({ models: [claudeX] })
+    await h.deps.admin.addProviderKey({ account: h.accountId, provider: 'anth', key: 'sk-ant-revoked-0001' })
+    const res = await postMessages(h, { model: 'svc-max', max_tokens: 10, messages: ask })
+    expect(res.status).toBe(502)
+    const refused =
+      'anth refused the key stored for this account (BYOK; the stored key needs replacing): invalid x-api-key'
+    expect((await res.json()).error).toEqual({ type: 'api_error', message: refused })
+    const detail = await requestDetail(h, res.headers.get('x-request-id')!)
+    expect(detail.usage_events).toEqual([expect.objectContaining({ byok: true, outcome: 'failed', error: refused })])
+  })
+
   test('a stored key the gateway cannot open: that provider does not serve the account, not on the platform’s key either', async () => {
     // Both providers have a platform key; the account stored its own for `anth`.
     const h = await gateway({ models: [claudeX, simGpt({ profiles: ['max'], quality: 10 })] })

@@ -84,6 +84,10 @@ const failure = (p: Promise<unknown>) =>
     (e: unknown) => e as ApiError,
   )
 
+/** The chat provider's 402, told as the gateway's account's failure, not the client's. */
+const gatewayAccountRefused =
+  "chat refused the gateway's own account there (for the gateway's operator to fix; your svc key is fine): Simulated 402 error"
+
 describe('x-should-retry: false where a retry cannot help', () => {
   test('no model fits the context window: a 400 the Anthropic SDK (maxRetries 2) sends once', async () => {
     const h = await gateway({ contextWindow: 4000 })
@@ -128,7 +132,7 @@ describe('x-should-retry: false where a retry cannot help', () => {
     const { anthropic, sent } = clients(h, 2)
     const err = await failure(anthropic.messages.create({ model: 'svc-max', max_tokens: 100, messages: ask }))
     expect(err.status).toBe(502)
-    expect(err.error).toEqual({ type: 'error', error: { type: 'api_error', message: 'Simulated 402 error' } })
+    expect(err.error).toEqual({ type: 'error', error: { type: 'api_error', message: gatewayAccountRefused } })
     expect(err.headers?.get('x-should-retry')).toBe('false')
     expect(sent).toHaveLength(1)
     expect(sim.requests).toHaveLength(2)
@@ -173,7 +177,7 @@ describe('no x-should-retry where a retry may succeed', () => {
     sim.setScenario('gpt-b-up', status(402))
     const res = await postMessages(h)
     expect(res.status).toBe(502)
-    expect((await res.json()).error).toEqual({ type: 'api_error', message: 'Simulated 402 error' })
+    expect((await res.json()).error).toEqual({ type: 'api_error', message: gatewayAccountRefused })
     expect(res.headers.get('x-should-retry')).toBeNull()
   })
 

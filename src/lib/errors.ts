@@ -48,6 +48,11 @@ export class GatewayError extends Error {
    * which is about the router trying another candidate: a provider-account failure is both.
    */
   readonly permanent: boolean
+  /**
+   * The provider refused the account its key speaks for (401/402/403/404, billing): the
+   * gateway's, or an account's own (BYOK). The relay says whose in the message.
+   */
+  readonly keyRefused: boolean
 
   constructor(
     kind: ErrorKind,
@@ -58,6 +63,7 @@ export class GatewayError extends Error {
       retryAfterSeconds?: number
       param?: string
       permanent?: boolean
+      keyRefused?: boolean
       cause?: unknown
     } = {},
   ) {
@@ -69,13 +75,30 @@ export class GatewayError extends Error {
     this.retryAfterSeconds = options.retryAfterSeconds
     this.param = options.param
     this.permanent = options.permanent ?? false
+    this.keyRefused = options.keyRefused ?? false
   }
 
   /** This error without the claim that a retry cannot help (the same request may yet succeed). */
   notPermanent(): GatewayError {
-    if (!this.permanent) return this
-    const { kind, message, status, retryable, retryAfterSeconds, param, cause } = this
-    return new GatewayError(kind, message, { status, retryable, retryAfterSeconds, param, cause })
+    return this.permanent ? this.with({ permanent: false }) : this
+  }
+
+  /** This error saying `message` instead. */
+  withMessage(message: string): GatewayError {
+    return this.with({ message })
+  }
+
+  private with(change: { message?: string; permanent?: boolean }): GatewayError {
+    const { kind, message, status, retryable, retryAfterSeconds, param, permanent, keyRefused, cause } = this
+    return new GatewayError(kind, change.message ?? message, {
+      status,
+      retryable,
+      retryAfterSeconds,
+      param,
+      permanent: change.permanent ?? permanent,
+      keyRefused,
+      cause,
+    })
   }
 }
 

@@ -47,7 +47,12 @@ const contextOverflowWording = /prompt is too long|exceed context limit|context 
  */
 export function upstreamFailure(info: UpstreamErrorInfo, retryAfterSeconds?: number): GatewayError {
   if (isProviderAccountFailure(info)) {
-    return new GatewayError('api_error', info.message, { status: 502, retryable: true, permanent: true })
+    return new GatewayError('api_error', info.message, {
+      status: 502,
+      retryable: true,
+      permanent: true,
+      keyRefused: true,
+    })
   }
   // The router's estimate of the prompt let a model whose window it overflows try: one with a
   // larger window may yet serve (retryable), and the client hears it as its dialect says it.

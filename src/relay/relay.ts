@@ -245,7 +245,9 @@ function settleFailedAttempt(
   }
   const error =
     a.err instanceof GatewayError
-      ? a.err
+      ? a.err.keyRefused
+        ? a.err.withMessage(keyRefusal(provider.id, a.leg.candidate.byok, a.err.message))
+        : a.err
       : new GatewayError('api_error', 'internal error in the gateway; the request id identifies it in the logs', {
           status: 500,
         })
@@ -261,6 +263,15 @@ function settleFailedAttempt(
   }
   return error
 }
+
+/**
+ * Whose key the provider refused, said before the provider's words: its "invalid x-api-key" alone
+ * reads, to a client that just sent svc an x-api-key, as if svc refused the client's own.
+ */
+const keyRefusal = (providerId: string, byok: boolean, said: string) =>
+  byok
+    ? `${providerId} refused the key stored for this account (BYOK; the stored key needs replacing): ${said}`
+    : `${providerId} refused the gateway's own account there (for the gateway's operator to fix; your svc key is fine): ${said}`
 
 function summarizeSkips(ranks: { model_id: string; provider_id: string; reason: string }[]): string {
   return ranks

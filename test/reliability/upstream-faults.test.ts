@@ -74,7 +74,12 @@ const faults: Fault[] = [
     name: '402',
     scenario: () => ({ fault: { kind: 'status', status: 402 } }),
     beforeFirstByte: true,
-    alone: () => ({ ...apiError('Simulated 402 error'), shouldRetry: 'false' }),
+    alone: () => ({
+      ...apiError(
+        "live refused the gateway's own account there (for the gateway's operator to fix; your svc key is fine): Simulated 402 error",
+      ),
+      shouldRetry: 'false',
+    }),
   },
   {
     name: '429 with retry-after',

@@ -428,6 +428,10 @@ describe('messages: BYOK', () => {
     )
     expect(sim.requests).toEqual([])
     expect(await remainingNanos(only)).toBe(GRANT)
+    // count_tokens neither: it counts locally rather than ask Claude with the platform's key.
+    const counted = await sdk(only).messages.countTokens({ model: 'svc-max', messages: ask })
+    expect(counted.input_tokens).toBeGreaterThan(0)
+    expect(sim.requests).toEqual([])
   })
 })
 

@@ -13,6 +13,7 @@ import { readAnswerText } from '../providers/bounded-body'
 import { codecs } from '../providers/codecs'
 import { countRequestTokens } from '../router/count-tokens'
 import { profileNames, routingModeOf } from '../router/profiles'
+import { providerKeyFor } from '../router/provider-key'
 import { isCredibleCount } from './credible-usage'
 import { withoutSessionMetadata } from './session'
 
@@ -32,7 +33,7 @@ export async function countTokens(
       m.profiles.includes(mode) &&
       !isRetired(m, now) &&
       provider?.kind === 'anthropic' &&
-      (provider.apiKey || byok.has(provider.id))
+      providerKeyFor(provider, byok)
     )
   })
   if (anthropicModel) {
@@ -42,7 +43,7 @@ export async function countTokens(
         method: 'POST',
         headers: {
           'content-type': 'application/json',
-          ...codecs.anthropic.authHeaders(byok.get(provider.id) ?? provider.apiKey!),
+          ...codecs.anthropic.authHeaders(providerKeyFor(provider, byok)!),
           ...(input.headers.get('anthropic-beta') ? { 'anthropic-beta': input.headers.get('anthropic-beta')! } : {}),
         },
         // Fitted as a request to the model is: count_tokens refuses what messages refuses.

@@ -1,13 +1,25 @@
 // One readable sentence from a TypeBox validation error, for config files and request bodies.
 import type { ValueError } from '@sinclair/typebox/value'
 
+/** Fields whose value is a secret: an error names what is wrong with them, never what they hold. */
+const secretField = /(^|\.)(key|api_key|token|secret|password)$/i
+/** A wrong value is quoted back up to this many characters: enough to recognise, not a whole body. */
+const quotedChars = 80
+
+function quoted(field: string, value: unknown): string {
+  if (value === undefined) return ''
+  if (secretField.test(field)) return ' (value not shown: a secret)'
+  const text = JSON.stringify(value) ?? String(value)
+  return ` (got ${text.length > quotedChars ? `${text.slice(0, quotedChars)}…` : text})`
+}
+
 export function describeValueError(error: ValueError): string {
   const field = error.path.replace(/^\//, '').replaceAll('/', '.') || '(top level)'
   const message = error.message.toLowerCase()
   if (message.includes('unexpected property')) return `${field}: unknown key`
   const choices = (error.schema.anyOf as { const?: unknown }[] | undefined)?.map((s) => s.const)
   if (choices?.length && choices.every((c) => typeof c === 'string')) {
-    return `${field}: must be one of ${choices.join(', ')} (got ${JSON.stringify(error.value)})`
+    return `${field}: must be one of ${choices.join(', ')}${quoted(field, error.value)}`
   }
-  return `${field}: ${message}${error.value === undefined ? '' : ` (got ${JSON.stringify(error.value)})`}`
+  return `${field}: ${message}${quoted(field, error.value)}`
 }

@@ -90,6 +90,38 @@ describe('svc login (device flow)', () => {
     expect(() => statSync(path)).toThrow()
   })
 
+  test('a key given with --with-token is forgotten on logout but keeps working; a device key replaced by a new sign-in is revoked', async () => {
+    const given = await h.deps.admin.createKey({ account: 'default', name: 'ci' })
+    const c = cli(`${given.key}\n`)
+    expect(await c.run('login', gateway, '--with-token')).toBe(0)
+    c.out.length = 0
+    expect(await c.run('logout')).toBe(0)
+    expect(c.out.join('')).toBe(
+      `signed out of ${gateway} (the key you gave was forgotten here and still works; revoke it there with \`svc keys revoke ${given.record.id}\` to end it)`,
+    )
+    expect((await h.deps.ledger.getApiKey(given.record.id))?.revokedAt).toBeNull()
+    expect(existsSync(join(c.home, '.config', 'svc', 'credentials.json'))).toBe(false)
+
+    // Two device sign-ins on one machine: the first key, now unused, is revoked by the second.
+    const keyIds: string[] = []
+    for (let i = 0; i < 2; i++) {
+      c.err.length = 0
+      const login = c.run('login', gateway, '--no-browser')
+      await approve({ user_code: await codeFrom(c.err), api_key: h.key, decision: 'approve' })
+      expect(await login).toBe(0)
+      keyIds.push(JSON.parse(readFileSync(join(c.home, '.config', 'svc', 'credentials.json'), 'utf8')).key_id)
+    }
+    expect((await h.deps.ledger.getApiKey(keyIds[0]!))?.revokedAt).not.toBeNull()
+    expect((await h.deps.ledger.getApiKey(keyIds[1]!))?.revokedAt).toBeNull()
+    // And the one given after them is not revoked by a later sign-in: only the device key before it.
+    const c2 = cli(`${given.key}\n`)
+    expect(await c2.run('login', gateway, '--with-token')).toBe(0)
+    const login = c2.run('login', gateway, '--no-browser')
+    await approve({ user_code: await codeFrom(c2.err), api_key: h.key, decision: 'approve' })
+    expect(await login).toBe(0)
+    expect((await h.deps.ledger.getApiKey(given.record.id))?.revokedAt).toBeNull()
+  })
+
   test('deny stops the CLI with a clear message; a wrong key cannot approve', async () => {
     const c = cli()
     const login = c.run('login', gateway, '--no-browser')

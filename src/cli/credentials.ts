@@ -11,6 +11,12 @@ export interface Credentials {
   api_key: string
   key_id?: string
   account?: string
+  /**
+   * `given`: a key the user already had (`svc login --with-token`), perhaps used elsewhere too:
+   * signing out forgets it and leaves it working. Absent: a key the device sign-in made for this
+   * machine (files written before this field held only those), revoked on signing out.
+   */
+  origin?: 'given'
 }
 
 export const credentialsPath = (io: Io) => join(userConfigDir(io.env), 'credentials.json')

@@ -4,6 +4,7 @@ import { formatUsd } from '../ledger/pricing'
 import { isObject } from '../protocols/wire-values'
 import { type Io, parseFlags, print, UsageError } from './context'
 import {
+  type Credentials,
   credentialsPath,
   forgetCredentials,
   readCredentials,
@@ -112,7 +113,15 @@ export async function runLogin(args: string[], io: Io): Promise<number> {
     const key = (await (io.stdin?.() ?? Promise.resolve(''))).trim()
     if (!key) throw new UsageError('pipe the API key on standard input: `svc login --with-token < key-file`')
     const me = await whoami(gateway, key)
-    const path = writeCredentials(io, { gateway, api_key: key, key_id: me.key?.id, account: me.account?.name })
+    const replaced = readCredentials(io)
+    const path = writeCredentials(io, {
+      gateway,
+      api_key: key,
+      key_id: me.key?.id,
+      account: me.account?.name,
+      origin: 'given',
+    })
+    await revokeReplaced(io, replaced, key)
     print(
       io,
       values.json,
@@ -150,12 +159,14 @@ export async function runLogin(args: string[], io: Io): Promise<number> {
     lostGateway = false
     if (poll.status === 200) {
       const account = poll.body.account as { id: string; name: string }
+      const replaced = readCredentials(io)
       const path = writeCredentials(io, {
         gateway,
         api_key: String(poll.body.access_token),
         key_id: String(poll.body.key_id),
         account: account.name,
       })
+      await revokeReplaced(io, replaced, String(poll.body.access_token))
       print(
         io,
         values.json,
@@ -183,6 +194,28 @@ export async function runLogin(args: string[], io: Io): Promise<number> {
   throw new UsageError('the code expired before it was approved: run `svc login` again')
 }
 
+/** Revokes a sign-in's key at its gateway; false when the gateway cannot be reached. */
+async function revoke(stored: Credentials): Promise<boolean> {
+  try {
+    const result = await postJson(stored.gateway, '/v1/auth/logout', {}, stored.api_key)
+    return result.status === 200 || result.status === 401
+  } catch {
+    return false
+  }
+}
+
+const revokeElsewhere = (stored: Credentials) => `revoke it there with \`svc keys revoke ${stored.key_id ?? 'ID'}\``
+
+/**
+ * Signing in again replaces the stored sign-in: a key the device sign-in made for this machine
+ * would otherwise stay valid with nothing left that uses it. A key the user gave is theirs to keep.
+ */
+async function revokeReplaced(io: Io, replaced: Credentials | undefined, newKey: string) {
+  if (!replaced || replaced.origin === 'given' || replaced.api_key === newKey) return
+  if (!(await revoke(replaced)))
+    io.err(`could not reach ${replaced.gateway} to revoke this machine's previous key; ${revokeElsewhere(replaced)}`)
+}
+
 export async function runLogout(args: string[], io: Io): Promise<number> {
   const { values } = parseFlags(args, {})
   const stored = readCredentials(io)
@@ -190,23 +223,16 @@ export async function runLogout(args: string[], io: Io): Promise<number> {
     print(io, values.json, { signed_in: false }, () => 'not signed in')
     return 0
   }
-  let revoked = false
-  try {
-    const result = await postJson(stored.gateway, '/v1/auth/logout', {}, stored.api_key)
-    revoked = result.status === 200 || result.status === 401
-  } catch {
-    revoked = false
-  }
+  // A key given with --with-token may serve other machines and scripts: forgotten here, kept there.
+  const given = stored.origin === 'given'
+  const revoked = given ? false : await revoke(stored)
   forgetCredentials(io)
-  if (!revoked)
-    io.err(
-      `could not reach ${stored.gateway} to revoke the key; it was forgotten here, revoke it there with \`svc keys revoke ${stored.key_id ?? 'ID'}\``,
-    )
-  print(
-    io,
-    values.json,
-    { signed_in: false, revoked },
-    () => `signed out of ${stored.gateway}${revoked ? ' (key revoked)' : ''}`,
+  if (!given && !revoked)
+    io.err(`could not reach ${stored.gateway} to revoke the key; it was forgotten here, ${revokeElsewhere(stored)}`)
+  print(io, values.json, { signed_in: false, revoked }, () =>
+    given
+      ? `signed out of ${stored.gateway} (the key you gave was forgotten here and still works; ${revokeElsewhere(stored)} to end it)`
+      : `signed out of ${stored.gateway}${revoked ? ' (key revoked)' : ''}`,
   )
   return 0
 }

@@ -53,9 +53,16 @@ export interface DepsOptions {
   log?: Logger
 }
 
+/** How long a serving gateway waits for another connection's write lock. */
+const servingBusyTimeoutMs = 100
+
 export function createDeps(config: Config, opts: DepsOptions = {}): Deps {
   const clock = opts.clock ?? Date.now
   const db = opts.db ?? openDatabase(config.server.database)
+  // bun:sqlite waits for a lock on the event loop: another process's write transaction (a sqlite3
+  // shell left open) stalled every request and stream for 5 s at each try. A CLI verb's write takes
+  // milliseconds; past 100 ms the database counts as refusing writes (503s, retried every second).
+  if (opts.serving) db.$client.exec(`PRAGMA busy_timeout = ${servingBusyTimeoutMs}`)
   const log = opts.log ?? createLogger('info')
   const ledger = createSqliteLedger(db, clock, {
     checkpointInWorker: opts.serving,

@@ -337,3 +337,56 @@ describe('kill -9 under load, then a restart on the same database', () => {
     expect(ledger.requests.find((r) => r.id === id)).toMatchObject({ status: 'completed', charged_nanos: cost(10, 2) })
   }, 30_000)
 })
+
+describe('another process holds the database’s write lock', () => {
+  test('the gateway stays responsive, refuses model requests with a 503 meanwhile, and records what it answered once the lock is gone', async () => {
+    const dir = gatewayDir(configToml(5))
+    dirs.push(dir)
+    const gateway = await serve(dir)
+    const key = dir.firstKey()
+    sim.setScenario('sim-up', { text: 'Hi.', usage: { input: 10, output: 2 } })
+    expect((await post(gateway, key, {})).status).toBe(200)
+
+    // A sqlite3 shell with a write transaction left open, say.
+    const holder = new Database(dir.database)
+    holder.exec('PRAGMA busy_timeout = 5000')
+    holder.exec('BEGIN IMMEDIATE')
+    try {
+      const locked = performance.now()
+      const answered = await post(gateway, key, {})
+      expect(answered.status).toBe(200)
+      const id = answered.headers.get('x-request-id')!
+      await answered.json()
+      const readiness = await waitFor('readyz to say it cannot record', async () => {
+        const res = await fetch(`${gateway.url}/readyz`)
+        return res.status === 503 ? res.json() : undefined
+      })
+      expect(readiness).toMatchObject({ recording: false })
+      const refused = await post(gateway, key, {})
+      expect(refused.status).toBe(503)
+      expect(refused.headers.get('retry-after')).toBe('5')
+      // Each write try (one a second) waited on the event loop for 5 s before, and every request
+      // and stream with it: the refusal took that long to come, and health checks stalled.
+      expect(performance.now() - locked).toBeLessThan(2_500)
+      let slowest = 0
+      for (const probing = performance.now(); performance.now() - probing < 2_500; await Bun.sleep(100)) {
+        const started = performance.now()
+        expect((await fetch(`${gateway.url}/healthz`)).status).toBe(200)
+        slowest = Math.max(slowest, performance.now() - started)
+      }
+      expect(slowest).toBeLessThan(1_000)
+      holder.exec('ROLLBACK')
+      await waitFor('readyz to say it records again', async () =>
+        (await fetch(`${gateway.url}/readyz`)).status === 200 ? true : undefined,
+      )
+      gateway.signal('SIGTERM')
+      expect(await gateway.waitForExit()).toBe(0)
+      const ledger = checkLedger(dir.database)
+      expect(ledger.violations).toEqual([])
+      expect(ledger.requests.map((r) => r.status)).toEqual(['completed', 'completed'])
+      expect(ledger.requests.find((r) => r.id === id)).toMatchObject({ charged_nanos: cost(10, 2) })
+    } finally {
+      holder.close()
+    }
+  }, 30_000)
+})

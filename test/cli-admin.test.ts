@@ -219,6 +219,28 @@ describe('admin CLI', () => {
     }
   })
 
+  test('serve warns at startup of a provider whose key variable is unset', async () => {
+    const { dir, runWith } = cli()
+    writeFileSync(
+      join(dir, 'svc.toml'),
+      '[providers.sim]\nkind = "anthropic"\nbase_url = "http://127.0.0.1:9"\napi_key_env = "SIM_KEYY"\n',
+    )
+    const { result, logged } = await loggedDuring(() =>
+      runWith({}, 'serve', '--once', '--port', '0', '--config', join(dir, 'svc.toml')),
+    )
+    expect(result.code).toBe(0)
+    const warnings = logged
+      .split('\n')
+      .filter((line) => line.includes('no platform key'))
+      .map((line) => JSON.parse(line))
+    expect(warnings).toEqual([
+      expect.objectContaining({
+        level: 'warn',
+        msg: 'provider sim has no platform key: SIM_KEYY is not set; only accounts with their own key for it (BYOK) reach it',
+      }),
+    ])
+  })
+
   test('serve says at startup which stored keys its master key cannot open', async () => {
     const { dir, runWith } = cli({ ANTHROPIC_API_KEY: 'platform-key' })
     await runWith({}, 'accounts', 'create', 'alice')

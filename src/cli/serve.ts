@@ -65,6 +65,7 @@ export async function runServe(args: string[], io: Io): Promise<number> {
       'no provider is configured: set ANTHROPIC_API_KEY, OPENAI_API_KEY, OPENROUTER_API_KEY or DEEPSEEK_API_KEY, or add [providers.*] to svc.toml',
     )
   }
+  warnOfProvidersWithoutKey(deps, log)
   await warnOfUnopenableProviderKeys(deps, log)
   if (values.once) {
     // `make build` uses this to prove the binary boots on an empty database, then exits.
@@ -117,6 +118,19 @@ function listen<T>(host: string, port: number, start: () => T): T {
             ? 'not allowed to use that port'
             : (err as Error).message
     throw new ConfigError(`cannot listen on ${host}:${port}: ${why}; choose another with --host/--port or [server]`)
+  }
+}
+
+/**
+ * A provider in svc.toml whose key variable is unset serves only accounts with their own key: a
+ * typo'd variable name otherwise looked configured (and ready) until every request was a 503.
+ */
+function warnOfProvidersWithoutKey(deps: Deps, log: Logger) {
+  for (const provider of Object.values(deps.config.providers)) {
+    if (provider.apiKey) continue
+    log.warn(
+      `provider ${provider.id} has no platform key: ${provider.apiKeyEnv ? `${provider.apiKeyEnv} is not set` : 'set api_key_env in its section'}; only accounts with their own key for it (BYOK) reach it`,
+    )
   }
 }
 

@@ -25,6 +25,8 @@ export interface ProviderConfig {
   baseUrl: string
   /** The platform's key for this provider, resolved from the environment; absent → BYOK only. */
   apiKey?: string
+  /** The variable the key is read from, to name it when it is unset. */
+  apiKeyEnv?: string
   headers: Record<string, string>
   maxTokensField: 'max_tokens' | 'max_completion_tokens'
   /** openai-chat: replay an assistant turn's thinking as `reasoning_content` (DeepSeek needs it on tool-call turns). */
@@ -270,6 +272,7 @@ function resolveProviders(file: ConfigFile, env: Env): Record<string, ProviderCo
       kind: section.kind,
       baseUrl: section.base_url.replace(/\/+$/, ''),
       apiKey: keyEnv ? nonEmpty(env[keyEnv]) : undefined,
+      apiKeyEnv: keyEnv,
       headers: section.headers ?? {},
       maxTokensField: section.max_tokens_field ?? wellKnownProviders[id]?.maxTokensField ?? 'max_tokens',
       reasoningContent: section.reasoning_content ?? wellKnownProviders[id]?.reasoningContent ?? false,

@@ -329,6 +329,12 @@ describe('serve on an empty database', () => {
     // A second start does not make another account.
     expect((await run('serve', '--once', '--port', '0')).code).toBe(0)
     expect(JSON.parse((await run('accounts', 'list', '--json')).out)).toHaveLength(1)
+    // The database and its log are the owner's alone: they hold hashed and sealed keys.
+    for (const file of ['svc.db', 'svc.db-wal']) expect(statSync(join(dir, file)).mode & 0o777).toBe(0o600)
+    // Another database in the same directory keeps the first's key file as it was.
+    expect((await run('serve', '--once', '--port', '0', '--db', join(dir, 'other.db'))).code).toBe(0)
+    expect(readFileSync(keyFile, 'utf8').trim()).toBe(key)
+    expect(statSync(join(dir, 'other.db-first-api-key')).mode & 0o777).toBe(0o600)
   })
 })
 

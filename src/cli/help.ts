@@ -78,8 +78,9 @@ Examples:
   serve: `svc serve [--config FILE] [--db PATH] [--host HOST] [--port N] [--log-level debug|info|warn|error] [--once]
 
 Runs the gateway. On an empty database it creates the account "default" with an API key (written
-to first-api-key beside the database, mode 0600) and the configured starter grant.
-SIGTERM or SIGINT: stop accepting, let in-flight streams finish (shutdown_grace_seconds), exit 0.
+to first-api-key beside the database, or <name>-first-api-key beside a database not named svc.db;
+mode 0600) and the configured starter grant.
+SIGTERM, SIGINT or SIGHUP: stop accepting, let in-flight streams finish (shutdown_grace_seconds), exit 0.
 --once starts, prints the address as JSON and exits (used by \`make build\` to prove the binary).
 
 Example:

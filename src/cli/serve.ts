@@ -1,7 +1,7 @@
 // `svc serve`: open the ledger, make a first account on an empty database, listen, and on
 // SIGTERM/SIGINT stop accepting, let in-flight streams finish (up to the grace period), exit 0.
 import { chmodSync, writeFileSync } from 'node:fs'
-import { dirname, join } from 'node:path'
+import { basename, dirname, join } from 'node:path'
 import { createApp } from '../app'
 import { ConfigError } from '../config/load'
 import { createDeps, type Deps } from '../deps'
@@ -27,8 +27,7 @@ export async function runServe(args: string[], io: Io): Promise<number> {
 
   const first = await deps.admin.bootstrap()
   if (first) {
-    const keyFile =
-      config.server.database === ':memory:' ? undefined : join(dirname(config.server.database), 'first-api-key')
+    const keyFile = config.server.database === ':memory:' ? undefined : firstKeyFileOf(config.server.database)
     if (keyFile) {
       writeFileSync(keyFile, `${first.key}\n`, { mode: 0o600 })
       chmodSync(keyFile, 0o600)
@@ -101,6 +100,16 @@ export async function runServe(args: string[], io: Io): Promise<number> {
     // is no config to reload in place; under a service manager that restarts it, a restart is one.
     for (const signal of ['SIGTERM', 'SIGINT', 'SIGHUP'] as const) process.on(signal, () => void shutdown(signal))
   })
+}
+
+/**
+ * Beside the database: `first-api-key` for the default `svc.db`, `<name>-first-api-key` for
+ * another, so that two databases in one directory do not overwrite each other's first key (which
+ * is shown nowhere else).
+ */
+function firstKeyFileOf(database: string): string {
+  const name = basename(database)
+  return join(dirname(database), name === 'svc.db' ? 'first-api-key' : `${name}-first-api-key`)
 }
 
 /** Starts the server; an address it cannot take is the operator's to change, said in a line. */

@@ -1,7 +1,7 @@
 // Opens the ledger database: the pragmas every connection needs, then the embedded migrations.
 import { Database } from 'bun:sqlite'
 import { createHash } from 'node:crypto'
-import { mkdirSync } from 'node:fs'
+import { closeSync, mkdirSync, openSync } from 'node:fs'
 import { dirname } from 'node:path'
 import { type BunSQLiteDatabase, drizzle } from 'drizzle-orm/bun-sqlite'
 import type { MigrationMeta } from 'drizzle-orm/migrator'
@@ -29,7 +29,10 @@ export function openDatabase(path: string): Db {
 function openClient(path: string): Database {
   let client: Database | undefined
   try {
-    if (path !== ':memory:') mkdirSync(dirname(path), { recursive: true })
+    if (path !== ':memory:') {
+      mkdirSync(dirname(path), { recursive: true })
+      createOwnerOnly(path)
+    }
     client = new Database(path, { create: true, strict: true })
     // WAL lets usage queries read while a request is being recorded; NORMAL is durable across
     // process crashes in WAL mode (only an OS crash can lose the last commits). The first read of
@@ -41,6 +44,18 @@ function openClient(path: string): Database {
     throw new ConfigError(
       `cannot open the database at ${path}: ${(err as Error).message}; choose another with --db or [server] database`,
     )
+  }
+}
+
+/**
+ * A new database file readable by its owner alone: it holds hashed API keys and sealed provider
+ * keys, and its -wal and -shm files take its mode. SQLite would create it under the umask (0644).
+ */
+function createOwnerOnly(path: string) {
+  try {
+    closeSync(openSync(path, 'wx', 0o600))
+  } catch (err) {
+    if ((err as { code?: string }).code !== 'EEXIST') throw err
   }
 }
 

@@ -110,6 +110,10 @@ describe('admin CLI', () => {
       [['--usd', '1', '--routing-mode', 'fast'], 'routing mode fast is not one of'],
       [['--usd', '1', '--cost-type', 'tokens'], 'scope_cost_type must be one of all, model_usage, byok_fee'],
       [['--usd', '1', '--expires', 'tomorrow'], 'expires_at must be an RFC 3339 timestamp'],
+      // A day February lacks (Date.parse reads it as March 2), and a time with no zone (read in
+      // whatever zone the gateway's machine is in).
+      [['--usd', '1', '--expires', '2099-02-30T00:00:00Z'], 'expires_at must be an RFC 3339 timestamp'],
+      [['--usd', '1', '--expires', '2099-01-01T00:00:00'], 'expires_at must be an RFC 3339 timestamp with its time zone'],
       [
         ['--usd', '1', '--expires', '2020-01-01T00:00:00Z'],
         'expires_at 2020-01-01T00:00:00Z is not in the future: an expired grant pays for nothing',

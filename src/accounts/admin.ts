@@ -6,6 +6,7 @@ import type { Account, Ledger, ProviderKeyRecord } from '../ledger/ledger'
 import { formatUsd, usdToNanos } from '../ledger/pricing'
 import { GatewayError, invalidRequest } from '../lib/errors'
 import { ownEntry } from '../lib/own-entry'
+import { parseRfc3339 } from '../lib/timestamps'
 import { issueApiKey } from './api-keys'
 import { openProviderKey, providerKeyHint, sealProviderKey } from './provider-keys'
 
@@ -122,10 +123,14 @@ export function createAdmin(deps: {
       }
       let expiresAt: number | null = null
       if (input.expiresAt !== undefined) {
-        expiresAt = Date.parse(input.expiresAt)
-        if (Number.isNaN(expiresAt) || !/^\d{4}-\d{2}-\d{2}T/.test(input.expiresAt)) {
-          throw invalidRequest('expires_at must be an RFC 3339 timestamp', 'expires_at')
+        const parsed = parseRfc3339(input.expiresAt)
+        if (parsed === undefined) {
+          throw invalidRequest(
+            'expires_at must be an RFC 3339 timestamp with its time zone, such as 2027-01-01T00:00:00Z',
+            'expires_at',
+          )
         }
+        expiresAt = parsed
         // A typo'd year would make a grant that pays for nothing, and looks granted.
         if (expiresAt <= deps.clock()) {
           throw invalidRequest(

@@ -3,6 +3,7 @@
 import { Elysia } from 'elysia'
 import type { Deps } from '../deps'
 import { invalidRequest } from '../lib/errors'
+import { isCalendarDate } from '../lib/timestamps'
 import { AnthropicCountTokensBody, AnthropicMessagesBody } from '../protocols/anthropic/schema'
 import { anthropicSurface } from '../relay/anthropic-surface'
 import { countTokens } from '../relay/count-tokens'
@@ -33,9 +34,7 @@ const validVersions = new Set<string>()
 /** A real calendar date written YYYY-MM-DD, as Anthropic's versions are (Claude Code and the SDK send 2023-06-01). */
 function isDateVersion(value: string): boolean {
   if (validVersions.has(value)) return true
-  if (!/^\d{4}-\d{2}-\d{2}$/.test(value)) return false
-  const time = Date.parse(`${value}T00:00:00Z`)
-  const valid = !Number.isNaN(time) && new Date(time).toISOString().startsWith(value)
+  const valid = isCalendarDate(value)
   if (valid && validVersions.size < 64) validVersions.add(value)
   return valid
 }

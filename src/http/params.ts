@@ -1,5 +1,6 @@
 // Query-string bounds, checked by hand so a 400 can say exactly which bound was broken.
 import { invalidRequest } from '../lib/errors'
+import { parseRfc3339 } from '../lib/timestamps'
 
 export function readLimit(
   raw: string | undefined,
@@ -15,10 +16,10 @@ export function readLimit(
   return value
 }
 
-/** RFC 3339 with a time zone, e.g. 2026-11-22T10:00:00.123Z or …+02:00. */
+/** RFC 3339 with a time zone, e.g. 2026-11-22T10:00:00.123Z or …+02:00, of a day and time that exist. */
 export function readTimestamp(raw: string, name: string): number {
-  const ms = Date.parse(raw)
-  if (!/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?(Z|[+-]\d{2}:\d{2})$/i.test(raw) || Number.isNaN(ms)) {
+  const ms = parseRfc3339(raw)
+  if (ms === undefined) {
     throw invalidRequest(`${name} must be an RFC 3339 timestamp such as 2026-11-22T10:00:00.000Z`, name)
   }
   return ms

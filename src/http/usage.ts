@@ -27,7 +27,9 @@ export const feedbackReasons = [
 const FeedbackBody = t.Object(
   {
     rating: t.Optional(t.Union([t.Literal('up'), t.Literal('down')])),
-    comment: t.Optional(t.String({ maxLength: usageLimits.feedbackComment })),
+    // maxLength counts UTF-16 units, an emoji as two: the schema bounds the body, the handler the
+    // characters (README: "comment ≤ 4,000 chars").
+    comment: t.Optional(t.String({ maxLength: usageLimits.feedbackComment * 2 })),
     reason: t.Optional(t.Union(feedbackReasons.map((r) => t.Literal(r)))),
   },
   { additionalProperties: false },
@@ -80,6 +82,13 @@ export const usageRoutes = (deps: Deps) =>
       async ({ principal, params, body, set }) => {
         if (body.rating === undefined && body.comment === undefined && body.reason === undefined) {
           throw invalidRequest('feedback needs a rating (up or down), a reason or a comment', 'rating')
+        }
+        const characters = body.comment === undefined ? 0 : [...body.comment].length
+        if (characters > usageLimits.feedbackComment) {
+          throw invalidRequest(
+            `comment must be at most ${usageLimits.feedbackComment.toLocaleString('en')} characters (got ${characters.toLocaleString('en')})`,
+            'comment',
+          )
         }
         if (deps.running.find(principal.accountId, params.id)) {
           throw new GatewayError(

@@ -28,6 +28,13 @@ const knownRoutes: { pattern: RegExp; methods: string }[] = [
   { pattern: /^\/(compat-a|anthropic)\/v1\/models(\/[^/]+)?$/, methods: 'GET' },
   { pattern: /^\/(compat-b|openai)\/v1\/responses$/, methods: 'POST' },
   { pattern: /^\/(compat-b|openai)\/v1\/models(\/[^/]+)?$/, methods: 'GET' },
+  { pattern: /^\/v1\/admin\/(accounts|keys|grants)$/, methods: 'GET,POST' },
+  { pattern: /^\/v1\/admin\/provider-keys$/, methods: 'GET,POST,DELETE' },
+  { pattern: /^\/v1\/admin\/keys\/[^/]+\/revoke$/, methods: 'POST' },
+  { pattern: /^\/v1\/admin\/usage$/, methods: 'GET' },
+  { pattern: /^\/v1\/auth\/(device\/code|device\/token|logout)$/, methods: 'POST' },
+  { pattern: /^\/v1\/auth\/whoami$/, methods: 'GET' },
+  { pattern: /^\/login$/, methods: 'GET,POST' },
 ]
 
 function describeValidation(error: ValidationError): string {
@@ -105,7 +112,7 @@ export function createApp(deps: Deps) {
             return errorResponse(
               new GatewayError(
                 'method_not_allowed',
-                `${request.method} is not allowed on ${path}; use ${route.methods}`,
+                `${request.method} is not allowed on ${path}; use ${route.methods.split(',').join(' or ')}`,
                 {
                   cause: route.methods,
                 },

@@ -113,7 +113,10 @@ describe('admin CLI', () => {
       // A day February lacks (Date.parse reads it as March 2), and a time with no zone (read in
       // whatever zone the gateway's machine is in).
       [['--usd', '1', '--expires', '2099-02-30T00:00:00Z'], 'expires_at must be an RFC 3339 timestamp'],
-      [['--usd', '1', '--expires', '2099-01-01T00:00:00'], 'expires_at must be an RFC 3339 timestamp with its time zone'],
+      [
+        ['--usd', '1', '--expires', '2099-01-01T00:00:00'],
+        'expires_at must be an RFC 3339 timestamp with its time zone',
+      ],
       [
         ['--usd', '1', '--expires', '2020-01-01T00:00:00Z'],
         'expires_at 2020-01-01T00:00:00Z is not in the future: an expired grant pays for nothing',
@@ -307,6 +310,35 @@ describe('admin HTTP API', () => {
     expect((await h.call('/v1/usage', { key: key.key })).status).toBe(401)
   })
 
+  test('provider keys over HTTP: stored, listed by hint, removed; a wrong method is a 405 naming the right ones', async () => {
+    const h = await createHarness({ env: { ANTHROPIC_API_KEY: 'platform-key' } })
+    const admin = (path: string, init: RequestInit & { json?: unknown } = {}): Promise<TestResponse> =>
+      h.call(path, { ...init, key: null, headers: { authorization: 'Bearer admin-secret' } })
+    const stored = await admin('/v1/admin/provider-keys', {
+      method: 'POST',
+      json: { account: 'default', provider: 'anthropic', key: 'sk-ant-own-0123456789' },
+    })
+    expect(stored.status).toBe(201)
+    expect(await stored.json()).toMatchObject({ provider_id: 'anthropic', hint: '…6789' })
+    expect((await h.deps.byok.get(h.accountId)).get('anthropic')).toBe('sk-ant-own-0123456789')
+
+    const removed = await admin('/v1/admin/provider-keys?account=default&provider=anthropic', { method: 'DELETE' })
+    expect(removed.status).toBe(200)
+    expect(await removed.json()).toEqual({ account: 'default', provider_id: 'anthropic', removed: true })
+    expect(await (await admin('/v1/admin/provider-keys?account=default')).json()).toEqual([])
+    // The account's cached keys went with it: its next request uses the platform's key.
+    expect((await h.deps.byok.get(h.accountId)).has('anthropic')).toBe(false)
+    const again = await admin('/v1/admin/provider-keys?account=default&provider=anthropic', { method: 'DELETE' })
+    expect(again.status).toBe(404)
+    expect((await admin('/v1/admin/provider-keys?account=default', { method: 'DELETE' })).status).toBe(400)
+
+    const wrong = await admin('/v1/admin/accounts', { method: 'PUT', json: { name: 'x' } })
+    expect(wrong.status).toBe(405)
+    expect(wrong.headers.get('allow')).toBe('GET,POST')
+    expect((await wrong.json()).error.message).toBe('PUT is not allowed on /v1/admin/accounts; use GET or POST')
+    expect((await admin('/v1/admin/keys/key_x/revoke', { method: 'GET' })).status).toBe(405)
+  })
+
   test('off without a configured token', async () => {
     const h = await createHarness({ env: { SVC_ADMIN_TOKEN: '' } })
     const res = await h.call('/v1/admin/accounts', { key: null, headers: { authorization: 'Bearer anything' } })
@@ -358,6 +390,9 @@ describe('what serve and the admin verbs cannot use, said in one line', () => {
     expect((await run('serve', '--once', '--port', '0', '--host', '192.0.2.1')).err).toBe(
       'svc: cannot listen on 192.0.2.1:0: no interface of this machine has that address; choose another with --host/--port or [server]',
     )
+    const verbose = await run('serve', '--once', '--port', '0', '--log-level', 'verbose')
+    expect(verbose.code).not.toBe(0)
+    expect(verbose.err).toStartWith('svc: --log-level must be debug, info, warn or error (got verbose)')
   })
 
   test('a database path that cannot be one', async () => {

@@ -1,5 +1,5 @@
 // `svc serve`: open the ledger, make a first account on an empty database, listen, and on
-// SIGTERM/SIGINT stop accepting, let in-flight streams finish (up to the grace period), exit 0.
+// SIGTERM/SIGINT/SIGHUP stop accepting, let in-flight streams finish (up to the grace period), exit 0.
 import { chmodSync, writeFileSync } from 'node:fs'
 import { basename, dirname, join } from 'node:path'
 import { createApp } from '../app'
@@ -8,6 +8,10 @@ import { createDeps, type Deps } from '../deps'
 import { createLogger, type Logger } from '../lib/log'
 import { formatUsd } from '../ledger/pricing'
 import { type Io, loadCliConfig, parseFlags, UsageError } from './context'
+
+const logLevels = ['debug', 'info', 'warn', 'error'] as const
+const isLogLevel = (value: string): value is (typeof logLevels)[number] =>
+  (logLevels as readonly string[]).includes(value)
 
 export async function runServe(args: string[], io: Io): Promise<number> {
   const { values } = parseFlags(args, {
@@ -21,7 +25,8 @@ export async function runServe(args: string[], io: Io): Promise<number> {
     throw new UsageError(`--port must be 0–65535 (got ${values.port})`)
   }
   const config = loadCliConfig(io, { ...values, port })
-  const level = (values['log-level'] ?? io.env.SVC_LOG_LEVEL ?? 'info') as 'debug' | 'info' | 'warn' | 'error'
+  const level = values['log-level'] ?? io.env.SVC_LOG_LEVEL ?? 'info'
+  if (!isLogLevel(level)) throw new UsageError(`--log-level must be debug, info, warn or error (got ${level})`)
   const log = createLogger(level)
   const deps = createDeps(config, { log, serving: true })
 

@@ -5,7 +5,7 @@ import { Elysia, t } from 'elysia'
 import type { Deps } from '../deps'
 import { GatewayError } from '../lib/errors'
 import { grantView, usageSummaryView } from '../ledger/views'
-import type { ApiKeyRecord } from '../ledger/ledger'
+import type { ApiKeyRecord, ProviderKeyRecord } from '../ledger/ledger'
 import { readApiKey } from './auth'
 import { readLimit } from './params'
 import { usageLimits } from './usage'
@@ -25,6 +25,15 @@ export const accountView = (a: { id: string; name: string; createdAt: number }) 
   id: a.id,
   name: a.name,
   created_at: iso(a.createdAt),
+})
+
+/** A stored provider key as the admin sees it: never the key, only its last four characters. */
+const providerKeyView = (k: ProviderKeyRecord) => ({
+  id: k.id,
+  account_id: k.accountId,
+  provider_id: k.providerId,
+  hint: `…${k.hint}`,
+  created_at: iso(k.createdAt),
 })
 
 function requireAdmin(deps: Deps, headers: Headers) {
@@ -114,26 +123,24 @@ export const adminRoutes = (deps: Deps) =>
       })
     })
     .get('/provider-keys', async ({ query }) =>
-      (await deps.admin.listProviderKeys({ account: query.account })).map((k) => ({
-        id: k.id,
-        account_id: k.accountId,
-        provider_id: k.providerId,
-        hint: `…${k.hint}`,
-        created_at: iso(k.createdAt),
-      })),
+      (await deps.admin.listProviderKeys({ account: query.account })).map(providerKeyView),
     )
     .post(
       '/provider-keys',
       async ({ body, set }) => {
-        const k = await deps.admin.addProviderKey(body)
         set.status = 201
-        return {
-          id: k.id,
-          account_id: k.accountId,
-          provider_id: k.providerId,
-          hint: `…${k.hint}`,
-          created_at: iso(k.createdAt),
-        }
+        return providerKeyView(await deps.admin.addProviderKey(body))
       },
       { body: t.Object({ account: t.String(), provider: t.String(), key: t.String() }) },
     )
+    // The CLI's `provider-keys remove`: the account's requests to that provider go back to the
+    // platform's key (or to other providers) from the next one.
+    .delete('/provider-keys', async ({ query }) => {
+      if (!query.account || !query.provider) {
+        throw new GatewayError('invalid_request', 'account and provider are required', {
+          param: query.account ? 'provider' : 'account',
+        })
+      }
+      await deps.admin.removeProviderKey({ account: query.account, provider: query.provider })
+      return { account: query.account, provider_id: query.provider, removed: true }
+    })

@@ -655,6 +655,30 @@ const adminPaths: Paths = {
         ...adminErrors(400, 404),
       },
     },
+    delete: {
+      operationId: 'adminRemoveProviderKey',
+      tags: ['admin'],
+      summary: "Remove an account's own key for a provider; its next request uses the platform's key",
+      description: `${adminNote} 404 when the account holds no key for that provider.`,
+      security: admin,
+      parameters: [
+        accountQuery(true),
+        { name: 'provider', in: 'query', required: true, description: 'a provider id', schema: { type: 'string' } },
+      ],
+      responses: {
+        '200': {
+          description: 'removed',
+          content: json(
+            object({
+              account: { type: 'string' },
+              provider_id: { type: 'string' },
+              removed: { type: 'boolean', const: true },
+            }),
+          ),
+        },
+        ...adminErrors(400, 404),
+      },
+    },
   },
 }
 

@@ -14,7 +14,8 @@ import { isAnthropicError, isOpenAIError, parseFrames } from './helpers'
 import { propertyRuns } from '../support/property-runs'
 import { simProviders } from '../support/sim-models'
 
-const runs = propertyRuns(20261122)
+const fixedSeed = 20261122
+const runs = propertyRuns(fixedSeed)
 // No key check upstream: a BYOK key the fuzzer stores must not turn the simulator into a 401 source.
 const sim = startSimulator()
 let h: Harness
@@ -851,9 +852,14 @@ describe('fuzzing every route with bad input (fast-check, fixed seed)', () => {
     })
     expect(res.status).toBe(200)
     expect((await res.json()).type).toBe('message')
-    // The fuzzed bodies that got past validation reached every upstream dialect.
-    const upstreamPaths = new Set(sim.requests.map((r) => r.path.split('?')[0]))
-    for (const path of ['/v1/chat/completions', '/v1/messages', '/v1/responses']) expect(upstreamPaths).toContain(path)
+    // The fuzzed bodies that got past validation reached every upstream dialect: checked on the
+    // fixed seed, which does; another seed, hunting at a small scale, may by chance reach fewer,
+    // and that says nothing about the gateway.
+    if (runs.seed === fixedSeed) {
+      const upstreamPaths = new Set(sim.requests.map((r) => r.path.split('?')[0]))
+      for (const path of ['/v1/chat/completions', '/v1/messages', '/v1/responses'])
+        expect(upstreamPaths).toContain(path)
+    }
     // Metrics are made of what requests carried: one odd request must not break every scrape.
     expect((await h.call('/metrics')).status).toBe(200)
     expect(errorLogs).toEqual([])

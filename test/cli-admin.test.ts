@@ -248,6 +248,32 @@ describe('admin CLI', () => {
     ])
   })
 
+  test('serve warns at startup of a [[models]] entry whose provider is not configured, not of built-in rows', async () => {
+    const { dir, runWith } = cli()
+    writeFileSync(
+      join(dir, 'svc.toml'),
+      [
+        '[providers.sim]\nkind = "anthropic"\nbase_url = "http://127.0.0.1:9"\napi_key_env = "SIM_KEY"\n',
+        '[[models]]\nid = "m"\nprovider = "smi"\nprofiles = ["pro"]\nquality = 50\n',
+        '[[models]]\nid = "ok"\nprovider = "sim"\nprofiles = ["pro"]\nquality = 50\n',
+      ].join('\n'),
+    )
+    const { result, logged } = await loggedDuring(() =>
+      runWith({ SIM_KEY: 'k' }, 'serve', '--once', '--port', '0', '--config', join(dir, 'svc.toml')),
+    )
+    expect(result.code).toBe(0)
+    const warnings = logged
+      .split('\n')
+      .filter((line) => line.includes('not configured'))
+      .map((line) => JSON.parse(line))
+    expect(warnings).toEqual([
+      expect.objectContaining({
+        level: 'warn',
+        msg: 'model m names provider smi, which is not configured: the model is never routed to (a misspelt provider id?)',
+      }),
+    ])
+  })
+
   test('serve says at startup which stored keys its master key cannot open', async () => {
     const { dir, runWith } = cli({ ANTHROPIC_API_KEY: 'platform-key' })
     await runWith({}, 'accounts', 'create', 'alice')

@@ -14,14 +14,36 @@ describe('config', () => {
     expect(database({}, { SVC_DATABASE: ':memory:' })).toBe(':memory:')
   })
 
-  test.each([
+  test.each<[unknown, string]>([
     [{ server: { prot: 8080 } }, 'svc.toml: server.prot: unknown key'],
     [{ server: { port: '8080' } }, 'svc.toml: server.port: expected integer (got "8080")'],
     [
       { providers: { x: { kind: 'grpc', base_url: 'http://x' } } },
       'providers.x.kind: must be one of anthropic, openai-chat, openai-responses',
     ],
-    [{ providers: { x: { kind: 'anthropic' } } }, 'providers.x.base_url'],
+    [
+      { providers: { x: { kind: 'anthropic' } } },
+      'svc.toml: providers.x.base_url: required (only anthropic, openai, openrouter, deepseek have one by default)',
+    ],
+    // Requests go to `{base_url}/v1/messages` and the like: each of these failed every one upstream.
+    ...['not a url', '127.0.0.1:9', 'ftp://x', 'http://[::1', 'http://', ' http://x'].map((url): [unknown, string] => [
+      { providers: { x: { kind: 'anthropic', base_url: url } } },
+      `svc.toml: providers.x.base_url: not an absolute http(s) URL with a host (got ${JSON.stringify(url)})`,
+    ]),
+    // The ledger counts whole nanos below 2^53: this escaped as a RangeError naming neither file nor key.
+    [
+      { billing: { starter_grant: { usd: 10_000_000 } } },
+      'svc.toml: billing.starter_grant.usd: 10000000 is out of range (0 to 9007199.254740991 USD)',
+    ],
+    // TOML's inf and nan, which JSON would have shown as null.
+    [
+      { billing: { starter_grant: { usd: Number.POSITIVE_INFINITY } } },
+      'billing.starter_grant.usd: expected number (got Infinity)',
+    ],
+    [
+      { models: [{ id: 'm', provider: 'p', quality: Number.NaN }] },
+      'svc.toml: models.0.quality: expected number (got NaN)',
+    ],
     [
       { models: [{ id: 'm', provider: 'p', profiles: ['cheap'] }] },
       'models.0.profiles.0: must be one of pro, max, ultra_saver',
@@ -40,7 +62,20 @@ describe('config', () => {
           },
         ],
       },
-      'not a whole number of nanos',
+      'svc.toml: models.0.input_usd_per_mtok: price 0.0001 USD/Mtok is not a whole number of nanos per token (step 0.001)',
+    ],
+    // Every price given is checked and named by its key: a built-in row's override, a model priced in part.
+    [
+      { models: [{ id: 'claude-opus-5-5', provider: 'anthropic', cache_write_usd_per_mtok: 0.0001 }] },
+      'svc.toml: models.0.cache_write_usd_per_mtok: price 0.0001 USD/Mtok is not a whole number',
+    ],
+    [
+      { models: [{ id: 'm', provider: 'p', profiles: [], quality: 0, output_usd_per_mtok: 0.0001 }] },
+      'svc.toml: models.0.output_usd_per_mtok: price 0.0001',
+    ],
+    [
+      { models: [{ id: 'm', provider: 'p', profiles: [], quality: 0, input_usd_per_mtok: 1.0005 }] },
+      'svc.toml: models.0.input_usd_per_mtok: price 1.0005',
     ],
     [{ billing: { byok_fee_percent: 120 } }, 'billing.byok_fee_percent'],
     // A keep-alive must come before the client connection's own idle limit (255 s) cuts the stream.
@@ -114,6 +149,64 @@ describe('config', () => {
     expect(only.models.map((m) => [m.id, m.price])).toEqual([['x', null]])
   })
 
+  test('a new [[models]] entry takes what it leaves out from a built-in row of its id, never from another entry of the file', () => {
+    const config = load({
+      models: [
+        { id: 'm', provider: 'elsewhere', profiles: [], quality: 0, context_window: 1024, cache_read_usd_per_mtok: 0 },
+        { id: 'm', provider: 'sim', profiles: ['pro'], quality: 50, input_usd_per_mtok: 1, output_usd_per_mtok: 1 },
+        // A built-in override changes its own id and provider only: not what another provider is lent.
+        { id: 'claude-sonnet-5-5', provider: 'anthropic', quality: 1, input_usd_per_mtok: 9 },
+        // A built-in model served by a provider of one's own: the built-in row's facts, under its own name.
+        { id: 'claude-sonnet-5-5', provider: 'myrouter' },
+      ],
+    })
+    const row = (id: string, provider: string) => config.models.find((m) => m.id === id && m.provider === provider)
+    // Lent the first's, it had no cache-write price (so no price, no route) and a 1,024-token window.
+    expect(row('m', 'sim')).toMatchObject({
+      contextWindow: 128_000,
+      price: {
+        inputNanosPerToken: 1000,
+        outputNanosPerToken: 1000,
+        cacheReadNanosPerToken: 1000,
+        cacheWriteNanosPerToken: 1000,
+      },
+    })
+    const builtin = load({}).models.find((m) => m.id === 'claude-sonnet-5-5' && m.provider === 'anthropic')
+    expect(row('claude-sonnet-5-5', 'myrouter')).toEqual({
+      ...builtin!,
+      provider: 'myrouter',
+      upstreamModel: 'claude-sonnet-5-5',
+    })
+    // With the catalog off there is no built-in row to lend anything.
+    expect(() =>
+      load({ catalog: { builtin: false }, models: [{ id: 'claude-sonnet-5-5', provider: 'myrouter' }] }),
+    ).toThrow('svc.toml: models.0: profiles is required for a model that is not in the built-in catalog')
+  })
+
+  test('[[models]] entries whose provider nothing configures are listed for svc serve to name; built-in rows are not', () => {
+    const config = load(
+      {
+        providers: { sim: { kind: 'anthropic', base_url: 'http://127.0.0.1:9' } },
+        models: [
+          { id: 'typo', provider: 'smi', profiles: ['pro'], quality: 50 },
+          { id: 'ok', provider: 'sim', profiles: ['pro'], quality: 50 },
+          // A built-in row overridden for a provider with no key variable set: the override does nothing.
+          { id: 'deepseek-flash', provider: 'deepseek', quality: 1 },
+          // Keyed from the environment alone: configured.
+          { id: 'claude-opus-5-5', provider: 'anthropic', quality: 1 },
+          { id: 'gone', provider: 'nowhere', profiles: ['pro'], quality: 50 },
+          { id: 'gone', provider: 'nowhere', enabled: false },
+        ],
+      },
+      { ANTHROPIC_API_KEY: 'a' },
+    )
+    expect(config.modelsWithoutProvider).toEqual([
+      { id: 'deepseek-flash', provider: 'deepseek' },
+      { id: 'typo', provider: 'smi' },
+    ])
+    expect(load({}).modelsWithoutProvider).toEqual([])
+  })
+
   test('web_search_usd_per_1k: 10 unless [[models]] prices it; a price finer than a nano a search is refused', () => {
     const config = load({
       models: [
@@ -136,7 +229,7 @@ describe('config', () => {
     // A model svc knows nothing of: never free by omission.
     expect(searchNanos('local-coder', 'local')).toBe(10_000_000)
     expect(() => load({ models: [{ id: 'gpt-5.1', provider: 'openai', web_search_usd_per_1k: 0.0000001 }] })).toThrow(
-      'not a whole number of nanos per search',
+      'svc.toml: models.0.web_search_usd_per_1k: price 1e-7 USD per 1,000 searches is not a whole number of nanos per search',
     )
   })
 
@@ -211,7 +304,7 @@ describe('config', () => {
 
     expect(() =>
       load({ models: [{ id: 'claude-haiku-4-5', provider: 'anthropic', retires_on: '2027-02-30' }] }),
-    ).toThrow('model claude-haiku-4-5 (anthropic): retires_on 2027-02-30 is not a date (YYYY-MM-DD)')
+    ).toThrow('svc.toml: models.0.retires_on: 2027-02-30 is not a date (YYYY-MM-DD)')
     expect(() => load({ models: [{ id: 'claude-haiku-4-5', provider: 'anthropic', retires_on: 'soon' }] })).toThrow(
       'models.0.retires_on',
     )
@@ -309,7 +402,7 @@ describe('config', () => {
           },
         ],
       }),
-    ).toThrow('model claude-haiku-5-5 (anthropic): price 0.0001')
+    ).toThrow('svc.toml: models.0.long_prompt.input_usd_per_mtok: price 0.0001')
   })
 
   test('peak: DeepSeek V4 has its peak hours built in; [[models]] sets them; a span that is no span stops start-up', () => {
@@ -367,8 +460,12 @@ describe('config', () => {
           },
         ],
       })
-    expect(withPeak(['10:00-09:00'])).toThrow('model deepseek-flash (deepseek): peak hours 10:00-09:00 are not a span')
-    expect(withPeak(['10:75-11:00'])).toThrow('peak hours 10:75-11:00 are not a span')
+    expect(withPeak(['10:00-09:00'])).toThrow(
+      'svc.toml: models.0.peak.hours_utc.0: peak hours 10:00-09:00 are not a span',
+    )
+    expect(withPeak(['09:00-10:00', '10:75-11:00'])).toThrow(
+      'svc.toml: models.0.peak.hours_utc.1: peak hours 10:75-11:00 are not a span',
+    )
     expect(withPeak(['23:00-25:00'])).toThrow('peak hours 23:00-25:00 are not a span')
     expect(withPeak(['9-10'])).toThrow('models.0.peak.hours_utc')
   })
@@ -453,6 +550,43 @@ describe('config', () => {
     expect(() =>
       load({ providers: { x: { kind: 'openai-chat', base_url: 'http://x', system_messages: 'first' } } }),
     ).toThrow('providers.x.system_messages')
+  })
+
+  test('a well-known provider table may leave base_url out: the one svc knows; README: OpenAI kept on Chat', () => {
+    const config = load(
+      {
+        providers: {
+          openai: { kind: 'openai-chat' },
+          anthropic: { kind: 'anthropic', api_key_env: 'MY_ANTHROPIC' },
+          openrouter: { kind: 'openai-chat' },
+          deepseek: { kind: 'openai-chat', base_url: 'https://api.deepseek.com/' },
+        },
+      },
+      { OPENAI_API_KEY: 'k', MY_ANTHROPIC: 'a' },
+    )
+    expect(Object.values(config.providers).map((p) => [p.id, p.kind, p.baseUrl, p.apiKey])).toEqual([
+      ['openai', 'openai-chat', 'https://api.openai.com/v1', 'k'],
+      ['anthropic', 'anthropic', 'https://api.anthropic.com', 'a'],
+      ['openrouter', 'openai-chat', 'https://openrouter.ai/api/v1', undefined],
+      ['deepseek', 'openai-chat', 'https://api.deepseek.com', undefined],
+    ])
+    // OpenAI's reasoning models refuse max_tokens on Chat.
+    expect(config.providers.openai?.maxTokensField).toBe('max_completion_tokens')
+  })
+
+  test('a base_url is an absolute http(s) URL with a host', () => {
+    const baseUrl = (url: string) =>
+      load({ providers: { x: { kind: 'openai-chat', base_url: url } } }).providers.x?.baseUrl
+    expect(
+      ['http://x', 'HTTPS://api.example.com/v1/', 'http://[::1]:8000/v1', 'http://127.0.0.1:9'].map(baseUrl),
+    ).toEqual(['http://x', 'HTTPS://api.example.com/v1', 'http://[::1]:8000/v1', 'http://127.0.0.1:9'])
+  })
+
+  test('a starter grant up to 2^53 - 1 nanos loads; none at 0', () => {
+    const grant = (usd: number) => load({ billing: { starter_grant: { usd } } }).billing.starterGrant
+    expect(grant(9_007_199.254740991)).toEqual({ nanos: Number.MAX_SAFE_INTEGER, expiresInDays: undefined })
+    expect(grant(0)).toBeNull()
+    expect(() => grant(9_007_199.255)).toThrow('billing.starter_grant.usd')
   })
 
   test('secrets come from the environment variables the file names', () => {

@@ -70,6 +70,7 @@ export async function runServe(args: string[], io: Io): Promise<number> {
     )
   }
   warnOfProvidersWithoutKey(deps, log)
+  warnOfModelsWithoutProvider(deps, log)
   await warnOfUnopenableProviderKeys(deps, log)
   if (values.once) {
     // `make build` uses this to prove the binary boots on an empty database, then exits.
@@ -144,6 +145,18 @@ function warnOfProvidersWithoutKey(deps: Deps, log: Logger) {
     if (provider.apiKey) continue
     log.warn(
       `provider ${provider.id} has no platform key: ${provider.apiKeyEnv ? `${provider.apiKeyEnv} is not set` : 'set api_key_env in its section'}; only accounts with their own key for it (BYOK) reach it`,
+    )
+  }
+}
+
+/**
+ * A [[models]] entry whose provider nothing configures is never routed to: a misspelt provider id
+ * otherwise lost the model without a word. Built-in rows of such providers are not named (config/load.ts).
+ */
+function warnOfModelsWithoutProvider(deps: Deps, log: Logger) {
+  for (const { id, provider } of deps.config.modelsWithoutProvider) {
+    log.warn(
+      `model ${id} names provider ${provider}, which is not configured: the model is never routed to (a misspelt provider id?)`,
     )
   }
 }

@@ -7,7 +7,9 @@ import { Value } from '@sinclair/typebox/value'
 import { parse as parseToml } from 'smol-toml'
 import type { ModelEffort } from '../exchange/types'
 import { describeValueError } from '../lib/schema-errors'
+import { isCalendarDate } from '../lib/timestamps'
 import {
+  formatUsd,
   type Price,
   type TokenPrices,
   usdPer1kToNanosPerSearch,
@@ -104,6 +106,12 @@ export interface Config {
   profiles: Record<RoutingMode, { priceWeight: number; qualityFloor: number }>
   providers: Record<string, ProviderConfig>
   models: CatalogModel[]
+  /**
+   * Models of the file's [[models]] whose provider no table or key variable configures: never a
+   * candidate, so `svc serve` names them (a misspelt provider id would otherwise lose the model
+   * without a word). Built-in rows of an unconfigured provider are not listed: that is normal.
+   */
+  modelsWithoutProvider: { id: string; provider: string }[]
   /** The file this came from, if any. */
   source?: string
 }
@@ -200,10 +208,9 @@ export function resolveConfig(raw: unknown, opts: LoadOptions & { source?: strin
   const adminTokenEnv = server.admin_token_env ?? 'SVC_ADMIN_TOKEN'
   const masterKeyEnv = server.master_key_env ?? 'SVC_MASTER_KEY'
 
-  const providers = resolveProviders(file, env)
+  const providers = resolveProviders(file, env, where)
   const models = resolveModels(file, where)
 
-  const starter = file.billing?.starter_grant ?? { usd: 5, expires_in_days: undefined }
   return {
     server: {
       host: opts.overrides?.host ?? server.host ?? '127.0.0.1',
@@ -221,7 +228,7 @@ export function resolveConfig(raw: unknown, opts: LoadOptions & { source?: strin
     },
     billing: {
       byokFeePercent: file.billing?.byok_fee_percent ?? 5,
-      starterGrant: starter.usd > 0 ? { nanos: usdToNanos(starter.usd), expiresInDays: starter.expires_in_days } : null,
+      starterGrant: starterGrantOf(file, where),
     },
     routing: {
       connectTimeoutMs: file.routing?.connect_timeout_ms ?? 10_000,
@@ -241,13 +248,44 @@ export function resolveConfig(raw: unknown, opts: LoadOptions & { source?: strin
     },
     providers,
     models,
+    modelsWithoutProvider: modelsWithoutProvider(file, providers, models),
     source: opts.source,
   }
 }
 
 const nonEmpty = (v: string | undefined) => (v && v.length > 0 ? v : undefined)
 
-function resolveProviders(file: ConfigFile, env: Env): Record<string, ProviderConfig> {
+/** The first account's grant; the ledger counts whole nanos below 2^53, so a larger one stops start-up. */
+function starterGrantOf(file: ConfigFile, where: string): Config['billing']['starterGrant'] {
+  const { usd, expires_in_days: expiresInDays } = file.billing?.starter_grant ?? { usd: 5 }
+  if (usd === 0) return null
+  try {
+    return { nanos: usdToNanos(usd), expiresInDays }
+  } catch {
+    throw new ConfigError(
+      `${where}: billing.starter_grant.usd: ${usd} is out of range (0 to ${formatUsd(Number.MAX_SAFE_INTEGER)} USD)`,
+    )
+  }
+}
+
+/**
+ * A provider's base URL without its trailing slashes. Requests go to `{base_url}/v1/messages` and
+ * the like, so it is an absolute http(s) URL with a host; one that is not would fail every request
+ * upstream instead of the start. Left out, a well-known id's is the one svc knows.
+ */
+function baseUrlOf(id: string, url: string | undefined, where: string): string {
+  const at = `${where}: providers.${id}.base_url`
+  const given = url ?? wellKnownProviders[id]?.baseUrl
+  if (given === undefined) {
+    throw new ConfigError(`${at}: required (only ${Object.keys(wellKnownProviders).join(', ')} have one by default)`)
+  }
+  if (!/^https?:\/\//i.test(given) || !URL.parse(given)?.hostname) {
+    throw new ConfigError(`${at}: not an absolute http(s) URL with a host (got ${JSON.stringify(given)})`)
+  }
+  return given.replace(/\/+$/, '')
+}
+
+function resolveProviders(file: ConfigFile, env: Env, where: string): Record<string, ProviderConfig> {
   const providers: Record<string, ProviderConfig> = {}
   for (const [id, known] of Object.entries(wellKnownProviders)) {
     const apiKey = nonEmpty(env[known.env])
@@ -270,7 +308,7 @@ function resolveProviders(file: ConfigFile, env: Env): Record<string, ProviderCo
     providers[id] = {
       id,
       kind: section.kind,
-      baseUrl: section.base_url.replace(/\/+$/, ''),
+      baseUrl: baseUrlOf(id, section.base_url, where),
       apiKey: keyEnv ? nonEmpty(env[keyEnv]) : undefined,
       apiKeyEnv: keyEnv,
       headers: section.headers ?? {},
@@ -284,20 +322,26 @@ function resolveProviders(file: ConfigFile, env: Env): Record<string, ProviderCo
   return providers
 }
 
+const rowKey = (id: string, provider: string) => `${id}\u0000${provider}`
+
 function resolveModels(file: ConfigFile, where: string): CatalogModel[] {
   const useBuiltin = file.catalog?.builtin ?? true
   const rows = new Map<string, CatalogRow | undefined>()
-  const keyOf = (id: string, provider: string) => `${id}\u0000${provider}`
-  if (useBuiltin) for (const row of builtinCatalog) rows.set(keyOf(row.id, row.provider), row)
+  if (useBuiltin) for (const row of builtinCatalog) rows.set(rowKey(row.id, row.provider), row)
 
   for (const [i, entry] of (file.models ?? []).entries()) {
-    const key = keyOf(entry.id, entry.provider)
+    const at = `${where}: models.${i}`
+    checkEntry(entry, at)
+    const key = rowKey(entry.id, entry.provider)
     if (entry.enabled === false) {
       rows.set(key, undefined)
       continue
     }
-    const base = rows.get(key) ?? [...rows.values()].find((r) => r?.id === entry.id)
-    rows.set(key, mergeModel(entry, base, `${where}: models[${i}]`))
+    // Under another provider, a built-in id is that model served there (as the catalog lists a
+    // model under each provider that serves it), so the built-in row lends its facts. An earlier
+    // entry of the file under another provider is a model of its own and lends nothing.
+    const base = rows.get(key) ?? (useBuiltin ? builtinCatalog.find((r) => r.id === entry.id) : undefined)
+    rows.set(key, mergeModel(entry, base, at))
   }
 
   const models: CatalogModel[] = []
@@ -308,7 +352,65 @@ function resolveModels(file: ConfigFile, where: string): CatalogModel[] {
   return models
 }
 
-/** A [[models]] entry overrides the matching built-in row field by field, or stands alone. */
+/** The file's [[models]] (as they end up) whose provider nothing configures. */
+function modelsWithoutProvider(
+  file: ConfigFile,
+  providers: Record<string, ProviderConfig>,
+  models: CatalogModel[],
+): { id: string; provider: string }[] {
+  const entries = new Set((file.models ?? []).map((entry) => rowKey(entry.id, entry.provider)))
+  return models
+    .filter((m) => !Object.hasOwn(providers, m.provider) && entries.has(rowKey(m.id, m.provider)))
+    .map(({ id, provider }) => ({ id, provider }))
+}
+
+const tokenPriceKeys = [
+  'input_usd_per_mtok',
+  'output_usd_per_mtok',
+  'cache_read_usd_per_mtok',
+  'cache_write_usd_per_mtok',
+] as const
+
+/**
+ * Refuses what an entry gives that cannot be charged or read, naming the file and the key: every
+ * price given (a model priced in part is checked too), peak hours, a retirement date. Checked on
+ * the entry, where its index and keys are known, rather than on the row merged from it.
+ */
+function checkEntry(entry: ModelSection, at: string): void {
+  const tables: [string, Partial<Record<(typeof tokenPriceKeys)[number], number>> | undefined][] = [
+    ['', entry],
+    ['long_prompt.', entry.long_prompt],
+    ['peak.', entry.peak],
+  ]
+  for (const [prefix, table] of tables) {
+    for (const key of tokenPriceKeys) {
+      const usd = table?.[key]
+      if (usd !== undefined) refuseAt(`${at}.${prefix}${key}`, () => usdPerMtokToNanosPerToken(usd))
+    }
+  }
+  const search = entry.web_search_usd_per_1k
+  if (search !== undefined) refuseAt(`${at}.web_search_usd_per_1k`, () => usdPer1kToNanosPerSearch(search))
+  for (const [j, span] of (entry.peak?.hours_utc ?? []).entries()) {
+    refuseAt(`${at}.peak.hours_utc.${j}`, () => minutesOfSpan(span))
+  }
+  const retiresOn = entry.retires_on
+  if (retiresOn !== undefined) refuseAt(`${at}.retires_on`, () => dayStartOf(retiresOn))
+}
+
+/** Runs a conversion of a value of the file; its RangeError becomes a ConfigError naming `at`. */
+function refuseAt(at: string, convert: () => unknown): void {
+  try {
+    convert()
+  } catch (err) {
+    if (err instanceof RangeError) throw new ConfigError(`${at}: ${err.message}`)
+    throw err
+  }
+}
+
+/**
+ * A [[models]] entry overrides its base field by field (the built-in row of its id and provider,
+ * or of its id under another provider), or stands alone.
+ */
 function mergeModel(entry: ModelSection, base: CatalogRow | undefined, where: string): CatalogRow {
   const pick = <T>(value: T | undefined, fallback: T | undefined, name: string, required = true): T => {
     if (value !== undefined) return value
@@ -389,12 +491,14 @@ function minutesOfSpan(span: string): [number, number] {
   return [start, end]
 }
 
+/**
+ * A merged row as the router sees it. What the file gave was checked by checkEntry; the catalog is
+ * code, converted by every load (so by every test), hence no message of its own here.
+ */
 function toCatalogModel(row: CatalogRow): CatalogModel {
   const prices = [row.inputUsdPerMtok, row.outputUsdPerMtok, row.cacheReadUsdPerMtok, row.cacheWriteUsdPerMtok]
-  let price: Price | null = null
-  if (prices.every((p) => Number.isFinite(p))) {
-    try {
-      price = {
+  const price: Price | null = prices.every((p) => Number.isFinite(p))
+    ? {
         ...tokenPricesOf(row),
         webSearchNanos: usdPer1kToNanosPerSearch(row.webSearchUsdPer1k ?? defaultWebSearchUsdPer1k),
         ...(row.longPrompt
@@ -410,10 +514,7 @@ function toCatalogModel(row: CatalogRow): CatalogModel {
             }
           : {}),
       }
-    } catch (err) {
-      throw new ConfigError(`model ${row.id} (${row.provider}): ${(err as Error).message}`)
-    }
-  }
+    : null
   return {
     id: row.id,
     provider: row.provider,
@@ -437,17 +538,14 @@ function toCatalogModel(row: CatalogRow): CatalogModel {
       assistantPrefill: row.assistantPrefill,
       ...(row.reasoningEfforts ? { reasoningEfforts: row.reasoningEfforts } : {}),
     },
-    ...(row.retiresOn === undefined ? {} : { retiresAt: retirementInstant(row) }),
+    ...(row.retiresOn === undefined ? {} : { retiresAt: dayStartOf(row.retiresOn) }),
   }
 }
 
-/** A retirement date as the instant it starts (UTC midnight); one that is no calendar date stops start-up. */
-function retirementInstant(row: CatalogRow): number {
-  const at = Date.parse(`${row.retiresOn}T00:00:00Z`)
-  if (!Number.isFinite(at) || new Date(at).toISOString().slice(0, 10) !== row.retiresOn) {
-    throw new ConfigError(`model ${row.id} (${row.provider}): retires_on ${row.retiresOn} is not a date (YYYY-MM-DD)`)
-  }
-  return at
+/** A retirement date as the instant it starts (UTC midnight); one that is no calendar date is an error. */
+function dayStartOf(date: string): number {
+  if (!isCalendarDate(date)) throw new RangeError(`${date} is not a date (YYYY-MM-DD)`)
+  return Date.parse(`${date}T00:00:00Z`)
 }
 
 /** Where `svc login` keeps the gateway URL and key: $XDG_CONFIG_HOME/svc or ~/.config/svc. */

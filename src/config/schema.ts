@@ -19,7 +19,8 @@ export const ProviderKind = T.Union([T.Literal('anthropic'), T.Literal('openai-c
 export const ProviderSection = T.Object(
   {
     kind: ProviderKind,
-    base_url: T.String({ minLength: 1 }),
+    /** An absolute http(s) URL (load.ts checks it); optional for the well-known ids, whose URL svc knows. */
+    base_url: T.Optional(T.String({ minLength: 1 })),
     /** Name of the environment variable that holds the key; the key itself never sits in the file. */
     api_key_env: T.Optional(T.String({ minLength: 1 })),
     /** Extra headers sent upstream (OpenRouter's HTTP-Referer, say). */

@@ -11,6 +11,25 @@ describe('describeValueError', () => {
     expect(firstError(T.Object({ account: T.String() }), { account: 123 })).toBe('account: expected string (got 123)')
   })
 
+  test("shows TOML's inf and nan as Infinity and NaN, not JSON's null, wherever they sit", () => {
+    const schema = T.Object({ usd: T.Number() })
+    expect(
+      [
+        Number.POSITIVE_INFINITY,
+        Number.NEGATIVE_INFINITY,
+        Number.NaN,
+        [1, Number.NaN],
+        { b: Number.POSITIVE_INFINITY },
+      ].map((usd) => firstError(schema, { usd })),
+    ).toEqual([
+      'usd: expected number (got Infinity)',
+      'usd: expected number (got -Infinity)',
+      'usd: expected number (got NaN)',
+      'usd: expected number (got [1,NaN])',
+      'usd: expected number (got {"b":Infinity})',
+    ])
+  })
+
   test('never quotes a secret, wherever it sits', () => {
     const body = T.Object({ provider: T.Object({ api_key: T.String() }), key: T.String() })
     expect(firstError(body, { provider: { api_key: 'sk-x' }, key: ['sk-ant-SECRET'] })).toBe(

@@ -6,10 +6,27 @@ const secretField = /(^|\.)(key|api_key|token|secret|password)$/i
 /** A wrong value is quoted back up to this many characters: enough to recognise, not a whole body. */
 const quotedChars = 80
 
+const isPlainObject = (v: unknown): v is Record<string, unknown> =>
+  v !== null && typeof v === 'object' && [Object.prototype, null].includes(Object.getPrototypeOf(v))
+
+/**
+ * The value as JSON would write it, but numbers as JavaScript writes them: JSON's `null` for
+ * Infinity and NaN would name a value nobody wrote (TOML has inf and nan; JSON bodies have neither).
+ */
+function shown(value: unknown): string {
+  if (typeof value === 'number') return String(value)
+  if (Array.isArray(value)) return `[${value.map(shown).join(',')}]`
+  if (isPlainObject(value)) {
+    const members = Object.entries(value).filter(([, v]) => v !== undefined)
+    return `{${members.map(([k, v]) => `${JSON.stringify(k)}:${shown(v)}`).join(',')}}`
+  }
+  return JSON.stringify(value) ?? String(value)
+}
+
 function quoted(field: string, value: unknown): string {
   if (value === undefined) return ''
   if (secretField.test(field)) return ' (value not shown: a secret)'
-  const text = JSON.stringify(value) ?? String(value)
+  const text = shown(value)
   return ` (got ${text.length > quotedChars ? `${text.slice(0, quotedChars)}…` : text})`
 }
 

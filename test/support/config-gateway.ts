@@ -128,11 +128,8 @@ export function errorShapeProblems(surface: Surface, status: number, body: Json)
   return problems
 }
 
-/**
- * Any config that loads: both models routes list the profiles, every profile answers something.
- * `offLoopback`: calls past 127.0.0.1 (refused here) are a known bug's, not a problem of their own.
- */
-export async function answersProblems(g: Gateway, opts: { offLoopback?: boolean } = {}): Promise<string[]> {
+/** Any config that loads: both models routes list the profiles, every profile answers something. */
+export async function answersProblems(g: Gateway): Promise<string[]> {
   const problems: string[] = []
   for (const path of ['/compat-a/v1/models', '/compat-b/v1/models']) {
     const { status, body } = await g.call(path)
@@ -145,7 +142,7 @@ export async function answersProblems(g: Gateway, opts: { offLoopback?: boolean 
     }
   }
   const refused = upstream.refused.splice(0)
-  if (refused.length > 0 && !opts.offLoopback) problems.push(`svc called past 127.0.0.1: ${refused.join(', ')}`)
+  if (refused.length > 0) problems.push(`svc called past 127.0.0.1: ${refused.join(', ')}`)
   return problems
 }
 

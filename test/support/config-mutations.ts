@@ -20,8 +20,6 @@ export interface Mutant {
   names: string
   /** Accepted, the config still means what the README says: served as a valid plan. */
   plan?: ConfigPlan
-  /** The [[models]] entry the fault is in, if it is in one. */
-  model?: Doc
 }
 
 const mutationKinds = [
@@ -114,12 +112,7 @@ interface Applied {
   names: string
   /** The mutated doc still means what the README says (a valid plan). */
   meaningful?: boolean
-  model?: Doc
 }
-
-/** The [[models]] entry at the head of `path`, as it was. */
-const modelAt = (doc: Doc, path: Path): Doc | undefined =>
-  path[0] === 'models' && typeof path[1] === 'number' ? ((doc.models as Doc[])[path[1]] as Doc) : undefined
 
 type Mutation = (plan: ConfigPlan, n: number, m: number) => Applied | null
 
@@ -156,7 +149,6 @@ const mutations: Record<MutationKind, Mutation> = {
       doc: setAt(doc, node.path, node.value + ((m % 9) + 1) / 10_000),
       expect: 'refused',
       names: dotted(node.path),
-      model: modelAt(doc, node.path),
     }
   },
   'unknown-key': ({ doc }, n, m) => {
@@ -317,7 +309,6 @@ export function mutants(plans: fc.Arbitrary<ConfigPlan>): fc.Arbitrary<Mutant> {
         names: applied.names,
       }
       if (applied.meaningful) mutant.plan = { doc, env, now: plan.now }
-      if (applied.model) mutant.model = applied.model
       return mutant
     })
     .filter((m): m is Mutant => m !== null)

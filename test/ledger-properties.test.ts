@@ -26,6 +26,7 @@ import {
 } from './support/ledger-invariants'
 import { propertyRuns } from './support/property-runs'
 import { simClaude, simProviders } from './support/sim-models'
+import { spendFields } from './support/usage-reference'
 import { type SimUsage, startSimulator } from './support/simulator'
 
 const { options } = propertyRuns(20261126)
@@ -562,15 +563,6 @@ async function checkUsage({ h, legs }: Books, grants: GrantState[]) {
   expect(usage.recent_events).toEqual(legs.slice(0, 200))
 }
 
-const spendFields = [
-  'cost_nanos',
-  'requests',
-  'input_tokens',
-  'cached_input_tokens',
-  'cache_creation_input_tokens',
-  'output_tokens',
-  'web_search_requests',
-] as const
 type SpendTotals = Record<(typeof spendFields)[number], number>
 
 const spendOf = (legs: LegView[]): SpendTotals => ({

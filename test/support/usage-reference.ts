@@ -255,7 +255,8 @@ export function spendWindow(
   return { ok: true, bucket, groupBy, since, until }
 }
 
-const spendFields = [
+/** The figures of a spend point and of the totals, in the order the API gives them. */
+export const spendFields = [
   'cost_nanos',
   'requests',
   'input_tokens',

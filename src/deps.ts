@@ -10,6 +10,7 @@ import { createSqliteLedger } from './ledger/sqlite-ledger'
 import { type AccountCache, accountCache } from './lib/account-cache'
 import { createLogger, type Logger } from './lib/log'
 import { createGatewayMetrics, type GatewayMetrics } from './relay/metrics'
+import { CreditHolds } from './relay/credit-holds'
 import { RunningRequests } from './relay/running'
 import { createHttp1Client } from './providers/http1/client'
 import { createHealth, type Health } from './router/health'
@@ -39,6 +40,8 @@ export interface Deps {
   metrics: GatewayMetrics
   /** Requests being served, until their ledger write is queued (the usage API shows them). */
   running: RunningRequests
+  /** What the requests in flight are expected to charge, held against their grants (the quota gate). */
+  holds: CreditHolds
   deviceLogin: DeviceLogin
   /** Drops in-memory caches when another process wrote to the database (CLI revoke, new grant). */
   syncCaches(): void
@@ -139,6 +142,7 @@ export function createDeps(config: Config, opts: DepsOptions = {}): Deps {
     health,
     metrics: createGatewayMetrics({ openCircuits: health.openCircuits, ledgerRefusing: ledger.refusesWrites }),
     running: new RunningRequests(),
+    holds: new CreditHolds(),
     deviceLogin: createDeviceLogin({ ledger, clock, intervalSeconds: config.server.devicePollIntervalSeconds }),
     log,
     clock,

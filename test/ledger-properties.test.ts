@@ -239,6 +239,8 @@ interface Answer {
   ask: Ask
   usage: Required<SimUsage>
   fault: Fault
+  /** Sent with others at once: the only time credit can be held by requests in flight. */
+  together?: boolean
 }
 
 function body(a: Ask) {
@@ -329,7 +331,8 @@ async function requestTogether(life: Life, o: Extract<Op, { kind: 'together' }>)
   let refused = 0
   const sent = o.asks.map(async (a) => {
     const got = await send(life.h, a)
-    if (got.status === 402) refused++
+    // Refused at the gate: for credit gone (402), or held by the others in flight (429).
+    if (got.status === 402 || got.status === 429) refused++
     return got
   })
   let grant: GrantState | undefined
@@ -340,7 +343,9 @@ async function requestTogether(life: Life, o: Extract<Op, { kind: 'together' }>)
     else grant = await addGrant(life.h, o.meanwhile, life.events.length)
   }
   const got = await Promise.all(sent)
-  life.answers.push(...got.map((g, i) => ({ ...g, ask: o.asks[i]!, usage: o.usage, fault: 'none' as const })))
+  life.answers.push(
+    ...got.map((g, i) => ({ ...g, ask: o.asks[i]!, usage: o.usage, fault: 'none' as const, together: true })),
+  )
   life.events.push({ kind: 'requests', at, ids: got.map((g) => g.id), grant })
 }
 
@@ -504,6 +509,10 @@ function checkRequest(detail: RequestView, answer: Answer, at: number) {
     // Refused at the gate: recorded, with nothing tried and nothing charged.
     expect(legs).toEqual([])
     expect(detail.error?.type).toBe('billing')
+  } else if (answer.status === 429 && legs.length === 0) {
+    // Told to wait at the gate: the credit left was held by requests sent with it (credit-holds.ts).
+    expect(answer.together).toBe(true)
+    expect(detail.error?.type).toBe('rate_limit')
   } else if (answer.fault === 'none') {
     expect({ status: answer.status, legs: legs.length }).toEqual({ status: 200, legs: 1 })
   } else {

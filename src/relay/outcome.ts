@@ -15,6 +15,8 @@ import type { LegDraft, RequestTrace } from './trace'
  */
 export function record(deps: Deps, trace: RequestTrace, result: Parameters<RequestTrace['finish']>[0]): void {
   const finished = trace.finish(result)
+  // Its charge is queued, to commit within milliseconds: the quota gate no longer needs its hold.
+  deps.holds.release(trace.creditHold)
   deps.metrics.requestEnded(finished)
   if (deps.log.enabled('info')) logRequest(deps, finished)
   deps.ledger.queueRequest(finished)

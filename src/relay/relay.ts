@@ -6,11 +6,14 @@ import type { Deps } from '../deps'
 import { errorResponse } from '../http/errors'
 import { GatewayError, invalidRequest } from '../lib/errors'
 import { newUlid } from '../lib/ids'
+import { byokFeeNanos } from '../ledger/credit'
+import type { GrantRecord } from '../ledger/ledger'
 import { readRequestFeatures } from '../router/features'
 import { keyOwnerOf } from '../router/health'
 import { profileNames, routingModeOf } from '../router/profiles'
-import { type ContextOverflow, type Ranking, rankCandidates } from '../router/rank'
+import { type Candidate, type ContextOverflow, type Ranking, rankCandidates } from '../router/rank'
 import { providerKeyFor } from '../router/provider-key'
+import type { CreditHold } from './credit-holds'
 import { promptCacheKeyOf, readSessionAttributes } from './session'
 import type { ClientIds, InboundSurface } from './surface'
 import { jsonAnswer } from './json-answer'
@@ -37,6 +40,7 @@ export async function relay(deps: Deps, input: RelayInput): Promise<Response> {
     surface.errorShape === 'anthropic'
       ? { 'x-request-id': requestId, 'request-id': requestId }
       : { 'x-request-id': requestId }
+  let held: CreditHold | undefined
   try {
     // Serving while nothing can be recorded would serve unbilled, and the usage API would never
     // show it: the requests already answered wait for the database, new ones are turned away.
@@ -61,21 +65,25 @@ export async function relay(deps: Deps, input: RelayInput): Promise<Response> {
       session.sessionId ? deps.sessions.lastServed(accountId, session.sessionId) : undefined,
     ])
     const now = deps.clock()
-    const ranking = rankCandidates({
-      accountId,
-      mode,
-      features,
-      models: deps.config.models,
-      providers: deps.config.providers,
-      byokProviders: byokKeys,
-      grants,
-      byokFeePercent: deps.config.billing.byokFeePercent,
-      now,
-      policy: deps.config.profiles[mode],
-      nudges,
-      health: deps.health.view,
-      sticky,
-    })
+    const rank = (grantsSeen: GrantRecord[]) =>
+      rankCandidates({
+        accountId,
+        mode,
+        features,
+        models: deps.config.models,
+        providers: deps.config.providers,
+        byokProviders: byokKeys,
+        grants: grantsSeen,
+        byokFeePercent: deps.config.billing.byokFeePercent,
+        now,
+        policy: deps.config.profiles[mode],
+        nudges,
+        health: deps.health.view,
+        sticky,
+      })
+    // The quota gate sees what the requests already in flight will take (credit-holds.ts).
+    const available = deps.holds.available(grants)
+    const ranking = rank(available)
     const trace = new RequestTrace({
       id: requestId,
       accountId,
@@ -94,11 +102,16 @@ export async function relay(deps: Deps, input: RelayInput): Promise<Response> {
     const ids: ClientIds = { requestId, profile, createdAt: now }
 
     if (ranking.candidates.length === 0) {
-      const error = nothingServes(ranking, profile)
+      // Refused for credit that requests in flight hold, not for credit gone: they may leave some.
+      const creditIsHeld = ranking.blockedByCredit && available !== grants && rank(grants).candidates.length > 0
+      const error = creditIsHeld ? creditHeld() : nothingServes(ranking, profile)
       const response = errorResponse(error, surface.errorShape, idHeader)
       record(deps, trace, { status: 'failed', httpStatus: response.status, error })
       return response
     }
+
+    trace.creditHold = holdCredit(deps, available, ranking.candidates[0]!, mode, now)
+    held = trace.creditHold
 
     // One listener per request rather than one added and removed per attempt (~0.4 µs an attempt).
     // It is never removed: a client abort after the answer aborts a finished attempt, which does
@@ -172,9 +185,41 @@ export async function relay(deps: Deps, input: RelayInput): Promise<Response> {
     record(deps, trace, { status: 'failed', httpStatus: response.status, error })
     return response
   } catch (err) {
+    // Not recorded (a bug past the ranking): its hold must not keep the account's credit.
+    deps.holds.release(held)
     return errorResponse(err, surface.errorShape, idHeader)
   }
 }
+
+/**
+ * Holds what the first candidate is expected to charge (its ranking estimate; for the account's
+ * own key, the fee on it) on the grants that would pay it. A fallback to another candidate keeps
+ * this hold: an estimate either way, released when the request is recorded.
+ */
+function holdCredit(deps: Deps, available: GrantRecord[], first: Candidate, mode: string, now: number) {
+  const { estimatedCostNanos, byok, model, provider } = first
+  const amountNanos = byok ? byokFeeNanos(estimatedCostNanos, deps.config.billing.byokFeePercent) : estimatedCostNanos
+  if (amountNanos <= 0) return undefined
+  const scope = {
+    routingMode: mode,
+    modelId: model.id,
+    providerId: provider.id,
+    costType: byok ? ('byok_fee' as const) : ('model_usage' as const),
+    now,
+  }
+  return deps.holds.hold(available, scope, amountNanos)
+}
+
+/**
+ * The account's credit is taken, for now, by what its requests in flight are expected to cost: a
+ * 429 that the SDKs and agents retry after a pause, by when those may have ended and left some.
+ */
+const creditHeld = () =>
+  new GatewayError(
+    'rate_limit',
+    "this account's remaining credit is held by its requests in flight; retry when they have finished",
+    { retryAfterSeconds: 1 },
+  )
 
 const ledgerRefusingWrites = () =>
   new GatewayError(

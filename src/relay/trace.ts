@@ -9,6 +9,7 @@ import type { GatewayError } from '../lib/errors'
 import type { Logger } from '../lib/log'
 import { countRequestTokens } from '../router/count-tokens'
 import type { Candidate, RankEntry } from '../router/rank'
+import type { CreditHold } from './credit-holds'
 import { incredibleCounts } from './credible-usage'
 import { estimateTokensFromChars } from './meter'
 import type { SessionAttributes } from './session'
@@ -50,6 +51,8 @@ export interface Received {
 export class RequestTrace {
   readonly legs: LegDraft[] = []
   firstByteAt: number | null = null
+  /** What the request holds of its account's credit while it runs; released when it is recorded. */
+  creditHold?: CreditHold
   private promptTokens?: number
 
   constructor(

@@ -116,6 +116,9 @@ describe('client aborts mid-stream', () => {
       expect((await (await h.call('/v1/usage')).json()).remaining_nanos).toBe(GRANT - cost)
       // Exactly one upstream call: no fallback after the client left.
       expect(sim.requests).toHaveLength(1)
+      // And its hold on the account's credit went with it: the quota gate sees the grants as they are.
+      const grants = await h.deps.credit.get(h.accountId)
+      expect(h.deps.holds.available(grants)).toBe(grants)
       expect((await requestDetail(h, requestId)).request_id).toBe(requestId)
     },
   )

@@ -1,7 +1,8 @@
-// Many requests in parallel against a grant that pays for about five: every one admitted while credit
-// remained is served and recorded, no grant ever goes below zero, the charges never exceed the
-// grants, the unpaid rest shows as total_cost_nanos − charged_nanos (README, "Money and credit"),
-// and once the credit is gone a new request gets 402.
+// Many requests in parallel against a grant that pays for about five: requests in flight hold what
+// they are expected to cost, so the ones beyond the credit left are told to wait (429) and served
+// once the others have ended, no grant ever goes below zero, the charges never exceed the grants,
+// what was served beyond the credit is less than one request and shows as total_cost_nanos −
+// charged_nanos (README, "Money and credit"), and once the credit is gone a request gets 402.
 import { afterAll, describe, expect, test } from 'bun:test'
 import { createHarness, type Harness } from '../support/harness'
 import { simClaude } from '../support/sim-models'
@@ -39,7 +40,7 @@ async function creditSnapshot(h: Harness) {
 }
 
 describe('credit under concurrency', () => {
-  test(`${PARALLEL} parallel requests against credit for ~5.5: never negative, overspend visible and bounded, then 402`, async () => {
+  test(`${PARALLEL} parallel requests against credit for ~5.5, retried as the SDKs do: never negative, overspend under one request, then 402`, async () => {
     const h = await createHarness({
       env: { SIM_KEY },
       config: {
@@ -51,42 +52,67 @@ describe('credit under concurrency', () => {
     // A grant for max (spent first: scoped credit before general) and a general one: 5.5 requests' worth.
     const scoped = await addGrant(h, { amount_nanos: 2 * C, scope_routing_modes: ['max'], source: 'scoped' })
     const general = await addGrant(h, { amount_nanos: 3 * C + C / 2, source: 'general' })
-    // Slow enough to first byte that every request passes the quota gate before any is recorded.
+    // Slow enough to first byte that the requests sent together are all in flight at once.
     sim.setScenario('claude-c-up', { text: 'Paid answer.', firstByteDelayMs: 40, usage: { input: 100, output: 100 } })
 
     const snapshots: Awaited<ReturnType<typeof creditSnapshot>>[] = []
-    const results = await Promise.all(
-      Array.from({ length: PARALLEL }, async (_, i) => {
-        const stream = i % 2 === 1
-        const res = await h.call('/compat-a/v1/messages', {
-          method: 'POST',
-          headers: { 'anthropic-version': '2023-06-01' },
-          json: { model: 'svc-max', max_tokens: 200, stream, messages: [{ role: 'user', content: `question ${i}` }] },
-        })
-        const text = await res.text()
-        // After every request completes, the credit position is read back.
-        snapshots.push(await creditSnapshot(h))
-        return { status: res.status, id: res.headers.get('x-request-id')!, stream, text }
-      }),
-    )
-
-    // Every request passed the gate while credit remained, and was served in full.
-    expect(results.map((r) => r.status)).toEqual(Array(PARALLEL).fill(200))
-    for (const r of results) {
+    const ask = async (i: number) => {
+      const stream = i % 2 === 1
+      const res = await h.call('/compat-a/v1/messages', {
+        method: 'POST',
+        headers: { 'anthropic-version': '2023-06-01' },
+        json: { model: 'svc-max', max_tokens: 200, stream, messages: [{ role: 'user', content: `question ${i}` }] },
+      })
+      const text = await res.text()
+      // After every request completes, the credit position is read back.
+      snapshots.push(await creditSnapshot(h))
+      return {
+        i,
+        status: res.status,
+        retryAfter: res.headers.get('retry-after'),
+        id: res.headers.get('x-request-id')!,
+        stream,
+        text,
+      }
+    }
+    type Answer = Awaited<ReturnType<typeof ask>>
+    // All at once, then the ones told to wait (429) again, as the SDKs retry, until each is served
+    // or refused for credit gone (402).
+    const answers: Answer[] = []
+    let waiting = Array.from({ length: PARALLEL }, (_, i) => i)
+    for (let wave = 0; waiting.length > 0; wave++) {
+      expect(wave).toBeLessThan(PARALLEL)
+      const got = await Promise.all(waiting.map(ask))
+      answers.push(...got)
+      waiting = got.filter((a) => a.status === 429).map((a) => a.i)
+    }
+    expect(new Set(answers.map((a) => a.status))).toEqual(new Set([200, 429, 402]))
+    const served = answers.filter((a) => a.status === 200)
+    for (const r of served) {
       if (r.stream) expect(parseFrames(r.text).at(-1)!.event).toBe('message_stop')
       else expect(JSON.parse(r.text).content).toEqual([{ type: 'text', text: 'Paid answer.', citations: null }])
     }
+    // Told to wait while the credit left was held by the requests in flight: nothing tried, nothing charged.
+    for (const r of answers.filter((a) => a.status === 429)) {
+      expect(r.retryAfter).toBe('1')
+      expect(JSON.parse(r.text).error).toEqual({
+        type: 'rate_limit_error',
+        message: "this account's remaining credit is held by its requests in flight; retry when they have finished",
+      })
+      expect(await requestDetail(h, r.id)).toMatchObject({
+        status: 'failed',
+        http_status: 429,
+        attempts: 0,
+        charged_nanos: 0,
+      })
+    }
     // Never below zero, after any request.
-    expect(snapshots).toHaveLength(PARALLEL)
     for (const s of snapshots) {
       expect(s.remaining).toBeGreaterThanOrEqual(0)
       for (const g of [...s.grants, ...s.stored]) expect(g).toBeGreaterThanOrEqual(0)
     }
 
-    const details = await Promise.all(results.map((r) => requestDetail(h, r.id)))
-    const charged = details.map((d) => d.charged_nanos as number)
-    // Five paid in full, one paid with what was left, the rest admitted while credit remained and unpaid.
-    expect(charged.toSorted((a, b) => b - a)).toEqual([C, C, C, C, C, C / 2, ...Array(PARALLEL - 6).fill(0)])
+    const details = await Promise.all(served.map((r) => requestDetail(h, r.id)))
     for (const d of details) {
       expect(d).toMatchObject({ status: 'completed', total_cost_nanos: C })
       expect(d.usage_events).toEqual([expect.objectContaining({ cost_nanos: C, charged_nanos: d.charged_nanos })])
@@ -94,13 +120,18 @@ describe('credit under concurrency', () => {
         d.charged_nanos,
       )
     }
-    const totalCharged = charged.reduce((a, b) => a + b, 0)
+    // Every nano of credit was spent, and what was served beyond it is less than one request: each
+    // request held its estimate (more than it cost), so requests in flight together never took
+    // more than the credit left and one request beyond it. Before the holds, all 50 were served.
+    const totalCharged = details.reduce((n, d) => n + d.charged_nanos, 0)
     const unpaid = details.reduce((n, d) => n + d.total_cost_nanos - d.charged_nanos, 0)
     expect(totalCharged).toBe(5 * C + C / 2)
-    expect(unpaid).toBe(PARALLEL * C - totalCharged)
-    // The overspend is bounded by the requests in flight when the credit ran out: each one's own cost.
-    const inFlightAtExhaustion = details.filter((d) => d.charged_nanos < d.total_cost_nanos).length
-    expect(unpaid).toBeLessThanOrEqual(inFlightAtExhaustion * C)
+    expect(unpaid).toBeLessThanOrEqual(C)
+    expect(served.length).toBeLessThanOrEqual(6)
+
+    // Every hold was released as its request was recorded.
+    const grants = await h.deps.credit.get(h.accountId)
+    expect(h.deps.holds.available(grants)).toBe(grants)
 
     // Scoped credit went first, and each grant ends at exactly zero.
     const byGrant = new Map<string, number>()

@@ -1131,6 +1131,14 @@ describe('messages: models, HEAD, count_tokens', () => {
     }
   })
 
+  test('count_tokens for an account with no credit is counted locally, not on the platform’s key', async () => {
+    const h = await gateway({ grantUsd: undefined })
+    const body = { model: 'svc-max', system: 'You are a weather bot.', tools: [weatherTool], messages: [question] }
+    const counted = await sdk(h).messages.countTokens(body)
+    expect(counted.input_tokens).toBe(countLocally(decodeAnthropicRequest({ ...body, max_tokens: 1 })))
+    expect(sim.requests).toEqual([])
+  })
+
   test('count_tokens is forwarded to the profile’s anthropic upstream', async () => {
     const h = await gateway()
     const body = {

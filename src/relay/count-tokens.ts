@@ -2,8 +2,9 @@
 // exact for Claude), else counted with a real tokenizer. Never a made-up zero: Claude Code
 // decides when to compact from this number.
 import type { Principal } from '../accounts/api-keys'
-import { isRetired } from '../config/load'
+import { isRetired, type ProviderConfig } from '../config/load'
 import type { Deps } from '../deps'
+import { creditPosition } from '../ledger/credit'
 import { invalidRequest } from '../lib/errors'
 import { decodeAnthropicRequest } from '../protocols/anthropic/decode-anthropic-request'
 import { withoutForeignHistory } from '../protocols/anthropic/foreign-history'
@@ -25,15 +26,22 @@ export async function countTokens(
   if (!mode) {
     throw invalidRequest(`model must be a routing profile, one of ${Object.keys(profileNames).join(', ')}`, 'model')
   }
-  const byok = await deps.byok.get(input.principal.accountId)
+  const [byok, grants] = await Promise.all([
+    deps.byok.get(input.principal.accountId),
+    deps.credit.get(input.principal.accountId),
+  ])
   const now = deps.clock()
+  // Anthropic counts for free, but on the key's rate limit: an account with no credit left, which
+  // could send none of the requests the count is for, is counted locally, not on the platform's key.
+  const mayAsk = (provider: ProviderConfig) => byok.has(provider.id) || creditPosition(grants, now).remainingNanos > 0
   const anthropicModel = deps.config.models.find((m) => {
     const provider = deps.config.providers[m.provider]
     return (
       m.profiles.includes(mode) &&
       !isRetired(m, now) &&
       provider?.kind === 'anthropic' &&
-      providerKeyFor(provider, byok)
+      providerKeyFor(provider, byok) &&
+      mayAsk(provider)
     )
   })
   if (anthropicModel) {

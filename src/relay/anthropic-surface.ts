@@ -5,6 +5,7 @@ import { encodeAnthropicResponse } from '../protocols/anthropic/encode-anthropic
 import { anthropicStreamEncoder } from '../protocols/anthropic/encode-anthropic-stream'
 import { encodeGatewayErrorAsAnthropic } from '../protocols/anthropic/errors'
 import { withoutForeignHistory } from '../protocols/anthropic/foreign-history'
+import { atListPrice } from '../protocols/anthropic/list-price'
 import { fitToModel } from '../protocols/anthropic/model-fit'
 import { createAnthropicPassThroughMeter, rewriteMessageStart } from '../protocols/anthropic/usage-meter'
 import { encodeSse } from '../protocols/sse'
@@ -23,10 +24,14 @@ export const anthropicSurface: InboundSurface = {
   metadata: (body) => (isObject(body.metadata) ? body.metadata : undefined),
   // Claude Code sends `thinking: {type: "adaptive"}` and output_config.effort whatever model it is
   // routed to: fitted, as anything else the model would refuse (model-fit.ts), and so is history
-  // another provider made that Claude cannot read back (foreign-history.ts).
+  // another provider made that Claude cannot read back (foreign-history.ts). What Anthropic bills
+  // above the list price svc charges (fast mode, a priority tier, code execution…) is left out
+  // (list-price.ts).
   passThroughBody: (body, model, maxTokens) =>
     fitToModel(
-      withoutForeignHistory(withoutSessionMetadata({ ...body, model: model.upstreamModel, max_tokens: maxTokens })),
+      withoutForeignHistory(
+        atListPrice(withoutSessionMetadata({ ...body, model: model.upstreamModel, max_tokens: maxTokens })),
+      ),
       model.capabilities,
     ),
   passThroughJson(json, ids) {

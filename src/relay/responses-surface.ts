@@ -8,6 +8,7 @@ import { usageOfResponse } from '../protocols/openai-responses/decode-responses-
 import { encodeResponsesResponse, messageItemId } from '../protocols/openai-responses/encode-responses-response'
 import { responsesStreamEncoder } from '../protocols/openai-responses/encode-responses-stream'
 import { encodeGatewayErrorAsOpenAI } from '../protocols/openai-responses/errors'
+import { fitResponsesToListPrice } from '../protocols/openai-responses/list-price'
 import { fitResponsesToModel } from '../protocols/openai-responses/model-fit'
 import { withoutUnreadableReasoning } from '../protocols/openai-responses/reasoning-signature'
 import type { ResponsesBody } from '../protocols/openai-responses/schema'
@@ -37,6 +38,8 @@ export const responsesSurface: InboundSurface = {
     const out: Record<string, unknown> = { ...body, model: upstreamModel }
     // svc chose the model: what it would refuse, svc leaves out or brings within its range.
     fitResponsesToModel(out, capabilities)
+    // What OpenAI bills above the list price svc charges (priority, background, hosted tools…) is left out.
+    fitResponsesToListPrice(out)
     if (Array.isArray(body.input)) out.input = withoutUnreadableReasoning(body.input, body.store !== false)
     if (typeof body.max_output_tokens === 'number' || maxTokens < unlimitedOutput) out.max_output_tokens = maxTokens
     return out

@@ -1,0 +1,45 @@
+// The client's body is read again for each attempt of a fallback: leaving out what costs more than
+// list price copies what it changes, and changes nothing of the client's.
+import { describe, expect, test } from 'bun:test'
+import { atListPrice } from './list-price'
+
+const deepFreeze = <T>(value: T): T => {
+  if (typeof value === 'object' && value !== null) {
+    for (const child of Object.values(value)) deepFreeze(child)
+    Object.freeze(value)
+  }
+  return value
+}
+
+describe('atListPrice', () => {
+  test('a body with nothing above list price is the very object', () => {
+    const body = { model: 'm', max_tokens: 10, service_tier: 'auto', messages: [{ role: 'user', content: 'hi' }] }
+    expect(atListPrice(body)).toBe(body)
+  })
+
+  test("the client's body, frozen, is left as it was", () => {
+    const hour = { type: 'ephemeral', ttl: '1h' }
+    const body = deepFreeze({
+      model: 'm',
+      service_tier: 'priority',
+      speed: 'fast',
+      cache_control: hour,
+      tools: [
+        { type: 'code_execution_20250825', name: 'code_execution' },
+        { name: 't', cache_control: hour },
+      ],
+      tool_choice: { type: 'tool', name: 'code_execution' },
+      context_management: { edits: [{ type: 'compact_20260112' }] },
+      messages: [{ role: 'user', content: [{ type: 'text', text: 'hi', cache_control: hour }] }],
+    })
+    const before = JSON.stringify(body)
+    expect(atListPrice(body)).toEqual({
+      model: 'm',
+      cache_control: { type: 'ephemeral' },
+      tools: [{ name: 't', cache_control: { type: 'ephemeral' } }],
+      tool_choice: { type: 'auto' },
+      messages: [{ role: 'user', content: [{ type: 'text', text: 'hi', cache_control: { type: 'ephemeral' } }] }],
+    })
+    expect(JSON.stringify(body)).toBe(before)
+  })
+})

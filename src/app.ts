@@ -2,6 +2,7 @@
 import { Elysia, type ValidationError } from 'elysia'
 import type { Deps } from './deps'
 import { adminRoutes } from './http/admin'
+import { requirePrincipalBeforeBody } from './http/auth'
 import { dashboardRoutes } from './http/dashboard'
 import { errorResponse, type Surface } from './http/errors'
 import { healthRoutes } from './http/health'
@@ -82,6 +83,34 @@ function nestedDeeperThan(value: unknown, limit: number): boolean {
   return false
 }
 
+/** Past this, a body is read only for a model route, and only once its key is known. */
+const smallBodyBytes = 64 * 1024
+const modelRoute = /^\/(compat-a|anthropic|compat-b|openai)\//
+
+/**
+ * A body too large to be read for free: the model routes take it from a known account only (its
+ * key checked from the headers before the body is read: auth.ts), the other routes (usage, admin,
+ * sign-in: a few hundred bytes each) not at all. Without this, anyone could make svc parse 32 MB
+ * without a key.
+ */
+async function screenLargeBody(deps: Deps, request: Request, length: number): Promise<Response | undefined> {
+  const path = new URL(request.url).pathname
+  const surface = surfaceOf(path)
+  if (!modelRoute.test(path)) {
+    const size = length > 0 ? `${length} bytes` : 'of unknown size (no Content-Length)'
+    return errorResponse(
+      new GatewayError('request_too_large', `request body is ${size}; this route takes at most ${smallBodyBytes}`),
+      surface,
+    )
+  }
+  try {
+    await requirePrincipalBeforeBody(deps, request, surface === 'anthropic')
+  } catch (err) {
+    return errorResponse(err, surface)
+  }
+  return undefined
+}
+
 export function createApp(deps: Deps) {
   const maxBody = deps.config.server.maxBodyBytes
   // normalize off: Elysia would otherwise rebuild every body from its schema before checking it,
@@ -96,6 +125,10 @@ export function createApp(deps: Deps) {
           new GatewayError('request_too_large', `request body is ${length} bytes; the limit is ${maxBody}`),
           surfaceOf(path),
         )
+      }
+      // Small bodies (nearly every request) go on at no cost; large or unsized ones are screened.
+      if (length > smallBodyBytes || (length === 0 && request.headers.has('transfer-encoding'))) {
+        return screenLargeBody(deps, request, length)
       }
     })
     .onTransform({ as: 'global' }, ({ body }) => {

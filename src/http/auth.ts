@@ -13,8 +13,22 @@ export function readApiKey(headers: Headers, allowXApiKey: boolean): string | un
   return allowXApiKey ? (headers.get('x-api-key')?.trim() ?? undefined) : undefined
 }
 
-export async function requirePrincipal(deps: Deps, headers: Headers, allowXApiKey: boolean): Promise<Principal> {
-  const key = readApiKey(headers, allowXApiKey)
+/** Requests whose key was checked before their body was read (app.ts): not checked twice. */
+const checkedBeforeBody = new WeakMap<Request, Principal>()
+
+/**
+ * The account a model request's key names, checked from its headers alone: a large body is read
+ * only for a known account, so that no one without a key can make svc parse 32 MB (an audit: 1.2
+ * GB of memory and seconds of a stalled event loop per such body, with no key at all).
+ */
+export async function requirePrincipalBeforeBody(deps: Deps, request: Request, allowXApiKey: boolean) {
+  checkedBeforeBody.set(request, await requirePrincipal(deps, request, allowXApiKey))
+}
+
+export async function requirePrincipal(deps: Deps, request: Request, allowXApiKey: boolean): Promise<Principal> {
+  const early = checkedBeforeBody.get(request)
+  if (early) return early
+  const key = readApiKey(request.headers, allowXApiKey)
   if (!key) {
     const how = allowXApiKey
       ? 'an `x-api-key` header or `Authorization: Bearer <key>`'

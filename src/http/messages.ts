@@ -77,7 +77,7 @@ const messagesSurface = (deps: Deps, prefix: string) =>
       set.status = 200
       return ''
     })
-    .resolve(async ({ request }) => ({ principal: await requirePrincipal(deps, request.headers, true) }))
+    .resolve(async ({ request }) => ({ principal: await requirePrincipal(deps, request, true) }))
     .post(
       '/v1/messages',
       async ({ body, request, principal }) => {

@@ -27,7 +27,7 @@ const openAIProfileModels = async (deps: Deps, accountId: string) =>
 const responsesSurfaceAt = (deps: Deps, prefix: string) =>
   new Elysia({ name: `http.responses${prefix}`, prefix })
     .head('/', () => '')
-    .resolve(async ({ request }) => ({ principal: await requirePrincipal(deps, request.headers, false) }))
+    .resolve(async ({ request }) => ({ principal: await requirePrincipal(deps, request, false) }))
     .post(
       '/v1/responses',
       ({ body, request, principal }) =>

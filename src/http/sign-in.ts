@@ -166,7 +166,7 @@ export const signInRoutes = (deps: Deps) =>
       }
     })
     .get('/v1/auth/whoami', async ({ request }) => {
-      const principal = await requirePrincipal(deps, request.headers, true)
+      const principal = await requirePrincipal(deps, request, true)
       const [account, key, grants] = await Promise.all([
         deps.ledger.getAccount(principal.accountId),
         deps.ledger.getApiKey(principal.keyId),
@@ -184,7 +184,7 @@ export const signInRoutes = (deps: Deps) =>
       }
     })
     .post('/v1/auth/logout', async ({ request }) => {
-      const principal = await requirePrincipal(deps, request.headers, true)
+      const principal = await requirePrincipal(deps, request, true)
       await deps.ledger.revokeApiKey(principal.keyId)
       deps.auth.forgetKey(principal.keyId)
       return { revoked: true, key_id: principal.keyId }

@@ -51,7 +51,7 @@ export function readSpendWindow(query: Record<string, string | undefined>, now: 
 
 export const spendRoutes = (deps: Deps) =>
   new Elysia({ name: 'http.spend' })
-    .resolve(async ({ request }) => ({ principal: await requirePrincipal(deps, request.headers, false) }))
+    .resolve(async ({ request }) => ({ principal: await requirePrincipal(deps, request, false) }))
     .get('/v1/usage/spend', async ({ principal, query }) => {
       const window = readSpendWindow(query, deps.clock())
       const result = await deps.ledger.spendSeries(principal.accountId, window)

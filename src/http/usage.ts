@@ -50,7 +50,7 @@ function readCursor(query: { before?: string; before_id?: string }) {
 
 export const usageRoutes = (deps: Deps) =>
   new Elysia({ name: 'http.usage' })
-    .resolve(async ({ request }) => ({ principal: await requirePrincipal(deps, request.headers, false) }))
+    .resolve(async ({ request }) => ({ principal: await requirePrincipal(deps, request, false) }))
     .get('/v1/usage', async ({ principal, query }) =>
       usageSummaryView(deps.ledger, principal.accountId, {
         limit: readLimit(query.limit, usageLimits.usage),

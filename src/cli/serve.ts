@@ -49,7 +49,7 @@ export async function runServe(args: string[], io: Io): Promise<number> {
     Bun.serve({
       hostname: config.server.host,
       port: config.server.port,
-      fetch: app.fetch,
+      fetch: (request) => app.fetch(routable(request)),
       // Bun's own limit backs up the app's Content-Length check for chunked bodies.
       maxRequestBodySize: config.server.maxBodyBytes + 1024,
       // The longest Bun allows (seconds without a byte either way). A model may think for minutes: a
@@ -116,6 +116,18 @@ export async function runServe(args: string[], io: Io): Promise<number> {
 function firstKeyFileOf(database: string): string {
   const name = basename(database)
   return join(dirname(database), name === 'svc.db' ? 'first-api-key' : `${name}-first-api-key`)
+}
+
+/**
+ * Elysia finds a request's path from the URL's 11th character on (past `http://` and a host of at
+ * least three characters): a Host header of one to three (`Host: x`) shifted the path it routed,
+ * `/compat-a/metrics` serving /metrics, past what a proxy's path rules allow. Such a request is
+ * routed on a normal origin; any other goes as it came (one indexOf).
+ */
+function routable(request: Request): Request {
+  const url = request.url
+  const pathStart = url.indexOf('/', 'http://'.length + 1)
+  return pathStart < 0 || pathStart >= 11 ? request : new Request(`http://localhost${url.slice(pathStart)}`, request)
 }
 
 /** Starts the server; an address it cannot take is the operator's to change, said in a line. */

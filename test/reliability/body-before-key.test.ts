@@ -2,7 +2,7 @@
 // validated, and walked for depth) up to 32 MB for anyone, key or not: an audit took it from 78 MB
 // to 1.2 GB of memory with one such request and no credentials.
 import { afterAll, describe, expect, test } from 'bun:test'
-import { createHarness } from '../support/harness'
+import { createHarness, type TestResponse } from '../support/harness'
 import { simClaude, simProviders } from '../support/sim-models'
 import { startSimulator } from '../support/simulator'
 
@@ -17,7 +17,7 @@ async function gateway() {
     config: { catalog: { builtin: false }, providers: simProviders(sim.url), models: [simClaude()] },
   })
   const server = Bun.serve({ port: 0, hostname: '127.0.0.1', fetch: (r) => h.app.handle(r) })
-  const post = (path: string, body: BodyInit, headers: Record<string, string>) =>
+  const post = (path: string, body: string | ReadableStream, headers: Record<string, string>): Promise<TestResponse> =>
     fetch(`${server.url}${path.slice(1)}`, { method: 'POST', headers, body })
   return { h, post, [Symbol.asyncDispose]: () => server.stop(true) }
 }

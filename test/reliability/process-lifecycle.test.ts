@@ -390,3 +390,35 @@ describe('another process holds the database’s write lock', () => {
     }
   }, 30_000)
 })
+
+describe('the Host header', () => {
+  /** A raw HTTP/1.1 request, so that the Host header is exactly the one written. */
+  async function rawGet(port: number, path: string, host: string): Promise<string> {
+    let text = ''
+    const { promise, resolve } = Promise.withResolvers<string>()
+    await Bun.connect({
+      hostname: '127.0.0.1',
+      port,
+      socket: {
+        open: (socket) => {
+          socket.write(`GET ${path} HTTP/1.1\r\nHost: ${host}\r\nConnection: close\r\n\r\n`)
+        },
+        data: (_, chunk) => {
+          text += chunk.toString()
+        },
+        close: () => resolve(text),
+      },
+    })
+    return promise
+  }
+
+  test('a host of one to three characters routes the path as sent, not a part of it', async () => {
+    const dir = gatewayDir(configToml(5))
+    dirs.push(dir)
+    const gateway = await serve(dir)
+    for (const host of ['x', 'ab', 'abc', 'localhost']) {
+      expect((await rawGet(gateway.port, '/compat-a/metrics', host)).split('\r\n')[0]).toBe('HTTP/1.1 404 Not Found')
+      expect((await rawGet(gateway.port, '/metrics', host)).split('\r\n')[0]).toBe('HTTP/1.1 200 OK')
+    }
+  })
+})

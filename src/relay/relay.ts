@@ -6,6 +6,7 @@ import type { Deps } from '../deps'
 import { errorResponse } from '../http/errors'
 import { GatewayError, invalidRequest } from '../lib/errors'
 import { newUlid } from '../lib/ids'
+import { withoutSecrets } from '../lib/redact'
 import { byokFeeNanos } from '../ledger/credit'
 import type { GrantRecord } from '../ledger/ledger'
 import { readRequestFeatures } from '../router/features'
@@ -128,9 +129,9 @@ export async function relay(deps: Deps, input: RelayInput): Promise<Response> {
       const controller = new AbortController()
       current = controller
       let probe = false
+      // The ranking passed over every provider without a key this account may use.
+      const apiKey = providerKeyFor(candidate.provider, byokKeys)!
       try {
-        // The ranking passed over every provider without a key this account may use.
-        const apiKey = providerKeyFor(candidate.provider, byokKeys)!
         probe = deps.health.claimProbe(candidate.provider.id, candidate.model.id, keyOwnerOf(candidate.byok, accountId))
         const upstream = await send(deps, {
           surface,
@@ -158,7 +159,7 @@ export async function relay(deps: Deps, input: RelayInput): Promise<Response> {
         return answer
       } catch (err) {
         const clientGone = input.signal?.aborted ?? false
-        const error = settleFailedAttempt(deps, { trace, leg, err, clientGone, probe })
+        const error = settleFailedAttempt(deps, { trace, leg, err, clientGone, probe, apiKey })
         lastError = error
         everyFailurePermanent &&= error.permanent
         if (clientGone) {
@@ -276,7 +277,7 @@ function contextExceeded(overflow: ContextOverflow): GatewayError {
  */
 function settleFailedAttempt(
   deps: Deps,
-  a: { trace: RequestTrace; leg: LegDraft; err: unknown; clientGone: boolean; probe: boolean },
+  a: { trace: RequestTrace; leg: LegDraft; err: unknown; clientGone: boolean; probe: boolean; apiKey: string },
 ): GatewayError {
   const { provider, model } = a.leg.candidate
   const keyOwner = keyOwnerOf(a.leg.candidate.byok, a.trace.ctx.accountId)
@@ -290,9 +291,7 @@ function settleFailedAttempt(
   }
   const error =
     a.err instanceof GatewayError
-      ? a.err.keyRefused
-        ? a.err.withMessage(keyRefusal(provider.id, a.leg.candidate.byok, a.err.message))
-        : a.err
+      ? upstreamWords(a.err, provider.id, a.leg.candidate.byok, a.apiKey)
       : new GatewayError('api_error', 'internal error in the gateway; the request id identifies it in the logs', {
           status: 500,
         })
@@ -307,6 +306,17 @@ function settleFailedAttempt(
     deps.health.releaseProbe(provider.id, model.id, keyOwner)
   }
   return error
+}
+
+/**
+ * A provider's failure in the words the client, the log and the ledger get: never the key that
+ * called it (a compatible server may quote the request's headers in its error), and, for a refused
+ * key, whose key it was.
+ */
+function upstreamWords(error: GatewayError, providerId: string, byok: boolean, apiKey: string): GatewayError {
+  const said = withoutSecrets(error.message, apiKey)
+  if (error.keyRefused) return error.withMessage(keyRefusal(providerId, byok, said))
+  return said === error.message ? error : error.withMessage(said)
 }
 
 /**

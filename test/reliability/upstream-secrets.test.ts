@@ -1,0 +1,54 @@
+// An upstream that quotes the request's key in its error (a compatible server echoing headers):
+// the key reaches neither the client, nor the log, nor the ledger.
+import { afterAll, describe, expect, test } from 'bun:test'
+import { createLogger } from '../../src/lib/log'
+import { createHarness, requestDetail } from '../support/harness'
+import { simClaude } from '../support/sim-models'
+
+const PLATFORM_KEY = 'PLATFORM-SECRET-KEY-abc123'
+const echoing = Bun.serve({
+  port: 0,
+  hostname: '127.0.0.1',
+  fetch: (request) =>
+    Response.json(
+      {
+        type: 'error',
+        error: {
+          type: 'invalid_request_error',
+          message: `bad request; you sent x-api-key ${request.headers.get('x-api-key')} and {"authorization":"Bearer sk-live-0123456789abcdef"}`,
+        },
+      },
+      { status: 400 },
+    ),
+})
+afterAll(() => echoing.stop(true))
+
+describe('an upstream that quotes the key', () => {
+  test('the client, the log and the ledger get its words without the key', async () => {
+    const h = await createHarness({
+      grantUsd: 5,
+      env: { ECHO_KEY: PLATFORM_KEY },
+      config: {
+        catalog: { builtin: false },
+        providers: { echo: { kind: 'anthropic', base_url: echoing.url.href, api_key_env: 'ECHO_KEY' } },
+        models: [simClaude({ provider: 'echo' })],
+      },
+    })
+    const logged: string[] = []
+    h.deps.log = createLogger('info', (line) => logged.push(line))
+    const res = await h.call('/compat-a/v1/messages', {
+      method: 'POST',
+      headers: { 'anthropic-version': '2023-06-01' },
+      json: { model: 'svc-max', max_tokens: 10, messages: [{ role: 'user', content: 'hi' }] },
+    })
+    expect(res.status).toBe(400)
+    const said = 'bad request; you sent x-api-key [redacted] and {"authorization":"[redacted]"}'
+    expect((await res.json()).error.message).toBe(said)
+    const detail = await requestDetail(h, res.headers.get('x-request-id')!)
+    expect(detail.usage_events[0].error).toBe(said)
+    expect(logged.join('')).toContain(said.replaceAll('"', '\\"'))
+    const everything = JSON.stringify(detail) + logged.join('')
+    expect(everything).not.toContain(PLATFORM_KEY)
+    expect(everything).not.toContain('sk-live-0123456789abcdef')
+  })
+})

@@ -938,6 +938,32 @@ describe('errors in OpenAI shape', () => {
     expect(sim.requests).toEqual([])
   })
 
+  test('a stored conversation or prompt template: 400 naming it, nothing sent upstream', async () => {
+    const { h } = await setup()
+    for (const [param, value, message] of [
+      [
+        'conversation',
+        'conv_123',
+        'conversation is not supported: this gateway is stateless, send the full conversation in input',
+      ],
+      [
+        'conversation',
+        { id: 'conv_123' },
+        'conversation is not supported: this gateway is stateless, send the full conversation in input',
+      ],
+      [
+        'prompt',
+        { id: 'pmpt_operator' },
+        'prompt (a stored prompt template) is not supported: send its text as instructions and input',
+      ],
+    ] as const) {
+      const res = await post(h, { model: 'svc-pro', input: 'hi', [param]: value })
+      expect(res.status).toBe(400)
+      expect(await res.json()).toEqual({ error: { message, type: 'invalid_request_error', param, code: null } })
+    }
+    expect(sim.requests).toEqual([])
+  })
+
   test('previous_response_id: 400 naming it (the gateway is stateless)', async () => {
     const { h, openai } = await setup()
     const res = await post(h, { model: 'svc-pro', input: 'and then?', previous_response_id: 'resp_abc' })

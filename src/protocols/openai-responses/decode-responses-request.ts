@@ -41,6 +41,20 @@ export const decodeResponsesRequest = (body: ResponsesBody, opts: DecodeResponse
       'previous_response_id',
     )
   }
+  // Likewise a stored conversation and a stored prompt template: objects of the platform's OpenAI
+  // account that a pass-through body would otherwise reach by id, whichever account sent it.
+  if (body.conversation !== undefined && body.conversation !== null) {
+    throw invalidRequest(
+      'conversation is not supported: this gateway is stateless, send the full conversation in input',
+      'conversation',
+    )
+  }
+  if (body.prompt !== undefined && body.prompt !== null) {
+    throw invalidRequest(
+      'prompt (a stored prompt template) is not supported: send its text as instructions and input',
+      'prompt',
+    )
+  }
   const system: TextBlock[] = []
   if (typeof body.instructions === 'string' && body.instructions !== '') {
     system.push({ type: 'text', text: body.instructions })

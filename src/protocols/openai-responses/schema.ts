@@ -22,6 +22,9 @@ export const ResponsesBody = Type.Object(
     metadata: Type.Optional(Nullable(Type.Object({}, { additionalProperties: true }))),
     store: Type.Optional(Nullable(Type.Boolean())),
     previous_response_id: Type.Optional(Nullable(Type.String())),
+    /** Refused by the decoder (stateless), with the others that name a stored object. */
+    conversation: Type.Optional(Type.Unknown()),
+    prompt: Type.Optional(Type.Unknown()),
     user: Type.Optional(Nullable(Type.String())),
     safety_identifier: Type.Optional(Nullable(Type.String())),
   },

@@ -825,6 +825,28 @@ describe('messages: stream bytes', () => {
     expect(sim.requests[2]!.headers['anthropic-version']).toBe('2023-06-01')
   })
 
+  test('anthropic-beta without the 1M-context beta, which Anthropic bills above list price', async () => {
+    const h = await gateway()
+    sim.setScenario('claude-x-up', { text: 'ok', usage: { input: 2, output: 2 } })
+    for (const [sent, forwarded] of [
+      ['context-1m-2025-08-07,interleaved-thinking-2025-05-14', 'interleaved-thinking-2025-05-14'],
+      [
+        'interleaved-thinking-2025-05-14, context-1m-2025-08-07 ,fine-grained-tool-streaming-2025-05-14',
+        'interleaved-thinking-2025-05-14,fine-grained-tool-streaming-2025-05-14',
+      ],
+      ['context-1m-2025-08-07', undefined],
+    ] as const) {
+      sim.requests.length = 0
+      const res = await postMessages(
+        h,
+        { model: 'svc-max', max_tokens: 10, messages: ask },
+        { ...versioned, 'anthropic-beta': sent },
+      )
+      expect(res.status).toBe(200)
+      expect(sim.requests[0]!.headers['anthropic-beta']).toBe(forwarded)
+    }
+  })
+
   test('a Chat upstream never sees anthropic-beta', async () => {
     const h = await gateway()
     sim.setScenario('gpt-y-up', { text: 'ok', usage: { input: 1, output: 1 } })

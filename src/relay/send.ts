@@ -3,6 +3,7 @@
 import type { Deps } from '../deps'
 import type { ExchangeRequest } from '../exchange/types'
 import { GatewayError } from '../lib/errors'
+import { betasAtListPrice } from '../protocols/anthropic/list-price'
 import { callUpstream } from '../providers/call-upstream'
 import { codecs } from '../providers/codecs'
 import type { Candidate } from '../router/rank'
@@ -36,6 +37,12 @@ export async function send(
     // The client's own version header wins over our default for a same-shape relay.
     const version = call.headers.get('anthropic-version')
     if (version && provider.kind === 'anthropic') headers['anthropic-version'] = version
+  }
+  const betas = headers['anthropic-beta']
+  if (betas !== undefined) {
+    const kept = betasAtListPrice(betas)
+    if (kept === undefined) delete headers['anthropic-beta']
+    else headers['anthropic-beta'] = kept
   }
   return callUpstream(deps.fetch, {
     url: `${provider.baseUrl}${codec.path}`,

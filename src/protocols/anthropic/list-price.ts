@@ -18,6 +18,21 @@
 //   catalog's cache-write price) 1.25 ×. The mark stays, for 5 minutes.
 import { isObject, type JsonObject } from '../wire-values'
 
+/**
+ * The client's `anthropic-beta` header without the betas Anthropic bills above list price:
+ * `context-1m-*` lets a prompt run past 200K tokens at 2 × input and 1.5 × output, where svc ranks
+ * and charges by the catalog's window and prices (Claude Code sends it by default). Undefined when
+ * nothing is left. The header as it came when it names none (a substring test on every request).
+ */
+export function betasAtListPrice(header: string): string | undefined {
+  if (!header.includes('context-1m')) return header
+  const kept = header
+    .split(',')
+    .map((beta) => beta.trim())
+    .filter((beta) => beta !== '' && !beta.startsWith('context-1m'))
+  return kept.length > 0 ? kept.join(',') : undefined
+}
+
 const listPriceTiers = new Set(['auto', 'standard_only'])
 
 /** Typed tools that cost tokens only (or, web search, what svc charges), by their type's prefix. */

@@ -825,7 +825,7 @@ describe('messages: stream bytes', () => {
     expect(sim.requests[2]!.headers['anthropic-version']).toBe('2023-06-01')
   })
 
-  test('anthropic-beta without the 1M-context beta, which Anthropic bills above list price', async () => {
+  test('anthropic-beta without the 1M-context beta for a 200K model, where Anthropic bills it above list price', async () => {
     const h = await gateway()
     sim.setScenario('claude-x-up', { text: 'ok', usage: { input: 2, output: 2 } })
     for (const [sent, forwarded] of [
@@ -845,6 +845,15 @@ describe('messages: stream bytes', () => {
       expect(res.status).toBe(200)
       expect(sim.requests[0]!.headers['anthropic-beta']).toBe(forwarded)
     }
+    // A model the catalog gives a 1M window (and prices for it) gets it as sent.
+    const wide = await gateway({ models: [{ ...claudeX, context_window: 1_000_000 }] })
+    sim.requests.length = 0
+    await postMessages(
+      wide,
+      { model: 'svc-max', max_tokens: 10, messages: ask },
+      { ...versioned, 'anthropic-beta': 'context-1m-2025-08-07' },
+    )
+    expect(sim.requests[0]!.headers['anthropic-beta']).toBe('context-1m-2025-08-07')
   })
 
   test('a Chat upstream never sees anthropic-beta', async () => {

@@ -40,7 +40,7 @@ export async function send(
   }
   const betas = headers['anthropic-beta']
   if (betas !== undefined) {
-    const kept = betasAtListPrice(betas)
+    const kept = betasAtListPrice(betas, model.contextWindow)
     if (kept === undefined) delete headers['anthropic-beta']
     else headers['anthropic-beta'] = kept
   }

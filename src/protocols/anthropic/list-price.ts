@@ -20,12 +20,14 @@ import { isObject, type JsonObject } from '../wire-values'
 
 /**
  * The client's `anthropic-beta` header without the betas Anthropic bills above list price:
- * `context-1m-*` lets a prompt run past 200K tokens at 2 × input and 1.5 × output, where svc ranks
- * and charges by the catalog's window and prices (Claude Code sends it by default). Undefined when
- * nothing is left. The header as it came when it names none (a substring test on every request).
+ * `context-1m-*` lets a prompt run past 200K tokens on a model of a 200K window at 2 × input and
+ * 1.5 × output, where svc ranks and charges by the catalog's window and prices (Claude Code sends
+ * it by default). Kept for a model the catalog gives a larger window: there the catalog's window and
+ * prices (a long-prompt tier where there is one) are the 1M ones. Undefined when nothing is left;
+ * the header as it came when it names none (a substring test on every request).
  */
-export function betasAtListPrice(header: string): string | undefined {
-  if (!header.includes('context-1m')) return header
+export function betasAtListPrice(header: string, contextWindow: number): string | undefined {
+  if (contextWindow > 200_000 || !header.includes('context-1m')) return header
   const kept = header
     .split(',')
     .map((beta) => beta.trim())

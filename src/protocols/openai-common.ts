@@ -7,9 +7,11 @@ import type {
   JsonSchemaFormat,
   ReasoningEffort,
   Thinking,
+  Usage,
 } from '../exchange/types'
 import { effortForBudget } from '../exchange/thinking-budget'
 import { type GatewayError, invalidRequest } from '../lib/errors'
+import { markUnreported } from './unreported-usage'
 
 /**
  * Anthropic thinking → OpenAI reasoning effort. Adaptive thinking carries its effort as is; a
@@ -84,3 +86,30 @@ export const forcesWebSearch = (req: ExchangeRequest): boolean =>
   req.toolChoice?.type === 'tool' &&
   req.toolChoice.name === 'web_search' &&
   !req.tools.some((tool) => tool.name === 'web_search')
+
+/** The counts of an OpenAI usage object (Chat's or Responses'), as numbers where it sent numbers. */
+export interface OpenAIUsageCounts {
+  /** Chat's prompt_tokens, Responses' input_tokens: cache reads and writes included. */
+  prompt: number | undefined
+  cacheRead: number
+  cacheWrite: number
+  output: number | undefined
+  reasoning: number
+}
+
+/**
+ * OpenAI usage → the exchange Usage, for both dialects. OpenAI's prompt count includes its cache
+ * reads and writes and the exchange's `input` does not, so both are taken off it, unclamped:
+ * cached counts larger than the prompt (impossible, OpenAI's cached tokens being part of it) or a
+ * negative prompt leave a negative input, which the relay refuses as a count and estimates
+ * (relay/credible-usage.ts) rather than billing a free prompt or the cached counts as they stand.
+ * Without a numeric prompt or output count the usage is unreported (unreported-usage.ts).
+ */
+export function openAIUsage(counts: OpenAIUsageCounts): Usage {
+  const { prompt, cacheRead, cacheWrite, output, reasoning } = counts
+  // With no prompt count its cached parts mean nothing alone: the prompt is estimated whole.
+  if (prompt === undefined)
+    return markUnreported({ input: 0, cacheRead: 0, cacheWrite: 0, output: output ?? 0, reasoning })
+  const usage = { input: prompt - cacheRead - cacheWrite, cacheRead, cacheWrite, output: output ?? 0, reasoning }
+  return output === undefined ? markUnreported(usage) : usage
+}

@@ -28,6 +28,23 @@ describe('incredibleCounts', () => {
   })
 })
 
+describe('incredibleCounts: the prompt stands or falls whole', () => {
+  test("one prompt count that cannot be a count names the others too: the prompt's split is unknown", () => {
+    // OpenAI's prompt 10 with 1,000,000 cached tokens: the uncached input comes out negative.
+    expect(
+      incredibleCounts({ input: 10 - 1_000_000, cacheRead: 1_000_000, cacheWrite: 0, output: 5, reasoning: 0 }),
+    ).toEqual(['input', 'cacheRead'])
+    expect(incredibleCounts({ input: 10, cacheRead: 0, cacheWrite: -1, output: 5, reasoning: 0 })).toEqual([
+      'cacheWrite',
+      'input',
+    ])
+  })
+
+  test('an output count that cannot be one leaves the prompt alone', () => {
+    expect(incredibleCounts({ input: 10, cacheRead: 20, cacheWrite: 0, output: -5, reasoning: 0 })).toEqual(['output'])
+  })
+})
+
 describe('answerChars', () => {
   test('counts text, thinking and tool input; not signatures, ids or searches', () => {
     expect(

@@ -19,7 +19,14 @@ export type UsageCount = (typeof counts)[number]
 export const isCredibleCount = (n: unknown): n is number =>
   typeof n === 'number' && Number.isSafeInteger(n) && n >= 0 && n <= maxCredibleTokens
 
-/** The counts in `usage` that cannot be real counts; empty when every one can (the usual case, no allocation). */
+/**
+ * The counts in `usage` that cannot be real counts; empty when every one can (the usual case, no
+ * allocation). The prompt's three counts (uncached input, cache reads, cache writes) stand or fall
+ * together: one of them that cannot be a count leaves the split of the prompt unknown, so the
+ * others are named too and the prompt is estimated whole. OpenAI's prompt count includes its
+ * cached tokens (openAIUsage): cached counts larger than it leave a negative input, and billed as
+ * they stood they charged ~89× an honest answer.
+ */
 export function incredibleCounts(usage: Usage): readonly UsageCount[] {
   let found: UsageCount[] | undefined
   for (const name of counts) {
@@ -28,8 +35,14 @@ export function incredibleCounts(usage: Usage): readonly UsageCount[] {
     found ??= []
     found.push(name)
   }
-  return found ?? noCounts
+  if (found === undefined) return noCounts
+  if (found.some(isPromptCount)) {
+    for (const name of promptCounts) if (usage[name] !== 0 && !found.includes(name)) found.push(name)
+  }
+  return found
 }
+const promptCounts = ['input', 'cacheRead', 'cacheWrite'] as const
+const isPromptCount = (name: UsageCount): boolean => (promptCounts as readonly UsageCount[]).includes(name)
 const noCounts: readonly UsageCount[] = []
 
 /** What an answer's output came to in characters, for estimating the tokens of one whose count cannot be billed. */

@@ -5,6 +5,7 @@ import type { ExchangeResponse, Usage } from '../exchange/types'
 import { GatewayError } from '../lib/errors'
 import { maxAnswerBytes, readAnswerText } from '../providers/bounded-body'
 import { codecs, requestToolNames } from '../providers/codecs'
+import { isReported } from '../protocols/unreported-usage'
 import { answerChars, incredibleCounts } from './credible-usage'
 import { servedFirstByte } from './outcome'
 import { expectContentType } from './send'
@@ -22,9 +23,12 @@ const textFromBytes = 2048
 /** As Response.json sets it, so that the two kinds of answer look alike. */
 const jsonContentType = 'application/json;charset=utf-8'
 
-/** The answer's output characters where its output is estimated (the trace uses them only then), else 0. */
+/**
+ * The answer's output characters where its output is estimated (the trace uses them only then:
+ * usage never reported, or counts that cannot be billed), else 0.
+ */
 const outputCharsIfNeeded = (usage: Usage, answer: () => ExchangeResponse) =>
-  incredibleCounts(usage).length === 0 ? 0 : answerChars(answer().content)
+  isReported(usage) && incredibleCounts(usage).length === 0 ? 0 : answerChars(answer().content)
 
 export async function jsonAnswer(
   deps: Deps,
@@ -55,9 +59,9 @@ export async function jsonAnswer(
   const upstreamCodec = codecs[a.leg.candidate.provider.kind]
   if (passThrough) {
     const { body, usage } = a.surface.passThroughJson(json, a.ids)
-    // Decoded only to estimate output whose reported count cannot be billed (credible-usage.ts): rare.
+    // Decoded only to estimate output never reported, or whose count cannot be billed (credible-usage.ts): rare.
     const outputChars = outputCharsIfNeeded(usage, () => upstreamCodec.decodeResponse(json, requestToolNames(a.body)))
-    a.trace.settleLeg(a.leg, 'ok', { usage, reported: true, outputChars })
+    a.trace.settleLeg(a.leg, 'ok', { usage, reported: isReported(usage), outputChars })
     servedFirstByte(deps, a.trace, a.leg)
     const relayed = text === undefined ? undefined : a.surface.passThroughText?.(text, json, a.ids)
     if (relayed !== undefined)
@@ -72,7 +76,7 @@ export async function jsonAnswer(
     throw new GatewayError('api_error', 'upstream answer ended in an error', { status: 502, retryable: true })
   }
   const outputChars = outputCharsIfNeeded(response.usage, () => response)
-  a.trace.settleLeg(a.leg, 'ok', { usage: response.usage, reported: true, outputChars })
+  a.trace.settleLeg(a.leg, 'ok', { usage: response.usage, reported: isReported(response.usage), outputChars })
   servedFirstByte(deps, a.trace, a.leg)
   return Response.json(a.surface.encodeResponse(response, a.ids, a.body), { headers: a.idHeader })
 }

@@ -1,20 +1,28 @@
 // Usage metering for translated streams: one tap over the neutral events that keeps the latest
-// cumulative usage (overwrite, never add), whether the upstream reported it, and how much text
-// flowed, so a cut stream can still be charged for what the client received.
+// cumulative usage (overwrite, never add), whether the upstream reported it, how much text flowed
+// and how many searches ran, so a cut stream can still be charged for what the client received.
 import type { StreamCodec } from '../exchange/stream-codec'
 import { emptyUsage, type ExchangeEvent, overwriteUsage, type UpstreamErrorInfo, type Usage } from '../exchange/types'
 
 export interface StreamMeter {
   usage: Usage
-  /** The upstream reported output usage (Anthropic message_delta, Chat usage chunk, Responses completed). */
+  /**
+   * The upstream reported output usage (Anthropic message_delta, Chat usage chunk, Responses
+   * completed): the decoders send a usage event only for a usage with numeric counts.
+   */
   reported: boolean
   finished: boolean
+  /** The upstream opened its message (a start event): what the client gets first, before any content. */
+  opened: boolean
   /**
-   * The upstream produced some event other than an error. Until then the client has received
-   * nothing of this leg, so an in-band error or an empty stream may still fall back.
+   * The upstream produced content: a block, a delta or the finish. Until then the client has
+   * received nothing of this leg but the message's opening, so an in-band error or an empty stream
+   * may still fall back (stream-answer.ts).
    */
   started: boolean
   outputChars: number
+  /** Web searches whose results streamed: charged, whatever the usage says, once they ran. */
+  searches: number
   error?: UpstreamErrorInfo
 }
 
@@ -22,8 +30,10 @@ export const newStreamMeter = (): StreamMeter => ({
   usage: emptyUsage(),
   reported: false,
   finished: false,
+  opened: false,
   started: false,
   outputChars: 0,
+  searches: 0,
 })
 
 /** The meter as a stream step: every event passes through unchanged, and is counted on the way. */
@@ -37,10 +47,26 @@ export const meterStep = (meter: StreamMeter): StreamCodec<ExchangeEvent, Exchan
 })
 
 function observe(meter: StreamMeter, event: ExchangeEvent): void {
-  if (event.type !== 'error') meter.started = true
   switch (event.type) {
     case 'start':
+      meter.opened = true
       overwriteUsage(meter.usage, event.usage)
+      return
+    case 'usage':
+      overwriteUsage(meter.usage, event.usage)
+      if (event.usage.output !== undefined) meter.reported = true
+      // The searches the client saw run are charged even where the usage counts fewer.
+      if (meter.searches > (meter.usage.webSearches ?? 0)) meter.usage.webSearches = meter.searches
+      return
+    case 'error':
+      meter.error = event.error
+      return
+    case 'block_start':
+      // A search is billed once it has run (an error is not): one that found something has.
+      if (event.block.kind === 'web_search' && 'results' in event.block.search.outcome) {
+        meter.searches++
+        if (meter.searches > (meter.usage.webSearches ?? 0)) meter.usage.webSearches = meter.searches
+      }
       break
     case 'text_delta':
       meter.outputChars += event.text.length
@@ -51,19 +77,14 @@ function observe(meter: StreamMeter, event: ExchangeEvent): void {
     case 'tool_args_delta':
       meter.outputChars += event.partialJson.length
       break
-    case 'usage':
-      overwriteUsage(meter.usage, event.usage)
-      if (event.usage.output !== undefined) meter.reported = true
-      break
     case 'finish':
       meter.finished = true
-      break
-    case 'error':
-      meter.error = event.error
       break
     default:
       break
   }
+  // Content (blocks, deltas, the finish): what the client sees as the answer.
+  meter.started = true
 }
 
 /** ≈ 4 characters a token: the estimate for output the upstream never reported. */

@@ -8,6 +8,7 @@ import { GatewayError } from '../lib/errors'
 import type { SseEvent } from '../protocols/sse'
 import { upstreamFailure } from '../providers/call-upstream'
 import { codecs, requestToolNames } from '../providers/codecs'
+import { isReported } from '../protocols/unreported-usage'
 import { meterStep, newStreamMeter } from './meter'
 import { record, servedFirstByte } from './outcome'
 import { expectContentType } from './send'
@@ -73,8 +74,10 @@ export async function streamAnswer(
       if (!finished) usage.output = stream.estimatedOutputTokens()
       return {
         usage,
-        reported: finished,
-        // A cut stream's output is estimated above; a finished one's only if its count cannot be billed.
+        // A message can finish without its usage (no message_delta usage, no usage object): estimated.
+        reported: finished && isReported(usage),
+        // A cut stream's output is estimated above; a finished one's only if it was never reported
+        // or its count cannot be billed.
         outputChars: finished ? stream.outputChars() : 0,
         clean: finished && !stream.error(),
         error: stream.error(),
@@ -91,9 +94,14 @@ export async function streamAnswer(
     clientFrames = translatedText(upstream, pipe(pipe(decoder, meterStep(meter)), encoder), encoder, onBroken)
     // A stream the encoder ended with an error event failed, whatever the upstream had said before.
     received = () => ({ ...meter, clean: meter.finished && !meter.error && !broken, broken })
+    // Checked after the first piece only, which has not gone out yet. The message's opening (start,
+    // with its input usage) is no content: an error in the same read still falls back, as in the
+    // pass-through relay, and the failed leg costs nothing.
     failedBeforeStart = () => {
       if (meter.started) return undefined
       if (meter.error) return upstreamFailure(meter.error)
+      // Only the opening so far, and the stream goes on: its content comes with the next reads.
+      if (meter.opened && !broken) return undefined
       return new GatewayError('api_error', 'upstream stream failed before its first event', {
         status: 502,
         retryable: true,

@@ -1,7 +1,7 @@
 // Anthropic Messages as the simulator speaks it (wire-formats §1.6–1.8): one block open at a time,
 // every frame named by an `event:` line, usage in Anthropic semantics (input excludes cache).
 
-import { type DialectCodec, type Frame, type Plan, planTools, sseFrame } from './simulator-plan'
+import { type DialectCodec, type Frame, type Plan, planTools, reportedUsage, sseFrame } from './simulator-plan'
 
 const errorTypes: Record<number, string> = {
   400: 'invalid_request_error',
@@ -87,16 +87,19 @@ const message = (
   stopReason: string | null,
   stopSequence: string | null,
   out: number,
-) => ({
-  id: plan.id,
-  type: 'message',
-  role: 'assistant',
-  model: plan.model,
-  content,
-  stop_reason: stopReason,
-  stop_sequence: stopSequence,
-  usage: { ...usageOf(plan, out), ...(stopReason === null ? {} : serverToolUse(plan)) },
-})
+) => {
+  const usage = reportedUsage(plan, { ...usageOf(plan, out), ...(stopReason === null ? {} : serverToolUse(plan)) })
+  return {
+    id: plan.id,
+    type: 'message',
+    role: 'assistant',
+    model: plan.model,
+    content,
+    stop_reason: stopReason,
+    stop_sequence: stopSequence,
+    ...(usage ? { usage } : {}),
+  }
+}
 
 function encodeFrames(plan: Plan): Frame[] {
   const frames: Frame[] = [
@@ -143,18 +146,22 @@ function encodeFrames(plan: Plan): Frame[] {
   }
 
   const u = usageOf(plan, plan.usage.output)
+  // Cumulative, and carrying the input counts too, as Anthropic now sends them.
+  const finalUsage =
+    plan.usageReport === 'final-omitted'
+      ? undefined
+      : reportedUsage(plan, {
+          input_tokens: u.input_tokens,
+          cache_creation_input_tokens: u.cache_creation_input_tokens,
+          cache_read_input_tokens: u.cache_read_input_tokens,
+          output_tokens: u.output_tokens,
+          ...serverToolUse(plan),
+        })
   frames.push(
     sseFrame('message_delta', {
       type: 'message_delta',
       delta: { stop_reason: plan.stop, stop_sequence: plan.stopSequence },
-      // Cumulative, and carrying the input counts too, as Anthropic now sends them.
-      usage: {
-        input_tokens: u.input_tokens,
-        cache_creation_input_tokens: u.cache_creation_input_tokens,
-        cache_read_input_tokens: u.cache_read_input_tokens,
-        output_tokens: u.output_tokens,
-        ...serverToolUse(plan),
-      },
+      ...(finalUsage ? { usage: finalUsage } : {}),
     }),
     sseFrame('message_stop', { type: 'message_stop' }),
   )

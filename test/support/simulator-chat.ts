@@ -2,7 +2,15 @@
 // chunks, DeepSeek-style `reasoning_content`, a `choices: []` usage chunk after the finish chunk
 // when `stream_options.include_usage` is set, then `data: [DONE]`.
 
-import { type DialectCodec, type Frame, type Plan, type PlanTool, planTools, sseFrame } from './simulator-plan'
+import {
+  type DialectCodec,
+  type Frame,
+  type Plan,
+  type PlanTool,
+  planTools,
+  reportedUsage,
+  sseFrame,
+} from './simulator-plan'
 import { openaiAuthorized, openaiErrorBody } from './simulator-openai'
 
 const finishReason = (plan: Plan): string =>
@@ -102,7 +110,8 @@ function encodeFrames(plan: Plan): Frame[] {
   for (const { delta, paced } of toolCallDeltas(plan, Boolean(toolOpensFirst))) frames.push(chunk(delta, null, paced))
   if (plan.pings === true) frames.push(comment)
   frames.push(chunk({}, finishReason(plan)))
-  if (plan.includeUsage) {
+  const usage = reportedUsage(plan, usageOf(plan))
+  if (plan.includeUsage && usage) {
     frames.push(
       sseFrame(null, {
         id: plan.id,
@@ -111,7 +120,7 @@ function encodeFrames(plan: Plan): Frame[] {
         model: plan.model,
         system_fingerprint: 'fp_sim',
         choices: [],
-        usage: usageOf(plan),
+        usage,
       }),
     )
   }
@@ -121,6 +130,7 @@ function encodeFrames(plan: Plan): Frame[] {
 
 function encodeBody(plan: Plan) {
   const tools = planTools(plan)
+  const usage = reportedUsage(plan, usageOf(plan))
   return {
     id: plan.id,
     object: 'chat.completion',
@@ -149,7 +159,7 @@ function encodeBody(plan: Plan) {
         finish_reason: finishReason(plan),
       },
     ],
-    usage: usageOf(plan),
+    ...(usage ? { usage } : {}),
     service_tier: 'default',
     system_fingerprint: 'fp_sim',
   }

@@ -19,10 +19,19 @@ export type SimFault =
   | { kind: 'malformed'; afterFrames: number }
   | { kind: 'truncated_json' }
   | { kind: 'wrong_content_type' }
-  | { kind: 'error_event'; afterFrames: number }
+  /** `oneRead`: the frames before the error and the error go out as one piece, as one read for the gateway. */
+  | { kind: 'error_event'; afterFrames: number; oneRead?: boolean }
   | { kind: 'hang' }
 
 export type SimSplit = 'mid-line' | 'mid-utf8' | 'per-byte'
+
+/**
+ * How an answer reports its usage, where not in full: `omitted`, no usage object anywhere (Chat
+ * sends no usage chunk even when asked, Anthropic's message_start has none either); `final-omitted`,
+ * an Anthropic stream whose message_delta has no usage (message_start's, output 1, is all there
+ * is); `strings`, every count a string (`"10"`), as a compatible server may send them.
+ */
+export type SimUsageReport = 'omitted' | 'final-omitted' | 'strings'
 
 export interface SimToolCall {
   id?: string
@@ -61,6 +70,8 @@ export interface Scenario {
   /** Chat only: every call's chunks say index 0, the calls told apart by their ids alone (Ollama's parallel calls). */
   toolCallsAtIndexZero?: boolean
   usage?: SimUsage
+  /** How the usage is reported, where not in full (SimUsageReport). */
+  usageReport?: SimUsageReport
   chunks?: number
   chunkDelayMs?: number
   firstByteDelayMs?: number
@@ -92,6 +103,7 @@ export interface Plan {
   interleaveTools?: boolean
   toolsAtIndexZero?: boolean
   usage: Required<SimUsage>
+  usageReport?: SimUsageReport
   /** One per web search: the query, and the ids its blocks or item carry. */
   searches: { query: string; id: string }[]
   /** Anthropic reports thinking tokens only when the scenario named them. */
@@ -262,6 +274,7 @@ export function buildPlan(
       reasoning: given?.reasoning ?? tokensOf(thinking),
       webSearches: given?.webSearches ?? 0,
     },
+    ...(scenario.usageReport ? { usageReport: scenario.usageReport } : {}),
     searches: Array.from({ length: given?.webSearches ?? 0 }, (_, i) => ({
       query: `simulated search ${i + 1}`,
       id: newId(dialect === 'anthropic' ? 'srvtoolu_sim' : 'ws_sim'),
@@ -273,6 +286,16 @@ export function buildPlan(
     includeUsage: streamOptions?.include_usage === true,
     stream: body['stream'] === true,
   }
+}
+
+/**
+ * A usage object as the plan reports it: undefined where it reports none, every count a string
+ * where it reports strings, else as it is.
+ */
+export function reportedUsage<T extends object>(plan: Plan, usage: T): T | undefined {
+  if (plan.usageReport === 'omitted') return undefined
+  if (plan.usageReport !== 'strings') return usage
+  return JSON.parse(JSON.stringify(usage, (_key, value) => (typeof value === 'number' ? String(value) : value)))
 }
 
 /** One SSE event as sent. `paced` frames (content deltas) wait `chunkDelayMs` before going out. */

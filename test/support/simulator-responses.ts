@@ -2,7 +2,7 @@
 // (added → parts → deltas → done) with a `sequence_number` that rises by one per event, and a
 // terminal response carrying the complete output and usage.
 
-import { type DialectCodec, type Frame, type Plan, planTools, sseFrame } from './simulator-plan'
+import { type DialectCodec, type Frame, type Plan, planTools, reportedUsage, sseFrame } from './simulator-plan'
 import { openaiAuthorized, openaiErrorBody } from './simulator-openai'
 
 /** Responses' input_tokens includes cache reads and writes; Anthropic's input_tokens does not (§4.7). */
@@ -120,7 +120,7 @@ function responseOf(plan: Plan, status: Status, output: unknown[]) {
     tools: req['tools'] ?? [],
     top_p: req['top_p'] ?? 1,
     truncation: 'disabled',
-    usage: status === 'in_progress' ? null : usageOf(plan),
+    usage: status === 'in_progress' ? null : (reportedUsage(plan, usageOf(plan)) ?? null),
     user: null,
     metadata: req['metadata'] ?? {},
   }

@@ -86,6 +86,7 @@ async function* pieces(frames: Frame[], scenario: Scenario, signal: AbortSignal,
     // The provider's in-band error ends the stream: nothing follows it.
     const at = Math.min(fault.afterFrames, list.length)
     list = [...list.slice(0, at), hooks.errorFrame(at)]
+    if (fault.oneRead) list = [{ text: list.map((frame) => frame.text).join(''), paced: false }]
     stopAfter = list.length
   } else if (fault?.kind === 'malformed') {
     const at = Math.min(fault.afterFrames, list.length)

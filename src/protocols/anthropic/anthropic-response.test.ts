@@ -1,5 +1,6 @@
 import { describe, expect, test } from 'bun:test'
 import { GatewayError } from '../../lib/errors'
+import { isReported } from '../unreported-usage'
 import { anthropicUsage, decodeAnthropicResponse } from './decode-anthropic-response'
 import { encodeAnthropicResponse } from './encode-anthropic-response'
 
@@ -97,13 +98,23 @@ describe('decodeAnthropicResponse / encodeAnthropicResponse', () => {
   })
 
   test('anthropicUsage: null and absent are 0', () => {
-    expect(anthropicUsage({ input_tokens: 5, cache_read_input_tokens: null, output_tokens: 3 })).toEqual({
-      input: 5,
-      cacheRead: 0,
-      cacheWrite: 0,
-      output: 3,
-      reasoning: 0,
-    })
-    expect(anthropicUsage(undefined)).toEqual({ input: 0, cacheRead: 0, cacheWrite: 0, output: 0, reasoning: 0 })
+    const reported = anthropicUsage({ input_tokens: 5, cache_read_input_tokens: null, output_tokens: 3 })
+    expect(reported).toEqual({ input: 5, cacheRead: 0, cacheWrite: 0, output: 3, reasoning: 0 })
+    expect(isReported(reported)).toBe(true)
+    expect(anthropicUsage(undefined)).toMatchObject({ input: 0, cacheRead: 0, cacheWrite: 0, output: 0 })
+  })
+
+  test('anthropicUsage: no usage, or an input or output count that is no number, was never reported', () => {
+    for (const usage of [
+      undefined,
+      null,
+      {},
+      { input_tokens: 5 },
+      { output_tokens: 3 },
+      { input_tokens: '5', output_tokens: '3' },
+    ]) {
+      expect(isReported(anthropicUsage(usage))).toBe(false)
+    }
+    expect(isReported(decodeAnthropicResponse({ type: 'message', content: [] }).usage)).toBe(false)
   })
 })

@@ -1,6 +1,7 @@
 import { describe, expect, test } from 'bun:test'
 import { collect, readFixture, sseOf } from '../fixture-streams'
 import { encodeSse } from '../sse'
+import { isReported } from '../unreported-usage'
 import { createAnthropicPassThroughMeter, rewriteMessageStart } from './usage-meter'
 
 async function meterFixture(name: string) {
@@ -58,8 +59,23 @@ describe('createAnthropicPassThroughMeter', () => {
     meter.observe({ event: 'content_block_start', data: '{not json', raw: '' })
     meter.observe({ event: 'message_delta', data: '{not json', raw: '' })
     meter.observe({ event: 'error', data: 'oops', raw: '' })
-    expect(meter.usage()).toEqual({ input: 0, cacheRead: 0, cacheWrite: 0, output: 0, reasoning: 0 })
+    expect(meter.usage()).toMatchObject({ input: 0, cacheRead: 0, cacheWrite: 0, output: 0, reasoning: 0 })
     expect(meter.error()).toEqual({ status: 500, type: 'api_error', message: 'upstream stream error' })
+  })
+
+  test('reported once a message_delta gives the output count; message_stop alone finishes, unreported', () => {
+    const frame = (event: string, data: unknown) => ({ event, data: JSON.stringify(data), raw: '' })
+    const meter = createAnthropicPassThroughMeter()
+    meter.observe(frame('message_start', { message: { usage: { input_tokens: 10, output_tokens: 1 } } }))
+    meter.observe(frame('message_delta', { delta: { stop_reason: 'end_turn' }, usage: { output_tokens: '225' } }))
+    meter.observe(frame('message_delta', { delta: { stop_reason: 'end_turn' } }))
+    meter.observe(frame('message_stop', {}))
+    expect(meter.finished()).toBe(true)
+    expect(meter.usage()).toMatchObject({ input: 10, output: 1 })
+    expect(isReported(meter.usage())).toBe(false)
+    meter.observe(frame('message_delta', { usage: { output_tokens: 225 } }))
+    expect(meter.usage()).toEqual({ input: 10, cacheRead: 0, cacheWrite: 0, output: 225, reasoning: 0 })
+    expect(isReported(meter.usage())).toBe(true)
   })
 })
 

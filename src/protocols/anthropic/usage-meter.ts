@@ -5,13 +5,17 @@ import { emptyUsage, overwriteUsage, type UpstreamErrorInfo, type Usage } from '
 import { encodeSse, type SseEvent } from '../sse'
 import { isObject, parseJson, readObject, readString, replaceStringMember } from '../wire-values'
 import { statusForAnthropicErrorType } from './errors'
+import { markUnreported } from '../unreported-usage'
 import { anthropicUsage, anthropicUsagePartial } from './usage'
 
 export interface AnthropicPassThroughMeter {
   observe(event: SseEvent): void
-  /** Latest cumulative usage the upstream reported (zeros until message_start). */
+  /**
+   * Latest cumulative usage the upstream reported (zeros until message_start). Unreported
+   * (unreported-usage.ts) until a message_delta gives the output count: message_start's is 1.
+   */
   usage(): Usage
-  /** True once message_stop went by: the upstream finished the message. */
+  /** True once message_stop went by: the upstream finished the message (with its usage or not). */
   finished(): boolean
   /** Reported output tokens, or ~chars/4 of the streamed deltas when the upstream never reported any. */
   estimatedOutputTokens(): number
@@ -27,7 +31,8 @@ const charsPerToken = 4
 
 export function createAnthropicPassThroughMeter(): AnthropicPassThroughMeter {
   const usage = emptyUsage()
-  let sawMessageDelta = false
+  /** A message_delta gave the output count: the usage is the upstream's final one. */
+  let reported = false
   let stopped = false
   let deltaChars = 0
   let searchResults = 0
@@ -55,8 +60,9 @@ export function createAnthropicPassThroughMeter(): AnthropicPassThroughMeter {
         case 'message_delta': {
           const payload = parseObject(event.data)
           if (isObject(payload.usage)) {
-            sawMessageDelta = true
-            overwriteUsage(usage, anthropicUsagePartial(payload.usage))
+            const counts = anthropicUsagePartial(payload.usage)
+            overwriteUsage(usage, counts)
+            if (counts.output !== undefined) reported = true
           }
           return
         }
@@ -74,13 +80,14 @@ export function createAnthropicPassThroughMeter(): AnthropicPassThroughMeter {
     },
     usage: () => {
       const counted = { ...usage }
+      if (reported) return counted
       // Until message_delta reports the total, what ran so far (message_start may say 0).
-      if (!sawMessageDelta && searchResults > (counted.webSearches ?? 0)) counted.webSearches = searchResults
-      return counted
+      if (searchResults > (counted.webSearches ?? 0)) counted.webSearches = searchResults
+      return markUnreported(counted)
     },
     finished: () => stopped,
     estimatedOutputTokens: () =>
-      sawMessageDelta ? usage.output : Math.max(usage.output, Math.ceil(deltaChars / charsPerToken)),
+      reported ? usage.output : Math.max(usage.output, Math.ceil(deltaChars / charsPerToken)),
     outputChars: () => deltaChars,
     error: () => upstreamError,
   }

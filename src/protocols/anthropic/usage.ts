@@ -1,6 +1,7 @@
 // Anthropic usage objects ↔ the exchange Usage (both already in Anthropic semantics).
 
 import type { Usage } from '../../exchange/types'
+import { markUnreported } from '../unreported-usage'
 import { isObject, readNumber, readObject } from '../wire-values'
 
 /** Only the counts the object actually carries: message_delta usage overwrites field by field. */
@@ -24,7 +25,11 @@ export function anthropicUsagePartial(u: unknown): Partial<Usage> {
   return usage
 }
 
-/** A whole Usage; null or absent token counts are 0 (web searches stay absent: none reported). */
+/**
+ * A whole Usage; null or absent token counts are 0 (web searches stay absent: none reported). One
+ * without a numeric input or output count (no usage object at all, or counts that are not numbers)
+ * is unreported (unreported-usage.ts).
+ */
 export function anthropicUsage(u: unknown): Usage {
   const partial = anthropicUsagePartial(u)
   const usage: Usage = {
@@ -35,7 +40,7 @@ export function anthropicUsage(u: unknown): Usage {
     reasoning: partial.reasoning ?? 0,
   }
   if (partial.webSearches !== undefined) usage.webSearches = partial.webSearches
-  return usage
+  return partial.input === undefined || partial.output === undefined ? markUnreported(usage) : usage
 }
 
 export interface AnthropicUsage {

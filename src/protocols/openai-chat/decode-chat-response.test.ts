@@ -1,5 +1,6 @@
 import { describe, expect, test } from 'bun:test'
 import { GatewayError } from '../../lib/errors'
+import { isReported } from '../unreported-usage'
 import { chatUsage, decodeChatResponse, mapChatFinishReason } from './decode-chat-response'
 import { parseToolArguments } from './tool-arguments'
 import { shortenToolName } from '../openai-tool-names'
@@ -160,9 +161,18 @@ describe('chatUsage', () => {
     ).toEqual({ input: 176, cacheRead: 1024, cacheWrite: 0, output: 95, reasoning: 0 })
   })
 
-  test('never negative; absent is zero', () => {
-    expect(chatUsage({ prompt_tokens: 10, prompt_tokens_details: { cached_tokens: 20 } }).input).toBe(0)
-    expect(chatUsage(null)).toEqual({ input: 0, cacheRead: 0, cacheWrite: 0, output: 0, reasoning: 0 })
+  test('cached counts past the prompt, or a negative prompt, leave a negative input (not credible), never a free one', () => {
+    const usage = { prompt_tokens: 10, completion_tokens: 5, prompt_tokens_details: { cached_tokens: 20 } }
+    expect(chatUsage(usage)).toEqual({ input: -10, cacheRead: 20, cacheWrite: 0, output: 5, reasoning: 0 })
+    expect(chatUsage({ prompt_tokens: -1_000_000, completion_tokens: 5 }).input).toBe(-1_000_000)
+  })
+
+  test('absent is zero, and never reported; so are counts that are no numbers', () => {
+    expect(chatUsage(null)).toMatchObject({ input: 0, cacheRead: 0, cacheWrite: 0, output: 0, reasoning: 0 })
+    expect(isReported(chatUsage({ prompt_tokens: 10, completion_tokens: 5 }))).toBe(true)
+    for (const usage of [null, {}, { prompt_tokens: 10 }, { prompt_tokens: '10', completion_tokens: '5' }]) {
+      expect(isReported(chatUsage(usage))).toBe(false)
+    }
   })
 })
 

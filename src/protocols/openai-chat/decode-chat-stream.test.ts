@@ -82,6 +82,24 @@ describe('chatStreamDecoder', () => {
     ])
   })
 
+  test('a usage event only for a usage with numeric counts: the last such chunk wins', async () => {
+    const usageEvents = async (...usages: unknown[]) =>
+      (
+        await decodeText(
+          chunk({ role: 'assistant', content: 'hi' }) +
+            finish('stop') +
+            usages.map((usage) => chunk(null, { usage })).join('') +
+            done,
+        )
+      ).filter((e) => e.type === 'usage')
+    expect(await usageEvents()).toEqual([])
+    expect(await usageEvents({ prompt_tokens: '10', completion_tokens: '225' })).toEqual([])
+    expect(await usageEvents({ prompt_tokens: 10 })).toEqual([])
+    expect(await usageEvents({ prompt_tokens: 10, completion_tokens: 225 }, { prompt_tokens: '10' })).toEqual([
+      { type: 'usage', usage: { input: 10, cacheRead: 0, cacheWrite: 0, output: 225, reasoning: 0 } },
+    ])
+  })
+
   test('sequential parallel calls: a new index closes the finished call', async () => {
     const text =
       chunk(tool(0, { id: 'a', name: 'f', args: '{"x":1}' })) +

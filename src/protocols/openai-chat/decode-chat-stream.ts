@@ -19,6 +19,7 @@ import {
 import { decodeChatErrorPayload } from './errors'
 import { mapChatFinishReason, stopReasonWithTools } from './finish-reason'
 import { noToolNames, type RequestToolNames, toolNameRestorer } from '../openai-tool-names'
+import { isReported } from '../unreported-usage'
 import { chatUsage } from './usage'
 
 interface ToolCall {
@@ -117,8 +118,12 @@ export function chatStreamDecoder(toolNames: RequestToolNames = noToolNames): St
       out.push({ type: 'start', id: readString(chunk, 'id') ?? '', model: readString(chunk, 'model') ?? '' })
     }
     // Usually a separate chunk with empty choices after the finish; some providers attach it to
-    // the finish chunk or to every chunk. The last one wins.
-    if (isObject(chunk.usage)) usage = chatUsage(chunk.usage)
+    // the finish chunk or to every chunk. The last one with numeric counts wins: a usage event
+    // says the upstream reported its usage (relay/meter.ts), and one without is estimated.
+    if (isObject(chunk.usage)) {
+      const reported = chatUsage(chunk.usage)
+      if (isReported(reported)) usage = reported
+    }
     const choices = readArray(chunk, 'choices') ?? []
     const choice = choices.find((c) => isObject(c) && c.index === 0) ?? choices[0]
     if (!isObject(choice)) return out

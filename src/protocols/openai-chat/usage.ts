@@ -1,11 +1,14 @@
 // Chat Completions usage → exchange Usage. Chat's prompt_tokens includes cache reads and
-// writes; the exchange (Anthropic semantics) keeps them apart, so they are subtracted here.
+// writes; the exchange (Anthropic semantics) keeps them apart (openAIUsage).
 
 import type { Usage } from '../../exchange/types'
+import { openAIUsage } from '../openai-common'
+import { markUnreported } from '../unreported-usage'
 import { isObject, readNumber, readObject } from '../wire-values'
 
+/** A usage object's counts; no object (or counts that are not numbers) is an unreported usage. */
 export function chatUsage(u: unknown): Usage {
-  if (!isObject(u)) return { input: 0, cacheRead: 0, cacheWrite: 0, output: 0, reasoning: 0 }
+  if (!isObject(u)) return markUnreported({ input: 0, cacheRead: 0, cacheWrite: 0, output: 0, reasoning: 0 })
   const promptDetails = readObject(u, 'prompt_tokens_details')
   const completionDetails = readObject(u, 'completion_tokens_details')
   // DeepSeek reports prompt_cache_hit_tokens, sometimes beside a zero cached_tokens.
@@ -13,15 +16,13 @@ export function chatUsage(u: unknown): Usage {
     promptDetails && readNumber(promptDetails, 'cached_tokens'),
     readNumber(u, 'prompt_cache_hit_tokens'),
   )
-  const cacheWrite = firstPositive(promptDetails && readNumber(promptDetails, 'cache_write_tokens'))
-  const prompt = readNumber(u, 'prompt_tokens') ?? 0
-  return {
-    input: Math.max(0, prompt - cacheRead - cacheWrite),
+  return openAIUsage({
+    prompt: readNumber(u, 'prompt_tokens'),
     cacheRead,
-    cacheWrite,
-    output: readNumber(u, 'completion_tokens') ?? 0,
+    cacheWrite: firstPositive(promptDetails && readNumber(promptDetails, 'cache_write_tokens')),
+    output: readNumber(u, 'completion_tokens'),
     reasoning: (completionDetails && readNumber(completionDetails, 'reasoning_tokens')) ?? 0,
-  }
+  })
 }
 
 const firstPositive = (...values: (number | undefined)[]): number => values.find((v) => v !== undefined && v > 0) ?? 0

@@ -1,5 +1,6 @@
 import { describe, expect, test } from 'bun:test'
 import { GatewayError } from '../../lib/errors'
+import { isReported } from '../unreported-usage'
 import { decodeResponsesResponse, responsesUsage } from './decode-responses-response'
 import { tagResponsesSignature } from './reasoning-signature'
 
@@ -216,7 +217,24 @@ describe('decodeResponsesResponse', () => {
         total_tokens: 2306,
       }),
     ).toEqual({ input: 80, cacheRead: 1920, cacheWrite: 6, output: 300, reasoning: 120 })
-    expect(responsesUsage(null)).toEqual({ input: 0, cacheRead: 0, cacheWrite: 0, output: 0, reasoning: 0 })
+    expect(responsesUsage(null)).toMatchObject({ input: 0, cacheRead: 0, cacheWrite: 0, output: 0, reasoning: 0 })
+  })
+
+  test('usage: none, or counts that are no numbers, was never reported; reported counts were', () => {
+    expect(isReported(responsesUsage({ input_tokens: 10, output_tokens: 225 }))).toBe(true)
+    for (const usage of [null, undefined, {}, { input_tokens: '10', output_tokens: '225' }, { input_tokens: 10 }]) {
+      expect(isReported(responsesUsage(usage))).toBe(false)
+    }
+  })
+
+  test('usage: cached counts past the prompt, or a negative prompt, leave a negative input, never a free one', () => {
+    const cached = responsesUsage({
+      input_tokens: 10,
+      input_tokens_details: { cached_tokens: 1_000_000 },
+      output_tokens: 5,
+    })
+    expect(cached).toEqual({ input: 10 - 1_000_000, cacheRead: 1_000_000, cacheWrite: 0, output: 5, reasoning: 0 })
+    expect(responsesUsage({ input_tokens: -1_000_000, output_tokens: 5 }).input).toBe(-1_000_000)
   })
 
   test('a body that is not a response is a 502', () => {

@@ -4,24 +4,25 @@ import { GatewayError } from '../../lib/errors'
 import { isObject, type JsonObject, asArray, asNumber, asString } from '../wire-values'
 import { noToolNames, type RequestToolNames, toolNameRestorer } from '../openai-tool-names'
 import { tagResponsesSignature } from './reasoning-signature'
+import { openAIUsage } from '../openai-common'
+import { markUnreported } from '../unreported-usage'
 
 /**
  * Responses usage → neutral usage. OpenAI's input_tokens include cache reads and writes; the
- * neutral `input` does not, so both are subtracted (forgetting it bills cache hits twice).
+ * neutral `input` does not, so both are subtracted (openAIUsage; forgetting it bills cache hits
+ * twice). No usage object, or counts that are not numbers, is an unreported usage.
  */
 export const responsesUsage = (u: unknown): Usage => {
-  if (!isObject(u)) return { input: 0, cacheRead: 0, cacheWrite: 0, output: 0, reasoning: 0 }
+  if (!isObject(u)) return markUnreported({ input: 0, cacheRead: 0, cacheWrite: 0, output: 0, reasoning: 0 })
   const inputDetails = isObject(u['input_tokens_details']) ? u['input_tokens_details'] : {}
   const outputDetails = isObject(u['output_tokens_details']) ? u['output_tokens_details'] : {}
-  const cacheRead = asNumber(inputDetails['cached_tokens']) ?? 0
-  const cacheWrite = asNumber(inputDetails['cache_write_tokens']) ?? 0
-  return {
-    input: Math.max(0, (asNumber(u['input_tokens']) ?? 0) - cacheRead - cacheWrite),
-    cacheRead,
-    cacheWrite,
-    output: asNumber(u['output_tokens']) ?? 0,
+  return openAIUsage({
+    prompt: asNumber(u['input_tokens']),
+    cacheRead: asNumber(inputDetails['cached_tokens']) ?? 0,
+    cacheWrite: asNumber(inputDetails['cache_write_tokens']) ?? 0,
+    output: asNumber(u['output_tokens']),
     reasoning: asNumber(outputDetails['reasoning_tokens']) ?? 0,
-  }
+  })
 }
 
 /**

@@ -133,9 +133,19 @@ describe('responsesStreamDecoder', () => {
       { type: 'block_start', index: 1, block: { kind: 'tool_use', id: 'call_b', name: 'f' } },
       { type: 'tool_args_delta', index: 1, partialJson: '{"b":1}' },
       { type: 'block_stop', index: 1 },
-      { type: 'usage', usage: { input: 0, cacheRead: 0, cacheWrite: 0, output: 0, reasoning: 0 } },
+      // The terminal response has no usage: no usage event, so the leg is estimated (relay/meter.ts).
       { type: 'finish', reason: 'tool_use', stopSequence: null },
     ])
+  })
+
+  test('a usage event only for a terminal usage with numeric counts', async () => {
+    const usageEvents = async (usage: unknown) =>
+      (await decodeFrames([created(), completed([], usage)])).filter((e) => e.type === 'usage')
+    expect(await usageEvents({ input_tokens: 10, output_tokens: 225 })).toEqual([
+      { type: 'usage', usage: { input: 10, cacheRead: 0, cacheWrite: 0, output: 225, reasoning: 0 } },
+    ])
+    expect(await usageEvents(null)).toEqual([])
+    expect(await usageEvents({ input_tokens: '10', output_tokens: '225' })).toEqual([])
   })
 
   test('items sent without deltas still deliver their content (LM Studio style)', async () => {

@@ -23,6 +23,7 @@ import { isObject, type JsonObject, asArray, asNumber, asString } from '../wire-
 import { noToolNames, type RequestToolNames, toolNameRestorer } from '../openai-tool-names'
 import { tagResponsesSignature } from './reasoning-signature'
 import { ownEntry } from '../../lib/own-entry'
+import { isReported } from '../unreported-usage'
 
 type ItemKind = 'text' | 'thinking' | 'tool_use' | 'web_search' | 'other'
 
@@ -359,7 +360,9 @@ export function responsesStreamDecoder(
         const response = isObject(json['response']) ? json['response'] : {}
         out.push(...startEvent(response))
         out.push(...closeAll(response))
-        out.push({ type: 'usage', usage: usageOfResponse(response) })
+        // Only a usage with numeric counts: a usage event says the upstream reported it (relay/meter.ts).
+        const usage = usageOfResponse(response)
+        if (isReported(usage)) out.push({ type: 'usage', usage })
         const reason = mapResponsesStopReason(
           response['status'] ?? type.slice('response.'.length),
           readIncompleteReason(response),
@@ -375,7 +378,8 @@ export function responsesStreamDecoder(
       case 'response.failed': {
         const response = isObject(json['response']) ? json['response'] : {}
         out.push(...startEvent(response))
-        if (isObject(response['usage'])) out.push({ type: 'usage', usage: usageOfResponse(response) })
+        const usage = usageOfResponse(response)
+        if (isReported(usage)) out.push({ type: 'usage', usage })
         const error = isObject(response['error']) ? response['error'] : {}
         out.push({ type: 'error', error: mapResponsesFailure(error['code'], error['message']) })
         done = true

@@ -2,6 +2,7 @@ import { afterEach, describe, expect, test } from 'bun:test'
 import { parseSse } from '../fixture-streams'
 import type { SseEvent } from '../sse'
 import { chunkBytes, collect, readFixture, serveResponses, sseResponse } from './test-support'
+import { isReported } from '../unreported-usage'
 import { createResponsesPassThroughMeter, type ResponsesRewriteOptions } from './usage-meter'
 
 const ids: ResponsesRewriteOptions = { responseId: 'resp_01JGW', messageId: 'msg_01JGW', model: 'svc-pro' }
@@ -81,8 +82,32 @@ describe('Responses pass-through meter', () => {
     expect((await relay('incomplete.sse')).meter.finished()).toBe(true)
     const failed = await relay('failed.sse')
     expect(failed.meter.finished()).toBe(false)
-    expect(failed.meter.usage()).toEqual({ input: 0, cacheRead: 0, cacheWrite: 0, output: 0, reasoning: 0 })
+    expect(failed.meter.usage()).toMatchObject({ input: 0, cacheRead: 0, cacheWrite: 0, output: 0, reasoning: 0 })
+    expect(isReported(failed.meter.usage())).toBe(false)
     expect(failed.meter.estimatedOutputTokens()).toBe(2)
+  })
+
+  test('a completed response without a usage object, or with counts that are no numbers, was never reported', () => {
+    for (const usage of [undefined, null, { input_tokens: '10', output_tokens: '225' }]) {
+      const meter = createResponsesPassThroughMeter()
+      const response = { id: 'resp_u', status: 'completed', output: [], ...(usage === undefined ? {} : { usage }) }
+      meter.observe({
+        event: 'response.completed',
+        data: JSON.stringify({ type: 'response.completed', response }),
+        raw: '',
+      })
+      // Finished (the client has the whole answer), but its usage is estimated.
+      expect(meter.finished()).toBe(true)
+      expect(isReported(meter.usage())).toBe(false)
+    }
+    const reported = createResponsesPassThroughMeter()
+    const response = { id: 'resp_u', status: 'completed', output: [], usage: { input_tokens: 10, output_tokens: 225 } }
+    reported.observe({
+      event: 'response.completed',
+      data: JSON.stringify({ type: 'response.completed', response }),
+      raw: '',
+    })
+    expect(isReported(reported.usage())).toBe(true)
   })
 
   test('several message items get distinct ids, consistent across added, deltas, done and completed', async () => {

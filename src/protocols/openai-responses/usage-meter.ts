@@ -13,6 +13,7 @@ import { encodeSse, type SseEvent } from '../sse'
 import { usageOfResponse } from './decode-responses-response'
 import { mapResponsesFailure } from './decode-responses-stream'
 import { messageItemId } from './encode-responses-response'
+import { isReported, markUnreported } from '../unreported-usage'
 import { asNumber, asString, isObject, type JsonObject, replaceStringMember } from '../wire-values'
 
 export interface ResponsesRewriteOptions {
@@ -29,7 +30,10 @@ export interface ResponsesRewriteOptions {
 export interface ResponsesPassThroughMeter {
   /** Feed every upstream frame, in order. */
   observe(event: SseEvent): void
-  /** Usage from response.completed / incomplete / failed; zero until one arrives. */
+  /**
+   * Usage from response.completed / incomplete / failed; zero, and unreported (unreported-usage.ts),
+   * until one arrives with numeric counts.
+   */
   usage(): Usage
   /** True once response.completed or response.incomplete arrived (a failed response is not finished). */
   finished(): boolean
@@ -82,7 +86,7 @@ export const createResponsesPassThroughMeter = (): ResponsesPassThroughMeter => 
   let done = false
   let deltaChars = 0
   let searchesRun = 0
-  /** The terminal response's usage arrived: its counts are final. */
+  /** The terminal response's usage arrived with numeric counts: they are final. */
   let reported = false
   let upstreamError: UpstreamErrorInfo | undefined
   /** Upstream message item id → the gateway's. */
@@ -178,7 +182,7 @@ export const createResponsesPassThroughMeter = (): ResponsesPassThroughMeter => 
         const response = parse(event)?.['response']
         if (isObject(response) && isObject(response['usage'])) {
           usage = usageOfResponse(response)
-          reported = true
+          reported = isReported(usage)
         }
         if (type !== 'response.failed') done = true
         else {
@@ -190,9 +194,10 @@ export const createResponsesPassThroughMeter = (): ResponsesPassThroughMeter => 
 
     usage: () => {
       const counted = { ...usage }
+      if (reported) return counted
       // Until the terminal response lists them, the searches that ran so far.
-      if (!reported && searchesRun > 0) counted.webSearches = searchesRun
-      return counted
+      if (searchesRun > (counted.webSearches ?? 0)) counted.webSearches = searchesRun
+      return markUnreported(counted)
     },
 
     finished: () => done,

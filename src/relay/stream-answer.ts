@@ -157,13 +157,21 @@ export async function streamAnswer(
     record(deps, a.trace, { status, httpStatus: outcome === 'aborted' ? 499 : 200, error })
   }
   // A direct stream: one pull that writes each frame as it is produced and flushes it at once,
-  // so no frame waits for another (no batching) and no promise round trip per frame.
+  // so no frame waits for another (no batching) and no promise round trip per frame. A write to a
+  // client that reads slower than the upstream sends is a promise (Bun's backpressure): the next
+  // upstream frame is read only once it settles, so svc holds a frame, not the answer (an audit:
+  // 8 clients that never read took a fast upstream's streams to 4.4 GB).
   const stream = new ReadableStream({
     type: 'direct',
     async pull(controller) {
-      const send = (frame: string) => {
-        controller.write(frame)
-        controller.flush()
+      const send = (frame: string): number | Promise<number> => {
+        const written = controller.write(frame)
+        const flushed = controller.flush()
+        const pending = written instanceof Promise ? written : flushed
+        // Handled here: the sends that do not wait (the first frame, keep-alives, a closing error)
+        // must not leave a rejection unhandled when the client has gone.
+        if (pending instanceof Promise) pending.catch(() => {})
+        return pending
       }
       try {
         send(first.value)
@@ -180,7 +188,8 @@ export async function streamAnswer(
           const next = await clientFrames.next()
           if (next.done) break
           if (done) return
-          send(next.value)
+          const backedUp = send(next.value)
+          if (backedUp instanceof Promise) await backedUp
         }
         const end = received()
         if (end.clean) {

@@ -31,6 +31,14 @@ describe('encodeResponsesResponse', () => {
     stop = undefined
   })
 
+  test('says the tier that ran, the standard one, whatever tier the request asked for', () => {
+    for (const tier of ['priority', 'flex', 'auto']) {
+      const encoded = encodeResponsesResponse(answer, { ...ids, completedAt: 1, request: { service_tier: tier } })
+      expect(encoded.service_tier).toBe('default')
+    }
+    expect(encodeResponsesResponse(answer, { ...ids, completedAt: 1, request: {} })).not.toHaveProperty('service_tier')
+  })
+
   test('builds the full Response object', () => {
     expect(
       encodeResponsesResponse(answer, {

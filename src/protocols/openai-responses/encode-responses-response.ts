@@ -158,7 +158,8 @@ export const buildResponseObject = (
     metadata: pick(req.metadata, {}),
     ...(req.safety_identifier !== undefined ? { safety_identifier: req.safety_identifier } : {}),
     ...(req.prompt_cache_key !== undefined ? { prompt_cache_key: req.prompt_cache_key } : {}),
-    ...(req.service_tier !== undefined ? { service_tier: req.service_tier } : {}),
+    // What ran, not what was asked: a translated request runs at the provider's standard tier.
+    ...(req.service_tier !== undefined ? { service_tier: 'default' } : {}),
   }
 }
 

@@ -35,8 +35,11 @@ function cli(env: Record<string, string> = {}) {
   return { dir, run, runWith }
 }
 
-/** What a command wrote to the process's stderr (the gateway's log lines) while it ran. */
-async function loggedDuring<T>(action: () => Promise<T>): Promise<{ result: T; logged: string }> {
+/**
+ * The gateway's log lines (JSON on stderr) that hold `words`, parsed, from a `svc serve --once`
+ * that must succeed.
+ */
+async function startupLog(serve: () => Promise<{ code: number }>, words: string): Promise<Record<string, unknown>[]> {
   const lines: string[] = []
   const write = process.stderr.write
   process.stderr.write = ((chunk: string | Uint8Array) => {
@@ -44,10 +47,15 @@ async function loggedDuring<T>(action: () => Promise<T>): Promise<{ result: T; l
     return true
   }) as typeof process.stderr.write
   try {
-    return { result: await action(), logged: lines.join('') }
+    expect((await serve()).code).toBe(0)
   } finally {
     process.stderr.write = write
   }
+  return lines
+    .join('')
+    .split('\n')
+    .filter((line) => line.includes(words))
+    .map((line) => JSON.parse(line))
 }
 
 describe('admin CLI', () => {
@@ -232,14 +240,10 @@ describe('admin CLI', () => {
       join(dir, 'svc.toml'),
       '[providers.sim]\nkind = "anthropic"\nbase_url = "http://127.0.0.1:9"\napi_key_env = "SIM_KEYY"\n',
     )
-    const { result, logged } = await loggedDuring(() =>
-      runWith({}, 'serve', '--once', '--port', '0', '--config', join(dir, 'svc.toml')),
+    const warnings = await startupLog(
+      () => runWith({}, 'serve', '--once', '--port', '0', '--config', join(dir, 'svc.toml')),
+      'no platform key',
     )
-    expect(result.code).toBe(0)
-    const warnings = logged
-      .split('\n')
-      .filter((line) => line.includes('no platform key'))
-      .map((line) => JSON.parse(line))
     expect(warnings).toEqual([
       expect.objectContaining({
         level: 'warn',
@@ -258,14 +262,10 @@ describe('admin CLI', () => {
         '[[models]]\nid = "ok"\nprovider = "sim"\nprofiles = ["pro"]\nquality = 50\n',
       ].join('\n'),
     )
-    const { result, logged } = await loggedDuring(() =>
-      runWith({ SIM_KEY: 'k' }, 'serve', '--once', '--port', '0', '--config', join(dir, 'svc.toml')),
+    const warnings = await startupLog(
+      () => runWith({ SIM_KEY: 'k' }, 'serve', '--once', '--port', '0', '--config', join(dir, 'svc.toml')),
+      'not configured',
     )
-    expect(result.code).toBe(0)
-    const warnings = logged
-      .split('\n')
-      .filter((line) => line.includes('not configured'))
-      .map((line) => JSON.parse(line))
     expect(warnings).toEqual([
       expect.objectContaining({
         level: 'warn',
@@ -284,24 +284,21 @@ describe('admin CLI', () => {
     await deps.admin.addProviderKey({ account: 'alice', provider: 'anthropic', key: 'sk-ant-byok-0123456789' })
     const alice = (await deps.admin.findAccount('alice')).id
     deps.ledger.close()
-    const serve = (more: Record<string, string>) =>
-      loggedDuring(() => runWith(more, 'serve', '--once', '--port', '0', '--log-level', 'error'))
-    const problem = (logged: string) => logged.split('\n').filter((line) => line.includes('cannot be opened'))
+    const problems = (more: Record<string, string>) =>
+      startupLog(() => runWith(more, 'serve', '--once', '--port', '0', '--log-level', 'error'), 'cannot be opened')
     for (const [more, why] of [
       [{}, 'SVC_MASTER_KEY is not set'],
       [{ SVC_MASTER_KEY: 'another-key' }, 'SVC_MASTER_KEY is not the key they were sealed with'],
     ] as const) {
-      const { result, logged } = await serve(more)
-      expect(result.code).toBe(0)
-      const [line, ...others] = problem(logged)
+      const [line, ...others] = await problems(more)
       expect(others).toEqual([])
-      expect(JSON.parse(line!)).toMatchObject({
+      expect(line).toMatchObject({
         level: 'error',
         msg: `1 stored provider key(s) cannot be opened: ${why}; until it is, their accounts are not served by those providers (the platform's key is never used in their place)`,
         keys: [{ account_id: alice, provider: 'anthropic' }],
       })
     }
-    expect(problem((await serve({ SVC_MASTER_KEY: 'master-secret-for-tests' })).logged)).toEqual([])
+    expect(await problems({ SVC_MASTER_KEY: 'master-secret-for-tests' })).toEqual([])
   })
 })
 

@@ -33,7 +33,8 @@ export async function countTokens(
   const now = deps.clock()
   // Anthropic counts for free, but on the key's rate limit: an account with no credit left, which
   // could send none of the requests the count is for, is counted locally, not on the platform's key.
-  const mayAsk = (provider: ProviderConfig) => byok.has(provider.id) || creditPosition(grants, now).remainingNanos > 0
+  const hasCredit = creditPosition(grants, now).remainingNanos > 0
+  const mayAsk = (provider: ProviderConfig) => hasCredit || byok.has(provider.id)
   const anthropicModel = deps.config.models.find((m) => {
     const provider = deps.config.providers[m.provider]
     return (

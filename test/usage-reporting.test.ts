@@ -211,7 +211,7 @@ describe('a translated stream cut short charges the web searches that ran before
   }
 })
 
-describe('a translated stream whose upstream opens and fails in the same read falls back', () => {
+describe('a translated stream whose upstream opens (or starts its answer) and fails in the same read falls back', () => {
   // `first` (quality 95) on the given dialect, the backup (80) a Responses model: both in `max`.
   const gateway = (first: 'anth' | 'chat' | 'resp') =>
     createHarness({
@@ -233,9 +233,14 @@ describe('a translated stream whose upstream opens and fails in the same read fa
     { first: 'chat' as const, surface: 'messages' as const, afterFrames: 1 },
     // Responses: response.created and response.in_progress, then the error.
     { first: 'resp' as const, surface: 'messages' as const, afterFrames: 2 },
+    // The same with some of the answer's text before the error, still in the one read: none of it
+    // has reached the client, so it falls back all the same.
+    { first: 'anth' as const, surface: 'responses' as const, afterFrames: 4 },
+    { first: 'chat' as const, surface: 'messages' as const, afterFrames: 3 },
+    { first: 'resp' as const, surface: 'messages' as const, afterFrames: 6 },
   ]
   for (const { first, surface, afterFrames } of cases) {
-    test(`${surface} in, ${first} upstream first: the client gets the backup's answer, the failed leg costs nothing`, async () => {
+    test(`${surface} in, ${first} upstream first, error after ${afterFrames} frames: the client gets the backup's answer, the failed leg costs nothing`, async () => {
       const g = await gateway(first)
       sim.setScenario('first-up', {
         text,

@@ -57,6 +57,8 @@ export async function streamAnswer(
   }
   /** Why the upstream failed before producing anything (so nothing reached the client), if it did. */
   let failedBeforeStart: () => GatewayError | undefined
+  /** Whether the upstream has finished the message cleanly (what `received().clean` says, without its copy). */
+  let complete: () => boolean
   if (passThrough) {
     const stream = a.surface.passThroughStream(a.ids)
     errorFrame = stream.errorFrame
@@ -83,6 +85,7 @@ export async function streamAnswer(
         error: stream.error(),
       }
     }
+    complete = () => stream.finished() && !stream.error()
   } else {
     const meter = newStreamMeter()
     const encoder = a.surface.streamEncoder(a.ids, { upstreamModel: a.leg.candidate.model.upstreamModel, body: a.body })
@@ -93,15 +96,16 @@ export async function streamAnswer(
     }
     clientFrames = translatedText(upstream, pipe(pipe(decoder, meterStep(meter)), encoder), encoder, onBroken)
     // A stream the encoder ended with an error event failed, whatever the upstream had said before.
-    received = () => ({ ...meter, clean: meter.finished && !meter.error && !broken, broken })
-    // Checked after the first piece only, which has not gone out yet. The message's opening (start,
-    // with its input usage) is no content: an error in the same read still falls back, as in the
-    // pass-through relay, and the failed leg costs nothing.
+    complete = () => meter.finished && !meter.error && !broken
+    received = () => ({ ...meter, clean: complete(), broken })
+    // Checked after the first piece only, which has not gone out yet: a failure anywhere in it, even
+    // after the message's opening or some of its content, still falls back, as in the pass-through
+    // relay, and the failed leg costs nothing (the client has had none of it).
     failedBeforeStart = () => {
-      if (meter.started) return undefined
       if (meter.error) return upstreamFailure(meter.error)
-      // Only the opening so far, and the stream goes on: its content comes with the next reads.
-      if (meter.opened && !broken) return undefined
+      if (broken) return new GatewayError(broken.kind, broken.message, { status: broken.status, retryable: true })
+      // The stream goes on: its content (or the rest of it) comes with the next reads.
+      if (meter.opened || meter.started) return undefined
       return new GatewayError('api_error', 'upstream stream failed before its first event', {
         status: 502,
         retryable: true,
@@ -148,6 +152,11 @@ export async function streamAnswer(
   deps.running.add(a.trace)
 
   let done = false
+  /**
+   * Every frame of a complete message has been handed to the socket: a client that goes away after
+   * that (an SDK closes the connection once it has read the message's end) had the whole answer.
+   */
+  let sentWhole = false
   const finish = (outcome: 'ok' | 'failed' | 'aborted', error?: GatewayError) => {
     if (done) return
     done = true
@@ -174,7 +183,7 @@ export async function streamAnswer(
         return pending
       }
       try {
-        send(first.value)
+        sentWhole = !(send(first.value) instanceof Promise) && complete()
         // From here the client has a stream: a silent upstream no longer leaves it without bytes.
         upstream.onQuiet = () => {
           if (done) return
@@ -190,6 +199,7 @@ export async function streamAnswer(
           if (done) return
           const backedUp = send(next.value)
           if (backedUp instanceof Promise) await backedUp
+          sentWhole = complete()
         }
         const end = received()
         if (end.clean) {
@@ -215,9 +225,10 @@ export async function streamAnswer(
       controller.close()
     },
     async cancel() {
-      // The client went away: stop the upstream and record what flowed.
+      // The client went away: stop the upstream and record what flowed, as served in full if it had it all.
       a.controller.abort()
-      finish('aborted', new GatewayError('api_error', 'client disconnected mid-stream', { status: 499 }))
+      if (sentWhole) finish('ok')
+      else finish('aborted', new GatewayError('api_error', 'client disconnected mid-stream', { status: 499 }))
       await clientFrames.return?.(undefined).catch(() => {})
     },
   })

@@ -123,3 +123,94 @@ describe('client aborts mid-stream', () => {
     },
   )
 })
+
+describe('a client that goes away once it has read the whole answer', () => {
+  // An upstream that keeps its connection open a while after the message's end: the simulator's
+  // bytes relayed, then a pause before the body closes. The client reads to the answer's last
+  // event and goes away inside that pause, as an SDK that stops at the terminal event may.
+  const lingerMs = 1_500
+  const lingering = Bun.serve({
+    port: 0,
+    hostname: '127.0.0.1',
+    async fetch(request) {
+      const url = new URL(request.url)
+      const upstream = await fetch(`${sim.url}${url.pathname}`, {
+        method: 'POST',
+        headers: request.headers,
+        body: await request.text(),
+      })
+      const source = upstream.body!.getReader()
+      const body = new ReadableStream({
+        async pull(controller) {
+          const { value, done } = await source.read()
+          if (!done) return controller.enqueue(value)
+          await new Promise((resolve) => setTimeout(resolve, lingerMs))
+          controller.close()
+        },
+      })
+      return new Response(body, { status: upstream.status, headers: upstream.headers })
+    },
+  })
+  afterAll(() => lingering.stop(true))
+
+  const terminalEvent = (surface: string) => (surface === 'messages' ? 'message_stop' : 'response.completed')
+
+  test.each(routes)('$name: recorded as completed and charged as reported, not aborted', async (route) => {
+    const h = await createHarness({
+      grantUsd: 5,
+      env: { SIM_KEY },
+      config: {
+        catalog: { builtin: false },
+        providers: { live: providerFor(route, lingering.url.href.replace(/\/$/, '')) },
+        models: [
+          {
+            id: 'primary',
+            provider: 'live',
+            upstream_model: 'primary-up',
+            profiles: ['max'],
+            quality: 90,
+            input_usd_per_mtok: 3,
+            output_usd_per_mtok: 15,
+          },
+        ],
+      },
+    })
+    sim.setScenario('primary-up', { text: 'The whole answer.', usage: { input: 50, output: 60 } })
+    await using server = Bun.serve({ port: 0, hostname: '127.0.0.1', fetch: (request) => h.app.handle(request) })
+    const controller = new AbortController()
+    const res = await fetch(`${server.url}${pathFor(route).slice(1)}`, {
+      method: 'POST',
+      headers: {
+        authorization: `Bearer ${h.key}`,
+        'content-type': 'application/json',
+        'anthropic-version': '2023-06-01',
+      },
+      body: JSON.stringify(bodyFor(route, true)),
+      signal: controller.signal,
+    })
+    expect(res.status).toBe(200)
+    const requestId = res.headers.get('x-request-id')!
+    const reader = res.body!.getReader()
+    const decoder = new TextDecoder()
+    let text = ''
+    const sawEnd = () =>
+      parseFrames(text.slice(0, text.lastIndexOf('\n\n') + 2)).some((f) => f.event === terminalEvent(route.surface))
+    while (!sawEnd()) {
+      const { value, done } = await reader.read()
+      if (done) throw new Error('the stream ended before its terminal event')
+      text += decoder.decode(value, { stream: true })
+    }
+    controller.abort()
+    await reader.cancel().catch(() => {})
+
+    const detail = await waitFor('the request in the ledger, ended', async () => {
+      const d = await requestDetail(h, requestId)
+      return d.ended_at ? d : undefined
+    })
+    const cost = 50 * 3000 + 60 * 15000
+    expect(detail).toMatchObject({ status: 'completed', http_status: 200, total_cost_nanos: cost, charged_nanos: cost })
+    expect(detail.usage_events).toEqual([
+      expect.objectContaining({ outcome: 'ok', estimated: false, cost_nanos: cost }),
+    ])
+  })
+})

@@ -62,7 +62,7 @@ export async function jsonAnswer(
     // Decoded only to estimate output never reported, or whose count cannot be billed (credible-usage.ts): rare.
     const outputChars = outputCharsIfNeeded(usage, () => upstreamCodec.decodeResponse(json, requestToolNames(a.body)))
     a.trace.settleLeg(a.leg, 'ok', { usage, reported: isReported(usage), outputChars })
-    servedFirstByte(deps, a.trace, a.leg)
+    servedFirstByte(deps, a.trace, a.leg, true)
     const relayed = text === undefined ? undefined : a.surface.passThroughText?.(text, json, a.ids)
     if (relayed !== undefined)
       return new Response(relayed, { headers: { 'content-type': jsonContentType, ...a.idHeader } })
@@ -77,6 +77,6 @@ export async function jsonAnswer(
   }
   const outputChars = outputCharsIfNeeded(response.usage, () => response)
   a.trace.settleLeg(a.leg, 'ok', { usage: response.usage, reported: isReported(response.usage), outputChars })
-  servedFirstByte(deps, a.trace, a.leg)
+  servedFirstByte(deps, a.trace, a.leg, true)
   return Response.json(a.surface.encodeResponse(response, a.ids, a.body), { headers: a.idHeader })
 }

@@ -1,6 +1,7 @@
 // How a request's outcome reaches the ledger, the metrics and the logs, and the moment a leg
 // commits to the client (its first byte), after which there is no fallback.
 import type { Deps } from '../deps'
+import type { GatewayError } from '../lib/errors'
 import { keyOwnerOf } from '../router/health'
 import type { FinishedRequest } from '../ledger/ledger'
 import type { LegDraft, RequestTrace } from './trace'
@@ -44,18 +45,46 @@ function logRequest(deps: Deps, finished: FinishedRequest) {
   })
 }
 
-/** The client is about to receive its first byte from this leg: no fallback from here on. */
-export function servedFirstByte(deps: Deps, trace: RequestTrace, leg: LegDraft) {
+/**
+ * The client is about to receive its first byte from this leg: no fallback from here on. `whole`:
+ * the byte carries the whole answer (JSON), so the provider served it; a stream's verdict waits
+ * for its end (`judgeStream`).
+ */
+export function servedFirstByte(deps: Deps, trace: RequestTrace, leg: LegDraft, whole: boolean) {
   const now = deps.clock()
   trace.firstByteAt = now
   trace.markChosen(leg)
   const { provider, model } = leg.candidate
-  deps.health.recordSuccess(
-    provider.id,
-    model.id,
-    now - leg.startedAt,
-    keyOwnerOf(leg.candidate.byok, trace.ctx.accountId),
-  )
-  const sessionId = trace.ctx.session.sessionId
-  if (sessionId) deps.sessions.served(trace.ctx.accountId, sessionId, { modelId: model.id, providerId: provider.id })
+  const keyOwner = keyOwnerOf(leg.candidate.byok, trace.ctx.accountId)
+  deps.health.recordFirstByte(provider.id, model.id, now - leg.startedAt, keyOwner)
+  if (whole) deps.health.recordSuccess(provider.id, model.id, keyOwner)
+  const { accountId, routingMode, session } = trace.ctx
+  if (session.sessionId) {
+    deps.sessions.served({ accountId, sessionId: session.sessionId, routingMode }, { modelId: model.id, providerId: provider.id })
+  }
 }
+
+/**
+ * A started stream's verdict on its provider, at its end: served whole, or broken by the upstream
+ * (an in-band error such as Anthropic's overloaded_error after message_start, a cut, a silence past
+ * the idle timeout). Counted like a failure before the first byte: a model whose streams all break
+ * once started is as broken as one that refuses them. A client that left, or an error that is the
+ * request's own (a 4xx other than 408/429), says nothing of the provider: a probe is released.
+ */
+export function judgeStream(
+  deps: Deps,
+  trace: RequestTrace,
+  leg: LegDraft,
+  probe: boolean,
+  outcome: 'ok' | 'failed' | 'aborted',
+  error?: GatewayError,
+) {
+  const { provider, model } = leg.candidate
+  const keyOwner = keyOwnerOf(leg.candidate.byok, trace.ctx.accountId)
+  if (outcome === 'ok') deps.health.recordSuccess(provider.id, model.id, keyOwner)
+  else if (outcome === 'failed' && error && isProvidersFault(error))
+    deps.health.recordFailure(provider.id, model.id, { retryAfterSeconds: error.retryAfterSeconds }, keyOwner)
+  else if (probe) deps.health.releaseProbe(provider.id, model.id, keyOwner)
+}
+
+const isProvidersFault = (error: GatewayError) => error.status >= 500 || error.status === 408 || error.status === 429

@@ -63,28 +63,27 @@ export async function relay(deps: Deps, input: RelayInput): Promise<Response> {
       deps.credit.get(accountId),
       deps.byok.get(accountId),
       deps.nudges.get(accountId),
-      session.sessionId ? deps.sessions.lastServed(accountId, session.sessionId) : undefined,
+      session.sessionId ? deps.sessions.lastServed({ accountId, sessionId: session.sessionId, routingMode: mode }) : undefined,
     ])
     const now = deps.clock()
-    const rank = (grantsSeen: GrantRecord[]) =>
-      rankCandidates({
-        accountId,
-        mode,
-        features,
-        models: deps.config.models,
-        providers: deps.config.providers,
-        byokProviders: byokKeys,
-        grants: grantsSeen,
-        byokFeePercent: deps.config.billing.byokFeePercent,
-        now,
-        policy: deps.config.profiles[mode],
-        nudges,
-        health: deps.health.view,
-        sticky,
-      })
     // The quota gate sees what the requests already in flight will take (credit-holds.ts).
     const available = deps.holds.available(grants)
-    const ranking = rank(available)
+    const ranking = rankCandidates({
+      accountId,
+      mode,
+      features,
+      models: deps.config.models,
+      providers: deps.config.providers,
+      byokProviders: byokKeys,
+      grants: available,
+      grantsBeforeHolds: available === grants ? undefined : grants,
+      byokFeePercent: deps.config.billing.byokFeePercent,
+      now,
+      policy: deps.config.profiles[mode],
+      nudges,
+      health: deps.health.view,
+      sticky,
+    })
     const trace = new RequestTrace({
       id: requestId,
       accountId,
@@ -104,8 +103,7 @@ export async function relay(deps: Deps, input: RelayInput): Promise<Response> {
 
     if (ranking.candidates.length === 0) {
       // Refused for credit that requests in flight hold, not for credit gone: they may leave some.
-      const creditIsHeld = ranking.blockedByCredit && available !== grants && rank(grants).candidates.length > 0
-      const error = creditIsHeld ? creditHeld() : nothingServes(ranking, profile)
+      const error = ranking.blockedByHeldCredit ? creditHeld() : nothingServes(ranking, profile)
       const response = errorResponse(error, surface.errorShape, idHeader)
       record(deps, trace, { status: 'failed', httpStatus: response.status, error })
       return response
@@ -152,6 +150,7 @@ export async function relay(deps: Deps, input: RelayInput): Promise<Response> {
             ids,
             controller,
             idHeader,
+            probe,
           })
         }
         const answer = await jsonAnswer(deps, { surface, body, trace, leg, upstream, ids, idHeader })

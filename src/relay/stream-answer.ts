@@ -10,7 +10,7 @@ import { upstreamFailure } from '../providers/call-upstream'
 import { codecs, requestToolNames } from '../providers/codecs'
 import { isReported } from '../protocols/unreported-usage'
 import { meterStep, newStreamMeter } from './meter'
-import { record, servedFirstByte } from './outcome'
+import { judgeStream, record, servedFirstByte } from './outcome'
 import { expectContentType } from './send'
 import type { AnsweredAttempt } from './attempt'
 import { UpstreamFrames } from './upstream-frames'
@@ -32,6 +32,8 @@ export async function streamAnswer(
   a: AnsweredAttempt & {
     controller: AbortController
     idHeader: Record<string, string>
+    /** This leg took a half-open circuit's probe: its verdict is owed at the stream's end. */
+    probe: boolean
   },
 ): Promise<Response> {
   expectContentType(a.upstream, 'text/event-stream')
@@ -143,7 +145,7 @@ export async function streamAnswer(
     await clientFrames.return?.(undefined).catch(() => {})
     throw early
   }
-  servedFirstByte(deps, a.trace, a.leg)
+  servedFirstByte(deps, a.trace, a.leg, false)
   // From here the client holds the request id (the response's headers) while the stream runs: the
   // usage API finds the request among the running ones, with the counts so far from the meter.
   // A non-streaming answer hands out its id only once it has ended, so only streams register
@@ -162,6 +164,7 @@ export async function streamAnswer(
     done = true
     deps.metrics.streamEnded()
     a.trace.settleLeg(a.leg, outcome, received(), error)
+    judgeStream(deps, a.trace, a.leg, a.probe, outcome, error)
     const status = outcome === 'ok' ? 'completed' : outcome
     record(deps, a.trace, { status, httpStatus: outcome === 'aborted' ? 499 : 200, error })
   }

@@ -50,7 +50,10 @@ describe('circuit breaker', () => {
     expect(health.view('p1', 'm1')).toMatchObject({ state: 'open', until: 'after the probe in flight' })
     expect(health.openCircuits()).toBe(1)
 
-    health.recordSuccess('p1', 'm1', 250)
+    // A stream's first byte is no verdict: the probe is still in flight until it ends.
+    health.recordFirstByte('p1', 'm1', 250)
+    expect(health.view('p1', 'm1')).toMatchObject({ state: 'open', until: 'after the probe in flight' })
+    health.recordSuccess('p1', 'm1')
     expect(health.view('p1', 'm1')).toEqual({ state: 'closed', ttfb_ms: 250, error_rate: 0.39 })
     expect(health.openCircuits()).toBe(0)
 
@@ -86,7 +89,7 @@ describe('circuit breaker', () => {
   test('failures must be consecutive: a success in between resets the count', () => {
     const { health, fail, state } = setup()
     fail(2)
-    health.recordSuccess('p1', 'm1', 100)
+    health.recordSuccess('p1', 'm1')
     fail(2)
     expect(state()).toBe('closed')
     fail()
@@ -124,7 +127,7 @@ describe('circuit breaker', () => {
     health.releaseProbe('p1', 'm1')
     expect(state()).toBe('half_open')
     expect(health.claimProbe('p1', 'm1')).toBe(true)
-    health.recordSuccess('p1', 'm1', 90)
+    health.recordSuccess('p1', 'm1')
     expect(state()).toBe('closed')
     // Releasing an unknown or closed candidate changes nothing.
     health.releaseProbe('p9', 'm9')
@@ -191,7 +194,7 @@ describe('retry-after', () => {
     fail(1, { retryAfterSeconds: 120 })
     advance(30_000)
     health.claimProbe('p1', 'm1')
-    health.recordSuccess('p1', 'm1', 80)
+    health.recordSuccess('p1', 'm1')
     expect(state()).toBe('cooling')
     advance(90_000)
     expect(state()).toBe('closed')
@@ -201,20 +204,21 @@ describe('retry-after', () => {
 describe('moving averages', () => {
   test('time to first byte: the first sample, then 20 % weight for each new one', () => {
     const { health } = setup()
-    health.recordSuccess('p1', 'm1', 100)
+    health.recordFirstByte('p1', 'm1', 100)
     expect(health.view('p1', 'm1').ttfb_ms).toBe(100)
-    health.recordSuccess('p1', 'm1', 200) // 100 + 0.2 × 100
+    health.recordFirstByte('p1', 'm1', 200) // 100 + 0.2 × 100
     expect(health.view('p1', 'm1').ttfb_ms).toBe(120)
-    health.recordSuccess('p1', 'm1', 50) // 120 − 0.2 × 70
+    health.recordFirstByte('p1', 'm1', 50) // 120 − 0.2 × 70
     expect(health.view('p1', 'm1').ttfb_ms).toBe(106)
   })
 
   test('error rate: 20 % weight per outcome, rounded to 3 decimals; failures leave ttfb alone', () => {
     const { health } = setup()
     const rates: number[] = []
-    health.recordSuccess('p1', 'm1', 100)
+    health.recordFirstByte('p1', 'm1', 100)
+    health.recordSuccess('p1', 'm1')
     for (const ok of [false, false, true, false]) {
-      if (ok) health.recordSuccess('p1', 'm1', 100)
+      if (ok) health.recordSuccess('p1', 'm1')
       else health.recordFailure('p1', 'm1')
       rates.push(health.view('p1', 'm1').error_rate)
     }

@@ -103,9 +103,15 @@ export function createHealth(clock: () => number, policy: HealthPolicy = default
       if (e) e.probing = false
     },
 
-    recordSuccess(providerId: string, modelId: string, ttfbMs: number, keyOwner?: string) {
+    /** How long the candidate took to its first byte: no verdict yet, as a stream may still fail. */
+    recordFirstByte(providerId: string, modelId: string, ttfbMs: number, keyOwner?: string) {
       const e = entry(providerId, modelId, keyOwner)
       e.ttfbMs = e.ttfbMs === null ? ttfbMs : e.ttfbMs + alpha * (ttfbMs - e.ttfbMs)
+    },
+
+    /** The candidate served its answer whole (a JSON answer, or a stream to its end). */
+    recordSuccess(providerId: string, modelId: string, keyOwner?: string) {
+      const e = entry(providerId, modelId, keyOwner)
       e.errorRate += alpha * (0 - e.errorRate)
       e.consecutiveFailures = 0
       e.openUntil = 0

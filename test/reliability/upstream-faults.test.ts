@@ -215,6 +215,7 @@ const legView = (requestId: string, leg: Record<string, unknown>) => ({
   committed: true,
   cached_input_tokens: 0,
   cache_creation_input_tokens: 0,
+  cache_creation_1h_input_tokens: 0,
   byok: false,
   created_at: expect.any(String),
   ended_at: expect.any(String),
@@ -543,4 +544,50 @@ describe('429 retry-after is honoured', () => {
       'primary-up',
     ])
   })
+})
+
+describe('streams that break after the first byte count against the model’s health', () => {
+  const streamFaults: [string, (route: Route) => Scenario][] = [
+    ['an in-band overloaded error', (r) => ({ fault: { kind: 'error_event', afterFrames: r.afterFrames } })],
+    ['a reset', (r) => ({ fault: { kind: 'reset', afterFrames: r.afterFrames } })],
+  ]
+  for (const [faultName, fault] of streamFaults) {
+    test.each(routes)(
+      `${faultName}, $name: three open the circuit; a probe's stream closes it only once it ends whole`,
+      async (route) => {
+        const h = await gateway(route, { dead: false, alone: false })
+        sim.setScenario('primary-up', { ...primaryScenario, ...fault(route) })
+        sim.setScenario('backup-up', backupScenario)
+        const stream = async () => {
+          const res = await send(h, route, bodyFor(route, true))
+          expect(res.status).toBe(200)
+          await res.text()
+          return requestDetail(h, res.headers.get('x-request-id')!)
+        }
+        for (let i = 0; i < 3; i++)
+          expect(await stream()).toMatchObject({ status: 'failed', selected_model_id: 'primary' })
+        // The circuit is open: the backup serves first, the primary ranked last.
+        const fourth = await stream()
+        expect(fourth).toMatchObject({ status: 'completed', selected_model_id: 'backup', attempts: 1 })
+        expect(fourth.provider_ranks[1]).toMatchObject({ model_id: 'primary', health: { state: 'open' } })
+
+        // After the cool-down one probe goes to the primary; while its stream runs, the circuit
+        // stays shut to everyone else, and a whole stream closes it.
+        h.clock.advance(30_000)
+        sim.setScenario('primary-up', { ...primaryScenario, chunkDelayMs: 40 })
+        const probe = await send(h, route, bodyFor(route, true))
+        expect(probe.status).toBe(200)
+        const during = await stream()
+        expect(during).toMatchObject({ selected_model_id: 'backup' })
+        expect(during.provider_ranks[1]).toMatchObject({
+          model_id: 'primary',
+          health: { state: 'open', until: 'after the probe in flight' },
+        })
+        await probe.text()
+        const after = await stream()
+        expect(after).toMatchObject({ status: 'completed', selected_model_id: 'primary' })
+        expect(after.provider_ranks[0]).toMatchObject({ model_id: 'primary', health: { state: 'closed' } })
+      },
+    )
+  }
 })

@@ -5,7 +5,7 @@ import { type Authenticator, createAuthenticator } from './accounts/api-keys'
 import { createDeviceLogin, type DeviceLogin } from './accounts/device-login'
 import type { Config } from './config/load'
 import { type Db, openDatabase } from './db/open'
-import type { GrantRecord, Ledger } from './ledger/ledger'
+import type { GrantRecord, Ledger, SessionLane } from './ledger/ledger'
 import { createSqliteLedger } from './ledger/sqlite-ledger'
 import { type AccountCache, accountCache } from './lib/account-cache'
 import { createLogger, type Logger } from './lib/log'
@@ -31,10 +31,10 @@ export interface Deps {
   byok: AccountCache<OwnProviderKeys>
   /** Feedback nudges per account (nudgeKey(mode, model) → points). */
   nudges: AccountCache<Map<string, number>>
-  /** Which model served each session last, for session stickiness. */
+  /** Which model served each session last under each routing mode, for session stickiness. */
   sessions: {
-    lastServed(accountId: string, sessionId: string): Promise<{ modelId: string; providerId: string } | undefined>
-    served(accountId: string, sessionId: string, choice: { modelId: string; providerId: string }): void
+    lastServed(lane: SessionLane): Promise<{ modelId: string; providerId: string } | undefined>
+    served(lane: SessionLane, choice: { modelId: string; providerId: string }): void
   }
   health: Health
   metrics: GatewayMetrics
@@ -111,7 +111,7 @@ export function createDeps(config: Config, opts: DepsOptions = {}): Deps {
   const lastServed = new Map<string, { modelId: string; providerId: string }>()
   /** Agent sessions come and go by the thousand; memory must not grow with every one ever seen. */
   const sessionsRemembered = 10_000
-  const sessionKey = (accountId: string, sessionId: string) => `${accountId}\u0000${sessionId}`
+  const laneKey = (lane: SessionLane) => `${lane.accountId}\u0000${lane.sessionId}\u0000${lane.routingMode}`
   let syncCheckedThisTurn = false
   return {
     config,
@@ -122,16 +122,16 @@ export function createDeps(config: Config, opts: DepsOptions = {}): Deps {
     byok: byokKeys,
     nudges,
     sessions: {
-      async lastServed(accountId, sessionId) {
-        const key = sessionKey(accountId, sessionId)
+      async lastServed(lane) {
+        const key = laneKey(lane)
         const known = lastServed.get(key)
         if (known) return known
-        const found = await ledger.lastServedInSession(accountId, sessionId)
+        const found = await ledger.lastServedInSession(lane)
         if (found) lastServed.set(key, found)
         return found
       },
-      served(accountId, sessionId, choice) {
-        const key = sessionKey(accountId, sessionId)
+      served(lane, choice) {
+        const key = laneKey(lane)
         // Re-inserted so the Map's order is most recent last; the oldest session is forgotten
         // past the cap (the ledger still knows it, one query away).
         lastServed.delete(key)

@@ -74,6 +74,31 @@ describe('config', () => {
       'svc.toml: models.0.output_usd_per_mtok: price 0.0001',
     ],
     [
+      { models: [{ id: 'claude-opus-5-5', provider: 'anthropic', cache_write_1h_usd_per_mtok: 8.0005 }] },
+      'svc.toml: models.0.cache_write_1h_usd_per_mtok: price 8.0005 USD/Mtok is not a whole number of nanos per token (step 0.001)',
+    ],
+    [
+      {
+        models: [
+          {
+            id: 'claude-haiku-5-5',
+            provider: 'anthropic',
+            long_prompt: {
+              above_tokens: 1,
+              input_usd_per_mtok: 1,
+              output_usd_per_mtok: 1,
+              cache_write_1h_usd_per_mtok: 0.0001,
+            },
+          },
+        ],
+      },
+      'svc.toml: models.0.long_prompt.cache_write_1h_usd_per_mtok: price 0.0001',
+    ],
+    [
+      { models: [{ id: 'claude-opus-5-5', provider: 'anthropic', cache_write_1h_usd_per_mtok: -2 }] },
+      'svc.toml: models.0.cache_write_1h_usd_per_mtok: expected number to be greater or equal to 0 (got -2)',
+    ],
+    [
       { models: [{ id: 'm', provider: 'p', profiles: [], quality: 0, input_usd_per_mtok: 1.0005 }] },
       'svc.toml: models.0.input_usd_per_mtok: price 1.0005',
     ],
@@ -113,6 +138,8 @@ describe('config', () => {
       outputNanosPerToken: 15000,
       cacheReadNanosPerToken: 300,
       cacheWriteNanosPerToken: 3750,
+      // A 1-hour cache write: 2 × input, as Anthropic lists it.
+      cacheWrite1hNanosPerToken: 6000,
       // 10 USD per 1,000 searches, Anthropic's list price, by default.
       webSearchNanos: 10_000_000,
     })
@@ -231,6 +258,59 @@ describe('config', () => {
     expect(() => load({ models: [{ id: 'gpt-5.1', provider: 'openai', web_search_usd_per_1k: 0.0000001 }] })).toThrow(
       'svc.toml: models.0.web_search_usd_per_1k: price 1e-7 USD per 1,000 searches is not a whole number of nanos per search',
     )
+  })
+
+  test('cache_write_1h_usd_per_mtok: 2 × input on every built-in Claude row and tier; set per model and tier; unset, none', () => {
+    for (const m of load({}).models.filter((m) => m.id.startsWith('claude-'))) {
+      const tiers = [m.price!, ...(m.price!.longPrompt ? [m.price!.longPrompt] : [])]
+      for (const tier of tiers) expect(tier.cacheWrite1hNanosPerToken).toBe(2 * tier.inputNanosPerToken)
+    }
+    const haiku = load({}).models.find((m) => m.id === 'claude-haiku-5-5' && m.provider === 'anthropic')!.price!
+    expect([haiku.cacheWrite1hNanosPerToken, haiku.longPrompt?.cacheWrite1hNanosPerToken]).toEqual([200, 1000])
+    const config = load({
+      models: [
+        // A built-in row's price overridden; what the entry leaves out stays the row's.
+        { id: 'claude-opus-5-5', provider: 'anthropic', cache_write_1h_usd_per_mtok: 7.5 },
+        { id: 'claude-sonnet-5-5', provider: 'anthropic', input_usd_per_mtok: 3 },
+        {
+          id: 'tiered',
+          provider: 'anthropic',
+          profiles: ['max'],
+          quality: 80,
+          input_usd_per_mtok: 1,
+          output_usd_per_mtok: 4,
+          cache_write_1h_usd_per_mtok: 2,
+          long_prompt: {
+            above_tokens: 1000,
+            input_usd_per_mtok: 2,
+            output_usd_per_mtok: 6,
+            cache_write_1h_usd_per_mtok: 4,
+          },
+        },
+        // A model configured without it (DeepSeek's Anthropic-compatible API, say): no 1-hour price.
+        {
+          id: 'plain',
+          provider: 'anthropic',
+          profiles: ['max'],
+          quality: 80,
+          input_usd_per_mtok: 1,
+          output_usd_per_mtok: 4,
+        },
+      ],
+    })
+    const priceOf = (id: string) => config.models.find((m) => m.id === id && m.provider === 'anthropic')!.price!
+    expect(priceOf('claude-opus-5-5').cacheWrite1hNanosPerToken).toBe(7500)
+    expect(priceOf('claude-sonnet-5-5')).toMatchObject({ inputNanosPerToken: 3000, cacheWrite1hNanosPerToken: 4000 })
+    expect(priceOf('tiered')).toMatchObject({
+      cacheWrite1hNanosPerToken: 2000,
+      longPrompt: { cacheWrite1hNanosPerToken: 4000 },
+    })
+    expect(priceOf('plain')).not.toHaveProperty('cacheWrite1hNanosPerToken')
+    expect(priceOf('plain').cacheWriteNanosPerToken).toBe(1000)
+    // GPT and DeepSeek rows bill no 1-hour cache write.
+    for (const m of load({}).models.filter((m) => !m.id.startsWith('claude-'))) {
+      expect(m.price).not.toHaveProperty('cacheWrite1hNanosPerToken')
+    }
   })
 
   test('adaptive_thinking: off for the built-in Claude 4.5 models and for a new model, on where [[models]] sets it', () => {

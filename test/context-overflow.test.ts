@@ -113,6 +113,24 @@ describe('a Responses request without max_output_tokens', () => {
     expect((sim.requests[0]!.body as { max_tokens: number }).max_tokens).toBe(19_000 - 8_000)
   })
 
+  test('records no clamp of a limit the client never set; a limit it set over the model’s is clamped, and says so', async () => {
+    const h = await gateway()
+    const reasonFor = async (limit: Record<string, number>) => {
+      const res = await h.call('/compat-b/v1/responses', {
+        method: 'POST',
+        json: { model: 'svc-pro', input: 'hi', ...limit },
+      })
+      expect(res.status).toBe(200)
+      const detail = await requestDetail(h, res.headers.get('x-request-id')!)
+      return [(sim.requests.at(-1)!.body as { max_tokens: number }).max_tokens, detail.provider_ranks[0].reason]
+    }
+    expect(await reasonFor({})).toEqual([16_000, 'eligible'])
+    expect(await reasonFor({ max_output_tokens: 64_000 })).toEqual([
+      16_000,
+      'eligible; max_tokens clamped from 64000 to 16000',
+    ])
+  })
+
   test('with its own limit, that limit stands and the prompt does not fit', async () => {
     const { openai } = sdkClients(await gateway())
     const err = await openai.responses.create({ model: 'svc-pro', input, max_output_tokens: 16_000 }).then(

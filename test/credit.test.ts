@@ -6,7 +6,7 @@ import {
   grantCovers,
   type GrantState,
 } from '../src/ledger/credit'
-import { costNanos, usdPerMtokToNanosPerToken } from '../src/ledger/pricing'
+import { costNanos, pricesHourCacheWrites, usdPerMtokToNanosPerToken } from '../src/ledger/pricing'
 import { createHarness } from './support/harness'
 import { seedRequest } from './support/ledger-fixtures'
 
@@ -97,6 +97,86 @@ describe('pricing', () => {
     expect(
       costNanos({ input: 86, cacheRead: 1920, cacheWrite: 10, output: 300, reasoning: 0, webSearches: 3 }, price, T0),
     ).toBe(86 * 3000 + 1920 * 300 + 10 * 3750 + 300 * 15000 + 3 * 10_000_000)
+  })
+
+  test('1-hour cache writes: their part at the 1-hour price, the rest at the 5-minute one', () => {
+    // Claude Sonnet 5.5: 2 USD/Mtok in, 10 out, 0.1 cache read, 2.5 a 5-minute write, 4 a 1-hour one.
+    const price = {
+      inputNanosPerToken: 2000,
+      cacheReadNanosPerToken: 100,
+      cacheWriteNanosPerToken: 2500,
+      cacheWrite1hNanosPerToken: 4000,
+      outputNanosPerToken: 10_000,
+      webSearchNanos: 10_000_000,
+    }
+    const usage = { input: 50, cacheRead: 3000, cacheWrite: 1000, cacheWrite1h: 700, output: 20, reasoning: 0 }
+    expect(costNanos(usage, price, T0)).toBe(50 * 2000 + 3000 * 100 + 300 * 2500 + 700 * 4000 + 20 * 10_000)
+    // All of the writes for an hour; none of them (absent, as where the upstream reports no split).
+    expect(costNanos({ ...usage, cacheWrite1h: 1000 }, price, T0)).toBe(
+      50 * 2000 + 3000 * 100 + 1000 * 4000 + 20 * 10_000,
+    )
+    const { cacheWrite1h: _, ...unsplit } = usage
+    expect(costNanos(unsplit, price, T0)).toBe(50 * 2000 + 3000 * 100 + 1000 * 2500 + 20 * 10_000)
+    // A model without a 1-hour price: every write at its one cache-write price, as before.
+    const { cacheWrite1hNanosPerToken: __, ...fiveMinutesOnly } = price
+    expect(costNanos(usage, fiveMinutesOnly, T0)).toBe(50 * 2000 + 3000 * 100 + 1000 * 2500 + 20 * 10_000)
+  })
+
+  test('1-hour cache writes in a long-prompt tier: counted toward its threshold, at the tier’s 1-hour price', () => {
+    // Claude Haiku 5.5: 0.1 / 0.5 / 0.01 / 0.125 / 0.2, and 0.5 / 2.5 / 0.05 / 0.625 / 1 above 100,000.
+    const price = {
+      inputNanosPerToken: 100,
+      outputNanosPerToken: 500,
+      cacheReadNanosPerToken: 10,
+      cacheWriteNanosPerToken: 125,
+      cacheWrite1hNanosPerToken: 200,
+      webSearchNanos: 10_000_000,
+      longPrompt: {
+        aboveTokens: 100_000,
+        inputNanosPerToken: 500,
+        outputNanosPerToken: 2500,
+        cacheReadNanosPerToken: 50,
+        cacheWriteNanosPerToken: 625,
+        cacheWrite1hNanosPerToken: 1000,
+      },
+    }
+    // 100,000 prompt tokens exactly, 60,000 of them 1-hour writes: the base tier.
+    const atThreshold = {
+      input: 30_000,
+      cacheRead: 0,
+      cacheWrite: 70_000,
+      cacheWrite1h: 60_000,
+      output: 1000,
+      reasoning: 0,
+    }
+    expect(costNanos(atThreshold, price, T0)).toBe(30_000 * 100 + 10_000 * 125 + 60_000 * 200 + 1000 * 500)
+    // One 1-hour write more: every token at the long-prompt tier.
+    const over = { ...atThreshold, cacheWrite: 70_001, cacheWrite1h: 60_001 }
+    expect(costNanos(over, price, T0)).toBe(30_000 * 500 + 10_000 * 625 + 60_001 * 1000 + 1000 * 2500)
+  })
+
+  test('a model prices 1-hour cache writes only where every tier it has does', () => {
+    const base = {
+      inputNanosPerToken: 100,
+      outputNanosPerToken: 500,
+      cacheReadNanosPerToken: 10,
+      cacheWriteNanosPerToken: 125,
+      webSearchNanos: 0,
+    }
+    const tier = { ...base, aboveTokens: 1000 }
+    expect(pricesHourCacheWrites(null)).toBe(false)
+    expect(pricesHourCacheWrites(base)).toBe(false)
+    expect(pricesHourCacheWrites({ ...base, cacheWrite1hNanosPerToken: 200 })).toBe(true)
+    expect(pricesHourCacheWrites({ ...base, cacheWrite1hNanosPerToken: 200, longPrompt: tier })).toBe(false)
+    expect(
+      pricesHourCacheWrites({
+        ...base,
+        cacheWrite1hNanosPerToken: 200,
+        longPrompt: { ...tier, cacheWrite1hNanosPerToken: 1000 },
+      }),
+    ).toBe(true)
+    const peak = { ...base, minutesUtc: [[60, 240]] as const, weekdaysOnly: true }
+    expect(pricesHourCacheWrites({ ...base, cacheWrite1hNanosPerToken: 200, peak })).toBe(false)
   })
 
   test('peak hours: DeepSeek-shaped prices by the hour and the weekday (UTC), ends excluded', () => {

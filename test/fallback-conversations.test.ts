@@ -237,7 +237,7 @@ interface Played {
   attempts: string[]
   served?: string
   /** What the serving model reported. */
-  usage?: Required<Omit<SimUsage, 'webSearches'>>
+  usage?: Required<Omit<SimUsage, 'webSearches' | 'cacheWrite1h'>>
 }
 
 /** The session a request carries, as the ledger records it: none for other clients' requests. */

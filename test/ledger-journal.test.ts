@@ -199,18 +199,46 @@ test('a commit hook that throws does not make the writer write its batch again: 
   expect(look(path)).toMatchObject({ requests: 3, legs: 3, charges: 3, remaining: 997_000 })
 })
 
-test('an entry journaled before web_search_requests existed (legs one value shorter) spreads with none', async () => {
-  const { path, ledger, accountId } = await ledgerWithGrant('older-entry')
-  const recorded = await seedRequest(ledger, { accountId, at: Date.now(), legs: [{ costNanos: 1_000 }] })
-  // As a process of the previous version left it: every leg row without its last value.
+test.each([
+  ['cache_creation_1h_input_tokens', 1],
+  ['web_search_requests', 2],
+])('an entry journaled before %s existed (legs %i value(s) shorter) spreads with none', async (_column, missing) => {
+  const { path, ledger, accountId } = await ledgerWithGrant(`older-entry-${missing}`)
+  const recorded = await seedRequest(ledger, {
+    accountId,
+    at: Date.now(),
+    legs: [{ costNanos: 1_000, cacheCreation: 40, cacheCreation1h: 30 }],
+  })
+  // As a process of an earlier version left it: every leg row without its last values.
   const raw = new Database(path)
   const { seq, entry } = raw.query('SELECT seq, entry FROM ledger_journal').get() as { seq: number; entry: string }
   const [request, legs] = JSON.parse(entry) as [unknown[], [unknown[], unknown[]][]]
-  const older = [request, legs.map(([leg, charges]) => [leg.slice(0, -1), charges])]
+  const older = [request, legs.map(([leg, charges]) => [leg.slice(0, -missing), charges])]
   raw.run('UPDATE ledger_journal SET entry = ? WHERE seq = ?', [JSON.stringify(older), seq])
   raw.close()
   const detail = await ledger.getRequest(accountId, recorded.id)
-  expect(detail?.legs).toEqual([expect.objectContaining({ costNanos: 1_000, webSearchRequests: 0 })])
+  expect(detail?.legs).toEqual([
+    expect.objectContaining({
+      costNanos: 1_000,
+      cacheCreationInputTokens: 40,
+      webSearchRequests: 0,
+      cacheCreation1hInputTokens: 0,
+    }),
+  ])
   expect(look(path)).toEqual({ journal: 0, requests: 1, legs: 1, charges: 1, remaining: 999_000 })
+  ledger.close()
+})
+
+test('a leg recorded through the journal keeps its 1-hour cache writes', async () => {
+  const { ledger, accountId } = await ledgerWithGrant('hour-writes')
+  const recorded = await seedRequest(ledger, {
+    accountId,
+    at: Date.now(),
+    legs: [{ costNanos: 1_000, cacheCreation: 40, cacheCreation1h: 30 }],
+  })
+  const detail = await ledger.getRequest(accountId, recorded.id)
+  expect(detail?.legs).toEqual([
+    expect.objectContaining({ cacheCreationInputTokens: 40, cacheCreation1hInputTokens: 30 }),
+  ])
   ledger.close()
 })

@@ -44,10 +44,12 @@ const FEE_PERCENT = 7
  * back to the other; one under ultra_saver on a Responses upstream; under pro, one on a provider
  * with no platform key, served only with the account's own key (BYOK), beside a platform one, so
  * that a request may fall back from the BYOK fee to model usage. Prices are whole nanos a token
- * (USD/Mtok × 1,000), each model's different so that a leg priced as another's shows.
+ * (USD/Mtok × 1,000), each model's different so that a leg priced as another's shows. Anthropic
+ * upstreams report 1-hour cache writes: claude-a has a price for them, own-c none (they cost what
+ * its other cache writes cost).
  */
 const models: ModelSection[] = [
-  simClaude({ id: 'claude-a', upstream_model: 'claude-a-up' }),
+  simClaude({ id: 'claude-a', upstream_model: 'claude-a-up', cache_write_1h_usd_per_mtok: 6 }),
   {
     id: 'gpt-b',
     provider: 'chat',
@@ -95,6 +97,7 @@ const catalog: Catalog = {
       output: 15000,
       cacheRead: 300,
       cacheWrite: 3750,
+      cacheWrite1h: 6000,
       webSearch: 10_000_000,
     },
     'gpt-b': { provider: 'chat', input: 1000, output: 2000, cacheRead: 500, cacheWrite: 1250, webSearch: 10_000_000 },
@@ -108,6 +111,8 @@ const catalog: Catalog = {
 
 /** Chat Completions has no web search of its own: a Chat upstream never reports one. */
 const searchesReported = new Set(['anth', 'resp', 'own'])
+/** Only Anthropic splits its cache writes by TTL. */
+const hourWritesReported = new Set(['anth', 'own'])
 
 const config: ConfigFile = {
   catalog: { builtin: false },
@@ -160,15 +165,21 @@ const ask: fc.Arbitrary<Ask> = fc.record(
   { requiredKeys: ['surface', 'profile', 'stream'] },
 )
 
-/** Counts a provider could report: often none of a kind, sometimes large enough to spend a grant. */
-const usage: fc.Arbitrary<Required<SimUsage>> = fc.record({
-  input: fc.oneof(fc.constant(0), fc.nat({ max: 2000 })),
-  cacheRead: fc.oneof(fc.constant(0), fc.nat({ max: 10_000 })),
-  cacheWrite: fc.oneof(fc.constant(0), fc.nat({ max: 3000 })),
-  output: fc.oneof(fc.constant(0), fc.nat({ max: 600 })),
-  reasoning: fc.constant(0),
-  webSearches: fc.oneof({ weight: 4, arbitrary: fc.constant(0) }, fc.integer({ min: 1, max: 2 })),
-})
+/**
+ * Counts a provider could report: often none of a kind, sometimes large enough to spend a grant;
+ * of the cache writes, none, some or all for an hour.
+ */
+const usage: fc.Arbitrary<Required<SimUsage>> = fc
+  .record({
+    input: fc.oneof(fc.constant(0), fc.nat({ max: 2000 })),
+    cacheRead: fc.oneof(fc.constant(0), fc.nat({ max: 10_000 })),
+    cacheWrite: fc.oneof(fc.constant(0), fc.nat({ max: 3000 })),
+    hourShare: fc.constantFrom(0, 0, 0.5, 1),
+    output: fc.oneof(fc.constant(0), fc.nat({ max: 600 })),
+    reasoning: fc.constant(0),
+    webSearches: fc.oneof({ weight: 4, arbitrary: fc.constant(0) }, fc.integer({ min: 1, max: 2 })),
+  })
+  .map(({ hourShare, ...u }) => ({ ...u, cacheWrite1h: Math.floor(u.cacheWrite * hourShare) }))
 
 /** Most grants are general credit; some are scoped to one or two names. */
 const names = <T>(values: readonly T[]) =>
@@ -433,6 +444,7 @@ function reportedCounts(leg: LegView, u: Required<SimUsage>) {
     input_tokens: u.input,
     cached_input_tokens: u.cacheRead,
     cache_creation_input_tokens: u.cacheWrite,
+    cache_creation_1h_input_tokens: hourWritesReported.has(leg.provider_id) ? u.cacheWrite1h : 0,
     output_tokens: u.output,
     web_search_requests: searchesReported.has(leg.provider_id) ? u.webSearches : 0,
   }
@@ -442,6 +454,7 @@ const zeroCounts = {
   input_tokens: 0,
   cached_input_tokens: 0,
   cache_creation_input_tokens: 0,
+  cache_creation_1h_input_tokens: 0,
   output_tokens: 0,
   web_search_requests: 0,
   cost_nanos: 0,
@@ -604,7 +617,12 @@ async function checkSpend({ h, legs }: Books) {
   const price = (l: LegView) => catalog.prices[l.model_id]!
   expect({ saved: spend.cache_savings_nanos, premium: spend.cache_write_premium_nanos }).toEqual({
     saved: sum(legs, (l) => l.cached_input_tokens * (price(l).input - price(l).cacheRead)),
-    premium: sum(legs, (l) => l.cache_creation_input_tokens * (price(l).cacheWrite - price(l).input)),
+    premium: sum(
+      legs,
+      (l) =>
+        (l.cache_creation_input_tokens - l.cache_creation_1h_input_tokens) * (price(l).cacheWrite - price(l).input) +
+        l.cache_creation_1h_input_tokens * ((price(l).cacheWrite1h ?? price(l).cacheWrite) - price(l).input),
+    ),
   })
 }
 

@@ -164,6 +164,72 @@ describe('an Anthropic client on a Claude 5.x model (pass-through)', () => {
   })
 })
 
+// Anthropic refuses a budget at or above max_tokens ("`max_tokens` must be greater than
+// `thinking.budget_tokens`"), a 400 passed back without fallback: max_tokens clamped to the model's
+// output, or raised over a budget past it, must leave the budget below it.
+describe('a thinking budget beside a max_tokens the model caps (Claude 4.5 generation)', () => {
+  const capped = (maxOutputTokens: number) =>
+    gateway([{ ...claudeOld, max_output_tokens: maxOutputTokens, thinking: true }])
+
+  test('a budget above the clamped max_tokens goes just under it, and the ranking says so', async () => {
+    const h = await capped(32_000)
+    // Over the HTTP API: the SDK asks for a stream past 21,333 max_tokens.
+    const res = await h.call('/compat-a/v1/messages', {
+      method: 'POST',
+      headers: { 'anthropic-version': '2023-06-01' },
+      json: {
+        model: 'svc-max',
+        max_tokens: 64_000,
+        thinking: { type: 'enabled', budget_tokens: 40_000 },
+        messages: [user('plan the migration')],
+      },
+    })
+    expect(res.status).toBe(200)
+    expect(upstreamBody()).toMatchObject({ max_tokens: 32_000, thinking: { type: 'enabled', budget_tokens: 31_999 } })
+    expect((await ranksOf(h, res.headers.get('x-request-id')!))[0]).toMatchObject({
+      status: 'chosen',
+      reason:
+        'eligible; max_tokens clamped from 64000 to 32000; thinking budget lowered from 40000 to 31999, under max_tokens',
+    })
+  })
+
+  test('no room for the least budget (1,024): the model answers without thinking, and the ranking says so', async () => {
+    const h = await capped(32_000)
+    const message = await sdkClients(h).anthropic.messages.create({
+      model: 'svc-max',
+      max_tokens: 1000,
+      thinking: { type: 'enabled', budget_tokens: 1024 },
+      messages: [user('one line, please')],
+    })
+    expect(upstreamBody().max_tokens).toBe(1000)
+    expect(upstreamBody()).not.toHaveProperty('thinking')
+    expect((await ranksOf(h, message.id))[0]?.reason).toBe(
+      'eligible; thinking off: max_tokens 1000 leaves no room for the least thinking budget, 1024',
+    )
+  })
+
+  test('max_tokens raised over a budget stops at the model’s limit, adaptive and translated alike', async () => {
+    const h = await capped(4000)
+    await sdkClients(h).anthropic.messages.create({
+      model: 'svc-max',
+      max_tokens: 1000,
+      thinking: { type: 'adaptive' },
+      output_config: { effort: 'high' },
+      messages: [user('think it through')],
+    } as Anthropic.MessageCreateParamsNonStreaming)
+    expect(upstreamBody()).toMatchObject({ max_tokens: 4000, thinking: { type: 'enabled', budget_tokens: 3999 } })
+
+    sim.reset()
+    await sdkClients(h).openai.responses.create({
+      model: 'svc-max',
+      input: 'think it through',
+      max_output_tokens: 1000,
+      reasoning: { effort: 'high' },
+    })
+    expect(upstreamBody()).toMatchObject({ max_tokens: 4000, thinking: { type: 'enabled', budget_tokens: 3999 } })
+  })
+})
+
 describe('count_tokens', () => {
   test("is asked of a model that has not retired, with the body fitted as the model's requests are", async () => {
     const retired = simClaude({ id: 'claude-gone', upstream_model: 'claude-gone-up', retires_on: '2026-01-01' })

@@ -59,6 +59,46 @@ describe('openai surface: models', () => {
     })
   })
 
+  test('a model below the profile’s quality floor, which routing never serves there, counts toward no window', async () => {
+    const h = await createHarness({
+      env: { SIM_KEY: 'k' },
+      config: {
+        catalog: { builtin: false },
+        providers: simProviders('http://127.0.0.1:9'),
+        // ultra_saver's floor is 60 by default; pro's 0, raised to 70 here.
+        profiles: { pro: { quality_floor: 70 } },
+        models: [
+          simGpt({
+            profiles: ['pro', 'max', 'ultra_saver'],
+            quality: 90,
+            context_window: 200_000,
+            max_output_tokens: 64_000,
+          }),
+          simGpt({
+            id: 'gpt-wide-weak',
+            profiles: ['pro', 'max', 'ultra_saver'],
+            quality: 50,
+            context_window: 1_000_000,
+            max_output_tokens: 128_000,
+          }),
+        ],
+      },
+    })
+    const openai = await (await h.call('/compat-b/v1/models')).json()
+    const anthropic = await (
+      await h.call('/compat-a/v1/models', { headers: { 'anthropic-version': '2023-06-01' } })
+    ).json()
+    const limitsOf = (data: Record<string, unknown>[], window: string, output: string) =>
+      Object.fromEntries(data.map((m) => [m.id, [m[window], m[output]]]))
+    const expected = {
+      'svc-pro': [200_000, 64_000],
+      'svc-max': [1_000_000, 128_000],
+      'svc-ultra-saver': [200_000, 64_000],
+    }
+    expect(limitsOf(openai.data, 'context_window', 'max_output_tokens')).toEqual(expected)
+    expect(limitsOf(anthropic.data, 'max_input_tokens', 'max_tokens')).toEqual(expected)
+  })
+
   test('a provider only an account’s own key reaches counts toward the window once the account has one', async () => {
     const h = await createHarness({
       env: { SIM_KEY: 'k' },

@@ -146,6 +146,7 @@ describe('Anthropic pass-through: what Anthropic bills above list price is left 
     )
   })
 
+  // The simulator's models are configured without a 1-hour cache-write price (hour-cache-pricing.test.ts has one that has).
   test('an hour-long cache mark goes as a 5-minute one, wherever it is; 5-minute marks go as sent', async () => {
     const hour = { type: 'ephemeral', ttl: '1h' }
     const fiveMinutes = { type: 'ephemeral', ttl: '5m' }

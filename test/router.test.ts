@@ -9,7 +9,7 @@ import { createApp } from '../src/app'
 import { resolveConfig } from '../src/config/load'
 import type { ConfigFile } from '../src/config/schema'
 import { openDatabase } from '../src/db/open'
-import { createDeps } from '../src/deps'
+import { createDeps, type Deps } from '../src/deps'
 import { createLogger } from '../src/lib/log'
 import type { RankEntry } from '../src/router/rank'
 import type { TestResponse } from './support/harness'
@@ -113,10 +113,15 @@ async function setup(opts: SetupOptions = {}) {
   })
   const first = await deps.admin.bootstrap()
   if (!first) throw new Error('bootstrap did not run on an empty database')
+  return { deps, config, clock, ...clientOf(deps, first.key), key: first.key, accountId: first.account.id }
+}
+
+/** The app over `deps`, called with `key` unless a call names another. */
+function clientOf(deps: Deps, key: string) {
   const app = createApp(deps)
   const call = (path: string, init: RequestInit & { json?: unknown; key?: string } = {}): Promise<TestResponse> => {
     const headers = new Headers(init.headers)
-    headers.set('authorization', `Bearer ${init.key ?? first.key}`)
+    headers.set('authorization', `Bearer ${init.key ?? key}`)
     let body = init.body
     if (init.json !== undefined) {
       headers.set('content-type', 'application/json')
@@ -146,7 +151,7 @@ async function setup(opts: SetupOptions = {}) {
     const record = requestId ? await (await call(`/v1/usage/requests/${requestId}`, { key: o.key })).json() : undefined
     return { status: res.status, body, requestId, record }
   }
-  return { deps, config, clock, call, ask, key: first.key, accountId: first.account.id }
+  return { call, ask }
 }
 
 /** provider_ranks as [model, status, health state]: the order and outcome a user reads. */
@@ -653,21 +658,47 @@ describe('session stickiness', () => {
     })
   })
 
-  test('stickiness holds across profiles only while the model is in the profile asked for', async () => {
-    const h = await setup()
+  test('a session sticks per profile: its requests under another profile neither follow nor move it', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'svc-router-sticky-'))
+    const dbPath = join(dir, 'svc.db')
+    const h = await setup({ dbPath })
+    const sticks = 'eligible; session sticks to the model that served it'
+    // max prefers alpha, pro beta; both models are in both profiles.
     expect((await h.ask('svc-max', { session: 's1' })).record.selected_model_id).toBe('alpha')
-    // pro prefers beta, but alpha is in pro too: the session stays on alpha.
+    // As Claude Code's background calls on another profile share its session id: pro keeps its own choice.
     const pro = await h.ask('svc-pro', { session: 's1' })
     expect(ranksOf(pro.record)).toEqual([
+      ['beta', 'chosen', 'closed'],
+      ['alpha', 'not_tried', 'closed'],
+    ])
+    expect(rankOf(pro.record, 'beta').reason).toBe('eligible')
+    // …and max's session is where it was, though beta (in max too) served the session last.
+    const max = await h.ask('svc-max', { session: 's1' })
+    expect(ranksOf(max.record)).toEqual([
       ['alpha', 'chosen', 'closed'],
       ['beta', 'not_tried', 'closed'],
     ])
-    expect((await h.ask('svc-pro', { session: 's2' })).record.selected_model_id).toBe('beta')
+    expect(rankOf(max.record, 'alpha').reason).toBe(sticks)
+    expect(rankOf((await h.ask('svc-pro', { session: 's1' })).record, 'beta').reason).toBe(sticks)
 
-    const h2 = await setup({ models: [{ ...alpha, profiles: ['max'] }, beta] })
-    expect((await h2.ask('svc-max', { session: 's1' })).record.selected_model_id).toBe('alpha')
-    const left = await h2.ask('svc-pro', { session: 's1' })
-    expect(ranksOf(left.record)).toEqual([['beta', 'chosen', 'closed']])
+    // Restarted (nothing in memory), each profile reads its own last model of the session from the ledger.
+    h.deps.ledger.close()
+    const reopened = createDeps(h.config, {
+      db: openDatabase(dbPath),
+      clock: () => h.clock.now,
+      log: createLogger('silent'),
+    })
+    const after = clientOf(reopened, h.key)
+    const maxAgain = await after.ask('svc-max', { session: 's1' })
+    expect(ranksOf(maxAgain.record)).toEqual([
+      ['alpha', 'chosen', 'closed'],
+      ['beta', 'not_tried', 'closed'],
+    ])
+    expect(rankOf(maxAgain.record, 'alpha').reason).toBe(sticks)
+    const proAgain = await after.ask('svc-pro', { session: 's1' })
+    expect(rankOf(proAgain.record, 'beta')).toMatchObject({ status: 'chosen', reason: sticks })
+    reopened.ledger.close()
+    rmSync(dir, { recursive: true, force: true })
   })
 })
 

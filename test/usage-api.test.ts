@@ -45,6 +45,7 @@ describe('GET /v1/usage', () => {
           input_tokens: 7,
           cached_input_tokens: 3,
           cache_creation_input_tokens: 2,
+          cache_creation_1h_input_tokens: 0,
           output_tokens: 9,
           web_search_requests: 0,
           cost_nanos: 1234,

@@ -56,6 +56,7 @@ const models: ModelSection[] = [
     output_usd_per_mtok: 15,
     cache_read_usd_per_mtok: 0.3,
     cache_write_usd_per_mtok: 3.75,
+    cache_write_1h_usd_per_mtok: 6,
   },
   {
     id: 'gpt-b',
@@ -84,7 +85,15 @@ const models: ModelSection[] = [
 
 /** The same prices in nanos (USD/Mtok × 1,000 a token; USD/1k × 1,000,000 a search). */
 const prices: Record<string, ModelPrice> = {
-  'claude-a': { provider: 'anth', input: 3000, output: 15000, cacheRead: 300, cacheWrite: 3750, webSearch: 10_000_000 },
+  'claude-a': {
+    provider: 'anth',
+    input: 3000,
+    output: 15000,
+    cacheRead: 300,
+    cacheWrite: 3750,
+    cacheWrite1h: 6000,
+    webSearch: 10_000_000,
+  },
   'gpt-b': { provider: 'chat', input: 1000, output: 2000, cacheRead: 500, cacheWrite: 1250, webSearch: 10_000_000 },
   'resp-d': { provider: 'resp', input: 500, output: 4000, cacheRead: 50, cacheWrite: 625, webSearch: 25_000_000 },
 }
@@ -92,6 +101,8 @@ const byUpstream = new Map(models.map((m) => [m.upstream_model!, m]))
 
 /** Chat Completions has no web search of its own: a Chat upstream never reports one. */
 const searchesReported = new Set(['anth', 'resp'])
+/** Only Anthropic splits its cache writes by TTL. */
+const hourWritesReported = new Set(['anth'])
 
 const config: ConfigFile = { catalog: { builtin: false }, providers: simProviders(sim.url), models }
 
@@ -181,14 +192,18 @@ const ask: fc.Arbitrary<Ask> = fc.record(
   { requiredKeys: ['who', 'key', 'surface', 'profile', 'stream'] },
 )
 
-const usage: fc.Arbitrary<Usage> = fc.record({
-  input: fc.oneof(fc.constant(0), fc.nat({ max: 2000 })),
-  cacheRead: fc.oneof(fc.constant(0), fc.nat({ max: 10_000 })),
-  cacheWrite: fc.oneof(fc.constant(0), fc.nat({ max: 3000 })),
-  output: fc.oneof(fc.constant(1), fc.nat({ max: 600 })),
-  reasoning: fc.constant(0),
-  webSearches: fc.oneof({ weight: 4, arbitrary: fc.constant(0) }, fc.integer({ min: 1, max: 2 })),
-})
+/** Of the cache writes, none, some or all for an hour. */
+const usage: fc.Arbitrary<Usage> = fc
+  .record({
+    input: fc.oneof(fc.constant(0), fc.nat({ max: 2000 })),
+    cacheRead: fc.oneof(fc.constant(0), fc.nat({ max: 10_000 })),
+    cacheWrite: fc.oneof(fc.constant(0), fc.nat({ max: 3000 })),
+    hourShare: fc.constantFrom(0, 0, 0.5, 1),
+    output: fc.oneof(fc.constant(1), fc.nat({ max: 600 })),
+    reasoning: fc.constant(0),
+    webSearches: fc.oneof({ weight: 4, arbitrary: fc.constant(0) }, fc.integer({ min: 1, max: 2 })),
+  })
+  .map(({ hourShare, ...u }) => ({ ...u, cacheWrite1h: Math.floor(u.cacheWrite * hourShare) }))
 
 const smallLimit = (max: number) =>
   fc.option(fc.oneof(fc.constantFrom(1, 2, 3, 5), fc.integer({ min: 1, max })), { nil: undefined, freq: 5 })
@@ -476,6 +491,7 @@ function recordSent(
     const ok = i >= t.faults
     const price = prices[m.id]!
     const searches = ok && searchesReported.has(m.provider) ? t.u.webSearches : 0
+    const hourWrites = ok && hourWritesReported.has(m.provider) ? t.u.cacheWrite1h : 0
     const counts = ok
       ? { input: t.u.input, cached: t.u.cacheRead, cacheWrite: t.u.cacheWrite, output: t.u.output }
       : { input: 0, cached: 0, cacheWrite: 0, output: 0 }
@@ -486,11 +502,14 @@ function recordSent(
       upstreamModel: m.upstream_model!,
       outcome: ok ? 'ok' : 'failed',
       ...counts,
+      cacheWrite1h: hourWrites,
       webSearches: searches,
+      // README: the 1-hour cache writes at the 1-hour price, the model's cache-write price where it has none.
       costNanos:
         counts.input * price.input +
         counts.cached * price.cacheRead +
-        counts.cacheWrite * price.cacheWrite +
+        (counts.cacheWrite - hourWrites) * price.cacheWrite +
+        hourWrites * (price.cacheWrite1h ?? price.cacheWrite) +
         counts.output * price.output +
         searches * price.webSearch,
       chargedNanos: 0,
@@ -633,7 +652,15 @@ function detailShown(body: any) {
 const requestsOf = (w: World, who: number) => [...w.accounts[who]!.requests].sort(newestFirst)
 
 /** What a request sent between two page fetches is answered with. */
-const newcomerUsage: Usage = { input: 3, cacheRead: 0, cacheWrite: 0, output: 2, reasoning: 0, webSearches: 0 }
+const newcomerUsage: Usage = {
+  input: 3,
+  cacheRead: 0,
+  cacheWrite: 0,
+  cacheWrite1h: 0,
+  output: 2,
+  reasoning: 0,
+  webSearches: 0,
+}
 
 /** 1: paged with `limit`, every page is the keyset's next slice; a request sent between pages shows in none. */
 async function checkPages(w: World, q: Extract<Query, { kind: 'pages' }>) {

@@ -12,7 +12,10 @@ export interface TokenPricesUsd {
   inputUsdPerMtok: number
   outputUsdPerMtok: number
   cacheReadUsdPerMtok: number
+  /** A 5-minute cache write (or the provider's only kind). */
   cacheWriteUsdPerMtok: number
+  /** A 1-hour cache write; unset, svc does not price one (pricing.ts). */
+  cacheWrite1hUsdPerMtok?: number
 }
 
 export interface CatalogRow extends TokenPricesUsd {
@@ -86,6 +89,9 @@ const claudeOpus: Facts = {
   outputUsdPerMtok: 25,
   cacheReadUsdPerMtok: 0.5,
   cacheWriteUsdPerMtok: 6.25,
+  // A cache write kept an hour (`ttl: "1h"`) costs 2 × input on every Claude model; each row below
+  // sets its own, as its input price differs.
+  cacheWrite1hUsdPerMtok: 10,
   contextWindow: 200_000,
   maxOutputTokens: 64_000,
   tools: true,
@@ -117,12 +123,13 @@ const claudeSonnet: Facts = {
   outputUsdPerMtok: 15,
   cacheReadUsdPerMtok: 0.3,
   cacheWriteUsdPerMtok: 3.75,
+  cacheWrite1hUsdPerMtok: 6,
   retiresOn: '2026-11-30',
 }
 // The 5.5 generation (platform.claude.com's model pages and migration guides): 1M context without a
 // beta header, 128K output, adaptive thinking on by default. Each refuses with a 400 a thinking
 // budget, sampling parameters, an assistant prefill and a forced tool choice. Cache writes (5 min)
-// cost 1.25 × input; reads 0.05 × (Sonnet 5.5's were cut to that on 2026-10-07).
+// cost 1.25 × input, 1-hour ones 2 ×; reads 0.05 × (Sonnet 5.5's were cut to that on 2026-10-07).
 const claudeSonnet55: Facts = {
   ...claudeOpus,
   id: 'claude-sonnet-5-5',
@@ -133,6 +140,7 @@ const claudeSonnet55: Facts = {
   outputUsdPerMtok: 10,
   cacheReadUsdPerMtok: 0.1,
   cacheWriteUsdPerMtok: 2.5,
+  cacheWrite1hUsdPerMtok: 4,
   contextWindow: 1_000_000,
   maxOutputTokens: 128_000,
   adaptiveThinking: true,
@@ -154,6 +162,7 @@ const claudeOpus55: Facts = {
   outputUsdPerMtok: 20,
   cacheReadUsdPerMtok: 0.2,
   cacheWriteUsdPerMtok: 5,
+  cacheWrite1hUsdPerMtok: 8,
   thinkingOff: 'unsupported',
 }
 const claudeHaiku: Facts = {
@@ -166,6 +175,7 @@ const claudeHaiku: Facts = {
   outputUsdPerMtok: 5,
   cacheReadUsdPerMtok: 0.1,
   cacheWriteUsdPerMtok: 1.25,
+  cacheWrite1hUsdPerMtok: 2,
 }
 // Priced by prompt length: a request whose prompt (input, cache reads and writes) exceeds 100,000
 // tokens pays the dearer tier on every token, output included. Anthropic places it for
@@ -184,12 +194,14 @@ const claudeHaiku55: Facts = {
   outputUsdPerMtok: 0.5,
   cacheReadUsdPerMtok: 0.01,
   cacheWriteUsdPerMtok: 0.125,
+  cacheWrite1hUsdPerMtok: 0.2,
   longPrompt: {
     aboveTokens: 100_000,
     inputUsdPerMtok: 0.5,
     outputUsdPerMtok: 2.5,
     cacheReadUsdPerMtok: 0.05,
     cacheWriteUsdPerMtok: 0.625,
+    cacheWrite1hUsdPerMtok: 1,
   },
   thinkingOff: 'disabled',
 }

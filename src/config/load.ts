@@ -369,6 +369,7 @@ const tokenPriceKeys = [
   'output_usd_per_mtok',
   'cache_read_usd_per_mtok',
   'cache_write_usd_per_mtok',
+  'cache_write_1h_usd_per_mtok',
 ] as const
 
 /**
@@ -435,6 +436,8 @@ function mergeModel(entry: ModelSection, base: CatalogRow | undefined, where: st
     // An unpriced cache read or write costs what plain input costs: never free by omission.
     cacheReadUsdPerMtok: price(entry.cache_read_usd_per_mtok, base?.cacheReadUsdPerMtok ?? entry.input_usd_per_mtok),
     cacheWriteUsdPerMtok: price(entry.cache_write_usd_per_mtok, base?.cacheWriteUsdPerMtok ?? entry.input_usd_per_mtok),
+    // Unpriced, a 1-hour write is never asked for (list-price.ts): no price to fall back on.
+    cacheWrite1hUsdPerMtok: entry.cache_write_1h_usd_per_mtok ?? base?.cacheWrite1hUsdPerMtok,
     webSearchUsdPer1k: entry.web_search_usd_per_1k ?? base?.webSearchUsdPer1k,
     longPrompt: entry.long_prompt
       ? {
@@ -443,6 +446,7 @@ function mergeModel(entry: ModelSection, base: CatalogRow | undefined, where: st
           outputUsdPerMtok: entry.long_prompt.output_usd_per_mtok,
           cacheReadUsdPerMtok: entry.long_prompt.cache_read_usd_per_mtok ?? entry.long_prompt.input_usd_per_mtok,
           cacheWriteUsdPerMtok: entry.long_prompt.cache_write_usd_per_mtok ?? entry.long_prompt.input_usd_per_mtok,
+          cacheWrite1hUsdPerMtok: entry.long_prompt.cache_write_1h_usd_per_mtok,
         }
       : base?.longPrompt,
     peak: entry.peak
@@ -453,6 +457,7 @@ function mergeModel(entry: ModelSection, base: CatalogRow | undefined, where: st
           outputUsdPerMtok: entry.peak.output_usd_per_mtok,
           cacheReadUsdPerMtok: entry.peak.cache_read_usd_per_mtok ?? entry.peak.input_usd_per_mtok,
           cacheWriteUsdPerMtok: entry.peak.cache_write_usd_per_mtok ?? entry.peak.input_usd_per_mtok,
+          cacheWrite1hUsdPerMtok: entry.peak.cache_write_1h_usd_per_mtok,
         }
       : base?.peak,
     contextWindow: entry.context_window ?? base?.contextWindow ?? 128_000,
@@ -477,6 +482,9 @@ const tokenPricesOf = (usd: TokenPricesUsd): TokenPrices => ({
   outputNanosPerToken: usdPerMtokToNanosPerToken(usd.outputUsdPerMtok),
   cacheReadNanosPerToken: usdPerMtokToNanosPerToken(usd.cacheReadUsdPerMtok),
   cacheWriteNanosPerToken: usdPerMtokToNanosPerToken(usd.cacheWriteUsdPerMtok),
+  ...(usd.cacheWrite1hUsdPerMtok === undefined
+    ? {}
+    : { cacheWrite1hNanosPerToken: usdPerMtokToNanosPerToken(usd.cacheWrite1hUsdPerMtok) }),
 })
 
 /** "HH:MM-HH:MM" → [start, end) in minutes after UTC midnight; a span that is no span is an error. */

@@ -66,9 +66,14 @@ export const ModelSection = T.Object(
     cache_read_usd_per_mtok: T.Optional(T.Number({ minimum: 0 })),
     cache_write_usd_per_mtok: T.Optional(T.Number({ minimum: 0 })),
     /**
+     * A cache write kept an hour (Anthropic's `ttl: "1h"`). Unset: svc prices none, and a request's
+     * 1-hour cache marks go to the model as 5-minute ones (the built-in Claude rows set 2 × input).
+     */
+    cache_write_1h_usd_per_mtok: T.Optional(T.Number({ minimum: 0 })),
+    /**
      * Prices for every token of a request whose prompt (input, cache reads and writes) is longer
      * than above_tokens, output included (Claude Haiku 5.5 above 100,000 tokens). Unset cache
-     * prices cost what the tier's input costs.
+     * prices cost what the tier's input costs; an unset 1-hour one, none (as above).
      */
     long_prompt: T.Optional(
       T.Object(
@@ -78,13 +83,15 @@ export const ModelSection = T.Object(
           output_usd_per_mtok: T.Number({ minimum: 0 }),
           cache_read_usd_per_mtok: T.Optional(T.Number({ minimum: 0 })),
           cache_write_usd_per_mtok: T.Optional(T.Number({ minimum: 0 })),
+          cache_write_1h_usd_per_mtok: T.Optional(T.Number({ minimum: 0 })),
         },
         closed,
       ),
     ),
     /**
      * Dearer prices during the provider's peak hours, "HH:MM-HH:MM" in UTC, end excluded (DeepSeek:
-     * ["01:00-04:00", "06:00-10:00"] on weekdays). Unset cache prices cost what the peak input costs.
+     * ["01:00-04:00", "06:00-10:00"] on weekdays). Unset cache prices cost what the peak input costs;
+     * an unset 1-hour one, none (as above).
      */
     peak: T.Optional(
       T.Object(
@@ -95,6 +102,7 @@ export const ModelSection = T.Object(
           output_usd_per_mtok: T.Number({ minimum: 0 }),
           cache_read_usd_per_mtok: T.Optional(T.Number({ minimum: 0 })),
           cache_write_usd_per_mtok: T.Optional(T.Number({ minimum: 0 })),
+          cache_write_1h_usd_per_mtok: T.Optional(T.Number({ minimum: 0 })),
         },
         closed,
       ),

@@ -141,6 +141,8 @@ export const usageEvents = sqliteTable(
     endedAt: integer('ended_at'),
     /** Searches the upstream's own web search tool ran, each priced on its own (in cost_nanos). */
     webSearchRequests: integer('web_search_requests').notNull().default(0),
+    /** The part of cache_creation_input_tokens written for an hour, priced apart (in cost_nanos). */
+    cacheCreation1hInputTokens: integer('cache_creation_1h_input_tokens').notNull().default(0),
   },
   (t) => [
     primaryKey({ columns: [t.requestId, t.attempt] }),

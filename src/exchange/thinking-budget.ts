@@ -29,9 +29,25 @@ export function effortForBudget(budgetTokens: number): 'low' | 'medium' | 'high'
   return 'high'
 }
 
-/** The budget counts toward max_tokens and must stay below it: keep the caller's answer allowance on top. */
+/**
+ * The budget counts toward max_tokens and must stay below it: keep the caller's answer allowance on
+ * top. The model's own output limit may cut this back (model-fit.ts, the budget then goes under it).
+ */
 export const maxTokensAbove = (budget: number, maxTokens: number): number =>
   maxTokens <= budget ? budget + maxTokens : maxTokens
+
+/** Anthropic's least thinking budget: a smaller one is refused with a 400. */
+export const minThinkingBudget = 1024
+
+/**
+ * A thinking budget under max_tokens, as Anthropic requires (a 400, "`max_tokens` must be greater
+ * than `thinking.budget_tokens`"): as asked when it fits, else max_tokens − 1; undefined where
+ * that is below the least budget, and the model answers without thinking.
+ */
+export function budgetUnder(budget: number, maxTokens: number): number | undefined {
+  if (budget < maxTokens) return budget
+  return maxTokens - 1 >= minThinkingBudget ? maxTokens - 1 : undefined
+}
 
 const effortOrder: readonly ReasoningEffort[] = ['minimal', 'low', 'medium', 'high', 'xhigh', 'max']
 

@@ -196,6 +196,11 @@ export interface ExchangeRequest {
   tools: ToolDefinition[]
   /** The upstream's own web search, where the client offered it. */
   webSearch?: WebSearchTool
+  /**
+   * The types of the tools Anthropic defines and the client runs (text_editor_…, bash_…, memory_…,
+   * computer_…), where an Anthropic client offered any: no other dialect has them.
+   */
+  anthropicClientTools?: string[]
   toolChoice?: ToolChoice
   maxTokens: number
   /**
@@ -231,6 +236,11 @@ export interface Usage {
   input: number
   cacheRead: number
   cacheWrite: number
+  /**
+   * Part of `cacheWrite` written for an hour (Anthropic's `ttl: "1h"`), priced apart from the
+   * 5-minute writes, where the upstream says. Absent: none reported.
+   */
+  cacheWrite1h?: number
   output: number
   /** Part of `output` spent on reasoning, where the upstream says. */
   reasoning: number
@@ -246,7 +256,15 @@ export const emptyUsage = (): Usage => ({ input: 0, cacheRead: 0, cacheWrite: 0,
 /** Cumulative usage semantics: each count present in `update` replaces the old one, none is added. */
 export function overwriteUsage(target: Usage, update: Partial<Usage> | undefined): void {
   if (!update) return
-  for (const key of ['input', 'cacheRead', 'cacheWrite', 'output', 'reasoning', 'webSearches'] as const) {
+  for (const key of [
+    'input',
+    'cacheRead',
+    'cacheWrite',
+    'cacheWrite1h',
+    'output',
+    'reasoning',
+    'webSearches',
+  ] as const) {
     const value = update[key]
     if (value !== undefined) target[key] = value
   }
@@ -303,6 +321,10 @@ export interface UpstreamErrorInfo {
   /** Anthropic error type vocabulary: overloaded_error, api_error, rate_limit_error, … */
   type: string
   message: string
+  /** The request field the upstream blames (OpenAI's `param`), in the upstream's dialect. */
+  param?: string
+  /** OpenAI's `code` (model_not_found, insufficient_quota…), where the upstream sent one. */
+  code?: string
 }
 
 /**

@@ -1063,6 +1063,9 @@ const schemas: Record<string, Schema> = {
       input_tokens: tokens('excludes cache reads and cache writes'),
       cached_input_tokens: tokens('cache reads'),
       cache_creation_input_tokens: tokens('cache writes'),
+      cache_creation_1h_input_tokens: tokens(
+        "the part of cache_creation_input_tokens written for an hour (Anthropic's ttl 1h), priced at the model's 1-hour cache-write price",
+      ),
       output_tokens: tokens(),
       web_search_requests: {
         type: 'integer',

@@ -1,10 +1,11 @@
 // The routing profiles as models: the one list both surfaces' models routes render, each in its
 // own vendor's shape (Anthropic's on /compat-a, OpenAI's on /compat-b).
-import { type Config, isRetired } from '../config/load'
+import type { Config } from '../config/load'
 import type { RoutingMode } from '../config/schema'
 import { GatewayError } from '../lib/errors'
 import { profileDescriptions, profileNames } from '../router/profiles'
-import { type OwnProviderKeys, providerKeyFor } from '../router/provider-key'
+import type { OwnProviderKeys } from '../router/provider-key'
+import { profileSkipReason } from '../router/rank'
 
 /** When the profiles were introduced: both vendors' model objects carry a creation time. */
 export const profilesCreatedAt = '2026-11-01T00:00:00Z'
@@ -12,7 +13,8 @@ export const profilesCreatedAt = '2026-11-01T00:00:00Z'
 /**
  * The most a profile's models take for one account: the largest context window and the largest
  * output among those it can route that account to (a key for the provider, the platform's or the
- * account's own; a known price; not retired). A prompt over the window is refused, so an agent
+ * account's own; a known price; not retired; at or above the profile's quality floor: the
+ * ranking's own rule, rank.ts profileSkipReason). A prompt over the window is refused, so an agent
  * told it compacts in time (`svc claude`, `svc codex` pass it on); neither agent knows a
  * profile's name, and each assumes a window of its own. Null with no model.
  */
@@ -24,10 +26,10 @@ export interface ProfileLimits {
 function profileLimits(config: Config, mode: RoutingMode, ownKeys: OwnProviderKeys, now: number): ProfileLimits {
   let contextWindow: number | null = null
   let maxOutputTokens: number | null = null
+  const reach = { byokProviders: ownKeys, policy: config.profiles[mode], now }
   for (const model of config.models) {
-    if (!model.profiles.includes(mode) || !model.price || isRetired(model, now)) continue
     const provider = config.providers[model.provider]
-    if (!provider || !providerKeyFor(provider, ownKeys)) continue
+    if (!model.profiles.includes(mode) || !provider || profileSkipReason(model, provider, reach)) continue
     contextWindow = Math.max(contextWindow ?? 0, model.contextWindow)
     maxOutputTokens = Math.max(maxOutputTokens ?? 0, model.maxOutputTokens)
   }

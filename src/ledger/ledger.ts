@@ -19,6 +19,17 @@ export interface ApiKeyRecord {
   revokedAt: number | null
 }
 
+/**
+ * One session's requests under one routing mode: what session stickiness is kept per. An agent's
+ * background calls on a cheaper profile share its session id, and must neither follow nor move
+ * its main loop's model (whose prompt cache and thinking signatures are the ones worth keeping).
+ */
+export interface SessionLane {
+  accountId: string
+  sessionId: string
+  routingMode: string
+}
+
 export interface GrantRecord extends GrantState {
   accountId: string
   source: string
@@ -69,6 +80,8 @@ export interface LegRecord {
   createdAt: number
   endedAt: number | null
   webSearchRequests: number
+  /** The part of cacheCreationInputTokens written for an hour. */
+  cacheCreation1hInputTokens: number
 }
 
 export interface RequestRecord {
@@ -188,6 +201,8 @@ export interface CacheTokens {
   providerId: string
   cachedInputTokens: number
   cacheCreationInputTokens: number
+  /** The part of cacheCreationInputTokens written for an hour, dearer where the model prices it. */
+  cacheCreation1hInputTokens: number
 }
 
 export interface SpendSeries {
@@ -262,13 +277,10 @@ export interface Ledger {
   // what routing reads back
   /** The account's most recent feedback with the mode and model of the request it rated. */
   recentFeedbackSignals(accountId: string, limit: number): Promise<FeedbackSignal[]>
-  /** The model and provider that last served a session (completed requests only). */
   /** Spend per bucket and group, aggregated by the database (the dashboard's charts). */
   spendSeries(accountId: string, query: SpendQuery): Promise<SpendSeries>
-  lastServedInSession(
-    accountId: string,
-    sessionId: string,
-  ): Promise<{ modelId: string; providerId: string } | undefined>
+  /** The model and provider that last served a session under one routing mode (completed requests only). */
+  lastServedInSession(lane: SessionLane): Promise<{ modelId: string; providerId: string } | undefined>
 
   // device sign-in
   insertDeviceCode(row: DeviceCodeRecord): Promise<void>

@@ -8,7 +8,10 @@ export interface TokenPrices {
   inputNanosPerToken: number
   outputNanosPerToken: number
   cacheReadNanosPerToken: number
+  /** A cache write kept 5 minutes (Anthropic's default TTL), or the provider's only kind. */
   cacheWriteNanosPerToken: number
+  /** A cache write kept an hour (Anthropic's `ttl: "1h"`, 2 × input); absent: svc does not price one. */
+  cacheWrite1hNanosPerToken?: number
 }
 
 export interface Price extends TokenPrices {
@@ -70,13 +73,29 @@ export const usdPerMtokToNanosPerToken = (usd: number): number =>
 export const usdPer1kToNanosPerSearch = (usd: number): number =>
   exactNanos(usd, 1e9 / 1e3, 'USD per 1,000 searches is not a whole number of nanos per search')
 
-/** A leg's cost at the prices of `at`, when it started (peak hours are judged by it). */
+/**
+ * Whether every price the model may charge at (its base, long-prompt and peak tiers) has one for
+ * a 1-hour cache write: only then may a request ask Anthropic for one (list-price.ts).
+ */
+export const pricesHourCacheWrites = (price: Price | null): boolean =>
+  price !== null &&
+  price.cacheWrite1hNanosPerToken !== undefined &&
+  (price.longPrompt === undefined || price.longPrompt.cacheWrite1hNanosPerToken !== undefined) &&
+  (price.peak === undefined || price.peak.cacheWrite1hNanosPerToken !== undefined)
+
+/**
+ * A leg's cost at the prices of `at`, when it started (peak hours are judged by it). The 1-hour
+ * cache writes are a part of the cache writes; at a price without a 1-hour one they cost what the
+ * rest do (the requests of such a model ask for none: list-price.ts).
+ */
 export function costNanos(usage: Usage, price: Price, at: number): number {
   const tokens = tokenPricesFor(price, usage.input + usage.cacheRead + usage.cacheWrite, at)
+  const hourWrites = usage.cacheWrite1h ?? 0
   return (
     usage.input * tokens.inputNanosPerToken +
     usage.cacheRead * tokens.cacheReadNanosPerToken +
-    usage.cacheWrite * tokens.cacheWriteNanosPerToken +
+    (usage.cacheWrite - hourWrites) * tokens.cacheWriteNanosPerToken +
+    hourWrites * (tokens.cacheWrite1hNanosPerToken ?? tokens.cacheWriteNanosPerToken) +
     usage.output * tokens.outputNanosPerToken +
     (usage.webSearches ?? 0) * price.webSearchNanos
   )

@@ -7,7 +7,10 @@ import type { CacheTokens, SpendGroup, SpendSeries, SpendTotals } from './ledger
 export interface CacheSavings {
   /** Cache reads × (input price − cache-read price): what reading from cache saved. */
   savedNanos: number
-  /** Cache writes × (cache-write price − input price): what writing the cache cost on top. */
+  /**
+   * Cache writes × (cache-write price − input price): what writing the cache cost on top; the
+   * 1-hour ones at the 1-hour price where the model has one.
+   */
   writePremiumNanos: number
   /** Cache tokens of models the catalog no longer prices: left out of both sums. */
   unpricedTokens: number
@@ -25,7 +28,11 @@ export function priceCacheSavings(
       continue
     }
     out.savedNanos += row.cachedInputTokens * (price.inputNanosPerToken - price.cacheReadNanosPerToken)
-    out.writePremiumNanos += row.cacheCreationInputTokens * (price.cacheWriteNanosPerToken - price.inputNanosPerToken)
+    const hourWrites = row.cacheCreation1hInputTokens
+    const hourPrice = price.cacheWrite1hNanosPerToken ?? price.cacheWriteNanosPerToken
+    out.writePremiumNanos +=
+      (row.cacheCreationInputTokens - hourWrites) * (price.cacheWriteNanosPerToken - price.inputNanosPerToken) +
+      hourWrites * (hourPrice - price.inputNanosPerToken)
   }
   return out
 }

@@ -299,6 +299,7 @@ export function createSqliteLedger(
           providerId: s.usageEvents.providerId,
           cachedInputTokens: spendColumns.cachedInputTokens,
           cacheCreationInputTokens: spendColumns.cacheCreationInputTokens,
+          cacheCreation1hInputTokens: sql<number>`coalesce(sum(${s.usageEvents.cacheCreation1hInputTokens}), 0)`,
         })
         .from(s.usageEvents)
         .where(inRange)
@@ -309,14 +310,15 @@ export function createSqliteLedger(
       return { points, totals, cacheTokens }
     },
 
-    async lastServedInSession(accountId, sessionId) {
+    async lastServedInSession(lane) {
       const row = db
         .select({ modelId: s.requests.selectedModelId, providerId: s.requests.selectedProviderId })
         .from(s.requests)
         .where(
           and(
-            eq(s.requests.accountId, accountId),
-            eq(s.requests.sessionId, sessionId),
+            eq(s.requests.accountId, lane.accountId),
+            eq(s.requests.sessionId, lane.sessionId),
+            eq(s.requests.routingMode, lane.routingMode),
             eq(s.requests.status, 'completed'),
             isNotNull(s.requests.selectedModelId),
           ),

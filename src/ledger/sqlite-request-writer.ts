@@ -99,8 +99,12 @@ const requestValues = (r: RequestRecord) =>
 
 const legColumns = `id, request_id, account_id, attempt, model_id, provider_id, upstream_model, committed, estimated,
   outcome, error, input_tokens, cached_input_tokens, cache_creation_input_tokens, output_tokens, cost_nanos,
-  charged_nanos, byok, created_at, ended_at, web_search_requests`
-/** Journal entries written before web_search_requests existed end at ended_at; they ran no searches. */
+  charged_nanos, byok, created_at, ended_at, web_search_requests, cache_creation_1h_input_tokens`
+/**
+ * Journal entries written before a column existed lack its value, at the end: each such column is
+ * a count of something they never had (web_search_requests: searches; cache_creation_1h_input_tokens:
+ * 1-hour cache writes), so 0.
+ */
 const legColumnCount = legColumns.split(',').length
 const legValues = (leg: Omit<LegRecord, 'chargedNanos'>, chargedNanos: number) =>
   [
@@ -125,6 +129,7 @@ const legValues = (leg: Omit<LegRecord, 'chargedNanos'>, chargedNanos: number) =
     leg.createdAt,
     leg.endedAt,
     leg.webSearchRequests,
+    leg.cacheCreation1hInputTokens,
   ] satisfies SQLQueryBindings[]
 
 const chargeColumns = 'request_id, usage_event_id, position, grant_id, cost_type, amount_nanos, created_at'

@@ -48,6 +48,7 @@ export function usageEventView(leg: ShownLeg) {
     input_tokens: leg.inputTokens,
     cached_input_tokens: leg.cachedInputTokens,
     cache_creation_input_tokens: leg.cacheCreationInputTokens,
+    cache_creation_1h_input_tokens: leg.cacheCreation1hInputTokens,
     output_tokens: leg.outputTokens,
     web_search_requests: leg.webSearchRequests,
     cost_nanos: leg.costNanos,

@@ -7,8 +7,11 @@ import { mapResponsesFailure } from '../protocols/openai-responses/decode-respon
 import { decodeResponsesError } from '../protocols/openai-responses/errors'
 import { callUpstream, retryAfterSeconds, upstreamFailure } from './call-upstream'
 
-const openaiBody = (message: string, type: string, code: string | null) =>
-  JSON.stringify({ error: { message, type, param: null, code } })
+const openaiBody = (message: string, type: string, code: string | null, param: string | null = null) =>
+  JSON.stringify({ error: { message, type, param, code } })
+const anthropicBody = (type: string, message: string) => JSON.stringify({ type: 'error', error: { type, message } })
+const permissionDenied = 'Your API key does not have permission to use the specified resource.'
+const projectModel = 'Project `proj_1` does not have access to model `gpt-5`'
 
 /** What routing and the client see of a GatewayError. */
 const view = (e: GatewayError) => ({
@@ -79,8 +82,90 @@ describe('upstreamFailure: the gateway’s provider account failing is a retryab
       decodeResponsesError(404, openaiBody('no such model', 'x', 'model_not_found')),
       'no such model',
     ],
+    [
+      'Anthropic 404 naming the model',
+      decodeAnthropicError(404, anthropicBody('not_found_error', 'model: claude-nope')),
+      'model: claude-nope',
+    ],
+    [
+      'Anthropic 403 permission_error',
+      decodeAnthropicError(403, anthropicBody('permission_error', permissionDenied)),
+      permissionDenied,
+    ],
+    [
+      'OpenAI 403 for a model the project may not use, even with a param',
+      decodeResponsesError(403, openaiBody(projectModel, 'invalid_request_error', null, 'model')),
+      projectModel,
+    ],
+    [
+      'a 404 that says neither (a wrong base_url)',
+      decodeChatError(404, '<h1>Not Found</h1>'),
+      'upstream returned HTTP 404: <h1>Not Found</h1>',
+    ],
   ])('%s', (_, info, message) => {
     expect(view(upstreamFailure(info, 30))).toEqual(accountFailure(message))
+  })
+})
+
+describe('upstreamFailure: a 403 or 404 about what the request referenced is the request’s refusal, not the account’s', () => {
+  const itemGone = "Item with id 'rs_1' not found. Items are not persisted when `store` is set to false."
+  const previousGone = "Previous response with id 'resp_1' not found."
+  test.each<[string, UpstreamErrorInfo, ReturnType<typeof view>]>([
+    [
+      'Responses 404 for a replayed item (param input)',
+      decodeResponsesError(404, openaiBody(itemGone, 'invalid_request_error', null, 'input')),
+      { kind: 'not_found', status: 404, message: itemGone, retryable: true, permanent: false, retryAfterSeconds: 30 },
+    ],
+    [
+      'Responses 404 for a previous response (param only)',
+      decodeResponsesError(404, openaiBody(previousGone, 'invalid_request_error', null, 'previous_response_id')),
+      {
+        kind: 'not_found',
+        status: 404,
+        message: previousGone,
+        retryable: true,
+        permanent: false,
+        retryAfterSeconds: 30,
+      },
+    ],
+    [
+      'Chat 404 naming a file',
+      decodeChatError(404, openaiBody('No such File object: file-abc', 'invalid_request_error', null)),
+      {
+        kind: 'not_found',
+        status: 404,
+        message: 'No such File object: file-abc',
+        retryable: true,
+        permanent: false,
+        retryAfterSeconds: 30,
+      },
+    ],
+    [
+      'Anthropic 404 naming a file_id',
+      decodeAnthropicError(404, anthropicBody('not_found_error', 'File not found: file_011abc')),
+      {
+        kind: 'not_found',
+        status: 404,
+        message: 'File not found: file_011abc',
+        retryable: true,
+        permanent: false,
+        retryAfterSeconds: 30,
+      },
+    ],
+    [
+      'a 403 about a file is a permission refusal with its status',
+      decodeAnthropicError(403, anthropicBody('invalid_request_error', 'file_011abc is not downloadable')),
+      {
+        kind: 'permission',
+        status: 403,
+        message: 'file_011abc is not downloadable',
+        retryable: true,
+        permanent: false,
+        retryAfterSeconds: 30,
+      },
+    ],
+  ])('%s', (_, info, want) => {
+    expect(view(upstreamFailure(info, 30))).toEqual(want)
   })
 })
 

@@ -23,14 +23,38 @@ const kindForType: Record<string, ErrorKind> = {
 }
 
 /**
- * Failures of the gateway's own account at the provider, by status or by type: its key (401), its
- * permissions (403), the upstream model it names (404), its bill (402; OpenAI's 429
- * `insufficient_quota` is decoded as `billing_error`). Our misconfiguration, not the client's.
+ * Failures of the gateway's own account at the provider: its key (401), its bill (402; OpenAI's
+ * 429 `insufficient_quota` is decoded as `billing_error`). Our misconfiguration, not the client's.
  */
-const accountStatuses = new Set([401, 402, 403, 404])
-const accountTypes = new Set(['authentication_error', 'permission_error', 'not_found_error', 'billing_error'])
+const accountStatuses = new Set([401, 402])
+const accountTypes = new Set(['authentication_error', 'billing_error'])
+
+/**
+ * A 403 or 404 is the account's too, its permissions or the upstream model it names, unless the
+ * upstream blames something the request itself referenced. That is the client's to fix, and says
+ * nothing of the provider: OpenAI's 404 "Item with id 'rs_…' not found" for a reasoning item
+ * replayed without its content (`param: "input"`), "Previous response with id 'resp_…' not found"
+ * (`previous_response_id`), a `file_id` Anthropic's store does not hold (`not_found_error` naming
+ * the file). So: a `param` other than `model`, or words naming an item, file, conversation or
+ * container, make it the client's; any mention of the model, a key or a permission (Anthropic's
+ * `model: …`, OpenAI's `model_not_found`, "does not have permission") keeps it the account's, as
+ * does a 404 that says neither (a wrong base_url, a proxy's page), for the operator to look at.
+ */
+const refusalStatuses = new Set([403, 404])
+const refusalTypes = new Set(['permission_error', 'not_found_error'])
+const aboutTheAccount = /\bmodel\b|api[ _-]?key|permission/i
+const aboutTheRequest = /\b(?:items?|files?|conversations?|containers?)\b|\bfile[_-]\w/i
+
+const blamesTheRequest = (info: UpstreamErrorInfo) =>
+  info.code !== 'model_not_found' &&
+  info.param !== 'model' &&
+  !aboutTheAccount.test(info.message) &&
+  (info.param !== undefined || aboutTheRequest.test(info.message))
+
 const isProviderAccountFailure = (info: UpstreamErrorInfo) =>
-  accountStatuses.has(info.status) || accountTypes.has(info.type)
+  accountStatuses.has(info.status) ||
+  accountTypes.has(info.type) ||
+  ((refusalStatuses.has(info.status) || refusalTypes.has(info.type)) && !blamesTheRequest(info))
 
 /**
  * Each provider's words for a prompt over the model's context window: Anthropic's "prompt is too
@@ -53,6 +77,16 @@ export function upstreamFailure(info: UpstreamErrorInfo, retryAfterSeconds?: num
       permanent: true,
       keyRefused: true,
     })
+  }
+  // The request's own refusal, in the provider's words. Another candidate is still tried: a reasoning
+  // item another OpenAI organization made is refused here but read (or dropped) by another model,
+  // and a file one model's store lacks is the same for every model of the store, a wasted try at
+  // worst. It says nothing of the provider's health (relay.ts). Should every candidate refuse, the
+  // client hears this, in its dialect; the param stays behind, being the upstream dialect's field
+  // name and not necessarily the client's.
+  if (refusalStatuses.has(info.status) || refusalTypes.has(info.type)) {
+    const kind = info.status === 404 || info.type === 'not_found_error' ? 'not_found' : 'permission'
+    return new GatewayError(kind, info.message, { status: info.status, retryable: true, retryAfterSeconds })
   }
   // The router's estimate of the prompt let a model whose window it overflows try: one with a
   // larger window may yet serve (retryable), and the client hears it as its dialect says it.

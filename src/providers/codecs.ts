@@ -61,7 +61,11 @@ export const codecs: Record<ProviderKind, ProviderCodec> = {
     path: '/v1/messages',
     authHeaders: (apiKey) => ({ 'x-api-key': apiKey, 'anthropic-version': anthropicVersion }),
     forwardedHeaders: ['anthropic-version', 'anthropic-beta'],
-    encodeRequest: (req, model) => encodeAnthropicRequest(req, model.upstreamModel, model.capabilities),
+    encodeRequest: (req, model) =>
+      encodeAnthropicRequest(req, model.upstreamModel, {
+        ...model.capabilities,
+        maxOutputTokens: model.maxOutputTokens,
+      }),
     decodeResponse: decodeAnthropicResponse,
     streamDecoder: anthropicStreamDecoder,
     decodeError: decodeAnthropicError,

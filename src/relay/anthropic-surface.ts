@@ -10,6 +10,7 @@ import { fitToModel } from '../protocols/anthropic/model-fit'
 import { createAnthropicPassThroughMeter, rewriteMessageStart } from '../protocols/anthropic/usage-meter'
 import { encodeSse } from '../protocols/sse'
 import { isJson, isObject, replaceStringMember } from '../protocols/wire-values'
+import { pricesHourCacheWrites } from '../ledger/pricing'
 import { GatewayError } from '../lib/errors'
 import { withoutSessionMetadata } from './session'
 import type { InboundSurface } from './surface'
@@ -25,14 +26,16 @@ export const anthropicSurface: InboundSurface = {
   // Claude Code sends `thinking: {type: "adaptive"}` and output_config.effort whatever model it is
   // routed to: fitted, as anything else the model would refuse (model-fit.ts), and so is history
   // another provider made that Claude cannot read back (foreign-history.ts). What Anthropic bills
-  // above the list price svc charges (fast mode, a priority tier, code execution…) is left out
-  // (list-price.ts).
+  // above the list price svc charges (fast mode, a priority tier, code execution, a 1-hour cache
+  // write the model has no price for…) is left out (list-price.ts).
   passThroughBody: (body, model, maxTokens) =>
     fitToModel(
       withoutForeignHistory(
-        atListPrice(withoutSessionMetadata({ ...body, model: model.upstreamModel, max_tokens: maxTokens })),
+        atListPrice(withoutSessionMetadata({ ...body, model: model.upstreamModel, max_tokens: maxTokens }), {
+          hourCache: pricesHourCacheWrites(model.price),
+        }),
       ),
-      model.capabilities,
+      { ...model.capabilities, maxOutputTokens: model.maxOutputTokens },
     ),
   passThroughJson(json, ids) {
     if (!isObject(json) || json.type !== 'message') {

@@ -40,6 +40,36 @@ describe('incredibleCounts: the prompt stands or falls whole', () => {
     ])
   })
 
+  test('1-hour cache writes are a part of the cache writes: more of them than that, or fewer than none, is no split', () => {
+    const usage = { input: 10, cacheRead: 20, cacheWrite: 30, output: 5, reasoning: 0 }
+    expect(incredibleCounts({ ...usage, cacheWrite1h: 30 })).toEqual([])
+    expect(incredibleCounts({ ...usage, cacheWrite1h: 31 })).toEqual([
+      'cacheWrite1h',
+      'input',
+      'cacheRead',
+      'cacheWrite',
+    ])
+    expect(incredibleCounts({ ...usage, cacheWrite1h: -1 })).toEqual([
+      'cacheWrite1h',
+      'input',
+      'cacheRead',
+      'cacheWrite',
+    ])
+    expect(incredibleCounts({ ...usage, cacheWrite1h: 1.5 })).toEqual([
+      'cacheWrite1h',
+      'input',
+      'cacheRead',
+      'cacheWrite',
+    ])
+    // The writes themselves no count: the split goes with them, named once.
+    expect(incredibleCounts({ ...usage, cacheWrite: -30, cacheWrite1h: 5 })).toEqual([
+      'cacheWrite',
+      'input',
+      'cacheRead',
+      'cacheWrite1h',
+    ])
+  })
+
   test('an output count that cannot be one leaves the prompt alone', () => {
     expect(incredibleCounts({ input: 10, cacheRead: 20, cacheWrite: 0, output: -5, reasoning: 0 })).toEqual(['output'])
   })

@@ -12,7 +12,7 @@ import type { ExchangeResponse, Usage } from '../exchange/types'
  */
 export const maxCredibleTokens = 1_000_000_000
 
-const counts = ['input', 'cacheRead', 'cacheWrite', 'output', 'reasoning', 'webSearches'] as const
+const counts = ['input', 'cacheRead', 'cacheWrite', 'cacheWrite1h', 'output', 'reasoning', 'webSearches'] as const
 export type UsageCount = (typeof counts)[number]
 
 /** Whether `n` can be a count of tokens (or searches) an upstream really made. */
@@ -25,7 +25,9 @@ export const isCredibleCount = (n: unknown): n is number =>
  * together: one of them that cannot be a count leaves the split of the prompt unknown, so the
  * others are named too and the prompt is estimated whole. OpenAI's prompt count includes its
  * cached tokens (openAIUsage): cached counts larger than it leave a negative input, and billed as
- * they stood they charged ~89× an honest answer.
+ * they stood they charged ~89× an honest answer. The 1-hour cache writes are a part of the cache
+ * writes: more of them than writes in all (or fewer than none) is no split of the prompt either, and
+ * a negative one would have made the 5-minute rest dearer and the whole cheaper, down to nothing.
  */
 export function incredibleCounts(usage: Usage): readonly UsageCount[] {
   let found: UsageCount[] | undefined
@@ -35,13 +37,20 @@ export function incredibleCounts(usage: Usage): readonly UsageCount[] {
     found ??= []
     found.push(name)
   }
+  if (moreThanWritten(usage) && !found?.includes('cacheWrite1h')) {
+    found ??= []
+    found.push('cacheWrite1h')
+  }
   if (found === undefined) return noCounts
   if (found.some(isPromptCount)) {
-    for (const name of promptCounts) if (usage[name] !== 0 && !found.includes(name)) found.push(name)
+    for (const name of promptCounts) if ((usage[name] ?? 0) !== 0 && !found.includes(name)) found.push(name)
   }
   return found
 }
-const promptCounts = ['input', 'cacheRead', 'cacheWrite'] as const
+/** More 1-hour cache writes than cache writes in all (themselves a count): no part of them. */
+const moreThanWritten = ({ cacheWrite, cacheWrite1h }: Usage): boolean =>
+  cacheWrite1h !== undefined && isCredibleCount(cacheWrite) && cacheWrite1h > cacheWrite
+const promptCounts = ['input', 'cacheRead', 'cacheWrite', 'cacheWrite1h'] as const
 const isPromptCount = (name: UsageCount): boolean => (promptCounts as readonly UsageCount[]).includes(name)
 const noCounts: readonly UsageCount[] = []
 

@@ -60,7 +60,10 @@ export function servedFirstByte(deps: Deps, trace: RequestTrace, leg: LegDraft, 
   if (whole) deps.health.recordSuccess(provider.id, model.id, keyOwner)
   const { accountId, routingMode, session } = trace.ctx
   if (session.sessionId) {
-    deps.sessions.served({ accountId, sessionId: session.sessionId, routingMode }, { modelId: model.id, providerId: provider.id })
+    deps.sessions.served(
+      { accountId, sessionId: session.sessionId, routingMode },
+      { modelId: model.id, providerId: provider.id },
+    )
   }
 }
 

@@ -55,7 +55,7 @@ export async function relay(deps: Deps, input: RelayInput): Promise<Response> {
       )
     }
     const exchange = surface.decode(body)
-    const features = readRequestFeatures(exchange)
+    const features = readRequestFeatures(exchange, { mode, models: deps.config.models })
     const accountId = input.principal.accountId
     const session = readSessionAttributes(input.headers, surface.metadata(body))
     if (session.sessionId) exchange.promptCacheKey = promptCacheKeyOf(accountId, session.sessionId)
@@ -63,7 +63,9 @@ export async function relay(deps: Deps, input: RelayInput): Promise<Response> {
       deps.credit.get(accountId),
       deps.byok.get(accountId),
       deps.nudges.get(accountId),
-      session.sessionId ? deps.sessions.lastServed({ accountId, sessionId: session.sessionId, routingMode: mode }) : undefined,
+      session.sessionId
+        ? deps.sessions.lastServed({ accountId, sessionId: session.sessionId, routingMode: mode })
+        : undefined,
     ])
     const now = deps.clock()
     // The quota gate sees what the requests already in flight will take (credit-holds.ts).
@@ -82,6 +84,10 @@ export async function relay(deps: Deps, input: RelayInput): Promise<Response> {
       policy: deps.config.profiles[mode],
       nudges,
       health: deps.health.view,
+      messagesThinkingBudget:
+        surface.nativeKind === 'anthropic' && exchange.thinking?.type === 'enabled'
+          ? exchange.thinking.budgetTokens
+          : undefined,
       sticky,
     })
     const trace = new RequestTrace({
@@ -185,8 +191,16 @@ export async function relay(deps: Deps, input: RelayInput): Promise<Response> {
     record(deps, trace, { status: 'failed', httpStatus: response.status, error })
     return response
   } catch (err) {
-    // Not recorded (a bug past the ranking): its hold must not keep the account's credit.
+    // Not recorded: a refusal before routing (the model field, the decoder, the ledger refusing
+    // writes) carries no id the usage API would not find; a bug past the ranking carries the id its
+    // log line names, and its hold must not keep the account's credit.
     deps.holds.release(held)
+    if (err instanceof GatewayError) return errorResponse(err, surface.errorShape)
+    deps.log.error('gateway bug while routing a request', {
+      request_id: requestId,
+      error: String(err),
+      stack: (err as Error)?.stack,
+    })
     return errorResponse(err, surface.errorShape, idHeader)
   }
 }
@@ -246,6 +260,13 @@ function nothingServes(ranking: Ranking, profile: string): GatewayError {
       { permanent: true },
     )
   }
+  if (ranking.blockedByClientTool) {
+    return new GatewayError(
+      'invalid_request',
+      `this request offers ${ranking.blockedByClientTool}, a tool Anthropic defines for the client to run, which only an Anthropic model has, and none under ${profile} can serve it`,
+      { permanent: true, param: 'tools' },
+    )
+  }
   return new GatewayError(
     'overloaded',
     `no model can serve this request under ${profile}: ${summarizeSkips(ranking.ranks) || 'no provider is configured for this profile'}`,
@@ -296,8 +317,9 @@ function settleFailedAttempt(
         })
   a.trace.failLeg(a.leg, error, a.clientGone ? 'aborted' : 'failed')
   if (!a.clientGone && !internal) deps.metrics.upstreamError(provider.id, model.id, error.kind)
-  // A prompt too long for this model says nothing of the provider's health: another model may serve it.
-  if (!a.clientGone && error.retryable && error.kind !== 'context_exceeded') {
+  // A refusal of the request itself (a prompt too long for this model, an item or file it names
+  // that this provider does not hold) says nothing of the provider's health: another model may serve it.
+  if (!a.clientGone && error.retryable && !refusesTheRequest.has(error.kind)) {
     deps.health.recordFailure(provider.id, model.id, { retryAfterSeconds: error.retryAfterSeconds }, keyOwner)
   } else if (a.probe) {
     // A probe with no verdict (client gone, the client's own 4xx) says nothing about the
@@ -306,6 +328,9 @@ function settleFailedAttempt(
   }
   return error
 }
+
+/** Retryable failures that are the request's, not the provider's (call-upstream.ts). */
+const refusesTheRequest = new Set(['context_exceeded', 'not_found', 'permission'])
 
 /**
  * A provider's failure in the words the client, the log and the ledger get: never the key that

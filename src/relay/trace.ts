@@ -199,6 +199,7 @@ export class RequestTrace {
       cacheCreationInputTokens: usage.cacheWrite,
       outputTokens: usage.output,
       webSearchRequests: usage.webSearches ?? 0,
+      cacheCreation1hInputTokens: usage.cacheWrite1h ?? 0,
       costNanos: cost,
       byok,
       createdAt: leg.startedAt,

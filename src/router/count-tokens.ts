@@ -1,16 +1,38 @@
 // Token counts with a real BPE tokenizer (o200k_base), for count_tokens when no upstream can
-// count and for legs whose upstream never reported usage. Claude's own tokenizer is not public;
+// count, for legs whose upstream never reported usage and for prompts the router's rough estimate
+// puts near a context window. Claude's own tokenizer is not public;
 // o200k is close enough for compaction decisions and estimates, and never a made-up zero.
-import type { ExchangeRequest, UserContentBlock } from '../exchange/types'
-import { mediaTokensOf, textOf } from './features'
+import { documentText, type ExchangeRequest, type UserContentBlock } from '../exchange/types'
+
+// Anthropic bills an image at about (width × height) / 750 tokens; ~1,600 for a typical one.
+const tokensPerImage = 1600
+// A file's pages are unknown without parsing it. Anthropic puts a PDF page at 1,500–3,000 tokens of
+// text, plus the page as an image: a file counts as two pages at the low end.
+const tokensPerFile = 2 * (1500 + tokensPerImage)
+
+/** The prompt text of a user or tool-result part: a plain-text document is its title and text. */
+export function textOf(block: UserContentBlock): string {
+  if (block.type === 'text') return block.text
+  if (block.type === 'document' && block.source.kind === 'text') {
+    return documentText(block.title, block.source.text)
+  }
+  return ''
+}
+
+/** What an image or a file (PDF) costs beyond text; both need a vision model, at Anthropic and OpenAI. */
+export function mediaTokensOf(block: UserContentBlock): number {
+  if (block.type === 'image') return tokensPerImage
+  if (block.type === 'document' && block.source.kind !== 'text') return tokensPerFile
+  return 0
+}
 
 type CountTokens = (text: string) => number
 let countTokens: CountTokens | undefined
 
 /**
- * The o200k tables cost ~55 MB of memory, and only count_tokens and cut streams need them: load
- * them on first use, not at start. `require` keeps the call synchronous and still lets
- * `bun build --compile` embed the module.
+ * The o200k tables cost ~55 MB of memory and ~0.7 s to load, and only count_tokens, cut streams
+ * and prompts near a context window need them: load them on first use, not at start. `require`
+ * keeps the call synchronous and still lets `bun build --compile` embed the module.
  */
 function tokenizer(): CountTokens {
   countTokens ??= (require('gpt-tokenizer/encoding/o200k_base') as { countTokens: CountTokens }).countTokens
@@ -20,7 +42,36 @@ function tokenizer(): CountTokens {
 /** Per-message framing (role markers) that every chat template adds. */
 const tokensPerMessage = 4
 
-export function countRequestTokens(req: Pick<ExchangeRequest, 'system' | 'messages' | 'tools'>): number {
+type CountedRequest = Pick<ExchangeRequest, 'system' | 'messages' | 'tools'>
+
+/** The request's tokens, every character of its text counted. */
+export function countRequestTokens(req: CountedRequest): number {
+  const { text, extra } = requestText(req)
+  return tokenizer()(text) + extra
+}
+
+/** Text up to this length is counted whole by `estimateRequestTokens`; longer text, by slices. */
+const sampledAbove = 64_000
+const slices = 8
+const sliceChars = sampledAbove / slices
+
+/**
+ * The request's tokens for routing, at a bounded cost: text up to 64,000 characters counted whole,
+ * longer text by eight slices of 8,000 spread across it, their tokens per character applied to the
+ * whole (~4 ms however long the prompt, where a whole count takes ~6 ms per 100,000 characters on
+ * the event loop every stream shares). Within a few per cent on text of one kind throughout.
+ */
+export function estimateRequestTokens(req: CountedRequest): number {
+  const { text, extra } = requestText(req)
+  if (text.length <= sampledAbove) return tokenizer()(text) + extra
+  const stride = Math.floor((text.length - sliceChars) / (slices - 1))
+  let tokens = 0
+  for (let i = 0; i < slices; i++) tokens += tokenizer()(text.slice(i * stride, i * stride + sliceChars))
+  return Math.ceil((tokens / sampledAbove) * text.length) + extra
+}
+
+/** The request's text, joined, and the tokens of what is not text (images, files, message framing). */
+function requestText(req: CountedRequest): { text: string; extra: number } {
   const texts: string[] = []
   let extra = 0
   // Images and files are not text: they count as the router estimates them.
@@ -54,5 +105,5 @@ export function countRequestTokens(req: Pick<ExchangeRequest, 'system' | 'messag
     }
   }
   for (const tool of req.tools) texts.push(tool.name, tool.description ?? '', JSON.stringify(tool.inputSchema))
-  return tokenizer()(texts.join('\n')) + extra
+  return { text: texts.join('\n'), extra }
 }

@@ -1,4 +1,5 @@
 import { describe, expect, test } from 'bun:test'
+import type { RoutingMode } from '../config/schema'
 import type { DocumentBlock, ExchangeRequest, UserContentBlock } from '../exchange/types'
 import { countRequestTokens } from './count-tokens'
 import { jsonLength, readRequestFeatures } from './features'
@@ -68,6 +69,62 @@ describe('documents in the request features and token counts', () => {
   test('count_tokens counts a file as the router estimates it, and a text document by its text', () => {
     expect(countRequestTokens(asking(pdf)) - countRequestTokens(asking())).toBe(6200)
     expect(countRequestTokens(asking(notes))).toBeGreaterThan(countRequestTokens(asking()))
+  })
+})
+
+describe('Anthropic client-run tools in the request features', () => {
+  test('the first one offered is named, and the request counts as using tools', () => {
+    const offering = { ...asking(), anthropicClientTools: ['bash_20250124', 'memory_20250818'] }
+    expect(readRequestFeatures(offering)).toMatchObject({ anthropicClientTool: 'bash_20250124', tools: true })
+    expect(readRequestFeatures(asking())).not.toHaveProperty('anthropicClientTool')
+  })
+})
+
+describe('the prompt size the router checks windows against', () => {
+  const saying = (text: string, maxTokens = 1000): ExchangeRequest => ({
+    ...asking(),
+    messages: [{ role: 'user', content: [{ type: 'text', text }] }],
+    maxTokens,
+  })
+  const window = (contextWindow: number, profiles: RoutingMode[] = ['pro']) => ({
+    profiles,
+    contextWindow,
+    maxOutputTokens: 8192,
+  })
+  const ranked = (...models: ReturnType<typeof window>[]) => ({ mode: 'pro' as const, models })
+  // ~3 tokens to o200k for each 4 characters' rough one.
+  const chinese = '这是一个很长的中文句子，用来测试令牌估计的准确性。'.repeat(2000)
+
+  test('characters ÷ 4 where even three times that and the output fit every window of the profile', () => {
+    const rough = Math.ceil(chinese.length / 4)
+    expect(readRequestFeatures(saying(chinese), ranked(window(200_000))).estimatedInputTokens).toBe(rough)
+    // No models to check against: the rough size.
+    expect(readRequestFeatures(saying(chinese)).estimatedInputTokens).toBe(rough)
+  })
+
+  test('the tokenizer’s count where the prompt may come near a window, three times the rough size', () => {
+    const counted = countRequestTokens(saying(chinese))
+    expect(counted).toBeGreaterThan(2.5 * Math.ceil(chinese.length / 4))
+    expect(readRequestFeatures(saying(chinese), ranked(window(200_000), window(40_000))).estimatedInputTokens).toBe(
+      counted,
+    )
+    // The output asked for takes room too.
+    expect(
+      readRequestFeatures(saying(chinese, 160_000), ranked({ ...window(200_000), maxOutputTokens: 160_000 }))
+        .estimatedInputTokens,
+    ).toBe(counted)
+  })
+
+  test('the count only ever raises the rough size: English near a window keeps characters ÷ 4', () => {
+    const english = 'The quick brown fox jumps over the lazy dog. '.repeat(3000)
+    const rough = Math.ceil(english.length / 4)
+    expect(countRequestTokens(saying(english))).toBeLessThan(rough)
+    expect(readRequestFeatures(saying(english), ranked(window(100_000))).estimatedInputTokens).toBe(rough)
+  })
+
+  test('a small window in another profile does not matter', () => {
+    const features = readRequestFeatures(saying(chinese), ranked(window(200_000), window(8_000, ['max'])))
+    expect(features.estimatedInputTokens).toBe(Math.ceil(chinese.length / 4))
   })
 })
 

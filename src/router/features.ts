@@ -1,5 +1,8 @@
 // What a request needs from a model, read once from the neutral request before ranking.
-import { documentText, type ExchangeRequest, type UserContentBlock } from '../exchange/types'
+import type { CatalogModel } from '../config/load'
+import type { RoutingMode } from '../config/schema'
+import type { ExchangeRequest, UserContentBlock } from '../exchange/types'
+import { estimateRequestTokens, mediaTokensOf, textOf } from './count-tokens'
 
 export interface RequestFeatures {
   tools: boolean
@@ -7,6 +10,12 @@ export interface RequestFeatures {
   images: boolean
   /** Images or files named by an Anthropic Files API id: only an Anthropic upstream can read them. */
   anthropicFiles: boolean
+  /**
+   * The first tool offered that Anthropic defines and the client runs (text_editor_20250728,
+   * bash_20250124…), if any: elsewhere the model would be offered no such tool, and a forced
+   * tool_choice naming it none either, so only an Anthropic upstream serves the request.
+   */
+  anthropicClientTool?: string
   /**
    * The media type of an attached file that is neither a PDF nor text (a Word or Excel file, say),
    * if any. Anthropic's documents are PDFs or plain text and Chat's file parts PDFs: both refuse
@@ -29,36 +38,24 @@ export interface RequestFeatures {
    * as a prefill instead of answering; OpenAI's models answer it.
    */
   endsOnBlankText: boolean
-  /** Rough prompt size (≈ 4 characters a token): enough to rule out a too-small context window. */
+  /**
+   * The prompt's size: ≈ 4 characters a token, raised to the tokenizer's count where the prompt
+   * may come near a context window (promptTokens).
+   */
   estimatedInputTokens: number
   maxTokens: number
   /** No output limit from the client: maxTokens is a ceiling, lowered to the room the context window leaves. */
   openOutput: boolean
 }
 
+/** The models a request may be ranked over: the profile's, whose windows its size is checked against. */
+export interface RankedModels {
+  mode: RoutingMode
+  models: readonly Pick<CatalogModel, 'profiles' | 'contextWindow' | 'maxOutputTokens'>[]
+}
+
 const charsPerToken = 4
 const pdfType = 'application/pdf'
-// Anthropic bills an image at about (width × height) / 750 tokens; ~1,600 for a typical one.
-const tokensPerImage = 1600
-// A file's pages are unknown without parsing it. Anthropic puts a PDF page at 1,500–3,000 tokens of
-// text, plus the page as an image: a file counts as two pages at the low end.
-const tokensPerFile = 2 * (1500 + tokensPerImage)
-
-/** The prompt text of a user or tool-result part: a plain-text document is its title and text. */
-export function textOf(block: UserContentBlock): string {
-  if (block.type === 'text') return block.text
-  if (block.type === 'document' && block.source.kind === 'text') {
-    return documentText(block.title, block.source.text)
-  }
-  return ''
-}
-
-/** What an image or a file (PDF) costs beyond text; both need a vision model, at Anthropic and OpenAI. */
-export function mediaTokensOf(block: UserContentBlock): number {
-  if (block.type === 'image') return tokensPerImage
-  if (block.type === 'document' && block.source.kind !== 'text') return tokensPerFile
-  return 0
-}
 
 /**
  * The length JSON.stringify would give a parsed JSON value, escapes aside, without building the
@@ -88,7 +85,7 @@ const endsOnBlankText = (req: ExchangeRequest): boolean => {
   return last?.role === 'user' && last.content.every((block) => block.type === 'text' && block.text.trim() === '')
 }
 
-export function readRequestFeatures(req: ExchangeRequest): RequestFeatures {
+export function readRequestFeatures(req: ExchangeRequest, ranked?: RankedModels): RequestFeatures {
   let chars = 0
   let mediaTokens = 0
   let anthropicFiles = false
@@ -126,18 +123,53 @@ export function readRequestFeatures(req: ExchangeRequest): RequestFeatures {
   }
   for (const tool of req.tools)
     chars += tool.name.length + (tool.description?.length ?? 0) + jsonLength(tool.inputSchema)
+  const anthropicClientTool = req.anthropicClientTools?.[0]
+  const rough = Math.ceil(chars / charsPerToken) + mediaTokens
   return {
-    tools: req.tools.length > 0 || req.messages.some((m) => m.content.some((b) => b.type === 'tool_use')),
+    tools:
+      req.tools.length > 0 ||
+      anthropicClientTool !== undefined ||
+      req.messages.some((m) => m.content.some((b) => b.type === 'tool_use')),
     images: mediaTokens > 0,
     anthropicFiles,
+    ...(anthropicClientTool ? { anthropicClientTool } : {}),
     otherFileType,
     thinking: req.thinking !== undefined && req.thinking.type !== 'disabled',
     forcedToolChoice: req.toolChoice?.type === 'any' || req.toolChoice?.type === 'tool',
     webSearch: req.webSearch ? (req.webSearch.blockedDomains?.length ? 'anthropic' : 'any') : undefined,
     assistantPrefill: req.messages.at(-1)?.role === 'assistant',
     endsOnBlankText: endsOnBlankText(req),
-    estimatedInputTokens: Math.ceil(chars / charsPerToken) + mediaTokens,
+    estimatedInputTokens: promptTokens(req, rough, ranked),
     maxTokens: req.maxTokens,
     openOutput: req.openOutput === true,
   }
 }
+
+/**
+ * How far below the tokenizer's count characters ÷ 4 can fall: o200k counts JSON at ~2.1 × and
+ * CJK text at ~3 × it (English prose and code at ~1).
+ */
+const worstUnderestimate = 3
+
+/**
+ * The prompt's size for the window checks, the prices of a long prompt's tier and the output an
+ * open request is given. Characters ÷ 4 would let a model whose window the prompt overflows try
+ * (and refuse it), and size an open output past the window, so the tokenizer counts it, but only
+ * where that can change the answer: where the rough size, at its worst underestimate, and the
+ * output asked for come near some model's window (a count of slices of a long prompt, ~4 ms, and
+ * the tokenizer's ~0.7 s load the first time, which a small request must not pay). The count only ever raises
+ * the rough size: o200k counts English and code at ~0.9 × it, and Claude's tokenizer, which is not
+ * public, counts more than o200k does.
+ */
+function promptTokens(req: ExchangeRequest, rough: number, ranked: RankedModels | undefined): number {
+  if (!ranked) return rough
+  const worst = rough * worstUnderestimate
+  for (const model of ranked.models) {
+    if (!model.profiles.includes(ranked.mode)) continue
+    const output = Math.min(req.maxTokens, model.maxOutputTokens)
+    if (worst + output > model.contextWindow * windowMargin) return Math.max(rough, estimateRequestTokens(req))
+  }
+  return rough
+}
+/** The open-output sizing keeps 5 % of the window back (rank.ts): the count matters from there. */
+const windowMargin = 0.95

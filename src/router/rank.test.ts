@@ -313,8 +313,10 @@ describe('eligibility: every skip says why', () => {
     const open = (estimatedInputTokens: number) =>
       rank({ models: [window], features: features({ estimatedInputTokens, maxTokens: 128_000, openOutput: true }) })
 
-    test('a short prompt: the model’s own output limit', () => {
-      expect(open(10_000).candidates[0]?.maxTokens).toBe(64_000)
+    test('a short prompt: the model’s own output limit, with no clamp noted (the client set none)', () => {
+      const r = open(10_000)
+      expect(r.candidates[0]?.maxTokens).toBe(64_000)
+      expect(entryOf(r, 'x').reason).toBe('eligible')
     })
 
     test('a long one: what the window leaves it, 5 % held back for the estimate', () => {
@@ -449,6 +451,75 @@ describe('scoped credit', () => {
     expect(rank({ models, grants: [grant({ scopeModels: ['a'] })] }).blockedByCredit).toBe(false)
     // Ineligible for reasons other than credit, with credit in hand.
     expect(rank({ models: [model('x', { price: null })] }).blockedByCredit).toBe(false)
+  })
+})
+
+describe('credit held by requests in flight', () => {
+  const held = [grant({ remainingNanos: 0 })]
+  const before = [grant()]
+
+  test('a model whose credit the holds take says so, and the ranking is refused for held credit', () => {
+    const r = rank({ models: [model('x')], grants: held, grantsBeforeHolds: before })
+    expect(entryOf(r, 'x')).toMatchObject({
+      status: 'skipped',
+      reason:
+        "the credit that applies to this model is held by this account's requests in flight (retry when they finish)",
+    })
+    expect(r).toMatchObject({ blockedByCredit: true, blockedByHeldCredit: true })
+  })
+
+  test('a model no grant covers even before the holds is not held, only uncovered', () => {
+    const scoped = [grant({ remainingNanos: 0, scopeModels: ['x'] })]
+    const r = rank({
+      models: [model('x'), model('y')],
+      grants: scoped,
+      grantsBeforeHolds: [grant({ scopeModels: ['x'] })],
+    })
+    expect(entryOf(r, 'y').reason).toBe('no credit applies to this model (grant scopes or expiry)')
+    expect(entryOf(r, 'x').reason).toContain('held by this account')
+    expect(r.blockedByHeldCredit).toBe(true)
+  })
+
+  test('with no credit left even before the holds: uncovered, not held', () => {
+    const r = rank({ models: [model('x')], grants: held, grantsBeforeHolds: held })
+    expect(entryOf(r, 'x').reason).toBe('no credit applies to this model (grant scopes or expiry)')
+    expect(r).toMatchObject({ blockedByCredit: true, blockedByHeldCredit: false })
+  })
+})
+
+describe('a Messages body’s thinking budget beside the max_tokens sent', () => {
+  const thinking = features({ thinking: true, maxTokens: 64_000 })
+  const reasonOf = (over: Pick<RankInput, 'messagesThinkingBudget'>, m = model('x', { maxOutputTokens: 32_000 })) =>
+    entryOf(rank({ ...over, models: [m], features: thinking }), 'x').reason
+
+  test('a budget at or above the clamped max_tokens is noted as lowered under it', () => {
+    expect(reasonOf({ messagesThinkingBudget: 40_000 })).toBe(
+      'eligible; max_tokens clamped from 64000 to 32000; thinking budget lowered from 40000 to 31999, under max_tokens',
+    )
+    expect(reasonOf({ messagesThinkingBudget: 10_000 })).toBe('eligible; max_tokens clamped from 64000 to 32000')
+  })
+
+  test('no room for the least budget: thinking off, noted', () => {
+    const r = rank({
+      models: [model('x')],
+      features: features({ thinking: true, maxTokens: 1000 }),
+      messagesThinkingBudget: 1024,
+    })
+    expect(entryOf(r, 'x').reason).toBe(
+      'eligible; thinking off: max_tokens 1000 leaves no room for the least thinking budget, 1024',
+    )
+  })
+
+  test('nothing noted where no budget is sent: another provider kind, or a model that takes none', () => {
+    const chat = model('x', { provider: 'chat', maxOutputTokens: 32_000 })
+    expect(reasonOf({ messagesThinkingBudget: 40_000 }, chat)).toBe('eligible; max_tokens clamped from 64000 to 32000')
+    const adaptiveOnly = model('x', {
+      maxOutputTokens: 32_000,
+      capabilities: { ...model('x').capabilities, budgetThinking: false, adaptiveThinking: true },
+    })
+    expect(reasonOf({ messagesThinkingBudget: 40_000 }, adaptiveOnly)).toBe(
+      'eligible; max_tokens clamped from 64000 to 32000',
+    )
   })
 })
 

@@ -2,8 +2,9 @@
 // record of every candidate considered (provider_ranks) so a user can read why.
 import { type CatalogModel, isRetired, type ProviderConfig } from '../config/load'
 import type { ProviderKind, RoutingMode } from '../config/schema'
-import { applicableCreditNanos, type GrantState } from '../ledger/credit'
+import { applicableCreditNanos, type ChargeScope, type GrantState } from '../ledger/credit'
 import { type TokenPrices, tokenPricesFor } from '../ledger/pricing'
+import { budgetUnder, minThinkingBudget } from '../exchange/thinking-budget'
 import type { RequestFeatures } from './features'
 import { type HealthView, keyOwnerOf } from './health'
 import { nudgeKey } from './nudges'
@@ -60,7 +61,13 @@ export interface RankInput {
    * building a Set of its keys per request.
    */
   byokProviders: OwnProviderKeys
+  /** The grants as the quota gate sees them: less what the account's requests in flight hold. */
   grants: readonly GrantState[]
+  /**
+   * The same grants before those holds: a model whose credit the holds take is skipped as held
+   * (the client is told to retry), not as uncovered. Absent: nothing is held.
+   */
+  grantsBeforeHolds?: readonly GrantState[]
   byokFeePercent: number
   now: number
   policy: RankPolicy
@@ -68,7 +75,13 @@ export interface RankInput {
   nudges?: ReadonlyMap<string, number>
   /** `keyOwner` is set where the account's own key would serve (BYOK): its health is its own. */
   health?: (providerId: string, modelId: string, keyOwner?: string) => HealthView
-  /** The model and provider that served this session last: kept while healthy and eligible. */
+  /**
+   * The thinking budget of a Messages body (thinking `enabled`), which an Anthropic model that
+   * takes budgets is sent as the client wrote it: noted where it goes lower, under the candidate's
+   * max_tokens, or off, with no room for the least budget (model-fit.ts).
+   */
+  messagesThinkingBudget?: number
+  /** The model and provider that served this session last under this mode: kept while healthy and eligible. */
   sticky?: { modelId: string; providerId: string }
 }
 
@@ -77,11 +90,18 @@ export interface Ranking {
   ranks: RankEntry[]
   /** True when some model could serve but no credit applies: the gate answers 402, not 503. */
   blockedByCredit: boolean
+  /** True when nothing can serve only because the account's requests in flight hold its credit (a 429). */
+  blockedByHeldCredit: boolean
   /**
    * True when nothing can serve and some model was passed over only because the request names
    * files in Anthropic's store: the request, not the gateway, is what cannot be served (a 400).
    */
   blockedByFiles: boolean
+  /**
+   * Set when nothing can serve and some model was passed over only because the request offers a
+   * tool Anthropic defines for the client to run: that tool's type, for the client's 400.
+   */
+  blockedByClientTool?: string
   /**
    * Set when nothing can serve because the prompt fits no model's context window (every model
    * that got as far as that check was passed over by it): the one with the largest window, for
@@ -128,6 +148,26 @@ function scoreOf(mode: RoutingMode, quality: number, prices: TokenPrices, policy
   return mode === 'ultra_saver' ? -pricePenalty : quality - pricePenalty
 }
 
+/** Why no credit serves the model: none applies, or what applies is held by the account's requests in flight. */
+function creditSkipReason(byok: boolean, held: boolean): string {
+  const what = byok ? 'the BYOK fee for this model' : 'this model'
+  if (held)
+    return `the credit that applies to ${what} is held by this account's requests in flight (retry when they finish)`
+  return byok ? `no credit applies to ${what}` : `no credit applies to ${what} (grant scopes or expiry)`
+}
+
+/** What becomes of a Messages body's thinking budget beside the max_tokens this model is sent (model-fit.ts). */
+function budgetNotes(budget: number, maxTokens: number, model: CatalogModel): string[] {
+  if (model.capabilities.budgetThinking === false) return []
+  const fitted = budgetUnder(budget, maxTokens)
+  if (fitted === budget) return []
+  return [
+    fitted === undefined
+      ? `thinking off: max_tokens ${maxTokens} leaves no room for the least thinking budget, ${minThinkingBudget}`
+      : `thinking budget lowered from ${budget} to ${fitted}, under max_tokens`,
+  ]
+}
+
 const closedHealth: HealthView = { state: 'closed', ttfb_ms: null, error_rate: 0 }
 const isHealthy = (h: HealthView) => h.state === 'closed' || h.state === 'half_open'
 
@@ -172,12 +212,42 @@ function keepBestSearchers(eligible: Candidate[], skipped: RankEntry[], need: Se
   }
 }
 
+/** What decides, request aside, whether a model of a profile can serve an account. */
+export type ProfileReach = Pick<RankInput, 'byokProviders' | 'policy' | 'now'>
+
+/**
+ * Why a model of the profile cannot serve this account whatever the request asks, or undefined
+ * when it can: no key, no price, retired, below the profile's floor. The ranking skips the model
+ * for it, and the models routes leave it out of the profile's limits (http/profile-models.ts), so
+ * that a window they advertise is one a request can get.
+ */
+export function profileSkipReason(
+  model: CatalogModel,
+  provider: ProviderConfig,
+  reach: ProfileReach,
+): string | undefined {
+  if (!providerKeyFor(provider, reach.byokProviders)) {
+    return reach.byokProviders.has(provider.id)
+      ? 'the account’s own key for this provider cannot be opened (the gateway’s master key is unset or not the one it was sealed with); the platform’s key is not used in its place'
+      : 'no key for this provider (neither the platform’s nor the account’s own)'
+  }
+  if (!model.price) return 'no known price (no price, no route)'
+  if (isRetired(model, reach.now))
+    return `retired by its provider on ${new Date(model.retiresAt!).toISOString().slice(0, 10)}`
+  if (model.quality < reach.policy.qualityFloor) {
+    return `quality ${model.quality} is below the profile floor ${reach.policy.qualityFloor}`
+  }
+  return undefined
+}
+
 export function rankCandidates(input: RankInput): Ranking {
   const { features, policy } = input
   const eligible: Candidate[] = []
   const skipped: RankEntry[] = []
   let blockedByCredit = false
+  let blockedByHeldCredit = false
   let blockedByFiles = false
+  let blockedByClientTool = false
   let largestOverflow: ContextOverflow | undefined
   let someModelFits = false
 
@@ -204,20 +274,9 @@ export function rankCandidates(input: RankInput): Ranking {
       entry.reason = reason
       skipped.push(entry)
     }
-    if (!providerKeyFor(provider, input.byokProviders)) {
-      skip(
-        byok
-          ? 'the account’s own key for this provider cannot be opened (the gateway’s master key is unset or not the one it was sealed with); the platform’s key is not used in its place'
-          : 'no key for this provider (neither the platform’s nor the account’s own)',
-      )
-      continue
-    }
-    if (!model.price) {
-      skip('no known price (no price, no route)')
-      continue
-    }
-    if (isRetired(model, input.now)) {
-      skip(`retired by its provider on ${new Date(model.retiresAt!).toISOString().slice(0, 10)}`)
+    const unservable = profileSkipReason(model, provider, input)
+    if (unservable) {
+      skip(unservable)
       continue
     }
     if (features.tools && !model.capabilities.tools) {
@@ -247,12 +306,15 @@ export function rankCandidates(input: RankInput): Ranking {
       skip('request names files stored with Anthropic (file_id); only an Anthropic provider can read them')
       continue
     }
-    if (features.otherFileType && provider.kind !== 'openai-responses') {
-      skip(`request has a file of type ${features.otherFileType}; this provider takes PDF and text files only`)
+    if (features.anthropicClientTool && provider.kind !== 'anthropic') {
+      blockedByClientTool = true
+      skip(
+        `request offers ${features.anthropicClientTool}, a tool Anthropic defines for the client to run; only an Anthropic provider has it`,
+      )
       continue
     }
-    if (model.quality < policy.qualityFloor) {
-      skip(`quality ${model.quality} is below the profile floor ${policy.qualityFloor}`)
+    if (features.otherFileType && provider.kind !== 'openai-responses') {
+      skip(`request has a file of type ${features.otherFileType}; this provider takes PDF and text files only`)
       continue
     }
     const maxTokens = outputFor(features, model)
@@ -267,23 +329,22 @@ export function rankCandidates(input: RankInput): Ranking {
     someModelFits = true
     const costType = byok ? 'byok_fee' : 'model_usage'
     const needsCredit = !(byok && input.byokFeePercent === 0)
-    const credit = applicableCreditNanos(input.grants, {
+    const scope: ChargeScope = {
       routingMode: input.mode,
       modelId: model.id,
       providerId: provider.id,
       costType,
       now: input.now,
-    })
-    if (needsCredit && credit <= 0) {
+    }
+    if (needsCredit && applicableCreditNanos(input.grants, scope) <= 0) {
       blockedByCredit = true
-      skip(
-        byok
-          ? 'no credit applies to the BYOK fee for this model'
-          : 'no credit applies to this model (grant scopes or expiry)',
-      )
+      const held = !!input.grantsBeforeHolds && applicableCreditNanos(input.grantsBeforeHolds, scope) > 0
+      blockedByHeldCredit ||= held
+      skip(creditSkipReason(byok, held))
       continue
     }
-    const tokenPrices = tokenPricesFor(model.price, features.estimatedInputTokens, input.now)
+    // profileSkipReason passed over every model without a price.
+    const tokenPrices = tokenPricesFor(model.price!, features.estimatedInputTokens, input.now)
     const estimatedCostNanos =
       features.estimatedInputTokens * tokenPrices.inputNanosPerToken +
       expectedOutputTokens(maxTokens) * tokenPrices.outputNanosPerToken
@@ -292,9 +353,14 @@ export function rankCandidates(input: RankInput): Ranking {
     entry.estimated_cost_nanos = estimatedCostNanos
     entry.status = 'candidate'
     const notes = ['eligible']
-    if (maxTokens < features.maxTokens) notes.push(`max_tokens clamped from ${features.maxTokens} to ${maxTokens}`)
+    // An open output's ceiling is svc's, not the client's: nothing the client asked for was cut.
+    if (maxTokens < features.maxTokens && !features.openOutput) {
+      notes.push(`max_tokens clamped from ${features.maxTokens} to ${maxTokens}`)
+    }
     if (features.thinking && !model.capabilities.thinking)
       notes.push('thinking requested; this model answers without it')
+    else if (input.messagesThinkingBudget !== undefined && provider.kind === 'anthropic')
+      notes.push(...budgetNotes(input.messagesThinkingBudget, maxTokens, model))
     if (nudge !== 0) notes.push(`feedback nudge ${nudge > 0 ? '+' : ''}${nudge}`)
     if (!isHealthy(entry.health))
       notes.push(
@@ -342,7 +408,9 @@ export function rankCandidates(input: RankInput): Ranking {
     candidates: eligible,
     ranks: [...eligible.map((c) => c.rank), ...skipped],
     blockedByCredit: eligible.length === 0 && blockedByCredit,
+    blockedByHeldCredit: eligible.length === 0 && blockedByHeldCredit,
     blockedByFiles: eligible.length === 0 && blockedByFiles,
+    ...(eligible.length === 0 && blockedByClientTool ? { blockedByClientTool: features.anthropicClientTool } : {}),
     ...(eligible.length === 0 && !someModelFits && largestOverflow ? { contextExceeded: largestOverflow } : {}),
   }
 }

@@ -104,6 +104,15 @@ describe('credit under concurrency', () => {
         http_status: 429,
         attempts: 0,
         charged_nanos: 0,
+        // The ranking says the same: held, not uncovered (no grant scope or expiry is at fault).
+        provider_ranks: [
+          {
+            model_id: 'claude-c',
+            status: 'skipped',
+            reason:
+              "the credit that applies to this model is held by this account's requests in flight (retry when they finish)",
+          },
+        ],
       })
     }
     // Never below zero, after any request.

@@ -427,10 +427,7 @@ function impliedModel(row: Doc): ImpliedModel {
   }
 }
 
-/**
- * README, "Model routes": the models a profile can route an account to today: a key for the
- * provider, a known price, not retired (no BYOK keys here).
- */
+/** README, "Routing": a profile's models with a key for the provider, a known price, not retired (no BYOK keys here). */
 export const routable = (imp: Implied, mode: RoutingMode, now: number): ImpliedModel[] =>
   imp.models.filter(
     (m) =>
@@ -450,9 +447,12 @@ export function scoreOf(imp: Implied, mode: RoutingMode, m: ImpliedModel): numbe
   return mode === 'ultra_saver' ? -pricePart : m.quality - pricePart
 }
 
-/** The largest context window and output among a profile's routable models; null with none. */
+/**
+ * README, "Model routes": the largest context window and output among the models a profile can
+ * route an account to (its eligible ones: a model below the floor never serves it); null with none.
+ */
 export function windowsOf(imp: Implied, mode: RoutingMode, now: number) {
-  const ms = routable(imp, mode, now)
+  const ms = eligible(imp, mode, now)
   if (ms.length === 0) return { contextWindow: null, maxOutputTokens: null }
   return {
     contextWindow: Math.max(...ms.map((m) => m.contextWindow)),

@@ -30,11 +30,12 @@ price_weight = 8
 [profiles.ultra_saver]
 quality_floor = 70
 `,
-  // "Configuration", [[models]] long_prompt: "Claude Haiku 5.5: 0.5 / 2.5 / 0.05 / 0.625 above 100,000".
+  // "Configuration", [[models]] long_prompt: "Claude Haiku 5.5: 0.5 / 2.5 / 0.05 / 0.625, and 1 for a
+  // 1-hour cache write, above 100,000".
   'a long-prompt tier': `[[models]]
 id = "claude-haiku-5-5"
 provider = "anthropic"
-long_prompt = { above_tokens = 100000, input_usd_per_mtok = 0.5, output_usd_per_mtok = 2.5, cache_read_usd_per_mtok = 0.05, cache_write_usd_per_mtok = 0.625 }
+long_prompt = { above_tokens = 100000, input_usd_per_mtok = 0.5, output_usd_per_mtok = 2.5, cache_read_usd_per_mtok = 0.05, cache_write_usd_per_mtok = 0.625, cache_write_1h_usd_per_mtok = 1 }
 `,
   // "Configuration", [[models]] peak: DeepSeek's hours, weekdays only.
   'peak hours': `[[models]]

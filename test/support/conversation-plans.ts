@@ -47,7 +47,7 @@ export interface Turn {
   calls: PlannedCall[]
   /** The answer stops at max_tokens (only one without calls). */
   truncated: boolean
-  usage: Required<Omit<SimUsage, 'webSearches'>>
+  usage: Required<Omit<SimUsage, 'webSearches' | 'cacheWrite1h'>>
   delivery: { chunks?: number; split?: SimSplit; pings?: boolean }
   /** What the user says next: a new message, or (after calls) text after the results, if any. */
   next?: string

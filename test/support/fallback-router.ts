@@ -8,8 +8,8 @@
 //              after 30 s (doubling to at most 5 min while probes fail) and closes on a success"
 //   [cool]     "A 429/529 with retry-after (seconds or an HTTP date, at most an hour) cools the
 //              candidate until then. Open and cooling candidates are ranked last, not removed"
-//   [sticky]   "a session that a model served keeps that model while it stays healthy, eligible
-//              and in the profile"
+//   [sticky]   "a session that a model served under a profile keeps that model there while it
+//              stays healthy and eligible" (every session here is under svc-pro alone)
 //   [dispatch] "tries the candidates in order (at most max_attempts)", 3 by default (svc init's
 //              svc.toml), "falling back on connection errors, … 429, 5xx and 529"
 import type { ProviderKind } from '../../src/config/schema'

@@ -8,6 +8,8 @@ export interface SeedLeg {
   input?: number
   cached?: number
   cacheCreation?: number
+  /** Of cacheCreation, the part written for an hour. */
+  cacheCreation1h?: number
   output?: number
   costNanos?: number
   charge?: LegCharge
@@ -54,6 +56,7 @@ export function finishedRequest(opts: SeedRequest): FinishedRequest {
       cacheCreationInputTokens: leg.cacheCreation ?? 0,
       outputTokens: leg.output ?? 5,
       webSearchRequests: 0,
+      cacheCreation1hInputTokens: leg.cacheCreation1h ?? 0,
       costNanos: cost,
       byok: leg.byok ?? false,
       createdAt: opts.at,

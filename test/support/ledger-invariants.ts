@@ -10,6 +10,8 @@ export interface ModelPrice {
   output: number
   cacheRead: number
   cacheWrite: number
+  /** A 1-hour cache write; absent where the model has no such price. */
+  cacheWrite1h?: number
   webSearch: number
 }
 
@@ -46,6 +48,7 @@ export interface LegView {
   input_tokens: number
   cached_input_tokens: number
   cache_creation_input_tokens: number
+  cache_creation_1h_input_tokens: number
   output_tokens: number
   web_search_requests: number
   cost_nanos: number
@@ -92,12 +95,17 @@ export interface GrantView {
 
 // ---- the rules -----------------------------------------------------------------------------------
 
-/** README: input × input price + cache reads × … + web searches × search price, all integers. */
+/**
+ * README: input × input price + cache reads × … + web searches × search price, all integers; the
+ * 1-hour cache writes at the 1-hour price, the model's cache-write price where it has none.
+ */
 export function legCostNanos(leg: LegView, price: ModelPrice): number {
+  const hourWrites = leg.cache_creation_1h_input_tokens
   return (
     leg.input_tokens * price.input +
     leg.cached_input_tokens * price.cacheRead +
-    leg.cache_creation_input_tokens * price.cacheWrite +
+    (leg.cache_creation_input_tokens - hourWrites) * price.cacheWrite +
+    hourWrites * (price.cacheWrite1h ?? price.cacheWrite) +
     leg.output_tokens * price.output +
     leg.web_search_requests * price.webSearch
   )

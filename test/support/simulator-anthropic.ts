@@ -19,13 +19,19 @@ const errorTypes: Record<number, string> = {
 const errorType = (status: number): string =>
   errorTypes[status] ?? (status >= 500 ? 'api_error' : 'invalid_request_error')
 
+/** The cache writes by TTL, as Anthropic splits cache_creation_input_tokens. */
+const cacheCreationOf = ({ usage: u }: Plan) => ({
+  ephemeral_5m_input_tokens: u.cacheWrite - u.cacheWrite1h,
+  ephemeral_1h_input_tokens: u.cacheWrite1h,
+})
+
 function usageOf(plan: Plan, outputTokens: number) {
   const u = plan.usage
   return {
     input_tokens: u.input,
     cache_creation_input_tokens: u.cacheWrite,
     cache_read_input_tokens: u.cacheRead,
-    cache_creation: { ephemeral_5m_input_tokens: u.cacheWrite, ephemeral_1h_input_tokens: 0 },
+    cache_creation: cacheCreationOf(plan),
     output_tokens: outputTokens,
     service_tier: 'standard',
     ...(plan.reasoningGiven ? { output_tokens_details: { thinking_tokens: u.reasoning } } : {}),
@@ -154,6 +160,8 @@ function encodeFrames(plan: Plan): Frame[] {
           input_tokens: u.input_tokens,
           cache_creation_input_tokens: u.cache_creation_input_tokens,
           cache_read_input_tokens: u.cache_read_input_tokens,
+          // Repeated where an hour's writes make the split worth a meter's reading again.
+          ...(plan.usage.cacheWrite1h > 0 ? { cache_creation: u.cache_creation } : {}),
           output_tokens: u.output_tokens,
           ...serverToolUse(plan),
         })

@@ -6,6 +6,8 @@ export interface SimUsage {
   input: number
   cacheRead?: number
   cacheWrite?: number
+  /** Of `cacheWrite`, the part written for an hour (Anthropic reports the split; default 0). */
+  cacheWrite1h?: number
   output: number
   reasoning?: number
   /** Searches the provider's own web search tool ran before the answer (Anthropic, Responses). */
@@ -270,6 +272,7 @@ export function buildPlan(
       input: given?.input ?? countRequestTokens(body),
       cacheRead: given?.cacheRead ?? 0,
       cacheWrite: given?.cacheWrite ?? 0,
+      cacheWrite1h: given?.cacheWrite1h ?? 0,
       output: given?.output ?? Math.max(1, tokensOf(text) + tokensOf(thinking) + tokensOf(args)),
       reasoning: given?.reasoning ?? tokensOf(thinking),
       webSearches: given?.webSearches ?? 0,

@@ -12,6 +12,8 @@ export interface RefLeg {
   input: number
   cached: number
   cacheWrite: number
+  /** Of cacheWrite, the part written for an hour. */
+  cacheWrite1h: number
   output: number
   webSearches: number
   costNanos: number
@@ -108,6 +110,7 @@ export function legView(r: RefRequest, l: RefLeg) {
     input_tokens: l.input,
     cached_input_tokens: l.cached,
     cache_creation_input_tokens: l.cacheWrite,
+    cache_creation_1h_input_tokens: l.cacheWrite1h,
     output_tokens: l.output,
     web_search_requests: l.webSearches,
     cost_nanos: l.costNanos,
@@ -317,7 +320,13 @@ export function spendOf(
     series,
     totals: totalsOf(legs),
     cache_savings_nanos: sum(legs, (x) => x.leg.cached * (price(x).input - price(x).cacheRead)),
-    cache_write_premium_nanos: sum(legs, (x) => x.leg.cacheWrite * (price(x).cacheWrite - price(x).input)),
+    // The 1-hour writes at the 1-hour price, where the model has one.
+    cache_write_premium_nanos: sum(
+      legs,
+      (x) =>
+        (x.leg.cacheWrite - x.leg.cacheWrite1h) * (price(x).cacheWrite - price(x).input) +
+        x.leg.cacheWrite1h * ((price(x).cacheWrite1h ?? price(x).cacheWrite) - price(x).input),
+    ),
     cache_unpriced_tokens: 0,
   }
 }

@@ -298,10 +298,33 @@ describe('decodeAnthropicRequest', () => {
     )
   })
 
+  test('the client-run tools Anthropic defines are named by type, for the router; no other tool is made of them', () => {
+    const request = decodeAnthropicRequest({
+      ...base,
+      messages: [],
+      tools: [
+        { type: 'text_editor_20250728', name: 'str_replace_based_edit_tool' },
+        { name: 'f', input_schema: { type: 'object' } },
+        { type: 'bash_20250124', name: 'bash' },
+        { type: 'memory_20250818', name: 'memory' },
+        { type: 'computer_20250124', name: 'computer', display_width_px: 1024, display_height_px: 768 },
+        { type: 'code_execution_20250825', name: 'code_execution' },
+      ],
+    })
+    expect(request.tools).toEqual([{ name: 'f', inputSchema: { type: 'object' } }])
+    expect(request.anthropicClientTools).toEqual([
+      'text_editor_20250728',
+      'bash_20250124',
+      'memory_20250818',
+      'computer_20250124',
+    ])
+    expect(decodeAnthropicRequest({ ...base, messages: [], tools: [] })).not.toHaveProperty('anthropicClientTools')
+  })
+
   test('a web_search server tool of any version becomes webSearch; other server tools are dropped', () => {
     const decodeTools = (tools: unknown[]) => decodeAnthropicRequest({ ...base, messages: [], tools })
     const request = decodeTools([
-      { type: 'bash_20250124', name: 'bash' },
+      { type: 'code_execution_20250825', name: 'code_execution' },
       { name: 'f', input_schema: { type: 'object' } },
       {
         type: 'web_search_20250305',

@@ -43,9 +43,10 @@ export function decodeAnthropicRequest(body: unknown): ExchangeRequest {
     else throw invalidRequest(`${path}.role: expected "user" or "assistant"`, `${path}.role`)
   })
 
-  const { tools, webSearch } = decodeTools(body.tools)
+  const { tools, webSearch, clientTools } = decodeTools(body.tools)
   const request: ExchangeRequest = { system, messages, tools, maxTokens, stream: readBoolean(body, 'stream') ?? false }
   if (webSearch) request.webSearch = webSearch
+  if (clientTools.length > 0) request.anthropicClientTools = clientTools
   const toolChoice = decodeToolChoice(body.tool_choice)
   if (toolChoice) request.toolChoice = toolChoice
   const outputConfig = readObject(body, 'output_config')
@@ -226,21 +227,40 @@ function decodeSearchResult(block: JsonObject): TextBlock[] {
   return [{ type: 'text', text: header ? `${header}\n\n${texts.join('\n\n')}` : texts.join('\n\n') }]
 }
 
-function decodeTools(tools: unknown): { tools: ToolDefinition[]; webSearch?: WebSearchTool } {
-  if (tools === undefined || tools === null) return { tools: [] }
+/**
+ * Tools Anthropic defines whose calls the client carries out (its editor, shell, memory store,
+ * screen), each version a type of its own: text_editor_20250728, bash_20250124, memory_20250818,
+ * computer_20250124. Claude is trained on them; no other dialect has them.
+ */
+const clientToolType = /^(?:text_editor|bash|memory|computer)_/
+
+interface DecodedTools {
+  tools: ToolDefinition[]
+  webSearch?: WebSearchTool
+  /** The types of the client-run tools Anthropic defines (clientToolType). */
+  clientTools: string[]
+}
+
+function decodeTools(tools: unknown): DecodedTools {
+  if (tools === undefined || tools === null) return { tools: [], clientTools: [] }
   if (!Array.isArray(tools)) throw invalidRequest('tools: expected an array', 'tools')
-  const out: ToolDefinition[] = []
-  let webSearch: WebSearchTool | undefined
+  const out: DecodedTools = { tools: [], clientTools: [] }
   tools.forEach((raw, i) => {
     const path = `tools.${i}`
     if (!isObject(raw)) throw invalidRequest(`${path}: expected an object`, path)
     // Every version of the web search server tool (web_search_20250305, web_search_20260209…) is the
     // same search to the neutral form: an OpenAI Responses upstream has one too.
     if (typeof raw.type === 'string' && raw.type.startsWith('web_search_')) {
-      webSearch = decodeWebSearchTool(raw, path)
+      out.webSearch = decodeWebSearchTool(raw, path)
       return
     }
-    // Other server tools (bash_20250124, code_execution…) run inside Anthropic; elsewhere they don't exist.
+    // Named, not translated: the router sends the request to an Anthropic upstream, which gets the
+    // client's body as sent.
+    if (typeof raw.type === 'string' && clientToolType.test(raw.type)) {
+      out.clientTools.push(raw.type)
+      return
+    }
+    // Other server tools (code_execution, web_fetch…) run inside Anthropic; elsewhere they don't exist.
     if (raw.type !== undefined && raw.type !== null && raw.type !== 'custom') return
     const tool: ToolDefinition = {
       name: requireString(raw, 'name', path),
@@ -250,9 +270,9 @@ function decodeTools(tools: unknown): { tools: ToolDefinition[]; webSearch?: Web
     if (description !== undefined) tool.description = description
     const cacheControl = decodeCacheControl(raw.cache_control)
     if (cacheControl) tool.cacheControl = cacheControl
-    out.push(tool)
+    out.tools.push(tool)
   })
-  return webSearch ? { tools: out, webSearch } : { tools: out }
+  return out
 }
 
 function decodeWebSearchTool(tool: JsonObject, path: string): WebSearchTool {

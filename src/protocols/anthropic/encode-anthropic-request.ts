@@ -15,14 +15,12 @@ import type {
   ToolChoice,
   WebSearchTool,
 } from '../../exchange/types'
-import { maxTokensAbove } from '../../exchange/thinking-budget'
+import { maxTokensAbove, minThinkingBudget } from '../../exchange/thinking-budget'
 import { isObject } from '../wire-values'
 import { addCacheBreakpoints, type WireBlock, type WireMessage } from './cache-breakpoints'
 import { type AnthropicModelRules, fitToModel } from './model-fit'
 import { isForeignSignature, lastToolTurnOpensWithThinking } from './thinking-signature'
 import { sanitizeToolUseId } from './tool-use-id'
-
-const minThinkingBudget = 1024
 
 export interface AnthropicRequestOptions extends AnthropicModelRules {
   /** The model caches prompts: a request that marks no cache breakpoint gets some (cache-breakpoints.ts). */

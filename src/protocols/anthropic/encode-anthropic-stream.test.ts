@@ -138,6 +138,26 @@ describe('anthropicStreamEncoder: ordering rules', () => {
     expect(frames.at(-1)).toEqual({ event: 'message_stop', data: { type: 'message_stop' } })
   })
 
+  test('1-hour cache writes go out split by TTL, in message_start and message_delta, as Anthropic sends them', async () => {
+    const frames = await framesOf(
+      await encodeEvents([
+        { ...start, usage: { input: 3, cacheWrite: 100, cacheWrite1h: 60 } },
+        { type: 'block_start', index: 0, block: { kind: 'text' } },
+        { type: 'text_delta', index: 0, text: 'hi' },
+        { type: 'block_stop', index: 0 },
+        { type: 'finish', reason: 'end_turn' },
+        { type: 'usage', usage: { output: 7 } },
+      ]),
+    )
+    const byTtl = { ephemeral_5m_input_tokens: 40, ephemeral_1h_input_tokens: 60 }
+    expect(frames[0]?.data).toMatchObject({
+      message: { usage: { input_tokens: 3, cache_creation_input_tokens: 100, cache_creation: byTtl } },
+    })
+    expect(frames.at(-2)?.data).toMatchObject({
+      usage: { input_tokens: 3, cache_creation_input_tokens: 100, cache_creation: byTtl, output_tokens: 7 },
+    })
+  })
+
   test('late thinking is dropped with its deltas; indices stay dense; an open block is closed', async () => {
     const frames = await framesOf(
       await encodeEvents([

@@ -17,7 +17,7 @@ import { encodeCitation, encodeServerToolUse, encodeWebSearchResult } from './en
 import { encodeAnthropicError, encodeGatewayErrorAsAnthropic } from './errors'
 import { encodeAnthropicStopReason } from './stop-reason'
 import { sanitizeToolUseId } from './tool-use-id'
-import { encodeAnthropicUsage } from './usage'
+import { encodeAnthropicUsage, encodeCacheCreation } from './usage'
 
 interface OpenBlock {
   /** The index the source used. */
@@ -41,6 +41,7 @@ export function anthropicStreamEncoder(opts: { id: string; model: string }): Str
   const start = (startUsage: Partial<Usage> | undefined): string => {
     started = true
     overwriteUsage(usage, startUsage)
+    const byTtl = encodeCacheCreation(usage)
     return encodeSse('message_start', {
       type: 'message_start',
       message: {
@@ -58,6 +59,7 @@ export function anthropicStreamEncoder(opts: { id: string; model: string }): Str
           output_tokens: usage.output,
           cache_creation_input_tokens: usage.cacheWrite,
           cache_read_input_tokens: usage.cacheRead,
+          ...(byTtl ? { cache_creation: byTtl } : {}),
         },
       },
     })

@@ -14,7 +14,7 @@ const deepFreeze = <T>(value: T): T => {
 describe('atListPrice', () => {
   test('a body with nothing above list price is the very object', () => {
     const body = { model: 'm', max_tokens: 10, service_tier: 'auto', messages: [{ role: 'user', content: 'hi' }] }
-    expect(atListPrice(body)).toBe(body)
+    expect(atListPrice(body, { hourCache: false })).toBe(body)
   })
 
   test("the client's body, frozen, is left as it was", () => {
@@ -33,7 +33,7 @@ describe('atListPrice', () => {
       messages: [{ role: 'user', content: [{ type: 'text', text: 'hi', cache_control: hour }] }],
     })
     const before = JSON.stringify(body)
-    expect(atListPrice(body)).toEqual({
+    expect(atListPrice(body, { hourCache: false })).toEqual({
       model: 'm',
       cache_control: { type: 'ephemeral' },
       tools: [{ name: 't', cache_control: { type: 'ephemeral' } }],
@@ -41,5 +41,57 @@ describe('atListPrice', () => {
       messages: [{ role: 'user', content: [{ type: 'text', text: 'hi', cache_control: { type: 'ephemeral' } }] }],
     })
     expect(JSON.stringify(body)).toBe(before)
+  })
+
+  describe('hour-long cache marks', () => {
+    const hour = { type: 'ephemeral', ttl: '1h' }
+    const body = deepFreeze({
+      model: 'm',
+      cache_control: hour,
+      system: [{ type: 'text', text: 'Be brief.', cache_control: hour }],
+      tools: [{ name: 't', input_schema: { type: 'object' }, cache_control: hour }],
+      messages: [
+        {
+          role: 'user',
+          content: [
+            {
+              type: 'tool_result',
+              tool_use_id: 'toolu_1',
+              content: [{ type: 'text', text: 'x', cache_control: hour }],
+            },
+          ],
+        },
+      ],
+    })
+
+    test('stay for a model that prices 1-hour cache writes: the very object goes', () => {
+      expect(atListPrice(body, { hourCache: true })).toBe(body)
+    })
+
+    test('go as 5-minute marks, wherever they are, for a model that does not', () => {
+      const ephemeral = { type: 'ephemeral' }
+      expect(atListPrice(body, { hourCache: false })).toEqual({
+        model: 'm',
+        cache_control: ephemeral,
+        system: [{ type: 'text', text: 'Be brief.', cache_control: ephemeral }],
+        tools: [{ name: 't', input_schema: { type: 'object' }, cache_control: ephemeral }],
+        messages: [
+          {
+            role: 'user',
+            content: [
+              {
+                type: 'tool_result',
+                tool_use_id: 'toolu_1',
+                content: [{ type: 'text', text: 'x', cache_control: ephemeral }],
+              },
+            ],
+          },
+        ],
+      })
+    })
+
+    test('what else costs more than list price is still left out for a model that prices the hour', () => {
+      expect(atListPrice({ ...body, speed: 'fast' }, { hourCache: true })).toEqual(body)
+    })
   })
 })

@@ -1,10 +1,11 @@
 // A pass-through Messages body that costs the platform's Anthropic account what svc charges for it:
-// list-price tokens (5-minute cache writes) and web searches (README "Money and credit"). The
-// client's body goes to Claude nearly as sent, so whatever in it Anthropic bills above that would
-// reach the platform's account unpaid: it is left out, and the request runs at list price. Dropped,
-// not refused: agents send these by default (Claude Code's /fast, a 1-hour cache), and a 400 would
-// stop them; the answer's usage says what ran (`service_tier`, `speed`, `inference_geo`, the cache
-// writes by TTL). The translated path never sends them (its decoder has no word for them).
+// list-price tokens (cache writes of the TTLs the model has prices for) and web searches (README
+// "Money and credit"). The client's body goes to Claude nearly as sent, so whatever in it Anthropic
+// bills above that would reach the platform's account unpaid: it is left out, and the request runs
+// at list price. Dropped, not refused: agents send these by default (Claude Code's /fast, a 1-hour
+// cache), and a 400 would stop them; the answer's usage says what ran (`service_tier`, `speed`,
+// `inference_geo`, the cache writes by TTL). The translated path never sends them (its decoder has
+// no word for them).
 // - `service_tier` other than `auto` and `standard_only` (`priority`, …): another tier's capacity.
 // - `speed` other than `standard`: fast mode, several times the token price where offered.
 // - `inference_geo` other than `global`: US-only inference is priced at 1.1 ×.
@@ -14,8 +15,11 @@
 //   and stay, as do tool search and an MCP toolset. As the translated path leaves such tools out.
 // - compaction in `context_management` (`compact_*` edits): its summarizing pass is billed, and
 //   reported only in `usage.iterations`, outside the usage svc meters. Clearing edits stay.
-// - a cache mark's `ttl: "1h"`: a 1-hour cache write costs 2 × input, the 5-minute one (the
-//   catalog's cache-write price) 1.25 ×. The mark stays, for 5 minutes.
+// - a cache mark's `ttl: "1h"`, for a model svc has no 1-hour cache-write price for: a 1-hour
+//   write costs 2 × input, the 5-minute one (the catalog's cache-write price) 1.25 ×. The mark
+//   stays, for 5 minutes. Where svc prices the hour (every built-in Claude row), it goes as sent:
+//   an agent that asks for an hour (Claude Code does) would otherwise lose its cache after every
+//   5-minute pause and pay to write the whole context again.
 import { isObject, type JsonObject } from '../wire-values'
 
 /**
@@ -59,8 +63,11 @@ const isListPriceTool = (tool: unknown): boolean => {
 const isCompaction = (edit: unknown): boolean =>
   isObject(edit) && typeof edit.type === 'string' && edit.type.startsWith('compact')
 
-/** The body without what Anthropic bills above list price; the very object when it has none (the common case). */
-export function atListPrice(body: JsonObject): JsonObject {
+/**
+ * The body without what Anthropic bills above list price; the very object when it has none (the
+ * common case). `hourCache`: the model prices 1-hour cache writes, so marks that ask for one stay.
+ */
+export function atListPrice(body: JsonObject, opts: { hourCache: boolean }): JsonObject {
   let out = body
   const edit = (): JsonObject => {
     if (out === body) out = { ...body }
@@ -77,7 +84,8 @@ export function atListPrice(body: JsonObject): JsonObject {
     if (edits.length > 0) edit().context_management = { ...management, edits }
     else delete edit().context_management
   }
-  return hasLongCache(out) ? withShortCache(out === body ? { ...body } : out) : out
+  if (opts.hourCache || !hasLongCache(out)) return out
+  return withShortCache(out === body ? { ...body } : out)
 }
 
 /** `out` (a copy) with only list-price tools, and a tool choice that names none of the others. */

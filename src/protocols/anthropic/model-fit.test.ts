@@ -15,7 +15,7 @@ describe('fitToModel', () => {
   test('a body the model takes is returned as it is, not copied', () => {
     const body = { ...base, thinking: { type: 'adaptive' }, output_config: { effort: 'high' } }
     expect(fitToModel(body, sonnet55)).toBe(body)
-    const old = { ...base, temperature: 0.5, thinking: { type: 'enabled', budget_tokens: 2048 } }
+    const old = { ...base, max_tokens: 4096, temperature: 0.5, thinking: { type: 'enabled', budget_tokens: 2048 } }
     expect(fitToModel(old, sonnet45)).toBe(old)
   })
 
@@ -30,6 +30,35 @@ describe('fitToModel', () => {
       max_tokens: 5096,
       thinking: { type: 'enabled', display: 'summarized', budget_tokens: 4096 },
       output_config: { format: { type: 'json_schema', schema: {} } },
+    })
+  })
+
+  describe('a budget stays below max_tokens, which stays within the model’s output', () => {
+    const limited: AnthropicModelRules = { ...sonnet45, maxOutputTokens: 4000 }
+    const budget = (maxTokens: number, budgetTokens: number) => ({
+      ...base,
+      max_tokens: maxTokens,
+      thinking: { type: 'enabled', budget_tokens: budgetTokens },
+    })
+
+    test('at or above max_tokens: max_tokens − 1', () => {
+      expect(fitToModel(budget(4000, 40_000), limited)).toEqual(budget(4000, 3999))
+      expect(fitToModel(budget(2048, 2048), limited)).toEqual(budget(2048, 2047))
+    })
+
+    test('where max_tokens − 1 is below the least budget, 1,024: no thinking', () => {
+      expect(fitToModel(budget(1024, 1024), limited)).toEqual({ ...base, max_tokens: 1024 })
+    })
+
+    test('adaptive as a budget: max_tokens raised over it only as far as the model’s limit', () => {
+      const adaptive = { ...base, thinking: { type: 'adaptive' }, output_config: { effort: 'high' } }
+      expect(fitToModel(adaptive, limited)).toEqual(budget(4000, 3999))
+      expect(fitToModel(adaptive, { ...sonnet45, maxOutputTokens: 64_000 })).toEqual(budget(5096, 4096))
+    })
+
+    test('a budget under max_tokens, within the limit, is left as it is', () => {
+      const body = budget(4000, 2048)
+      expect(fitToModel(body, limited)).toBe(body)
     })
   })
 

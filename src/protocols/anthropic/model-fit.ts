@@ -5,6 +5,7 @@
 // translated one as the encoder wrote it, so one set of rules serves both.
 import {
   budgetForEffort,
+  budgetUnder,
   effortForBudget,
   effortWithin,
   isReasoningEffort,
@@ -25,6 +26,8 @@ export interface AnthropicModelRules {
   samplingParameters?: boolean
   /** The efforts it takes; another goes as the nearest (thinking-budget.ts). Absent: any; empty: none. */
   reasoningEfforts?: readonly ModelEffort[]
+  /** The most output it gives: max_tokens raised to make room for a thinking budget stops there. Absent: no cap. */
+  maxOutputTokens?: number
 }
 
 // `between_tools` is refused with these efforts: such a request thinks adaptively instead.
@@ -32,7 +35,7 @@ const effortsAboveHigh = new Set(['xhigh', 'max'])
 
 /** The body, fitted to the model; the very object when nothing needed changing (the common case). */
 export function fitToModel(body: Record<string, unknown>, rules: AnthropicModelRules): Record<string, unknown> {
-  const thought = isObject(body.thinking) ? fitThinking(body, body.thinking, rules) : body
+  const thought = isObject(body.thinking) ? fitBudget(fitThinking(body, body.thinking, rules), rules) : body
   const fitted = rules.reasoningEfforts ? fitEffort(thought, rules.reasoningEfforts) : thought
   if (rules.samplingParameters !== false) return fitted
   if (fitted.temperature === undefined && fitted.top_p === undefined && fitted.top_k === undefined) return fitted
@@ -71,6 +74,27 @@ function fitThinking(
   }
   const { thinking: _off, ...rest } = body
   return rest
+}
+
+/**
+ * A thinking budget Anthropic takes beside max_tokens: max_tokens within the model's output (the
+ * encoder and an adaptive request's budget raise it over the budget, maybe past the model's
+ * limit), and the budget under max_tokens, which clamping to that limit may have left it at or
+ * above (a 400 the client could do nothing about). Where not even the least budget fits, this leg
+ * goes without thinking; for a Messages body the ranking says which (rank.ts budgetNotes).
+ */
+function fitBudget(body: Record<string, unknown>, rules: AnthropicModelRules): Record<string, unknown> {
+  const { thinking, max_tokens: asked } = body
+  if (!isObject(thinking) || thinking.type !== 'enabled') return body
+  if (typeof thinking.budget_tokens !== 'number' || typeof asked !== 'number') return body
+  const maxTokens = Math.min(asked, rules.maxOutputTokens ?? asked)
+  const budget = budgetUnder(thinking.budget_tokens, maxTokens)
+  if (budget === thinking.budget_tokens && maxTokens === asked) return body
+  if (budget === undefined) {
+    const { thinking: _off, ...rest } = body
+    return { ...rest, max_tokens: maxTokens }
+  }
+  return { ...body, max_tokens: maxTokens, thinking: { ...thinking, budget_tokens: budget } }
 }
 
 /**

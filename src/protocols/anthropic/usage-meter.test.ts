@@ -37,6 +37,44 @@ describe('createAnthropicPassThroughMeter', () => {
     expect(meter.usage()).toEqual({ input: 7, cacheRead: 0, cacheWrite: 3, output: 25, reasoning: 0 })
   })
 
+  test("1-hour cache writes: message_start's split, overwritten by a message_delta that repeats it", () => {
+    const frame = (event: string, data: unknown) => ({ event, data: JSON.stringify(data), raw: '' })
+    const meter = createAnthropicPassThroughMeter()
+    const start = {
+      input_tokens: 12,
+      cache_creation_input_tokens: 1000,
+      cache_read_input_tokens: 0,
+      cache_creation: { ephemeral_5m_input_tokens: 400, ephemeral_1h_input_tokens: 600 },
+      output_tokens: 1,
+    }
+    meter.observe(frame('message_start', { message: { usage: start } }))
+    expect(meter.usage()).toMatchObject({ cacheWrite: 1000, cacheWrite1h: 600 })
+    // A final usage without the split keeps message_start's.
+    meter.observe(frame('message_delta', { usage: { output_tokens: 30, cache_creation_input_tokens: 1000 } }))
+    expect(meter.usage()).toEqual({
+      input: 12,
+      cacheRead: 0,
+      cacheWrite: 1000,
+      cacheWrite1h: 600,
+      output: 30,
+      reasoning: 0,
+    })
+    meter.observe(
+      frame('message_delta', {
+        usage: { output_tokens: 31, cache_creation: { ephemeral_5m_input_tokens: 0, ephemeral_1h_input_tokens: 1000 } },
+      }),
+    )
+    expect(meter.usage()).toMatchObject({ cacheWrite: 1000, cacheWrite1h: 1000, output: 31 })
+  })
+
+  test('no split anywhere: no 1-hour part', () => {
+    const frame = (event: string, data: unknown) => ({ event, data: JSON.stringify(data), raw: '' })
+    const meter = createAnthropicPassThroughMeter()
+    meter.observe(frame('message_start', { message: { usage: { input_tokens: 12, cache_creation_input_tokens: 9 } } }))
+    meter.observe(frame('message_delta', { usage: { output_tokens: 3 } }))
+    expect(meter.usage()).toEqual({ input: 12, cacheRead: 0, cacheWrite: 9, output: 3, reasoning: 0 })
+  })
+
   test('5.9: cut by an error, the output is estimated from delta sizes', async () => {
     const { meter } = await meterFixture('anthropic/mid-stream-error.sse')
     expect(meter.finished()).toBe(false)

@@ -11,6 +11,9 @@ export function anthropicUsagePartial(u: unknown): Partial<Usage> {
   const input = readNumber(u, 'input_tokens')
   const cacheRead = readNumber(u, 'cache_read_input_tokens')
   const cacheWrite = readNumber(u, 'cache_creation_input_tokens')
+  // The writes by TTL; the 5-minute part is the rest of cache_creation_input_tokens.
+  const byTtl = readObject(u, 'cache_creation')
+  const cacheWrite1h = byTtl && readNumber(byTtl, 'ephemeral_1h_input_tokens')
   const output = readNumber(u, 'output_tokens')
   const details = readObject(u, 'output_tokens_details')
   const reasoning = details && readNumber(details, 'thinking_tokens')
@@ -19,6 +22,7 @@ export function anthropicUsagePartial(u: unknown): Partial<Usage> {
   if (input !== undefined) usage.input = input
   if (cacheRead !== undefined) usage.cacheRead = cacheRead
   if (cacheWrite !== undefined) usage.cacheWrite = cacheWrite
+  if (cacheWrite1h !== undefined) usage.cacheWrite1h = cacheWrite1h
   if (output !== undefined) usage.output = output
   if (reasoning !== undefined) usage.reasoning = reasoning
   if (webSearches !== undefined) usage.webSearches = webSearches
@@ -26,9 +30,9 @@ export function anthropicUsagePartial(u: unknown): Partial<Usage> {
 }
 
 /**
- * A whole Usage; null or absent token counts are 0 (web searches stay absent: none reported). One
- * without a numeric input or output count (no usage object at all, or counts that are not numbers)
- * is unreported (unreported-usage.ts).
+ * A whole Usage; null or absent token counts are 0 (1-hour cache writes and web searches stay
+ * absent: none reported). One without a numeric input or output count (no usage object at all, or
+ * counts that are not numbers) is unreported (unreported-usage.ts).
  */
 export function anthropicUsage(u: unknown): Usage {
   const partial = anthropicUsagePartial(u)
@@ -39,6 +43,7 @@ export function anthropicUsage(u: unknown): Usage {
     output: partial.output ?? 0,
     reasoning: partial.reasoning ?? 0,
   }
+  if (partial.cacheWrite1h !== undefined) usage.cacheWrite1h = partial.cacheWrite1h
   if (partial.webSearches !== undefined) usage.webSearches = partial.webSearches
   return partial.input === undefined || partial.output === undefined ? markUnreported(usage) : usage
 }
@@ -48,8 +53,26 @@ export interface AnthropicUsage {
   cache_creation_input_tokens: number
   cache_read_input_tokens: number
   output_tokens: number
+  cache_creation?: AnthropicCacheCreation
   server_tool_use?: { web_search_requests: number }
 }
+
+interface AnthropicCacheCreation {
+  ephemeral_5m_input_tokens: number
+  ephemeral_1h_input_tokens: number
+}
+
+/**
+ * The cache writes by TTL, as Anthropic splits them, where an hour's were written; undefined
+ * otherwise, so an answer without them is encoded as before.
+ */
+export const encodeCacheCreation = (usage: Usage): AnthropicCacheCreation | undefined =>
+  usage.cacheWrite1h
+    ? {
+        ephemeral_5m_input_tokens: usage.cacheWrite - usage.cacheWrite1h,
+        ephemeral_1h_input_tokens: usage.cacheWrite1h,
+      }
+    : undefined
 
 /** Searches the upstream's web search ran go in server_tool_use, as Anthropic counts (and bills) them. */
 export function encodeAnthropicUsage(usage: Usage): AnthropicUsage {
@@ -59,6 +82,8 @@ export function encodeAnthropicUsage(usage: Usage): AnthropicUsage {
     cache_read_input_tokens: usage.cacheRead,
     output_tokens: usage.output,
   }
+  const byTtl = encodeCacheCreation(usage)
+  if (byTtl) encoded.cache_creation = byTtl
   if (usage.webSearches !== undefined) encoded.server_tool_use = { web_search_requests: usage.webSearches }
   return encoded
 }

@@ -27,6 +27,24 @@ describe('decodeChatError', () => {
     }
   })
 
+  test('OpenAI’s param and string code come along, for telling whose a 403 or 404 is', () => {
+    const body = JSON.stringify({
+      error: { message: 'gone', type: 'invalid_request_error', param: 'input', code: null },
+    })
+    expect(decodeChatError(404, body)).toEqual({
+      status: 404,
+      type: 'not_found_error',
+      message: 'gone',
+      param: 'input',
+    })
+    expect(decodeChatError(404, openaiBody('no model', 'model_not_found'))).toEqual({
+      status: 404,
+      type: 'not_found_error',
+      message: 'no model',
+      code: 'model_not_found',
+    })
+  })
+
   test('OpenAI insufficient_quota is a billing error, not a rate limit', () => {
     expect(decodeChatError(429, openaiBody('You exceeded your current quota', 'insufficient_quota')).type).toBe(
       'billing_error',

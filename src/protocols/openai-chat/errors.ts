@@ -30,5 +30,14 @@ export function decodeChatErrorPayload(status: number, payload: JsonObject): Ups
   // A 429 that is really an empty account is a billing problem, and retrying won't help.
   const quota = error.code === 'insufficient_quota' || error.type === 'insufficient_quota'
   const type = quota ? 'billing_error' : anthropicErrorTypeForStatus(effective)
-  return { status: effective, type, message }
+  return withBlame({ status: effective, type, message }, error)
+}
+
+/** OpenAI's `param` and string `code`, where set: whether a 403 or 404 is the client's (call-upstream.ts). */
+function withBlame(info: UpstreamErrorInfo, error: JsonObject): UpstreamErrorInfo {
+  const param = readString(error, 'param')
+  const code = readString(error, 'code')
+  if (param) info.param = param
+  if (code) info.code = code
+  return info
 }

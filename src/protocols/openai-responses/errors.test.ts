@@ -7,33 +7,42 @@ describe('decodeResponsesError', () => {
     [
       400,
       '{"error":{"message":"bad","type":"invalid_request_error","param":"input","code":null}}',
-      'invalid_request_error',
-      'bad',
+      { type: 'invalid_request_error', message: 'bad', param: 'input' },
     ],
     [
       401,
       '{"error":{"message":"Incorrect API key","type":"invalid_request_error","code":"invalid_api_key"}}',
-      'authentication_error',
-      'Incorrect API key',
+      { type: 'authentication_error', message: 'Incorrect API key', code: 'invalid_api_key' },
     ],
     [
       429,
       '{"error":{"message":"quota","type":"insufficient_quota","code":"insufficient_quota"}}',
-      'billing_error',
-      'quota',
+      { type: 'billing_error', message: 'quota', code: 'insufficient_quota' },
     ],
-    [429, '{"error":{"message":"slow","type":"requests","code":"rate_limit_exceeded"}}', 'rate_limit_error', 'slow'],
+    [
+      429,
+      '{"error":{"message":"quota","type":"insufficient_quota","code":null}}',
+      { type: 'billing_error', message: 'quota' },
+    ],
+    [
+      429,
+      '{"error":{"message":"slow","type":"requests","code":"rate_limit_exceeded"}}',
+      { type: 'rate_limit_error', message: 'slow', code: 'rate_limit_exceeded' },
+    ],
     [
       404,
       '{"error":{"message":"no model","type":"invalid_request_error","code":"model_not_found"}}',
-      'not_found_error',
-      'no model',
+      { type: 'not_found_error', message: 'no model', code: 'model_not_found' },
     ],
-    [500, '{"error":{"message":"oops","type":"server_error"}}', 'api_error', 'oops'],
-    [503, '<html>Service Unavailable</html>', 'overloaded_error', '<html>Service Unavailable</html>'],
-    [504, '', 'timeout_error', 'upstream answered HTTP 504'],
-  ])('%i %s', (status, body, type, message) => {
-    expect(decodeResponsesError(status, body)).toEqual({ status, type, message })
+    [500, '{"error":{"message":"oops","type":"server_error"}}', { type: 'api_error', message: 'oops' }],
+    [
+      503,
+      '<html>Service Unavailable</html>',
+      { type: 'overloaded_error', message: '<html>Service Unavailable</html>' },
+    ],
+    [504, '', { type: 'timeout_error', message: 'upstream answered HTTP 504' }],
+  ])('%i %s', (status, body, info) => {
+    expect(decodeResponsesError(status, body)).toEqual({ status, ...info })
   })
 })
 

@@ -12,23 +12,31 @@ const typeForStatus = (status: number, code: string | undefined): string =>
 export const decodeResponsesError = (status: number, bodyText: string): UpstreamErrorInfo => {
   let message: string | undefined
   let code: string | undefined
+  let type: string | undefined
+  let param: string | undefined
   try {
     const json: unknown = JSON.parse(bodyText)
     const error = isObject(json) ? json['error'] : undefined
     if (isObject(error)) {
       message = asString(error['message'])
-      code = asString(error['code']) ?? asString(error['type'])
+      code = asString(error['code'])
+      type = asString(error['type'])
+      param = asString(error['param'])
     } else if (isObject(json)) {
       message = asString(json['message'])
     }
   } catch {
     // Proxies in front of upstreams answer with HTML or plain text.
   }
-  return {
+  const info: UpstreamErrorInfo = {
     status,
-    type: typeForStatus(status, code),
+    type: typeForStatus(status, code ?? type),
     message: message ?? (bodyText.trim().slice(0, 500) || `upstream answered HTTP ${status}`),
   }
+  // Whether a 403 or 404 is the client's turns on these (call-upstream.ts).
+  if (param) info.param = param
+  if (code) info.code = code
+  return info
 }
 
 export interface OpenAIErrorBody {

@@ -1,0 +1,1 @@
+ALTER TABLE `usage_events` ADD `cache_creation_1h_input_tokens` integer DEFAULT 0 NOT NULL;

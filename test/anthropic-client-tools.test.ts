@@ -1,0 +1,79 @@
+// End to end: an Anthropic client offering a tool Anthropic defines and the client runs (its text
+// editor, bash, memory, computer use) is served by an Anthropic model, which gets the tools as sent.
+// Another dialect has no such tool: its models are passed over, and a profile with none answers
+// that no model can, instead of a model answering with the tools (and a forced tool_choice) gone.
+import { describe, expect, test } from 'bun:test'
+import { requestDetail } from './support/harness'
+import {
+  profileFor,
+  rankedProGateway,
+  translationGateway,
+  translationSimulator,
+  upstreamModelFor,
+} from './support/translation-gateway'
+
+const sim = translationSimulator()
+
+const editor = { type: 'text_editor_20250728', name: 'str_replace_based_edit_tool' }
+const bash = { type: 'bash_20250124', name: 'bash' }
+const memory = { type: 'memory_20250818', name: 'memory' }
+const weather = { name: 'get_weather', input_schema: { type: 'object' } }
+
+const asking = (model: string, extra: Record<string, unknown>) => ({
+  model,
+  max_tokens: 200,
+  messages: [{ role: 'user', content: 'Fix the typo in a.txt.' }],
+  ...extra,
+})
+
+describe('an Anthropic client offering the client-run tools Anthropic defines', () => {
+  test.each([
+    ['the text editor', { tools: [editor] }],
+    ['bash, forced by tool_choice', { tools: [bash], tool_choice: { type: 'tool', name: 'bash' } }],
+    ['memory beside a custom tool', { tools: [memory, weather] }],
+  ])('%s: a Chat model ranked above is passed over; the Claude model gets the tools as sent', async (_, extra) => {
+    const h = await rankedProGateway(sim, [
+      { id: 'best-chat', kind: 'openai-chat', quality: 95 },
+      { id: 'claude', kind: 'anthropic', quality: 80 },
+    ])
+    sim.queue(upstreamModelFor.anthropic, { text: 'Done.' })
+    const res = await h.call('/compat-a/v1/messages', {
+      method: 'POST',
+      headers: { 'anthropic-version': '2023-06-01' },
+      json: asking('svc-pro', extra),
+    })
+    expect(res.status).toBe(200)
+    expect(sim.requests.map((r) => r.path)).toEqual(['/v1/messages'])
+    expect(sim.requests[0]!.body).toMatchObject(extra)
+    const record = await requestDetail(h, res.headers.get('x-request-id')!)
+    expect(record.selected_model_id).toBe('claude')
+    const type = (extra.tools[0] as { type: string }).type
+    expect(record.provider_ranks).toContainEqual(
+      expect.objectContaining({
+        model_id: 'best-chat',
+        status: 'skipped',
+        reason: `request offers ${type}, a tool Anthropic defines for the client to run; only an Anthropic provider has it`,
+      }),
+    )
+  })
+
+  test('a profile without an Anthropic model answers 400, not to be retried, and asks no upstream', async () => {
+    const h = await translationGateway(sim)
+    const res = await h.call('/compat-a/v1/messages', {
+      method: 'POST',
+      headers: { 'anthropic-version': '2023-06-01' },
+      json: asking(profileFor['openai-chat'], { tools: [editor] }),
+    })
+    expect(res.status).toBe(400)
+    expect(res.headers.get('x-should-retry')).toBe('false')
+    expect(await res.json()).toEqual({
+      type: 'error',
+      error: {
+        type: 'invalid_request_error',
+        message:
+          'this request offers text_editor_20250728, a tool Anthropic defines for the client to run, which only an Anthropic model has, and none under svc-pro can serve it',
+      },
+    })
+    expect(sim.requests).toHaveLength(0)
+  })
+})

@@ -4,7 +4,7 @@ import type { Deps } from './deps'
 import { adminRoutes } from './http/admin'
 import { requirePrincipalBeforeBody } from './http/auth'
 import { dashboardRoutes } from './http/dashboard'
-import { errorResponse, type Surface } from './http/errors'
+import { errorResponse, type Surface, toGatewayError } from './http/errors'
 import { healthRoutes } from './http/health'
 import { messagesRoutes } from './http/messages'
 import { openApiRoutes } from './http/openapi'
@@ -98,7 +98,8 @@ async function screenLargeBody(deps: Deps, request: Request, length: number): Pr
   const surface = surfaceOf(path)
   if (!modelRoute.test(path)) {
     const size = length > 0 ? `${length} bytes` : 'of unknown size (no Content-Length)'
-    return errorResponse(
+    return refusal(
+      deps,
       new GatewayError('request_too_large', `request body is ${size}; this route takes at most ${smallBodyBytes}`),
       surface,
     )
@@ -106,9 +107,16 @@ async function screenLargeBody(deps: Deps, request: Request, length: number): Pr
   try {
     await requirePrincipalBeforeBody(deps, request, surface === 'anthropic')
   } catch (err) {
-    return errorResponse(err, surface)
+    return refusal(deps, err, surface)
   }
   return undefined
+}
+
+/** svc's own error answer before any upstream is asked, counted: a wave of 401s is an operator's to see. */
+function refusal(deps: Deps, err: unknown, surface: Surface): Response {
+  const error = toGatewayError(err)
+  deps.metrics.refused(error.kind)
+  return errorResponse(error, surface)
 }
 
 export function createApp(deps: Deps) {
@@ -121,7 +129,8 @@ export function createApp(deps: Deps) {
       const length = Number(request.headers.get('content-length') ?? 0)
       if (length > maxBody) {
         const path = new URL(request.url).pathname
-        return errorResponse(
+        return refusal(
+          deps,
           new GatewayError('request_too_large', `request body is ${length} bytes; the limit is ${maxBody}`),
           surfaceOf(path),
         )
@@ -142,7 +151,8 @@ export function createApp(deps: Deps) {
         case 'NOT_FOUND': {
           const route = knownRoutes.find((r) => r.pattern.test(path))
           if (route && !route.methods.split(',').includes(request.method)) {
-            return errorResponse(
+            return refusal(
+              deps,
               new GatewayError(
                 'method_not_allowed',
                 `${request.method} is not allowed on ${path}; use ${route.methods.split(',').join(' or ')}`,
@@ -153,15 +163,15 @@ export function createApp(deps: Deps) {
               surface,
             )
           }
-          return errorResponse(new GatewayError('not_found', `no route ${request.method} ${path}`), surface)
+          return refusal(deps, new GatewayError('not_found', `no route ${request.method} ${path}`), surface)
         }
         case 'PARSE':
-          return errorResponse(invalidRequest('request body is not valid JSON'), surface)
+          return refusal(deps, invalidRequest('request body is not valid JSON'), surface)
         case 'VALIDATION':
-          return errorResponse(invalidRequest(describeValidation(error as ValidationError)), surface)
+          return refusal(deps, invalidRequest(describeValidation(error as ValidationError)), surface)
         default:
           if (!(error instanceof GatewayError)) deps.log.error('unhandled error', { path, error: String(error) })
-          return errorResponse(error, surface)
+          return refusal(deps, error, surface)
       }
     })
     .use(healthRoutes(deps))

@@ -1,4 +1,5 @@
 import { afterAll, expect, test } from 'bun:test'
+import { createLogger } from '../src/lib/log'
 import { createHarness } from './support/harness'
 import { startSimulator } from './support/simulator'
 
@@ -63,4 +64,40 @@ test('/metrics counts requests, tokens, cost and upstream errors in Prometheus t
   expect(text).toContain('svc_streams_in_flight 0')
   expect(text).toMatch(/svc_time_to_first_byte_seconds_count\{surface="messages",profile="pro"\} 2/)
   expect(text).toContain('# TYPE svc_open_circuits gauge')
+})
+
+test('what an operator must see: refusals before any upstream counted, streams broken mid-way counted and logged at warn', async () => {
+  const h = await createHarness({ grantUsd: 1, env: { K: 'k' }, config })
+  const lines: string[] = []
+  h.deps.log = createLogger('warn', (line) => lines.push(line))
+  const ask = (key?: string | null) =>
+    h.call('/compat-a/v1/messages', {
+      method: 'POST',
+      key,
+      headers: { 'anthropic-version': '2023-06-01' },
+      json: { model: 'svc-pro', max_tokens: 10, stream: true, messages: [{ role: 'user', content: 'x' }] },
+    })
+  expect((await ask('sk-svc-not-a-key')).status).toBe(401)
+  expect((await ask(null)).status).toBe(401)
+  sim.setScenario('m-up', {
+    text: 'aaaa bbbb cccc',
+    chunks: 3,
+    usage: { input: 10, output: 3 },
+    fault: { kind: 'cut', afterFrames: 4 },
+  })
+  const broken = await ask()
+  expect(broken.status).toBe(200)
+  await broken.text()
+  const text = await (await h.call('/metrics', { key: null })).text()
+  expect(text).toContain('svc_refused_requests_total{kind="authentication"} 2')
+  expect(text).toContain('svc_upstream_errors_total{provider="a",model="m",kind="api_error"} 1')
+  const logged = lines.map((line) => JSON.parse(line))
+  expect(logged).toContainEqual(
+    expect.objectContaining({
+      level: 'warn',
+      msg: 'request',
+      request_id: broken.headers.get('x-request-id'),
+      status: 'failed',
+    }),
+  )
 })

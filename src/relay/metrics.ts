@@ -26,6 +26,10 @@ export function createGatewayMetrics(read: { openCircuits: () => number; ledgerR
     'svc_upstream_errors_total',
     'Failed upstream legs by provider, model and error kind.',
   )
+  const refusals = registry.counter(
+    'svc_refused_requests_total',
+    'Requests svc answered with an error of its own before asking any upstream (a bad key, a malformed body, an unknown route, the ledger refusing writes), by error kind.',
+  )
   registry.gauge('svc_open_circuits', 'Provider × model pairs whose circuit breaker is open.', read.openCircuits)
   const inFlight = registry.gauge('svc_streams_in_flight', 'Streams being relayed right now.')
   registry.gauge(
@@ -73,6 +77,9 @@ export function createGatewayMetrics(read: { openCircuits: () => number; ledgerR
     streamEnded: () => inFlight.add(-1),
     upstreamError(providerId: string, modelId: string, kind: string) {
       upstreamErrors.inc({ provider: providerId, model: modelId, kind })
+    },
+    refused(kind: string) {
+      refusals.inc({ kind })
     },
     requestEnded(finished: FinishedRequest) {
       const r = finished.request

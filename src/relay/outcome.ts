@@ -19,7 +19,8 @@ export function record(deps: Deps, trace: RequestTrace, result: Parameters<Reque
   // Its charge is queued, to commit within milliseconds: the quota gate no longer needs its hold.
   deps.holds.release(trace.creditHold)
   deps.metrics.requestEnded(finished)
-  if (deps.log.enabled('info')) logRequest(deps, finished)
+  // A failed request at warn: an operator who logs only warnings still sees every one.
+  if (deps.log.enabled(finished.request.status === 'failed' ? 'warn' : 'info')) logRequest(deps, finished)
   deps.ledger.queueRequest(finished)
   // Queued, so every ledger read finds it: the usage API stops looking among the running ones.
   deps.running.remove(trace)
@@ -28,7 +29,7 @@ export function record(deps: Deps, trace: RequestTrace, result: Parameters<Reque
 /** One line per request; never a key or a prompt. */
 function logRequest(deps: Deps, finished: FinishedRequest) {
   const r = finished.request
-  deps.log.info('request', {
+  deps.log[r.status === 'failed' ? 'warn' : 'info']('request', {
     request_id: r.id,
     surface: r.surface,
     routing_mode: r.routingMode,

@@ -195,7 +195,10 @@ export async function relay(deps: Deps, input: RelayInput): Promise<Response> {
     // writes) carries no id the usage API would not find; a bug past the ranking carries the id its
     // log line names, and its hold must not keep the account's credit.
     deps.holds.release(held)
-    if (err instanceof GatewayError) return errorResponse(err, surface.errorShape)
+    if (err instanceof GatewayError) {
+      deps.metrics.refused(err.kind)
+      return errorResponse(err, surface.errorShape)
+    }
     deps.log.error('gateway bug while routing a request', {
       request_id: requestId,
       error: String(err),

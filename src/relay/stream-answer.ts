@@ -165,6 +165,9 @@ export async function streamAnswer(
     deps.metrics.streamEnded()
     a.trace.settleLeg(a.leg, outcome, received(), error)
     judgeStream(deps, a.trace, a.leg, a.probe, outcome, error)
+    if (outcome === 'failed' && error) {
+      deps.metrics.upstreamError(a.leg.candidate.provider.id, a.leg.candidate.model.id, error.kind)
+    }
     const status = outcome === 'ok' ? 'completed' : outcome
     record(deps, a.trace, { status, httpStatus: outcome === 'aborted' ? 499 : 200, error })
   }

@@ -96,3 +96,35 @@ function walCheckpointSequence(dbPath: string): number {
     closeSync(fd)
   }
 }
+
+test('the spend series, read on the checkpointer’s connection, is what the gateway’s own connection reads', async () => {
+  const path = join(dir, 'spend.db')
+  const serving = createSqliteLedger(openDatabase(path), Date.now, { checkpointInWorker: true })
+  const account = await serving.createAccount('spend')
+  const at = Date.parse('2026-11-20T10:00:00Z')
+  const models = ['claude-sonnet-4-5', 'gpt-5', 'deepseek-chat']
+  for (let i = 0; i < 60; i++) {
+    const legs = [
+      {
+        modelId: models[i % 3],
+        costNanos: 1000 + i,
+        input: i,
+        cached: i % 4,
+        cacheCreation: i % 5,
+        cacheCreation1h: i % 2,
+      },
+      ...(i % 7 === 0 ? [{ modelId: models[(i + 1) % 3], costNanos: 7, outcome: 'failed' as const }] : []),
+    ]
+    // Not awaited one by one: what is still queued when the series is asked for must be in it.
+    void seedRequest(serving, { accountId: account.id, at: at + i * 600_000, legs })
+  }
+  const direct = createSqliteLedger(openDatabase(path), Date.now)
+  for (const groupBy of ['model', 'provider', 'routing_mode'] as const) {
+    const query = { since: at - 3_600_000, until: at + 2 * 86_400_000, bucketMs: 3_600_000, groupBy }
+    const viaWorker = await serving.spendSeries(account.id, query)
+    expect(viaWorker.totals.requests).toBe(60)
+    expect(viaWorker).toEqual(await direct.spendSeries(account.id, query))
+  }
+  direct.close()
+  serving.close()
+})

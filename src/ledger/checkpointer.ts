@@ -1,4 +1,6 @@
-// WAL checkpoints for a serving gateway, in a worker thread on its own connection.
+// WAL checkpoints for a serving gateway, in a worker thread on its own connection; and, on the
+// same connection, the ledger's few reads that grow with its size (the spend series: seconds over
+// a few hundred thousand legs), so that no read stalls the event loop every stream shares.
 //
 // Checkpoints copy the WAL into the database file, with fsyncs. SQLite would run them inside
 // whichever commit crosses its threshold (a request); a timer on the event loop stalled it for up
@@ -79,6 +81,15 @@ function round() {
   } catch {}
 }
 self.onmessage = (event) => {
+  if (event.data.read !== undefined) {
+    const { read, sql, params } = event.data
+    try {
+      postMessage({ read, rows: db.query(sql).values(...params) })
+    } catch (error) {
+      postMessage({ read, error: String(error) })
+    }
+    return
+  }
   if (event.data === 'held') {
     // No commit can land now: this copies the whole log (unless another process is reading it).
     try {
@@ -105,12 +116,18 @@ self.onmessage = (event) => {
 }
 `
 
-/** None for an in-memory database, which has no WAL. */
+export interface Checkpointer {
+  /** A read on the worker's connection: what the gateway's has committed (flush first), rows as value arrays. */
+  read(query: { sql: string; params: unknown[] }): Promise<unknown[][]>
+  stop(): void
+}
+
+/** None for an in-memory database, which has no WAL (and no other connection could see it). */
 export function startCheckpointer(
   client: Database,
   writer: HoldableWriter,
   policy: CheckpointPolicy,
-): { stop(): void } | undefined {
+): Checkpointer | undefined {
   if (!client.filename || client.filename === ':memory:') return undefined
   client.exec('PRAGMA wal_autocheckpoint = 0')
   // When the log is started over, its file is trimmed back to this size.
@@ -124,7 +141,18 @@ export function startCheckpointer(
     holdTimer = undefined
     writer.release()
   }
+  const reads = new Map<number, { resolve(rows: unknown[][]): void; reject(error: Error): void }>()
+  let lastRead = 0
   worker.onmessage = (event: MessageEvent) => {
+    if (event.data.read !== undefined) {
+      const { read, rows, error } = event.data as { read: number; rows?: unknown[][]; error?: string }
+      const waiting = reads.get(read)
+      reads.delete(read)
+      if (reads.size === 0) worker.unref()
+      if (error === undefined) waiting?.resolve(rows!)
+      else waiting?.reject(new Error(error))
+      return
+    }
     if (event.data === 'hold') {
       writer.hold()
       holdTimer = setTimeout(release, maxHoldMs)
@@ -137,9 +165,18 @@ export function startCheckpointer(
   worker.postMessage({ path: client.filename, journalSizeLimit, ...policy })
   worker.unref()
   return {
+    read({ sql, params }) {
+      const read = ++lastRead
+      // Referenced while a read waits: a process with nothing else to do still gets its answer.
+      worker.ref()
+      worker.postMessage({ read, sql, params })
+      return new Promise((resolve, reject) => reads.set(read, { resolve, reject }))
+    },
     stop() {
       worker.terminate()
       release()
+      for (const waiting of reads.values()) waiting.reject(new Error('the ledger is closing'))
+      reads.clear()
     },
   }
 }

@@ -1170,6 +1170,16 @@ describe('messages: models, HEAD, count_tokens', () => {
     expect(sim.requests).toEqual([])
   })
 
+  test('count_tokens asks no Claude model routing would not send the request to (unpriced, retired)', async () => {
+    const body = { model: 'svc-max', messages: [question] }
+    const local = countLocally(decodeAnthropicRequest({ ...body, max_tokens: 1 }))
+    const unpriced = await gateway({ models: [{ ...claudeX, input_usd_per_mtok: undefined }, gptY] })
+    expect((await sdk(unpriced).messages.countTokens(body)).input_tokens).toBe(local)
+    const retired = await gateway({ models: [{ ...claudeX, retires_on: '2026-01-01' }, gptY] })
+    expect((await sdk(retired).messages.countTokens(body)).input_tokens).toBe(local)
+    expect(sim.requests).toEqual([])
+  })
+
   test('count_tokens is forwarded to the profile’s anthropic upstream', async () => {
     const h = await gateway()
     const body = {

@@ -2,7 +2,7 @@
 // exact for Claude), else counted with a real tokenizer. Never a made-up zero: Claude Code
 // decides when to compact from this number.
 import type { Principal } from '../accounts/api-keys'
-import { isRetired, type ProviderConfig } from '../config/load'
+import type { ProviderConfig } from '../config/load'
 import type { Deps } from '../deps'
 import { creditPosition } from '../ledger/credit'
 import { invalidRequest } from '../lib/errors'
@@ -14,6 +14,7 @@ import { readAnswerText } from '../providers/bounded-body'
 import { codecs } from '../providers/codecs'
 import { countRequestTokens } from '../router/count-tokens'
 import { profileNames, routingModeOf } from '../router/profiles'
+import { profileSkipReason } from '../router/rank'
 import { providerKeyFor } from '../router/provider-key'
 import { isCredibleCount } from './credible-usage'
 import { withoutSessionMetadata } from './session'
@@ -35,13 +36,15 @@ export async function countTokens(
   // could send none of the requests the count is for, is counted locally, not on the platform's key.
   const hasCredit = creditPosition(grants, now).remainingNanos > 0
   const mayAsk = (provider: ProviderConfig) => hasCredit || byok.has(provider.id)
+  // A model routing could send the request to (the ranking's own rule: a key, a price, not retired,
+  // above the profile's floor), so the count is that model family's.
+  const reach = { byokProviders: byok, policy: deps.config.profiles[mode], now }
   const anthropicModel = deps.config.models.find((m) => {
     const provider = deps.config.providers[m.provider]
     return (
       m.profiles.includes(mode) &&
-      !isRetired(m, now) &&
       provider?.kind === 'anthropic' &&
-      providerKeyFor(provider, byok) &&
+      profileSkipReason(m, provider, reach) === undefined &&
       mayAsk(provider)
     )
   })

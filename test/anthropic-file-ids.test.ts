@@ -1,8 +1,10 @@
 // End to end: an Anthropic client's image or document that names a file in its Anthropic store
-// (Files API, `source: {type: "file", file_id}`) reaches an Anthropic upstream as sent. The router
-// rules out models of other providers, which cannot read it: a Claude model further down the
-// profile serves, and a profile with none answers that no model can, instead of a model answering
-// as if no file had been attached.
+// (Files API, `source: {type: "file", file_id}`) reaches an Anthropic upstream as sent, with the
+// account's own key (BYOK): the store is that key's workspace. The router rules out models of other
+// providers, which cannot read it, and Anthropic models served with the platform's key, whose
+// workspace holds no file of the account's: a Claude model further down the profile serves, and a
+// profile with none answers that no model can, instead of a model answering as if no file had been
+// attached.
 import { describe, expect, test } from 'bun:test'
 import type Anthropic from '@anthropic-ai/sdk'
 import { sdkClients } from './support/harness'
@@ -12,6 +14,7 @@ import {
   translationGateway,
   translationSimulator,
   upstreamModelFor,
+  withOwnKey,
 } from './support/translation-gateway'
 
 const sim = translationSimulator()
@@ -29,7 +32,7 @@ const refusal = (promise: Promise<unknown>) => promise.then(() => undefined).cat
 
 describe('an Anthropic client naming a file in its Anthropic store', () => {
   test('an Anthropic upstream gets the file_id as sent; a profile of Chat models only is never asked', async () => {
-    const { anthropic } = sdkClients(await translationGateway(sim))
+    const { anthropic } = sdkClients(await withOwnKey(await translationGateway(sim), 'anthropic'))
     sim.queue(upstreamModelFor.anthropic, { text: 'A cat.' })
     const answer = await anthropic.messages.create(question(profileFor.anthropic, [imageFromStore]), {
       headers: filesBeta,
@@ -52,7 +55,7 @@ describe('an Anthropic client naming a file in its Anthropic store', () => {
         error: {
           type: 'invalid_request_error',
           message:
-            "this request names files stored with Anthropic (file_id), which only an Anthropic model can read, and none under svc-pro can serve it: send the file's content instead",
+            "this request names files stored with Anthropic (file_id), which only an Anthropic model served with your own Anthropic key (BYOK) can read, and none under svc-pro can serve it: send the file's content instead, or add your Anthropic key",
         },
       },
     })
@@ -62,10 +65,13 @@ describe('an Anthropic client naming a file in its Anthropic store', () => {
   })
 
   test('a Chat model ranked above a Claude one is passed over: the Claude model serves the file', async () => {
-    const h = await rankedProGateway(sim, [
-      { id: 'best-chat', kind: 'openai-chat', quality: 95 },
-      { id: 'claude', kind: 'anthropic', quality: 80 },
-    ])
+    const h = await withOwnKey(
+      await rankedProGateway(sim, [
+        { id: 'best-chat', kind: 'openai-chat', quality: 95 },
+        { id: 'claude', kind: 'anthropic', quality: 80 },
+      ]),
+      'anthropic',
+    )
     const { anthropic } = sdkClients(h)
     sim.queue(upstreamModelFor.anthropic, { text: 'A cat.' })
     const answer = await anthropic.messages
@@ -78,6 +84,21 @@ describe('an Anthropic client naming a file in its Anthropic store', () => {
     expect(record.provider_ranks).toContainEqual(
       expect.objectContaining({ model_id: 'best-chat', reason: expect.stringContaining('file_id') }),
     )
+  })
+
+  test('with the platform’s key only, no Claude model is asked: the platform’s workspace holds no file of the account’s', async () => {
+    const h = await translationGateway(sim)
+    const { anthropic } = sdkClients(h)
+    const error = await refusal(
+      anthropic.messages.create(question(profileFor.anthropic, [imageFromStore]), { headers: filesBeta }),
+    )
+    expect(error).toMatchObject({
+      status: 400,
+      error: {
+        error: { type: 'invalid_request_error', message: expect.stringContaining('your own Anthropic key (BYOK)') },
+      },
+    })
+    expect(sim.requests).toHaveLength(0)
   })
 
   test.each([false, true])(

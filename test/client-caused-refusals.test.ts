@@ -135,12 +135,14 @@ describe('an upstream 404 about what the request referenced is the request’s',
 
   test('Anthropic’s 404 for a file_id its store does not hold: alone, a 404 not_found_error; health untouched', async () => {
     const h = await gateway('anthropic', { alone: true })
+    // A file id is read with the account's own key only (its workspace holds the account's files).
+    await h.deps.admin.addProviderKey({ account: 'default', provider: 'fake', key: 'sk-ant-own-0123456789' })
     answer = { status: 404, body: { type: 'error', error: { type: 'not_found_error', message: fileGone } } }
     const res = await messages(h, aboutFile)
     expect(res.status).toBe(404)
     expect(await res.json()).toEqual({ type: 'error', error: { type: 'not_found_error', message: fileGone } })
     expect(received).toHaveLength(1)
-    expect(h.deps.health.view('fake', 'first')).toMatchObject({ state: 'closed', error_rate: 0 })
+    expect(h.deps.health.view('fake', 'first', h.accountId)).toMatchObject({ state: 'closed', error_rate: 0 })
   })
 })
 

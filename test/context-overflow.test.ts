@@ -11,6 +11,7 @@ import { simClaude, simProviders } from './support/sim-models'
 import {
   profileFor,
   rankedProGateway,
+  simKey,
   translationGateway,
   translationSimulator,
   upstreamModelFor,
@@ -96,7 +97,7 @@ describe('a Responses request without max_output_tokens', () => {
   const gateway = () =>
     createHarness({
       grantUsd: 5,
-      env: { SIM_KEY: 'sim-key' },
+      env: { SIM_KEY: simKey },
       config: {
         catalog: { builtin: false },
         providers: simProviders(sim.url),

@@ -259,7 +259,7 @@ function nothingServes(ranking: Ranking, profile: string): GatewayError {
   if (ranking.blockedByFiles) {
     return new GatewayError(
       'invalid_request',
-      `this request names files stored with Anthropic (file_id), which only an Anthropic model can read, and none under ${profile} can serve it: send the file's content instead`,
+      `this request names files stored with Anthropic (file_id), which only an Anthropic model served with your own Anthropic key (BYOK) can read, and none under ${profile} can serve it: send the file's content instead, or add your Anthropic key`,
       { permanent: true },
     )
   }

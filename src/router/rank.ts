@@ -300,10 +300,17 @@ export function rankCandidates(input: RankInput): Ranking {
       skip('request ends with a user message of blank text, which Anthropic refuses')
       continue
     }
-    // Ruled out here rather than refused by the encoder, so that a Claude candidate further down serves.
-    if (features.anthropicFiles && provider.kind !== 'anthropic') {
+    // Ruled out here rather than refused by the encoder, so that a Claude candidate further down
+    // serves. A file id names a file in the workspace of the key that stored it: the account's own
+    // (BYOK). With the platform's key it would name a file of the platform's workspace, which no
+    // account stored (svc has no files route), or find nothing.
+    if (features.anthropicFiles && (provider.kind !== 'anthropic' || !byok)) {
       blockedByFiles = true
-      skip('request names files stored with Anthropic (file_id); only an Anthropic provider can read them')
+      skip(
+        provider.kind !== 'anthropic'
+          ? 'request names files stored with Anthropic (file_id); only an Anthropic provider can read them'
+          : 'request names files stored with Anthropic (file_id); only the account’s own key for this provider (BYOK) reaches its files, never the platform’s',
+      )
       continue
     }
     if (features.anthropicClientTool && provider.kind !== 'anthropic') {

@@ -18,7 +18,8 @@ export const upstreamModelFor: Record<ProviderKind, string> = {
   'openai-responses': 'gpt-resp-t-up',
 }
 
-const simKey = 'sim-key'
+/** The simulator's key: the platform's, and an account's own where a test stores it (BYOK: 8 characters at least). */
+export const simKey = 'sim-key-translation'
 
 type Profile = 'max' | 'pro' | 'ultra_saver'
 
@@ -113,4 +114,10 @@ export function translationSimulator(): Simulator {
 export function onlyUpstreamBody(sim: Simulator): Record<string, unknown> {
   expect(sim.requests).toHaveLength(1)
   return sim.requests[0]!.body as Record<string, unknown>
+}
+
+/** The harness's account gets its own key for the provider of `kind` (BYOK), which the simulator takes as well. */
+export async function withOwnKey(h: Harness, kind: ProviderKind): Promise<Harness> {
+  await h.deps.admin.addProviderKey({ account: 'default', provider: kind, key: simKey })
+  return h
 }

@@ -556,6 +556,8 @@ describe('client disconnects mid-stream', () => {
       expect(detail.usage_events).toEqual([
         expect.objectContaining({ outcome: 'aborted', cost_nanos: 0, charged_nanos: 0 }),
       ])
+      // The ranking says the client left, not that the candidate failed.
+      expect(detail.provider_ranks[0]).toMatchObject({ model_id: 'claude-a', status: 'aborted' })
       // The client went away: the second candidate is never tried.
       expect(sim.requests).toHaveLength(1)
     })
@@ -570,5 +572,6 @@ describe('client disconnects mid-stream', () => {
       expect.objectContaining({ model_id: 'claude-a', outcome: 'failed' }),
       expect.objectContaining({ model_id: 'gpt-b', outcome: 'aborted', cost_nanos: 0 }),
     ])
+    expect(detail.provider_ranks.map((r: { status: string }) => r.status)).toEqual(['failed', 'aborted'])
   })
 })

@@ -1147,7 +1147,7 @@ const schemas: Record<string, Schema> = {
           },
           ['until'],
         ),
-        status: { type: 'string', enum: ['candidate', 'chosen', 'failed', 'not_tried', 'skipped'] },
+        status: { type: 'string', enum: ['candidate', 'chosen', 'failed', 'aborted', 'not_tried', 'skipped'] },
         reason: { type: 'string' },
       },
       [],

@@ -92,7 +92,8 @@ export class RequestTrace {
     leg.outcome = outcome
     leg.error = error.message
     leg.endedAt = this.ctx.clock()
-    leg.candidate.rank.status = 'failed'
+    // A client that left says nothing of the candidate: not a failure of its.
+    leg.candidate.rank.status = outcome === 'aborted' ? 'aborted' : 'failed'
     leg.candidate.rank.reason = `${error.kind}: ${error.message}`
   }
 

@@ -46,7 +46,7 @@ export interface RankEntry {
   nudge: number
   health: HealthView
   /** candidate → chosen | failed | not_tried after dispatch; skipped never dispatched. */
-  status: 'candidate' | 'chosen' | 'failed' | 'not_tried' | 'skipped'
+  status: 'candidate' | 'chosen' | 'failed' | 'aborted' | 'not_tried' | 'skipped'
   reason: string
 }
 

@@ -25,6 +25,7 @@ import {
   sum,
 } from './support/ledger-invariants'
 import { propertyRuns } from './support/property-runs'
+import { simUsage } from './support/sim-usage-arbitrary'
 import { simClaude, simProviders } from './support/sim-models'
 import { spendFields } from './support/usage-reference'
 import { type SimUsage, startSimulator } from './support/simulator'
@@ -165,21 +166,8 @@ const ask: fc.Arbitrary<Ask> = fc.record(
   { requiredKeys: ['surface', 'profile', 'stream'] },
 )
 
-/**
- * Counts a provider could report: often none of a kind, sometimes large enough to spend a grant;
- * of the cache writes, none, some or all for an hour.
- */
-const usage: fc.Arbitrary<Required<SimUsage>> = fc
-  .record({
-    input: fc.oneof(fc.constant(0), fc.nat({ max: 2000 })),
-    cacheRead: fc.oneof(fc.constant(0), fc.nat({ max: 10_000 })),
-    cacheWrite: fc.oneof(fc.constant(0), fc.nat({ max: 3000 })),
-    hourShare: fc.constantFrom(0, 0, 0.5, 1),
-    output: fc.oneof(fc.constant(0), fc.nat({ max: 600 })),
-    reasoning: fc.constant(0),
-    webSearches: fc.oneof({ weight: 4, arbitrary: fc.constant(0) }, fc.integer({ min: 1, max: 2 })),
-  })
-  .map(({ hourShare, ...u }) => ({ ...u, cacheWrite1h: Math.floor(u.cacheWrite * hourShare) }))
+/** Counts a provider could report: often none of a kind, sometimes large enough to spend a grant. */
+const usage = simUsage(0)
 
 /** Most grants are general credit; some are scoped to one or two names. */
 const names = <T>(values: readonly T[]) =>

@@ -12,6 +12,7 @@ import type { ConfigFile, ModelSection } from '../src/config/schema'
 import { createHarness, type Harness, type TestResponse } from './support/harness'
 import type { ModelPrice } from './support/ledger-invariants'
 import { assertNoProblems, propertyRuns } from './support/property-runs'
+import { simUsage } from './support/sim-usage-arbitrary'
 import { simProviders } from './support/sim-models'
 import { type SimUsage, startSimulator } from './support/simulator'
 import {
@@ -192,18 +193,8 @@ const ask: fc.Arbitrary<Ask> = fc.record(
   { requiredKeys: ['who', 'key', 'surface', 'profile', 'stream'] },
 )
 
-/** Of the cache writes, none, some or all for an hour. */
-const usage: fc.Arbitrary<Usage> = fc
-  .record({
-    input: fc.oneof(fc.constant(0), fc.nat({ max: 2000 })),
-    cacheRead: fc.oneof(fc.constant(0), fc.nat({ max: 10_000 })),
-    cacheWrite: fc.oneof(fc.constant(0), fc.nat({ max: 3000 })),
-    hourShare: fc.constantFrom(0, 0, 0.5, 1),
-    output: fc.oneof(fc.constant(1), fc.nat({ max: 600 })),
-    reasoning: fc.constant(0),
-    webSearches: fc.oneof({ weight: 4, arbitrary: fc.constant(0) }, fc.integer({ min: 1, max: 2 })),
-  })
-  .map(({ hourShare, ...u }) => ({ ...u, cacheWrite1h: Math.floor(u.cacheWrite * hourShare) }))
+/** Every answer has some text: at least one output token. */
+const usage = simUsage(1)
 
 const smallLimit = (max: number) =>
   fc.option(fc.oneof(fc.constantFrom(1, 2, 3, 5), fc.integer({ min: 1, max })), { nil: undefined, freq: 5 })

@@ -19,6 +19,17 @@ const slowAnswer = { text: 'abcd'.repeat(DELTAS), chunks: DELTAS, chunkDelayMs: 
 /** Deltas the client reads before it goes away. */
 const READ = 3
 
+/** The one model, on the route's provider: 3 and 15 USD per Mtok. */
+const primary = {
+  id: 'primary',
+  provider: 'live',
+  upstream_model: 'primary-up',
+  profiles: ['max' as const],
+  quality: 90,
+  input_usd_per_mtok: 3,
+  output_usd_per_mtok: 15,
+}
+
 describe('client aborts mid-stream', () => {
   test.each(routes)(
     '$name: upstream aborted, leg aborted and estimated, charged only for what flowed',
@@ -29,17 +40,7 @@ describe('client aborts mid-stream', () => {
         config: {
           catalog: { builtin: false },
           providers: { live: providerFor(route, sim.url) },
-          models: [
-            {
-              id: 'primary',
-              provider: 'live',
-              upstream_model: 'primary-up',
-              profiles: ['max'],
-              quality: 90,
-              input_usd_per_mtok: 3,
-              output_usd_per_mtok: 15,
-            },
-          ],
+          models: [primary],
         },
       })
       sim.setScenario('primary-up', slowAnswer)
@@ -162,17 +163,7 @@ describe('a client that goes away once it has read the whole answer', () => {
       config: {
         catalog: { builtin: false },
         providers: { live: providerFor(route, lingering.url.href.replace(/\/$/, '')) },
-        models: [
-          {
-            id: 'primary',
-            provider: 'live',
-            upstream_model: 'primary-up',
-            profiles: ['max'],
-            quality: 90,
-            input_usd_per_mtok: 3,
-            output_usd_per_mtok: 15,
-          },
-        ],
+        models: [primary],
       },
     })
     sim.setScenario('primary-up', { text: 'The whole answer.', usage: { input: 50, output: 60 } })

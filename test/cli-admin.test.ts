@@ -18,6 +18,8 @@ afterEach(() => {
 function cli(env: Record<string, string> = {}) {
   const dir = mkdtempSync(join(tmpdir(), 'svc-cli-'))
   dirs.push(dir)
+  // As `svc serve` leaves it: only serve makes a database, the admin verbs use one.
+  openDatabase(join(dir, 'svc.db')).$client.close()
   /** Runs the CLI with more variables than the runner's own (a different master key, say). */
   const runWith = async (more: Record<string, string>, ...argv: string[]) => {
     const out: string[] = []
@@ -252,6 +254,38 @@ describe('admin CLI', () => {
     ])
   })
 
+  test('serve warns at startup of each profile no model can serve, and why', async () => {
+    const { dir, runWith } = cli()
+    const model = (id: string, profiles: string, more: string) =>
+      `[[models]]\nid = "${id}"\nprovider = "sim"\nprofiles = ${profiles}\nquality = 50\n${more}\n`
+    writeFileSync(
+      join(dir, 'svc.toml'),
+      [
+        '[catalog]\nbuiltin = false\n',
+        '[providers.sim]\nkind = "anthropic"\nbase_url = "http://127.0.0.1:9"\napi_key_env = "SIM_KEY"\n',
+        model('cheap', '["pro", "ultra_saver"]', 'input_usd_per_mtok = 1\noutput_usd_per_mtok = 2'),
+        model('unpriced', '["ultra_saver"]', ''),
+      ].join('\n'),
+    )
+    const warnings = await startupLog(
+      () => runWith({ SIM_KEY: 'k' }, 'serve', '--once', '--port', '0', '--config', join(dir, 'svc.toml')),
+      'can serve nothing',
+    )
+    expect(warnings.map(({ msg, why }) => ({ msg, why }))).toEqual([
+      {
+        msg: 'profile svc-max can serve nothing: every request to it is refused (503)',
+        why: 'no model of a configured provider is in it',
+      },
+      {
+        msg: 'profile svc-ultra-saver can serve nothing: every request to it is refused (503)',
+        why: {
+          'quality 50 is below the profile floor 60': ['cheap'],
+          'no known price (no price, no route)': ['unpriced'],
+        },
+      },
+    ])
+  })
+
   test('serve warns at startup of a [[models]] entry whose provider is not configured, not of built-in rows', async () => {
     const { dir, runWith } = cli()
     writeFileSync(
@@ -434,7 +468,7 @@ describe('what serve and the admin verbs cannot use, said in one line', () => {
     }
     expect(readFileSync(notDatabase, 'utf8')).toBe('not a database, but kept as it was\n')
     const underAFile = join(notDatabase, 'svc.db')
-    const r = await run('accounts', 'list', '--db', underAFile)
+    const r = await run('serve', '--once', '--port', '0', '--db', underAFile)
     expect(r.code).toBe(1)
     // The system's own reason (Bun says EEXIST for a directory that is a file) in the same one line.
     expect(r.err).toStartWith(`svc: cannot open the database at ${underAFile}: `)
@@ -515,7 +549,10 @@ describe('backup', () => {
   test('no database, no backup and no file left behind', async () => {
     const { dir, run } = cli({ SVC_DATABASE: '/nonexistent/dir/svc.db' })
     const result = await run('backup', 'out.db')
-    expect(result).toMatchObject({ code: 1, err: 'svc: no database at /nonexistent/dir/svc.db to back up' })
+    expect(result).toMatchObject({
+      code: 1,
+      err: 'svc: no database at /nonexistent/dir/svc.db (start svc serve, or pass --db)',
+    })
     expect(existsSync(join(dir, 'out.db'))).toBe(false)
   })
 })

@@ -14,6 +14,17 @@ describe('config', () => {
     expect(database({}, { SVC_DATABASE: ':memory:' })).toBe(':memory:')
   })
 
+  test('the database is --db, else SVC_DATABASE, else the file, else .svc/svc.db (README, CLI)', () => {
+    const database = (raw: unknown, overrides: { database?: string }, env: Record<string, string> = {}) =>
+      resolveConfig(raw, { env, cwd: '/srv/svc', overrides }).server.database
+    const file = { server: { database: 'file.db' } }
+    const env = { SVC_DATABASE: '/var/lib/svc/env.db' }
+    expect(database(file, { database: 'flag.db' }, env)).toBe('/srv/svc/flag.db')
+    expect(database(file, {}, env)).toBe('/var/lib/svc/env.db')
+    expect(database(file, {}, { SVC_DATABASE: '' })).toBe('/srv/svc/file.db')
+    expect(database({}, {})).toBe('/srv/svc/.svc/svc.db')
+  })
+
   test.each<[unknown, string]>([
     [{ server: { prot: 8080 } }, 'svc.toml: server.prot: unknown key'],
     [{ server: { port: '8080' } }, 'svc.toml: server.port: expected integer (got "8080")'],

@@ -5,7 +5,7 @@ import type { Config } from '../config/load'
 import { accountView, apiKeyView } from '../http/admin'
 import { formatUsd } from '../ledger/pricing'
 import { grantView, usageSummaryView } from '../ledger/views'
-import { type Io, openForAdmin, parseFlags, print, table, UsageError } from './context'
+import { type Io, parseFlags, print, table, UsageError, withAdmin } from './context'
 
 const need = (value: string | undefined, what: string): string => {
   if (!value) throw new UsageError(`${what} is required`)
@@ -15,8 +15,7 @@ const need = (value: string | undefined, what: string): string => {
 export async function runAccounts(args: string[], io: Io): Promise<number> {
   const { values, positionals } = parseFlags(args, {})
   const [verb, name] = positionals
-  const deps = openForAdmin(io, values)
-  try {
+  return withAdmin(io, values, async (deps) => {
     if (verb === 'create') {
       const account = accountView(await deps.admin.createAccount(need(name, 'an account NAME')))
       print(
@@ -30,16 +29,13 @@ export async function runAccounts(args: string[], io: Io): Promise<number> {
       print(io, values.json, accounts, () => table(accounts, ['name', 'id', 'created_at']))
     } else throw new UsageError('usage: svc accounts create NAME | svc accounts list')
     return 0
-  } finally {
-    deps.ledger.close()
-  }
+  })
 }
 
 export async function runKeys(args: string[], io: Io): Promise<number> {
   const { values, positionals } = parseFlags(args, { account: { type: 'string' }, name: { type: 'string' } })
   const [verb, id] = positionals
-  const deps = openForAdmin(io, values)
-  try {
+  return withAdmin(io, values, async (deps) => {
     if (verb === 'create') {
       const { key, record } = await deps.admin.createKey({
         account: need(values.account, '--account'),
@@ -66,9 +62,7 @@ export async function runKeys(args: string[], io: Io): Promise<number> {
         'usage: svc keys create --account NAME [--name LABEL] | svc keys list [--account NAME] | svc keys revoke ID',
       )
     return 0
-  } finally {
-    deps.ledger.close()
-  }
+  })
 }
 
 export async function runGrants(args: string[], io: Io): Promise<number> {
@@ -82,8 +76,7 @@ export async function runGrants(args: string[], io: Io): Promise<number> {
     expires: { type: 'string' },
     source: { type: 'string' },
   })
-  const deps = openForAdmin(io, values)
-  try {
+  return withAdmin(io, values, async (deps) => {
     if (positionals[0] === 'add') {
       const usd = Number(need(values.usd, '--usd'))
       if (!Number.isFinite(usd)) throw new UsageError(`--usd must be a number (got ${values.usd})`)
@@ -130,15 +123,12 @@ export async function runGrants(args: string[], io: Io): Promise<number> {
       )
     }
     return 0
-  } finally {
-    deps.ledger.close()
-  }
+  })
 }
 
 export async function runUsage(args: string[], io: Io): Promise<number> {
   const { values } = parseFlags(args, { account: { type: 'string' }, limit: { type: 'string' } })
-  const deps = openForAdmin(io, values)
-  try {
+  return withAdmin(io, values, async (deps) => {
     const account = await deps.admin.findAccount(need(values.account, '--account'))
     const summary = await usageSummaryView(deps.ledger, account.id, {
       limit: Number(values.limit ?? 20),
@@ -164,15 +154,12 @@ export async function runUsage(args: string[], io: Io): Promise<number> {
       ].join('\n'),
     )
     return 0
-  } finally {
-    deps.ledger.close()
-  }
+  })
 }
 
 export async function runProviderKeys(args: string[], io: Io): Promise<number> {
   const { values, positionals } = parseFlags(args, { account: { type: 'string' }, provider: { type: 'string' } })
-  const deps = openForAdmin(io, values)
-  try {
+  return withAdmin(io, values, async (deps) => {
     const view = (k: { id: string; accountId: string; providerId: string; hint: string; createdAt: number }) => ({
       id: k.id,
       account_id: k.accountId,
@@ -215,9 +202,7 @@ export async function runProviderKeys(args: string[], io: Io): Promise<number> {
       )
     }
     return 0
-  } finally {
-    deps.ledger.close()
-  }
+  })
 }
 
 /**

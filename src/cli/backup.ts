@@ -16,7 +16,7 @@ export async function runBackup(args: string[], io: Io): Promise<number> {
   const target = resolve(io.cwd, positionals[0]!)
   const database = loadCliConfig(io, values).server.database
   if (database === ':memory:' || !existsSync(database)) {
-    throw new GatewayError('not_found', `no database at ${database} to back up`)
+    throw new GatewayError('not_found', `no database at ${database} (start svc serve, or pass --db)`)
   }
   createPrivately(target)
   let counts: ReturnType<typeof countsOf>

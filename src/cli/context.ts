@@ -2,7 +2,9 @@
 // text or --json, and failures as one line on stderr with a non-zero exit.
 import { parseArgs, type ParseArgsConfig } from 'node:util'
 import { ConfigError, type Config, loadConfig } from '../config/load'
+import { openDatabase, sqliteCause } from '../db/open'
 import { createDeps, type Deps } from '../deps'
+import { databaseRefusesWrites } from '../ledger/write-refusals'
 import { GatewayError } from '../lib/errors'
 import { createLogger } from '../lib/log'
 
@@ -51,9 +53,29 @@ export function loadCliConfig(io: Io, flags: { config?: string; db?: string; hos
   })
 }
 
-/** Deps for a one-shot admin verb: same database, quiet logs. */
-export function openForAdmin(io: Io, flags: { config?: string; db?: string }): Deps {
-  return createDeps(loadCliConfig(io, flags), { log: createLogger('warn') })
+/**
+ * Runs a one-shot admin verb on the gateway's database, quiet logs, and closes it. Only `svc serve`
+ * makes a database: a verb on a path with none is the wrong database, said rather than answered
+ * from an empty one. A write the database refuses (a full disk, a read-only file) is said in a line.
+ */
+export async function withAdmin<T>(
+  io: Io,
+  flags: { config?: string; db?: string },
+  verb: (deps: Deps) => Promise<T>,
+): Promise<T> {
+  const config = loadCliConfig(io, flags)
+  // Migrations are told (an upgrade's first verb may take minutes on a large ledger).
+  const db = openDatabase(config.server.database, { create: false, log: createLogger('info') })
+  const deps = createDeps(config, { log: createLogger('warn'), db })
+  try {
+    return await verb(deps)
+  } catch (err) {
+    const cause = sqliteCause(err)
+    if (!databaseRefusesWrites(cause)) throw err
+    throw new ConfigError(`the database refuses writes: ${cause!.message} (${config.server.database})`)
+  } finally {
+    deps.ledger.close()
+  }
 }
 
 export function print(io: Io, json: boolean | undefined, value: unknown, text: () => string): void {

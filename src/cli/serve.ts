@@ -1,12 +1,17 @@
 // `svc serve`: open the ledger, make a first account on an empty database, listen, and on
 // SIGTERM/SIGINT/SIGHUP stop accepting, let in-flight streams finish (up to the grace period), exit 0.
+// A second SIGTERM/SIGINT meanwhile ends it at once (exit 128 + the signal's number).
 import { chmodSync, writeFileSync } from 'node:fs'
 import { basename, dirname, join } from 'node:path'
 import { createApp } from '../app'
 import { ConfigError } from '../config/load'
+import { openDatabase } from '../db/open'
 import { createDeps, type Deps } from '../deps'
+import type { Ledger } from '../ledger/ledger'
 import { createLogger, type Logger } from '../lib/log'
 import { formatUsd } from '../ledger/pricing'
+import { profileNames } from '../router/profiles'
+import { profileSkipReason } from '../router/rank'
 import { type Io, loadCliConfig, parseFlags, UsageError } from './context'
 
 const logLevels = ['debug', 'info', 'warn', 'error'] as const
@@ -28,7 +33,9 @@ export async function runServe(args: string[], io: Io): Promise<number> {
   const level = values['log-level'] ?? io.env.SVC_LOG_LEVEL ?? 'info'
   if (!isLogLevel(level)) throw new UsageError(`--log-level must be debug, info, warn or error (got ${level})`)
   const log = createLogger(level)
-  const deps = createDeps(config, { log, serving: true })
+  // Only serve makes a database; it refuses one it cannot write rather than serve unrecorded.
+  const db = openDatabase(config.server.database, { mustWrite: true, log })
+  const deps = createDeps(config, { log, serving: true, db })
 
   const first = await deps.admin.bootstrap()
   if (first) {
@@ -71,41 +78,84 @@ export async function runServe(args: string[], io: Io): Promise<number> {
   }
   warnOfProvidersWithoutKey(deps, log)
   warnOfModelsWithoutProvider(deps, log)
+  if (Object.keys(config.providers).length > 0) warnOfProfilesThatServeNothing(deps, log)
   await warnOfUnopenableProviderKeys(deps, log)
   if (values.once) {
     // `make build` uses this to prove the binary boots on an empty database, then exits.
     io.out(JSON.stringify({ url, database: config.server.database, first_account: first?.account.name ?? null }))
     await server.stop(true)
-    deps.ledger.close()
+    closeLedger(deps.ledger, log)
     return 0
   }
 
   return new Promise<number>((resolve) => {
     let stopping = false
-    const shutdown = async (signal: string) => {
-      if (stopping) return
+    const shutdown = async (signal: Signal) => {
+      if (stopping) {
+        // The operator who asks twice wants it gone now (a stream that will not end, a database
+        // that will not close): not a signal swallowed while it waits. A late SIGHUP (the terminal
+        // closing after a Ctrl-C) is not such a request.
+        if (signal === 'SIGHUP') return
+        log.error(
+          'second signal during shutdown: exiting now; requests in flight are cut and queued ones not recorded',
+          {
+            signal,
+          },
+        )
+        process.exit(128 + signalNumbers[signal])
+      }
       stopping = true
       log.info('shutting down: no new connections, waiting for in-flight requests', {
         signal,
         grace_seconds: config.server.shutdownGraceSeconds,
       })
-      // Stop accepting, then wait for the requests in flight (streams included) rather than for
-      // every connection to close: an idle keep-alive connection would otherwise hold the process
-      // for the whole grace period. What is left after that is closed.
-      void server.stop(false)
-      const deadline = Date.now() + config.server.shutdownGraceSeconds * 1000
-      while (server.pendingRequests > 0 && Date.now() < deadline) await Bun.sleep(20)
-      const clean = server.pendingRequests === 0
-      await server.stop(true)
-      deps.ledger.close()
-      log.info('stopped', { drained: clean })
-      resolve(0)
+      let drained = false
+      try {
+        drained = await drain(server, config.server.shutdownGraceSeconds)
+      } catch (err) {
+        log.error('could not stop the server cleanly', { error: String(err) })
+      } finally {
+        const { unrecorded } = closeLedger(deps.ledger, log)
+        log.info('stopped', { drained, unrecorded })
+        resolve(0)
+      }
     }
     // SIGHUP too: the terminal svc was started from went away. Left to its default it would end
     // the process at once, cutting streams and losing the ledger writes not yet committed. There
     // is no config to reload in place; under a service manager that restarts it, a restart is one.
-    for (const signal of ['SIGTERM', 'SIGINT', 'SIGHUP'] as const) process.on(signal, () => void shutdown(signal))
+    for (const signal of Object.keys(signalNumbers) as Signal[]) process.on(signal, () => void shutdown(signal))
   })
+}
+
+const signalNumbers = { SIGHUP: 1, SIGINT: 2, SIGTERM: 15 } as const
+type Signal = keyof typeof signalNumbers
+
+/**
+ * Stops accepting, then waits for the requests in flight (streams included) rather than for every
+ * connection to close: an idle keep-alive connection would otherwise hold the process for the
+ * whole grace period. What is left after that is closed. True when nothing was cut.
+ */
+async function drain(server: ReturnType<typeof Bun.serve>, graceSeconds: number): Promise<boolean> {
+  void server.stop(false)
+  const deadline = Date.now() + graceSeconds * 1000
+  while (server.pendingRequests > 0 && Date.now() < deadline) await Bun.sleep(20)
+  const drained = server.pendingRequests === 0
+  await server.stop(true)
+  return drained
+}
+
+/** Closing never stops the process from ending; what it could not do is said, once. */
+function closeLedger(ledger: Ledger, log: Logger) {
+  const closed = ledger.close()
+  if (closed.unrecorded > 0) {
+    log.error(`${closed.unrecorded} answered request(s) could not be recorded: the database refuses writes`)
+  }
+  if (closed.checkpointFailure !== undefined) {
+    log.warn('the WAL could not be checkpointed at close (what was committed is kept in it)', {
+      error: String(closed.checkpointFailure),
+    })
+  }
+  return closed
 }
 
 /**
@@ -170,6 +220,37 @@ function warnOfModelsWithoutProvider(deps: Deps, log: Logger) {
     log.warn(
       `model ${id} names provider ${provider}, which is not configured: the model is never routed to (a misspelt provider id?)`,
     )
+  }
+}
+
+/**
+ * A profile none of whose models can serve (no price, retired, below its floor, no configured
+ * provider, or no model at all) answered every request 503 while /readyz said ready. Said once per
+ * profile, each reason with its models, by the ranking's own rule (rank.ts). A model that only an
+ * account's own key (BYOK) reaches counts as serving: its provider's missing key is warned of above.
+ */
+function warnOfProfilesThatServeNothing(deps: Deps, log: Logger) {
+  const { config } = deps
+  const anyOwnKey = new Map(Object.keys(config.providers).map((id) => [id, 'an account’s own key']))
+  // Built-in rows of providers not configured are not named (the catalog has dozens); [[models]] rows are.
+  const misconfigured = new Set(config.modelsWithoutProvider.map((m) => m.id))
+  for (const [profile, mode] of Object.entries(profileNames)) {
+    const reach = { byokProviders: anyOwnKey, policy: config.profiles[mode], now: deps.clock() }
+    const reasons = new Map<string, string[]>()
+    const serves = config.models.some((model) => {
+      if (!model.profiles.includes(mode)) return false
+      const provider = config.providers[model.provider]
+      if (!provider && !misconfigured.has(model.id)) return false
+      const why = provider
+        ? profileSkipReason(model, provider, reach)
+        : `its provider ${model.provider} is unknown here`
+      if (why) reasons.set(why, [...(reasons.get(why) ?? []), model.id])
+      return !why
+    })
+    if (serves) continue
+    log.warn(`profile ${profile} can serve nothing: every request to it is refused (503)`, {
+      why: reasons.size === 0 ? 'no model of a configured provider is in it' : Object.fromEntries(reasons),
+    })
   }
 }
 

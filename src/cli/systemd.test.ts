@@ -24,6 +24,25 @@ const directives = (text: string) =>
     .map((l) => l.trim())
 
 describe('svc systemd-unit', () => {
+  test('restarts always: a SIGHUP drain exits 0, which on-failure would leave down', async () => {
+    const lines = directives((await unit()).text)
+    expect(lines.filter((l) => l.startsWith('Restart='))).toEqual(['Restart=always'])
+  })
+
+  test.each(['/home/ops/bin/svc', '/root/svc', '/tmp/build/svc'])(
+    'warns of a binary at %s, which the hardening hides (203/EXEC), in the unit and on stderr',
+    async (binary) => {
+      const { code, text, err } = await unit(['--binary', binary])
+      const hidden = binary.split('/').slice(0, 2).join('/')
+      const warning = `${binary} is under ${hidden}, which ProtectHome=yes/PrivateTmp=yes hide from the service (it would fail with 203/EXEC): install it as /usr/local/bin/svc, or pass --binary`
+      expect({ code, err, comment: text.split('\n').filter((l) => l.startsWith('# WARNING')) }).toEqual({
+        code: 0,
+        err: `svc: warning: ${warning}`,
+        comment: [`# WARNING: ${warning}`],
+      })
+    },
+  )
+
   test('prints a hardened unit for svc serve', async () => {
     const { code, text, err } = await unit()
     expect({ code, err }).toEqual({ code: 0, err: '' })
@@ -35,7 +54,7 @@ describe('svc systemd-unit', () => {
       'DynamicUser=yes',
       'StateDirectory=svc',
       'EnvironmentFile=-/etc/svc/env',
-      'Restart=on-failure',
+      'Restart=always',
       'KillSignal=SIGTERM',
       'NoNewPrivileges=yes',
       'ProtectSystem=strict',

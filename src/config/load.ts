@@ -215,9 +215,11 @@ export function resolveConfig(raw: unknown, opts: LoadOptions & { source?: strin
     server: {
       host: opts.overrides?.host ?? server.host ?? '127.0.0.1',
       port: opts.overrides?.port ?? server.port ?? 8080,
+      // --db, then SVC_DATABASE, then the file (README, CLI): an environment set to point every
+      // verb at one database must not lose to the file's default path.
       database: databasePath(
         opts.cwd ?? '.',
-        opts.overrides?.database ?? server.database ?? env.SVC_DATABASE ?? join('.svc', 'svc.db'),
+        opts.overrides?.database ?? nonEmpty(env.SVC_DATABASE) ?? server.database ?? join('.svc', 'svc.db'),
       ),
       adminToken: nonEmpty(env[adminTokenEnv]),
       masterKey: nonEmpty(env[masterKeyEnv]),

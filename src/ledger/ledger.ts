@@ -299,5 +299,14 @@ export interface Ledger {
    * last call: in-memory caches of keys and grants must then be dropped.
    */
   changedElsewhere(): boolean
-  close(): void
+  /**
+   * Writes what is queued (a last try), then closes; never throws. Says how many answered requests
+   * the database still refused (lost) and why the WAL could not be checkpointed, for the caller to log.
+   */
+  close(): LedgerClosed
+}
+
+export interface LedgerClosed {
+  unrecorded: number
+  checkpointFailure?: unknown
 }

@@ -35,7 +35,16 @@ export function createSqliteLedger(
 ): Ledger {
   const client = db.$client
   const dataVersion = client.prepare<{ data_version: number }, []>('PRAGMA data_version')
-  const writer = createRequestWriter(client, opts)
+  /** Requests the writer gave up on at close (the database still refused them): shutdown says how many. */
+  let closing = false
+  let unrecordedAtClose = 0
+  const writer = createRequestWriter(client, {
+    ...opts,
+    onRecordFailure: (requestId, err) => {
+      if (closing) unrecordedAtClose++
+      opts.onRecordFailure?.(requestId, err)
+    },
+  })
   writer.spreadLeftovers()
   const readGrants = createGrantReader(client)
   const checkpointer = opts.checkpointInWorker
@@ -386,11 +395,19 @@ export function createSqliteLedger(
 
     close() {
       checkpointer?.stop()
+      closing = true
       writer.close()
-      // PASSIVE never waits on another connection (a CLI verb closing beside a busy gateway);
-      // the last connection to close checkpoints fully anyway.
-      client.exec('PRAGMA wal_checkpoint(PASSIVE)')
+      let checkpointFailure: unknown
+      try {
+        // PASSIVE never waits on another connection (a CLI verb closing beside a busy gateway);
+        // the last connection to close checkpoints fully anyway. Best effort: what is committed
+        // is in the WAL, and a database gone read-only must not stop a process from ending.
+        client.exec('PRAGMA wal_checkpoint(PASSIVE)')
+      } catch (err) {
+        checkpointFailure = err
+      }
       client.close()
+      return { unrecorded: unrecordedAtClose, checkpointFailure }
     },
   }
   // Every other query first writes what is queued, so it sees the requests already answered

@@ -272,7 +272,7 @@ function nothingServes(ranking: Ranking, profile: string): GatewayError {
   }
   return new GatewayError(
     'overloaded',
-    `no model can serve this request under ${profile}: ${summarizeSkips(ranking.ranks) || 'no provider is configured for this profile'}`,
+    `no model can serve this request under ${profile}: ${summarizeSkips(ranking.ranks) || 'no model on this gateway can serve it (the operator’s startup log says why)'}`,
     { status: 503, permanent: true },
   )
 }

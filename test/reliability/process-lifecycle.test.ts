@@ -170,6 +170,34 @@ describe('the serving process', () => {
   })
 })
 
+describe('a second stop signal during shutdown', () => {
+  test('ends the process at once, non-zero and saying so, rather than waiting out a stream', async () => {
+    const dir = gatewayDir(configToml(30))
+    dirs.push(dir)
+    const gateway = await serve(dir)
+    // A stream of ten seconds: the first SIGTERM would wait for it.
+    sim.setScenario('sim-up', {
+      text: 'abcd'.repeat(200),
+      chunks: 200,
+      chunkDelayMs: 50,
+      usage: { input: 20, output: 200 },
+    })
+    const res = await post(gateway, dir.firstKey(), { stream: true })
+    await readUntil(res, (text) => text.includes('content_block_delta'))
+    gateway.signal('SIGTERM')
+    await gateway.waitForLog((l) => l.msg.startsWith('shutting down'))
+    gateway.signal('SIGTERM')
+    expect(await gateway.waitForExit(3_000)).toBe(143)
+    expect(gateway.logs.filter((l) => l.msg.startsWith('second signal'))).toEqual([
+      expect.objectContaining({
+        level: 'error',
+        msg: 'second signal during shutdown: exiting now; requests in flight are cut and queued ones not recorded',
+        signal: 'SIGTERM',
+      }),
+    ])
+  })
+})
+
 describe('a stop signal under load', () => {
   // SIGHUP as well: a closed terminal sends it, and by default it would end the process at once.
   test.each(['SIGTERM', 'SIGHUP'] as const)(

@@ -1,0 +1,136 @@
+// What opening and closing the ledger tells an operator: a database a newer svc migrated is
+// refused, migrations are told as they run, an admin verb never makes a database, files an older
+// release left world-readable are made the owner's, and closing on a database that refuses writes
+// says what was lost instead of throwing.
+import { Database } from 'bun:sqlite'
+import { afterEach, describe, expect, test } from 'bun:test'
+import { chmodSync, existsSync, mkdtempSync, rmSync, statSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { drizzle } from 'drizzle-orm/bun-sqlite'
+import type { Io } from '../src/cli/context'
+import { embeddedMigrations } from '../src/db/migrations.generated'
+import { type Db, openDatabase } from '../src/db/open'
+import * as schema from '../src/db/schema'
+import { createSqliteLedger } from '../src/ledger/sqlite-ledger'
+import { main } from '../src/main'
+import { finishedRequest } from './support/ledger-fixtures'
+
+const dirs: string[] = []
+afterEach(() => {
+  for (const dir of dirs.splice(0)) rmSync(dir, { recursive: true, force: true })
+})
+function tempDatabase() {
+  const dir = mkdtempSync(join(tmpdir(), 'svc-open-'))
+  dirs.push(dir)
+  return join(dir, 'svc.db')
+}
+
+async function cli(...argv: string[]) {
+  const out: string[] = []
+  const err: string[] = []
+  const io: Io = { env: {}, cwd: tmpdir(), out: (t) => out.push(t), err: (t) => err.push(t) }
+  const code = await main(argv, io)
+  return { code, out: out.join(''), err: err.join('') }
+}
+
+/** Log lines as `{ level, msg }`, from a logger that keeps them. */
+function keptLog() {
+  const lines: { level: string; msg: string }[] = []
+  return {
+    lines,
+    info: (msg: string) => lines.push({ level: 'info', msg }),
+    warn: (msg: string) => lines.push({ level: 'warn', msg }),
+  }
+}
+
+describe('a database a newer svc migrated', () => {
+  test('is refused by serve and every admin verb, naming the migration and the way back', async () => {
+    const path = tempDatabase()
+    const db = openDatabase(path)
+    const newest = Math.max(...embeddedMigrations.map((m) => m.when))
+    const when = newest + 86_400_000
+    db.$client.run('INSERT INTO __drizzle_migrations (hash, created_at) VALUES (?, ?)', [
+      'ab12cd34ef56'.repeat(5),
+      when,
+    ])
+    db.$client.close()
+    const refusal = `${path} was migrated by a newer svc (migration of ${new Date(when).toISOString()}, sha256 ab12cd34ef56); run that build, or restore the backup taken before the upgrade`
+    expect(() => openDatabase(path)).toThrow(refusal)
+    for (const argv of [
+      ['serve', '--once', '--port', '0'],
+      ['accounts', 'list'],
+      ['keys', 'list'],
+    ]) {
+      expect(await cli(...argv, '--db', path)).toEqual({ code: 1, out: '', err: `svc: ${refusal}` })
+    }
+  })
+})
+
+test('each migration applied at open is told, then that it is done; an up-to-date database says nothing', () => {
+  const path = tempDatabase()
+  const log = keptLog()
+  openDatabase(path, { log }).$client.close()
+  expect(log.lines).toEqual([
+    ...embeddedMigrations.map((m) => ({ level: 'info', msg: `migrating ${path}: ${m.tag}` })),
+    { level: 'info', msg: `migrated ${path}` },
+  ])
+  const again = keptLog()
+  openDatabase(path, { log: again }).$client.close()
+  expect(again.lines).toEqual([])
+})
+
+test('an admin verb on a path with no database says so and makes none', async () => {
+  const path = tempDatabase()
+  for (const argv of [
+    ['accounts', 'list'],
+    ['keys', 'list'],
+    ['grants', 'list', '--account', 'a'],
+    ['backup', 'x.db'],
+  ]) {
+    expect(await cli(...argv, '--db', path)).toEqual({
+      code: 1,
+      out: '',
+      err: `svc: no database at ${path} (start svc serve, or pass --db)`,
+    })
+  }
+  expect(existsSync(path)).toBe(false)
+})
+
+test('a database an older release left readable by others is made its owner’s, and that is said once', () => {
+  const path = tempDatabase()
+  const made = new Database(path, { create: true })
+  made.exec('PRAGMA journal_mode = WAL')
+  made.exec('CREATE TABLE t (x)')
+  for (const file of [path, `${path}-wal`, `${path}-shm`]) chmodSync(file, 0o644)
+  const log = keptLog()
+  openDatabase(path, { log }).$client.close()
+  made.close()
+  const mode = (file: string) => (existsSync(file) ? (statSync(file).mode & 0o777).toString(8) : 'gone')
+  expect([mode(path), mode(`${path}-wal`), mode(`${path}-shm`)].filter((m) => m !== 'gone')).toEqual(
+    [path, `${path}-wal`, `${path}-shm`].filter(existsSync).map(() => '600'),
+  )
+  expect(log.lines.filter((l) => l.level === 'warn')).toEqual([
+    {
+      level: 'warn',
+      msg: `made the database readable by its owner only (0600): ${path} (was 0644), ${path}-wal (was 0644), ${path}-shm (was 0644)`,
+    },
+  ])
+})
+
+test('closing on a database that refuses writes says what it could not record, and does not throw', () => {
+  const path = tempDatabase()
+  const writable = openDatabase(path)
+  // A read-only connection: every write and the closing checkpoint are refused (SQLITE_READONLY),
+  // as on a file made read-only or a file system remounted so.
+  const client = new Database(path, { readonly: true })
+  const ledger = createSqliteLedger(drizzle({ client, schema }) as Db)
+  ledger.queueRequest(finishedRequest({ accountId: 'acct_x', at: Date.now() }))
+  ledger.queueRequest(finishedRequest({ accountId: 'acct_x', at: Date.now() }))
+  const closed = ledger.close()
+  writable.$client.close()
+  expect({ unrecorded: closed.unrecorded, checkpointFailed: closed.checkpointFailure instanceof Error }).toEqual({
+    unrecorded: 2,
+    checkpointFailed: true,
+  })
+})

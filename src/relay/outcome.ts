@@ -57,8 +57,7 @@ export function servedFirstByte(deps: Deps, trace: RequestTrace, leg: LegDraft, 
   trace.markChosen(leg)
   const { provider, model } = leg.candidate
   const keyOwner = keyOwnerOf(leg.candidate.byok, trace.ctx.accountId)
-  deps.health.recordFirstByte(provider.id, model.id, now - leg.startedAt, keyOwner)
-  if (whole) deps.health.recordSuccess(provider.id, model.id, keyOwner)
+  deps.health.recordFirstByte(provider.id, model.id, now - leg.startedAt, keyOwner, whole)
   const { accountId, routingMode, session } = trace.ctx
   if (session.sessionId) {
     deps.sessions.served(

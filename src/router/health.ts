@@ -63,6 +63,14 @@ export function createHealth(clock: () => number, policy: HealthPolicy = default
     return e
   }
 
+  const succeeded = (e: Entry) => {
+    e.errorRate += alpha * (0 - e.errorRate)
+    e.consecutiveFailures = 0
+    e.openUntil = 0
+    e.probing = false
+    e.cooldownMs = policy.cooldownMs
+  }
+
   return {
     /** Whether to try this candidate in its ranked place, or only after every healthy one. */
     view(providerId: string, modelId: string, keyOwner?: string): HealthView {
@@ -103,20 +111,19 @@ export function createHealth(clock: () => number, policy: HealthPolicy = default
       if (e) e.probing = false
     },
 
-    /** How long the candidate took to its first byte: no verdict yet, as a stream may still fail. */
-    recordFirstByte(providerId: string, modelId: string, ttfbMs: number, keyOwner?: string) {
+    /**
+     * How long the candidate took to its first byte: no verdict yet, as a stream may still fail.
+     * `whole`: the byte carries the whole answer (JSON), so it is the success as well, in one lookup.
+     */
+    recordFirstByte(providerId: string, modelId: string, ttfbMs: number, keyOwner?: string, whole = false) {
       const e = entry(providerId, modelId, keyOwner)
       e.ttfbMs = e.ttfbMs === null ? ttfbMs : e.ttfbMs + alpha * (ttfbMs - e.ttfbMs)
+      if (whole) succeeded(e)
     },
 
-    /** The candidate served its answer whole (a JSON answer, or a stream to its end). */
+    /** The candidate served its answer whole (a stream to its end). */
     recordSuccess(providerId: string, modelId: string, keyOwner?: string) {
-      const e = entry(providerId, modelId, keyOwner)
-      e.errorRate += alpha * (0 - e.errorRate)
-      e.consecutiveFailures = 0
-      e.openUntil = 0
-      e.probing = false
-      e.cooldownMs = policy.cooldownMs
+      succeeded(entry(providerId, modelId, keyOwner))
     },
 
     recordFailure(providerId: string, modelId: string, opts: { retryAfterSeconds?: number } = {}, keyOwner?: string) {

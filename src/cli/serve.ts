@@ -8,6 +8,7 @@ import { ConfigError } from '../config/load'
 import { openDatabase } from '../db/open'
 import { createDeps, type Deps } from '../deps'
 import type { Ledger } from '../ledger/ledger'
+import { GatewayError } from '../lib/errors'
 import { createLogger, type Logger } from '../lib/log'
 import { formatUsd } from '../ledger/pricing'
 import { profileNames } from '../router/profiles'
@@ -111,7 +112,7 @@ export async function runServe(args: string[], io: Io): Promise<number> {
       })
       let drained = false
       try {
-        drained = await drain(server, config.server.shutdownGraceSeconds)
+        drained = await drain(server, deps, config.server.shutdownGraceSeconds)
       } catch (err) {
         log.error('could not stop the server cleanly', { error: String(err) })
       } finally {
@@ -133,16 +134,34 @@ type Signal = keyof typeof signalNumbers
 /**
  * Stops accepting, then waits for the requests in flight (streams included) rather than for every
  * connection to close: an idle keep-alive connection would otherwise hold the process for the
- * whole grace period. What is left after that is closed. True when nothing was cut.
+ * whole grace period. Streams still running then are ended with an overloaded error event, which
+ * SDKs and agents retry (a bare reset reads as a broken network), and recorded with what flowed;
+ * what is left a moment later is closed. True when nothing was cut.
  */
-async function drain(server: ReturnType<typeof Bun.serve>, graceSeconds: number): Promise<boolean> {
+async function drain(server: ReturnType<typeof Bun.serve>, deps: Deps, graceSeconds: number): Promise<boolean> {
   void server.stop(false)
-  const deadline = Date.now() + graceSeconds * 1000
-  while (server.pendingRequests > 0 && Date.now() < deadline) await Bun.sleep(20)
-  const drained = server.pendingRequests === 0
+  const settled = async (ms: number) => {
+    const deadline = Date.now() + ms
+    while (server.pendingRequests > 0 && Date.now() < deadline) await Bun.sleep(20)
+    return server.pendingRequests === 0
+  }
+  const drained = await settled(graceSeconds * 1000)
+  if (!drained) {
+    const cut = deps.running.cutAll(shuttingDown())
+    deps.log.warn('the grace period is over: streams still running are ended with an overloaded error', { cut })
+    await settled(cutWaitMs)
+  }
   await server.stop(true)
   return drained
 }
+
+/** How long the streams cut at the grace period's end get to send their last event. */
+const cutWaitMs = 1000
+
+const shuttingDown = () =>
+  new GatewayError('overloaded', 'svc is shutting down: this stream was ended before it finished; retry the request', {
+    status: 529,
+  })
 
 /** Closing never stops the process from ending; what it could not do is said, once. */
 function closeLedger(ledger: Ledger, log: Logger) {

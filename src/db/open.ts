@@ -86,8 +86,8 @@ function createOwnerOnly(path: string) {
 }
 
 /**
- * Releases before 0.1 created the database under the umask (0644): its keys stayed readable by
- * every user of the machine after an upgrade. Our own files lose their group and other bits, said
+ * Builds before 2026-11-26 created the database under the umask (0644): its hashed keys and sealed
+ * provider keys stayed readable by every user of the machine after an upgrade. Our own files lose their group and other bits, said
  * once; another user's files are theirs to change (and a read-only one is left as it is).
  */
 function ownerOnly(path: string, log: OpenOptions['log']) {

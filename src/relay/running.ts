@@ -2,6 +2,7 @@
 // until then the usage API finds a stream here, so a client can look up the id it got in the
 // response headers while the answer is still streaming (status in_progress, legs uncommitted).
 // Held in a Set and scanned by id: adding and removing cost nothing to hash, and reads are rare.
+import type { GatewayError } from '../lib/errors'
 import type { RequestTrace, RunningRequestSnapshot } from './trace'
 
 export class RunningRequests {
@@ -21,6 +22,16 @@ export class RunningRequests {
     for (const trace of this.traces)
       if (trace.ctx.id === id) return trace.ctx.accountId === accountId ? trace : undefined
     return undefined
+  }
+
+  /**
+   * Ends every running stream with `why`: each stops its upstream, sends its client an error event
+   * in the surface's shape (an SDK then sees an overloaded error to retry, not a reset connection)
+   * and is recorded with what flowed. The number cut.
+   */
+  cutAll(why: GatewayError): number {
+    for (const trace of this.traces) trace.cut?.(why)
+    return this.traces.size
   }
 
   /** The legs of the account's running requests. A scan of them all: reads are rare, requests are not. */

@@ -151,6 +151,8 @@ export async function streamAnswer(
   // A non-streaming answer hands out its id only once it has ended, so only streams register
   // (holding every request in a registry cost ~4 µs of CPU a request, bench-path).
   a.leg.progress = received
+  // Aborted with a reason, the upstream's next read fails with it: the loop below tells the client.
+  a.trace.cut = (why) => a.controller.abort(why)
   deps.running.add(a.trace)
 
   let done = false

@@ -53,6 +53,8 @@ export class RequestTrace {
   firstByteAt: number | null = null
   /** What the request holds of its account's credit while it runs; released when it is recorded. */
   creditHold?: CreditHold
+  /** A running stream's end, before its upstream's: the stream tells its client why, and is recorded. */
+  cut?: (why: GatewayError) => void
   private promptTokens?: number
 
   constructor(

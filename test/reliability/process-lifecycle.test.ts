@@ -198,6 +198,44 @@ describe('a second stop signal during shutdown', () => {
   })
 })
 
+describe('streams still running when the grace period ends', () => {
+  test('end with an overloaded error event in the client’s shape, recorded with what flowed, and the process exits 0', async () => {
+    const dir = gatewayDir(configToml(1))
+    dirs.push(dir)
+    const gateway = await serve(dir)
+    // Ten seconds of stream against a grace period of one.
+    sim.setScenario('sim-up', {
+      text: 'abcd'.repeat(200),
+      chunks: 200,
+      chunkDelayMs: 50,
+      usage: { input: 20, output: 200 },
+    })
+    const res = await post(gateway, dir.firstKey(), { stream: true })
+    const id = res.headers.get('x-request-id')!
+    const stream = await readUntil(res, (text) => text.includes('content_block_delta'))
+    gateway.signal('SIGTERM')
+    const frames = parseFrames(await stream.rest())
+    // Not a reset connection: the stream's last event says why, as Anthropic's own overloaded error.
+    expect(frames.at(-1)).toMatchObject({
+      event: 'error',
+      data: {
+        type: 'error',
+        error: { type: 'overloaded_error', message: expect.stringContaining('svc is shutting down') },
+      },
+    })
+    expect(await gateway.waitForExit(5_000)).toBe(0)
+    expect(gateway.logs.find((l) => l.msg.startsWith('the grace period is over'))).toMatchObject({ cut: 1 })
+    expect(gateway.logs.find((l) => l.msg === 'stopped')).toMatchObject({ drained: false, unrecorded: 0 })
+    const ledger = checkLedger(dir.database)
+    expect(ledger.violations).toEqual([])
+    const row = ledger.requests.find((r) => r.id === id)!
+    expect(row).toMatchObject({ status: 'failed', stream: 1 })
+    // Charged for what flowed: the prompt and far fewer than the 200 output tokens of the whole answer.
+    expect(row.charged_nanos).toBeGreaterThan(0)
+    expect(row.charged_nanos).toBeLessThan(cost(20, 200))
+  }, 15_000)
+})
+
 describe('a stop signal under load', () => {
   // SIGHUP as well: a closed terminal sends it, and by default it would end the process at once.
   test.each(['SIGTERM', 'SIGHUP'] as const)(

@@ -62,10 +62,7 @@ export const codecs: Record<ProviderKind, ProviderCodec> = {
     authHeaders: (apiKey) => ({ 'x-api-key': apiKey, 'anthropic-version': anthropicVersion }),
     forwardedHeaders: ['anthropic-version', 'anthropic-beta'],
     encodeRequest: (req, model) =>
-      encodeAnthropicRequest(req, model.upstreamModel, {
-        ...model.capabilities,
-        maxOutputTokens: model.maxOutputTokens,
-      }),
+      encodeAnthropicRequest(req, model.upstreamModel, model.capabilities, model.maxOutputTokens),
     decodeResponse: decodeAnthropicResponse,
     streamDecoder: anthropicStreamDecoder,
     decodeError: decodeAnthropicError,

@@ -31,11 +31,13 @@ export const anthropicSurface: InboundSurface = {
   passThroughBody: (body, model, maxTokens) =>
     fitToModel(
       withoutForeignHistory(
-        atListPrice(withoutSessionMetadata({ ...body, model: model.upstreamModel, max_tokens: maxTokens }), {
-          hourCache: pricesHourCacheWrites(model.price),
-        }),
+        atListPrice(
+          withoutSessionMetadata({ ...body, model: model.upstreamModel, max_tokens: maxTokens }),
+          pricesHourCacheWrites(model.price),
+        ),
       ),
-      { ...model.capabilities, maxOutputTokens: model.maxOutputTokens },
+      model.capabilities,
+      model.maxOutputTokens,
     ),
   passThroughJson(json, ids) {
     if (!isObject(json) || json.type !== 'message') {

@@ -55,7 +55,7 @@ export async function relay(deps: Deps, input: RelayInput): Promise<Response> {
       )
     }
     const exchange = surface.decode(body)
-    const features = readRequestFeatures(exchange, { mode, models: deps.config.models })
+    const features = readRequestFeatures(exchange, mode, deps.config.models)
     const accountId = input.principal.accountId
     const session = readSessionAttributes(input.headers, surface.metadata(body))
     if (session.sessionId) exchange.promptCacheKey = promptCacheKeyOf(accountId, session.sessionId)

@@ -76,7 +76,7 @@ describe('Anthropic client-run tools in the request features', () => {
   test('the first one offered is named, and the request counts as using tools', () => {
     const offering = { ...asking(), anthropicClientTools: ['bash_20250124', 'memory_20250818'] }
     expect(readRequestFeatures(offering)).toMatchObject({ anthropicClientTool: 'bash_20250124', tools: true })
-    expect(readRequestFeatures(asking())).not.toHaveProperty('anthropicClientTool')
+    expect(readRequestFeatures(asking()).anthropicClientTool).toBeUndefined()
   })
 })
 
@@ -91,13 +91,13 @@ describe('the prompt size the router checks windows against', () => {
     contextWindow,
     maxOutputTokens: 8192,
   })
-  const ranked = (...models: ReturnType<typeof window>[]) => ({ mode: 'pro' as const, models })
+  const ranked = (...models: ReturnType<typeof window>[]) => ['pro', models] as const
   // ~3 tokens to o200k for each 4 characters' rough one.
   const chinese = '这是一个很长的中文句子，用来测试令牌估计的准确性。'.repeat(2000)
 
   test('characters ÷ 4 where even three times that and the output fit every window of the profile', () => {
     const rough = Math.ceil(chinese.length / 4)
-    expect(readRequestFeatures(saying(chinese), ranked(window(200_000))).estimatedInputTokens).toBe(rough)
+    expect(readRequestFeatures(saying(chinese), ...ranked(window(200_000))).estimatedInputTokens).toBe(rough)
     // No models to check against: the rough size.
     expect(readRequestFeatures(saying(chinese)).estimatedInputTokens).toBe(rough)
   })
@@ -105,12 +105,12 @@ describe('the prompt size the router checks windows against', () => {
   test('the tokenizer’s count where the prompt may come near a window, three times the rough size', () => {
     const counted = countRequestTokens(saying(chinese))
     expect(counted).toBeGreaterThan(2.5 * Math.ceil(chinese.length / 4))
-    expect(readRequestFeatures(saying(chinese), ranked(window(200_000), window(40_000))).estimatedInputTokens).toBe(
+    expect(readRequestFeatures(saying(chinese), ...ranked(window(200_000), window(40_000))).estimatedInputTokens).toBe(
       counted,
     )
     // The output asked for takes room too.
     expect(
-      readRequestFeatures(saying(chinese, 160_000), ranked({ ...window(200_000), maxOutputTokens: 160_000 }))
+      readRequestFeatures(saying(chinese, 160_000), ...ranked({ ...window(200_000), maxOutputTokens: 160_000 }))
         .estimatedInputTokens,
     ).toBe(counted)
   })
@@ -119,11 +119,11 @@ describe('the prompt size the router checks windows against', () => {
     const english = 'The quick brown fox jumps over the lazy dog. '.repeat(3000)
     const rough = Math.ceil(english.length / 4)
     expect(countRequestTokens(saying(english))).toBeLessThan(rough)
-    expect(readRequestFeatures(saying(english), ranked(window(100_000))).estimatedInputTokens).toBe(rough)
+    expect(readRequestFeatures(saying(english), ...ranked(window(100_000))).estimatedInputTokens).toBe(rough)
   })
 
   test('a small window in another profile does not matter', () => {
-    const features = readRequestFeatures(saying(chinese), ranked(window(200_000), window(8_000, ['max'])))
+    const features = readRequestFeatures(saying(chinese), ...ranked(window(200_000), window(8_000, ['max'])))
     expect(features.estimatedInputTokens).toBe(Math.ceil(chinese.length / 4))
   })
 })

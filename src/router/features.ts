@@ -15,7 +15,7 @@ export interface RequestFeatures {
    * bash_20250124…), if any: elsewhere the model would be offered no such tool, and a forced
    * tool_choice naming it none either, so only an Anthropic upstream serves the request.
    */
-  anthropicClientTool?: string
+  anthropicClientTool: string | undefined
   /**
    * The media type of an attached file that is neither a PDF nor text (a Word or Excel file, say),
    * if any. Anthropic's documents are PDFs or plain text and Chat's file parts PDFs: both refuse
@@ -48,11 +48,8 @@ export interface RequestFeatures {
   openOutput: boolean
 }
 
-/** The models a request may be ranked over: the profile's, whose windows its size is checked against. */
-export interface RankedModels {
-  mode: RoutingMode
-  models: readonly Pick<CatalogModel, 'profiles' | 'contextWindow' | 'maxOutputTokens'>[]
-}
+/** The catalog's models, those of the request's profile checked against its size. */
+type RankedModels = readonly Pick<CatalogModel, 'profiles' | 'contextWindow' | 'maxOutputTokens'>[]
 
 const charsPerToken = 4
 const pdfType = 'application/pdf'
@@ -85,7 +82,8 @@ const endsOnBlankText = (req: ExchangeRequest): boolean => {
   return last?.role === 'user' && last.content.every((block) => block.type === 'text' && block.text.trim() === '')
 }
 
-export function readRequestFeatures(req: ExchangeRequest, ranked?: RankedModels): RequestFeatures {
+/** `mode` and `models`: the profile the request names and the catalog, for its size (promptTokens). */
+export function readRequestFeatures(req: ExchangeRequest, mode?: RoutingMode, models?: RankedModels): RequestFeatures {
   let chars = 0
   let mediaTokens = 0
   let anthropicFiles = false
@@ -132,14 +130,14 @@ export function readRequestFeatures(req: ExchangeRequest, ranked?: RankedModels)
       req.messages.some((m) => m.content.some((b) => b.type === 'tool_use')),
     images: mediaTokens > 0,
     anthropicFiles,
-    ...(anthropicClientTool ? { anthropicClientTool } : {}),
+    anthropicClientTool,
     otherFileType,
     thinking: req.thinking !== undefined && req.thinking.type !== 'disabled',
     forcedToolChoice: req.toolChoice?.type === 'any' || req.toolChoice?.type === 'tool',
     webSearch: req.webSearch ? (req.webSearch.blockedDomains?.length ? 'anthropic' : 'any') : undefined,
     assistantPrefill: req.messages.at(-1)?.role === 'assistant',
     endsOnBlankText: endsOnBlankText(req),
-    estimatedInputTokens: promptTokens(req, rough, ranked),
+    estimatedInputTokens: promptTokens(req, rough, mode, models),
     maxTokens: req.maxTokens,
     openOutput: req.openOutput === true,
   }
@@ -157,15 +155,15 @@ const worstUnderestimate = 3
  * (and refuse it), and size an open output past the window, so the tokenizer counts it, but only
  * where that can change the answer: where the rough size, at its worst underestimate, and the
  * output asked for come near some model's window (a count of slices of a long prompt, ~4 ms, and
- * the tokenizer's ~0.7 s load the first time, which a small request must not pay). The count only ever raises
- * the rough size: o200k counts English and code at ~0.9 × it, and Claude's tokenizer, which is not
- * public, counts more than o200k does.
+ * the tokenizer's ~0.7 s load the first time, which a small request must not pay). The count only
+ * ever raises the rough size: o200k counts English and code at ~0.9 × it, and Claude's tokenizer,
+ * which is not public, counts more than o200k does.
  */
-function promptTokens(req: ExchangeRequest, rough: number, ranked: RankedModels | undefined): number {
-  if (!ranked) return rough
+function promptTokens(req: ExchangeRequest, rough: number, mode?: RoutingMode, models?: RankedModels): number {
+  if (!mode || !models) return rough
   const worst = rough * worstUnderestimate
-  for (const model of ranked.models) {
-    if (!model.profiles.includes(ranked.mode)) continue
+  for (const model of models) {
+    if (!model.profiles.includes(mode)) continue
     const output = Math.min(req.maxTokens, model.maxOutputTokens)
     if (worst + output > model.contextWindow * windowMargin) return Math.max(rough, estimateRequestTokens(req))
   }

@@ -74,6 +74,7 @@ const features = (over: Partial<RequestFeatures> = {}): RequestFeatures => ({
   images: false,
   anthropicFiles: false,
   otherFileType: undefined,
+  anthropicClientTool: undefined,
   thinking: false,
   forcedToolChoice: false,
   webSearch: undefined,

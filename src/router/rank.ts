@@ -101,7 +101,7 @@ export interface Ranking {
    * Set when nothing can serve and some model was passed over only because the request offers a
    * tool Anthropic defines for the client to run: that tool's type, for the client's 400.
    */
-  blockedByClientTool?: string
+  blockedByClientTool: string | undefined
   /**
    * Set when nothing can serve because the prompt fits no model's context window (every model
    * that got as far as that check was passed over by it): the one with the largest window, for
@@ -417,7 +417,7 @@ export function rankCandidates(input: RankInput): Ranking {
     blockedByCredit: eligible.length === 0 && blockedByCredit,
     blockedByHeldCredit: eligible.length === 0 && blockedByHeldCredit,
     blockedByFiles: eligible.length === 0 && blockedByFiles,
-    ...(eligible.length === 0 && blockedByClientTool ? { blockedByClientTool: features.anthropicClientTool } : {}),
+    blockedByClientTool: eligible.length === 0 && blockedByClientTool ? features.anthropicClientTool : undefined,
     ...(eligible.length === 0 && !someModelFits && largestOverflow ? { contextExceeded: largestOverflow } : {}),
   }
 }

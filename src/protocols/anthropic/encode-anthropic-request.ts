@@ -31,6 +31,7 @@ export function encodeAnthropicRequest(
   req: ExchangeRequest,
   model: string,
   opts: AnthropicRequestOptions = {},
+  maxOutputTokens?: number,
 ): Record<string, unknown> {
   const messages = encodeMessages(req.messages)
   const body: Record<string, unknown> = { model, max_tokens: req.maxTokens, messages }
@@ -99,7 +100,7 @@ export function encodeAnthropicRequest(
   if (req.user) body.metadata = { user_id: req.user }
   body.stream = req.stream
   // The thinking form and sampling parameters the model takes (adaptive as a budget, and so on).
-  return fitToModel(body, opts)
+  return fitToModel(body, opts, maxOutputTokens)
 }
 
 /**

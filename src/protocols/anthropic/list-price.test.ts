@@ -14,7 +14,7 @@ const deepFreeze = <T>(value: T): T => {
 describe('atListPrice', () => {
   test('a body with nothing above list price is the very object', () => {
     const body = { model: 'm', max_tokens: 10, service_tier: 'auto', messages: [{ role: 'user', content: 'hi' }] }
-    expect(atListPrice(body, { hourCache: false })).toBe(body)
+    expect(atListPrice(body, false)).toBe(body)
   })
 
   test("the client's body, frozen, is left as it was", () => {
@@ -33,7 +33,7 @@ describe('atListPrice', () => {
       messages: [{ role: 'user', content: [{ type: 'text', text: 'hi', cache_control: hour }] }],
     })
     const before = JSON.stringify(body)
-    expect(atListPrice(body, { hourCache: false })).toEqual({
+    expect(atListPrice(body, false)).toEqual({
       model: 'm',
       cache_control: { type: 'ephemeral' },
       tools: [{ name: 't', cache_control: { type: 'ephemeral' } }],
@@ -65,12 +65,12 @@ describe('atListPrice', () => {
     })
 
     test('stay for a model that prices 1-hour cache writes: the very object goes', () => {
-      expect(atListPrice(body, { hourCache: true })).toBe(body)
+      expect(atListPrice(body, true)).toBe(body)
     })
 
     test('go as 5-minute marks, wherever they are, for a model that does not', () => {
       const ephemeral = { type: 'ephemeral' }
-      expect(atListPrice(body, { hourCache: false })).toEqual({
+      expect(atListPrice(body, false)).toEqual({
         model: 'm',
         cache_control: ephemeral,
         system: [{ type: 'text', text: 'Be brief.', cache_control: ephemeral }],
@@ -91,7 +91,7 @@ describe('atListPrice', () => {
     })
 
     test('what else costs more than list price is still left out for a model that prices the hour', () => {
-      expect(atListPrice({ ...body, speed: 'fast' }, { hourCache: true })).toEqual(body)
+      expect(atListPrice({ ...body, speed: 'fast' }, true)).toEqual(body)
     })
   })
 })

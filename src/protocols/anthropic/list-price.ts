@@ -67,7 +67,7 @@ const isCompaction = (edit: unknown): boolean =>
  * The body without what Anthropic bills above list price; the very object when it has none (the
  * common case). `hourCache`: the model prices 1-hour cache writes, so marks that ask for one stay.
  */
-export function atListPrice(body: JsonObject, opts: { hourCache: boolean }): JsonObject {
+export function atListPrice(body: JsonObject, hourCache: boolean): JsonObject {
   let out = body
   const edit = (): JsonObject => {
     if (out === body) out = { ...body }
@@ -84,7 +84,7 @@ export function atListPrice(body: JsonObject, opts: { hourCache: boolean }): Jso
     if (edits.length > 0) edit().context_management = { ...management, edits }
     else delete edit().context_management
   }
-  if (opts.hourCache || !hasLongCache(out)) return out
+  if (hourCache || !hasLongCache(out)) return out
   return withShortCache(out === body ? { ...body } : out)
 }
 

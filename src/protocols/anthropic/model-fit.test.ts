@@ -34,7 +34,8 @@ describe('fitToModel', () => {
   })
 
   describe('a budget stays below max_tokens, which stays within the model’s output', () => {
-    const limited: AnthropicModelRules = { ...sonnet45, maxOutputTokens: 4000 }
+    /** Fitted to a model whose output stops at 4,000 tokens. */
+    const limited = (body: Record<string, unknown>) => fitToModel(body, sonnet45, 4000)
     const budget = (maxTokens: number, budgetTokens: number) => ({
       ...base,
       max_tokens: maxTokens,
@@ -42,23 +43,23 @@ describe('fitToModel', () => {
     })
 
     test('at or above max_tokens: max_tokens − 1', () => {
-      expect(fitToModel(budget(4000, 40_000), limited)).toEqual(budget(4000, 3999))
-      expect(fitToModel(budget(2048, 2048), limited)).toEqual(budget(2048, 2047))
+      expect(limited(budget(4000, 40_000))).toEqual(budget(4000, 3999))
+      expect(limited(budget(2048, 2048))).toEqual(budget(2048, 2047))
     })
 
     test('where max_tokens − 1 is below the least budget, 1,024: no thinking', () => {
-      expect(fitToModel(budget(1024, 1024), limited)).toEqual({ ...base, max_tokens: 1024 })
+      expect(limited(budget(1024, 1024))).toEqual({ ...base, max_tokens: 1024 })
     })
 
     test('adaptive as a budget: max_tokens raised over it only as far as the model’s limit', () => {
       const adaptive = { ...base, thinking: { type: 'adaptive' }, output_config: { effort: 'high' } }
-      expect(fitToModel(adaptive, limited)).toEqual(budget(4000, 3999))
-      expect(fitToModel(adaptive, { ...sonnet45, maxOutputTokens: 64_000 })).toEqual(budget(5096, 4096))
+      expect(limited(adaptive)).toEqual(budget(4000, 3999))
+      expect(fitToModel(adaptive, sonnet45, 64_000)).toEqual(budget(5096, 4096))
     })
 
     test('a budget under max_tokens, within the limit, is left as it is', () => {
       const body = budget(4000, 2048)
-      expect(fitToModel(body, limited)).toBe(body)
+      expect(limited(body)).toBe(body)
     })
   })
 

@@ -26,16 +26,21 @@ export interface AnthropicModelRules {
   samplingParameters?: boolean
   /** The efforts it takes; another goes as the nearest (thinking-budget.ts). Absent: any; empty: none. */
   reasoningEfforts?: readonly ModelEffort[]
-  /** The most output it gives: max_tokens raised to make room for a thinking budget stops there. Absent: no cap. */
-  maxOutputTokens?: number
 }
 
 // `between_tools` is refused with these efforts: such a request thinks adaptively instead.
 const effortsAboveHigh = new Set(['xhigh', 'max'])
 
-/** The body, fitted to the model; the very object when nothing needed changing (the common case). */
-export function fitToModel(body: Record<string, unknown>, rules: AnthropicModelRules): Record<string, unknown> {
-  const thought = isObject(body.thinking) ? fitBudget(fitThinking(body, body.thinking, rules), rules) : body
+/**
+ * The body, fitted to the model; the very object when nothing needed changing (the common case).
+ * `maxOutputTokens`: the most output it gives, where max_tokens raised for a thinking budget stops.
+ */
+export function fitToModel(
+  body: Record<string, unknown>,
+  rules: AnthropicModelRules,
+  maxOutputTokens?: number,
+): Record<string, unknown> {
+  const thought = isObject(body.thinking) ? fitBudget(fitThinking(body, body.thinking, rules), maxOutputTokens) : body
   const fitted = rules.reasoningEfforts ? fitEffort(thought, rules.reasoningEfforts) : thought
   if (rules.samplingParameters !== false) return fitted
   if (fitted.temperature === undefined && fitted.top_p === undefined && fitted.top_k === undefined) return fitted
@@ -83,11 +88,11 @@ function fitThinking(
  * above (a 400 the client could do nothing about). Where not even the least budget fits, this leg
  * goes without thinking; for a Messages body the ranking says which (rank.ts budgetNotes).
  */
-function fitBudget(body: Record<string, unknown>, rules: AnthropicModelRules): Record<string, unknown> {
+function fitBudget(body: Record<string, unknown>, maxOutputTokens: number | undefined): Record<string, unknown> {
   const { thinking, max_tokens: asked } = body
   if (!isObject(thinking) || thinking.type !== 'enabled') return body
   if (typeof thinking.budget_tokens !== 'number' || typeof asked !== 'number') return body
-  const maxTokens = Math.min(asked, rules.maxOutputTokens ?? asked)
+  const maxTokens = Math.min(asked, maxOutputTokens ?? asked)
   const budget = budgetUnder(thinking.budget_tokens, maxTokens)
   if (budget === thinking.budget_tokens && maxTokens === asked) return body
   if (budget === undefined) {

@@ -236,6 +236,64 @@ describe('admin CLI', () => {
     }
   })
 
+  test('a master key rotation: list says which keys the master key opens, reseal seals them under the new one', async () => {
+    const { dir, runWith } = cli({ ANTHROPIC_API_KEY: 'platform-key' })
+    await runWith({}, 'accounts', 'create', 'alice')
+    await runWith({}, 'accounts', 'create', 'bob')
+    const { createDeps } = await import('../src/deps')
+    const { resolveConfig } = await import('../src/config/load')
+    /** The admin the CLI drives, under the given master key (provider-keys add reads stdin). */
+    const adminUnder = (masterKey: string) =>
+      createDeps(
+        resolveConfig(
+          {},
+          { env: { SVC_MASTER_KEY: masterKey, ANTHROPIC_API_KEY: 'x' }, overrides: { database: join(dir, 'svc.db') } },
+        ),
+      )
+    const old = adminUnder('the-old-master-key')
+    await old.admin.addProviderKey({ account: 'alice', provider: 'anthropic', key: 'sk-ant-alice-0123456789' })
+    old.ledger.close()
+    const other = adminUnder('a-key-nobody-has-now')
+    await other.admin.addProviderKey({ account: 'bob', provider: 'anthropic', key: 'sk-ant-bob-0123456789' })
+    other.ledger.close()
+
+    const underNew = { SVC_MASTER_KEY: 'the-new-master-key', OLD_MASTER_KEY: 'the-old-master-key' }
+    const opens = async () =>
+      JSON.parse((await runWith(underNew, 'provider-keys', 'list', '--json')).out).map(
+        (k: { hint: string; opens: boolean }) => [k.hint, k.opens],
+      )
+    expect(await opens()).toEqual([
+      ['…6789', false],
+      ['…6789', false],
+    ])
+    const reseal = () => runWith(underNew, 'provider-keys', 'reseal', '--old-master-key-env', 'OLD_MASTER_KEY')
+    // Bob's key opens with neither: left as it is, and the exit code says so.
+    expect(await reseal()).toEqual({
+      code: 1,
+      out: 'resealed 1 key(s) under the current master key; 0 already were; 1 open with neither key and were left as they are',
+      err: '',
+    })
+    const fresh = adminUnder('the-new-master-key')
+    const alice = await fresh.admin.findAccount('alice')
+    expect((await fresh.admin.openProviderKeys(alice.id)).get('anthropic')).toBe('sk-ant-alice-0123456789')
+    fresh.ledger.close()
+    // Again: nothing left to do for Alice's key.
+    expect((await reseal()).out).toStartWith('resealed 0 key(s) under the current master key; 1 already were;')
+    expect(await runWith(underNew, 'provider-keys', 'reseal')).toMatchObject({ code: 2 })
+    expect(
+      await runWith(
+        { SVC_MASTER_KEY: 'the-new-master-key' },
+        'provider-keys',
+        'reseal',
+        '--old-master-key-env',
+        'UNSET_VAR',
+      ),
+    ).toMatchObject({
+      code: 2,
+      err: expect.stringContaining('UNSET_VAR is not set'),
+    })
+  })
+
   test('serve warns at startup of a provider whose key variable is unset', async () => {
     const { dir, runWith } = cli()
     writeFileSync(

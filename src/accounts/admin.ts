@@ -178,9 +178,44 @@ export function createAdmin(deps: {
       return stored
     },
 
+    /** The stored keys, each with whether this gateway's master key opens it (the others serve no one). */
     async listProviderKeys(input: { account?: string }) {
       const account = input.account ? await findAccount(input.account) : undefined
-      return ledger.listProviderKeys(account?.id)
+      return (await ledger.listProviderKeys(account?.id)).map((row) => ({ ...row, opens: openSealed(row) !== null }))
+    },
+
+    /**
+     * A master key rotation: every stored key the current master key does not open but
+     * `oldMasterKey` does is sealed again under the current one, in one transaction. Keys the
+     * current key opens already are left, so running it twice does no harm; keys neither opens are
+     * left as they are, and counted.
+     */
+    async resealProviderKeys(oldMasterKey: string) {
+      const masterKey = requireMasterKey()
+      const updates: { id: string; sealed: string; accountId: string }[] = []
+      let current = 0
+      let unopenable = 0
+      for (const row of await ledger.listProviderKeys()) {
+        if (openSealed(row) !== null) {
+          current++
+          continue
+        }
+        let plaintext: string
+        try {
+          plaintext = openProviderKey(oldMasterKey, row.sealed, row.accountId)
+        } catch {
+          unopenable++
+          continue
+        }
+        updates.push({
+          id: row.id,
+          sealed: sealProviderKey(masterKey, plaintext, row.accountId),
+          accountId: row.accountId,
+        })
+      }
+      await ledger.resealProviderKeys(updates)
+      for (const accountId of new Set(updates.map((u) => u.accountId))) changed(accountId)
+      return { resealed: updates.length, current, unopenable }
     },
 
     async removeProviderKey(input: { account: string; provider: string }) {

@@ -158,14 +158,26 @@ export async function runUsage(args: string[], io: Io): Promise<number> {
 }
 
 export async function runProviderKeys(args: string[], io: Io): Promise<number> {
-  const { values, positionals } = parseFlags(args, { account: { type: 'string' }, provider: { type: 'string' } })
+  const { values, positionals } = parseFlags(args, {
+    account: { type: 'string' },
+    provider: { type: 'string' },
+    'old-master-key-env': { type: 'string' },
+  })
   return withAdmin(io, values, async (deps) => {
-    const view = (k: { id: string; accountId: string; providerId: string; hint: string; createdAt: number }) => ({
+    const view = (k: {
+      id: string
+      accountId: string
+      providerId: string
+      hint: string
+      createdAt: number
+      opens?: boolean
+    }) => ({
       id: k.id,
       account_id: k.accountId,
       provider_id: k.providerId,
       hint: `…${k.hint}`,
       created_at: new Date(k.createdAt).toISOString(),
+      ...(k.opens === undefined ? {} : { opens: k.opens }),
     })
     if (positionals[0] === 'add') {
       // The key comes on stdin, never as an argument: arguments show in `ps` and shell history.
@@ -189,16 +201,33 @@ export async function runProviderKeys(args: string[], io: Io): Promise<number> {
       )
     } else if (positionals[0] === 'list') {
       const keys = (await deps.admin.listProviderKeys({ account: values.account })).map(view)
-      print(io, values.json, keys, () => table(keys, ['id', 'account_id', 'provider_id', 'hint', 'created_at']))
+      print(io, values.json, keys, () =>
+        table(keys, ['id', 'account_id', 'provider_id', 'hint', 'created_at', 'opens']),
+      )
     } else if (positionals[0] === 'remove') {
       await deps.admin.removeProviderKey({
         account: need(values.account, '--account'),
         provider: need(values.provider, '--provider'),
       })
       print(io, values.json, { removed: true }, () => 'removed')
+    } else if (positionals[0] === 'reseal') {
+      // The old master key comes from a variable, as the current one does: never an argument.
+      const from = need(values['old-master-key-env'], '--old-master-key-env')
+      const oldMasterKey = io.env[from]
+      if (!oldMasterKey)
+        throw new UsageError(`${from} is not set: it must hold the master key the keys were sealed with`)
+      const result = await deps.admin.resealProviderKeys(oldMasterKey)
+      print(io, values.json, result, () =>
+        [
+          `resealed ${result.resealed} key(s) under the current master key`,
+          `${result.current} already were`,
+          `${result.unopenable} open with neither key and were left as they are`,
+        ].join('; '),
+      )
+      return result.unopenable > 0 ? 1 : 0
     } else {
       throw new UsageError(
-        'usage: svc provider-keys add --account NAME --provider ID < key | list [--account NAME] | remove --account NAME --provider ID',
+        'usage: svc provider-keys add --account NAME --provider ID < key | list [--account NAME] | remove --account NAME --provider ID | reseal --old-master-key-env VAR',
       )
     }
     return 0

@@ -23,7 +23,7 @@ Administration (open the database directly; safe beside a running gateway)
   accounts create NAME | list
   keys create --account NAME [--name LABEL] | list [--account NAME] | revoke ID
   grants add --account NAME --usd AMOUNT [scopes…] | list --account NAME
-  provider-keys add --account NAME --provider ID < KEY | list | remove
+  provider-keys add --account NAME --provider ID < KEY | list | remove | reseal
   usage --account NAME
   backup FILE           a consistent copy of the database, taken while the gateway serves
 
@@ -130,9 +130,15 @@ Example:
   'provider-keys': `svc provider-keys add --account NAME --provider ID < KEY
 svc provider-keys list [--account NAME]
 svc provider-keys remove --account NAME --provider ID
+svc provider-keys reseal --old-master-key-env VAR
 
 Stores an account's own provider key (BYOK), encrypted with the master key ($SVC_MASTER_KEY).
-The key is read from standard input so it never shows in \`ps\` or shell history.
+The key is read from standard input so it never shows in \`ps\` or shell history. \`list\` says
+whether the master key opens each key (one it does not serves no one).
+
+To rotate the master key: set $SVC_MASTER_KEY to the new key and VAR to the old one, run
+\`reseal\` (every key the old one opens is sealed again under the new one, in one transaction),
+then restart svc serve. It exits 1 if some key opens with neither.
 
 Example:
   printenv MY_ANTHROPIC_KEY | svc provider-keys add --account alice --provider anthropic`,

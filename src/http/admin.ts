@@ -27,13 +27,17 @@ export const accountView = (a: { id: string; name: string; createdAt: number }) 
   created_at: iso(a.createdAt),
 })
 
-/** A stored provider key as the admin sees it: never the key, only its last four characters. */
-const providerKeyView = (k: ProviderKeyRecord) => ({
+/**
+ * A stored provider key as the admin sees it: never the key, only its last four characters, and in
+ * a list whether this gateway's master key opens it (one that does not serves no one).
+ */
+const providerKeyView = (k: ProviderKeyRecord & { opens?: boolean }) => ({
   id: k.id,
   account_id: k.accountId,
   provider_id: k.providerId,
   hint: `…${k.hint}`,
   created_at: iso(k.createdAt),
+  ...(k.opens === undefined ? {} : { opens: k.opens }),
 })
 
 function requireAdmin(deps: Deps, headers: Headers) {

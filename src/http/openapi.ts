@@ -1224,6 +1224,10 @@ const schemas: Record<string, Schema> = {
     provider_id: { type: 'string' },
     hint: { type: 'string', description: 'an ellipsis and the last characters of the key' },
     created_at: dateTime(),
+    opens: {
+      type: 'boolean',
+      description: "in a list: whether this gateway's master key opens it (one that does not serves no one)",
+    },
   }),
   DeviceCode: object({
     device_code: { type: 'string', description: 'secret; the client polls with it' },

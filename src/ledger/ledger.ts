@@ -244,6 +244,8 @@ export interface Ledger {
   putProviderKey(key: Omit<ProviderKeyRecord, 'id' | 'createdAt'>): Promise<ProviderKeyRecord>
   listProviderKeys(accountId?: string): Promise<ProviderKeyRecord[]>
   deleteProviderKey(accountId: string, providerId: string): Promise<boolean>
+  /** Replaces stored keys' sealed bytes (a master key rotation), all in one transaction. */
+  resealProviderKeys(updates: { id: string; sealed: string }[]): Promise<void>
 
   // the request path
   /** Writes the request, its legs and their charges; resolves once they are committed. */

@@ -169,6 +169,12 @@ export function createSqliteLedger(
       const q = db.select().from(s.providerKeys)
       return (accountId ? q.where(eq(s.providerKeys.accountId, accountId)) : q).all()
     },
+    async resealProviderKeys(updates) {
+      db.transaction((tx) => {
+        for (const { id, sealed } of updates)
+          tx.update(s.providerKeys).set({ sealed }).where(eq(s.providerKeys.id, id)).run()
+      })
+    },
     async deleteProviderKey(accountId, providerId) {
       const gone = db
         .delete(s.providerKeys)

@@ -170,18 +170,16 @@ describe('the serving process', () => {
   })
 })
 
+/** 200 deltas 50 ms apart: a stream a stop signal's drain would wait ten seconds for. */
+const tenSecondStream = { text: 'abcd'.repeat(200), chunks: 200, chunkDelayMs: 50, usage: { input: 20, output: 200 } }
+
 describe('a second stop signal during shutdown', () => {
   test('ends the process at once, non-zero and saying so, rather than waiting out a stream', async () => {
     const dir = gatewayDir(configToml(30))
     dirs.push(dir)
     const gateway = await serve(dir)
     // A stream of ten seconds: the first SIGTERM would wait for it.
-    sim.setScenario('sim-up', {
-      text: 'abcd'.repeat(200),
-      chunks: 200,
-      chunkDelayMs: 50,
-      usage: { input: 20, output: 200 },
-    })
+    sim.setScenario('sim-up', tenSecondStream)
     const res = await post(gateway, dir.firstKey(), { stream: true })
     await readUntil(res, (text) => text.includes('content_block_delta'))
     gateway.signal('SIGTERM')
@@ -204,12 +202,7 @@ describe('streams still running when the grace period ends', () => {
     dirs.push(dir)
     const gateway = await serve(dir)
     // Ten seconds of stream against a grace period of one.
-    sim.setScenario('sim-up', {
-      text: 'abcd'.repeat(200),
-      chunks: 200,
-      chunkDelayMs: 50,
-      usage: { input: 20, output: 200 },
-    })
+    sim.setScenario('sim-up', tenSecondStream)
     const res = await post(gateway, dir.firstKey(), { stream: true })
     const id = res.headers.get('x-request-id')!
     const stream = await readUntil(res, (text) => text.includes('content_block_delta'))

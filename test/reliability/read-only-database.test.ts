@@ -3,7 +3,7 @@
 // admin CLI answers reads and says a refused write in one line, never a stack. The verbs run as
 // another user (nobody, when the tests run as root, whom file modes do not stop).
 import { Database } from 'bun:sqlite'
-import { afterEach, describe, expect, test } from 'bun:test'
+import { afterAll, afterEach, beforeAll, describe, expect, test } from 'bun:test'
 import { createHash } from 'node:crypto'
 import { chmodSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
@@ -20,6 +20,33 @@ const cleanups: (() => void)[] = []
 afterEach(() => {
   for (const cleanup of cleanups.splice(0)) cleanup()
 })
+
+/**
+ * svc compiled into a directory every user may read: the other user cannot read a checkout in a
+ * private directory (a CI runner's clone under a 0700 temp dir), and the binary is what an
+ * operator runs anyway.
+ */
+const binDir = mkdtempSync(join(tmpdir(), 'svc-ro-bin-'))
+const binary = join(binDir, 'svc')
+beforeAll(async () => {
+  chmodSync(binDir, 0o755)
+  const build = Bun.spawn(
+    [
+      process.execPath,
+      'build',
+      '--compile',
+      '--no-compile-autoload-bunfig',
+      '--no-compile-autoload-dotenv',
+      'src/main.ts',
+      '--outfile',
+      binary,
+    ],
+    { cwd: repoRoot, stdout: 'ignore', stderr: 'pipe' },
+  )
+  if ((await build.exited) !== 0) throw new Error(await new Response(build.stderr).text())
+  chmodSync(binary, 0o755)
+}, 60_000)
+afterAll(() => rmSync(binDir, { recursive: true, force: true }))
 
 /** A directory and database svc can read but not write: mode 0444 in a 0555 directory, not its owner's when root. */
 function readOnlyLedger(make: (path: string) => Database = (path) => openDatabase(path).$client) {
@@ -41,15 +68,12 @@ function readOnlyLedger(make: (path: string) => Database = (path) => openDatabas
 }
 
 async function svc(where: { dir: string; database: string; config: string }, ...args: string[]) {
-  const proc = Bun.spawn(
-    [...otherUser, process.execPath, 'src/main.ts', ...args, '--config', where.config, '--db', where.database],
-    {
-      cwd: repoRoot,
-      env: { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: where.dir },
-      stdout: 'pipe',
-      stderr: 'pipe',
-    },
-  )
+  const proc = Bun.spawn([...otherUser, binary, ...args, '--config', where.config, '--db', where.database], {
+    cwd: where.dir,
+    env: { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: where.dir },
+    stdout: 'pipe',
+    stderr: 'pipe',
+  })
   const [code, out, err] = await Promise.all([
     proc.exited,
     new Response(proc.stdout).text(),

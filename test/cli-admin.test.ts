@@ -491,14 +491,17 @@ describe('serve on an empty database', () => {
 
 describe('what serve and the admin verbs cannot use, said in one line', () => {
   test('a port in use, an address not here', async () => {
-    const { run } = cli()
+    const { dir, run } = cli()
     const taken = Bun.serve({ port: 0, hostname: '127.0.0.1', fetch: () => new Response() })
     try {
-      expect(await run('serve', '--once', '--port', String(taken.port))).toEqual({
+      expect(await run('serve', '--once', '--port', String(taken.port), '--db', join(dir, 'other.db'))).toEqual({
         code: 1,
         out: '',
         err: `svc: cannot listen on 127.0.0.1:${taken.port}: the port is in use (another svc?); choose another with --host/--port or [server]`,
       })
+      // Nothing made for a gateway that never served: no database, no first key beside it.
+      expect(existsSync(join(dir, 'other.db'))).toBe(false)
+      expect(existsSync(join(dir, 'other.db-first-api-key'))).toBe(false)
     } finally {
       taken.stop(true)
     }

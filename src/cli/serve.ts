@@ -34,6 +34,7 @@ export async function runServe(args: string[], io: Io): Promise<number> {
   const level = values['log-level'] ?? io.env.SVC_LOG_LEVEL ?? 'info'
   if (!isLogLevel(level)) throw new UsageError(`--log-level must be debug, info, warn or error (got ${level})`)
   const log = createLogger(level)
+  refuseTakenAddress(config.server.host, config.server.port)
   // Only serve makes a database; it refuses one it cannot write rather than serve unrecorded.
   const db = openDatabase(config.server.database, { mustWrite: true, log })
   const deps = createDeps(config, { log, serving: true, db })
@@ -200,6 +201,15 @@ function routable(request: Request): Request {
 }
 
 /** Starts the server; an address it cannot take is the operator's to change, said in a line. */
+/**
+ * An address another process listens on (or this machine does not have) is refused before
+ * anything is made: a database, its first account and the key file beside it stayed behind
+ * otherwise, for a gateway that never served.
+ */
+function refuseTakenAddress(host: string, port: number) {
+  listen(host, port, () => Bun.serve({ hostname: host, port, fetch: () => new Response() })).stop(true)
+}
+
 function listen<T>(host: string, port: number, start: () => T): T {
   try {
     return start()

@@ -94,7 +94,7 @@ export class RequestTrace {
     leg.outcome = outcome
     leg.error = error.message
     leg.endedAt = this.ctx.clock()
-    // A client that left says nothing of the candidate: not a failure of its.
+    // A client that left says nothing of the candidate: not the candidate's failure.
     leg.candidate.rank.status = outcome === 'aborted' ? 'aborted' : 'failed'
     leg.candidate.rank.reason = `${error.kind}: ${error.message}`
   }

@@ -235,6 +235,8 @@ const op: fc.Arbitrary<Op> = fc.oneof(
 interface Answer {
   id: string
   status: number
+  /** Refused for want of credit, as the surface says it (README): Anthropic's 402, OpenAI's 429 insufficient_quota. */
+  noCredit: boolean
   ask: Ask
   usage: Required<SimUsage>
   fault: Fault
@@ -249,16 +251,18 @@ function body(a: Ask) {
     : { model: a.profile, max_output_tokens: 256, stream: a.stream, input: text }
 }
 
-async function send(h: Harness, a: Ask): Promise<{ id: string; status: number }> {
+async function send(h: Harness, a: Ask): Promise<{ id: string; status: number; noCredit: boolean }> {
   const headers: Record<string, string> = { 'anthropic-version': '2023-06-01' }
   if (a.session) headers['x-session-id'] = a.session
   const path = a.surface === 'messages' ? '/compat-a/v1/messages' : '/compat-b/v1/responses'
   const res = await h.call(path, { method: 'POST', headers, json: body(a) })
   // The whole answer, so that a stream has ended (and been queued for the ledger) when this returns.
-  await res.text()
+  const text = await res.text()
   const id = res.headers.get('x-request-id')
   expect(id).toBeString()
-  return { id: id!, status: res.status }
+  const noCredit =
+    a.surface === 'messages' ? res.status === 402 : res.status === 429 && text.includes('"insufficient_quota"')
+  return { id: id!, status: res.status, noCredit }
 }
 
 /** Every upstream answers with `usage`; the first `faults` attempts (whichever models) fail. */
@@ -506,7 +510,7 @@ function checkRequest(detail: RequestView, answer: Answer, at: number) {
     session_id: answer.ask.session,
   })
   expect(detail.charged_nanos).toBe(sum(detail.grant_charges, (c) => c.amount_nanos))
-  if (answer.status === 402) {
+  if (answer.noCredit) {
     // Refused at the gate: recorded, with nothing tried and nothing charged.
     expect(legs).toEqual([])
     expect(detail.error?.type).toBe('billing')

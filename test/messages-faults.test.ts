@@ -114,7 +114,8 @@ describe('fallback before the first byte', () => {
       name: 'anthropic 401 (the platform key is wrong)',
       primary: 'anth',
       scenario: { fault: { kind: 'status', status: 401 } },
-      reason: /invalid x-api-key/,
+      // Anthropic's "invalid x-api-key", said as "invalid API key" (Claude Code reads x-api-key as its own sign-in gone).
+      reason: /refused the gateway's own account there .*: invalid API key$/,
     },
     {
       name: 'anthropic 402 (the platform account is out of credit)',

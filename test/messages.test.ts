@@ -385,8 +385,10 @@ describe('messages: BYOK', () => {
     await h.deps.admin.addProviderKey({ account: h.accountId, provider: 'anth', key: 'sk-ant-revoked-0001' })
     const res = await postMessages(h, { model: 'svc-max', max_tokens: 10, messages: ask })
     expect(res.status).toBe(502)
+    // The provider's "invalid x-api-key" as "invalid API key": Claude Code reads any error naming
+    // x-api-key as its own sign-in gone, and tells the user to log in to Anthropic.
     const refused =
-      'anth refused the key stored for this account (BYOK; the stored key needs replacing): invalid x-api-key'
+      'anth refused the key stored for this account (BYOK; the stored key needs replacing): invalid API key'
     expect((await res.json()).error).toEqual({ type: 'api_error', message: refused })
     const detail = await requestDetail(h, res.headers.get('x-request-id')!)
     expect(detail.usage_events).toEqual([expect.objectContaining({ byok: true, outcome: 'failed', error: refused })])
@@ -1066,7 +1068,8 @@ describe('messages: validation and errors before any upstream', () => {
     const res = await postMessages(h, { model: 'svc-ultra-saver', max_tokens: 10, messages: ask })
     const requestId = res.headers.get('x-request-id')!
     expect(requestId).toMatch(ULID)
-    await expectError(res, 503, 'overloaded_error', 'svc-ultra-saver')
+    // api_error, not overloaded_error: Claude Code retries the latter for minutes whatever x-should-retry says.
+    await expectError(res, 503, 'api_error', 'svc-ultra-saver')
     expect(await requestDetail(h, requestId)).toMatchObject({ status: 'failed', http_status: 503, attempts: 0 })
   })
 
@@ -1081,7 +1084,7 @@ describe('messages: validation and errors before any upstream', () => {
       },
     })
     const res = await postMessages(h, { model: 'svc-max', max_tokens: 10, messages: ask })
-    await expectError(res, 503, 'overloaded_error', 'no key')
+    await expectError(res, 503, 'api_error', 'no key')
     expect(res.headers.get('x-request-id')).toMatch(ULID)
   })
 })

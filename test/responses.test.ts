@@ -1020,10 +1020,11 @@ describe('errors in OpenAI shape', () => {
     expect(sim.requests).toEqual([])
   })
 
-  test('no credit: 402 insufficient_quota, recorded, upstream never called', async () => {
+  test('no credit: 429 insufficient_quota (as OpenAI answers it; Codex stops at once), recorded, upstream never called', async () => {
     const { h, openai } = await setup({ grantUsd: null })
     const res = await post(h, { model: 'svc-pro', input: 'hi' })
-    expect(res.status).toBe(402)
+    expect(res.status).toBe(429)
+    expect(res.headers.get('x-should-retry')).toBe('false')
     const id = res.headers.get('x-request-id')!
     expect(id).toMatch(ULID)
     expect(await res.json()).toEqual({
@@ -1036,14 +1037,14 @@ describe('errors in OpenAI shape', () => {
     })
     expect(await ledgerRow(h, id)).toMatchObject({
       status: 'failed',
-      http_status: 402,
+      http_status: 429,
       attempts: 0,
       total_cost_nanos: 0,
       usage_events: [],
     })
     const err = await openai.responses.create({ model: 'svc-pro', input: 'hi' }).catch((e) => e)
     expect(err).toBeInstanceOf(OpenAI.APIError)
-    expect(err.status).toBe(402)
+    expect(err.status).toBe(429)
     expect(err.code).toBe('insufficient_quota')
     expect(sim.requests).toEqual([])
   })

@@ -369,7 +369,7 @@ describe('eligibility through the app', () => {
     expect(r.body).toEqual({
       type: 'error',
       error: {
-        type: 'overloaded_error',
+        type: 'api_error',
         message:
           'no model can serve this request under svc-max: alpha via anth: request has images or files; model has no vision; beta via chat: request has images or files; model has no vision',
       },

@@ -3,17 +3,18 @@ import { GatewayError } from '../lib/errors'
 import { errorResponse } from './errors'
 
 describe('errorResponse: x-should-retry', () => {
-  const permanent = new GatewayError('overloaded', 'no model can serve this request', { status: 503, permanent: true })
+  const permanent = new GatewayError('api_error', 'no model can serve this request', { status: 503, permanent: true })
 
-  test.each(['anthropic', 'openai'] as const)(
-    'a permanent error carries x-should-retry: false (%s shape)',
-    (surface) => {
-      const res = errorResponse(permanent, surface, { 'x-request-id': 'r1' })
-      expect(res.status).toBe(503)
-      expect(res.headers.get('x-should-retry')).toBe('false')
-      expect(res.headers.get('x-request-id')).toBe('r1')
-    },
-  )
+  // On the OpenAI surface such an error is a 400: Codex retries every 5xx whatever the header says.
+  test.each([
+    ['anthropic', 503],
+    ['openai', 400],
+  ] as const)('a permanent error carries x-should-retry: false (%s shape, %i)', (surface, status) => {
+    const res = errorResponse(permanent, surface, { 'x-request-id': 'r1' })
+    expect(res.status).toBe(status)
+    expect(res.headers.get('x-should-retry')).toBe('false')
+    expect(res.headers.get('x-request-id')).toBe('r1')
+  })
 
   test('any other error leaves the decision to the client’s own rule: no header, never `true`', () => {
     const others = [

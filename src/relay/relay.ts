@@ -270,8 +270,10 @@ function nothingServes(ranking: Ranking, profile: string): GatewayError {
       { permanent: true, param: 'tools' },
     )
   }
+  // Not `overloaded`: Claude Code retries any error whose body says overloaded_error for minutes,
+  // whatever x-should-retry says (a coding-agent audit: 11 requests over 3 minutes).
   return new GatewayError(
-    'overloaded',
+    'api_error',
     `no model can serve this request under ${profile}: ${summarizeSkips(ranking.ranks) || 'no model on this gateway can serve it (the operator’s startup log says why)'}`,
     { status: 503, permanent: true },
   )
@@ -350,10 +352,14 @@ function upstreamWords(error: GatewayError, providerId: string, byok: boolean, a
  * Whose key the provider refused, said before the provider's words: its "invalid x-api-key" alone
  * reads, to a client that just sent svc an x-api-key, as if svc refused the client's own.
  */
-const keyRefusal = (providerId: string, byok: boolean, said: string) =>
-  byok
-    ? `${providerId} refused the key stored for this account (BYOK; the stored key needs replacing): ${said}`
-    : `${providerId} refused the gateway's own account there (for the gateway's operator to fix; your svc key is fine): ${said}`
+const keyRefusal = (providerId: string, byok: boolean, said: string) => {
+  // Claude Code reads any error that says "x-api-key" (Anthropic's "invalid x-api-key") as its own
+  // sign-in gone and tells the user to log in to Anthropic: the very thing svc claude spares them.
+  const words = said.replace(/x-api-key/gi, 'API key')
+  return byok
+    ? `${providerId} refused the key stored for this account (BYOK; the stored key needs replacing): ${words}`
+    : `${providerId} refused the gateway's own account there (for the gateway's operator to fix; your svc key is fine): ${words}`
+}
 
 function summarizeSkips(ranks: { model_id: string; provider_id: string; reason: string }[]): string {
   return ranks

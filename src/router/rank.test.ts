@@ -613,6 +613,16 @@ describe('stickiness', () => {
     })
   })
 
+  test('with nowhere else to go, the session moved nowhere: no such words (they reached the client’s error)', () => {
+    const r = rank({
+      models: models.map((m) => ({ ...m, capabilities: { ...m.capabilities, vision: false } })),
+      features: features({ images: true }),
+      sticky: { modelId: 'opus', providerId: 'p1' },
+    })
+    expect(r.candidates).toEqual([])
+    expect(entryOf(r, 'opus').reason).toBe('request has images or files; model has no vision')
+  })
+
   test('not when the sticky model is not in this profile, nor for the same model on another provider', () => {
     for (const sticky of [
       { modelId: 'elsewhere', providerId: 'p1' },

@@ -402,10 +402,11 @@ export function rankCandidates(input: RankInput): Ranking {
     eligible.unshift(kept!)
   }
   if (stickyAt >= 0) eligible[0]!.rank.reason += '; session sticks to the model that served it'
-  // A session that had to leave its model (circuit open, cooling, no longer eligible) says so on
-  // that model's entry, next to the reason it was passed over.
+  // A session that had to leave its model (circuit open, cooling, no longer eligible) for another
+  // says so on that model's entry, next to the reason it was passed over; with no other to go to
+  // it moved nowhere (the words reached the client's no-model error).
   const left =
-    sticky && stickyAt < 0
+    sticky && stickyAt < 0 && eligible.length > 0
       ? [...eligible.map((c) => c.rank), ...skipped].find(
           (e) => e.model_id === sticky.modelId && e.provider_id === sticky.providerId,
         )

@@ -180,7 +180,9 @@ describe('credit under concurrency', () => {
       method: 'POST',
       json: { model: 'svc-max', input: 'and another' },
     })
-    expect(responses.status).toBe(402)
+    // OpenAI's own answer for no credit, on which Codex stops at once (a 402 it retries).
+    expect(responses.status).toBe(429)
+    expect(responses.headers.get('x-should-retry')).toBe('false')
     expect((await responses.json()).error).toMatchObject({ type: 'insufficient_quota', code: 'insufficient_quota' })
     expect(sim.requests.length).toBe(upstreamCalls)
   })

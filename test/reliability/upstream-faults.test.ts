@@ -360,8 +360,14 @@ describe('before the first byte with no other candidate: an error status in the 
     if (fault.scenario) sim.setScenario('primary-up', { ...primaryScenario, ...fault.scenario(route) })
     const res = await send(h, route, bodyFor(route, stream))
     const want = fault.alone(stream)
-    // OpenAI clients do not know 529; they retry 503 (README).
-    const status = route.surface === 'responses' && want.status === 529 ? 503 : want.status
+    // OpenAI clients do not know 529; they retry 503. An error no resend can fix is a 400 there:
+    // Codex retries every 5xx whatever x-should-retry says (README).
+    const status =
+      route.surface === 'responses' && want.status === 529
+        ? 503
+        : route.surface === 'responses' && want.shouldRetry === 'false'
+          ? 400
+          : want.status
     expect(res.status).toBe(status)
     expect(res.headers.get('content-type')).toContain('application/json')
     expect(res.headers.get('retry-after')).toBe(want.retryAfter ?? null)

@@ -215,7 +215,8 @@ async function profileProblems(
   const res = await g.call(...ask[surface](profileOf[mode]))
   const calls = sim.requests.slice(before).filter((r) => r.method === 'POST')
   if (candidates.length === 0) {
-    same(problems, `${where}: status with no model to serve it`, res.status, 503)
+    // README: 503 on the messages route; on the responses route a 400, which Codex does not retry.
+    same(problems, `${where}: status with no model to serve it`, res.status, surface === 'messages' ? 503 : 400)
     problems.push(...errorShapeProblems(surface, res.status, res.body).map((p) => `${where}: ${p}`))
     same(problems, `${where}: upstream calls with no model`, calls.length, 0)
     return problems

@@ -77,9 +77,16 @@ export const mapErrorKindToOpenAI = (kind: ErrorKind): { type: string; code: str
 
 /**
  * HTTP status for an OpenAI-speaking client: Anthropic's 529 is unknown to OpenAI clients, whose
- * SDKs retry 503 (§4.12).
+ * SDKs retry 503 (§4.12). Codex retries every 5xx and 402 whatever x-should-retry says (a
+ * coding-agent audit: 30 requests for a refusal no resend can fix), and stops at once on a 4xx
+ * other than 429 and on OpenAI's own no-credit answer, 429 `insufficient_quota` ("Quota
+ * exceeded"): so no credit is that 429, and another error no resend can fix is a 400.
  */
-export const mapErrorStatusToOpenAI = (error: GatewayError): number => (error.status === 529 ? 503 : error.status)
+export function mapErrorStatusToOpenAI(error: GatewayError): number {
+  if (error.kind === 'billing') return 429
+  if (error.permanent && error.status >= 500) return 400
+  return error.status === 529 ? 503 : error.status
+}
 
 /** A GatewayError rendered as an OpenAI error body. */
 export const encodeGatewayErrorAsOpenAI = (error: GatewayError): OpenAIErrorBody =>

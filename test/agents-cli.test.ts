@@ -392,6 +392,27 @@ describe.skipIf(!claude.ok)(`svc claude (Claude Code ${CLAUDE_VERSION})`, () => 
     ])
   })
 
+  test('a request no model can serve: Claude Code asks once and stops, though its retries are on', {
+    timeout: 60_000,
+  }, async () => {
+    // The profile's only model retired: no resend can help.
+    const retired = config('anthropic')
+    retired.models = retired.models!.map((m) => ({ ...m, retires_on: '2026-01-01' }))
+    const h = await createHarness({ config: retired, env: { SIM_KEY: 'sim-key' }, grantUsd: 5 })
+    const { server, inbound } = serveRecording(h.app)
+    cleanups.push(() => server.stop(true))
+    const { CLAUDE_CODE_MAX_RETRIES: _retriesOff, ...withRetries } = claudeEnv()
+    const run = await svc(['claude', '-p', 'say hi'], {
+      home: tempHome(),
+      env: { ...withRetries, SVC_URL: `http://127.0.0.1:${server.port}`, SVC_API_KEY: h.key },
+    })
+    expect(run.exitCode).toBe(1)
+    expect(run.stdout).toContain('no model can serve this request under svc-pro')
+    // An overloaded_error here was retried for minutes whatever x-should-retry said.
+    expect(inbound.filter((r) => r.path === '/compat-a/v1/messages').map((r) => r.status)).toEqual([503])
+    expect(sim.requests).toHaveLength(0)
+  })
+
   // Claude Code's own prompt (system prompt and tools, ~15,000 tokens) over the profile's window.
   test('a prompt no model takes: Claude Code says the prompt is too long, told by svc or knowing it', {
     timeout: 60_000,
@@ -591,5 +612,25 @@ describe.skipIf(!codex.ok)(`svc codex (Codex ${CODEX_VERSION})`, () => {
         total_cost_nanos: cost,
       }),
     ])
+  })
+
+  test('no credit: Codex asks once and stops, saying the quota is exceeded', { timeout: 60_000 }, async () => {
+    const { h, inbound, gateway } = await startSvc('anthropic')
+    await h.deps.admin.createAccount('broke')
+    const { key } = await h.deps.admin.createKey({ account: 'broke' })
+    const home = tempHome()
+    expect((await svc(['login', gateway, '--with-token'], { home, stdin: `${key}\n` })).exitCode).toBe(0)
+    inbound.length = 0
+    const codexHome = writeCodexConfig(home.home)
+    const run = await svc(['codex', 'exec', '--skip-git-repo-check', '--color', 'never', 'say hi'], {
+      home,
+      env: { SVC_CODEX_BIN: codex.ok ? codex.bin : 'codex', CODEX_HOME: codexHome },
+    })
+    expect(run.exitCode).not.toBe(0)
+    expect(run.stderr).toContain('Quota exceeded')
+    // OpenAI's own answer for no credit (429 insufficient_quota): Codex retried a 402 five times.
+    const asked = inbound.filter((r) => r.path === '/compat-b/v1/responses')
+    expect(asked.map((r) => r.status)).toEqual([429])
+    expect(sim.requests).toHaveLength(0)
   })
 })

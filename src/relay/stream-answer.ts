@@ -72,6 +72,7 @@ export async function streamAnswer(
       const error = stream.error()
       return error ? upstreamFailure(error) : undefined
     }
+    complete = () => stream.finished() && !stream.error()
     received = () => {
       const finished = stream.finished()
       const usage = stream.usage()
@@ -83,11 +84,10 @@ export async function streamAnswer(
         // A cut stream's output is estimated above; a finished one's only if it was never reported
         // or its count cannot be billed.
         outputChars: finished ? stream.outputChars() : 0,
-        clean: finished && !stream.error(),
+        clean: complete(),
         error: stream.error(),
       }
     }
-    complete = () => stream.finished() && !stream.error()
   } else {
     const meter = newStreamMeter()
     const encoder = a.surface.streamEncoder(a.ids, { upstreamModel: a.leg.candidate.model.upstreamModel, body: a.body })

@@ -2,7 +2,7 @@
 // They open the database directly (WAL lets them run beside a serving gateway) and call the same
 // functions as the admin HTTP API.
 import type { Config } from '../config/load'
-import { accountView, apiKeyView } from '../http/admin'
+import { accountView, apiKeyView, providerKeyView } from '../http/admin'
 import { formatUsd } from '../ledger/pricing'
 import { grantView, usageSummaryView } from '../ledger/views'
 import { type Io, parseFlags, print, table, UsageError, withAdmin } from './context'
@@ -164,21 +164,6 @@ export async function runProviderKeys(args: string[], io: Io): Promise<number> {
     'old-master-key-env': { type: 'string' },
   })
   return withAdmin(io, values, async (deps) => {
-    const view = (k: {
-      id: string
-      accountId: string
-      providerId: string
-      hint: string
-      createdAt: number
-      opens?: boolean
-    }) => ({
-      id: k.id,
-      account_id: k.accountId,
-      provider_id: k.providerId,
-      hint: `…${k.hint}`,
-      created_at: new Date(k.createdAt).toISOString(),
-      ...(k.opens === undefined ? {} : { opens: k.opens }),
-    })
     if (positionals[0] === 'add') {
       // The key comes on stdin, never as an argument: arguments show in `ps` and shell history.
       const key = (await (io.stdin?.() ?? Promise.resolve(''))).trim()
@@ -186,7 +171,7 @@ export async function runProviderKeys(args: string[], io: Io): Promise<number> {
         throw new UsageError(
           'pipe the provider key on standard input, e.g. `printenv MY_KEY | svc provider-keys add …`',
         )
-      const stored = view(
+      const stored = providerKeyView(
         await deps.admin.addProviderKey({
           account: need(values.account, '--account'),
           provider: need(values.provider, '--provider'),
@@ -200,7 +185,7 @@ export async function runProviderKeys(args: string[], io: Io): Promise<number> {
         () => `stored ${stored.provider_id} key ${stored.hint} for ${values.account} (encrypted)`,
       )
     } else if (positionals[0] === 'list') {
-      const keys = (await deps.admin.listProviderKeys({ account: values.account })).map(view)
+      const keys = (await deps.admin.listProviderKeys({ account: values.account })).map(providerKeyView)
       print(io, values.json, keys, () =>
         table(keys, ['id', 'account_id', 'provider_id', 'hint', 'created_at', 'opens']),
       )

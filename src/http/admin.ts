@@ -31,7 +31,7 @@ export const accountView = (a: { id: string; name: string; createdAt: number }) 
  * A stored provider key as the admin sees it: never the key, only its last four characters, and in
  * a list whether this gateway's master key opens it (one that does not serves no one).
  */
-const providerKeyView = (k: ProviderKeyRecord & { opens?: boolean }) => ({
+export const providerKeyView = (k: ProviderKeyRecord & { opens?: boolean }) => ({
   id: k.id,
   account_id: k.accountId,
   provider_id: k.providerId,

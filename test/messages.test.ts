@@ -1431,10 +1431,12 @@ describe('messages: adaptive thinking to a model that takes budgets', () => {
     sim.setScenario('claude-x-up', { text: 'ok', usage: { input: 1, output: 1 } })
     const res = await postMessages(h, { model: 'svc-max', max_tokens: 8_000, messages: ask, ...claudeCodeThinking })
     expect(res.status).toBe(200)
+    // Above 4,096 tokens of output svc streams from the upstream for a non-streaming client (assembled-answers.test.ts).
     expect(sim.requests[0]!.body).toEqual({
       model: 'claude-x-up',
       max_tokens: 8_000,
       messages: ask,
+      stream: true,
       thinking: { type: 'enabled', budget_tokens: 4096, display: 'summarized' },
       output_config: { format: { type: 'json_schema', schema: { type: 'object' } } },
     })
@@ -1464,6 +1466,7 @@ describe('messages: adaptive thinking to a model that takes budgets', () => {
       model: 'claude-x-up',
       max_tokens: 8_000,
       messages: ask,
+      stream: true,
       ...claudeCodeThinking,
     })
   })

@@ -37,6 +37,9 @@ idle_timeout_ms = 300000
 ping_interval_ms = 15000
 # Candidates tried per request before giving up (fallback happens only before the first byte).
 max_attempts = 3
+# A non-streaming request allowed more output than this is streamed from the upstream and gathered
+# into JSON, so that a long answer is not cut by first_byte_timeout_ms.
+stream_upstream_above_max_tokens = 4096
 
 [catalog]
 # false: route only to the [[models]] below.

@@ -101,6 +101,12 @@ export interface Config {
     /** A started stream whose upstream is this long silent gets a keep-alive frame. */
     pingIntervalMs: number
     maxAttempts: number
+    /**
+     * A non-streaming request whose output limit is above this is streamed from the upstream and
+     * gathered into JSON (relay/assembled-answer.ts): its answer may take longer to write than
+     * firstByteTimeoutMs, which would otherwise bound the whole of it.
+     */
+    streamUpstreamAboveMaxTokens: number
   }
   /** Ranking knobs per routing mode. */
   profiles: Record<RoutingMode, { priceWeight: number; qualityFloor: number }>
@@ -239,6 +245,9 @@ export function resolveConfig(raw: unknown, opts: LoadOptions & { source?: strin
       // Anthropic's own streams ping about this often; proxies commonly drop a connection idle for 60 s.
       pingIntervalMs: file.routing?.ping_interval_ms ?? 15_000,
       maxAttempts: file.routing?.max_attempts ?? 3,
+      // 4,096 tokens take ~80 s at a slow 50 tokens a second: within the first-byte default as JSON.
+      // Below it the JSON call costs svc less CPU than a stream it would have to parse.
+      streamUpstreamAboveMaxTokens: file.routing?.stream_upstream_above_max_tokens ?? 4096,
     },
     profiles: {
       max: { priceWeight: file.profiles?.max?.price_weight ?? 0, qualityFloor: file.profiles?.max?.quality_floor ?? 0 },

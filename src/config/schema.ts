@@ -210,6 +210,7 @@ export const ConfigFile = T.Object(
           // Under the client connection's own idle limit (src/cli/serve.ts, 255 s).
           ping_interval_ms: T.Optional(T.Integer({ minimum: 1, maximum: 240_000 })),
           max_attempts: T.Optional(T.Integer({ minimum: 1, maximum: 10 })),
+          stream_upstream_above_max_tokens: T.Optional(T.Integer({ minimum: 0 })),
         },
         closed,
       ),

@@ -1,5 +1,6 @@
 // The messages surface: Anthropic Messages in, and the ids the contract fixes (msg_<ulid>).
 import { decodeAnthropicRequest } from '../protocols/anthropic/decode-anthropic-request'
+import { anthropicMessageAssembler } from '../protocols/anthropic/assemble-message'
 import { anthropicUsage } from '../protocols/anthropic/decode-anthropic-response'
 import { encodeAnthropicResponse } from '../protocols/anthropic/encode-anthropic-response'
 import { anthropicStreamEncoder } from '../protocols/anthropic/encode-anthropic-stream'
@@ -78,6 +79,7 @@ export const anthropicSurface: InboundSurface = {
       errorFrame: (error) => encodeSse('error', encodeGatewayErrorAsAnthropic(error)),
     }
   },
+  passThroughAssembly: anthropicMessageAssembler,
   // `model` is the concrete upstream model (the contract), as the upstream named it.
   encodeResponse: (response, ids) =>
     encodeAnthropicResponse(response, { id: messageId(ids.requestId), model: response.model }),

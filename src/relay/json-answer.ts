@@ -30,10 +30,7 @@ const jsonContentType = 'application/json;charset=utf-8'
 const outputCharsIfNeeded = (usage: Usage, answer: () => ExchangeResponse) =>
   isReported(usage) && incredibleCounts(usage).length === 0 ? 0 : answerChars(answer().content)
 
-export async function jsonAnswer(
-  deps: Deps,
-  a: AnsweredAttempt & { idHeader: Record<string, string> },
-): Promise<Response> {
+export async function jsonAnswer(deps: Deps, a: Delivered): Promise<Response> {
   expectContentType(a.upstream, 'json')
   const passThrough = a.leg.candidate.provider.kind === a.surface.nativeKind
   const declared = a.upstream.headers.get('content-length')
@@ -61,22 +58,54 @@ export async function jsonAnswer(
     const { body, usage } = a.surface.passThroughJson(json, a.ids)
     // Decoded only to estimate output never reported, or whose count cannot be billed (credible-usage.ts): rare.
     const outputChars = outputCharsIfNeeded(usage, () => upstreamCodec.decodeResponse(json, requestToolNames(a.body)))
-    a.trace.settleLeg(a.leg, 'ok', { usage, reported: isReported(usage), outputChars })
-    servedFirstByte(deps, a.trace, a.leg, true)
     const relayed = text === undefined ? undefined : a.surface.passThroughText?.(text, json, a.ids)
-    if (relayed !== undefined)
-      return new Response(relayed, { headers: { 'content-type': jsonContentType, ...a.idHeader } })
-    return Response.json(body, { headers: a.idHeader })
+    return deliver(deps, a, { usage, reported: isReported(usage), outputChars }, relayed ?? body)
   }
   const response = upstreamCodec.decodeResponse(json, requestToolNames(a.body))
+  const reported = isReported(response.usage)
+  return deliverTranslated(deps, a, response, {
+    reported,
+    outputChars: outputCharsIfNeeded(response.usage, () => response),
+  })
+}
+
+type Delivered = AnsweredAttempt & { idHeader: Record<string, string> }
+
+/**
+ * A decoded answer in the client's shape, unless the upstream says it broke off: Chat's
+ * finish_reason "error", a Responses answer "failed" or "cancelled". Relayed, it would read as a
+ * finished one (end_turn); the client has nothing yet, so this is a failed attempt like any other
+ * and the next candidate is tried.
+ */
+export function deliverTranslated(
+  deps: Deps,
+  a: Delivered,
+  response: ExchangeResponse,
+  metered: { reported: boolean; outputChars: number },
+  upstreamTtfbMs?: number,
+): Response {
   if (response.stopReason === 'error') {
-    // Chat's finish_reason "error", a Responses answer "failed" or "cancelled": the upstream says
-    // the answer broke off. Relayed, it would read as a finished one (end_turn); the client has
-    // nothing yet, so this is a failed attempt like any other and the next candidate is tried.
     throw new GatewayError('api_error', 'upstream answer ended in an error', { status: 502, retryable: true })
   }
-  const outputChars = outputCharsIfNeeded(response.usage, () => response)
-  a.trace.settleLeg(a.leg, 'ok', { usage: response.usage, reported: isReported(response.usage), outputChars })
-  servedFirstByte(deps, a.trace, a.leg, true)
-  return Response.json(a.surface.encodeResponse(response, a.ids, a.body), { headers: a.idHeader })
+  const encoded = a.surface.encodeResponse(response, a.ids, a.body)
+  return deliver(deps, a, { usage: response.usage, ...metered }, encoded, upstreamTtfbMs)
+}
+
+/**
+ * The leg settled and the answer sent: the JSON body as text already in place, or as a value to
+ * serialize. `upstreamTtfbMs`: when the upstream's first byte came, where that was before the
+ * answer was whole (a stream gathered for the client).
+ */
+export function deliver(
+  deps: Deps,
+  a: Delivered,
+  received: { usage: Usage; reported: boolean; outputChars: number },
+  body: unknown,
+  upstreamTtfbMs?: number,
+): Response {
+  a.trace.settleLeg(a.leg, 'ok', received)
+  servedFirstByte(deps, a.trace, a.leg, true, upstreamTtfbMs)
+  if (typeof body === 'string')
+    return new Response(body, { headers: { 'content-type': jsonContentType, ...a.idHeader } })
+  return Response.json(body, { headers: a.idHeader })
 }

@@ -51,13 +51,20 @@ function logRequest(deps: Deps, finished: FinishedRequest) {
  * the byte carries the whole answer (JSON), so the provider served it; a stream's verdict waits
  * for its end (`judgeStream`).
  */
-export function servedFirstByte(deps: Deps, trace: RequestTrace, leg: LegDraft, whole: boolean) {
+export function servedFirstByte(
+  deps: Deps,
+  trace: RequestTrace,
+  leg: LegDraft,
+  whole: boolean,
+  /** The upstream's own first byte, where it came before the client's (a stream gathered into JSON). */
+  upstreamTtfbMs?: number,
+) {
   const now = deps.clock()
   trace.firstByteAt = now
   trace.markChosen(leg)
   const { provider, model } = leg.candidate
   const keyOwner = keyOwnerOf(leg.candidate.byok, trace.ctx.accountId)
-  deps.health.recordFirstByte(provider.id, model.id, now - leg.startedAt, keyOwner, whole)
+  deps.health.recordFirstByte(provider.id, model.id, upstreamTtfbMs ?? now - leg.startedAt, keyOwner, whole)
   const { accountId, routingMode, session } = trace.ctx
   if (session.sessionId) {
     deps.sessions.served(

@@ -17,6 +17,7 @@ import { providerKeyFor } from '../router/provider-key'
 import type { CreditHold } from './credit-holds'
 import { promptCacheKeyOf, readSessionAttributes } from './session'
 import type { ClientIds, InboundSurface } from './surface'
+import { assembledAnswer } from './assembled-answer'
 import { jsonAnswer } from './json-answer'
 import { record } from './outcome'
 import { send } from './send'
@@ -137,6 +138,8 @@ export async function relay(deps: Deps, input: RelayInput): Promise<Response> {
       const apiKey = providerKeyFor(candidate.provider, byokKeys)!
       try {
         probe = deps.health.claimProbe(candidate.provider.id, candidate.model.id, keyOwnerOf(candidate.byok, accountId))
+        // A long answer's client gets JSON, but svc streams it from the upstream (assembled-answer.ts).
+        const gathered = !exchange.stream && candidate.maxTokens > deps.config.routing.streamUpstreamAboveMaxTokens
         const upstream = await send(deps, {
           surface,
           body,
@@ -145,7 +148,13 @@ export async function relay(deps: Deps, input: RelayInput): Promise<Response> {
           apiKey,
           headers: input.headers,
           controller,
+          stream: exchange.stream || gathered,
         })
+        if (gathered) {
+          const answer = await assembledAnswer(deps, { surface, body, trace, leg, upstream, ids, controller, idHeader })
+          record(deps, trace, { status: 'completed', httpStatus: 200 })
+          return answer
+        }
         if (exchange.stream) {
           return await streamAnswer(deps, {
             surface,

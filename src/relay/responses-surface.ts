@@ -3,6 +3,7 @@
 // Stateless: previous_response_id is refused with a 400 by the decoder (no conversation store).
 import { GatewayError } from '../lib/errors'
 import { encodeSse } from '../protocols/sse'
+import { responsesAssembler } from '../protocols/openai-responses/assemble-response'
 import { decodeResponsesRequest } from '../protocols/openai-responses/decode-responses-request'
 import { usageOfResponse } from '../protocols/openai-responses/decode-responses-response'
 import { encodeResponsesResponse, messageItemId } from '../protocols/openai-responses/encode-responses-response'
@@ -93,6 +94,7 @@ export const responsesSurface: InboundSurface = {
       },
     }
   },
+  passThroughAssembly: responsesAssembler,
   encodeResponse: (response, ids, body) => encodeResponsesResponse(response, { ...idsFor(ids), request: body }),
   // The Responses stream has no keep-alive event; an SSE comment is one every parser skips.
   keepAliveFrame: ': keep-alive\n\n',

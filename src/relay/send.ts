@@ -19,14 +19,19 @@ export async function send(
     apiKey: string
     headers: Headers
     controller: AbortController
+    /** Ask the upstream for a stream: the client's own choice, or the relay's for a long answer. */
+    stream: boolean
   },
 ): Promise<Response> {
   const { provider, model } = call.candidate
   const codec = codecs[provider.kind]
   const passThrough = provider.kind === call.surface.nativeKind
+  const { stream } = call
   const payload = passThrough
     ? call.surface.passThroughBody(call.body, model, call.candidate.maxTokens)
-    : codec.encodeRequest({ ...call.exchange, maxTokens: call.candidate.maxTokens }, model, provider)
+    : codec.encodeRequest({ ...call.exchange, maxTokens: call.candidate.maxTokens, stream }, model, provider)
+  // A non-streaming client's request streamed from the upstream (assembled-answer.ts).
+  if (passThrough && stream && payload.stream !== true) payload.stream = true
   const headers: Record<string, string> = { 'content-type': 'application/json', ...provider.headers }
   for (const name of codec.forwardedHeaders) {
     const value = call.headers.get(name)
@@ -53,7 +58,7 @@ export async function send(
     // the wait for headers is bounded by the connect timeout and the first frame by first-byte;
     // a non-streaming answer's headers come with the whole answer, bounded by first-byte.
     timeouts: {
-      firstByteMs: call.exchange.stream ? deps.config.routing.connectTimeoutMs : deps.config.routing.firstByteTimeoutMs,
+      firstByteMs: stream ? deps.config.routing.connectTimeoutMs : deps.config.routing.firstByteTimeoutMs,
     },
     decodeError: codec.decodeError,
   })

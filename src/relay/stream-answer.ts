@@ -117,24 +117,12 @@ export async function streamAnswer(
 
   // Before the first byte: a failure here is the caller's to fall back from.
   let first: IteratorResult<string>
-  let firstByteTimer: ReturnType<typeof setTimeout> | undefined
   try {
-    const firstByteMs = deps.config.routing.firstByteTimeoutMs
-    first = await Promise.race([
-      clientFrames.next(),
-      new Promise<never>((_, reject) => {
-        firstByteTimer = setTimeout(() => {
-          a.controller.abort()
-          reject(new GatewayError('timeout', `upstream sent no event within ${firstByteMs} ms`, { retryable: true }))
-        }, firstByteMs)
-      }),
-    ])
+    first = await withinFirstByte(clientFrames.next(), deps.config.routing.firstByteTimeoutMs, a.controller)
   } catch (err) {
-    clearTimeout(firstByteTimer)
     await clientFrames.return?.(undefined).catch(() => {})
     throw err
   }
-  clearTimeout(firstByteTimer)
   if (first.done)
     throw new GatewayError('api_error', 'upstream stream ended before any event', { status: 502, retryable: true })
   // The first client frame may be only our rendering of an upstream that failed at once (an
@@ -350,6 +338,27 @@ function translatedText(
       await upstream.close()
       return ended
     },
+  }
+}
+
+/**
+ * `read` (a stream's first), or a retryable timeout once `ms` have passed without it: the attempt
+ * is aborted and the next candidate tried.
+ */
+export async function withinFirstByte<T>(read: Promise<T>, ms: number, controller: AbortController): Promise<T> {
+  let timer: ReturnType<typeof setTimeout> | undefined
+  try {
+    return await Promise.race([
+      read,
+      new Promise<never>((_, reject) => {
+        timer = setTimeout(() => {
+          controller.abort()
+          reject(new GatewayError('timeout', `upstream sent no event within ${ms} ms`, { retryable: true }))
+        }, ms)
+      }),
+    ])
+  } finally {
+    clearTimeout(timer)
   }
 }
 

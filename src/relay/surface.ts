@@ -30,6 +30,16 @@ export interface PassThroughStream {
   errorFrame(error: GatewayError): string
 }
 
+/**
+ * A same-shape upstream's stream, gathered into the JSON its non-streaming call would have
+ * answered (relay/assembled-answer.ts).
+ */
+export interface PassThroughAssembly {
+  push(event: SseEvent): void
+  /** The answer's JSON; whole once the stream has finished. */
+  json(): unknown
+}
+
 export interface InboundSurface {
   name: 'messages' | 'responses'
   errorShape: Surface
@@ -47,6 +57,8 @@ export interface InboundSurface {
    */
   passThroughText?(text: string, json: unknown, ids: ClientIds): string | undefined
   passThroughStream(ids: ClientIds): PassThroughStream
+  /** A fresh gatherer of one same-shape stream into the upstream's non-streaming JSON. */
+  passThroughAssembly(): PassThroughAssembly
   encodeResponse(response: ExchangeResponse, ids: ClientIds, body: Record<string, unknown>): unknown
   /** What a started stream sends while the upstream is silent, so that the connection stays alive. */
   keepAliveFrame: string

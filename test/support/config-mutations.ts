@@ -86,6 +86,7 @@ const integerKeys = new Set([
   'idle_timeout_ms',
   'ping_interval_ms',
   'max_attempts',
+  'stream_upstream_above_max_tokens',
   'context_window',
   'max_output_tokens',
 ])

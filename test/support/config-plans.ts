@@ -201,6 +201,7 @@ const routingSection = fc.record(
     idle_timeout_ms: fc.integer({ min: 5_000, max: 600_000 }),
     ping_interval_ms: fc.integer({ min: 1, max: 240_000 }),
     max_attempts: fc.integer({ min: 1, max: 10 }),
+    stream_upstream_above_max_tokens: fc.integer({ min: 0, max: 200_000 }),
   },
   { requiredKeys: [] },
 )

@@ -175,5 +175,9 @@ function parseFrame(event: SseEvent): JsonObject {
   const parsed = parseJson(event.data)
   if (parsed.ok && isObject(parsed.value)) return parsed.value
   const name = event.event ?? 'unnamed'
-  throw new GatewayError('api_error', `upstream sent malformed JSON in a ${name} event`, { status: 502 })
+  // The provider's fault: where the client has nothing yet, the next candidate is tried.
+  throw new GatewayError('api_error', `upstream sent malformed JSON in a ${name} event`, {
+    status: 502,
+    retryable: true,
+  })
 }

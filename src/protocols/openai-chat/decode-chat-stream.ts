@@ -182,7 +182,8 @@ export function chatStreamDecoder(toolNames: RequestToolNames = noToolNames): St
 function parseChunk(data: string): JsonObject {
   const parsed = parseJson(data)
   if (parsed.ok && isObject(parsed.value)) return parsed.value
-  throw new GatewayError('api_error', 'upstream sent a malformed JSON chunk', { status: 502 })
+  // The provider's fault: where the client has nothing yet, the next candidate is tried.
+  throw new GatewayError('api_error', 'upstream sent a malformed JSON chunk', { status: 502, retryable: true })
 }
 
 /** An id for a tool call the upstream sent without one: unique, so ids never repeat across a conversation's turns. */

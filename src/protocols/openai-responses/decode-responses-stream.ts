@@ -79,11 +79,15 @@ const parseEvent = (event: SseEvent): JsonObject | undefined => {
   } catch (cause) {
     throw new GatewayError('api_error', 'upstream sent malformed JSON in a Responses stream event', {
       status: 502,
+      retryable: true,
       cause,
     })
   }
   if (!isObject(json)) {
-    throw new GatewayError('api_error', 'upstream sent a Responses stream event that is not an object', { status: 502 })
+    throw new GatewayError('api_error', 'upstream sent a Responses stream event that is not an object', {
+      status: 502,
+      retryable: true,
+    })
   }
   return json
 }

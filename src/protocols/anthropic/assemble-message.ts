@@ -1,0 +1,106 @@
+// An Anthropic stream → the Message its non-streaming call would have answered: for a client that
+// did not ask for a stream when svc streamed from Anthropic for it (relay/assembled-answer.ts).
+// Generic over block types, as the SDKs' own accumulation is: a block svc has no name for (a
+// server tool's call or result, a container) arrives whole in its content_block_start and stays so.
+import { GatewayError } from '../../lib/errors'
+import type { SseEvent } from '../sse'
+import { isObject, type JsonObject, parseJson, readNumber, readObject, readString } from '../wire-values'
+
+export function anthropicMessageAssembler() {
+  let message: JsonObject | undefined
+  const content: JsonObject[] = []
+  /** A tool call's input as streamed (input_json_delta), by block index, parsed when the block closes. */
+  const inputs = new Map<number, string>()
+
+  const closeBlock = (index: number) => {
+    const block = content[index]
+    const json = inputs.get(index)
+    if (!block || json === undefined) return
+    inputs.delete(index)
+    if (json.trim() === '') return
+    const parsed = parseJson(json)
+    if (!parsed.ok) {
+      throw new GatewayError('api_error', `upstream streamed a ${String(block.type)} input that is not JSON`, {
+        status: 502,
+        retryable: true,
+      })
+    }
+    block.input = parsed.value
+  }
+
+  const applyDelta = (block: JsonObject, index: number, delta: JsonObject) => {
+    switch (delta.type) {
+      case 'text_delta':
+        block.text = `${readString(block, 'text') ?? ''}${readString(delta, 'text') ?? ''}`
+        return
+      case 'thinking_delta':
+        block.thinking = `${readString(block, 'thinking') ?? ''}${readString(delta, 'thinking') ?? ''}`
+        return
+      case 'signature_delta':
+        block.signature = readString(delta, 'signature') ?? ''
+        return
+      case 'input_json_delta':
+        inputs.set(index, `${inputs.get(index) ?? ''}${readString(delta, 'partial_json') ?? ''}`)
+        return
+      case 'citations_delta': {
+        const citations: unknown[] = Array.isArray(block.citations) ? block.citations : []
+        citations.push(delta.citation)
+        block.citations = citations
+        return
+      }
+      default:
+        return
+    }
+  }
+
+  return {
+    /** One upstream frame (already checked to be JSON by the pass-through meter). */
+    push(event: SseEvent) {
+      const parsed = parseJson(event.data)
+      if (!parsed.ok || !isObject(parsed.value)) return
+      const payload = parsed.value
+      const index = readNumber(payload, 'index')
+      switch (event.event ?? readString(payload, 'type')) {
+        case 'message_start': {
+          const start = readObject(payload, 'message') ?? {}
+          message = { ...start, content }
+          const usage = readObject(start, 'usage')
+          if (usage) message.usage = { ...usage }
+          return
+        }
+        case 'content_block_start': {
+          const block = readObject(payload, 'content_block')
+          if (index === undefined || !block) return
+          // A text block's stream start has no citations member; the non-streaming answer says null.
+          content[index] =
+            block.type === 'text' && !('citations' in block) ? { ...block, citations: null } : { ...block }
+          return
+        }
+        case 'content_block_delta': {
+          const delta = readObject(payload, 'delta')
+          const block = index === undefined ? undefined : content[index]
+          if (block && delta && index !== undefined) applyDelta(block, index, delta)
+          return
+        }
+        case 'content_block_stop':
+          if (index !== undefined) closeBlock(index)
+          return
+        case 'message_delta': {
+          if (!message) return
+          Object.assign(message, readObject(payload, 'delta'))
+          // Cumulative counts: each one the delta has replaces the start's.
+          const usage = readObject(payload, 'usage')
+          if (usage) message.usage = { ...readObject(message, 'usage'), ...usage }
+          return
+        }
+        default:
+          return
+      }
+    },
+    /** The message: whole once the pass-through meter says the stream finished. */
+    json(): unknown {
+      for (const index of [...inputs.keys()]) closeBlock(index)
+      return message && { ...message, content: content.filter(Boolean) }
+    },
+  }
+}

@@ -1,0 +1,311 @@
+// A non-streaming client whose answer may be long (an output limit above
+// `stream_upstream_above_max_tokens`) gets JSON, but svc streams it from the upstream and gathers
+// it: the first event bounds a hung provider, each silence a stalled one, and a slow, steady answer
+// takes as long as it needs (README, Routing). Checked here: the gathered answer is the very JSON
+// the non-streaming call gives, and costs the same, on both surfaces and every upstream kind; an
+// answer longer than first_byte_timeout_ms arrives whole; a stream that breaks anywhere before its
+// end still falls back, its leg uncharged; a client that leaves stops the upstream.
+import { describe, expect, test } from 'bun:test'
+import type { ProviderKind } from '../src/config/schema'
+import { createHarness, type Harness, requestDetail, sdkClients } from './support/harness'
+import type { Scenario } from './support/simulator'
+import {
+  profileFor,
+  rankedProGateway,
+  translationGateway,
+  translationSimulator,
+  upstreamModelFor,
+} from './support/translation-gateway'
+
+const sim = translationSimulator()
+
+type Json = Record<string, unknown>
+
+const kinds: ProviderKind[] = ['anthropic', 'openai-chat', 'openai-responses']
+
+const scenarios: Record<string, Scenario> = {
+  text: { text: 'Plain words, streamed in pieces: é, 😀 and the rest.', chunks: 5 },
+  'thinking and a tool call': {
+    thinking: 'The user wants the weather; call the tool.',
+    text: 'Let me look.',
+    toolCall: { name: 'get_weather', arguments: { city: 'Zürich', days: [1, 2] }, fragments: 4 },
+  },
+  'parallel tool calls, interleaved': {
+    toolCall: { name: 'get_weather', arguments: { city: 'Oslo' } },
+    moreToolCalls: [{ name: 'get_time', arguments: { zone: 'Europe/Oslo' } }],
+    interleaveToolCalls: true,
+  },
+  'usage never reported': { text: 'No counts come with this answer.', usageReport: 'omitted' },
+}
+
+const tools = [
+  { name: 'get_weather', description: 'weather', input_schema: { type: 'object', properties: {} } },
+  { name: 'get_time', description: 'time', input_schema: { type: 'object', properties: {} } },
+]
+
+const request = (surface: 'messages' | 'responses', kind: ProviderKind) =>
+  surface === 'messages'
+    ? {
+        path: '/compat-a/v1/messages',
+        headers: { 'anthropic-version': '2023-06-01' },
+        json: {
+          model: profileFor[kind],
+          max_tokens: 1000,
+          tools,
+          messages: [{ role: 'user', content: 'What is the weather in Zürich?' }],
+        },
+      }
+    : {
+        path: '/compat-b/v1/responses',
+        headers: {} as Record<string, string>,
+        json: {
+          model: profileFor[kind],
+          max_output_tokens: 1000,
+          tools: tools.map(({ name, description, input_schema }) => ({
+            type: 'function',
+            name,
+            description,
+            parameters: input_schema,
+          })),
+          input: 'What is the weather in Zürich?',
+        },
+      }
+
+/** The answer with the request's own id and clock taken out: what must match between two requests. */
+const withoutIds = (body: Json, requestId: string): unknown =>
+  JSON.parse(
+    JSON.stringify(body)
+      .replaceAll(requestId, '<id>')
+      // The simulator's own ids (tool calls, items), new on every answer.
+      .replace(/([a-z]+)_sim[0-9a-z]+/g, '$1_<sim>')
+      .replace(/"created_at":\d+/g, '"created_at":0'),
+  )
+
+/** What the ledger kept of a request's one leg: tokens, searches, cost, whether estimated. */
+const legOf = async (h: Harness, id: string) => {
+  const detail = await requestDetail(h, id)
+  expect(detail.status).toBe('completed')
+  expect(detail.usage_events).toHaveLength(1)
+  const leg = detail.usage_events[0]
+  const { outcome, estimated, input_tokens, output_tokens, reasoning_tokens, web_search_requests, cost_nanos } = leg
+  return {
+    outcome,
+    estimated,
+    input_tokens,
+    output_tokens,
+    reasoning_tokens,
+    web_search_requests,
+    cost_nanos,
+    charged: detail.charged_nanos,
+  }
+}
+
+/** The same request answered as JSON, then gathered from a stream: the answers, and their legs, equal. */
+async function bothWays(h: Harness, call: { path: string; headers: Record<string, string>; json: Json }) {
+  const direct = await h.call(call.path, { method: 'POST', ...call })
+  expect(direct.status).toBe(200)
+  h.deps.config.routing.streamUpstreamAboveMaxTokens = 0
+  const gathered = await h.call(call.path, { method: 'POST', ...call })
+  expect(gathered.status).toBe(200)
+  expect(gathered.headers.get('content-type')).toStartWith('application/json')
+  expect(sim.requests.map((r) => (r.body as Json).stream === true)).toEqual([false, true])
+  const directId = direct.headers.get('x-request-id')!
+  const gatheredId = gathered.headers.get('x-request-id')!
+  expect(withoutIds(await gathered.json(), gatheredId)).toEqual(withoutIds(await direct.json(), directId))
+  const leg = await legOf(h, gatheredId)
+  expect(leg).toEqual(await legOf(h, directId))
+  return leg
+}
+
+describe('a gathered answer is the JSON the non-streaming call gives', () => {
+  for (const surface of ['messages', 'responses'] as const) {
+    for (const kind of kinds) {
+      for (const [name, scenario] of Object.entries(scenarios)) {
+        test(`${surface} ← ${kind}: ${name}`, async () => {
+          const h = await translationGateway(sim)
+          sim.setScenario(upstreamModelFor[kind], scenario)
+          await bothWays(h, request(surface, kind))
+        })
+      }
+    }
+  }
+})
+
+describe('a gathered answer with the provider’s own web search is the same answer, its searches billed alike', () => {
+  const searchTool = {
+    messages: { type: 'web_search_20250305', name: 'web_search', max_uses: 5 },
+    responses: { type: 'web_search' },
+  }
+  for (const surface of ['messages', 'responses'] as const) {
+    for (const kind of ['anthropic', 'openai-responses'] as const) {
+      test(`${surface} ← ${kind}`, async () => {
+        const h = await translationGateway(sim)
+        sim.setScenario(upstreamModelFor[kind], {
+          text: 'Found it.',
+          usage: { input: 100, output: 20, webSearches: 2 },
+        })
+        const call = request(surface, kind)
+        const leg = await bothWays(h, { ...call, json: { ...call.json, tools: [searchTool[surface]] } })
+        expect(leg.web_search_requests).toBe(2)
+      })
+    }
+  }
+})
+
+/** One Anthropic model on the simulator behind svc-pro, with these routing settings. */
+const oneModelGateway = (routing: Record<string, number>) =>
+  createHarness({
+    grantUsd: 5,
+    env: { K: 'sim-key-translation' },
+    config: {
+      catalog: { builtin: false },
+      routing,
+      providers: { a: { kind: 'anthropic', base_url: sim.url, api_key_env: 'K' } },
+      models: [
+        {
+          id: 'm',
+          provider: 'a',
+          upstream_model: 'slow-up',
+          profiles: ['pro'],
+          quality: 90,
+          input_usd_per_mtok: 1,
+          output_usd_per_mtok: 1,
+        },
+      ],
+    },
+  })
+
+describe('a long answer', () => {
+  test('takes longer than first_byte_timeout_ms and still arrives whole, where the same answer as JSON times out', async () => {
+    const h = await oneModelGateway({ first_byte_timeout_ms: 250 })
+    // Ten deltas 80 ms apart: ~0.8 s of writing, three times the first-byte limit.
+    sim.setScenario('slow-up', {
+      text: 'one two three four five six seven eight nine ten',
+      chunks: 10,
+      chunkDelayMs: 80,
+    })
+    const { anthropic } = sdkClients(h)
+    const ask = { model: 'svc-pro', messages: [{ role: 'user' as const, content: 'count' }] }
+
+    const message = await anthropic.messages.create({ ...ask, max_tokens: 8000 })
+    expect(message.content).toMatchObject([{ type: 'text', text: 'one two three four five six seven eight nine ten' }])
+    expect(message.stop_reason).toBe('end_turn')
+    expect(message.id).toStartWith('msg_')
+    const record = await requestDetail(h, message.id.slice('msg_'.length))
+    expect(record.status).toBe('completed')
+    expect(record.usage_events).toEqual([expect.objectContaining({ outcome: 'ok', estimated: false })])
+    // At or under the threshold (4,096 by default) the upstream is asked for JSON.
+    await anthropic.messages.create({ ...ask, max_tokens: 4096 })
+    expect(sim.requests.map((r) => (r.body as Json).stream === true)).toEqual([true, false])
+  })
+
+  test('from a hung provider falls back once first_byte_timeout_ms passes without an event', async () => {
+    const h = await rankedProGateway(sim, [
+      { id: 'first', kind: 'anthropic', quality: 90 },
+      { id: 'second', kind: 'openai-chat', quality: 80 },
+    ])
+    // A streaming upstream's headers are bounded by connect_timeout_ms, its first event by first_byte_timeout_ms.
+    h.deps.config.routing.connectTimeoutMs = 150
+    h.deps.config.routing.firstByteTimeoutMs = 150
+    sim.setScenario(upstreamModelFor.anthropic, { text: 'never', firstByteDelayMs: 2000 })
+    sim.setScenario(upstreamModelFor['openai-chat'], { text: 'served' })
+    const res = await h.call('/compat-a/v1/messages', {
+      method: 'POST',
+      headers: { 'anthropic-version': '2023-06-01' },
+      json: { model: 'svc-pro', max_tokens: 8000, messages: [{ role: 'user', content: 'go' }] },
+    })
+    expect(res.status).toBe(200)
+    expect((await res.json()).content).toMatchObject([{ type: 'text', text: 'served' }])
+    const detail = await requestDetail(h, res.headers.get('x-request-id')!)
+    expect(detail.usage_events.map((e: Json) => [e.model_id, e.outcome, e.cost_nanos])).toEqual([
+      ['first', 'failed', 0],
+      ['second', 'ok', expect.any(Number)],
+    ])
+    expect(detail.usage_events[0].error).toContain('150 ms')
+  })
+
+  test('a Responses client without max_output_tokens (Codex’s way) has its answer streamed from the upstream', async () => {
+    const h = await translationGateway(sim)
+    sim.setScenario(upstreamModelFor.anthropic, { text: 'All of it.' })
+    const { openai } = sdkClients(h)
+    const response = await openai.responses.create({ model: profileFor.anthropic, input: 'go' })
+    expect(response.output_text).toBe('All of it.')
+    expect(response.status).toBe('completed')
+    expect(sim.requests[0]!.body).toMatchObject({ stream: true })
+  })
+})
+
+describe('a gathered answer that breaks falls back, the broken leg uncharged', () => {
+  const faults: [string, Scenario, string][] = [
+    [
+      'an in-band error after the answer began',
+      { text: 'a b c d e f', chunks: 6, fault: { kind: 'error_event', afterFrames: 4 } },
+      'verloaded',
+    ],
+    [
+      'a cut before the message ended',
+      { text: 'a b c d e f', chunks: 6, fault: { kind: 'cut', afterFrames: 4 } },
+      'before the message was complete',
+    ],
+    ['a reset mid-answer', { text: 'a b c d e f', chunks: 6, fault: { kind: 'reset', afterFrames: 4 } }, 'ECONNRESET'],
+    [
+      'a malformed frame',
+      { text: 'a b c d e f', chunks: 6, fault: { kind: 'malformed', afterFrames: 4 } },
+      'malformed',
+    ],
+    ['a silence past idle_timeout_ms mid-answer', { text: 'a b', chunks: 2, chunkDelayMs: 2000 }, 'silent for 150 ms'],
+  ]
+  for (const [name, scenario, said] of faults) {
+    for (const kind of ['anthropic', 'openai-chat'] as const) {
+      test(`${name} (${kind})`, async () => {
+        const h = await rankedProGateway(sim, [
+          { id: 'first', kind, quality: 90 },
+          { id: 'second', kind: kind === 'anthropic' ? 'openai-responses' : 'anthropic', quality: 80 },
+        ])
+        h.deps.config.routing.idleTimeoutMs = 150
+        h.deps.config.routing.streamUpstreamAboveMaxTokens = 0
+        sim.setScenario(upstreamModelFor[kind], scenario)
+        sim.setScenario(upstreamModelFor[kind === 'anthropic' ? 'openai-responses' : 'anthropic'], { text: 'served' })
+        const res = await h.call('/compat-a/v1/messages', {
+          method: 'POST',
+          headers: { 'anthropic-version': '2023-06-01' },
+          json: { model: 'svc-pro', max_tokens: 100, messages: [{ role: 'user', content: 'go' }] },
+        })
+        expect(res.status).toBe(200)
+        const body = await res.json()
+        expect(body.content).toMatchObject([{ type: 'text', text: 'served' }])
+        const detail = await requestDetail(h, res.headers.get('x-request-id')!)
+        expect(detail.status).toBe('completed')
+        expect(detail.usage_events.map((e: Json) => [e.model_id, e.outcome, e.cost_nanos])).toEqual([
+          ['first', 'failed', 0],
+          ['second', 'ok', expect.any(Number)],
+        ])
+        expect(detail.usage_events[0].error).toContain(said)
+        expect(detail.charged_nanos).toBe(detail.usage_events[1].cost_nanos)
+      })
+    }
+  }
+})
+
+test('a client that leaves while its answer is gathered stops the upstream; the request is recorded aborted, uncharged', async () => {
+  const h = await oneModelGateway({})
+  sim.setScenario('slow-up', { text: 'a b c d e f g h', chunks: 8, chunkDelayMs: 100 })
+  const client = new AbortController()
+  const answer = h.call('/compat-a/v1/messages', {
+    method: 'POST',
+    headers: { 'anthropic-version': '2023-06-01' },
+    json: { model: 'svc-pro', max_tokens: 8000, messages: [{ role: 'user', content: 'go' }] },
+    signal: client.signal,
+  })
+  await Bun.sleep(250)
+  client.abort()
+  await answer.catch(() => {})
+  expect(await sim.waitForAbort(0, 2000)).toBe(true)
+  const [row] = (await (await h.call('/v1/usage/requests')).json()).items
+  expect(row).toMatchObject({
+    status: 'aborted',
+    http_status: 499,
+    charged_nanos: 0,
+    error: { message: 'client went away' },
+  })
+})

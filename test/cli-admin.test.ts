@@ -331,11 +331,11 @@ describe('admin CLI', () => {
     )
     expect(warnings.map(({ msg, why }) => ({ msg, why }))).toEqual([
       {
-        msg: 'profile svc-max can serve nothing: every request to it is refused (503)',
+        msg: 'profile svc-max can serve nothing: every request to it is refused (503 on the messages route, 400 on the responses route)',
         why: 'no model of a configured provider is in it',
       },
       {
-        msg: 'profile svc-ultra-saver can serve nothing: every request to it is refused (503)',
+        msg: 'profile svc-ultra-saver can serve nothing: every request to it is refused (503 on the messages route, 400 on the responses route)',
         why: {
           'quality 50 is below the profile floor 60': ['cheap'],
           'no known price (no price, no route)': ['unpriced'],

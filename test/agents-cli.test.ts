@@ -413,6 +413,42 @@ describe.skipIf(!claude.ok)(`svc claude (Claude Code ${CLAUDE_VERSION})`, () => 
     expect(sim.requests).toHaveLength(0)
   })
 
+  test('a stream that breaks: Claude Code asks again without streaming, and a long answer arrives though it outlasts first_byte_timeout_ms', {
+    timeout: 60_000,
+  }, async () => {
+    const slowStart = { ...config('anthropic'), routing: { first_byte_timeout_ms: 500 } }
+    const h = await createHarness({ config: slowStart, env: { SIM_KEY: 'sim-key' }, grantUsd: 5 })
+    const { server, inbound } = serveRecording(h.app)
+    cleanups.push(() => server.stop(true))
+    sim.queue(
+      UPSTREAM_MODEL,
+      { text: 'one two three four five six', chunks: 6, fault: { kind: 'cut', afterFrames: 4 }, usage },
+      // ~0.9 s of writing: as JSON its first byte would come after all of it, past the 500 ms limit.
+      { text: 'The whole answer, written slowly.', chunks: 6, chunkDelayMs: 150, usage },
+    )
+    const { CLAUDE_CODE_DISABLE_NONSTREAMING_FALLBACK: _fallbackOn, ...withFallback } = claudeEnv()
+    const run = await svc(['claude', '-p', 'say hi'], {
+      home: tempHome(),
+      env: { ...withFallback, SVC_URL: `http://127.0.0.1:${server.port}`, SVC_API_KEY: h.key },
+    })
+    showFailure('svc claude', run)
+    expect(run.exitCode).toBe(0)
+    expect(run.stdout).toBe('The whole answer, written slowly.\n')
+    // The broken stream, then Claude Code's own resend without streaming (its max_tokens, 32,000).
+    const turns = inbound.filter((r) => r.path === '/compat-a/v1/messages')
+    expect(turns.map((r) => [r.status, r.body.stream, r.body.max_tokens])).toEqual([
+      [200, true, 32_000],
+      [200, false, 32_000],
+    ])
+    // svc asked the upstream for a stream both times, and gathered the second into JSON.
+    expect(sim.requests.map((r) => (r.body as { stream?: boolean }).stream)).toEqual([true, true])
+    const list = await json<{ items: Record<string, unknown>[] }>(h, '/v1/usage/requests')
+    expect(list.items.map((r) => [r.stream, r.status])).toEqual([
+      [false, 'completed'],
+      [true, 'failed'],
+    ])
+  })
+
   // Claude Code's own prompt (system prompt and tools, ~15,000 tokens) over the profile's window.
   test('a prompt no model takes: Claude Code says the prompt is too long, told by svc or knowing it', {
     timeout: 60_000,

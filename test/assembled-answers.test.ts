@@ -194,8 +194,11 @@ describe('a long answer', () => {
     const record = await requestDetail(h, message.id.slice('msg_'.length))
     expect(record.status).toBe('completed')
     expect(record.usage_events).toEqual([expect.objectContaining({ outcome: 'ok', estimated: false })])
-    // At or under the threshold (4,096 by default) the upstream is asked for JSON.
-    await anthropic.messages.create({ ...ask, max_tokens: 4096 })
+    // At or under the threshold (4,096 by default) the upstream is asked for JSON, whose first byte
+    // comes once the whole answer is written.
+    const short = await anthropic.messages.create({ ...ask, max_tokens: 4096 }).catch((err: Error) => err)
+    expect(short).toBeInstanceOf(Error)
+    expect((short as Error).message).toContain('within 250 ms')
     expect(sim.requests.map((r) => (r.body as Json).stream === true)).toEqual([true, false])
   })
 

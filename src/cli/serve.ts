@@ -277,9 +277,12 @@ function warnOfProfilesThatServeNothing(deps: Deps, log: Logger) {
       return !why
     })
     if (serves) continue
-    log.warn(`profile ${profile} can serve nothing: every request to it is refused (503 on the messages route, 400 on the responses route)`, {
-      why: reasons.size === 0 ? 'no model of a configured provider is in it' : Object.fromEntries(reasons),
-    })
+    log.warn(
+      `profile ${profile} can serve nothing: every request to it is refused (503 on the messages route, 400 on the responses route)`,
+      {
+        why: reasons.size === 0 ? 'no model of a configured provider is in it' : Object.fromEntries(reasons),
+      },
+    )
   }
 }
 

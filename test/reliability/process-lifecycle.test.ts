@@ -323,7 +323,8 @@ describe('kill -9 under load, then a restart on the same database', () => {
     const first = await serve(dir)
     const key = dir.firstKey()
 
-    // A steady mix: quick answers and slow streams, many in flight when the process dies.
+    // A steady mix of answers and streams (each ~0.5 s of writing), started 40 ms apart: many in
+    // flight when the process dies, some long finished.
     sim.setScenario('sim-up', {
       text: 'abcd'.repeat(20),
       chunks: 20,
@@ -344,7 +345,11 @@ describe('kill -9 under load, then a restart on the same database', () => {
         finishedAt.set(id, performance.now())
       }
     }
-    const load = Array.from({ length: 24 }, (_, i) => one(i % 2 === 0).catch((err: unknown) => failed.push(err)))
+    const load = Array.from({ length: 24 }, (_, i) =>
+      Bun.sleep(i * 40)
+        .then(() => one(i % 2 === 0))
+        .catch((err: unknown) => failed.push(err)),
+    )
     // Records commit within the writer's 5 ms window after the answer: some must be well past it.
     const settledMs = 100
     const settled = () => finished.filter((id) => performance.now() - finishedAt.get(id)! > settledMs)

@@ -248,6 +248,10 @@ export function startSimulator(opts: SimulatorOptions = {}): Simulator {
 
     const plan = buildPlan(codec.name, model, scenario, body)
     if (!stream) {
+      // A JSON answer comes once the model has written all of it: as long after the first byte's
+      // delay as its stream's paced deltas take.
+      await sleep((plan.text?.deltas.length ?? 0) * (scenario.chunkDelayMs ?? 0), life.signal)
+      if (life.signal.aborted) return new Response(null, { status: 499 })
       const text = JSON.stringify(codec.encodeBody(plan))
       const headers = { 'content-type': 'application/json', [codec.requestIdHeader]: newId('req_sim') }
       // Stream-only faults on a non-streaming request: a body cut mid-JSON (cut, malformed) or a

@@ -1,7 +1,9 @@
-// The upstream fault matrix: every fault the simulator can play × streamed or not × the four ways a
-// request crosses the gateway (same-shape pass-through and translated, on both surfaces). For each,
-// what the client receives — the second candidate's answer, an error status in the surface's shape,
-// or an error event after the first byte — and the ledger row with its legs and charges, exactly.
+// The upstream fault matrix: every fault the simulator can play × how the answer is delivered
+// (streamed; not streamed; not streamed to the client but gathered from an upstream stream, as svc
+// does for a long output limit) × the four ways a request crosses the gateway (same-shape
+// pass-through and translated, on both surfaces). For each, what the client receives — the second
+// candidate's answer, an error status in the surface's shape, or an error event after the first
+// byte — and the ledger row with its legs and charges, exactly.
 import { afterAll, beforeEach, describe, expect, test } from 'bun:test'
 import type { ConfigFile } from '../../src/config/schema'
 import { createHarness, type Harness } from '../support/harness'
@@ -48,8 +50,11 @@ interface Fault {
   /** Strikes before the first byte even when streamed (else only a non-streaming body breaks before it). */
   beforeFirstByte: boolean
   /** What a client gets when this was the only candidate. */
-  alone: (stream: boolean) => ErrorAnswer
+  alone: (delivery: Delivery) => ErrorAnswer
 }
+
+/** JSON from a JSON call; a stream relayed; JSON gathered from an upstream stream. */
+type Delivery = 'json' | 'stream' | 'gathered'
 
 const apiError = (message: string | RegExp): ErrorAnswer => ({
   status: 502,
@@ -60,6 +65,8 @@ const apiError = (message: string | RegExp): ErrorAnswer => ({
 })
 
 const notJson = 'upstream answered 200 with a body that is not valid JSON'
+/** A stream cut mid-frame: its last frame unreadable, or the message left unfinished. */
+const TRUNCATED_STREAM = /^upstream (sent (a )?malformed|stream ended before the message was complete)/
 
 const faults: Fault[] = [
   { name: 'connection refused', beforeFirstByte: true, alone: () => apiError(/^upstream unreachable: .*ECONNREFUSED/) },
@@ -123,27 +130,32 @@ const faults: Fault[] = [
     scenario: (r) => ({ fault: { kind: 'reset', afterFrames: r.afterFrames } }),
     beforeFirstByte: false,
     // Without a stream the body is cut halfway by a reset: Bun's fetch or the JSON read fails.
-    alone: () => apiError(/ECONNRESET|not valid JSON/),
+    // Gathered, the stream's next read fails (or, before its headers, the fetch).
+    alone: (d) =>
+      apiError(
+        d === 'gathered' ? /ECONNRESET|closed the connection before the body ended/ : /ECONNRESET|not valid JSON/,
+      ),
   },
   {
     name: 'malformed SSE frame',
     scenario: (r) => ({ fault: { kind: 'malformed', afterFrames: r.afterFrames } }),
     beforeFirstByte: false,
-    alone: () => apiError(notJson),
+    // Gathered: the relay's check of a same-shape frame, or the translating decoder's.
+    alone: (d) => apiError(d === 'gathered' ? /^upstream sent (a )?malformed/ : notJson),
   },
   {
     name: 'truncated JSON',
     scenario: () => ({ fault: { kind: 'truncated_json' } }),
     beforeFirstByte: false,
-    alone: () => apiError(notJson),
+    alone: (d) => apiError(d === 'gathered' ? TRUNCATED_STREAM : notJson),
   },
   {
     name: 'wrong content type (an HTML error page)',
     scenario: () => ({ fault: { kind: 'wrong_content_type' } }),
     beforeFirstByte: true,
-    alone: (stream) =>
+    alone: (d) =>
       apiError(
-        `upstream answered 200 with content-type text/html; charset=utf-8, expected ${stream ? 'text/event-stream' : 'json'}`,
+        `upstream answered 200 with content-type text/html; charset=utf-8, expected ${d === 'json' ? 'json' : 'text/event-stream'}`,
       ),
   },
 ]
@@ -160,10 +172,15 @@ const primaryScenario: Scenario = {
   usage: { input: 50, output: 30 },
 }
 
-function gateway(route: Route, opts: { dead: boolean; alone: boolean }): Promise<Harness> {
+function gateway(route: Route, opts: { dead: boolean; alone: boolean; delivery?: Delivery }): Promise<Harness> {
   const config: ConfigFile = {
     catalog: { builtin: false },
-    routing: { first_byte_timeout_ms: TIMEOUT_MS, connect_timeout_ms: TIMEOUT_MS },
+    routing: {
+      first_byte_timeout_ms: TIMEOUT_MS,
+      connect_timeout_ms: TIMEOUT_MS,
+      // Every non-streaming request's answer gathered from a stream.
+      ...(opts.delivery === 'gathered' ? { stream_upstream_above_max_tokens: 0 } : {}),
+    },
     providers: {
       live: providerFor(route, sim.url),
       dead: providerFor(route, `http://127.0.0.1:${deadPort}`),
@@ -228,22 +245,29 @@ async function grantId(h: Harness): Promise<string> {
   return usage.grants[0].id
 }
 
-type Row = { route: Route; fault: Fault; stream: boolean; label: string }
+type Row = { route: Route; fault: Fault; delivery: Delivery; stream: boolean; label: string }
+const deliveryName: Record<Delivery, string> = {
+  json: 'not streamed',
+  stream: 'streamed',
+  gathered: 'not streamed, gathered from a stream',
+}
 const rows: Row[] = routes.flatMap((route) =>
   faults.flatMap((fault) =>
-    [false, true].map((stream) => ({
+    (['json', 'stream', 'gathered'] as const).map((delivery) => ({
       route,
       fault,
-      stream,
-      label: `${route.name}, ${fault.name}, ${stream ? 'streamed' : 'not streamed'}`,
+      delivery,
+      stream: delivery === 'stream',
+      label: `${route.name}, ${fault.name}, ${deliveryName[delivery]}`,
     })),
   ),
 )
-const beforeFirstByte = (r: Row) => r.fault.beforeFirstByte || !r.stream
+/** A gathered answer reaches the client only whole: every fault strikes before its first byte. */
+const beforeFirstByte = (r: Row) => r.fault.beforeFirstByte || r.delivery !== 'stream'
 
 describe('before the first byte: the second candidate serves', () => {
-  test.each(rows.filter(beforeFirstByte))('$label', async ({ route, fault, stream }) => {
-    const h = await gateway(route, { dead: !fault.scenario, alone: false })
+  test.each(rows.filter(beforeFirstByte))('$label', async ({ route, fault, delivery, stream }) => {
+    const h = await gateway(route, { dead: !fault.scenario, alone: false, delivery })
     if (fault.scenario) sim.setScenario('primary-up', { ...primaryScenario, ...fault.scenario(route) })
     sim.setScenario('backup-up', backupScenario)
     const res = await send(h, route, bodyFor(route, stream))
@@ -309,7 +333,7 @@ describe('before the first byte: the second candidate serves', () => {
       ['primary', 'failed'],
       ['backup', 'chosen'],
     ])
-    const message = fault.alone(stream).message
+    const message = fault.alone(delivery).message
     expect(detail.usage_events).toEqual([
       legView(requestId, {
         attempt: 1,
@@ -355,11 +379,11 @@ describe('before the first byte: the second candidate serves', () => {
 })
 
 describe('before the first byte with no other candidate: an error status in the surface’s shape', () => {
-  test.each(rows.filter(beforeFirstByte))('$label', async ({ route, fault, stream }) => {
-    const h = await gateway(route, { dead: !fault.scenario, alone: true })
+  test.each(rows.filter(beforeFirstByte))('$label', async ({ route, fault, delivery, stream }) => {
+    const h = await gateway(route, { dead: !fault.scenario, alone: true, delivery })
     if (fault.scenario) sim.setScenario('primary-up', { ...primaryScenario, ...fault.scenario(route) })
     const res = await send(h, route, bodyFor(route, stream))
-    const want = fault.alone(stream)
+    const want = fault.alone(delivery)
     // OpenAI clients do not know 529; they retry 503. An error no resend can fix is a 400 there:
     // Codex retries every 5xx whatever x-should-retry says (README).
     const status =

@@ -312,3 +312,219 @@ test('a client that leaves while its answer is gathered stops the upstream; the 
     error: { message: 'client went away' },
   })
 })
+
+// ---- wire corners the simulator does not play, as exact upstream bytes --------------------------
+
+/** An SSE frame as the providers write them. */
+const frame = (event: string | undefined, data: unknown) =>
+  `${event ? `event: ${event}\n` : ''}data: ${typeof data === 'string' ? data : JSON.stringify(data)}\n\n`
+
+/** h.deps.fetch answering every upstream call with these SSE frames, after `headerDelayMs`. */
+function scriptedStream(h: Harness, frames: string[], opts: { headerDelayMs?: number } = {}) {
+  const sent: Json[] = []
+  h.deps.fetch = (async (_url: string, init: RequestInit) => {
+    sent.push(JSON.parse(String(init.body)))
+    if (opts.headerDelayMs) await Bun.sleep(opts.headerDelayMs)
+    const body = new ReadableStream<Uint8Array>({
+      start(controller) {
+        for (const f of frames) controller.enqueue(new TextEncoder().encode(f))
+        controller.close()
+      },
+    })
+    return new Response(body, { headers: { 'content-type': 'text/event-stream' } })
+  }) as unknown as typeof fetch
+  h.deps.config.routing.streamUpstreamAboveMaxTokens = 0
+  return sent
+}
+
+const anthropicStream = (blocks: string[], stop: string, startUsage: Json, endUsage: Json) => [
+  frame('message_start', {
+    type: 'message_start',
+    message: {
+      id: 'msg_up',
+      type: 'message',
+      role: 'assistant',
+      model: 'claude-t-up',
+      content: [],
+      stop_reason: null,
+      stop_sequence: null,
+      usage: startUsage,
+    },
+  }),
+  ...blocks,
+  frame('message_delta', { type: 'message_delta', delta: { stop_reason: stop, stop_sequence: null }, usage: endUsage }),
+  frame('message_stop', { type: 'message_stop' }),
+]
+
+const askMessages = (max_tokens = 1000) => ({
+  method: 'POST',
+  headers: { 'anthropic-version': '2023-06-01' },
+  json: { model: profileFor.anthropic, max_tokens, messages: [{ role: 'user', content: 'write the file' }] },
+})
+
+describe('gathered from exact upstream bytes', () => {
+  const cutInput = '{"file_path":"/a.txt","content":"lorem ipsum dol'
+
+  test('a tool call cut by max_tokens (a long file write): 200, stop_reason max_tokens, the input {}, the whole output charged', async () => {
+    const h = await translationGateway(sim)
+    scriptedStream(
+      h,
+      anthropicStream(
+        [
+          frame('content_block_start', {
+            type: 'content_block_start',
+            index: 0,
+            content_block: { type: 'tool_use', id: 'toolu_1', name: 'Write', input: {} },
+          }),
+          frame('content_block_delta', {
+            type: 'content_block_delta',
+            index: 0,
+            delta: { type: 'input_json_delta', partial_json: cutInput },
+          }),
+          frame('content_block_stop', { type: 'content_block_stop', index: 0 }),
+        ],
+        'max_tokens',
+        { input_tokens: 10, output_tokens: 1 },
+        { output_tokens: 1000 },
+      ),
+    )
+    const res = await h.call('/compat-a/v1/messages', askMessages())
+    expect(res.status).toBe(200)
+    const body = await res.json()
+    expect(body).toMatchObject({
+      stop_reason: 'max_tokens',
+      content: [{ type: 'tool_use', id: 'toolu_1', name: 'Write', input: {} }],
+    })
+    const detail = await requestDetail(h, res.headers.get('x-request-id')!)
+    expect(detail.usage_events).toEqual([
+      expect.objectContaining({ outcome: 'ok', estimated: false, input_tokens: 10, output_tokens: 1000 }),
+    ])
+  })
+
+  test('a Chat tool call cut by the length limit: the Anthropic client gets max_tokens and the input {}', async () => {
+    const h = await translationGateway(sim)
+    const chunk = (delta: Json, finish: string | null = null, extra: Json = {}) =>
+      frame(undefined, {
+        id: 'chatcmpl-1',
+        object: 'chat.completion.chunk',
+        created: 1,
+        model: 'gpt-chat-t-up',
+        choices: [{ index: 0, delta, finish_reason: finish }],
+        ...extra,
+      })
+    scriptedStream(h, [
+      chunk({
+        role: 'assistant',
+        tool_calls: [{ index: 0, id: 'call_1', type: 'function', function: { name: 'Write', arguments: '' } }],
+      }),
+      chunk({ tool_calls: [{ index: 0, function: { arguments: cutInput } }] }),
+      chunk({}, 'length'),
+      frame(undefined, {
+        id: 'chatcmpl-1',
+        object: 'chat.completion.chunk',
+        created: 1,
+        model: 'gpt-chat-t-up',
+        choices: [],
+        usage: { prompt_tokens: 10, completion_tokens: 1000, total_tokens: 1010 },
+      }),
+      frame(undefined, '[DONE]'),
+    ])
+    const res = await h.call('/compat-a/v1/messages', {
+      ...askMessages(),
+      json: { ...askMessages().json, model: profileFor['openai-chat'] },
+    })
+    expect(res.status).toBe(200)
+    expect(await res.json()).toMatchObject({
+      stop_reason: 'max_tokens',
+      content: [{ type: 'tool_use', name: 'Write', input: {} }],
+    })
+  })
+
+  test('message_delta usage with nulls (the SDK types allow them) keeps the counts message_start gave', async () => {
+    const h = await translationGateway(sim)
+    scriptedStream(
+      h,
+      anthropicStream(
+        [
+          frame('content_block_start', {
+            type: 'content_block_start',
+            index: 0,
+            content_block: { type: 'text', text: '' },
+          }),
+          frame('content_block_delta', {
+            type: 'content_block_delta',
+            index: 0,
+            delta: { type: 'text_delta', text: 'Done.' },
+          }),
+          frame('content_block_stop', { type: 'content_block_stop', index: 0 }),
+        ],
+        'end_turn',
+        { input_tokens: 10, cache_read_input_tokens: 50, output_tokens: 1 },
+        { input_tokens: null, cache_read_input_tokens: null, output_tokens: 5, server_tool_use: null },
+      ),
+    )
+    const res = await h.call('/compat-a/v1/messages', askMessages())
+    expect((await res.json()).usage).toEqual({ input_tokens: 10, cache_read_input_tokens: 50, output_tokens: 5 })
+  })
+
+  test('an answer past 64 MB is refused as a JSON answer of that size is: a 502, nothing charged', async () => {
+    const h = await translationGateway(sim)
+    const piece = 'x'.repeat(1024 * 1024)
+    const delta = frame('content_block_delta', {
+      type: 'content_block_delta',
+      index: 0,
+      delta: { type: 'text_delta', text: piece },
+    })
+    scriptedStream(
+      h,
+      anthropicStream(
+        [
+          frame('content_block_start', {
+            type: 'content_block_start',
+            index: 0,
+            content_block: { type: 'text', text: '' },
+          }),
+          ...Array.from({ length: 65 }, () => delta),
+        ],
+        'end_turn',
+        { input_tokens: 10, output_tokens: 1 },
+        { output_tokens: 16_000_000 },
+      ),
+    )
+    const res = await h.call('/compat-a/v1/messages', askMessages())
+    expect(res.status).toBe(502)
+    expect(await res.json()).toEqual({
+      type: 'error',
+      error: { type: 'api_error', message: 'upstream answer is larger than 64 MB' },
+    })
+    expect(await requestDetail(h, res.headers.get('x-request-id')!)).toMatchObject({
+      status: 'failed',
+      charged_nanos: 0,
+    })
+  })
+
+  test('headers slower than connect_timeout_ms (a server that sends them with its first token) are within first_byte_timeout_ms, as for JSON', async () => {
+    const h = await translationGateway(sim)
+    h.deps.config.routing.connectTimeoutMs = 100
+    h.deps.config.routing.firstByteTimeoutMs = 2000
+    const text = [
+      frame('content_block_start', {
+        type: 'content_block_start',
+        index: 0,
+        content_block: { type: 'text', text: '' },
+      }),
+      frame('content_block_delta', {
+        type: 'content_block_delta',
+        index: 0,
+        delta: { type: 'text_delta', text: 'ok' },
+      }),
+      frame('content_block_stop', { type: 'content_block_stop', index: 0 }),
+    ]
+    scriptedStream(h, anthropicStream(text, 'end_turn', { input_tokens: 1, output_tokens: 1 }, { output_tokens: 1 }), {
+      headerDelayMs: 300,
+    })
+    const res = await h.call('/compat-a/v1/messages', askMessages())
+    expect(res.status).toBe(200)
+    expect((await res.json()).content).toMatchObject([{ type: 'text', text: 'ok' }])
+  })
+})

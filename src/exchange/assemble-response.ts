@@ -1,8 +1,8 @@
 // Neutral stream events → the one ExchangeResponse they describe: what a non-streaming client gets
 // when svc streamed from the upstream for it (relay/assembled-answer.ts). The last step of a
 // translated chain, after the decoder and the meter; it produces no frames of its own.
-import { GatewayError } from '../lib/errors'
 import type { StreamCodec } from './stream-codec'
+import { parseToolArguments } from './tool-arguments'
 import { emptyUsage, type ExchangeEvent, type ExchangeResponse, type OutputBlock, type StopReason } from './types'
 
 export interface ResponseAssembler extends StreamCodec<ExchangeEvent, never> {
@@ -25,16 +25,8 @@ export function responseAssembler(): ResponseAssembler {
     const json = args.get(index)
     if (block?.type !== 'tool_use' || json === undefined) return
     args.delete(index)
-    try {
-      block.input = json.trim() === '' ? {} : JSON.parse(json)
-    } catch (cause) {
-      // A client's SDK would fail on it too: the provider's fault, so the next candidate is tried.
-      throw new GatewayError('api_error', `upstream streamed arguments for tool ${block.name} that are not JSON`, {
-        status: 502,
-        retryable: true,
-        cause,
-      })
-    }
+    // As the JSON decoders read a call's arguments: a call cut short by the output limit is `{}`.
+    block.input = parseToolArguments(json)
   }
 
   const take = (event: ExchangeEvent) => {

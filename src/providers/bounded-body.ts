@@ -19,14 +19,16 @@ export async function readAnswerText(response: Response, maxBytes = maxAnswerByt
   const declared = response.headers.get('content-length')
   if (declared !== null && Number(declared) <= maxBytes) return response.text()
   const text = await readUpTo(response, maxBytes)
-  if (text === undefined) {
-    throw new GatewayError('api_error', `upstream answer is larger than ${maxBytes / 1024 / 1024} MB`, {
-      status: 502,
-      retryable: true,
-    })
-  }
+  if (text === undefined) throw answerTooLarge(maxBytes)
   return text
 }
+
+/** A retryable 502 for an answer past the bound: another candidate's may be within it. */
+export const answerTooLarge = (maxBytes = maxAnswerBytes) =>
+  new GatewayError('api_error', `upstream answer is larger than ${maxBytes / 1024 / 1024} MB`, {
+    status: 502,
+    retryable: true,
+  })
 
 /** The first `maxBytes` of the body as text, the rest left unread: enough of an error body to quote. */
 export async function readTextPrefix(response: Response, maxBytes: number): Promise<string> {

@@ -10,6 +10,7 @@ import { pipe } from '../exchange/stream-codec'
 import type { SseEvent } from '../protocols/sse'
 import { GatewayError } from '../lib/errors'
 import { upstreamFailure } from '../providers/call-upstream'
+import { answerTooLarge, maxAnswerBytes } from '../providers/bounded-body'
 import { codecs, requestToolNames } from '../providers/codecs'
 import { isReported } from '../protocols/unreported-usage'
 import type { AnsweredAttempt } from './attempt'
@@ -21,7 +22,12 @@ import { UpstreamFrames } from './upstream-frames'
 
 export async function assembledAnswer(
   deps: Deps,
-  a: AnsweredAttempt & { controller: AbortController; idHeader: Record<string, string> },
+  a: AnsweredAttempt & {
+    controller: AbortController
+    idHeader: Record<string, string>
+    /** When the upstream request went out (performance.now()): the first event is due first_byte_timeout_ms after. */
+    sentAt: number
+  },
 ): Promise<Response> {
   expectContentType(a.upstream, 'text/event-stream')
   const body = a.upstream.body
@@ -29,27 +35,21 @@ export async function assembledAnswer(
   const { idleTimeoutMs, firstByteTimeoutMs } = deps.config.routing
   const upstream = new UpstreamFrames(body, idleTimeoutMs, () => a.controller.abort())
   try {
-    const first = await withinFirstByte(upstream.next(), firstByteTimeoutMs, a.controller)
+    // The headers took some of the first byte's time (send.ts): the first event has what is left.
+    const left = Math.max(1, a.sentAt + firstByteTimeoutMs - performance.now())
+    const first = await withinFirstByte(upstream.next(), left, a.controller, firstByteTimeoutMs)
     const upstreamTtfbMs = deps.clock() - a.leg.startedAt
     /**
-     * Feeds every read to `take` until it says the answer is whole or the body ends. A read that
-     * fails (a reset) is the provider's failure, as before any answer: the next candidate is tried.
+     * Feeds every read to `take` until it says the answer is whole or the body ends. Held whole
+     * until then, the answer is bounded as a JSON one is.
      */
+    let size = 0
     const readAll = async (take: (event: SseEvent) => boolean) => {
-      let events: readonly SseEvent[] | undefined = first
-      while (events !== undefined) {
-        for (const event of events) if (take(event)) return
-        try {
-          events = await upstream.next()
-        } catch (err) {
-          if (err instanceof GatewayError) throw err
-          if (a.controller.signal.aborted)
-            throw new GatewayError('api_error', 'client went away', { status: 499, cause: err })
-          throw new GatewayError('api_error', `upstream stream failed: ${String(err)}`, {
-            status: 502,
-            retryable: true,
-            cause: err,
-          })
+      for (let events = first; events !== undefined; events = await upstream.next()) {
+        for (const event of events) {
+          size += event.data.length
+          if (size > maxAnswerBytes) throw answerTooLarge()
+          if (take(event)) return
         }
       }
     }

@@ -140,6 +140,7 @@ export async function relay(deps: Deps, input: RelayInput): Promise<Response> {
         probe = deps.health.claimProbe(candidate.provider.id, candidate.model.id, keyOwnerOf(candidate.byok, accountId))
         // A long answer's client gets JSON, but svc streams it from the upstream (assembled-answer.ts).
         const gathered = !exchange.stream && candidate.maxTokens > deps.config.routing.streamUpstreamAboveMaxTokens
+        const sentAt = gathered ? performance.now() : 0
         const upstream = await send(deps, {
           surface,
           body,
@@ -151,7 +152,17 @@ export async function relay(deps: Deps, input: RelayInput): Promise<Response> {
           stream: exchange.stream || gathered,
         })
         if (gathered) {
-          const answer = await assembledAnswer(deps, { surface, body, trace, leg, upstream, ids, controller, idHeader })
+          const answer = await assembledAnswer(deps, {
+            surface,
+            body,
+            trace,
+            leg,
+            upstream,
+            ids,
+            controller,
+            idHeader,
+            sentAt,
+          })
           record(deps, trace, { status: 'completed', httpStatus: 200 })
           return answer
         }
@@ -315,7 +326,8 @@ function settleFailedAttempt(
 ): GatewayError {
   const { provider, model } = a.leg.candidate
   const keyOwner = keyOwnerOf(a.leg.candidate.byok, a.trace.ctx.accountId)
-  const internal = !(a.err instanceof GatewayError)
+  // Whatever failed once the client had gone (an aborted read, say) is the client's leaving, not a bug.
+  const internal = !(a.err instanceof GatewayError) && !a.clientGone
   if (internal) {
     deps.log.error('gateway bug during an upstream attempt', {
       request_id: a.trace.ctx.id,
@@ -323,8 +335,9 @@ function settleFailedAttempt(
       stack: (a.err as Error)?.stack,
     })
   }
-  const error =
-    a.err instanceof GatewayError
+  const error = a.clientGone
+    ? new GatewayError('api_error', 'client went away', { status: 499 })
+    : a.err instanceof GatewayError
       ? upstreamWords(a.err, provider.id, a.leg.candidate.byok, a.apiKey)
       : new GatewayError('api_error', 'internal error in the gateway; the request id identifies it in the logs', {
           status: 500,

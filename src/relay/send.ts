@@ -56,9 +56,12 @@ export async function send(
     controller: call.controller,
     // A streaming upstream sends its headers as soon as it accepts the request, so for streams
     // the wait for headers is bounded by the connect timeout and the first frame by first-byte;
-    // a non-streaming answer's headers come with the whole answer, bounded by first-byte.
+    // a non-streaming answer's headers come with the whole answer, bounded by first-byte. A
+    // stream gathered for a non-streaming client keeps the first-byte bound for its headers and
+    // first event together (assembled-answer.ts): some compatible servers send their headers only
+    // with the first token, and such a request would otherwise fail sooner than it did as JSON.
     timeouts: {
-      firstByteMs: stream ? deps.config.routing.connectTimeoutMs : deps.config.routing.firstByteTimeoutMs,
+      firstByteMs: call.exchange.stream ? deps.config.routing.connectTimeoutMs : deps.config.routing.firstByteTimeoutMs,
     },
     decodeError: codec.decodeError,
   })

@@ -345,7 +345,13 @@ function translatedText(
  * `read` (a stream's first), or a retryable timeout once `ms` have passed without it: the attempt
  * is aborted and the next candidate tried.
  */
-export async function withinFirstByte<T>(read: Promise<T>, ms: number, controller: AbortController): Promise<T> {
+export async function withinFirstByte<T>(
+  read: Promise<T>,
+  ms: number,
+  controller: AbortController,
+  /** The bound as the error names it, where `ms` is what is left of it. */
+  boundMs = ms,
+): Promise<T> {
   let timer: ReturnType<typeof setTimeout> | undefined
   try {
     return await Promise.race([
@@ -353,7 +359,7 @@ export async function withinFirstByte<T>(read: Promise<T>, ms: number, controlle
       new Promise<never>((_, reject) => {
         timer = setTimeout(() => {
           controller.abort()
-          reject(new GatewayError('timeout', `upstream sent no event within ${ms} ms`, { retryable: true }))
+          reject(new GatewayError('timeout', `upstream sent no event within ${boundMs} ms`, { retryable: true }))
         }, ms)
       }),
     ])

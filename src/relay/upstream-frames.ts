@@ -64,7 +64,7 @@ export class UpstreamFrames {
         result = await this.reader.read()
       } catch (err) {
         this.finish()
-        throw this.timedOut ? this.timeoutError() : err
+        throw this.timedOut ? this.timeoutError() : readFailure(err)
       }
       this.waitingSince = undefined
       if (this.timedOut) {
@@ -131,3 +131,17 @@ export class UpstreamFrames {
     return new GatewayError('timeout', `upstream stream was silent for ${this.idleMs} ms`, { retryable: true })
   }
 }
+
+/**
+ * A read that failed (the connection reset or closed mid-body): the upstream's failure, which the
+ * next candidate may recover from while the client has nothing yet. Raised as it came, it read as
+ * svc's own bug: a 500 with no fallback.
+ */
+const readFailure = (err: unknown): GatewayError =>
+  err instanceof GatewayError
+    ? err
+    : new GatewayError('api_error', `upstream stream failed: ${String(err)}`, {
+        status: 502,
+        retryable: true,
+        cause: err,
+      })

@@ -2,7 +2,7 @@
 // did not ask for a stream when svc streamed from Anthropic for it (relay/assembled-answer.ts).
 // Generic over block types, as the SDKs' own accumulation is: a block svc has no name for (a
 // server tool's call or result, a container) arrives whole in its content_block_start and stays so.
-import { GatewayError } from '../../lib/errors'
+import { parseToolArguments } from '../../exchange/tool-arguments'
 import type { SseEvent } from '../sse'
 import { isObject, type JsonObject, parseJson, readNumber, readObject, readString } from '../wire-values'
 
@@ -17,15 +17,8 @@ export function anthropicMessageAssembler() {
     const json = inputs.get(index)
     if (!block || json === undefined) return
     inputs.delete(index)
-    if (json.trim() === '') return
-    const parsed = parseJson(json)
-    if (!parsed.ok) {
-      throw new GatewayError('api_error', `upstream streamed a ${String(block.type)} input that is not JSON`, {
-        status: 502,
-        retryable: true,
-      })
-    }
-    block.input = parsed.value
+    // A call cut short by max_tokens has no whole input: `{}`, as the JSON answer's decoder reads it.
+    if (json.trim() !== '') block.input = parseToolArguments(json)
   }
 
   const applyDelta = (block: JsonObject, index: number, delta: JsonObject) => {
@@ -90,7 +83,7 @@ export function anthropicMessageAssembler() {
           Object.assign(message, readObject(payload, 'delta'))
           // Cumulative counts: each one the delta has replaces the start's.
           const usage = readObject(payload, 'usage')
-          if (usage) message.usage = { ...readObject(message, 'usage'), ...usage }
+          if (usage) message.usage = { ...readObject(message, 'usage'), ...countsGiven(usage) }
           return
         }
         default:
@@ -104,3 +97,7 @@ export function anthropicMessageAssembler() {
     },
   }
 }
+
+/** A usage object's members but the nulls (a count the delta does not give keeps the start's, as the SDKs read it). */
+const countsGiven = (usage: JsonObject): JsonObject =>
+  Object.fromEntries(Object.entries(usage).filter(([, value]) => value !== null))

@@ -2,7 +2,7 @@ import { describe, expect, test } from 'bun:test'
 import { GatewayError } from '../../lib/errors'
 import { isReported } from '../unreported-usage'
 import { chatUsage, decodeChatResponse, mapChatFinishReason } from './decode-chat-response'
-import { parseToolArguments } from './tool-arguments'
+import { parseToolArguments } from '../../exchange/tool-arguments'
 import { shortenToolName } from '../openai-tool-names'
 
 const completion = (message: Record<string, unknown>, finishReason: string, usage?: unknown) => ({

@@ -5,7 +5,7 @@ import { GatewayError } from '../../lib/errors'
 import { isObject, readArray, readObject, readString } from '../wire-values'
 import { synthesizeCallId } from './decode-chat-stream'
 import { mapChatFinishReason, stopReasonWithTools } from './finish-reason'
-import { parseToolArguments } from './tool-arguments'
+import { parseToolArguments } from '../../exchange/tool-arguments'
 import { noToolNames, type RequestToolNames, toolNameRestorer } from '../openai-tool-names'
 import { chatUsage } from './usage'
 

@@ -1,4 +1,5 @@
 // A Responses upstream's Response object → neutral ExchangeResponse (wire-formats §2.5, §4.6, §4.7).
+import { parseToolArguments } from '../../exchange/tool-arguments'
 import type { Citation, ExchangeResponse, OutputBlock, StopReason, Usage, WebSearchBlock } from '../../exchange/types'
 import { GatewayError } from '../../lib/errors'
 import { isObject, type JsonObject, asArray, asNumber, asString } from '../wire-values'
@@ -123,16 +124,6 @@ export const readMessageText = (item: JsonObject): { text: string; refusal: bool
     }
   }
   return { text, refusal, citations }
-}
-
-/** Arguments string → tool input. Truncated JSON (an incomplete turn) degrades to `{}`. */
-export const parseToolArguments = (args: string): unknown => {
-  if (args.trim() === '') return {}
-  try {
-    return JSON.parse(args)
-  } catch {
-    return {}
-  }
 }
 
 /** Page titles by URL, from the answer's url_citation annotations: a search's sources carry none. */

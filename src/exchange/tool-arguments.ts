@@ -1,6 +1,7 @@
-// Chat tool-call arguments arrive as a JSON string; the exchange wants the object.
+// Tool-call arguments arrive as JSON text (OpenAI's `arguments`, any upstream's streamed
+// fragments); the exchange wants the input object.
 
-import { isObject, parseJson } from '../wire-values'
+import { isObject, parseJson } from '../protocols/wire-values'
 
 /**
  * Unparseable or non-object arguments become `{}`: the client's tool then fails its schema check

@@ -172,7 +172,16 @@ const primaryScenario: Scenario = {
   usage: { input: 50, output: 30 },
 }
 
-function gateway(route: Route, opts: { dead: boolean; alone: boolean; delivery?: Delivery }): Promise<Harness> {
+function gateway(
+  route: Route,
+  opts: {
+    /** The primary on a provider that fails: the closed port, or this upstream. */
+    dead: boolean
+    deadUrl?: string
+    alone: boolean
+    delivery?: Delivery
+  },
+): Promise<Harness> {
   const config: ConfigFile = {
     catalog: { builtin: false },
     routing: {
@@ -183,7 +192,7 @@ function gateway(route: Route, opts: { dead: boolean; alone: boolean; delivery?:
     },
     providers: {
       live: providerFor(route, sim.url),
-      dead: providerFor(route, `http://127.0.0.1:${deadPort}`),
+      dead: providerFor(route, opts.deadUrl ?? `http://127.0.0.1:${deadPort}`),
     },
     models: [
       {
@@ -620,4 +629,42 @@ describe('streams that break after the first byte count against the model’s he
       },
     )
   }
+})
+
+describe('a connection that dies after its headers, before a whole first event', () => {
+  // A raw socket: 200 and SSE headers, half a frame, then the connection closes. The simulator's
+  // resets strike before Bun has sent any headers.
+  const dying = Bun.listen({
+    hostname: '127.0.0.1',
+    port: 0,
+    socket: {
+      data(socket) {
+        const half = 'event: message_start\ndata: {"type":"mess'
+        socket.write('HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\ntransfer-encoding: chunked\r\n\r\n')
+        socket.write(`${half.length.toString(16)}\r\n${half}\r\n`)
+        setTimeout(() => socket.end(), 10)
+      },
+    },
+  })
+  afterAll(() => dying.stop(true))
+
+  const deliveries = ['stream', 'gathered'] as const
+  test.each(routes.flatMap((route) => deliveries.map((delivery) => ({ route, delivery }))))(
+    '$route.name, $delivery: the second candidate serves; the leg says the stream failed, uncharged',
+    async ({ route, delivery }) => {
+      const h = await gateway(route, { dead: true, deadUrl: `http://127.0.0.1:${dying.port}`, alone: false, delivery })
+      sim.setScenario('backup-up', backupScenario)
+      const res = await send(h, route, bodyFor(route, delivery === 'stream'))
+      expect(res.status).toBe(200)
+      const text = await res.text()
+      expect(text).toContain('Backup here.')
+      const detail = await requestDetail(h, res.headers.get('x-request-id')!)
+      expect(detail).toMatchObject({ status: 'completed', selected_model_id: 'backup', charged_nanos: BACKUP_COST })
+      expect(detail.usage_events.map((e: Record<string, unknown>) => [e.model_id, e.outcome, e.cost_nanos])).toEqual([
+        ['primary', 'failed', 0],
+        ['backup', 'ok', BACKUP_COST],
+      ])
+      expect(detail.usage_events[0].error).toMatch(/^upstream stream failed: .*before the body ended/)
+    },
+  )
 })

@@ -503,6 +503,42 @@ describe('gathered from exact upstream bytes', () => {
     })
   })
 
+  test('a compatible Responses server whose response.completed has its output left empty: the items its events gave', async () => {
+    const h = await translationGateway(sim)
+    const item = {
+      type: 'message',
+      id: 'msg_up',
+      status: 'completed',
+      role: 'assistant',
+      content: [{ type: 'output_text', text: 'Hello', annotations: [] }],
+    }
+    const response = (status: string, output: unknown[]) => ({
+      id: 'resp_up',
+      object: 'response',
+      created_at: 1,
+      status,
+      model: 'gpt-resp-t-up',
+      output,
+      usage: { input_tokens: 3, output_tokens: 1, total_tokens: 4 },
+    })
+    const event = (type: string, sequence: number, rest: Json) =>
+      frame(type, { type, sequence_number: sequence, ...rest })
+    scriptedStream(h, [
+      event('response.created', 0, { response: response('in_progress', []) }),
+      event('response.output_item.added', 1, {
+        output_index: 0,
+        item: { ...item, status: 'in_progress', content: [] },
+      }),
+      event('response.output_text.delta', 2, { output_index: 0, content_index: 0, item_id: 'msg_up', delta: 'Hello' }),
+      event('response.output_item.done', 3, { output_index: 0, item }),
+      event('response.completed', 4, { response: response('completed', []) }),
+    ])
+    const { openai } = sdkClients(h)
+    const answer = await openai.responses.create({ model: profileFor['openai-responses'], input: 'hi' })
+    expect(answer.output_text).toBe('Hello')
+    expect(answer.output).toMatchObject([{ type: 'message', content: [{ type: 'output_text', text: 'Hello' }] }])
+  })
+
   test('headers slower than connect_timeout_ms (a server that sends them with its first token) are within first_byte_timeout_ms, as for JSON', async () => {
     const h = await translationGateway(sim)
     h.deps.config.routing.connectTimeoutMs = 100

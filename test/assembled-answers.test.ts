@@ -356,6 +356,13 @@ const anthropicStream = (blocks: string[], stop: string, startUsage: Json, endUs
   frame('message_stop', { type: 'message_stop' }),
 ]
 
+/** A text block's three frames, its text in one delta. */
+const textBlock = (text: string, index = 0) => [
+  frame('content_block_start', { type: 'content_block_start', index, content_block: { type: 'text', text: '' } }),
+  frame('content_block_delta', { type: 'content_block_delta', index, delta: { type: 'text_delta', text } }),
+  frame('content_block_stop', { type: 'content_block_stop', index }),
+]
+
 const askMessages = (max_tokens = 1000) => ({
   method: 'POST',
   headers: { 'anthropic-version': '2023-06-01' },
@@ -445,19 +452,7 @@ describe('gathered from exact upstream bytes', () => {
     scriptedStream(
       h,
       anthropicStream(
-        [
-          frame('content_block_start', {
-            type: 'content_block_start',
-            index: 0,
-            content_block: { type: 'text', text: '' },
-          }),
-          frame('content_block_delta', {
-            type: 'content_block_delta',
-            index: 0,
-            delta: { type: 'text_delta', text: 'Done.' },
-          }),
-          frame('content_block_stop', { type: 'content_block_stop', index: 0 }),
-        ],
+        [...textBlock('Done.')],
         'end_turn',
         { input_tokens: 10, cache_read_input_tokens: 50, output_tokens: 1 },
         { input_tokens: null, cache_read_input_tokens: null, output_tokens: 5, server_tool_use: null },
@@ -543,22 +538,13 @@ describe('gathered from exact upstream bytes', () => {
     const h = await translationGateway(sim)
     h.deps.config.routing.connectTimeoutMs = 100
     h.deps.config.routing.firstByteTimeoutMs = 2000
-    const text = [
-      frame('content_block_start', {
-        type: 'content_block_start',
-        index: 0,
-        content_block: { type: 'text', text: '' },
-      }),
-      frame('content_block_delta', {
-        type: 'content_block_delta',
-        index: 0,
-        delta: { type: 'text_delta', text: 'ok' },
-      }),
-      frame('content_block_stop', { type: 'content_block_stop', index: 0 }),
-    ]
-    scriptedStream(h, anthropicStream(text, 'end_turn', { input_tokens: 1, output_tokens: 1 }, { output_tokens: 1 }), {
-      headerDelayMs: 300,
-    })
+    scriptedStream(
+      h,
+      anthropicStream(textBlock('ok'), 'end_turn', { input_tokens: 1, output_tokens: 1 }, { output_tokens: 1 }),
+      {
+        headerDelayMs: 300,
+      },
+    )
     const res = await h.call('/compat-a/v1/messages', askMessages())
     expect(res.status).toBe(200)
     expect((await res.json()).content).toMatchObject([{ type: 'text', text: 'ok' }])

@@ -16,27 +16,20 @@ import { isReported } from '../protocols/unreported-usage'
 import type { AnsweredAttempt } from './attempt'
 import { deliver, deliverTranslated } from './json-answer'
 import { meterStep, newStreamMeter } from './meter'
-import { expectContentType } from './send'
 import { withinFirstByte } from './stream-answer'
-import { UpstreamFrames } from './upstream-frames'
+import { upstreamFrames } from './upstream-frames'
 
 export async function assembledAnswer(
   deps: Deps,
-  a: AnsweredAttempt & {
-    controller: AbortController
-    idHeader: Record<string, string>
-    /** When the upstream request went out (performance.now()): the first event is due first_byte_timeout_ms after. */
-    sentAt: number
-  },
+  a: AnsweredAttempt,
+  /** When the upstream request went out (performance.now()): the first event is due first_byte_timeout_ms after. */
+  sentAt: number,
 ): Promise<Response> {
-  expectContentType(a.upstream, 'text/event-stream')
-  const body = a.upstream.body
-  if (!body) throw new GatewayError('api_error', 'upstream sent an empty stream', { status: 502, retryable: true })
   const { idleTimeoutMs, firstByteTimeoutMs } = deps.config.routing
-  const upstream = new UpstreamFrames(body, idleTimeoutMs, () => a.controller.abort())
+  const upstream = upstreamFrames(a.upstream, idleTimeoutMs, () => a.controller.abort())
   try {
     // The headers took some of the first byte's time (send.ts): the first event has what is left.
-    const left = Math.max(1, a.sentAt + firstByteTimeoutMs - performance.now())
+    const left = Math.max(1, sentAt + firstByteTimeoutMs - performance.now())
     const first = await withinFirstByte(upstream.next(), left, a.controller, firstByteTimeoutMs)
     const upstreamTtfbMs = deps.clock() - a.leg.startedAt
     /**

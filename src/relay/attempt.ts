@@ -1,4 +1,4 @@
-// One attempt whose upstream answered 2xx: what the JSON and streamed answers both work from.
+// One attempt whose upstream answered 2xx: what the JSON, streamed and gathered answers all work from.
 import type { ClientIds, InboundSurface } from './surface'
 import type { LegDraft, RequestTrace } from './trace'
 
@@ -11,4 +11,8 @@ export interface AnsweredAttempt {
   leg: LegDraft
   upstream: Response
   ids: ClientIds
+  /** Aborts the upstream call: when the client goes away, on a timeout. */
+  controller: AbortController
+  /** The request id's headers, on every answer. */
+  idHeader: Record<string, string>
 }

@@ -30,7 +30,7 @@ const jsonContentType = 'application/json;charset=utf-8'
 const outputCharsIfNeeded = (usage: Usage, answer: () => ExchangeResponse) =>
   isReported(usage) && incredibleCounts(usage).length === 0 ? 0 : answerChars(answer().content)
 
-export async function jsonAnswer(deps: Deps, a: Delivered): Promise<Response> {
+export async function jsonAnswer(deps: Deps, a: AnsweredAttempt): Promise<Response> {
   expectContentType(a.upstream, 'json')
   const passThrough = a.leg.candidate.provider.kind === a.surface.nativeKind
   const declared = a.upstream.headers.get('content-length')
@@ -69,8 +69,6 @@ export async function jsonAnswer(deps: Deps, a: Delivered): Promise<Response> {
   })
 }
 
-type Delivered = AnsweredAttempt & { idHeader: Record<string, string> }
-
 /**
  * A decoded answer in the client's shape, unless the upstream says it broke off: Chat's
  * finish_reason "error", a Responses answer "failed" or "cancelled". Relayed, it would read as a
@@ -79,7 +77,7 @@ type Delivered = AnsweredAttempt & { idHeader: Record<string, string> }
  */
 export function deliverTranslated(
   deps: Deps,
-  a: Delivered,
+  a: AnsweredAttempt,
   response: ExchangeResponse,
   metered: { reported: boolean; outputChars: number },
   upstreamTtfbMs?: number,
@@ -98,7 +96,7 @@ export function deliverTranslated(
  */
 export function deliver(
   deps: Deps,
-  a: Delivered,
+  a: AnsweredAttempt,
   received: { usage: Usage; reported: boolean; outputChars: number },
   body: unknown,
   upstreamTtfbMs?: number,

@@ -151,35 +151,9 @@ export async function relay(deps: Deps, input: RelayInput): Promise<Response> {
           controller,
           stream: exchange.stream || gathered,
         })
-        if (gathered) {
-          const answer = await assembledAnswer(deps, {
-            surface,
-            body,
-            trace,
-            leg,
-            upstream,
-            ids,
-            controller,
-            idHeader,
-            sentAt,
-          })
-          record(deps, trace, { status: 'completed', httpStatus: 200 })
-          return answer
-        }
-        if (exchange.stream) {
-          return await streamAnswer(deps, {
-            surface,
-            body,
-            trace,
-            leg,
-            upstream,
-            ids,
-            controller,
-            idHeader,
-            probe,
-          })
-        }
-        const answer = await jsonAnswer(deps, { surface, body, trace, leg, upstream, ids, idHeader })
+        const attempt = { surface, body, trace, leg, upstream, ids, controller, idHeader }
+        if (exchange.stream) return await streamAnswer(deps, attempt, probe)
+        const answer = gathered ? await assembledAnswer(deps, attempt, sentAt) : await jsonAnswer(deps, attempt)
         record(deps, trace, { status: 'completed', httpStatus: 200 })
         return answer
       } catch (err) {

@@ -11,9 +11,8 @@ import { codecs, requestToolNames } from '../providers/codecs'
 import { isReported } from '../protocols/unreported-usage'
 import { meterStep, newStreamMeter } from './meter'
 import { judgeStream, record, servedFirstByte } from './outcome'
-import { expectContentType } from './send'
 import type { AnsweredAttempt } from './attempt'
-import { UpstreamFrames } from './upstream-frames'
+import { type UpstreamFrames, upstreamFrames } from './upstream-frames'
 
 const sseHeaders = {
   'content-type': 'text/event-stream; charset=utf-8',
@@ -29,18 +28,12 @@ const sseHeaders = {
  */
 export async function streamAnswer(
   deps: Deps,
-  a: AnsweredAttempt & {
-    controller: AbortController
-    idHeader: Record<string, string>
-    /** This leg took a half-open circuit's probe: its verdict is owed at the stream's end. */
-    probe: boolean
-  },
+  a: AnsweredAttempt,
+  /** This leg took a half-open circuit's probe: its verdict is owed at the stream's end. */
+  probe: boolean,
 ): Promise<Response> {
-  expectContentType(a.upstream, 'text/event-stream')
-  const body = a.upstream.body
-  if (!body) throw new GatewayError('api_error', 'upstream sent an empty stream', { status: 502, retryable: true })
   const { idleTimeoutMs, pingIntervalMs } = deps.config.routing
-  const upstream = new UpstreamFrames(body, idleTimeoutMs, () => a.controller.abort(), pingIntervalMs)
+  const upstream = upstreamFrames(a.upstream, idleTimeoutMs, () => a.controller.abort(), pingIntervalMs)
 
   const passThrough = a.leg.candidate.provider.kind === a.surface.nativeKind
   /** The client's next piece of the stream; done once the upstream's body has ended. */
@@ -154,7 +147,7 @@ export async function streamAnswer(
     done = true
     deps.metrics.streamEnded()
     a.trace.settleLeg(a.leg, outcome, received(), error)
-    judgeStream(deps, a.trace, a.leg, a.probe, outcome, error)
+    judgeStream(deps, a.trace, a.leg, probe, outcome, error)
     if (outcome === 'failed' && error) {
       deps.metrics.upstreamError(a.leg.candidate.provider.id, a.leg.candidate.model.id, error.kind)
     }

@@ -3,6 +3,19 @@
 // connection alive.
 import { GatewayError } from '../lib/errors'
 import { SseDecoder, type SseEvent } from '../protocols/sse'
+import { expectContentType } from './send'
+
+/**
+ * The frames of an upstream's 2xx answer, once it is a stream: another body type, or none at all,
+ * is the provider's fault, found before any byte is relayed.
+ */
+export function upstreamFrames(upstream: Response, idleMs: number, onTimeout: () => void, quietMs?: number) {
+  expectContentType(upstream, 'text/event-stream')
+  if (!upstream.body) {
+    throw new GatewayError('api_error', 'upstream sent an empty stream', { status: 502, retryable: true })
+  }
+  return new UpstreamFrames(upstream.body, idleMs, onTimeout, quietMs)
+}
 
 /**
  * One frame can hold a whole answer (Responses' `response.completed`, generated images in it), but

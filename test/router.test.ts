@@ -705,10 +705,10 @@ describe('session stickiness', () => {
 describe('feedback nudges', () => {
   test('negative feedback nudges the model down for this account and profile, clamped at −10', async () => {
     const h = await setup()
-    const served = await h.ask('svc-max')
-    expect(served.record.selected_model_id).toBe('alpha')
-    const feedback = (json: unknown) =>
-      h.call(`/v1/usage/requests/${served.requestId}/feedback`, { method: 'POST', json })
+    const [served, second, third] = [await h.ask('svc-max'), await h.ask('svc-max'), await h.ask('svc-max')]
+    for (const r of [served, second, third]) expect(r.record.selected_model_id).toBe('alpha')
+    const feedback = (json: unknown, on = served) =>
+      h.call(`/v1/usage/requests/${on.requestId}/feedback`, { method: 'POST', json })
 
     // too_expensive: −3 → alpha 87 < beta 88, so the order flips.
     expect((await feedback({ reason: 'too_expensive' })).status).toBe(201)
@@ -723,9 +723,15 @@ describe('feedback nudges', () => {
       reason: 'eligible; feedback nudge -3',
     })
 
-    // Two stronger_model_needed (−4 each) and a thumbs down: −3 − 8 − 1 = −12, clamped to −10.
+    // Rated again, an answer's latest rating replaces its first: −4, not −3 − 4. A comment alone
+    // rates nothing and leaves it standing.
     await feedback({ reason: 'stronger_model_needed' })
-    await feedback({ reason: 'stronger_model_needed', rating: 'down' })
+    await feedback({ comment: 'still wrong' })
+    expect(rankOf((await h.ask('svc-max')).record, 'alpha')).toMatchObject({ nudge: -4, score: 86 })
+
+    // Other answers' ratings add theirs: −4 − (4 + 1) − 4 = −13, clamped to −10.
+    await feedback({ reason: 'stronger_model_needed', rating: 'down' }, second)
+    await feedback({ reason: 'wrong_model' }, third)
     const clamped = await h.ask('svc-max')
     expect(rankOf(clamped.record, 'alpha')).toMatchObject({
       nudge: -10,

@@ -4,6 +4,7 @@ import { and, desc, eq, gte, inArray, isNotNull, lt, or, sql } from 'drizzle-orm
 import type { Db } from '../db/open'
 import * as s from '../db/schema'
 import { newId } from '../lib/ids'
+import type { FeedbackSignal } from '../router/nudges'
 import { type CheckpointPolicy, defaultCheckpoints, startCheckpointer } from './checkpointer'
 import { createGrantReader, createRequestWriter, type WriterHooks } from './sqlite-request-writer'
 import type {
@@ -290,19 +291,20 @@ export function createSqliteLedger(
     },
 
     async recentFeedbackSignals(accountId, limit) {
-      return db
-        .select({
-          routingMode: s.requests.routingMode,
-          modelId: s.requests.selectedModelId,
-          rating: s.feedback.rating,
-          reason: s.feedback.reason,
-        })
-        .from(s.feedback)
-        .innerJoin(s.requests, eq(s.feedback.requestId, s.requests.id))
-        .where(eq(s.feedback.accountId, accountId))
-        .orderBy(desc(s.feedback.createdAt))
-        .limit(limit)
-        .all()
+      // A request's latest rating (or reason) stands for it: rating one answer down three times is
+      // one opinion, not three, and a changed mind replaces the old rating. A comment alone rates nothing.
+      return db.all<FeedbackSignal>(sql`
+        SELECT r.routing_mode AS routingMode, r.selected_model_id AS modelId, f.rating AS rating, f.reason AS reason
+        FROM (
+          SELECT request_id, rating, reason, created_at, id,
+            row_number() OVER (PARTITION BY request_id ORDER BY created_at DESC, id DESC) AS nth
+          FROM ${s.feedback}
+          WHERE account_id = ${accountId} AND (rating IS NOT NULL OR reason IS NOT NULL)
+        ) f
+        JOIN ${s.requests} r ON r.id = f.request_id
+        WHERE f.nth = 1
+        ORDER BY f.created_at DESC, f.id DESC
+        LIMIT ${limit}`)
     },
     async spendSeries(accountId, q: SpendQuery): Promise<SpendSeries> {
       if (!Number.isSafeInteger(q.bucketMs) || q.bucketMs <= 0) throw new RangeError(`bad bucket width ${q.bucketMs}`)

@@ -268,6 +268,11 @@ describe('sessions', () => {
     const legacy = await (await h.call('/v1/usage/sessions?ids=legacy')).json()
     expect(legacy.items).toEqual([expect.objectContaining({ session_id: 'legacy', session_source: 'api' })])
 
+    // An id with a comma in it (a client's own) is found by the whole value, beside its parts.
+    await seedRequest(h.deps.ledger, { accountId: h.accountId, at: T0 + 6, sessionId: 'proj-a,task-7' })
+    const comma = await (await h.call('/v1/usage/sessions?ids=proj-a%2Ctask-7')).json()
+    expect(comma.items).toEqual([expect.objectContaining({ session_id: 'proj-a,task-7', request_count: 1 })])
+
     const tooMany = Array.from({ length: 101 }, (_, i) => `s${i}`).join(',')
     const res = await h.call(`/v1/usage/sessions?ids=${tooMany}`)
     expect(res.status).toBe(400)

@@ -116,9 +116,10 @@ export const usageRoutes = (deps: Deps) =>
       { body: FeedbackBody },
     )
     .get('/v1/usage/sessions', async ({ principal, query }) => {
+      const asked = (query.ids ?? '').trim()
       const ids = [
         ...new Set(
-          (query.ids ?? '')
+          asked
             .split(',')
             .map((s) => s.trim())
             .filter(Boolean),
@@ -128,7 +129,9 @@ export const usageRoutes = (deps: Deps) =>
       if (ids.length > usageLimits.sessionIds) {
         throw invalidRequest(`ids takes at most ${usageLimits.sessionIds} session ids (got ${ids.length})`, 'ids')
       }
-      const sessions = await deps.ledger.sessionsByIds(principal.accountId, ids)
+      // A session id may hold a comma (svc takes any client's id): the whole value is looked up too.
+      const lookup = ids.length > 1 ? [...ids, asked] : ids
+      const sessions = await deps.ledger.sessionsByIds(principal.accountId, lookup)
       return { items: sessions.map(sessionView) }
     })
     .get('/v1/usage/sessions/list', async ({ principal, query }) => {

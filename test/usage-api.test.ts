@@ -306,12 +306,22 @@ describe('POST /v1/usage/requests/{id}/feedback', () => {
     })
     const record = await (await h.call('/v1/usage/requests/reqF')).json()
     expect(record.feedback).toHaveLength(1)
+    const family = await h.call('/v1/usage/requests/reqF/feedback', {
+      method: 'POST',
+      json: { comment: '👨‍👩‍👧'.repeat(4000) },
+    })
+    expect(family.status).toBe(201)
 
     const bad: [unknown, string][] = [
       [{ rating: 'meh' }, 'rating: must be one of up, down'],
       [{ reason: 'because' }, 'reason: must be one of'],
-      [{ comment: 'x'.repeat(4001) }, 'comment'],
+      [{ comment: 'x'.repeat(4001) }, 'comment must be at most 4,000 characters (got 4,001)'],
+      // Characters as a reader counts them: a family emoji is one (five code points, eight UTF-16 units).
+      [{ comment: '👨‍👩‍👧'.repeat(4001) }, 'comment must be at most 4,000 characters (got 4,001)'],
+      [{ comment: 'x'.repeat(100_000) }, 'comment must be at most 4,000 characters'],
       [{}, 'feedback needs a rating'],
+      // A blank comment is no comment.
+      [{ comment: '  ' }, 'feedback needs a rating'],
       // The body's schema is closed: a misspelt key is refused, not silently dropped.
       [{ rating: 'up', raiting: 'down' }, 'raiting'],
     ]
@@ -334,7 +344,7 @@ describe('POST /v1/usage/requests/{id}/feedback', () => {
       (await h.call('/v1/usage/requests/reqF/feedback', { method: 'POST', json: { rating: 'up' }, key })).status,
     ).toBe(404)
     expect((await h.call('/v1/usage/requests/reqF')).status).toBe(200)
-    expect((await (await h.call('/v1/usage/requests/reqF')).json()).feedback).toHaveLength(1)
+    expect((await (await h.call('/v1/usage/requests/reqF')).json()).feedback).toHaveLength(2)
   })
 })
 

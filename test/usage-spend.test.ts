@@ -193,7 +193,8 @@ describe('GET /v1/usage/spend', () => {
     await ok('bucket=hour&since=2026-11-18T12:00:00Z&until=2026-11-25T12:00:00Z')
     await bad(
       'bucket=hour&since=2026-11-18T11:59:59Z&until=2026-11-25T12:00:00Z',
-      /with bucket=hour the range is at most 7 days/,
+      // A second over reads as over, not as "7 days".
+      /spans 7 days, 1 minute; with bucket=hour the range is at most 7 days/,
     )
     await ok('bucket=day&since=2026-08-27T00:00:00Z&until=2026-11-25T00:00:00Z')
     await bad(

@@ -28,6 +28,20 @@ function oneOf<T extends string>(raw: string | undefined, allowed: readonly T[],
   return raw as T
 }
 
+/** A span as days, hours and minutes (rounded up), so that one just over a bound never reads as on it. */
+function describeSpan(ms: number): string {
+  const minutes = Math.ceil(ms / 60_000)
+  const parts: [number, string][] = [
+    [Math.floor(minutes / 1440), 'day'],
+    [Math.floor((minutes % 1440) / 60), 'hour'],
+    [minutes % 60, 'minute'],
+  ]
+  return parts
+    .filter(([n]) => n > 0)
+    .map(([n, unit]) => `${n.toLocaleString('en')} ${unit}${n === 1 ? '' : 's'}`)
+    .join(', ')
+}
+
 /**
  * The window [since, until). By default it ends where the current bucket ends and spans the
  * bucket's default range, so every bucket is whole and the current one is included.
@@ -40,9 +54,8 @@ export function readSpendWindow(query: Record<string, string | undefined>, now: 
   const since = query.since ? readTimestamp(query.since, 'since') : until - limits.defaultRangeMs
   if (since >= until) throw invalidRequest('since must be before until', 'since')
   if (until - since > limits.maxRangeMs) {
-    const days = Math.round(((until - since) / dayMs) * 10) / 10
     throw invalidRequest(
-      `since..until spans ${days} days; with bucket=${bucket} the range is at most ${limits.maxLabel}`,
+      `since..until spans ${describeSpan(until - since)}; with bucket=${bucket} the range is at most ${limits.maxLabel}`,
       'since',
     )
   }

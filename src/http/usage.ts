@@ -27,13 +27,30 @@ export const feedbackReasons = [
 const FeedbackBody = t.Object(
   {
     rating: t.Optional(t.Union([t.Literal('up'), t.Literal('down')])),
-    // maxLength counts UTF-16 units, an emoji as two: the schema bounds the body, the handler the
-    // characters (README: "comment ≤ 4,000 chars").
-    comment: t.Optional(t.String({ maxLength: usageLimits.feedbackComment * 2 })),
+    // Bounded in characters by the handler (commentCharacters): maxLength would count UTF-16 units.
+    comment: t.Optional(t.String()),
     reason: t.Optional(t.Union(feedbackReasons.map((r) => t.Literal(r)))),
   },
   { additionalProperties: false },
 )
+
+const graphemes = new Intl.Segmenter('en', { granularity: 'grapheme' })
+/** Past this many UTF-16 units a comment is over the limit whatever its characters: not segmented. */
+const longestCharacter = 16
+
+/**
+ * A comment's characters as a reader counts them (README: "an emoji is one"): grapheme clusters,
+ * so 👨‍👩‍👧 is one, not five code points or eight UTF-16 units. Within the limit in units, it is
+ * within it in characters (its units, returned, are at least as many); too long in units to be
+ * within it whatever its characters, it is not segmented (undefined: over, uncounted).
+ */
+function commentCharacters(comment: string): number | undefined {
+  if (comment.length <= usageLimits.feedbackComment) return comment.length
+  if (comment.length > usageLimits.feedbackComment * longestCharacter) return undefined
+  let count = 0
+  for (const _ of graphemes.segment(comment)) count++
+  return count
+}
 
 /** A keyset cursor: `before` (RFC 3339) and `before_id` from the last item of the previous page. */
 function readCursor(query: { before?: string; before_id?: string }) {
@@ -80,13 +97,16 @@ export const usageRoutes = (deps: Deps) =>
     .post(
       '/v1/usage/requests/:id/feedback',
       async ({ principal, params, body, set }) => {
-        if (body.rating === undefined && body.comment === undefined && body.reason === undefined) {
+        // A blank comment says nothing: as if there were none.
+        const comment = body.comment?.trim() ? body.comment : undefined
+        if (body.rating === undefined && comment === undefined && body.reason === undefined) {
           throw invalidRequest('feedback needs a rating (up or down), a reason or a comment', 'rating')
         }
-        const characters = body.comment === undefined ? 0 : [...body.comment].length
-        if (characters > usageLimits.feedbackComment) {
+        const characters = comment === undefined ? 0 : commentCharacters(comment)
+        if (characters === undefined || characters > usageLimits.feedbackComment) {
+          const got = characters === undefined ? '' : ` (got ${characters.toLocaleString('en')})`
           throw invalidRequest(
-            `comment must be at most ${usageLimits.feedbackComment.toLocaleString('en')} characters (got ${characters.toLocaleString('en')})`,
+            `comment must be at most ${usageLimits.feedbackComment.toLocaleString('en')} characters${got}`,
             'comment',
           )
         }
@@ -106,7 +126,7 @@ export const usageRoutes = (deps: Deps) =>
           accountId: principal.accountId,
           rating: body.rating ?? null,
           reason: body.reason ?? null,
-          comment: body.comment ?? null,
+          comment: comment ?? null,
         })
         // The account's ranking nudges change with every rating.
         deps.nudges.invalidate(principal.accountId)

@@ -8,6 +8,7 @@
 import { describe, expect, test } from 'bun:test'
 import type { ProviderKind } from '../src/config/schema'
 import { createHarness, type Harness, requestDetail, sdkClients } from './support/harness'
+import { scriptedUpstream, sseFrame } from './support/scripted-upstream'
 import type { Scenario } from './support/simulator'
 import {
   profileFor,
@@ -315,30 +316,14 @@ test('a client that leaves while its answer is gathered stops the upstream; the 
 
 // ---- wire corners the simulator does not play, as exact upstream bytes --------------------------
 
-/** An SSE frame as the providers write them. */
-const frame = (event: string | undefined, data: unknown) =>
-  `${event ? `event: ${event}\n` : ''}data: ${typeof data === 'string' ? data : JSON.stringify(data)}\n\n`
-
-/** h.deps.fetch answering every upstream call with these SSE frames, after `headerDelayMs`. */
+/** h's upstream streams these frames to every request, which svc gathers for non-streaming clients. */
 function scriptedStream(h: Harness, frames: string[], opts: { headerDelayMs?: number } = {}) {
-  const sent: Json[] = []
-  h.deps.fetch = (async (_url: string, init: RequestInit) => {
-    sent.push(JSON.parse(String(init.body)))
-    if (opts.headerDelayMs) await Bun.sleep(opts.headerDelayMs)
-    const body = new ReadableStream<Uint8Array>({
-      start(controller) {
-        for (const f of frames) controller.enqueue(new TextEncoder().encode(f))
-        controller.close()
-      },
-    })
-    return new Response(body, { headers: { 'content-type': 'text/event-stream' } })
-  }) as unknown as typeof fetch
   h.deps.config.routing.streamUpstreamAboveMaxTokens = 0
-  return sent
+  return scriptedUpstream(h, () => ({ sse: frames, headerDelayMs: opts.headerDelayMs }))
 }
 
 const anthropicStream = (blocks: string[], stop: string, startUsage: Json, endUsage: Json) => [
-  frame('message_start', {
+  sseFrame('message_start', {
     type: 'message_start',
     message: {
       id: 'msg_up',
@@ -352,15 +337,19 @@ const anthropicStream = (blocks: string[], stop: string, startUsage: Json, endUs
     },
   }),
   ...blocks,
-  frame('message_delta', { type: 'message_delta', delta: { stop_reason: stop, stop_sequence: null }, usage: endUsage }),
-  frame('message_stop', { type: 'message_stop' }),
+  sseFrame('message_delta', {
+    type: 'message_delta',
+    delta: { stop_reason: stop, stop_sequence: null },
+    usage: endUsage,
+  }),
+  sseFrame('message_stop', { type: 'message_stop' }),
 ]
 
 /** A text block's three frames, its text in one delta. */
 const textBlock = (text: string, index = 0) => [
-  frame('content_block_start', { type: 'content_block_start', index, content_block: { type: 'text', text: '' } }),
-  frame('content_block_delta', { type: 'content_block_delta', index, delta: { type: 'text_delta', text } }),
-  frame('content_block_stop', { type: 'content_block_stop', index }),
+  sseFrame('content_block_start', { type: 'content_block_start', index, content_block: { type: 'text', text: '' } }),
+  sseFrame('content_block_delta', { type: 'content_block_delta', index, delta: { type: 'text_delta', text } }),
+  sseFrame('content_block_stop', { type: 'content_block_stop', index }),
 ]
 
 const askMessages = (max_tokens = 1000) => ({
@@ -378,17 +367,17 @@ describe('gathered from exact upstream bytes', () => {
       h,
       anthropicStream(
         [
-          frame('content_block_start', {
+          sseFrame('content_block_start', {
             type: 'content_block_start',
             index: 0,
             content_block: { type: 'tool_use', id: 'toolu_1', name: 'Write', input: {} },
           }),
-          frame('content_block_delta', {
+          sseFrame('content_block_delta', {
             type: 'content_block_delta',
             index: 0,
             delta: { type: 'input_json_delta', partial_json: cutInput },
           }),
-          frame('content_block_stop', { type: 'content_block_stop', index: 0 }),
+          sseFrame('content_block_stop', { type: 'content_block_stop', index: 0 }),
         ],
         'max_tokens',
         { input_tokens: 10, output_tokens: 1 },
@@ -411,7 +400,7 @@ describe('gathered from exact upstream bytes', () => {
   test('a Chat tool call cut by the length limit: the Anthropic client gets max_tokens and the input {}', async () => {
     const h = await translationGateway(sim)
     const chunk = (delta: Json, finish: string | null = null, extra: Json = {}) =>
-      frame(undefined, {
+      sseFrame(undefined, {
         id: 'chatcmpl-1',
         object: 'chat.completion.chunk',
         created: 1,
@@ -426,7 +415,7 @@ describe('gathered from exact upstream bytes', () => {
       }),
       chunk({ tool_calls: [{ index: 0, function: { arguments: cutInput } }] }),
       chunk({}, 'length'),
-      frame(undefined, {
+      sseFrame(undefined, {
         id: 'chatcmpl-1',
         object: 'chat.completion.chunk',
         created: 1,
@@ -434,7 +423,7 @@ describe('gathered from exact upstream bytes', () => {
         choices: [],
         usage: { prompt_tokens: 10, completion_tokens: 1000, total_tokens: 1010 },
       }),
-      frame(undefined, '[DONE]'),
+      sseFrame(undefined, '[DONE]'),
     ])
     const res = await h.call('/compat-a/v1/messages', {
       ...askMessages(),
@@ -465,7 +454,7 @@ describe('gathered from exact upstream bytes', () => {
   test('an answer past 64 MB is refused as a JSON answer of that size is: a 502, nothing charged', async () => {
     const h = await translationGateway(sim)
     const piece = 'x'.repeat(1024 * 1024)
-    const delta = frame('content_block_delta', {
+    const delta = sseFrame('content_block_delta', {
       type: 'content_block_delta',
       index: 0,
       delta: { type: 'text_delta', text: piece },
@@ -474,7 +463,7 @@ describe('gathered from exact upstream bytes', () => {
       h,
       anthropicStream(
         [
-          frame('content_block_start', {
+          sseFrame('content_block_start', {
             type: 'content_block_start',
             index: 0,
             content_block: { type: 'text', text: '' },
@@ -517,7 +506,7 @@ describe('gathered from exact upstream bytes', () => {
       usage: { input_tokens: 3, output_tokens: 1, total_tokens: 4 },
     })
     const event = (type: string, sequence: number, rest: Json) =>
-      frame(type, { type, sequence_number: sequence, ...rest })
+      sseFrame(type, { type, sequence_number: sequence, ...rest })
     scriptedStream(h, [
       event('response.created', 0, { response: response('in_progress', []) }),
       event('response.output_item.added', 1, {

@@ -9,7 +9,9 @@ import { countRequestTokens as countLocally } from '../src/router/count-tokens'
 import { createHarness, type Harness, remainingNanos, requestDetail } from './support/harness'
 import { simClaude, simGpt } from './support/sim-models'
 import { parseFrames } from './support/sse-frames'
+import { scriptedUpstream, sseFrame } from './support/scripted-upstream'
 import { countRequestTokens, startSimulator } from './support/simulator'
+import { profileFor, translationGateway, upstreamModelFor } from './support/translation-gateway'
 
 const SIM_KEY = 'sim-key-0001'
 const sim = startSimulator({ apiKey: SIM_KEY })
@@ -1506,5 +1508,45 @@ describe('messages: max_tokens clamp', () => {
     // Under the limit: sent as asked.
     await postMessages(h, { model: 'svc-max', max_tokens: 500, messages: ask })
     expect(sim.requests[2]!.body).toMatchObject({ max_tokens: 500 })
+  })
+})
+
+describe('messages: the model an answer names', () => {
+  test('a translated answer names the catalog’s upstream model, streamed or not, whatever snapshot the upstream reports', async () => {
+    const h = await translationGateway(sim)
+    const snapshot = 'gpt-4o-mini-2024-07-18'
+    const chunk = (delta: Record<string, unknown>, finish: string | null = null) =>
+      sseFrame(undefined, {
+        id: 'chatcmpl-1',
+        object: 'chat.completion.chunk',
+        created: 1,
+        model: snapshot,
+        choices: [{ index: 0, delta, finish_reason: finish }],
+      })
+    scriptedUpstream(h, () => ({
+      json: {
+        id: 'chatcmpl-1',
+        object: 'chat.completion',
+        created: 1,
+        model: snapshot,
+        choices: [{ index: 0, message: { role: 'assistant', content: 'Hi.' }, finish_reason: 'stop' }],
+        usage: { prompt_tokens: 5, completion_tokens: 2, total_tokens: 7 },
+      },
+      sse: [chunk({ role: 'assistant', content: 'Hi.' }), chunk({}, 'stop'), sseFrame(undefined, '[DONE]')],
+    }))
+    const ask = (stream: boolean) =>
+      h.call('/compat-a/v1/messages', {
+        method: 'POST',
+        headers: { 'anthropic-version': '2023-06-01' },
+        json: {
+          model: profileFor['openai-chat'],
+          max_tokens: 100,
+          stream,
+          messages: [{ role: 'user', content: 'hi' }],
+        },
+      })
+    expect((await (await ask(false)).json()).model).toBe(upstreamModelFor['openai-chat'])
+    const frames = parseFrames(await (await ask(true)).text())
+    expect(frames[0]!.data.message.model).toBe(upstreamModelFor['openai-chat'])
   })
 })

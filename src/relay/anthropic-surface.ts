@@ -80,9 +80,10 @@ export const anthropicSurface: InboundSurface = {
     }
   },
   passThroughAssembly: anthropicMessageAssembler,
-  // `model` is the concrete upstream model (the contract), as the upstream named it.
-  encodeResponse: (response, ids) =>
-    encodeAnthropicResponse(response, { id: messageId(ids.requestId), model: response.model }),
+  // `model` is the concrete upstream model (the contract), by the catalog's name for it, as a
+  // translated stream's message_start names it: the upstream's own may be a dated snapshot.
+  encodeResponse: (response, ids, ctx) =>
+    encodeAnthropicResponse(response, { id: messageId(ids.requestId), model: ctx.upstreamModel }),
   // Anthropic's own keep-alive event: its streams may carry any number, and its SDKs skip them.
   keepAliveFrame: encodeSse('ping', { type: 'ping' }),
   streamEncoder: (ids, ctx) => anthropicStreamEncoder({ id: messageId(ids.requestId), model: ctx.upstreamModel }),

@@ -85,7 +85,10 @@ export function deliverTranslated(
   if (response.stopReason === 'error') {
     throw new GatewayError('api_error', 'upstream answer ended in an error', { status: 502, retryable: true })
   }
-  const encoded = a.surface.encodeResponse(response, a.ids, a.body)
+  const encoded = a.surface.encodeResponse(response, a.ids, {
+    upstreamModel: a.leg.candidate.model.upstreamModel,
+    body: a.body,
+  })
   return deliver(deps, a, { usage: response.usage, ...metered }, encoded, upstreamTtfbMs)
 }
 

@@ -95,7 +95,7 @@ export const responsesSurface: InboundSurface = {
     }
   },
   passThroughAssembly: responsesAssembler,
-  encodeResponse: (response, ids, body) => encodeResponsesResponse(response, { ...idsFor(ids), request: body }),
+  encodeResponse: (response, ids, ctx) => encodeResponsesResponse(response, { ...idsFor(ids), request: ctx.body }),
   // The Responses stream has no keep-alive event; an SSE comment is one every parser skips.
   keepAliveFrame: ': keep-alive\n\n',
   streamEncoder: (ids, ctx) => responsesStreamEncoder({ ...idsFor(ids), request: ctx.body }),

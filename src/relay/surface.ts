@@ -59,7 +59,12 @@ export interface InboundSurface {
   passThroughStream(ids: ClientIds): PassThroughStream
   /** A fresh gatherer of one same-shape stream into the upstream's non-streaming JSON. */
   passThroughAssembly(): PassThroughAssembly
-  encodeResponse(response: ExchangeResponse, ids: ClientIds, body: Record<string, unknown>): unknown
+  /** `upstreamModel`: the catalog's name for the model that answered, as the stream encoder has it. */
+  encodeResponse(
+    response: ExchangeResponse,
+    ids: ClientIds,
+    ctx: { upstreamModel: string; body: Record<string, unknown> },
+  ): unknown
   /** What a started stream sends while the upstream is silent, so that the connection stays alive. */
   keepAliveFrame: string
   /** Translated streams: the encoder itself turns upstream failures into the surface's error events. */

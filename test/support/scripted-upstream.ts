@@ -1,0 +1,39 @@
+// An upstream that answers with exact bytes a test writes: for wire corners the simulator does not
+// play (a provider's dated model name, nulls in usage, a stream cut mid-tool-call…). It takes the
+// harness's upstream fetch: every call is answered, streamed or not as the request's body asks.
+import type { Harness } from './harness'
+
+type Json = Record<string, unknown>
+
+/** An SSE frame as the providers write them. */
+export const sseFrame = (event: string | undefined, data: unknown) =>
+  `${event ? `event: ${event}\n` : ''}data: ${typeof data === 'string' ? data : JSON.stringify(data)}\n\n`
+
+export interface ScriptedAnswer {
+  /** The frames of a streamed answer, each one network write. */
+  sse?: string[]
+  /** A non-streaming answer's JSON body. */
+  json?: unknown
+  /** How long the response's headers wait. */
+  headerDelayMs?: number
+}
+
+/** h's upstream calls answered by `answer` (given the upstream request's body); returns the bodies sent. */
+export function scriptedUpstream(h: Harness, answer: (body: Json) => ScriptedAnswer): Json[] {
+  const sent: Json[] = []
+  h.deps.fetch = (async (_url: string, init: RequestInit) => {
+    const body = JSON.parse(String(init.body)) as Json
+    sent.push(body)
+    const script = answer(body)
+    if (script.headerDelayMs) await Bun.sleep(script.headerDelayMs)
+    if (body.stream !== true) return Response.json(script.json ?? {})
+    const stream = new ReadableStream<Uint8Array>({
+      start(controller) {
+        for (const frame of script.sse ?? []) controller.enqueue(new TextEncoder().encode(frame))
+        controller.close()
+      },
+    })
+    return new Response(stream, { headers: { 'content-type': 'text/event-stream' } })
+  }) as unknown as typeof fetch
+  return sent
+}

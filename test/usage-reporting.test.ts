@@ -8,7 +8,7 @@
 import { afterAll, beforeEach, describe, expect, test } from 'bun:test'
 import type { ModelSection } from '../src/config/schema'
 import { createLogger } from '../src/lib/log'
-import { createHarness, endedRequestDetail, type Harness, remainingNanos } from './support/harness'
+import { createHarness, endedRequestDetail, type Harness, remainingNanos, sdkClients } from './support/harness'
 import { type Scenario, startSimulator } from './support/simulator'
 import { simProviders } from './support/sim-models'
 
@@ -152,6 +152,58 @@ describe('an upstream that reports no usage is estimated, never charged as zero'
       }
     }
     expect(warnings).toEqual([])
+  })
+})
+
+describe('the client is told the usage svc bills where the upstream reported none, not zeros', () => {
+  // Claude Code and Codex track their context from the answer's usage: zeros and they never compact.
+  const clients = sdkClients(h)
+  /** The usage the client's SDK hands its caller, as input and output tokens. */
+  async function told(route: { upstream: Upstream; surface: Surface }, stream: boolean) {
+    const model = upstreams[route.upstream].profile
+    if (route.surface === 'messages') {
+      const ask = { model, max_tokens: 500, messages: [{ role: 'user' as const, content: 'Tell me.' }] }
+      const message = stream
+        ? await clients.anthropic.messages.stream(ask).finalMessage()
+        : await clients.anthropic.messages.create(ask)
+      return {
+        id: message.id.slice('msg_'.length),
+        input: message.usage.input_tokens,
+        output: message.usage.output_tokens,
+      }
+    }
+    const ask = { model, input: 'Tell me.' }
+    const response = stream
+      ? await clients.openai.responses.stream(ask).finalResponse()
+      : await clients.openai.responses.create(ask)
+    return {
+      id: response.id.slice('resp_'.length),
+      input: response.usage!.input_tokens,
+      output: response.usage!.output_tokens,
+    }
+  }
+  const translated = routes.filter((r) => upstreams[r.upstream].nativeSurface !== r.surface)
+  for (const route of translated) {
+    for (const stream of [false, true]) {
+      test(`${route.name}, ${stream ? 'streamed' : 'JSON'}`, async () => {
+        sim.setScenario(upstreams[route.upstream].model, { text, usageReport: 'omitted' })
+        const answer = await told(route, stream)
+        const leg = (await endedRequestDetail(h, answer.id)).usage_events[0]
+        expectEstimated(leg)
+        expect(answer).toMatchObject({ input: leg.input_tokens, output: leg.output_tokens })
+      })
+    }
+  }
+  test('messages in, anthropic upstream (pass-through), streamed: a message_delta without usage gets the billed count, and the SDK its message', async () => {
+    sim.setScenario(upstreams.anthropic.model, {
+      text,
+      usage: { input: 20, output: 100 },
+      usageReport: 'final-omitted',
+    })
+    // Without an output count in message_delta the Anthropic SDK's stream threw (usage.output_tokens of undefined).
+    const answer = await told({ upstream: 'anthropic', surface: 'messages' }, true)
+    expect(answer).toMatchObject({ input: 20, output: outputEstimate })
+    expect((await endedRequestDetail(h, answer.id)).usage_events[0]).toMatchObject({ output_tokens: outputEstimate })
   })
 })
 

@@ -8,7 +8,11 @@ import { encodeGatewayErrorAsAnthropic } from '../protocols/anthropic/errors'
 import { withoutForeignHistory } from '../protocols/anthropic/foreign-history'
 import { atListPrice } from '../protocols/anthropic/list-price'
 import { fitToModel } from '../protocols/anthropic/model-fit'
-import { createAnthropicPassThroughMeter, rewriteMessageStart } from '../protocols/anthropic/usage-meter'
+import {
+  completeMessageDelta,
+  createAnthropicPassThroughMeter,
+  rewriteMessageStart,
+} from '../protocols/anthropic/usage-meter'
 import { encodeSse } from '../protocols/sse'
 import { isJson, isObject, replaceStringMember } from '../protocols/wire-values'
 import { pricesHourCacheWrites } from '../ledger/pricing'
@@ -69,7 +73,9 @@ export const anthropicSurface: InboundSurface = {
           })
         }
         meter.observe(event)
-        return event.event === 'message_start' ? rewriteMessageStart(event, { id }) : event.raw
+        if (event.event === 'message_start') return rewriteMessageStart(event, { id })
+        if (event.event === 'message_delta') return completeMessageDelta(event, meter.estimatedOutputTokens())
+        return event.raw
       },
       usage: meter.usage,
       finished: meter.finished,

@@ -85,11 +85,14 @@ export function deliverTranslated(
   if (response.stopReason === 'error') {
     throw new GatewayError('api_error', 'upstream answer ended in an error', { status: 502, retryable: true })
   }
-  const encoded = a.surface.encodeResponse(response, a.ids, {
+  const received = { usage: response.usage, ...metered }
+  // Usage the upstream never reported reaches the client as svc bills it, an estimate, not zeros.
+  const told = metered.reported ? response : { ...response, usage: a.trace.billedUsage(received) }
+  const encoded = a.surface.encodeResponse(told, a.ids, {
     upstreamModel: a.leg.candidate.model.upstreamModel,
     body: a.body,
   })
-  return deliver(deps, a, { usage: response.usage, ...metered }, encoded, upstreamTtfbMs)
+  return deliver(deps, a, received, encoded, upstreamTtfbMs)
 }
 
 /**

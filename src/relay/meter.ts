@@ -36,10 +36,20 @@ export const newStreamMeter = (): StreamMeter => ({
   searches: 0,
 })
 
-/** The meter as a stream step: every event passes through unchanged, and is counted on the way. */
-export const meterStep = (meter: StreamMeter): StreamCodec<ExchangeEvent, ExchangeEvent> => ({
+/**
+ * The meter as a stream step: every event passes through unchanged, and is counted on the way.
+ * `standIn`: the usage to tell the client at the finish where the upstream reported none (the
+ * estimate the ledger bills): a usage event of its own before the finish, which the meter does not
+ * count, so the leg stays estimated. Without it, a client that tracks its context from usage
+ * (Claude Code, Codex) would read zeros and never compact.
+ */
+export const meterStep = (
+  meter: StreamMeter,
+  standIn?: (meter: StreamMeter) => Usage,
+): StreamCodec<ExchangeEvent, ExchangeEvent> => ({
   push(event) {
     observe(meter, event)
+    if (event.type === 'finish' && !meter.reported && standIn) return [{ type: 'usage', usage: standIn(meter) }, event]
     return [event]
   },
   end: () => [],

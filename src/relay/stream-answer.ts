@@ -89,7 +89,9 @@ export async function streamAnswer(
     const onBroken = (error: GatewayError) => {
       broken = error
     }
-    clientFrames = translatedText(upstream, pipe(pipe(decoder, meterStep(meter)), encoder), encoder, onBroken)
+    const estimate = (m: typeof meter) =>
+      a.trace.billedUsage({ usage: m.usage, reported: false, outputChars: m.outputChars })
+    clientFrames = translatedText(upstream, pipe(pipe(decoder, meterStep(meter, estimate)), encoder), encoder, onBroken)
     // A stream the encoder ended with an error event failed, whatever the upstream had said before.
     complete = () => meter.finished && !meter.error && !broken
     received = () => ({ ...meter, clean: complete(), broken })

@@ -123,6 +123,14 @@ export class RequestTrace {
     leg.progress = undefined
   }
 
+  /**
+   * What the leg is billed for, as the client should be told it: the reported usage, or where the
+   * upstream never reported it, the estimate the ledger records (not zeros).
+   */
+  billedUsage(received: Received): Usage {
+    return this.countReceived(received).usage
+  }
+
   private countReceived(
     received: Received,
     incredible = incredibleCounts(received.usage),

@@ -107,6 +107,20 @@ export function rewriteMessageStart(event: SseEvent, opts: { id: string }): stri
   return inPlace ?? encodeSse(event.event, { ...payload, message: { ...message, id: opts.id } })
 }
 
+/**
+ * A message_delta as relayed: as it came, unless it lacks the output count Anthropic always sends
+ * (`usage.output_tokens`, required), which an Anthropic-compatible server may leave out and on
+ * which the official SDK's stream then throws. Such a delta gets `outputTokens`, the count the
+ * ledger bills (an estimate).
+ */
+export function completeMessageDelta(event: SseEvent, outputTokens: number): string {
+  if (event.data.includes('"output_tokens"')) return event.raw
+  const payload = parseObject(event.data)
+  const usage = isObject(payload.usage) ? payload.usage : {}
+  if (typeof usage.output_tokens === 'number') return event.raw
+  return encodeSse(event.event, { ...payload, usage: { ...usage, output_tokens: outputTokens } })
+}
+
 // The meter must never break a relay that is only forwarding bytes: bad JSON reads as {}.
 function parseObject(data: string): Record<string, unknown> {
   const parsed = parseJson(data)

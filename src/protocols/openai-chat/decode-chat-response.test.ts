@@ -97,6 +97,9 @@ describe('decodeChatResponse', () => {
       content: [{ type: 'text', text: 'No.' }],
       stopReason: 'refusal',
     })
+    // A declined structured output finishes with `stop`: still a refusal, as a Responses refusal part is.
+    expect(decodeChatResponse(completion({ content: null, refusal: 'No.' }, 'stop')).stopReason).toBe('refusal')
+    expect(decodeChatResponse(completion({ content: 'Yes.', refusal: null }, 'stop')).stopReason).toBe('end_turn')
   })
 
   test('a body without choices is a 502', () => {

@@ -4,7 +4,7 @@ import type { ExchangeResponse, OutputBlock } from '../../exchange/types'
 import { GatewayError } from '../../lib/errors'
 import { isObject, readArray, readObject, readString } from '../wire-values'
 import { synthesizeCallId } from './decode-chat-stream'
-import { mapChatFinishReason, stopReasonWithTools } from './finish-reason'
+import { mapChatFinishReason, stopReasonOfContent } from './finish-reason'
 import { parseToolArguments } from '../../exchange/tool-arguments'
 import { noToolNames, type RequestToolNames, toolNameRestorer } from '../openai-tool-names'
 import { chatUsage } from './usage'
@@ -26,7 +26,8 @@ export function decodeChatResponse(json: unknown, toolNames: RequestToolNames = 
   const content: OutputBlock[] = []
   const reasoning = readString(message, 'reasoning_content') || readString(message, 'reasoning')
   if (reasoning) content.push({ type: 'thinking', thinking: reasoning, signature: '' })
-  const text = readString(message, 'content') || readString(message, 'refusal')
+  const refusal = readString(message, 'content') ? undefined : readString(message, 'refusal')
+  const text = readString(message, 'content') || refusal
   if (text) content.push({ type: 'text', text })
   const restoreName = toolNameRestorer(toolNames)
   ;(readArray(message, 'tool_calls') ?? []).forEach((call) => {
@@ -45,7 +46,7 @@ export function decodeChatResponse(json: unknown, toolNames: RequestToolNames = 
     id: readString(json, 'id') ?? '',
     model: readString(json, 'model') ?? '',
     content,
-    stopReason: stopReasonWithTools(mapChatFinishReason(choice.finish_reason), sawToolCall),
+    stopReason: stopReasonOfContent(mapChatFinishReason(choice.finish_reason), sawToolCall, Boolean(refusal)),
     stopSequence: null,
     usage: chatUsage(json.usage),
   }

@@ -27,6 +27,19 @@ const tool = (index: number, fields: { id?: string; name?: string; args?: string
 })
 
 describe('chatStreamDecoder', () => {
+  test('a refusal streamed as `refusal` deltas finishes as a refusal, its words the text', async () => {
+    const events = await decodeText(
+      chunk({ role: 'assistant', content: null, refusal: '' }) +
+        chunk({ refusal: "I can't help with that." }) +
+        finish('stop') +
+        done,
+    )
+    expect(events.filter((e) => e.type === 'text_delta')).toEqual([
+      { type: 'text_delta', index: 0, text: "I can't help with that." },
+    ])
+    expect(events.at(-1)).toEqual({ type: 'finish', reason: 'refusal', stopSequence: null })
+  })
+
   test('5.4 text with the usage chunk after finish', async () => {
     expect(await decodeText(await readFixture('openai-chat/text-include-usage.sse'))).toEqual([
       { type: 'start', id: 'chatcmpl-golden01', model: 'gpt-4o-mini-2024-07-18' },

@@ -17,7 +17,7 @@ import {
   readString,
 } from '../wire-values'
 import { decodeChatErrorPayload } from './errors'
-import { mapChatFinishReason, stopReasonWithTools } from './finish-reason'
+import { mapChatFinishReason, stopReasonOfContent } from './finish-reason'
 import { noToolNames, type RequestToolNames, toolNameRestorer } from '../openai-tool-names'
 import { isReported } from '../unreported-usage'
 import { chatUsage } from './usage'
@@ -40,6 +40,8 @@ export function chatStreamDecoder(toolNames: RequestToolNames = noToolNames): St
   let nextIndex = 0
   let open: OpenBlock | undefined
   let sawTextOrTool = false
+  /** The model declined: its words came as `refusal`, not `content`. */
+  let refused = false
   let done = false
   let finishReason: string | undefined
   let usage: Usage | undefined
@@ -135,7 +137,9 @@ export function chatStreamDecoder(toolNames: RequestToolNames = noToolNames): St
       const index = ensureBlock('thinking', out)
       out.push({ type: 'thinking_delta', index, thinking: reasoning })
     }
-    const text = readString(delta, 'content') || readString(delta, 'refusal')
+    const content = readString(delta, 'content')
+    const text = content || readString(delta, 'refusal')
+    if (text && !content) refused = true
     if (text) {
       const index = ensureBlock('text', out)
       sawTextOrTool = true
@@ -162,7 +166,7 @@ export function chatStreamDecoder(toolNames: RequestToolNames = noToolNames): St
     }
     if (usage) out.push({ type: 'usage', usage })
     const reason: StopReason = finishReason === undefined ? 'end_turn' : mapChatFinishReason(finishReason)
-    out.push({ type: 'finish', reason: stopReasonWithTools(reason, calls.length > 0), stopSequence: null })
+    out.push({ type: 'finish', reason: stopReasonOfContent(reason, calls.length > 0, refused), stopSequence: null })
     return out
   }
 

@@ -21,6 +21,10 @@ export function mapChatFinishReason(reason: unknown): StopReason {
   }
 }
 
-/** Ollama and others say `stop` on tool turns, and Anthropic clients only run tools on tool_use. */
-export const stopReasonWithTools = (reason: StopReason, sawToolCall: boolean): StopReason =>
-  sawToolCall && reason === 'end_turn' ? 'tool_use' : reason
+/**
+ * The stop reason as the answer's content tells it: Ollama and others say `stop` on tool turns,
+ * and Anthropic clients only run tools on tool_use; a model that declined (Chat's `refusal`, which
+ * finishes with `stop`) refused, as a Responses upstream's refusal part says.
+ */
+export const stopReasonOfContent = (reason: StopReason, sawToolCall: boolean, refused: boolean): StopReason =>
+  reason !== 'end_turn' ? reason : sawToolCall ? 'tool_use' : refused ? 'refusal' : reason

@@ -6,9 +6,10 @@ import { documentText, type ExchangeRequest, type UserContentBlock } from '../ex
 
 // Anthropic bills an image at about (width × height) / 750 tokens; ~1,600 for a typical one.
 const tokensPerImage = 1600
-// A file's pages are unknown without parsing it. Anthropic puts a PDF page at 1,500–3,000 tokens of
-// text, plus the page as an image: a file counts as two pages at the low end.
-const tokensPerFile = 2 * (1500 + tokensPerImage)
+// Anthropic puts a PDF page at 1,500–3,000 tokens of text, plus the page as an image: the low end.
+const tokensPerPage = 1500 + tokensPerImage
+/** A file whose pages cannot be told (a URL, a file id, a PDF whose page tree is compressed): two pages. */
+const pagesUnknown = 2
 
 /** The prompt text of a user or tool-result part: a plain-text document is its title and text. */
 export function textOf(block: UserContentBlock): string {
@@ -22,8 +23,43 @@ export function textOf(block: UserContentBlock): string {
 /** What an image or a file (PDF) costs beyond text; both need a vision model, at Anthropic and OpenAI. */
 export function mediaTokensOf(block: UserContentBlock): number {
   if (block.type === 'image') return tokensPerImage
-  if (block.type === 'document' && block.source.kind !== 'text') return tokensPerFile
-  return 0
+  if (block.type !== 'document' || block.source.kind === 'text') return 0
+  const pages = block.source.kind === 'base64' ? pdfPages(block.source.data) : undefined
+  return (pages ?? pagesUnknown) * tokensPerPage
+}
+
+/** The most `/Pages` names a scan looks at: a real tree has a node for about every ten pages. */
+const maxPageNames = 20_000
+/** How far either side of a node's `/Type /Pages` its dictionary is looked for. */
+const nodeReach = 512
+
+/**
+ * The pages of a base64 PDF, read off its page tree without parsing the file: the largest `/Count`
+ * in a `/Type /Pages` dictionary, which is the root's. Undefined where the tree is not in plain
+ * text (PDF 1.5 object streams compress it) or the data is no PDF: the caller assumes two pages.
+ * A 300-page PDF counted as two sent a prompt of ~1M tokens to a 200K-token model, which refused
+ * it. Native searches, a bounded window each, and a bounded number of them: hostile data costs a
+ * scan of the text, never a quadratic one.
+ */
+export function pdfPages(base64: string): number | undefined {
+  const text = Buffer.from(base64, 'base64').toString('latin1')
+  if (!text.startsWith('%PDF')) return undefined
+  let pages: number | undefined
+  let names = 0
+  for (let at = text.indexOf('/Pages'); at !== -1 && names++ < maxPageNames; at = text.indexOf('/Pages', at + 6)) {
+    // `/Pages 2 0 R` in the catalog names the tree; only `/Type /Pages` is a node of it.
+    if (!/\/Type\s*$/.test(text.slice(Math.max(0, at - 12), at))) continue
+    // The node's dictionary: from the `<<` before to the `>>` after, within reach.
+    const from = Math.max(0, at - nodeReach)
+    const near = text.slice(from, at + nodeReach)
+    const here = at - from
+    const open = near.lastIndexOf('<<', here)
+    const close = near.indexOf('>>', here)
+    const count = /\/Count\s+(\d+)/.exec(near.slice(Math.max(open, 0), close === -1 ? near.length : close))
+    const n = count ? Number(count[1]) : 0
+    if (n > 0 && n <= 100_000 && n > (pages ?? 0)) pages = n
+  }
+  return pages
 }
 
 type CountTokens = (text: string) => number

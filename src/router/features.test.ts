@@ -28,7 +28,7 @@ const inToolResult = (part: UserContentBlock): ExchangeRequest => ({
 })
 
 describe('documents in the request features and token counts', () => {
-  test('a file needs a vision model and costs a flat estimate, whatever its size; a text document is text', () => {
+  test('a file needs a vision model and, its pages unknown, costs two pages; a text document is text', () => {
     const plain = readRequestFeatures(asking())
     const withFile = readRequestFeatures(asking(pdf))
     expect(plain.images).toBe(false)
@@ -64,6 +64,24 @@ describe('documents in the request features and token counts', () => {
     expect(readRequestFeatures(asking(word)).otherFileType).toBe('application/msword')
     expect(readRequestFeatures(inToolResult(word)).otherFileType).toBe('application/msword')
     expect(readRequestFeatures(asking(word, sheet)).otherFileType).toBe('application/msword')
+  })
+
+  test('an inline PDF counts its pages, read off its page tree; without one in plain text, two', () => {
+    const treeOf = (pages: number) =>
+      `%PDF-1.4\n1 0 obj\n<< /Type /Catalog /Pages 2 0 R >>\nendobj\n2 0 obj\n<< /Type /Pages /Kids [3 0 R 4 0 R] /Count ${pages} >>\nendobj\n3 0 obj\n<< /Count 7 /Type /Pages /Parent 2 0 R >>\nendobj\n5 0 obj\n<< /Type /Outlines /Count 900 >>\nendobj\n`
+    const pdfOf = (text: string): DocumentBlock => ({
+      type: 'document',
+      source: { kind: 'base64', mediaType: 'application/pdf', data: Buffer.from(text).toString('base64') },
+    })
+    const plain = readRequestFeatures(asking()).estimatedInputTokens
+    // The root's count, not a kid's (7) nor an outline's (900, not a /Pages node).
+    expect(readRequestFeatures(asking(pdfOf(treeOf(300)))).estimatedInputTokens - plain).toBe(300 * 3100)
+    expect(countRequestTokens(asking(pdfOf(treeOf(300)))) - countRequestTokens(asking())).toBe(300 * 3100)
+    // A compressed tree (no /Type /Pages in plain text), or no PDF at all: two pages.
+    expect(readRequestFeatures(asking(pdfOf('%PDF-1.7\n<< /Type /ObjStm /N 40 >>'))).estimatedInputTokens - plain).toBe(
+      6200,
+    )
+    expect(readRequestFeatures(asking(pdfOf('not a pdf'))).estimatedInputTokens - plain).toBe(6200)
   })
 
   test('count_tokens counts a file as the router estimates it, and a text document by its text', () => {

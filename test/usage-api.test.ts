@@ -150,6 +150,8 @@ describe('GET /v1/usage/requests', () => {
     expect(page.items).toHaveLength(50)
     expect(page.has_more).toBe(true)
     const filtered = await (await h.call('/v1/usage/requests?session_id=sess-a')).json()
+    // Ids are recorded trimmed: a filter with spaces around finds the same rows.
+    expect(await (await h.call('/v1/usage/requests?session_id=%20sess-a%20')).json()).toEqual(filtered)
     expect(filtered.items).toHaveLength(11)
     expect(filtered.items.every((i: { session_id: string }) => i.session_id === 'sess-a')).toBe(true)
     expect(filtered.has_more).toBe(false)

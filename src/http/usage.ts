@@ -81,7 +81,8 @@ export const usageRoutes = (deps: Deps) =>
       const rows = await deps.ledger.listRequests({
         accountId: principal.accountId,
         before,
-        sessionId: query.session_id,
+        // Trimmed, as svc trims the ids it records (and GET /v1/usage/sessions trims those it looks up).
+        sessionId: query.session_id?.trim(),
         limit: limit + 1,
       })
       return { items: rows.slice(0, limit).map(requestSummaryView), has_more: rows.length > limit }

@@ -67,6 +67,49 @@ export async function runServe(args: string[], io: Io): Promise<number> {
     }),
   )
   const url = `http://${server.hostname}:${server.port}`
+  // The signals are svc's from the moment it listens: a SIGTERM in the milliseconds before the
+  // start-up checks below end (opening each stored provider key) took the process down at once,
+  // with no drain and no ledger flush.
+  let exit: (code: number) => void = () => {}
+  const exited = new Promise<number>((resolve) => {
+    exit = resolve
+  })
+  let stopping = false
+  const shutdown = async (signal: Signal) => {
+    if (stopping) {
+      // The operator who asks twice wants it gone now (a stream that will not end, a database
+      // that will not close): not a signal swallowed while it waits. A late SIGHUP (the terminal
+      // closing after a Ctrl-C) is not such a request.
+      if (signal === 'SIGHUP') return
+      log.error('second signal during shutdown: exiting now; requests in flight are cut and queued ones not recorded', {
+        signal,
+      })
+      process.exit(128 + signalNumbers[signal])
+    }
+    stopping = true
+    log.info('shutting down: no new connections, waiting for in-flight requests', {
+      signal,
+      grace_seconds: config.server.shutdownGraceSeconds,
+    })
+    let drained = false
+    try {
+      drained = await drain(server, deps, config.server.shutdownGraceSeconds)
+    } catch (err) {
+      log.error('could not stop the server cleanly', { error: String(err) })
+    } finally {
+      const { unrecorded } = closeLedger(deps.ledger, log)
+      log.info('stopped', { drained, unrecorded })
+      exit(0)
+    }
+  }
+  // SIGHUP too: the terminal svc was started from went away. Left to its default it would end
+  // the process at once, cutting streams and losing the ledger writes not yet committed. There
+  // is no config to reload in place; under a service manager that restarts it, a restart is one.
+  const onSignal = Object.fromEntries(
+    (Object.keys(signalNumbers) as Signal[]).map((signal) => [signal, () => void shutdown(signal)]),
+  ) as Record<Signal, () => void>
+  for (const signal of Object.keys(onSignal) as Signal[]) process.on(signal, onSignal[signal])
+
   log.info('svc is listening', {
     url,
     database: config.server.database,
@@ -82,51 +125,15 @@ export async function runServe(args: string[], io: Io): Promise<number> {
   warnOfModelsWithoutProvider(deps, log)
   if (Object.keys(config.providers).length > 0) warnOfProfilesThatServeNothing(deps, log)
   await warnOfUnopenableProviderKeys(deps, log)
-  if (values.once) {
+  if (values.once && !stopping) {
     // `make build` uses this to prove the binary boots on an empty database, then exits.
+    for (const signal of Object.keys(onSignal) as Signal[]) process.off(signal, onSignal[signal])
     io.out(JSON.stringify({ url, database: config.server.database, first_account: first?.account.name ?? null }))
     await server.stop(true)
     closeLedger(deps.ledger, log)
     return 0
   }
-
-  return new Promise<number>((resolve) => {
-    let stopping = false
-    const shutdown = async (signal: Signal) => {
-      if (stopping) {
-        // The operator who asks twice wants it gone now (a stream that will not end, a database
-        // that will not close): not a signal swallowed while it waits. A late SIGHUP (the terminal
-        // closing after a Ctrl-C) is not such a request.
-        if (signal === 'SIGHUP') return
-        log.error(
-          'second signal during shutdown: exiting now; requests in flight are cut and queued ones not recorded',
-          {
-            signal,
-          },
-        )
-        process.exit(128 + signalNumbers[signal])
-      }
-      stopping = true
-      log.info('shutting down: no new connections, waiting for in-flight requests', {
-        signal,
-        grace_seconds: config.server.shutdownGraceSeconds,
-      })
-      let drained = false
-      try {
-        drained = await drain(server, deps, config.server.shutdownGraceSeconds)
-      } catch (err) {
-        log.error('could not stop the server cleanly', { error: String(err) })
-      } finally {
-        const { unrecorded } = closeLedger(deps.ledger, log)
-        log.info('stopped', { drained, unrecorded })
-        resolve(0)
-      }
-    }
-    // SIGHUP too: the terminal svc was started from went away. Left to its default it would end
-    // the process at once, cutting streams and losing the ledger writes not yet committed. There
-    // is no config to reload in place; under a service manager that restarts it, a restart is one.
-    for (const signal of Object.keys(signalNumbers) as Signal[]) process.on(signal, () => void shutdown(signal))
-  })
+  return exited
 }
 
 const signalNumbers = { SIGHUP: 1, SIGINT: 2, SIGTERM: 15 } as const

@@ -173,6 +173,21 @@ describe('the serving process', () => {
 /** 200 deltas 50 ms apart: a stream a stop signal's drain would wait ten seconds for. */
 const tenSecondStream = { text: 'abcd'.repeat(200), chunks: 200, chunkDelayMs: 50, usage: { input: 20, output: 200 } }
 
+describe('a stop signal the moment svc says it listens', () => {
+  test('drains and exits 0: the signals are svc\'s before its start-up checks end', async () => {
+    const dir = gatewayDir(configToml(5))
+    dirs.push(dir)
+    // A race: before, a SIGTERM in the milliseconds after the listening line (while stored
+    // provider keys were opened) ended the process outright, 143, with no drain and no flush.
+    for (let i = 0; i < 4; i++) {
+      const gateway = await serve(dir)
+      gateway.signal('SIGTERM')
+      expect(await gateway.waitForExit()).toBe(0)
+      expect(gateway.logs.map((l) => l.msg)).toContain('stopped')
+    }
+  })
+})
+
 describe('a second stop signal during shutdown', () => {
   test('ends the process at once, non-zero and saying so, rather than waiting out a stream', async () => {
     const dir = gatewayDir(configToml(30))

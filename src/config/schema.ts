@@ -53,6 +53,15 @@ export const ProviderSection = T.Object(
   closed,
 )
 
+/**
+ * The most a price may be (USD per million tokens; per 1,000 searches): far above any model's
+ * (the dearest lists ~600), so that a leg's cost stays an exact integer of nanos (at most 10^9
+ * tokens a count, credible-usage.ts: under 2^53 for every count at this price), and a typo of
+ * a few zeros is refused rather than billed.
+ */
+const maxPriceUsd = 1000
+const PricePerMtok = T.Number({ minimum: 0, maximum: maxPriceUsd })
+
 export const ModelSection = T.Object(
   {
     id: T.String({ minLength: 1 }),
@@ -61,15 +70,15 @@ export const ModelSection = T.Object(
     display_name: T.Optional(T.String()),
     profiles: T.Optional(T.Array(RoutingModeName)),
     quality: T.Optional(T.Number({ minimum: 0, maximum: 100 })),
-    input_usd_per_mtok: T.Optional(T.Number({ minimum: 0 })),
-    output_usd_per_mtok: T.Optional(T.Number({ minimum: 0 })),
-    cache_read_usd_per_mtok: T.Optional(T.Number({ minimum: 0 })),
-    cache_write_usd_per_mtok: T.Optional(T.Number({ minimum: 0 })),
+    input_usd_per_mtok: T.Optional(PricePerMtok),
+    output_usd_per_mtok: T.Optional(PricePerMtok),
+    cache_read_usd_per_mtok: T.Optional(PricePerMtok),
+    cache_write_usd_per_mtok: T.Optional(PricePerMtok),
     /**
      * A cache write kept an hour (Anthropic's `ttl: "1h"`). Unset: svc prices none, and a request's
      * 1-hour cache marks go to the model as 5-minute ones (the built-in Claude rows set 2 × input).
      */
-    cache_write_1h_usd_per_mtok: T.Optional(T.Number({ minimum: 0 })),
+    cache_write_1h_usd_per_mtok: T.Optional(PricePerMtok),
     /**
      * Prices for every token of a request whose prompt (input, cache reads and writes) is longer
      * than above_tokens, output included (Claude Haiku 5.5 above 100,000 tokens). Unset cache
@@ -79,11 +88,11 @@ export const ModelSection = T.Object(
       T.Object(
         {
           above_tokens: T.Integer({ minimum: 1 }),
-          input_usd_per_mtok: T.Number({ minimum: 0 }),
-          output_usd_per_mtok: T.Number({ minimum: 0 }),
-          cache_read_usd_per_mtok: T.Optional(T.Number({ minimum: 0 })),
-          cache_write_usd_per_mtok: T.Optional(T.Number({ minimum: 0 })),
-          cache_write_1h_usd_per_mtok: T.Optional(T.Number({ minimum: 0 })),
+          input_usd_per_mtok: PricePerMtok,
+          output_usd_per_mtok: PricePerMtok,
+          cache_read_usd_per_mtok: T.Optional(PricePerMtok),
+          cache_write_usd_per_mtok: T.Optional(PricePerMtok),
+          cache_write_1h_usd_per_mtok: T.Optional(PricePerMtok),
         },
         closed,
       ),
@@ -98,17 +107,17 @@ export const ModelSection = T.Object(
         {
           hours_utc: T.Array(T.String({ pattern: '^\\d{2}:\\d{2}-\\d{2}:\\d{2}$' }), { minItems: 1 }),
           weekdays_only: T.Optional(T.Boolean()),
-          input_usd_per_mtok: T.Number({ minimum: 0 }),
-          output_usd_per_mtok: T.Number({ minimum: 0 }),
-          cache_read_usd_per_mtok: T.Optional(T.Number({ minimum: 0 })),
-          cache_write_usd_per_mtok: T.Optional(T.Number({ minimum: 0 })),
-          cache_write_1h_usd_per_mtok: T.Optional(T.Number({ minimum: 0 })),
+          input_usd_per_mtok: PricePerMtok,
+          output_usd_per_mtok: PricePerMtok,
+          cache_read_usd_per_mtok: T.Optional(PricePerMtok),
+          cache_write_usd_per_mtok: T.Optional(PricePerMtok),
+          cache_write_1h_usd_per_mtok: T.Optional(PricePerMtok),
         },
         closed,
       ),
     ),
     /** Per 1,000 searches of the upstream's own web search tool; default 10 (Anthropic's and OpenAI's list price). */
-    web_search_usd_per_1k: T.Optional(T.Number({ minimum: 0 })),
+    web_search_usd_per_1k: T.Optional(T.Number({ minimum: 0, maximum: maxPriceUsd })),
     context_window: T.Optional(T.Integer({ minimum: 1 })),
     max_output_tokens: T.Optional(T.Integer({ minimum: 1 })),
     tools: T.Optional(T.Boolean()),

@@ -174,7 +174,7 @@ describe('the serving process', () => {
 const tenSecondStream = { text: 'abcd'.repeat(200), chunks: 200, chunkDelayMs: 50, usage: { input: 20, output: 200 } }
 
 describe('a stop signal the moment svc says it listens', () => {
-  test('drains and exits 0: the signals are svc\'s before its start-up checks end', async () => {
+  test("drains and exits 0: the signals are svc's before its start-up checks end", async () => {
     const dir = gatewayDir(configToml(5))
     dirs.push(dir)
     // A race: before, a SIGTERM in the milliseconds after the listening line (while stored

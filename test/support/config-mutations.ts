@@ -90,7 +90,7 @@ const integerKeys = new Set([
   'context_window',
   'max_output_tokens',
 ])
-/** Numbers the schema bounds above: a huge one there is refused; elsewhere the README sets no bound. */
+/** Numbers the schema bounds above: a huge one there is refused (prices too, isPriceKey); elsewhere the README sets no bound. */
 const boundedKeys = new Set([
   'port',
   'quality',
@@ -258,7 +258,7 @@ const mutations: Record<MutationKind, Mutation> = {
     if (huge === 2 ** 60) return { doc: setAt(doc, node.path, huge), expect: 'refused', names: `${key} = ${huge}` }
     return {
       doc: setAt(doc, node.path, huge),
-      expect: Number.isFinite(huge) && !boundedKeys.has(key) ? 'either' : 'refused',
+      expect: Number.isFinite(huge) && !boundedKeys.has(key) && !isPriceKey(key) ? 'either' : 'refused',
       names: dotted(node.path),
     }
   },

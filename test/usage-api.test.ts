@@ -150,6 +150,7 @@ describe('GET /v1/usage/requests', () => {
     expect(page.items).toHaveLength(50)
     expect(page.has_more).toBe(true)
     const filtered = await (await h.call('/v1/usage/requests?session_id=sess-a')).json()
+    expect(filtered.items).toHaveLength(11)
     // Ids are recorded trimmed: a filter with spaces around finds the same rows.
     expect(await (await h.call('/v1/usage/requests?session_id=%20sess-a%20')).json()).toEqual(filtered)
     expect(filtered.items).toHaveLength(11)
@@ -172,6 +173,37 @@ describe('GET /v1/usage/requests', () => {
 })
 
 describe('GET /v1/usage/requests/{id}', () => {
+  test('filters by how a request ended and by the model that served it; a status svc never records is a 400', async () => {
+    const h = await createHarness({ grantUsd: 1, now: T0 })
+    const seeded: [string, 'completed' | 'failed' | 'aborted', string][] = [
+      ['r1', 'completed', 'alpha'],
+      ['r2', 'failed', 'alpha'],
+      ['r3', 'completed', 'beta'],
+      ['r4', 'aborted', 'beta'],
+      ['r5', 'failed', 'beta'],
+    ]
+    for (const [id, status, modelId] of seeded) {
+      await seedRequest(h.deps.ledger, {
+        accountId: h.accountId,
+        at: T0 + Number(id.slice(1)),
+        id,
+        status,
+        legs: [{ modelId }],
+      })
+    }
+    const ids = async (query: string) =>
+      (await (await h.call(`/v1/usage/requests?${query}`)).json()).items.map(
+        (r: { request_id: string }) => r.request_id,
+      )
+    expect(await ids('status=failed')).toEqual(['r5', 'r2'])
+    expect(await ids('model=beta')).toEqual(['r5', 'r4', 'r3'])
+    expect(await ids('status=completed&model=beta')).toEqual(['r3'])
+    // Filters and the cursor together: the page after r5 among beta's.
+    expect(await ids('model=beta&limit=1&before=2026-11-22T10:00:00.005Z&before_id=r5')).toEqual(['r4'])
+    const bad = await h.call('/v1/usage/requests?status=in_progress')
+    expect(bad.status).toBe(400)
+    expect((await bad.json()).error.message).toBe('status must be one of completed, failed, aborted (got in_progress)')
+  })
   test('the record with legs and charges; 404 for unknown ids and for another account', async () => {
     const h = await createHarness({ grantUsd: 1, now: T0 })
     await seedRequest(h.deps.ledger, {

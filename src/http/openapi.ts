@@ -414,6 +414,20 @@ const usagePaths: Paths = {
           description: 'only this session',
           schema: { type: 'string' },
         },
+        {
+          name: 'status',
+          in: 'query',
+          required: false,
+          description: 'only requests that ended so',
+          schema: { type: 'string', enum: ['completed', 'failed', 'aborted'] },
+        },
+        {
+          name: 'model',
+          in: 'query',
+          required: false,
+          description: 'only requests this model served (its catalog id, `selected_model_id`)',
+          schema: { type: 'string' },
+        },
       ],
       responses: {
         '200': { description: 'a page of requests', content: json(ref('RequestPage')) },

@@ -16,6 +16,20 @@ export function readLimit(
   return value
 }
 
+/** One of `allowed`, or `fallback` when absent; anything else a 400 that lists them. */
+export function oneOf<T extends string, F extends T | undefined>(
+  raw: string | undefined,
+  allowed: readonly T[],
+  fallback: F,
+  name: string,
+): T | F {
+  if (raw === undefined || raw === '') return fallback
+  if (!(allowed as readonly string[]).includes(raw)) {
+    throw invalidRequest(`${name} must be one of ${allowed.join(', ')} (got ${raw})`, name)
+  }
+  return raw as T
+}
+
 /** RFC 3339 with a time zone, e.g. 2026-11-22T10:00:00.123Z or …+02:00, of a day and time that exist. */
 export function readTimestamp(raw: string, name: string): number {
   const ms = parseRfc3339(raw)

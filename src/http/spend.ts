@@ -6,7 +6,7 @@ import type { SpendGroup } from '../ledger/ledger'
 import { priceCacheSavings, spendView } from '../ledger/spend-view'
 import { invalidRequest } from '../lib/errors'
 import { requirePrincipal } from './auth'
-import { readTimestamp } from './params'
+import { oneOf, readTimestamp } from './params'
 
 const hourMs = 3_600_000
 const dayMs = 24 * hourMs
@@ -19,14 +19,6 @@ export const spendLimits = {
 
 export const spendBuckets = Object.keys(spendLimits) as (keyof typeof spendLimits)[]
 export const spendGroups: readonly SpendGroup[] = ['model', 'provider', 'routing_mode']
-
-function oneOf<T extends string>(raw: string | undefined, allowed: readonly T[], fallback: T, name: string): T {
-  if (raw === undefined || raw === '') return fallback
-  if (!(allowed as readonly string[]).includes(raw)) {
-    throw invalidRequest(`${name} must be one of ${allowed.join(', ')} (got ${raw})`, name)
-  }
-  return raw as T
-}
 
 /** A span as days, hours and minutes (rounded up), so that one just over a bound never reads as on it. */
 function describeSpan(ms: number): string {

@@ -3,9 +3,10 @@
 import { Elysia, t } from 'elysia'
 import type { Deps } from '../deps'
 import { GatewayError, invalidRequest } from '../lib/errors'
+import type { RequestStatus } from '../ledger/ledger'
 import { feedbackView, requestSummaryView, requestView, sessionView, usageSummaryView } from '../ledger/views'
 import { requirePrincipal } from './auth'
-import { readLimit, readTimestamp } from './params'
+import { oneOf, readLimit, readTimestamp } from './params'
 
 /** Documented bounds (README, "Usage API"). */
 export const usageLimits = {
@@ -33,6 +34,9 @@ const FeedbackBody = t.Object(
   },
   { additionalProperties: false },
 )
+
+/** What the history's `status` filter takes: how a request ended. */
+const requestStatuses: readonly RequestStatus[] = ['completed', 'failed', 'aborted']
 
 const graphemes = new Intl.Segmenter('en', { granularity: 'grapheme' })
 /** Past this many UTF-16 units a comment is over the limit whatever its characters: not segmented. */
@@ -83,6 +87,8 @@ export const usageRoutes = (deps: Deps) =>
         before,
         // Trimmed, as svc trims the ids it records (and GET /v1/usage/sessions trims those it looks up).
         sessionId: query.session_id?.trim(),
+        status: oneOf(query.status, requestStatuses, undefined, 'status'),
+        modelId: query.model || undefined,
         limit: limit + 1,
       })
       return { items: rows.slice(0, limit).map(requestSummaryView), has_more: rows.length > limit }

@@ -163,6 +163,10 @@ export interface RequestPageQuery {
   /** Keyset cursor: rows strictly older than (before, beforeId) in (created_at, id) order. */
   before?: { at: number; id: string }
   sessionId?: string
+  /** Only requests that ended so. */
+  status?: RequestStatus
+  /** Only requests this model served (its catalog id). */
+  modelId?: string
   limit: number
 }
 

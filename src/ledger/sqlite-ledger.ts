@@ -230,6 +230,8 @@ export function createSqliteLedger(
     async listRequests(q: RequestPageQuery) {
       const conditions = [eq(s.requests.accountId, q.accountId)]
       if (q.sessionId !== undefined) conditions.push(eq(s.requests.sessionId, q.sessionId))
+      if (q.status !== undefined) conditions.push(eq(s.requests.status, q.status))
+      if (q.modelId !== undefined) conditions.push(eq(s.requests.selectedModelId, q.modelId))
       if (q.before) {
         conditions.push(
           or(

@@ -27,6 +27,8 @@ export interface SeedRequest {
   agentId?: string
   legs?: SeedLeg[]
   providerRanks?: unknown[]
+  /** How it ended: completed unless told. */
+  status?: 'completed' | 'failed' | 'aborted'
 }
 
 /** A request as the ledger records it, committed when the returned promise resolves. */
@@ -72,8 +74,8 @@ export function finishedRequest(opts: SeedRequest): FinishedRequest {
       apiKeyId: null,
       surface: 'messages',
       routingMode: opts.routingMode ?? 'pro',
-      status: 'completed',
-      httpStatus: 200,
+      status: opts.status ?? 'completed',
+      httpStatus: opts.status === 'failed' ? 502 : opts.status === 'aborted' ? 499 : 200,
       errorType: null,
       errorMessage: null,
       stream: false,

@@ -8,7 +8,7 @@ import { join } from 'node:path'
 import { type BrowserContext, chromium, type Page } from 'playwright-core'
 import { feedbackReasons } from '../src/http/usage'
 import { createHarness, type Harness } from './support/harness'
-import { seedRequest } from './support/ledger-fixtures'
+import { finishedRequest, type SeedRequest, seedRequest } from './support/ledger-fixtures'
 
 const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium'
 const ARTIFACTS = join(import.meta.dir, 'artifacts', 'dashboard')
@@ -31,6 +31,16 @@ interface Canvas {
   height: number
   getContext(kind: '2d'): { getImageData(x: number, y: number, w: number, h: number): { data: Uint8ClampedArray } }
 }
+/** The page's own globals that callbacks below read (they run in the browser). */
+interface PageElement {
+  textContent: string | null
+  closest(selector: string): PageElement | null
+}
+declare const document: {
+  activeElement: PageElement | null
+  documentElement: { scrollWidth: number; clientWidth: number }
+}
+declare const scrollY: number
 interface Styled {
   computedStyleMap(): { get(property: string): { toString(): string } | undefined }
 }
@@ -203,6 +213,13 @@ describe.skipIf(!haveChromium)('dashboard in Chromium', () => {
         return n
       })
     expect(inked).toBeGreaterThan(1000)
+    // Signed in: focus lands on the view's heading (not <body>), the title names the view, and the
+    // chart has a text alternative with each line's total.
+    expect(await page.evaluate(() => document.activeElement?.closest('main h2')?.textContent)).toBe('Credit')
+    expect(await page.title()).toBe('Overview · svc dashboard')
+    const chartText = await page.getAttribute('#spend-chart', 'aria-label')
+    expect(chartText).toStartWith('Spend per day, ')
+    for (const [model] of MODELS) expect(chartText).toContain(`${model} $`)
     const usage = await (await h.call('/v1/usage')).json()
     expect(usage.used_nanos).toBeGreaterThan(0)
     const { usd } = await loadModule('format.js')
@@ -214,6 +231,8 @@ describe.skipIf(!haveChromium)('dashboard in Chromium', () => {
     // Group by provider, hourly: the toggles redraw from the aggregation endpoint.
     await page.click('[data-toggle=group_by] >> text=Provider')
     await page.locator('#spend-chart[data-drawn="3"]').waitFor()
+    // The toggles were redrawn: focus stays on the one just chosen, for the keyboard's sake.
+    expect(await page.evaluate(() => document.activeElement?.textContent)).toBe('Provider')
     await page.click('[data-toggle=bucket] >> text=Hourly')
     await page.locator('[data-toggle=bucket] .toggle.on', { hasText: 'Hourly' }).waitFor()
     await page.locator('#spend-chart[data-drawn]').waitFor()
@@ -224,6 +243,7 @@ describe.skipIf(!haveChromium)('dashboard in Chromium', () => {
     const sessions = page.locator('table[data-table=sessions] tbody tr')
     await sessions.first().waitFor()
     expect(await sessions.count()).toBe(25)
+    expect(await page.title()).toBe('Sessions · svc dashboard')
     await shot('04-sessions')
 
     // A long session: the latest 50 requests in order, then the earlier ones above them.
@@ -257,6 +277,11 @@ describe.skipIf(!haveChromium)('dashboard in Chromium', () => {
     )
     expect(await page.locator('table[data-table=legs] tbody tr').count()).toBe(2)
 
+    // The form's fields have labels; the comment box does not cut at 4,000 UTF-16 units (the
+    // server counts 4,000 characters: a family emoji is one of them, and eight units).
+    expect(await page.getByLabel('Reason').evaluate((el) => el.tagName)).toBe('SELECT')
+    expect(await page.getByLabel('Comment').evaluate((el) => el.tagName)).toBe('TEXTAREA')
+    expect(await page.getAttribute('#feedback-form textarea', 'maxlength')).toBeNull()
     // Thumbs down, a reason and a comment → POST feedback → shown, and in the ledger.
     await page.click('button[name=rating-down]')
     await page.selectOption('#feedback-form select[name=reason]', 'too_expensive')
@@ -278,6 +303,8 @@ describe.skipIf(!haveChromium)('dashboard in Chromium', () => {
     await page.click('.pager >> text=Older')
     await rows.first().filter({ hasNotText: firstPageTop! }).waitFor()
     expect(await rows.count()).toBe(50)
+    // The older page is read from its top, and focus starts there too.
+    expect(await page.evaluate(() => [scrollY, document.activeElement?.textContent])).toEqual([0, 'Requests'])
     await shot('07-requests-page-2')
 
     // The device sign-in page shares the stylesheet.
@@ -290,6 +317,153 @@ describe.skipIf(!haveChromium)('dashboard in Chromium', () => {
     await shot('08-login')
 
     expect(problems).toEqual([])
+  }, 60_000)
+
+  test('what an audit found: lookalike ids, hiccups, long strings, failed views, feedback errors', async () => {
+    const base = `http://127.0.0.1:${server.port}`
+    const at = Date.now() - 7 * 24 * H
+    const ledger = h.deps.ledger
+    const seed = (opts: Omit<SeedRequest, 'accountId'>) => seedRequest(ledger, { accountId: h.accountId, ...opts })
+    // "a,b" is looked up whole and split on its comma, so the answer holds "a" too (newer, first).
+    await seed({ at, sessionId: 'a,b' })
+    for (const i of [1, 2]) await seed({ at: at + i, sessionId: 'a' })
+    // Thousands of characters without a break, in the places a client or an upstream fills.
+    const long = finishedRequest({ accountId: h.accountId, at, id: 'req_long', sessionId: `long-${'x'.repeat(300)}` })
+    Object.assign(long.request, {
+      agentId: 'y'.repeat(200),
+      status: 'failed',
+      errorType: 'api_error',
+      errorMessage: `upstream said: ${'A'.repeat(3000)}`,
+    })
+    await ledger.recordRequest(long)
+    const aborted = finishedRequest({ accountId: h.accountId, at, id: 'req_aborted', status: 'aborted' })
+    Object.assign(aborted.request, { errorType: 'api_error', errorMessage: 'client disconnected mid-stream' })
+    await ledger.recordRequest(aborted)
+    await seed({ at, id: 'req_running' })
+    // An override character: unisolated, "<RLO>gnp.exe" reads "exe.png" and drags its neighbours along.
+    await seed({ at, sessionId: '\u202egnp.exe' })
+    for (const [i, costNanos] of [1_234, 15_200_000, 2_000_000_000].entries()) {
+      await seed({ at: at + i, sessionId: 'money', legs: [{ costNanos }] })
+    }
+    const before = problems.length
+    const fetched: string[] = []
+    const noteFetch = (r: { url(): string }) => fetched.push(new URL(r.url()).pathname)
+    page.on('request', noteFetch)
+    await page.goto(`${base}/dashboard`)
+    await page.evaluate((key) => sessionStorage.setItem('svc.apiKey', key), h.key)
+    const facts = async () =>
+      Object.fromEntries(
+        await page
+          .locator('.facts dt')
+          .evaluateAll((dts) => dts.map((dt) => [dt.textContent, dt.nextElementSibling?.textContent])),
+      )
+    const fits = () => page.evaluate(() => document.documentElement.scrollWidth <= document.documentElement.clientWidth)
+
+    // 1. The session asked for, not the first one the lookup answered.
+    await page.goto(`${base}/dashboard#/sessions/${encodeURIComponent('a,b')}`)
+    await page.locator('table[data-table=session-requests]').waitFor()
+    expect((await facts()).Requests).toBe('1')
+
+    // 2. A hiccup while the page loads keeps the key and offers a retry; only a 401 signs out.
+    await page.route('**/v1/auth/whoami', (r) =>
+      r.fulfill({ status: 503, contentType: 'application/json', body: '{"error":{"message":"busy, try later"}}' }),
+    )
+    await page.reload()
+    await page.locator('#sign-in:visible, .failure').first().waitFor()
+    expect(await page.locator('.failure', { hasText: 'busy, try later' }).isVisible()).toBe(true)
+    expect(await page.evaluate(() => sessionStorage.getItem('svc.apiKey'))).toBe(h.key)
+    await page.unroute('**/v1/auth/whoami')
+    await page.click('.failure button.retry')
+    await page.locator('table[data-table=session-requests]').waitFor()
+
+    // 3. Long ids and messages wrap: nothing pushes the page sideways.
+    await page.goto(`${base}/dashboard#/requests/req_long`)
+    await page.locator('#request').waitFor()
+    expect(await fits()).toBe(true)
+    await page.goto(`${base}/dashboard#/sessions/${encodeURIComponent(`long-${'x'.repeat(300)}`)}`)
+    await page.locator('table[data-table=session-requests]').waitFor()
+    expect(await fits()).toBe(true)
+
+    // 14. A client that hung up is told plainly, not as a failure in red.
+    await page.goto(`${base}/dashboard#/requests/req_aborted`)
+    await page.locator('#request').waitFor()
+    expect(await page.locator('#request .error').count()).toBe(0)
+    expect(await page.locator('#request', { hasText: 'client disconnected mid-stream' }).count()).toBe(1)
+
+    // 9. A failed send says why beside the button, not in a banner off-screen; a later success
+    // leaves no stale error anywhere.
+    await page.route('**/feedback', (r) =>
+      r.fulfill({ status: 503, contentType: 'application/json', body: '{"error":{"message":"ledger busy"}}' }),
+    )
+    await page.click('button[name=rating-up]')
+    await page.click('#feedback-form button[type=submit]')
+    await page.locator('#notice:visible, #feedback-form .error').first().waitFor()
+    expect(await page.locator('#feedback-form .error', { hasText: 'ledger busy' }).isVisible()).toBe(true)
+    expect(await page.locator('#notice').isVisible()).toBe(false)
+    await page.unroute('**/feedback')
+    await page.click('#feedback-form button[type=submit]')
+    await page.locator('#feedback-form', { hasText: 'feedback saved' }).waitFor()
+    expect(await page.locator('#feedback-form .error, #notice:visible').count()).toBe(0)
+    // A running request is not offered the form: the gateway would refuse it (409).
+    await page.route('**/v1/usage/requests/req_running', async (r) => {
+      const json = await (await r.fetch()).json()
+      await r.fulfill({ json: { ...json, status: 'in_progress', ended_at: null } })
+    })
+    await page.goto(`${base}/dashboard#/requests/req_running`)
+    await page.locator('#request', { hasText: 'req_running' }).waitFor()
+    expect(await page.locator('#feedback-form').count()).toBe(0)
+    await page.unroute('**/v1/usage/requests/req_running')
+
+    // 10. One money column, one precision: the points line up.
+    await page.goto(`${base}/dashboard#/sessions/money`)
+    await page.locator('main h2', { hasText: 'money' }).waitFor()
+    const costs = await page
+      .locator('table[data-table=session-requests] tbody td:nth-child(8)')
+      .evaluateAll((tds) => tds.map((td) => td.textContent ?? ''))
+    expect(costs).toEqual(['$0.0000012', '$0.0152000', '$2.0000000'])
+
+    // 12. An id's override characters are shown, and the id is isolated from the text around it.
+    await page.goto(`${base}/dashboard#/sessions/${encodeURIComponent('\u202egnp.exe')}`)
+    const heading = page.locator('main h2 .mono', { hasText: 'gnp.exe' })
+    await heading.waitFor()
+    expect(await heading.evaluate((el) => [el.getAttribute('dir'), el.textContent])).toEqual([
+      'auto',
+      '<U+202E>gnp.exe',
+    ])
+
+    // 13. A dot segment is not an id: "/v1/usage/requests/.." resolves to "/v1/usage/", another
+    // route with another shape. Nothing is fetched for it.
+    fetched.length = 0
+    for (const dots of ['..', '%2e%2e']) {
+      await page.goto(`${base}/dashboard#/requests/${dots}`)
+      await page.locator('main h2', { hasText: 'No such page' }).waitFor()
+    }
+    expect(fetched.filter((path) => path.startsWith('/v1/'))).toEqual([])
+
+    // 4. A view that fails replaces the old one with its error and a retry; choosing the tab
+    // again retries too.
+    await page.goto(`${base}/dashboard#/`)
+    await page.locator('#credit').waitFor()
+    await page.route('**/v1/usage/requests?*', (r) => r.abort())
+    await page.click('#nav a[data-tab=requests]')
+    await page.locator('#notice:visible, .failure').first().waitFor()
+    expect([await page.locator('#credit').count(), await page.locator('.failure button.retry').count()]).toEqual([0, 1])
+    await page.unroute('**/v1/usage/requests?*')
+    await page.click('#nav a[data-tab=requests]')
+    await page.locator('table[data-table=requests]').waitFor()
+
+    // 8. A phone's width: the header wraps, the cards shrink, nothing scrolls sideways.
+    await page.setViewportSize({ width: 375, height: 800 })
+    await page.goto(`${base}/dashboard#/?bucket=day&range=30d`)
+    await page.locator('#spend-chart[data-drawn]').waitFor()
+    expect(await fits()).toBe(true)
+    await shot('09-phone-overview')
+    await page.setViewportSize({ width: 1400, height: 1000 })
+
+    page.off('request', noteFetch)
+    // The 503s and aborted fetches above were on purpose; nothing else may complain.
+    const unexpected = problems.slice(before).filter((p) => !/status of 503|net::ERR_FAILED/.test(p))
+    expect(unexpected).toEqual([])
   }, 60_000)
 })
 
@@ -312,6 +486,45 @@ describe('dashboard modules', () => {
       '$2.00',
       '$12,345.00',
     ])
+  })
+
+  test('amounts: the sign before the dollar, places chosen after rounding, one precision per column', async () => {
+    const { columnDecimals, formatUsd, usd } = await load('format.js')
+    expect([usd(-2_500_000_000), usd(-5_000_000), formatUsd(-1, 2)]).toEqual(['-$2.50', '-$0.005', '0.00'])
+    // 0.99995 USD rounds to a dollar: it reads as dollars do, not "$1.0000".
+    expect([usd(999_950_000), usd(999_949_999), usd(10_000_000)]).toEqual(['$1.00', '$0.9999', '$0.0100'])
+    // A column takes what its smallest amount needs (two significant digits below a cent).
+    expect([
+      columnDecimals([2_000_000_000, 15_200_000]),
+      columnDecimals([2_000_000_000, 1_234]),
+      columnDecimals([2_000_000_000, 999_950_000, 0]),
+      columnDecimals([]),
+    ]).toEqual([4, 7, 2, 2])
+  })
+
+  test('counts and durations in units a reader takes in', async () => {
+    const { compact, duration } = await load('format.js')
+    expect([compact(999), compact(999_950), compact(1_500), compact(-1_500), compact(0.30000000000000004)]).toEqual([
+      '999',
+      '1.0M',
+      '1.5k',
+      '-1.5k',
+      '0.3',
+    ])
+    expect([duration(420), duration(999.6), duration(59_994), duration(95_000), duration(59_999_000)]).toEqual([
+      '420 ms',
+      '1.00 s',
+      '59.99 s',
+      '1 min 35 s',
+      '16 h 40 min',
+    ])
+  })
+
+  test('money ticks carry the places their step needs', async () => {
+    const { moneyTicks } = await load('chart.js')
+    expect(moneyTicks([0, 0.00005, 0.0001], 0.00005)).toEqual(['$0.00000', '$0.00005', '$0.00010'])
+    expect(moneyTicks([0, 0.025, 0.05], 0.025)).toEqual(['$0.000', '$0.025', '$0.050'])
+    expect(moneyTicks([0, 5000, 10000], 5000)).toEqual(['$0.00', '$5,000.00', '$10,000.00'])
   })
 
   test('the feedback form offers exactly the reasons the API accepts', async () => {

@@ -1,5 +1,6 @@
 // A tiny element builder. Text always goes in as text nodes, never as HTML, so nothing a request
 // carries (an error message, a session id) can inject markup.
+import { columnDecimals, formatUsdExact, usd } from './format.js'
 
 /**
  * h('a', { href: '#/x', class: 'link', onclick: fn, dataset: { id: 1 } }, 'text', child, [more])
@@ -33,9 +34,13 @@ function append(el, children) {
   }
 }
 
-/** A table from column specs: { label, cell: (row, i) => node | text, class? }. */
-export function table(columns, rows, { empty = 'Nothing yet.', dataset } = {}) {
+/**
+ * A table from column specs: { label, cell: (row, i) => node | text, class? }, or a money column
+ * { label, nanos: (row) => integer nanos }, whose cells share one precision (columnDecimals).
+ */
+export function table(specs, rows, { empty = 'Nothing yet.', dataset } = {}) {
   if (rows.length === 0) return h('p', { class: 'muted' }, empty)
+  const columns = specs.map((c) => (c.nanos ? moneyColumn(c, rows) : c))
   return h(
     'div',
     { class: 'table-wrap' },
@@ -74,10 +79,42 @@ export const facts = (pairs) =>
     pairs.filter(Boolean).map(([label, value]) => [h('dt', {}, label), h('dd', {}, value)]),
   )
 
+function moneyColumn(spec, rows) {
+  const decimals = columnDecimals(rows.map(spec.nanos).filter((n) => typeof n === 'number'))
+  const cell = (row) => {
+    const nanos = spec.nanos(row)
+    return typeof nanos === 'number' ? amount(nanos, decimals) : '–'
+  }
+  return { label: spec.label, class: 'num', cell }
+}
+
 export const badge = (text, kind = text) => h('span', { class: `badge badge-${kind}` }, text)
 
 /** A number with its exact value on hover: money shown rounded keeps the ledger's nanos at hand. */
 export const money = (text, exact) => h('span', { class: 'money', title: exact }, text)
+
+/** An amount of integer nanos, shown as usd() shows it (or at `decimals`), exact on hover. */
+export const amount = (nanos, decimals) => money(usd(nanos, decimals), `${formatUsdExact(nanos)} USD`)
+
+/**
+ * Text a client chose (an error message, a session source, an agent id): isolated, so a
+ * right-to-left run or override inside it cannot reorder the text around it, and free to wrap
+ * anywhere, so one unbroken run of thousands of characters cannot widen the page.
+ */
+export const userText = (text, cls) => h('span', { class: cls ? `text ${cls}` : 'text', dir: 'auto' }, text)
+
+// Bidi controls (embeddings, overrides, isolates, marks): inside an id they would show it reversed.
+const BIDI_CONTROLS = /[\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]/g
+
+/** An id as it can be read back and compared: isolated, and any bidi control shown as its code point. */
+export const idText = (id) =>
+  id.replace(BIDI_CONTROLS, (c) => `<U+${c.codePointAt(0).toString(16).toUpperCase().padStart(4, '0')}>`)
+
+/** A link to an id (a request, a session), in monospace, shown as idText shows it. */
+export const idLink = (href, id) => h('a', { href, class: 'mono text', dir: 'auto', title: id }, idText(id))
+
+/** An id that links nowhere (a grant, a leg, an upstream model). */
+export const idSpan = (id) => h('span', { class: 'mono text', dir: 'auto' }, idText(id))
 
 /** Shows a failure in the page's notice bar (an aborted fetch is a navigation, not a failure). */
 export function showError(err) {
@@ -91,6 +128,24 @@ export function showError(err) {
 export function clearError() {
   const notice = document.getElementById('notice')
   if (notice) notice.hidden = true
+}
+
+/**
+ * A failure that leaves nothing worth showing (a view that did not load): replaces `el`'s content
+ * with the error and a Retry button, so no stale view passes for the one asked for.
+ */
+export function mountFailure(el, err, retry, ...more) {
+  mount(
+    el,
+    h(
+      'section',
+      { class: 'card narrow failure', role: 'alert' },
+      h('h2', { tabindex: '-1' }, 'This page did not load'),
+      h('p', { class: 'error' }, userText(err?.message ?? String(err))),
+      h('button', { type: 'button', class: 'retry', onclick: retry }, 'Retry'),
+      more,
+    ),
+  )
 }
 
 /** "Newest" and "Older" links for keyset pages (a keyset cannot step forward, so no "Newer"). */

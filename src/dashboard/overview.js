@@ -3,8 +3,8 @@
 // beyond filling empty chart buckets.
 import { api, withQuery } from './api.js'
 import { drawSpendChart } from './chart.js'
-import { facts, h, money, mount, table } from './dom.js'
-import { compact, formatUsdExact, percent, time, tokens, usd } from './format.js'
+import { amount, facts, h, mount, table, userText } from './dom.js'
+import { compact, percent, time, tokens } from './format.js'
 
 const RANGES = {
   hour: [
@@ -28,8 +28,6 @@ const METRICS = [
   ['requests', 'Requests'],
   ['output_tokens', 'Output tokens'],
 ]
-
-const amount = (nanos) => money(usd(nanos), `${formatUsdExact(nanos)} USD`)
 
 /** Reads the chart's settings from the hash query, so a reload or a shared link shows the same chart. */
 function readSettings(query) {
@@ -104,11 +102,11 @@ function creditCard(usage) {
     meter,
     table(
       [
-        { label: 'Grant', cell: (g) => h('span', { title: g.id }, g.source) },
-        { label: 'Scope', cell: scope },
-        { label: 'Amount', class: 'num', cell: (g) => amount(g.amount_nanos) },
-        { label: 'Remaining', class: 'num', cell: (g) => amount(g.remaining_nanos) },
-        { label: 'Expires (UTC)', cell: (g) => (g.expires_at ? time(g.expires_at) : 'never') },
+        { label: 'Grant', cell: (g) => h('span', { title: g.id }, userText(g.source)) },
+        { label: 'Scope', cell: (g) => userText(scope(g)) },
+        { label: 'Amount', nanos: (g) => g.amount_nanos },
+        { label: 'Remaining', nanos: (g) => g.remaining_nanos },
+        { label: 'Expires (UTC)', class: 'when', cell: (g) => (g.expires_at ? time(g.expires_at) : 'never') },
       ],
       usage.grants,
       { empty: 'No active grants: requests are refused with 402 until credit is added.', dataset: { table: 'grants' } },

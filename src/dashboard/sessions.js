@@ -1,14 +1,16 @@
 // Sessions: the list by latest activity (keyset pages), and one session's requests in the order
 // they were made. Page cursors live in the hash, so the browser's Back button pages back.
 import { api, withQuery } from './api.js'
-import { facts, h, money, mount, pager, showError, table } from './dom.js'
-import { formatUsdExact, time, usd } from './format.js'
+import { amount, facts, h, idLink, idSpan, mount, pager, showError, table, userText } from './dom.js'
+import { time } from './format.js'
 import { requestColumns } from './requests.js'
 
 const PAGE = 25
 const SESSION_PAGE = 50
 
-const link = (id) => h('a', { href: `#/sessions/${encodeURIComponent(id)}`, class: 'mono' }, id)
+const optional = (text) => (text ? userText(text) : '–')
+
+const link = (id) => idLink(`#/sessions/${encodeURIComponent(id)}`, id)
 
 export async function renderSessions(main, { query, signal }) {
   // One more than shown: whether an older page exists, without a count query.
@@ -36,16 +38,12 @@ export async function renderSessions(main, { query, signal }) {
       table(
         [
           { label: 'Session', cell: (s) => link(s.session_id) },
-          { label: 'Source', cell: (s) => s.session_source ?? '–' },
-          { label: 'Agent', cell: (s) => s.agent_id ?? '–' },
+          { label: 'Source', cell: (s) => optional(s.session_source) },
+          { label: 'Agent', cell: (s) => optional(s.agent_id) },
           { label: 'Requests', class: 'num', cell: (s) => s.request_count.toLocaleString('en-US') },
-          {
-            label: 'Cost',
-            class: 'num',
-            cell: (s) => money(usd(s.total_cost_nanos), `${formatUsdExact(s.total_cost_nanos)} USD`),
-          },
-          { label: 'Latest activity (UTC)', cell: (s) => time(s.latest_at) },
-          { label: 'Started (UTC)', cell: (s) => time(s.first_at) },
+          { label: 'Cost', nanos: (s) => s.total_cost_nanos },
+          { label: 'Latest activity (UTC)', class: 'when', cell: (s) => time(s.latest_at) },
+          { label: 'Started (UTC)', class: 'when', cell: (s) => time(s.first_at) },
         ],
         page,
         { empty: 'No sessions in this page.', dataset: { table: 'sessions' } },
@@ -67,9 +65,10 @@ export async function renderSession(main, { params, signal }) {
     api(withQuery('/v1/usage/sessions', { ids: id }), { signal }),
     api(withQuery('/v1/usage/requests', { session_id: id, limit: SESSION_PAGE }), { signal }),
   ])
-  const summary = items[0]
+  // The server looks an id up whole and split on its commas: "a,b" may also answer for "a".
+  const summary = items.find((s) => s.session_id === id)
   if (!summary) {
-    mount(main, h('section', { class: 'card wide' }, h('h2', {}, 'Session not found'), h('p', {}, id)))
+    mount(main, h('section', { class: 'card wide' }, h('h2', {}, 'Session not found'), h('p', {}, idSpan(id))))
     return
   }
   // Pages come newest first; shown oldest first, numbered from the session's first request.
@@ -121,12 +120,12 @@ export async function renderSession(main, { params, signal }) {
     h(
       'section',
       { class: 'card wide' },
-      h('h2', {}, 'Session ', h('span', { class: 'mono' }, id)),
+      h('h2', {}, 'Session ', idSpan(id)),
       facts([
-        ['Source', summary.session_source ?? '–'],
-        ['Agent', summary.agent_id ?? '–'],
+        ['Source', optional(summary.session_source)],
+        ['Agent', optional(summary.agent_id)],
         ['Requests', summary.request_count.toLocaleString('en-US')],
-        ['Cost', money(usd(summary.total_cost_nanos), `${formatUsdExact(summary.total_cost_nanos)} USD`)],
+        ['Cost', amount(summary.total_cost_nanos)],
         ['Started (UTC)', time(summary.first_at)],
         ['Latest activity (UTC)', time(summary.latest_at)],
       ]),

@@ -7,12 +7,14 @@
 // end still falls back, its leg uncharged; a client that leaves stops the upstream.
 import { describe, expect, test } from 'bun:test'
 import type { ProviderKind } from '../src/config/schema'
-import { createHarness, type Harness, requestDetail, sdkClients } from './support/harness'
+import { type Harness, requestDetail, sdkClients } from './support/harness'
 import { scriptedUpstream, sseFrame } from './support/scripted-upstream'
 import type { Scenario } from './support/simulator'
 import {
+  oneModelGateway,
   profileFor,
   rankedProGateway,
+  simKey,
   translationGateway,
   translationSimulator,
   upstreamModelFor,
@@ -154,31 +156,12 @@ describe('a gathered answer with the provider’s own web search is the same ans
 })
 
 /** One Anthropic model on the simulator behind svc-pro, with these routing settings. */
-const oneModelGateway = (routing: Record<string, number>) =>
-  createHarness({
-    grantUsd: 5,
-    env: { K: 'sim-key-translation' },
-    config: {
-      catalog: { builtin: false },
-      routing,
-      providers: { a: { kind: 'anthropic', base_url: sim.url, api_key_env: 'K' } },
-      models: [
-        {
-          id: 'm',
-          provider: 'a',
-          upstream_model: 'slow-up',
-          profiles: ['pro'],
-          quality: 90,
-          input_usd_per_mtok: 1,
-          output_usd_per_mtok: 1,
-        },
-      ],
-    },
-  })
+const slowModelGateway = (routing: Record<string, number>) =>
+  oneModelGateway(sim, { upstreamModel: 'slow-up', key: simKey, routing })
 
 describe('a long answer', () => {
   test('takes longer than first_byte_timeout_ms and still arrives whole, where the same answer as JSON times out', async () => {
-    const h = await oneModelGateway({ first_byte_timeout_ms: 250 })
+    const h = await slowModelGateway({ first_byte_timeout_ms: 250 })
     // Ten deltas 80 ms apart: ~0.8 s of writing, three times the first-byte limit.
     sim.setScenario('slow-up', {
       text: 'one two three four five six seven eight nine ten',
@@ -292,7 +275,7 @@ describe('a gathered answer that breaks falls back, the broken leg uncharged', (
 })
 
 test('a client that leaves while its answer is gathered stops the upstream; the request is recorded aborted, uncharged', async () => {
-  const h = await oneModelGateway({})
+  const h = await slowModelGateway({})
   sim.setScenario('slow-up', { text: 'a b c d e f g h', chunks: 8, chunkDelayMs: 100 })
   const client = new AbortController()
   const answer = h.call('/compat-a/v1/messages', {

@@ -1,36 +1,14 @@
 import { afterAll, expect, test } from 'bun:test'
-import { createHarness, type Harness, sdkClients } from './support/harness'
+import { type Harness, sdkClients } from './support/harness'
 import { startSimulator } from './support/simulator'
+import { oneModelGateway } from './support/translation-gateway'
 
 const sim = startSimulator({ apiKey: 'k' })
 afterAll(() => sim.stop())
 
 /** One provider (Anthropic unless told) on the simulator behind svc-pro, with these routing timeouts. */
-const harnessWith = (
-  routing: Record<string, number>,
-  upstreamModel: string,
-  kind: 'anthropic' | 'openai-chat' = 'anthropic',
-) =>
-  createHarness({
-    grantUsd: 5,
-    env: { K: 'k' },
-    config: {
-      catalog: { builtin: false },
-      routing,
-      providers: { a: { kind, base_url: kind === 'openai-chat' ? `${sim.url}/v1` : sim.url, api_key_env: 'K' } },
-      models: [
-        {
-          id: 'm',
-          provider: 'a',
-          upstream_model: upstreamModel,
-          profiles: ['pro'],
-          quality: 90,
-          input_usd_per_mtok: 1,
-          output_usd_per_mtok: 1,
-        },
-      ],
-    },
-  })
+const harnessWith = (routing: Record<string, number>, upstreamModel: string, kind?: 'anthropic' | 'openai-chat') =>
+  oneModelGateway(sim, { upstreamModel, key: 'k', routing, kind })
 
 test('a stream may outlive the connect and first-byte timeouts: they bound the start, not the whole stream', async () => {
   const h = await harnessWith({ connect_timeout_ms: 150, first_byte_timeout_ms: 250 }, 'long-up')

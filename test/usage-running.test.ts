@@ -1,32 +1,14 @@
 // The usage API while a request is still being served: its id (from the response headers) is
 // found at once, as in_progress with uncommitted legs, and only the ledger's record after it ends.
 import { afterAll, expect, test } from 'bun:test'
-import { createHarness, type Harness } from './support/harness'
+import type { Harness } from './support/harness'
 import { startSimulator } from './support/simulator'
+import { oneModelGateway } from './support/translation-gateway'
 
 const sim = startSimulator({ apiKey: 'k' })
 afterAll(() => sim.stop())
 
-const harness = () =>
-  createHarness({
-    grantUsd: 5,
-    env: { K: 'k' },
-    config: {
-      catalog: { builtin: false },
-      providers: { a: { kind: 'anthropic', base_url: sim.url, api_key_env: 'K' } },
-      models: [
-        {
-          id: 'm',
-          provider: 'a',
-          upstream_model: 'slow-up',
-          profiles: ['pro'],
-          quality: 90,
-          input_usd_per_mtok: 1,
-          output_usd_per_mtok: 1,
-        },
-      ],
-    },
-  })
+const harness = () => oneModelGateway(sim, { upstreamModel: 'slow-up', key: 'k' })
 
 /** Starts a stream of four deltas 150 ms apart and reads it up to its first delta. */
 async function streamUntilFirstDelta(h: Harness) {

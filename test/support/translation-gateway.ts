@@ -99,6 +99,38 @@ export function rankedProGateway(
   )
 }
 
+/**
+ * One model, `m` (1 USD/Mtok in and out), asking the simulator for `upstreamModel`, alone behind
+ * svc-pro on a provider of `kind` (Anthropic unless told) that calls it with `key`, under these
+ * routing settings: for tests of one model's timing, not of routing.
+ */
+export function oneModelGateway(
+  sim: Simulator,
+  opts: { upstreamModel: string; key: string; routing?: Record<string, number>; kind?: 'anthropic' | 'openai-chat' },
+): Promise<Harness> {
+  const kind = opts.kind ?? 'anthropic'
+  return createHarness({
+    grantUsd: 5,
+    env: { K: opts.key },
+    config: {
+      catalog: { builtin: false },
+      routing: opts.routing,
+      providers: { a: { kind, base_url: kind === 'openai-chat' ? `${sim.url}/v1` : sim.url, api_key_env: 'K' } },
+      models: [
+        {
+          id: 'm',
+          provider: 'a',
+          upstream_model: opts.upstreamModel,
+          profiles: ['pro'],
+          quality: 90,
+          input_usd_per_mtok: 1,
+          output_usd_per_mtok: 1,
+        },
+      ],
+    },
+  })
+}
+
 /** Start the simulator with the key translationGateway's providers use. */
 const translationSimulatorOptions = { apiKey: simKey }
 

@@ -209,7 +209,8 @@ export const buildReasoningItem = (
   return {
     id,
     type: 'reasoning',
-    summary: block.type === 'thinking' ? [{ type: 'summary_text', text: block.thinking }] : [],
+    // No words, no summary part (Anthropic's omitted thinking display), as OpenAI's own items.
+    summary: block.type === 'thinking' && block.thinking !== '' ? [{ type: 'summary_text', text: block.thinking }] : [],
     ...(encrypted ? { encrypted_content: encrypted } : {}),
   }
 }

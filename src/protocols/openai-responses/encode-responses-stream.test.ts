@@ -324,6 +324,29 @@ describe('responsesStreamEncoder', () => {
     // An argument-less call still carries parseable arguments.
     expect(completed.response.output[2]?.['arguments']).toBe('{}')
   })
+  test("thinking with no words (Anthropic's omitted display) is a reasoning item with an empty summary, no summary part", async () => {
+    const data = await frames(
+      [
+        { type: 'start', id: 'msg_upstream', model: 'claude-sonnet' },
+        { type: 'block_start', index: 0, block: { kind: 'thinking' } },
+        { type: 'signature_delta', index: 0, signature: 'EqQBCkYIBxgCKkBsig' },
+        { type: 'block_stop', index: 0 },
+        { type: 'block_start', index: 1, block: { kind: 'text' } },
+        { type: 'text_delta', index: 1, text: 'Done.' },
+        { type: 'block_stop', index: 1 },
+        { type: 'finish', reason: 'end_turn' },
+        { type: 'usage', usage: { input: 10, output: 30 } },
+      ],
+      includeEncrypted,
+    )
+    expectSequenceFromZero(data)
+    expect(data.filter((d) => String(d['type']).startsWith('response.reasoning_summary'))).toEqual([])
+    const done = data.find((d) => d['type'] === 'response.output_item.done')!['item'] as Record<string, unknown>
+    expect(done).toMatchObject({ type: 'reasoning', summary: [], encrypted_content: expect.any(String) })
+    const completed = data.at(-1) as { response: { output: Record<string, unknown>[] } }
+    expect(completed.response.output[0]).toEqual(done)
+  })
+
   describe('Anthropic thinking and encrypted_content', () => {
     const signed: ExchangeEvent[] = [
       { type: 'start', id: 'msg_upstream', model: 'claude-sonnet' },

@@ -170,18 +170,12 @@ export function responsesStreamEncoder(opts: EncodeResponsesStreamOptions): Stre
         text: '',
         signature: '',
       }
+      // Its summary part opens with its first words: thinking with none (Anthropic's omitted
+      // display) is a reasoning item with an empty summary, as OpenAI's own.
       frames.push(
         frame('response.output_item.added', {
           output_index: outputIndex,
           item: { id: item.id, type: 'reasoning', summary: [] },
-        }),
-      )
-      frames.push(
-        frame('response.reasoning_summary_part.added', {
-          item_id: item.id,
-          output_index: outputIndex,
-          summary_index: 0,
-          part: { type: 'summary_text', text: '' },
         }),
       )
     } else if (block.kind === 'tool_use') {
@@ -264,6 +258,7 @@ export function responsesStreamEncoder(opts: EncodeResponsesStreamOptions): Stre
         ]
       }
       case 'reasoning': {
+        if (item.text === '') return [done()]
         const part = { type: 'summary_text', text: item.text }
         return [
           frame('response.reasoning_summary_text.done', { ...base, summary_index: 0, text: item.text }),
@@ -349,6 +344,16 @@ export function responsesStreamEncoder(opts: EncodeResponsesStreamOptions): Stre
       case 'thinking_delta': {
         const item = blocks.get(event.index)
         if (item?.kind !== 'reasoning' || event.thinking === '') break
+        if (item.text === '') {
+          frames.push(
+            frame('response.reasoning_summary_part.added', {
+              item_id: item.id,
+              output_index: item.outputIndex,
+              summary_index: 0,
+              part: { type: 'summary_text', text: '' },
+            }),
+          )
+        }
         item.text += event.thinking
         frames.push(
           frame('response.reasoning_summary_text.delta', {

@@ -408,3 +408,18 @@ describe('encodeResponsesResponse', () => {
     ])
   })
 })
+
+test("thinking with no words (Anthropic's omitted display) is a reasoning item with an empty summary", () => {
+  const omitted: ExchangeResponse = {
+    ...answer,
+    content: [
+      { type: 'thinking', thinking: '', signature: 'EqQBCkYIBxgCKkBsig' },
+      { type: 'text', text: 'Done.' },
+    ],
+    stopReason: 'end_turn',
+  }
+  const encoded = encodeResponsesResponse(omitted, { ...ids, request: includeEncrypted }) as {
+    output: Record<string, unknown>[]
+  }
+  expect(encoded.output[0]).toMatchObject({ type: 'reasoning', summary: [], encrypted_content: expect.any(String) })
+})

@@ -506,6 +506,62 @@ describe('gathered from exact upstream bytes', () => {
     expect(answer.output).toMatchObject([{ type: 'message', content: [{ type: 'output_text', text: 'Hello' }] }])
   })
 
+  test("a block index far out of range is the upstream's fault, refused at once, not billions of slots", async () => {
+    const h = await translationGateway(sim)
+    scriptedStream(
+      h,
+      anthropicStream(
+        [
+          sseFrame('content_block_start', {
+            type: 'content_block_start',
+            index: 4_294_967_294,
+            content_block: { type: 'text', text: '' },
+          }),
+        ],
+        'end_turn',
+        { input_tokens: 1, output_tokens: 1 },
+        { output_tokens: 1 },
+      ),
+    )
+    const started = performance.now()
+    const res = await h.call('/compat-a/v1/messages', askMessages())
+    expect(performance.now() - started).toBeLessThan(1000)
+    expect(res.status).toBe(502)
+    expect((await res.json()).error.message).toContain('content block index out of range')
+  })
+
+  test('a message_delta without its output count: the client is told the count the ledger bills', async () => {
+    const h = await translationGateway(sim)
+    const text = 'Forty characters of answer, more or less.'
+    scriptedStream(h, anthropicStream(textBlock(text), 'end_turn', { input_tokens: 12, output_tokens: 1 }, {}))
+    const res = await h.call('/compat-a/v1/messages', askMessages())
+    const body = await res.json()
+    const leg = (await requestDetail(h, res.headers.get('x-request-id')!)).usage_events[0]
+    expect(leg).toMatchObject({ estimated: true, input_tokens: 12, output_tokens: Math.ceil(text.length / 4) })
+    expect(body.usage).toMatchObject({ input_tokens: 12, output_tokens: leg.output_tokens })
+  })
+
+  test('an upstream that answers JSON when asked for a stream is served as a JSON call is', async () => {
+    const h = await translationGateway(sim)
+    h.deps.config.routing.streamUpstreamAboveMaxTokens = 0
+    const sent = scriptedUpstream(h, () => ({
+      json: {
+        id: 'msg_up',
+        type: 'message',
+        role: 'assistant',
+        model: 'claude-t-up',
+        content: [{ type: 'text', text: 'No stream here.' }],
+        stop_reason: 'end_turn',
+        stop_sequence: null,
+        usage: { input_tokens: 3, output_tokens: 4 },
+      },
+    }))
+    const res = await h.call('/compat-a/v1/messages', askMessages())
+    expect(res.status).toBe(200)
+    expect((await res.json()).content).toEqual([{ type: 'text', text: 'No stream here.' }])
+    expect(sent[0]).toMatchObject({ stream: true })
+  })
+
   test('headers slower than connect_timeout_ms (a server that sends them with its first token) are within first_byte_timeout_ms, as for JSON', async () => {
     const h = await translationGateway(sim)
     h.deps.config.routing.connectTimeoutMs = 100

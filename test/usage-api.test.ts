@@ -306,6 +306,9 @@ describe('sessions', () => {
     await seedRequest(h.deps.ledger, { accountId: h.accountId, at: T0 + 6, sessionId: 'proj-a,task-7' })
     const comma = await (await h.call('/v1/usage/sessions?ids=proj-a%2Ctask-7')).json()
     expect(comma.items).toEqual([expect.objectContaining({ session_id: 'proj-a,task-7', request_count: 1 })])
+    await seedRequest(h.deps.ledger, { accountId: h.accountId, at: T0 + 7, sessionId: 'task-7,' })
+    const trailing = await (await h.call('/v1/usage/sessions?ids=task-7%2C')).json()
+    expect(trailing.items).toEqual([expect.objectContaining({ session_id: 'task-7,' })])
 
     const tooMany = Array.from({ length: 101 }, (_, i) => `s${i}`).join(',')
     const res = await h.call(`/v1/usage/sessions?ids=${tooMany}`)

@@ -207,6 +207,25 @@ describe('the client is told the usage svc bills where the upstream reported non
   })
 })
 
+test('counts no usage can have reach the client as the estimate the ledger bills, not as they came', async () => {
+  // 5e12 output tokens for 400 characters: billed as ~100, so told as ~100.
+  sim.setScenario(upstreams.chat.model, { text, usage: { input: 10, output: 5_000_000_000_000 } })
+  const clients = sdkClients(h)
+  const ask = {
+    model: upstreams.chat.profile,
+    max_tokens: 500,
+    messages: [{ role: 'user' as const, content: 'Tell me.' }],
+  }
+  for (const message of [
+    await clients.anthropic.messages.create(ask),
+    await clients.anthropic.messages.stream(ask).finalMessage(),
+  ]) {
+    const leg = (await endedRequestDetail(h, message.id.slice('msg_'.length))).usage_events[0]
+    expect(leg).toMatchObject({ estimated: true, output_tokens: outputEstimate })
+    expect(message.usage.output_tokens).toBe(outputEstimate)
+  }
+})
+
 describe('OpenAI cached counts that cannot be part of the prompt are estimated, never billed as they stand', () => {
   // The simulator reports OpenAI's prompt as input + cache reads + cache writes.
   const lies = [

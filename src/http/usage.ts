@@ -157,7 +157,7 @@ export const usageRoutes = (deps: Deps) =>
         throw invalidRequest(`ids takes at most ${usageLimits.sessionIds} session ids (got ${ids.length})`, 'ids')
       }
       // A session id may hold a comma (svc takes any client's id): the whole value is looked up too.
-      const lookup = ids.length > 1 ? [...ids, asked] : ids
+      const lookup = asked.includes(',') ? [...ids, asked] : ids
       const sessions = await deps.ledger.sessionsByIds(principal.accountId, lookup)
       return { items: sessions.map(sessionView) }
     })

@@ -14,7 +14,7 @@ import { answerTooLarge, maxAnswerBytes } from '../providers/bounded-body'
 import { codecs, requestToolNames } from '../providers/codecs'
 import { isReported } from '../protocols/unreported-usage'
 import type { AnsweredAttempt } from './attempt'
-import { deliver, deliverTranslated } from './json-answer'
+import { deliver, deliverTranslated, jsonAnswer } from './json-answer'
 import { meterStep, newStreamMeter } from './meter'
 import { withinFirstByte } from './stream-answer'
 import { upstreamFrames } from './upstream-frames'
@@ -25,6 +25,9 @@ export async function assembledAnswer(
   /** When the upstream request went out (performance.now()): the first event is due first_byte_timeout_ms after. */
   sentAt: number,
 ): Promise<Response> {
+  // An upstream (or a compatible server's model) that cannot stream answers JSON all the same:
+  // the answer as a JSON call's, as before svc asked for a stream.
+  if (a.upstream.headers.get('content-type')?.includes('json')) return jsonAnswer(deps, a)
   const { idleTimeoutMs, firstByteTimeoutMs } = deps.config.routing
   const upstream = upstreamFrames(a.upstream, idleTimeoutMs, () => a.controller.abort())
   try {
@@ -59,7 +62,7 @@ export async function assembledAnswer(
         return meter.finished()
       })
       if (!meter.finished()) throw endedEarly()
-      const { body: answer } = a.surface.passThroughJson(assembly.json(), a.ids)
+      const { body: answer } = a.surface.passThroughJson(assembly.json(meter.estimatedOutputTokens()), a.ids)
       const usage = meter.usage()
       const received = { usage, reported: isReported(usage), outputChars: meter.outputChars() }
       return deliver(deps, a, received, answer, upstreamTtfbMs)

@@ -86,8 +86,10 @@ export function deliverTranslated(
     throw new GatewayError('api_error', 'upstream answer ended in an error', { status: 502, retryable: true })
   }
   const received = { usage: response.usage, ...metered }
-  // Usage the upstream never reported reaches the client as svc bills it, an estimate, not zeros.
-  const told = metered.reported ? response : { ...response, usage: a.trace.billedUsage(received) }
+  // Usage the upstream never reported, or reported as no count can be, reaches the client as svc
+  // bills it (an estimate), not as zeros or the incredible count.
+  const billedAsReported = metered.reported && incredibleCounts(response.usage).length === 0
+  const told = billedAsReported ? response : { ...response, usage: a.trace.billedUsage(received) }
   const encoded = a.surface.encodeResponse(told, a.ids, {
     upstreamModel: a.leg.candidate.model.upstreamModel,
     body: a.body,

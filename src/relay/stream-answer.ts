@@ -90,7 +90,7 @@ export async function streamAnswer(
       broken = error
     }
     const estimate = (m: typeof meter) =>
-      a.trace.billedUsage({ usage: m.usage, reported: false, outputChars: m.outputChars })
+      a.trace.billedUsage({ usage: m.usage, reported: m.reported, outputChars: m.outputChars })
     clientFrames = translatedText(upstream, pipe(pipe(decoder, meterStep(meter, estimate)), encoder), encoder, onBroken)
     // A stream the encoder ended with an error event failed, whatever the upstream had said before.
     complete = () => meter.finished && !meter.error && !broken

@@ -36,8 +36,8 @@ export interface PassThroughStream {
  */
 export interface PassThroughAssembly {
   push(event: SseEvent): void
-  /** The answer's JSON; whole once the stream has finished. */
-  json(): unknown
+  /** The answer's JSON; whole once the stream has finished. Output the upstream never counted says `estimatedOutputTokens`. */
+  json(estimatedOutputTokens: number): unknown
 }
 
 export interface InboundSurface {

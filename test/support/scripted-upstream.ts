@@ -26,7 +26,8 @@ export function scriptedUpstream(h: Harness, answer: (body: Json) => ScriptedAns
     sent.push(body)
     const script = answer(body)
     if (script.headerDelayMs) await Bun.sleep(script.headerDelayMs)
-    if (body.stream !== true) return Response.json(script.json ?? {})
+    // JSON for a stream request too where the script has no frames: a server that cannot stream.
+    if (body.stream !== true || script.sse === undefined) return Response.json(script.json ?? {})
     const stream = new ReadableStream<Uint8Array>({
       start(controller) {
         for (const frame of script.sse ?? []) controller.enqueue(new TextEncoder().encode(frame))

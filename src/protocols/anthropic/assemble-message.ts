@@ -3,14 +3,23 @@
 // Generic over block types, as the SDKs' own accumulation is: a block svc has no name for (a
 // server tool's call or result, a container) arrives whole in its content_block_start and stays so.
 import { parseToolArguments } from '../../exchange/tool-arguments'
+import { GatewayError } from '../../lib/errors'
 import type { SseEvent } from '../sse'
 import { isObject, type JsonObject, parseJson, readNumber, readObject, readString } from '../wire-values'
+
+/**
+ * Far past any answer's blocks. The index places a block in an array: one frame naming index
+ * 4,294,967,294 would make billions of empty slots and stall the event loop for a minute.
+ */
+const maxBlockIndex = 4096
 
 export function anthropicMessageAssembler() {
   let message: JsonObject | undefined
   const content: JsonObject[] = []
   /** A tool call's input as streamed (input_json_delta), by block index, parsed when the block closes. */
   const inputs = new Map<number, string>()
+  /** A message_delta gave the output count (Anthropic's always does; some compatible servers' do not). */
+  let outputCounted = false
 
   const closeBlock = (index: number) => {
     const block = content[index]
@@ -64,6 +73,12 @@ export function anthropicMessageAssembler() {
         case 'content_block_start': {
           const block = readObject(payload, 'content_block')
           if (index === undefined || !block) return
+          if (!Number.isInteger(index) || index < 0 || index > maxBlockIndex) {
+            throw new GatewayError('api_error', `upstream sent a content block index out of range (${index})`, {
+              status: 502,
+              retryable: true,
+            })
+          }
           // A text block's stream start has no citations member; the non-streaming answer says null.
           content[index] =
             block.type === 'text' && !('citations' in block) ? { ...block, citations: null } : { ...block }
@@ -84,16 +99,25 @@ export function anthropicMessageAssembler() {
           // Cumulative counts: each one the delta has replaces the start's.
           const usage = readObject(payload, 'usage')
           if (usage) message.usage = { ...readObject(message, 'usage'), ...countsGiven(usage) }
+          if (typeof usage?.output_tokens === 'number') outputCounted = true
           return
         }
         default:
           return
       }
     },
-    /** The message: whole once the pass-through meter says the stream finished. */
-    json(): unknown {
+    /**
+     * The message: whole once the pass-through meter says the stream finished. Where no
+     * message_delta gave the output count, it says `estimatedOutputTokens`, what the ledger bills
+     * (as the streamed relay completes such a delta), not message_start's placeholder.
+     */
+    json(estimatedOutputTokens: number): unknown {
       for (const index of [...inputs.keys()]) closeBlock(index)
-      return message && { ...message, content: content.filter(Boolean) }
+      if (!message) return undefined
+      const started = readObject(message, 'usage')
+      // No usage at all stays none, as in the upstream's own JSON for such a server.
+      const usage = outputCounted || !started ? message.usage : { ...started, output_tokens: estimatedOutputTokens }
+      return { ...message, content: content.filter(Boolean), ...(usage ? { usage } : {}) }
     },
   }
 }

@@ -28,7 +28,8 @@ export function responsesAssembler() {
         response = readObject(payload, 'response')
       }
     },
-    json(): unknown {
+    /** The response (its usage as the upstream gave it: a Responses stream's terminal event carries it whole). */
+    json(_estimatedOutputTokens: number): unknown {
       const output = response && readArray(response, 'output')
       if (!response || (output && output.length > 0) || items.length === 0) return response
       return { ...response, output: items.filter((item) => item !== undefined) }

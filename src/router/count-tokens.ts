@@ -28,36 +28,84 @@ export function mediaTokensOf(block: UserContentBlock): number {
   return (pages ?? pagesUnknown) * tokensPerPage
 }
 
-/** The most `/Pages` names a scan looks at: a real tree has a node for about every ten pages. */
-const maxPageNames = 20_000
-/** How far either side of a node's `/Type /Pages` its dictionary is looked for. */
+/** The most `/Pages` names the fallback scan looks at: a real tree has a node for about every ten pages. */
+const maxPageNames = 2_000
+/** How far before a node's `/Type /Pages` the fallback looks for its dictionary's opening. */
 const nodeReach = 512
+/** How long the root's dictionary may be: a flat page tree's `/Kids` of thousands of pages is tens of KB. */
+const longestRoot = 256 * 1024
+/** How long another node's may be, for the fallback (a few thousand nodes at most). */
+const longestNode = 4096
 
 /**
- * The pages of a base64 PDF, read off its page tree without parsing the file: the largest `/Count`
- * in a `/Type /Pages` dictionary, which is the root's. Undefined where the tree is not in plain
- * text (PDF 1.5 object streams compress it) or the data is no PDF: the caller assumes two pages.
- * A 300-page PDF counted as two sent a prompt of ~1M tokens to a 200K-token model, which refused
- * it. Native searches, a bounded window each, and a bounded number of them: hostile data costs a
- * scan of the text, never a quadratic one.
+ * The pages of a base64 PDF, read off its page tree without parsing the file: the `/Count` of the
+ * tree's root, which the catalog names (the last catalog and the last version of the root: an
+ * incremental save appends them). Where that cannot be followed, the largest `/Count` of a
+ * `/Type /Pages` node. Undefined where the tree is not in plain text (PDF 1.5 object streams
+ * compress it) or the data is no PDF: the caller assumes two pages. A 300-page PDF counted as two
+ * sent a prompt of ~1M tokens to a 200K-token model, which refused it. Native searches and bounded
+ * scans: hostile data costs a pass over the text, never a quadratic one.
  */
 export function pdfPages(base64: string): number | undefined {
   const text = Buffer.from(base64, 'base64').toString('latin1')
   if (!text.startsWith('%PDF')) return undefined
+  return rootPageCount(text) ?? largestPageCount(text)
+}
+
+const pageCountOf = (dictionary: string | undefined): number | undefined => {
+  const count = dictionary && /\/Count\s+(\d+)/.exec(dictionary)
+  const n = count ? Number(count[1]) : 0
+  return n > 0 && n <= 100_000 ? n : undefined
+}
+
+/** The root's count: the catalog's `/Pages n g R`, then the last `n g obj`'s dictionary. */
+function rootPageCount(text: string): number | undefined {
+  const catalog = text.lastIndexOf('/Catalog')
+  if (catalog === -1) return undefined
+  const ref = /\/Pages\s+(\d+)\s+(\d+)\s+R/.exec(text.slice(Math.max(0, catalog - 1024), catalog + 1024))
+  if (!ref) return undefined
+  const name = `${ref[1]} ${ref[2]} obj`
+  // The last definition whose number is not the tail of a longer one ("11 0 obj" for "1 0 obj").
+  let at = text.lastIndexOf(name)
+  while (at > 0 && /\d/.test(text[at - 1]!)) at = text.lastIndexOf(name, at - 1)
+  return at === -1 ? undefined : pageCountOf(dictionaryAt(text, at + name.length, longestRoot))
+}
+
+/** The dictionary opening right after `from`, to its matching `>>` (nested ones skipped), if within bounds. */
+function dictionaryAt(text: string, from: number, longest: number): string | undefined {
+  const open = text.indexOf('<<', from)
+  if (open === -1 || open - from > 64) return undefined
+  const end = Math.min(text.length, open + longest)
+  let depth = 0
+  for (let i = open; i < end - 1; i++) {
+    const pair =
+      text.charCodeAt(i) === 60 && text.charCodeAt(i + 1) === 60
+        ? 1
+        : text.charCodeAt(i) === 62 && text.charCodeAt(i + 1) === 62
+          ? -1
+          : 0
+    if (pair === 0) continue
+    depth += pair
+    i++
+    // Only the root's own members: a nested dictionary (its /Resources) is cut out of the count's search.
+    if (depth === 0)
+      return text.slice(open, i + 1).replace(/<<(?:(?!<<|>>)[\s\S])*>>/g, (d, offset) => (offset === 0 ? d : ''))
+  }
+  return undefined
+}
+
+/** The largest `/Count` of a `/Type /Pages` node, looked for near each: where the catalog cannot be followed. */
+function largestPageCount(text: string): number | undefined {
   let pages: number | undefined
   let names = 0
   for (let at = text.indexOf('/Pages'); at !== -1 && names++ < maxPageNames; at = text.indexOf('/Pages', at + 6)) {
     // `/Pages 2 0 R` in the catalog names the tree; only `/Type /Pages` is a node of it.
     if (!/\/Type\s*$/.test(text.slice(Math.max(0, at - 12), at))) continue
-    // The node's dictionary: from the `<<` before to the `>>` after, within reach.
+    // The node's dictionary: from the `<<` just before it to its matching `>>`.
     const from = Math.max(0, at - nodeReach)
-    const near = text.slice(from, at + nodeReach)
-    const here = at - from
-    const open = near.lastIndexOf('<<', here)
-    const close = near.indexOf('>>', here)
-    const count = /\/Count\s+(\d+)/.exec(near.slice(Math.max(open, 0), close === -1 ? near.length : close))
-    const n = count ? Number(count[1]) : 0
-    if (n > 0 && n <= 100_000 && n > (pages ?? 0)) pages = n
+    const open = text.slice(from, at).lastIndexOf('<<')
+    const n = open === -1 ? undefined : pageCountOf(dictionaryAt(text, from + open, longestNode))
+    if (n !== undefined && n > (pages ?? 0)) pages = n
   }
   return pages
 }

@@ -1,7 +1,7 @@
 import { describe, expect, test } from 'bun:test'
 import type { RoutingMode } from '../config/schema'
 import type { DocumentBlock, ExchangeRequest, UserContentBlock } from '../exchange/types'
-import { countRequestTokens } from './count-tokens'
+import { countRequestTokens, pdfPages } from './count-tokens'
 import { jsonLength, readRequestFeatures } from './features'
 
 const pdf: DocumentBlock = {
@@ -82,6 +82,19 @@ describe('documents in the request features and token counts', () => {
       6200,
     )
     expect(readRequestFeatures(asking(pdfOf('not a pdf'))).estimatedInputTokens - plain).toBe(6200)
+  })
+
+  test("a PDF's pages are its root's, as the catalog names it: a long flat tree, nested dictionaries, a later revision", () => {
+    const b64 = (text: string) => Buffer.from(text, 'latin1').toString('base64')
+    const catalog = '1 0 obj\n<< /Type /Catalog /Pages 2 0 R >>\nendobj\n'
+    const kids = Array.from({ length: 300 }, (_, i) => `${i + 10} 0 R`).join(' ')
+    // /Kids (2.5 KB) before /Count, and a resource dictionary inside the root.
+    const flat = `%PDF-1.4\n${catalog}2 0 obj\n<< /Type /Pages /Resources << /ProcSet [/PDF] >> /Kids [${kids}] /Count 300 >>\nendobj\n`
+    expect(pdfPages(b64(flat))).toBe(300)
+    // An incremental save that dropped pages appends the root again: the last version counts,
+    // not the larger tree it replaced; "12 0 obj" is not "2 0 obj".
+    const revised = `${flat}12 0 obj\n<< /Type /Pages /Count 900 >>\nendobj\n2 0 obj\n<< /Type /Pages /Kids [10 0 R] /Count 10 >>\nendobj\n`
+    expect(pdfPages(b64(revised))).toBe(10)
   })
 
   test('count_tokens counts a file as the router estimates it, and a text document by its text', () => {

@@ -12,7 +12,7 @@ import { isReported } from '../protocols/unreported-usage'
 import { meterStep, newStreamMeter } from './meter'
 import { judgeStream, record, servedFirstByte } from './outcome'
 import type { AnsweredAttempt } from './attempt'
-import { type UpstreamFrames, upstreamFrames } from './upstream-frames'
+import { streamFailure, type UpstreamFrames, upstreamFrames } from './upstream-frames'
 
 const sseHeaders = {
   'content-type': 'text/event-stream; charset=utf-8',
@@ -362,9 +362,3 @@ export async function withinFirstByte<T>(
     clearTimeout(timer)
   }
 }
-
-/** A failure met reading a stream, as the gateway's error: ours as they are, anything else a 502. */
-const streamFailure = (err: unknown): GatewayError =>
-  err instanceof GatewayError
-    ? err
-    : new GatewayError('api_error', `upstream stream failed: ${String(err)}`, { status: 502 })

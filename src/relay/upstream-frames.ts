@@ -77,7 +77,7 @@ export class UpstreamFrames {
         result = await this.reader.read()
       } catch (err) {
         this.finish()
-        throw this.timedOut ? this.timeoutError() : readFailure(err)
+        throw this.timedOut ? this.timeoutError() : streamFailure(err)
       }
       this.waitingSince = undefined
       if (this.timedOut) {
@@ -146,11 +146,12 @@ export class UpstreamFrames {
 }
 
 /**
- * A read that failed (the connection reset or closed mid-body): the upstream's failure, which the
- * next candidate may recover from while the client has nothing yet. Raised as it came, it read as
- * svc's own bug: a 500 with no fallback.
+ * A failure met reading a stream (the connection reset or closed mid-body), as the gateway's
+ * error: ours as they are, anything else the upstream's 502, which the next candidate may recover
+ * from while the client has nothing yet. Raised as it came, it read as svc's own bug: a 500 with
+ * no fallback.
  */
-const readFailure = (err: unknown): GatewayError =>
+export const streamFailure = (err: unknown): GatewayError =>
   err instanceof GatewayError
     ? err
     : new GatewayError('api_error', `upstream stream failed: ${String(err)}`, {

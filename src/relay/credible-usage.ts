@@ -54,6 +54,10 @@ const promptCounts = ['input', 'cacheRead', 'cacheWrite', 'cacheWrite1h'] as con
 const isPromptCount = (name: UsageCount): boolean => (promptCounts as readonly UsageCount[]).includes(name)
 const noCounts: readonly UsageCount[] = []
 
+/** Whether a leg is billed as the upstream reported it: reported, with every count one a usage can have. */
+export const billedAsReported = (usage: Usage, reported: boolean): boolean =>
+  reported && incredibleCounts(usage).length === 0
+
 /** What an answer's output came to in characters, for estimating the tokens of one whose count cannot be billed. */
 export function answerChars(content: ExchangeResponse['content']): number {
   let chars = 0

@@ -6,7 +6,7 @@ import { GatewayError } from '../lib/errors'
 import { maxAnswerBytes, readAnswerText } from '../providers/bounded-body'
 import { codecs, requestToolNames } from '../providers/codecs'
 import { isReported } from '../protocols/unreported-usage'
-import { answerChars, incredibleCounts } from './credible-usage'
+import { answerChars, billedAsReported } from './credible-usage'
 import { servedFirstByte } from './outcome'
 import { expectContentType } from './send'
 import type { AnsweredAttempt } from './attempt'
@@ -28,7 +28,7 @@ const jsonContentType = 'application/json;charset=utf-8'
  * usage never reported, or counts that cannot be billed), else 0.
  */
 const outputCharsIfNeeded = (usage: Usage, answer: () => ExchangeResponse) =>
-  isReported(usage) && incredibleCounts(usage).length === 0 ? 0 : answerChars(answer().content)
+  billedAsReported(usage, isReported(usage)) ? 0 : answerChars(answer().content)
 
 export async function jsonAnswer(deps: Deps, a: AnsweredAttempt): Promise<Response> {
   expectContentType(a.upstream, 'json')
@@ -88,8 +88,9 @@ export function deliverTranslated(
   const received = { usage: response.usage, ...metered }
   // Usage the upstream never reported, or reported as no count can be, reaches the client as svc
   // bills it (an estimate), not as zeros or the incredible count.
-  const billedAsReported = metered.reported && incredibleCounts(response.usage).length === 0
-  const told = billedAsReported ? response : { ...response, usage: a.trace.billedUsage(received) }
+  const told = billedAsReported(response.usage, metered.reported)
+    ? response
+    : { ...response, usage: a.trace.billedUsage(received) }
   const encoded = a.surface.encodeResponse(told, a.ids, {
     upstreamModel: a.leg.candidate.model.upstreamModel,
     body: a.body,

@@ -2,7 +2,7 @@
 // cumulative usage (overwrite, never add), whether the upstream reported it, how much text flowed
 // and how many searches ran, so a cut stream can still be charged for what the client received.
 import type { StreamCodec } from '../exchange/stream-codec'
-import { incredibleCounts } from './credible-usage'
+import { billedAsReported } from './credible-usage'
 import { emptyUsage, type ExchangeEvent, overwriteUsage, type UpstreamErrorInfo, type Usage } from '../exchange/types'
 
 export interface StreamMeter {
@@ -41,8 +41,8 @@ export const newStreamMeter = (): StreamMeter => ({
  * The meter as a stream step: every event passes through unchanged, and is counted on the way.
  * `standIn`: the usage to tell the client at the finish where the upstream reported none, or
  * counts no usage can have (the estimate the ledger bills): a usage event of its own before the
- * finish, which the meter does not count, so the leg stays estimated. Without it, a client that tracks its context from usage
- * (Claude Code, Codex) would read zeros and never compact.
+ * finish, which the meter does not count, so the leg stays estimated. Without it, a client that
+ * tracks its context from usage (Claude Code, Codex) would read zeros and never compact.
  */
 export const meterStep = (
   meter: StreamMeter,
@@ -50,7 +50,7 @@ export const meterStep = (
 ): StreamCodec<ExchangeEvent, ExchangeEvent> => ({
   push(event) {
     observe(meter, event)
-    if (event.type === 'finish' && standIn && !(meter.reported && incredibleCounts(meter.usage).length === 0)) {
+    if (event.type === 'finish' && standIn && !billedAsReported(meter.usage, meter.reported)) {
       return [{ type: 'usage', usage: standIn(meter) }, event]
     }
     return [event]

@@ -125,7 +125,8 @@ export class RequestTrace {
 
   /**
    * What the leg is billed for, as the client should be told it: the reported usage, or where the
-   * upstream never reported it, the estimate the ledger records (not zeros).
+   * upstream never reported it or reported counts no usage can have, the estimate the ledger
+   * records (not zeros, not the incredible counts).
    */
   billedUsage(received: Received): Usage {
     return this.countReceived(received).usage

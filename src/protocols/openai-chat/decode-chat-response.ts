@@ -26,8 +26,9 @@ export function decodeChatResponse(json: unknown, toolNames: RequestToolNames = 
   const content: OutputBlock[] = []
   const reasoning = readString(message, 'reasoning_content') || readString(message, 'reasoning')
   if (reasoning) content.push({ type: 'thinking', thinking: reasoning, signature: '' })
-  const refusal = readString(message, 'content') ? undefined : readString(message, 'refusal')
-  const text = readString(message, 'content') || refusal
+  const said = readString(message, 'content')
+  const refusal = said ? undefined : readString(message, 'refusal')
+  const text = said || refusal
   if (text) content.push({ type: 'text', text })
   const restoreName = toolNameRestorer(toolNames)
   ;(readArray(message, 'tool_calls') ?? []).forEach((call) => {

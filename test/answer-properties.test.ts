@@ -517,6 +517,16 @@ function responseProblems(
       ? { status: 'incomplete', incomplete_details: { reason: 'max_output_tokens' } }
       : { status: 'completed', incomplete_details: null },
   )
+  // OpenAI marks the item the limit cut, and only it, incomplete.
+  const withStatus = output.filter((item) => item.type === 'message' || item.type === callType) as {
+    status?: string
+  }[]
+  same(
+    problems,
+    'item statuses, the last incomplete when cut [r-response]',
+    withStatus.map((item) => item.status),
+    withStatus.map((item) => (truncated && item === output.at(-1) ? 'incomplete' : 'completed')),
+  )
   const u = answer.scenario.usage!
   const input = u.input + (u.cacheRead ?? 0) + (u.cacheWrite ?? 0)
   same(

@@ -67,6 +67,12 @@ const reasoningItem = (t: NonNullable<Plan['thinking']>) => ({
   ...(t.encrypted !== undefined ? { encrypted_content: t.encrypted } : {}),
 })
 
+/** An item's status once done: the last one is incomplete when the output limit cut the answer. */
+const doneStatus = (plan: Plan, itemId: string): Status => {
+  const last = planTools(plan).at(-1)?.itemId ?? plan.text?.itemId
+  return plan.stop === 'max_tokens' && itemId === last ? 'incomplete' : 'completed'
+}
+
 function completedItems(plan: Plan): unknown[] {
   const items: unknown[] = plan.searches.map((search) => searchItem(plan, search, 'completed'))
   if (plan.thinking) items.push(reasoningItem(plan.thinking))
@@ -74,7 +80,7 @@ function completedItems(plan: Plan): unknown[] {
     items.push({
       id: plan.text.itemId,
       type: 'message',
-      status: 'completed',
+      status: doneStatus(plan, plan.text.itemId),
       role: 'assistant',
       content: [outputText(plan, plan.text.text)],
     })
@@ -83,7 +89,7 @@ function completedItems(plan: Plan): unknown[] {
     items.push({
       id: t.itemId,
       type: 'function_call',
-      status: 'completed',
+      status: doneStatus(plan, t.itemId),
       arguments: t.args,
       call_id: t.id,
       name: t.name,
@@ -181,7 +187,7 @@ function encodeFrames(plan: Plan): Frame[] {
       item: {
         id: m.itemId,
         type: 'message',
-        status: 'completed',
+        status: doneStatus(plan, m.itemId),
         role: 'assistant',
         content: [outputText(plan, m.text)],
       },
@@ -207,7 +213,7 @@ function encodeFrames(plan: Plan): Frame[] {
       delta: (delta: string) => emit('response.function_call_arguments.delta', { ...at, delta }, true),
       done: () => {
         emit('response.function_call_arguments.done', { ...at, name: t.name, arguments: t.args })
-        emit('response.output_item.done', { output_index: index, item: item('completed', t.args) })
+        emit('response.output_item.done', { output_index: index, item: item(doneStatus(plan, t.itemId), t.args) })
       },
     }
   })

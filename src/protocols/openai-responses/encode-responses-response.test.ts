@@ -117,6 +117,24 @@ describe('encodeResponsesResponse', () => {
     expect(encoded['incomplete_details']).toEqual(incomplete)
   })
 
+  test('the item the output limit cut is incomplete, the items before it completed', () => {
+    const statuses = (content: ExchangeResponse['content']) =>
+      (
+        encodeResponsesResponse({ ...answer, content, stopReason: 'max_tokens' }, ids)['output'] as {
+          status?: string
+        }[]
+      ).map((item) => item.status)
+    expect(statuses(answer.content)).toEqual([undefined, 'completed', 'completed', 'incomplete'])
+    expect(statuses(answer.content.slice(0, 4))).toEqual([undefined, 'completed', 'incomplete'])
+    // Reasoning the limit cut has no status to say it; the text before it stays completed.
+    expect(statuses([answer.content[2]!, answer.content[0]!])).toEqual(['completed', undefined])
+    expect(
+      (encodeResponsesResponse({ ...answer, stopReason: 'end_turn' }, ids)['output'] as { status?: string }[]).map(
+        (item) => item.status,
+      ),
+    ).toEqual([undefined, 'completed', 'completed', 'completed'])
+  })
+
   test('text echoes the format the client asked for, and free text when it named none', () => {
     const format = { type: 'json_schema', name: 'weather', schema: { type: 'object' }, strict: true }
     const textOf = (request: Record<string, unknown>) => encodeResponsesResponse(answer, { ...ids, request }).text

@@ -319,6 +319,10 @@ export const encodeResponsesResponse = (
     }
   }
   const { status, incompleteReason } = mapStopReasonToStatus(resp.stopReason)
+  // The item the limit cut is incomplete, as in OpenAI's own answers (a reasoning item has no
+  // status, a search arrives whole).
+  const last = output.at(-1) as { type: string; status?: string } | undefined
+  if (status === 'incomplete' && last && last.type !== 'web_search_call') last.status &&= 'incomplete'
   return buildResponseObject(opts, {
     status,
     output,

@@ -224,6 +224,70 @@ describe('responsesStreamEncoder', () => {
     })
   })
 
+  test('the item the output limit cut is incomplete, done and in the terminal output; those before it completed', async () => {
+    const cut = thinkingTextTool.map((event) =>
+      event.type === 'finish' ? { ...event, reason: 'max_tokens' as const } : event,
+    )
+    const data = await frames(cut)
+    const doneItems = data.filter((d) => d['type'] === 'response.output_item.done').map((d) => d['item'])
+    expect(doneItems.map((item) => (item as { status?: string }).status)).toEqual([
+      undefined,
+      'completed',
+      'incomplete',
+    ])
+    const terminal = data.at(-1) as { type: string; response: { output: unknown[] } }
+    expect(terminal.type).toBe('response.incomplete')
+    expect(terminal.response.output).toEqual(doneItems)
+    // A block's done frames wait only for what follows it: the next item is added after them.
+    const types = data.map((d) => d['type'])
+    expect(types.slice(14, 17)).toEqual([
+      'response.content_part.done',
+      'response.output_item.done',
+      'response.output_item.added',
+    ])
+  })
+
+  test("an item a Chat upstream's stream leaves open when the limit cuts it is incomplete", async () => {
+    const data = await frames([
+      { type: 'start', id: 'x', model: 'm' },
+      { type: 'block_start', index: 0, block: { kind: 'tool_use', id: 'call_1', name: 'write_file' } },
+      { type: 'tool_args_delta', index: 0, partialJson: '{"path":"a.txt","text":"lo' },
+      { type: 'finish', reason: 'max_tokens' },
+      { type: 'usage', usage: { input: 5, output: 3 } },
+    ])
+    const done = data.find((d) => d['type'] === 'response.output_item.done')
+    expect(done?.['item']).toMatchObject({ type: 'function_call', status: 'incomplete' })
+    expect(data.at(-1)).toMatchObject({
+      type: 'response.incomplete',
+      response: { output: [{ type: 'function_call', status: 'incomplete' }] },
+    })
+  })
+
+  test('the golden incomplete stream decoded and re-encoded keeps its items', async () => {
+    const upstream = await readFixture('incomplete.sse')
+    const data = await frames(runCodec(responsesStreamDecoder(), parseSse(chunkBytes(upstream, 7))))
+    const statuses = (type: string) =>
+      data.filter((d) => d['type'] === type).map((d) => (d['item'] as { status: string }).status)
+    expect(statuses('response.output_item.done')).toEqual(['incomplete'])
+    expect(data.at(-1)).toMatchObject({ response: { status: 'incomplete', output: [{ status: 'incomplete' }] } })
+  })
+
+  test('a block that ended before an error is done and completed before response.failed', async () => {
+    const data = await frames([
+      { type: 'start', id: 'x', model: 'm' },
+      { type: 'block_start', index: 0, block: { kind: 'text' } },
+      { type: 'text_delta', index: 0, text: 'whole' },
+      { type: 'block_stop', index: 0 },
+      { type: 'error', error: { status: 529, type: 'overloaded_error', message: 'Overloaded' } },
+    ])
+    expect(data.map((d) => d['type']).slice(-3)).toEqual([
+      'response.content_part.done',
+      'response.output_item.done',
+      'response.failed',
+    ])
+    expect(data.at(-1)).toMatchObject({ response: { status: 'failed', output: [{ status: 'completed' }] } })
+  })
+
   test('the SDK reads an incomplete response', async () => {
     const server = serveResponses(() =>
       sseResponse(

@@ -11,7 +11,9 @@
 // before the text) waits until the text is complete, just before `output_text.done`.
 // Every frame has an `event:` line equal to its `type` and a `sequence_number` counting up from 0.
 // The terminal event waits for the end of the source, because usage may arrive after `finish`
-// (Chat upstreams).
+// (Chat upstreams). An item's `done` frames wait for whatever follows its block's end: the item the
+// output limit cut is `incomplete`, as OpenAI's own, and only the finish tells which one that is.
+// What follows is the next block or the finish, in the same read as the block's end.
 import { encoderOf, type StreamEncoder } from '../../exchange/stream-codec'
 import type { Citation, ExchangeEvent, StopReason, Usage, WebSearchBlock } from '../../exchange/types'
 import { GatewayError } from '../../lib/errors'
@@ -104,6 +106,10 @@ const snapshotItem = (
   }
 }
 
+/** The status of an answer's last item when the answer finished for this reason. */
+const cutItemStatus = (finish: StopReason): ItemStatus =>
+  mapStopReasonToStatus(finish).status === 'incomplete' ? 'incomplete' : 'completed'
+
 /** Neutral error vocabulary → the `response.error.code` enum (§2.5). */
 const failureCode = (type: string): string => (type === 'rate_limit_error' ? 'rate_limit_exceeded' : 'server_error')
 
@@ -111,7 +117,9 @@ export function responsesStreamEncoder(opts: EncodeResponsesStreamOptions): Stre
   let sequence = 0
   let started = false
   /** Every item in output order, done or not: the terminal event's `output`. */
-  const output: { item: Exclude<OpenItem, { kind: 'skip' }>; done: boolean }[] = []
+  const output: { item: Exclude<OpenItem, { kind: 'skip' }>; closedAs?: ItemStatus }[] = []
+  /** Items whose block has ended, their `done` frames not yet sent. */
+  let ended: Exclude<OpenItem, { kind: 'skip' }>[] = []
   const blocks = new Map<number, OpenItem>()
   let messages = 0
   const usage: Usage = { input: 0, cacheRead: 0, cacheWrite: 0, output: 0, reasoning: 0 }
@@ -125,7 +133,7 @@ export function responsesStreamEncoder(opts: EncodeResponsesStreamOptions): Stre
     encodeSse(type, { type, sequence_number: sequence++, ...payload })
 
   const outputSnapshot = () =>
-    output.map(({ item, done }) => snapshot(item, done ? 'completed' : finish ? 'incomplete' : 'in_progress'))
+    output.map(({ item, closedAs }) => snapshot(item, closedAs ?? (finish ? 'incomplete' : 'in_progress')))
 
   const start = (): string[] => {
     if (started) return []
@@ -230,21 +238,38 @@ export function responsesStreamEncoder(opts: EncodeResponsesStreamOptions): Stre
       item = { kind: 'skip' }
     }
     blocks.set(event.index, item)
-    if (item.kind !== 'skip') output.push({ item, done: false })
+    if (item.kind !== 'skip') output.push({ item })
     // A search opens complete: its item is done at once, and its block_stop adds nothing.
-    if (item.kind === 'web_search') frames.push(...closeItem(item))
+    if (item.kind === 'web_search') frames.push(...closeItem(item, 'completed'))
     return frames
   }
 
-  const closeItem = (item: OpenItem): string[] => {
+  /**
+   * The `done` frames of items, in output order: the last item of the output as `last` says (the
+   * one a limit cut), the rest completed.
+   */
+  const closeItems = (items: Exclude<OpenItem, { kind: 'skip' }>[], last: ItemStatus): string[] =>
+    items
+      .toSorted((a, b) => a.outputIndex - b.outputIndex)
+      .flatMap((item) => closeItem(item, item.outputIndex === output.length - 1 ? last : 'completed'))
+
+  /** Sends the ended items' `done` frames: the source has gone on, so none was cut. */
+  const closeEnded = (): string[] => {
+    if (ended.length === 0) return []
+    const items = ended
+    ended = []
+    return closeItems(items, 'completed')
+  }
+
+  const closeItem = (item: OpenItem, status: ItemStatus): string[] => {
     if (item.kind === 'skip') return []
     const entry = output[item.outputIndex]
-    if (!entry || entry.done) return []
-    entry.done = true
+    if (!entry || entry.closedAs) return []
+    entry.closedAs = status
     const base = { item_id: item.id, output_index: item.outputIndex }
     // A thunk: sequence numbers are taken when a frame is built, and this one goes last.
     const done = () =>
-      frame('response.output_item.done', { output_index: item.outputIndex, item: snapshot(item, 'completed') })
+      frame('response.output_item.done', { output_index: item.outputIndex, item: snapshot(item, status) })
     switch (item.kind) {
       case 'message': {
         const annotated = item.held.map((citation) => annotate(item, citation))
@@ -297,7 +322,7 @@ export function responsesStreamEncoder(opts: EncodeResponsesStreamOptions): Stre
   }
 
   const fail = (code: string, message: string): string[] => {
-    const frames = start()
+    const frames = [...start(), ...closeEnded()]
     const response = buildResponseObject(opts, {
       status: 'failed',
       output: outputSnapshot(),
@@ -311,6 +336,7 @@ export function responsesStreamEncoder(opts: EncodeResponsesStreamOptions): Stre
   /** Frames for one event, and whether the stream has ended. */
   const encode = (event: ExchangeEvent): { frames: string[]; ended: boolean } => {
     const frames = event.type === 'usage' || event.type === 'finish' || event.type === 'error' ? [] : start()
+    if (event.type !== 'block_stop' && event.type !== 'usage' && event.type !== 'finish') frames.push(...closeEnded())
     switch (event.type) {
       case 'start':
         mergeUsage(event.usage)
@@ -336,7 +362,7 @@ export function responsesStreamEncoder(opts: EncodeResponsesStreamOptions): Stre
       case 'citation': {
         const item = blocks.get(event.index)
         // A citation of a closed block would change an output_text the client has seen done.
-        if (item?.kind !== 'message' || output[item.outputIndex]?.done) break
+        if (item?.kind !== 'message' || output[item.outputIndex]?.closedAs) break
         if (event.citation.span) frames.push(annotate(item, event.citation))
         else item.held.push(event.citation)
         break
@@ -398,15 +424,19 @@ export function responsesStreamEncoder(opts: EncodeResponsesStreamOptions): Stre
       }
       case 'block_stop': {
         const item = blocks.get(event.index)
-        if (item) frames.push(...closeItem(item))
+        if (item && item.kind !== 'skip') ended.push(item)
         break
       }
       case 'usage':
         mergeUsage(event.usage)
         break
-      case 'finish':
+      case 'finish': {
         finish = event.reason
+        const items = ended
+        ended = []
+        frames.push(...closeItems(items, cutItemStatus(finish)))
         break
+      }
       case 'error':
         frames.push(...fail(failureCode(event.error.type), event.error.message))
         return { frames, ended: true }
@@ -419,7 +449,8 @@ export function responsesStreamEncoder(opts: EncodeResponsesStreamOptions): Stre
       return fail('server_error', 'the upstream stream ended before the response finished')
     // Items the source left open are finished here, so the terminal output has no in-progress item.
     const frames = start()
-    for (const { item } of output) frames.push(...closeItem(item))
+    const open = output.filter((entry) => !entry.closedAs).map((entry) => entry.item)
+    frames.push(...closeItems(open, cutItemStatus(finish)))
     const { status, incompleteReason } = mapStopReasonToStatus(finish)
     const response = buildResponseObject(opts, {
       status,

@@ -127,7 +127,9 @@ describe('an upstream 404 about what the request referenced is the request’s',
     const res = await responses(h, replay)
     expect(res.status).toBe(404)
     expect(res.headers.get('x-should-retry')).toBeNull()
-    expect(await res.json()).toEqual({ error: { message: itemGone, type: 'not_found_error', param: null, code: null } })
+    expect(await res.json()).toEqual({
+      error: { message: itemGone, type: 'invalid_request_error', param: null, code: null },
+    })
     const record = await requestDetail(h, res.headers.get('x-request-id')!)
     expect(record).toMatchObject({ status: 'failed', http_status: 404, charged_nanos: 0 })
     expect(h.deps.health.view('fake', 'first')).toMatchObject({ state: 'closed', error_rate: 0 })

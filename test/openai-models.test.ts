@@ -146,7 +146,7 @@ describe('openai surface: models', () => {
     expect(await res.json()).toEqual({
       error: {
         message: 'no model gpt-4o: the models are svc-pro, svc-max, svc-ultra-saver',
-        type: 'not_found_error',
+        type: 'invalid_request_error',
         param: null,
         code: null,
       },
@@ -157,7 +157,7 @@ describe('openai surface: models', () => {
     const h = await createHarness()
     const missing = await h.call('/compat-b/v1/models', { key: null })
     expect(missing.status).toBe(401)
-    expect(await missing.json()).toMatchObject({ error: { type: 'authentication_error', code: 'invalid_api_key' } })
+    expect(await missing.json()).toMatchObject({ error: { type: 'invalid_request_error', code: 'invalid_api_key' } })
     const viaHeader = await h.call('/openai/v1/models/svc-pro', { key: null, headers: { 'x-api-key': h.key } })
     expect(viaHeader.status).toBe(401)
   })

@@ -994,7 +994,7 @@ describe('errors in OpenAI shape', () => {
     expect(await missing.json()).toEqual({
       error: {
         message: 'missing API key: send `Authorization: Bearer <key>`',
-        type: 'authentication_error',
+        type: 'invalid_request_error',
         param: null,
         code: 'invalid_api_key',
       },
@@ -1004,7 +1004,7 @@ describe('errors in OpenAI shape', () => {
     expect(await bad.json()).toEqual({
       error: {
         message: 'invalid API key (unknown or revoked)',
-        type: 'authentication_error',
+        type: 'invalid_request_error',
         param: null,
         code: 'invalid_api_key',
       },

@@ -105,9 +105,9 @@ const anthropicStatuses: Record<number, string> = {
 }
 const openAIStatuses: Record<number, string> = {
   400: 'invalid_request_error (param names the field); code context_length_exceeded: the prompt fits no model under the profile',
-  401: 'authentication_error, code invalid_api_key',
+  401: 'invalid_request_error, code invalid_api_key',
   402: 'insufficient_quota: no credit grant covers this request',
-  404: 'not_found_error: no such model (the message lists the profiles)',
+  404: 'invalid_request_error: no such route, model (the message lists the profiles) or item',
   405: 'invalid_request_error, code method_not_allowed; the Allow header lists the right method',
   413: 'invalid_request_error, code request_too_large',
   429: 'rate_limit_error, code rate_limit_exceeded',
@@ -915,7 +915,7 @@ const schemas: Record<string, Schema> = {
         message: { type: 'string' },
         type: {
           type: 'string',
-          examples: ['invalid_request_error', 'authentication_error', 'insufficient_quota', 'server_error'],
+          examples: ['invalid_request_error', 'insufficient_quota', 'rate_limit_error', 'server_error'],
         },
         param: nullable('string', { description: 'the request field at fault, when one is' }),
         code: nullable('string', { examples: ['invalid_api_key', 'rate_limit_exceeded', 'server_overloaded'] }),

@@ -31,7 +31,7 @@ describe('a large body before its key', () => {
     for (const [path, key, type] of [
       ['/compat-a/v1/messages', undefined, 'authentication_error'],
       ['/anthropic/v1/messages/count_tokens', 'svc-notakeynotakeynotakey', 'authentication_error'],
-      ['/compat-b/v1/responses', undefined, 'authentication_error'],
+      ['/compat-b/v1/responses', undefined, 'invalid_request_error'],
     ] as const) {
       const res = await g.post(path, notJson, {
         'content-type': 'application/json',

@@ -55,11 +55,11 @@ describe('OpenAI error bodies', () => {
 
   test.each([
     [invalidRequest('input must not be empty', 'input'), 400, 'invalid_request_error', 'input', null],
-    [new GatewayError('authentication', 'bad key'), 401, 'authentication_error', null, 'invalid_api_key'],
+    [new GatewayError('authentication', 'bad key'), 401, 'invalid_request_error', null, 'invalid_api_key'],
     // OpenAI's own no-credit answer, on which Codex stops ("Quota exceeded") where it retries a 402.
     [new GatewayError('billing', 'no credit'), 429, 'insufficient_quota', null, 'insufficient_quota'],
     [new GatewayError('rate_limit', 'slow down'), 429, 'rate_limit_error', null, 'rate_limit_exceeded'],
-    [new GatewayError('not_found', 'no such'), 404, 'not_found_error', null, null],
+    [new GatewayError('not_found', 'no such'), 404, 'invalid_request_error', null, null],
     [new GatewayError('overloaded', 'busy'), 503, 'server_error', null, 'server_overloaded'],
     [new GatewayError('api_error', 'boom'), 500, 'server_error', null, 'server_error'],
   ])('%s → %i %s', (error, status, type, param, code) => {

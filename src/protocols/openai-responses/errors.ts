@@ -54,17 +54,19 @@ export const encodeOpenAIError = (opts: {
 
 /**
  * GatewayError kind → OpenAI `type` / `code`. OpenAI documents only the envelope (§6), so the values
- * follow what its API is seen to send: 401 `invalid_api_key`, quota `insufficient_quota`, 429
- * `rate_limit_exceeded`, 5xx `server_error`; Anthropic-flavoured types fill the rest.
+ * follow what its API is seen to send: a wrong key and an unknown path or item are
+ * `invalid_request_error` (the key's code `invalid_api_key`), quota `insufficient_quota`, 429
+ * `rate_limit_exceeded`, 5xx `server_error`. Where its type varies with the cause (403, and 429's
+ * `requests`/`tokens`) the Anthropic-flavoured name stands.
  */
 const openAIErrorKinds: Record<ErrorKind, { type: string; code: string | null }> = {
   invalid_request: { type: 'invalid_request_error', code: null },
   // Codex stops at once on this code, saying the context is full; on a 5xx it would retry in vain.
   context_exceeded: { type: 'invalid_request_error', code: 'context_length_exceeded' },
-  authentication: { type: 'authentication_error', code: 'invalid_api_key' },
+  authentication: { type: 'invalid_request_error', code: 'invalid_api_key' },
   billing: { type: 'insufficient_quota', code: 'insufficient_quota' },
   permission: { type: 'permission_error', code: null },
-  not_found: { type: 'not_found_error', code: null },
+  not_found: { type: 'invalid_request_error', code: null },
   method_not_allowed: { type: 'invalid_request_error', code: 'method_not_allowed' },
   request_too_large: { type: 'invalid_request_error', code: 'request_too_large' },
   rate_limit: { type: 'rate_limit_error', code: 'rate_limit_exceeded' },

@@ -11,7 +11,7 @@ import { encodeAnthropicRequest } from '../protocols/anthropic/encode-anthropic-
 import { decodeChatResponse } from '../protocols/openai-chat/decode-chat-response'
 import { chatStreamDecoder } from '../protocols/openai-chat/decode-chat-stream'
 import { encodeChatRequest } from '../protocols/openai-chat/encode-chat-request'
-import { decodeChatError } from '../protocols/openai-chat/errors'
+import { decodeChatError, decodeChatErrorPayload } from '../protocols/openai-chat/errors'
 import type { RequestToolNames } from '../protocols/openai-tool-names'
 import { decodeResponsesResponse } from '../protocols/openai-responses/decode-responses-response'
 import { responsesStreamDecoder } from '../protocols/openai-responses/decode-responses-stream'
@@ -36,6 +36,11 @@ export interface ProviderCodec {
   /** A fresh decoder for one stream: upstream SSE frames → neutral events. */
   streamDecoder(toolNames: RequestToolNames): StreamCodec<SseEvent, ExchangeEvent>
   decodeError(status: number, bodyText: string): UpstreamErrorInfo
+  /**
+   * The error a 200 JSON answer carries instead of an answer, where the dialect's servers send one
+   * (OpenRouter's and vLLM's `{"error":…}` under a 200): a failed attempt, not a malformed answer.
+   */
+  inBandError?(json: unknown): UpstreamErrorInfo | undefined
 }
 
 /**
@@ -84,6 +89,8 @@ export const codecs: Record<ProviderKind, ProviderCodec> = {
     decodeResponse: decodeChatResponse,
     streamDecoder: chatStreamDecoder,
     decodeError: decodeChatError,
+    inBandError: (json) =>
+      isObject(json) && json.choices === undefined ? decodeChatErrorPayload(200, json) : undefined,
   },
   'openai-responses': {
     path: '/responses',

@@ -4,6 +4,7 @@ import type { Deps } from '../deps'
 import type { ExchangeResponse, Usage } from '../exchange/types'
 import { GatewayError } from '../lib/errors'
 import { maxAnswerBytes, readAnswerText } from '../providers/bounded-body'
+import { upstreamFailure } from '../providers/call-upstream'
 import { codecs, requestToolNames } from '../providers/codecs'
 import { isReported } from '../protocols/unreported-usage'
 import { answerChars, billedAsReported } from './credible-usage'
@@ -54,6 +55,8 @@ export async function jsonAnswer(deps: Deps, a: AnsweredAttempt): Promise<Respon
     })
   }
   const upstreamCodec = codecs[a.leg.candidate.provider.kind]
+  const inBand = upstreamCodec.inBandError?.(json)
+  if (inBand) throw upstreamFailure(inBand)
   if (passThrough) {
     const { body, usage } = a.surface.passThroughJson(json, a.ids)
     // Decoded only to estimate output never reported, or whose count cannot be billed (credible-usage.ts): rare.

@@ -91,7 +91,9 @@ function observe(meter: StreamMeter, event: ExchangeEvent): void {
       meter.outputChars += event.partialJson.length
       break
     case 'finish':
-      meter.finished = true
+      // An answer that says it broke off (OpenRouter's finish_reason "error") failed, as an error would.
+      if (event.reason === 'error') meter.error ??= brokeOff
+      else meter.finished = true
       break
     default:
       break
@@ -99,6 +101,8 @@ function observe(meter: StreamMeter, event: ExchangeEvent): void {
   // Content (blocks, deltas, the finish): what the client sees as the answer.
   meter.started = true
 }
+
+const brokeOff: UpstreamErrorInfo = { status: 502, type: 'api_error', message: 'upstream answer ended in an error' }
 
 /** ≈ 4 characters a token: the estimate for output the upstream never reported. */
 export const estimateTokensFromChars = (chars: number) => Math.ceil(chars / 4)

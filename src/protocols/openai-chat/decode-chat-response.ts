@@ -7,6 +7,7 @@ import { synthesizeCallId } from './decode-chat-stream'
 import { mapChatFinishReason, stopReasonOfContent } from './finish-reason'
 import { parseToolArguments } from '../../exchange/tool-arguments'
 import { noToolNames, type RequestToolNames, toolNameRestorer } from '../openai-tool-names'
+import { type ContentPart, chatContentParts } from './content-parts'
 import { chatUsage } from './usage'
 
 export { mapChatFinishReason } from './finish-reason'
@@ -24,9 +25,15 @@ export function decodeChatResponse(json: unknown, toolNames: RequestToolNames = 
 
   // Order matters to Anthropic clients: thinking, then text, then tool calls.
   const content: OutputBlock[] = []
-  const reasoning = readString(message, 'reasoning_content') || readString(message, 'reasoning')
+  const parts = chatContentParts(message.content)
+  const partsOf = (kind: ContentPart['kind']) =>
+    parts
+      .filter((part) => part.kind === kind)
+      .map((part) => part.text)
+      .join('')
+  const reasoning = readString(message, 'reasoning_content') || readString(message, 'reasoning') || partsOf('thinking')
   if (reasoning) content.push({ type: 'thinking', thinking: reasoning, signature: '' })
-  const said = readString(message, 'content')
+  const said = partsOf('text')
   const refusal = said ? undefined : readString(message, 'refusal')
   const text = said || refusal
   if (text) content.push({ type: 'text', text })
@@ -38,7 +45,8 @@ export function decodeChatResponse(json: unknown, toolNames: RequestToolNames = 
       type: 'tool_use',
       id: readString(call, 'id') || synthesizeCallId(),
       name: restoreName(readString(fn, 'name') ?? ''),
-      input: parseToolArguments(readString(fn, 'arguments') ?? ''),
+      // Some compatible servers send the arguments as an object, not its JSON text.
+      input: isObject(fn.arguments) ? fn.arguments : parseToolArguments(readString(fn, 'arguments') ?? ''),
     })
   })
 

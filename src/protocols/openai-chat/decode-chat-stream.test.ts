@@ -27,6 +27,25 @@ const tool = (index: number, fields: { id?: string; name?: string; args?: string
 })
 
 describe('chatStreamDecoder', () => {
+  test('the message starts with its first content: an error after the role-only chunk comes before any start', async () => {
+    const failed = await decodeText(
+      chunk({ role: 'assistant', content: '' }) +
+        `data: ${JSON.stringify({ error: { message: 'down', code: 503 } })}\n\n`,
+    )
+    expect(failed.map((e) => e.type)).toEqual(['error'])
+    const answered = await decodeText(
+      chunk({ role: 'assistant', content: '' }) + chunk({ content: 'Hi' }) + finish('stop') + done,
+    )
+    expect(answered.slice(0, 2)).toEqual([
+      { type: 'start', id: 'c1', model: 'm' },
+      { type: 'block_start', index: 0, block: { kind: 'text' } },
+    ])
+    // An answer with no content at all still starts before it finishes.
+    expect(
+      (await decodeText(chunk({ role: 'assistant', content: '' }) + finish('stop') + done)).map((e) => e.type),
+    ).toEqual(['start', 'finish'])
+  })
+
   test('a refusal streamed as `refusal` deltas finishes as a refusal, its words the text', async () => {
     const events = await decodeText(
       chunk({ role: 'assistant', content: null, refusal: '' }) +

@@ -20,6 +20,7 @@ import { decodeChatErrorPayload } from './errors'
 import { mapChatFinishReason, stopReasonOfContent } from './finish-reason'
 import { noToolNames, type RequestToolNames, toolNameRestorer } from '../openai-tool-names'
 import { isReported } from '../unreported-usage'
+import { chatContentParts } from './content-parts'
 import { chatUsage } from './usage'
 
 interface ToolCall {
@@ -36,6 +37,8 @@ type OpenBlock = { kind: 'thinking' | 'text'; index: number } | { kind: 'tool_us
 /** `toolNames`: the request's, to restore the names encodeChatRequest shortened. */
 export function chatStreamDecoder(toolNames: RequestToolNames = noToolNames): StreamCodec<SseEvent, ExchangeEvent> {
   const restoreName = toolNameRestorer(toolNames)
+  /** The message's id and model, from its first chunk; its start waits for the first content. */
+  let message: { id: string; model: string } | undefined
   let started = false
   let nextIndex = 0
   let open: OpenBlock | undefined
@@ -55,8 +58,20 @@ export function chatStreamDecoder(toolNames: RequestToolNames = noToolNames): St
     open = undefined
   }
 
+  /**
+   * The message's start, sent with its first content. Servers send a role-only chunk first, often
+   * as a write of its own; started at once, an error after it (vLLM, OpenRouter) would reach the
+   * client mid-message where, the client having nothing yet, the next candidate can still serve.
+   */
+  const begin = (out: ExchangeEvent[]) => {
+    if (started) return
+    started = true
+    out.push({ type: 'start', id: message?.id ?? '', model: message?.model ?? '' })
+  }
+
   const ensureBlock = (kind: 'thinking' | 'text', out: ExchangeEvent[]): number => {
     if (open?.kind === kind) return open.index
+    begin(out)
     closeOpen(out)
     const index = nextIndex++
     open = { kind, index }
@@ -64,7 +79,21 @@ export function chatStreamDecoder(toolNames: RequestToolNames = noToolNames): St
     return index
   }
 
+  const think = (thinking: string, out: ExchangeEvent[]) => {
+    // Reasoning after text or a tool call has started would break Anthropic clients; dropped.
+    if (sawTextOrTool) return
+    const index = ensureBlock('thinking', out)
+    out.push({ type: 'thinking_delta', index, thinking })
+  }
+
+  const say = (text: string, out: ExchangeEvent[]) => {
+    const index = ensureBlock('text', out)
+    sawTextOrTool = true
+    out.push({ type: 'text_delta', index, text })
+  }
+
   const openTool = (call: ToolCall, out: ExchangeEvent[]) => {
+    begin(out)
     closeOpen(out)
     const index = nextIndex++
     call.state = 'open'
@@ -75,21 +104,26 @@ export function chatStreamDecoder(toolNames: RequestToolNames = noToolNames): St
   }
 
   const onToolFragment = (fragment: JsonObject, out: ExchangeEvent[]) => {
-    const upstreamIndex = readNumber(fragment, 'index') ?? 0
+    const givenIndex = readNumber(fragment, 'index')
+    const upstreamIndex = givenIndex ?? 0
     const id = readString(fragment, 'id') || undefined
     const fn = readObject(fragment, 'function') ?? {}
+    const name = readString(fn, 'name')
+    const fragmentArgs = isObject(fn.arguments) ? JSON.stringify(fn.arguments) : (readString(fn, 'arguments') ?? '')
     let call = callByIndex.get(upstreamIndex)
     // Some providers repeat index 0 for every parallel call: a different id means a new call.
-    if (!call || (id && call.upstreamId && id !== call.upstreamId)) {
+    // Gemini behind some proxies sends neither an index nor an id, each call whole in one
+    // fragment: a named fragment with arguments after a whole named call is the next call.
+    const nextUnmarkedCall =
+      givenIndex === undefined && !id && name && fragmentArgs !== '' && call?.name && isJson(call.args)
+    if (!call || (id && call.upstreamId && id !== call.upstreamId) || nextUnmarkedCall) {
       call = { id: id ?? synthesizeCallId(), upstreamId: id, name: '', args: '', state: 'pending' }
       callByIndex.set(upstreamIndex, call)
       calls.push(call)
     }
-    const name = readString(fn, 'name')
     if (name && !call.name) call.name = restoreName(name)
     // A fragment for a call whose block is closed can no longer be delivered.
     if (call.state === 'closed') return
-    const fragmentArgs = isObject(fn.arguments) ? JSON.stringify(fn.arguments) : (readString(fn, 'arguments') ?? '')
     call.args += fragmentArgs
     if (call.state === 'open') {
       if (fragmentArgs !== '' && open)
@@ -115,35 +149,33 @@ export function chatStreamDecoder(toolNames: RequestToolNames = noToolNames): St
       return [{ type: 'error', error }]
     }
     const out: ExchangeEvent[] = []
-    if (!started) {
-      started = true
-      out.push({ type: 'start', id: readString(chunk, 'id') ?? '', model: readString(chunk, 'model') ?? '' })
-    }
+    message ??= { id: readString(chunk, 'id') ?? '', model: readString(chunk, 'model') ?? '' }
     // Usually a separate chunk with empty choices after the finish; some providers attach it to
     // the finish chunk or to every chunk. The last one with numeric counts wins: a usage event
     // says the upstream reported its usage (relay/meter.ts), and one without is estimated.
-    if (isObject(chunk.usage)) {
-      const reported = chatUsage(chunk.usage)
+    // Groq's, where it sends its usage under `x_groq` only.
+    const chunkUsage = chunk.usage ?? readObject(chunk, 'x_groq')?.usage
+    if (isObject(chunkUsage)) {
+      const reported = chatUsage(chunkUsage)
       if (isReported(reported)) usage = reported
     }
+    // The first choice's; a server that sends several (a proxy echoing n > 1) keeps them apart by index.
     const choices = readArray(chunk, 'choices') ?? []
-    const choice = choices.find((c) => isObject(c) && c.index === 0) ?? choices[0]
+    const choice = choices.find((c) => isObject(c) && (c.index === 0 || c.index === undefined))
     if (!isObject(choice)) return out
     const delta = readObject(choice, 'delta') ?? {}
 
     const reasoning = readString(delta, 'reasoning_content') || readString(delta, 'reasoning')
-    // Reasoning after text or a tool call has started would break Anthropic clients; dropped.
-    if (reasoning && !sawTextOrTool) {
-      const index = ensureBlock('thinking', out)
-      out.push({ type: 'thinking_delta', index, thinking: reasoning })
+    if (reasoning) think(reasoning, out)
+    const parts = chatContentParts(delta.content)
+    for (const part of parts) {
+      if (part.kind === 'thinking') think(part.text, out)
+      else say(part.text, out)
     }
-    const content = readString(delta, 'content')
-    const text = content || readString(delta, 'refusal')
-    if (text && !content) refused = true
-    if (text) {
-      const index = ensureBlock('text', out)
-      sawTextOrTool = true
-      out.push({ type: 'text_delta', index, text })
+    const refusal = parts.some((part) => part.kind === 'text') ? undefined : readString(delta, 'refusal')
+    if (refusal) {
+      refused = true
+      say(refusal, out)
     }
     for (const fragment of readArray(delta, 'tool_calls') ?? []) {
       if (isObject(fragment)) onToolFragment(fragment, out)
@@ -157,6 +189,7 @@ export function chatStreamDecoder(toolNames: RequestToolNames = noToolNames): St
   const finishMessage = (): ExchangeEvent[] => {
     done = true
     const out: ExchangeEvent[] = []
+    begin(out)
     closeOpen(out)
     // Calls buffered behind an interleaved one go out now, whole.
     for (const call of calls) {

@@ -5,6 +5,8 @@ import type { StopReason } from '../../exchange/types'
 export function mapChatFinishReason(reason: unknown): StopReason {
   switch (reason) {
     case 'length':
+    // Mistral's: the context window filled before the answer ended.
+    case 'model_length':
       return 'max_tokens'
     case 'tool_calls':
     case 'function_call':
@@ -12,8 +14,9 @@ export function mapChatFinishReason(reason: unknown): StopReason {
     // Nothing in Anthropic's vocabulary is closer than refusal.
     case 'content_filter':
       return 'refusal'
-    // OpenRouter's mid-generation failure.
+    // OpenRouter's mid-generation failure; vLLM's and SGLang's request aborted mid-answer.
     case 'error':
+    case 'abort':
       return 'error'
     default:
       // `stop` covers both a natural end and a matched stop sequence, which Chat doesn't tell apart.
@@ -23,8 +26,12 @@ export function mapChatFinishReason(reason: unknown): StopReason {
 
 /**
  * The stop reason as the answer's content tells it: Ollama and others say `stop` on tool turns,
- * and Anthropic clients only run tools on tool_use; a model that declined (Chat's `refusal`, which
- * finishes with `stop`) refused, as a Responses upstream's refusal part says.
+ * and Anthropic clients only run tools on tool_use; vLLM says `tool_calls` when its tool parser
+ * found none, and a client told tool_use with no call waits for results it cannot send; a model
+ * that declined (Chat's `refusal`, which finishes with `stop`) refused, as a Responses upstream's
+ * refusal part says.
  */
-export const stopReasonOfContent = (reason: StopReason, sawToolCall: boolean, refused: boolean): StopReason =>
-  reason !== 'end_turn' ? reason : sawToolCall ? 'tool_use' : refused ? 'refusal' : reason
+export const stopReasonOfContent = (reason: StopReason, sawToolCall: boolean, refused: boolean): StopReason => {
+  if (reason === 'tool_use' && !sawToolCall) return refused ? 'refusal' : 'end_turn'
+  return reason !== 'end_turn' ? reason : sawToolCall ? 'tool_use' : refused ? 'refusal' : reason
+}

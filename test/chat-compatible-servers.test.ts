@@ -1,0 +1,321 @@
+// What OpenAI-Chat-compatible servers really send, as exact bytes, through both client routes:
+// Mistral's content chunks, Gemini's unmarked parallel calls, errors under a 200, finish reasons
+// outside OpenAI's list, Groq's usage, a proxy's second choice. Each answer is read by the official
+// SDKs and its ledger record checked.
+import { describe, expect, test } from 'bun:test'
+import { createHarness, endedRequestDetail, type Harness, sdkClients } from './support/harness'
+import { type ScriptedAnswer, scriptedUpstream, sseFrame } from './support/scripted-upstream'
+
+type Json = Record<string, unknown>
+
+/** svc-pro on two Chat models, `first` ranked above `second`. */
+const chatGateway = () =>
+  createHarness({
+    grantUsd: 5,
+    env: { K: 'chat-key-0123456789' },
+    config: {
+      catalog: { builtin: false },
+      providers: { c: { kind: 'openai-chat', base_url: 'http://127.0.0.1:9/v1', api_key_env: 'K' } },
+      models: ['first', 'second'].map((name, i) => ({
+        id: name,
+        provider: 'c',
+        upstream_model: `${name}-up`,
+        profiles: ['pro'],
+        quality: 90 - i,
+        input_usd_per_mtok: 1,
+        output_usd_per_mtok: 1,
+      })),
+    },
+  })
+
+const chunk = (delta: Json | null, finish: string | null = null, extra: Json = {}) =>
+  sseFrame(undefined, {
+    id: 'chatcmpl-1',
+    object: 'chat.completion.chunk',
+    created: 1,
+    model: 'first-up',
+    choices: delta === null ? [] : [{ index: 0, delta, finish_reason: finish }],
+    ...extra,
+  })
+const done = sseFrame(undefined, '[DONE]')
+const usage = (input: number, output: number) => ({
+  usage: { prompt_tokens: input, completion_tokens: output, total_tokens: input + output },
+})
+const completion = (message: Json, finish: string, extra: Json = usage(20, 4)) => ({
+  id: 'chatcmpl-1',
+  object: 'chat.completion',
+  created: 1,
+  model: 'first-up',
+  choices: [{ index: 0, message: { role: 'assistant', ...message }, finish_reason: finish }],
+  ...extra,
+})
+const role = chunk({ role: 'assistant', content: '' })
+
+const tools = [
+  { name: 'get_weather', description: 'weather', input_schema: { type: 'object' as const, properties: {} } },
+  { name: 'get_time', description: 'time', input_schema: { type: 'object' as const, properties: {} } },
+]
+
+/** The client's view of an answer, whichever route asked: its blocks and how it ended. */
+interface Seen {
+  blocks: Json[]
+  stop: string
+}
+
+async function askMessages(h: Harness, stream: boolean): Promise<Seen> {
+  const { anthropic } = sdkClients(h)
+  const params = { model: 'svc-pro', max_tokens: 1000, tools, messages: [{ role: 'user' as const, content: 'hi' }] }
+  const message = stream
+    ? await anthropic.messages.stream(params).finalMessage()
+    : await anthropic.messages.create(params)
+  const blocks = message.content.map((block) =>
+    block.type === 'text'
+      ? { text: block.text }
+      : block.type === 'thinking'
+        ? { thinking: block.thinking }
+        : block.type === 'tool_use'
+          ? { call: block.name, input: block.input }
+          : { other: block.type },
+  )
+  return { blocks, stop: String(message.stop_reason) }
+}
+
+async function askResponses(h: Harness, stream: boolean): Promise<Seen> {
+  const { openai } = sdkClients(h)
+  const params = {
+    model: 'svc-pro',
+    input: 'hi',
+    tools: tools.map(({ name, description }) => ({
+      type: 'function' as const,
+      name,
+      description,
+      parameters: { type: 'object', properties: {} },
+      strict: false,
+    })),
+  }
+  const response = stream
+    ? await openai.responses.stream(params).finalResponse()
+    : await openai.responses.create({ ...params, stream: false })
+  const blocks = response.output.map((item) =>
+    item.type === 'message'
+      ? { text: item.content.map((part) => (part.type === 'output_text' ? part.text : '')).join('') }
+      : item.type === 'reasoning'
+        ? { thinking: item.summary.map((part) => part.text).join('') }
+        : item.type === 'function_call'
+          ? { call: item.name, input: JSON.parse(item.arguments) }
+          : { other: item.type },
+  )
+  return { blocks, stop: response.status ?? '' }
+}
+
+const routes = [
+  {
+    route: 'messages',
+    ask: askMessages,
+    stops: { end_turn: 'end_turn', max_tokens: 'max_tokens', tool_use: 'tool_use' },
+  },
+  {
+    route: 'responses',
+    ask: askResponses,
+    stops: { end_turn: 'completed', max_tokens: 'incomplete', tool_use: 'completed' },
+  },
+] as const
+const deliveries = [
+  { mode: 'streamed', stream: true },
+  { mode: 'JSON', stream: false },
+] as const
+
+/** The newest request's record, once it has ended. */
+async function lastRecord(h: Harness) {
+  const [row] = (await (await h.call('/v1/usage/requests')).json()).items
+  return endedRequestDetail(h, row.request_id)
+}
+
+/** Every upstream call answered by model: the first model's script, then the second's. */
+const byModel = (h: Harness, scripts: Record<string, ScriptedAnswer>) =>
+  scriptedUpstream(h, (body) => scripts[String(body.model)] ?? { json: {} })
+
+describe.each(routes)('$route route', ({ ask, stops }) => {
+  describe.each(deliveries)('$mode', ({ stream }) => {
+    test("Mistral's content as chunks: its thinking and its text", async () => {
+      const h = await chatGateway()
+      const thinking = { type: 'thinking', thinking: [{ type: 'text', text: 'Let me think.' }] }
+      byModel(h, {
+        'first-up': {
+          sse: [
+            role,
+            chunk({ content: [thinking] }),
+            chunk({ content: [{ type: 'text', text: 'Hello' }] }),
+            chunk({ content: '' }, 'stop', usage(20, 4)),
+            done,
+          ],
+          json: completion({ content: [thinking, { type: 'text', text: 'Hello' }] }, 'stop'),
+        },
+      })
+      expect(await ask(h, stream)).toEqual({
+        blocks: [{ thinking: 'Let me think.' }, { text: 'Hello' }],
+        stop: stops.end_turn,
+      })
+      expect(await lastRecord(h)).toMatchObject({ status: 'completed', total_output_tokens: 4 })
+    })
+
+    test('Gemini behind a proxy: parallel calls with neither index nor id are two calls', async () => {
+      const h = await chatGateway()
+      const call = (name: string, args: string) => ({ id: '', type: 'function', function: { name, arguments: args } })
+      byModel(h, {
+        'first-up': {
+          sse: [
+            role,
+            chunk({ tool_calls: [call('get_weather', '{"city":"Oslo"}'), call('get_time', '{"zone":"CET"}')] }),
+            chunk({}, 'tool_calls', usage(20, 9)),
+            done,
+          ],
+          json: completion(
+            {
+              content: null,
+              tool_calls: [call('get_weather', '{"city":"Oslo"}'), call('get_time', '{"zone":"CET"}')],
+            },
+            'tool_calls',
+          ),
+        },
+      })
+      expect(await ask(h, stream)).toEqual({
+        blocks: [
+          { call: 'get_weather', input: { city: 'Oslo' } },
+          { call: 'get_time', input: { zone: 'CET' } },
+        ],
+        stop: stops.tool_use,
+      })
+    })
+
+    test('arguments sent as an object, not its JSON text, are the call’s input', async () => {
+      const h = await chatGateway()
+      const call = { id: 'call_1', type: 'function', function: { name: 'get_weather', arguments: { city: 'Oslo' } } }
+      byModel(h, {
+        'first-up': {
+          sse: [role, chunk({ tool_calls: [{ index: 0, ...call }] }), chunk({}, 'tool_calls', usage(20, 9)), done],
+          json: completion({ content: null, tool_calls: [call] }, 'tool_calls'),
+        },
+      })
+      expect((await ask(h, stream)).blocks).toEqual([{ call: 'get_weather', input: { city: 'Oslo' } }])
+    })
+
+    test("Mistral's model_length (the window filled) ends the answer as cut by the limit", async () => {
+      const h = await chatGateway()
+      byModel(h, {
+        'first-up': {
+          sse: [role, chunk({ content: 'Hel' }), chunk({}, 'model_length', usage(20, 1)), done],
+          json: completion({ content: 'Hel' }, 'model_length'),
+        },
+      })
+      expect(await ask(h, stream)).toEqual({ blocks: [{ text: 'Hel' }], stop: stops.max_tokens })
+    })
+
+    test('finish_reason tool_calls with no call (a tool parser that found none) is a plain end', async () => {
+      const h = await chatGateway()
+      byModel(h, {
+        'first-up': {
+          sse: [role, chunk({ content: 'No tool needed.' }), chunk({}, 'tool_calls', usage(20, 4)), done],
+          json: completion({ content: 'No tool needed.' }, 'tool_calls'),
+        },
+      })
+      expect(await ask(h, stream)).toEqual({ blocks: [{ text: 'No tool needed.' }], stop: stops.end_turn })
+    })
+
+    test.each(['error', 'abort'])(
+      'finish_reason %s before any text falls back to the next model, the broken leg uncharged',
+      async (reason) => {
+        const h = await chatGateway()
+        byModel(h, {
+          'first-up': {
+            sse: [chunk({ content: '' }, reason), done],
+            json: completion({ content: '' }, reason),
+          },
+          'second-up': {
+            sse: [role, chunk({ content: 'From the second.' }), chunk({}, 'stop', usage(20, 4)), done],
+            json: completion({ content: 'From the second.' }, 'stop'),
+          },
+        })
+        expect((await ask(h, stream)).blocks).toEqual([{ text: 'From the second.' }])
+        const record = await lastRecord(h)
+        expect(record.usage_events).toEqual([
+          expect.objectContaining({ model_id: 'first', outcome: 'failed', charged_nanos: 0 }),
+          expect.objectContaining({ model_id: 'second', outcome: 'ok' }),
+        ])
+      },
+    )
+  })
+
+  test('a 200 JSON body that is an error (OpenRouter, vLLM) falls back to the next model', async () => {
+    for (const errorBody of [
+      { error: { message: 'Provider returned error', code: 502 } },
+      { object: 'error', message: 'The engine is dead', type: 'InternalServerError', code: 500 },
+    ]) {
+      const h = await chatGateway()
+      byModel(h, {
+        'first-up': { json: errorBody },
+        'second-up': { json: completion({ content: 'From the second.' }, 'stop') },
+      })
+      expect((await ask(h, false)).blocks).toEqual([{ text: 'From the second.' }])
+      const record = await lastRecord(h)
+      expect(record.usage_events).toEqual([
+        expect.objectContaining({ model_id: 'first', outcome: 'failed', charged_nanos: 0 }),
+        expect.objectContaining({ model_id: 'second', outcome: 'ok', estimated: false }),
+      ])
+      expect(record.usage_events[0].error).toContain((errorBody.error?.message ?? errorBody.message) as string)
+    }
+  })
+
+  test('finish_reason error after text (OpenRouter): the client hears an error and the request failed', async () => {
+    const h = await chatGateway()
+    byModel(h, {
+      'first-up': { sse: [role, chunk({ content: 'Half an ans' }), chunk({}, 'error'), done] },
+    })
+    // The Anthropic SDK throws on the error event; OpenAI's hands back the failed response.
+    const seen = await ask(h, true).catch(() => 'the SDK threw')
+    expect(seen).toEqual(ask === askMessages ? 'the SDK threw' : { blocks: [{ text: 'Half an ans' }], stop: 'failed' })
+    const record = await lastRecord(h)
+    expect(record).toMatchObject({ status: 'failed' })
+    expect(record.usage_events).toEqual([expect.objectContaining({ model_id: 'first', outcome: 'failed' })])
+  })
+})
+
+describe('stream chunks', () => {
+  test("Groq's usage under x_groq is the reported usage", async () => {
+    const h = await chatGateway()
+    byModel(h, {
+      'first-up': {
+        sse: [role, chunk({ content: 'Hi' }), chunk({}, 'stop', { x_groq: { id: 'req_1', ...usage(50, 2) } }), done],
+      },
+    })
+    expect((await askMessages(h, true)).blocks).toEqual([{ text: 'Hi' }])
+    expect((await lastRecord(h)).usage_events).toEqual([
+      expect.objectContaining({ outcome: 'ok', estimated: false, input_tokens: 50, output_tokens: 2 }),
+    ])
+  })
+
+  test("a proxy echoing a second choice: only the first choice's words", async () => {
+    const h = await chatGateway()
+    const choice = (index: number, delta: Json, finish: string | null = null) => ({
+      index,
+      delta,
+      finish_reason: finish,
+    })
+    const frame = (choices: Json[], extra: Json = {}) =>
+      sseFrame(undefined, { id: 'c', object: 'chat.completion.chunk', model: 'first-up', choices, ...extra })
+    byModel(h, {
+      'first-up': {
+        sse: [
+          frame([choice(0, { role: 'assistant', content: '' }), choice(1, { role: 'assistant', content: '' })]),
+          frame([choice(1, { content: 'Other' })]),
+          frame([choice(0, { content: 'Hello' })]),
+          frame([choice(1, {}, 'stop')]),
+          frame([choice(0, {}, 'stop')]),
+          frame([], usage(20, 2)),
+          done,
+        ],
+      },
+    })
+    expect(await askMessages(h, true)).toEqual({ blocks: [{ text: 'Hello' }], stop: 'end_turn' })
+  })
+})

@@ -281,6 +281,34 @@ describe.each(routes)('$route route', ({ ask, stops }) => {
 })
 
 describe('stream chunks', () => {
+  test('a server that holds the connection open after its usage chunk: the answer ends there, whole', async () => {
+    const h = await chatGateway()
+    const frames = [role, chunk({ content: 'Hi' }), chunk({}, 'stop'), chunk(null, null, usage(20, 2))]
+    let upstreamClosed = false
+    h.deps.fetch = (async (_url: string, init: RequestInit) => {
+      const stream = new ReadableStream<Uint8Array>({
+        start(controller) {
+          for (const frame of frames) controller.enqueue(new TextEncoder().encode(frame))
+          // No [DONE] and no end: only svc closing its side ends this.
+          init.signal?.addEventListener('abort', () => {
+            upstreamClosed = true
+            controller.error(new Error('aborted'))
+          })
+        },
+        cancel() {
+          upstreamClosed = true
+        },
+      })
+      return new Response(stream, { headers: { 'content-type': 'text/event-stream' } })
+    }) as unknown as typeof fetch
+    for (const ask of [askMessages, askResponses]) {
+      expect((await ask(h, true)).blocks).toEqual([{ text: 'Hi' }])
+      expect(await lastRecord(h)).toMatchObject({ status: 'completed', total_output_tokens: 2 })
+      expect(upstreamClosed).toBe(true)
+      upstreamClosed = false
+    }
+  })
+
   test("Groq's usage under x_groq is the reported usage", async () => {
     const h = await chatGateway()
     byModel(h, {

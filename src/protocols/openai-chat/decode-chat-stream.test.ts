@@ -27,6 +27,29 @@ const tool = (index: number, fields: { id?: string; name?: string; args?: string
 })
 
 describe('chatStreamDecoder', () => {
+  test("OpenAI's usage chunk after the finish ends the message, [DONE] or not", async () => {
+    // Pushed one by one, never ended: as a server that holds the connection open delivers them.
+    const pushAll = (decoder: ReturnType<typeof chatStreamDecoder>, text: string) =>
+      text
+        .split('\n\n')
+        .filter((frame) => frame !== '')
+        .flatMap((frame) => decoder.push({ data: frame.slice('data: '.length), raw: `${frame}\n\n` }))
+    const decoder = chatStreamDecoder()
+    const events = pushAll(
+      decoder,
+      chunk({ content: 'Hi' }) + finish('stop') + chunk(null, { usage: { prompt_tokens: 3, completion_tokens: 1 } }),
+    )
+    expect(decoder.done).toBe(true)
+    expect(events.slice(-2)).toEqual([
+      { type: 'usage', usage: expect.objectContaining({ input: 3, output: 1 }) },
+      { type: 'finish', reason: 'end_turn', stopSequence: null },
+    ])
+    // Before the finish, a chunk without choices (Azure's filter results) ends nothing.
+    const early = chatStreamDecoder()
+    pushAll(early, chunk(null, { usage: { prompt_tokens: 3, completion_tokens: 0 } }) + chunk({ content: 'Hi' }))
+    expect(early.done).toBe(false)
+  })
+
   test('the message starts with its first content: an error after the role-only chunk comes before any start', async () => {
     const failed = await decodeText(
       chunk({ role: 'assistant', content: '' }) +

@@ -161,6 +161,10 @@ export function chatStreamDecoder(toolNames: RequestToolNames = noToolNames): St
     }
     // The first choice's; a server that sends several (a proxy echoing n > 1) keeps them apart by index.
     const choices = readArray(chunk, 'choices') ?? []
+    // OpenAI's usage chunk comes last, after the finish: the message is whole, whether or not the
+    // server goes on to send [DONE] (one that held the connection open kept the client waiting
+    // for the idle timeout, then told it the answer failed).
+    if (choices.length === 0 && finishReason !== undefined && usage !== undefined) return [...out, ...finishMessage()]
     const choice = choices.find((c) => isObject(c) && (c.index === 0 || c.index === undefined))
     if (!isObject(choice)) return out
     const delta = readObject(choice, 'delta') ?? {}

@@ -15,6 +15,11 @@ export interface StreamCodec<In, Out> {
   end(): Out[]
   /** The step has seen its terminal input: the source need not be read any further. */
   readonly done: boolean
+  /**
+   * Outputs a step held for what might follow, now that a network read's inputs are all in
+   * (nothing more may come for a while). A step that holds nothing has none.
+   */
+  flush?(): Out[]
 }
 
 /** The last step of a translated stream, which tells the client in-stream when its source broke. */
@@ -31,6 +36,8 @@ export interface EncoderParts {
   close(): string[]
   /** Frames for a source that failed. */
   failed(error: unknown): string[]
+  /** Frames held for what might follow an event, sent at the end of a read. */
+  flush?(): string[]
 }
 
 /** An encoder that says once how the stream ended (a terminal event, the end, a failure), then nothing. */
@@ -50,6 +57,7 @@ export function encoderOf(parts: EncoderParts): StreamEncoder {
     },
     end: () => last(parts.close),
     fail: (error) => last(() => parts.failed(error)),
+    flush: () => (done ? [] : (parts.flush?.() ?? [])),
     get done() {
       return done
     },
@@ -81,6 +89,12 @@ export function pipe<A, B, C>(first: StreamCodec<A, B>, second: StreamCodec<B, C
     end() {
       if (ended || second.done) return []
       return endSecond(feed(first.end()))
+    },
+    flush() {
+      if (ended || second.done) return []
+      const out = feed(first.flush?.() ?? [])
+      for (const produced of second.flush?.() ?? []) out.push(produced)
+      return out
     },
     get done() {
       return ended || second.done

@@ -30,16 +30,18 @@ export const anthropicSurface: InboundSurface = {
   metadata: (body) => (isObject(body.metadata) ? body.metadata : undefined),
   // Claude Code sends `thinking: {type: "adaptive"}` and output_config.effort whatever model it is
   // routed to: fitted, as anything else the model would refuse (model-fit.ts), and so is history
-  // another provider made that Claude cannot read back (foreign-history.ts). What Anthropic bills
-  // above the list price svc charges (fast mode, a priority tier, code execution, a 1-hour cache
-  // write the model has no price for…) is left out (list-price.ts).
-  passThroughBody: (body, model, maxTokens) =>
+  // another provider made that the upstream cannot read back (foreign-history.ts: Anthropic itself
+  // takes only its own thinking, a compatible server such as DeepSeek's wants every tool turn's).
+  // What Anthropic bills above the list price svc charges (fast mode, a priority tier, code
+  // execution, a 1-hour cache write the model has no price for…) is left out (list-price.ts).
+  passThroughBody: (body, model, maxTokens, provider) =>
     fitToModel(
       withoutForeignHistory(
         atListPrice(
           withoutSessionMetadata({ ...body, model: model.upstreamModel, max_tokens: maxTokens }),
           pricesHourCacheWrites(model.price),
         ),
+        provider,
       ),
       model.capabilities,
       model.maxOutputTokens,
@@ -79,6 +81,7 @@ export const anthropicSurface: InboundSurface = {
       },
       usage: meter.usage,
       finished: meter.finished,
+      generated: meter.generated,
       estimatedOutputTokens: meter.estimatedOutputTokens,
       outputChars: meter.outputChars,
       error: meter.error,

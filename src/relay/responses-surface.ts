@@ -85,6 +85,7 @@ export const responsesSurface: InboundSurface = {
       },
       usage: meter.usage,
       finished: meter.finished,
+      generated: meter.generated,
       estimatedOutputTokens: meter.estimatedOutputTokens,
       outputChars: meter.outputChars,
       error: meter.error,

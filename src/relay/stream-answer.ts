@@ -54,6 +54,8 @@ export async function streamAnswer(
   let failedBeforeStart: () => GatewayError | undefined
   /** Whether the upstream has finished the message cleanly (what `received().clean` says, without its copy). */
   let complete: () => boolean
+  /** Whether the answer has begun: content or the finish, not only the message's opening. */
+  let generated: () => boolean
   if (passThrough) {
     const stream = a.surface.passThroughStream(a.ids)
     errorFrame = stream.errorFrame
@@ -66,6 +68,7 @@ export async function streamAnswer(
       return error ? upstreamFailure(error) : undefined
     }
     complete = () => stream.finished() && !stream.error()
+    generated = stream.generated
     received = () => {
       const finished = stream.finished()
       const usage = stream.usage()
@@ -94,6 +97,7 @@ export async function streamAnswer(
     clientFrames = translatedText(upstream, pipe(pipe(decoder, meterStep(meter, estimate)), encoder), encoder, onBroken)
     // A stream the encoder ended with an error event failed, whatever the upstream had said before.
     complete = () => meter.finished && !meter.error && !broken
+    generated = () => meter.started
     received = () => ({ ...meter, clean: complete(), broken })
     // Checked after the first piece only, which has not gone out yet: a failure anywhere in it, even
     // after the message's opening or some of its content, still falls back, as in the pass-through
@@ -128,7 +132,37 @@ export async function streamAnswer(
     await clientFrames.return?.(undefined).catch(() => {})
     throw early
   }
-  servedFirstByte(deps, a.trace, a.leg, false)
+  const firstEventMs = deps.clock() - a.leg.startedAt
+  // The opening alone (message_start, response.created, a Chat role chunk) is held until the answer
+  // begins, for up to the ping interval: an upstream that fails right after it (Anthropic's
+  // overloaded_error after message_start, often a write of its own; an in-band error after a role
+  // chunk) has then given the client nothing, and the next candidate is tried. An answer that is
+  // slow to begin (a long silent think) gets its opening, and keep-alives, once the hold is over.
+  let opening = first.value
+  /** The read the hold stopped waiting for, which the relay then takes first. */
+  let pending: Promise<IteratorResult<string>> | undefined
+  try {
+    const holdUntil = performance.now() + pingIntervalMs
+    while (!generated()) {
+      pending ??= clientFrames.next()
+      const next = await settledBy(pending, holdUntil)
+      if (next === undefined) {
+        // The relay awaits it; should the client leave before that, its failure is no one's.
+        pending.catch(() => {})
+        break
+      }
+      pending = undefined
+      const failure = next.done
+        ? new GatewayError('api_error', 'upstream stream ended before its answer began', { status: 502, retryable: true })
+        : failedBeforeStart()
+      if (failure) throw failure
+      opening += next.value
+    }
+  } catch (err) {
+    await clientFrames.return?.(undefined).catch(() => {})
+    throw err
+  }
+  servedFirstByte(deps, a.trace, a.leg, false, firstEventMs)
   // From here the client holds the request id (the response's headers) while the stream runs: the
   // usage API finds the request among the running ones, with the counts so far from the meter.
   // A non-streaming answer hands out its id only once it has ended, so only streams register
@@ -148,7 +182,10 @@ export async function streamAnswer(
     if (done) return
     done = true
     deps.metrics.streamEnded()
-    a.trace.settleLeg(a.leg, outcome, received(), error)
+    // A leg that failed before its answer began produced nothing: it costs nothing, as one that
+    // failed before its first event (Anthropic does not bill an overloaded_error).
+    if (outcome === 'failed' && error && !generated()) a.trace.failLeg(a.leg, error)
+    else a.trace.settleLeg(a.leg, outcome, received(), error)
     judgeStream(deps, a.trace, a.leg, probe, outcome, error)
     if (outcome === 'failed' && error) {
       deps.metrics.upstreamError(a.leg.candidate.provider.id, a.leg.candidate.model.id, error.kind)
@@ -174,7 +211,7 @@ export async function streamAnswer(
         return pending
       }
       try {
-        sentWhole = !(send(first.value) instanceof Promise) && complete()
+        sentWhole = !(send(opening) instanceof Promise) && complete()
         // From here the client has a stream: a silent upstream no longer leaves it without bytes.
         upstream.onQuiet = () => {
           if (done) return
@@ -185,7 +222,8 @@ export async function streamAnswer(
           }
         }
         for (;;) {
-          const next = await clientFrames.next()
+          const next = await (pending ?? clientFrames.next())
+          pending = undefined
           if (next.done) break
           if (done) return
           const backedUp = send(next.value)
@@ -314,6 +352,8 @@ function translatedText(
               text += translate.push(event).join('')
               if (translate.done) break
             }
+            // What the encoder held for the read's next event: the read brought none.
+            if (!translate.done) text += translate.flush?.().join('') ?? ''
           }
         } catch (error) {
           onBroken(streamFailure(error))
@@ -334,6 +374,23 @@ function translatedText(
       return ended
     },
   }
+}
+
+/** `read`'s result, or undefined if it has not settled by `deadline` (a `performance.now()` time). */
+function settledBy<T>(read: Promise<T>, deadline: number): Promise<T | undefined> {
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(() => resolve(undefined), Math.max(0, deadline - performance.now()))
+    read.then(
+      (value) => {
+        clearTimeout(timer)
+        resolve(value)
+      },
+      (error) => {
+        clearTimeout(timer)
+        reject(error)
+      },
+    )
+  })
 }
 
 /**

@@ -1,6 +1,6 @@
 // What the relay needs to know about the shape the client spoke: how to decode it, when the
 // upstream speaks the same shape (pass-through), and how to encode answers and errors back.
-import type { CatalogModel } from '../config/load'
+import type { CatalogModel, ProviderConfig } from '../config/load'
 import type { ProviderKind } from '../config/schema'
 import type { StreamEncoder } from '../exchange/stream-codec'
 import type { ExchangeRequest, ExchangeResponse, UpstreamErrorInfo, Usage } from '../exchange/types'
@@ -22,6 +22,8 @@ export interface PassThroughStream {
   usage(): Usage
   /** The upstream finished the message (its usage is final, not an estimate). */
   finished(): boolean
+  /** The answer has begun: the upstream sent content (a block, an item) or finished, not only its opening. */
+  generated(): boolean
   estimatedOutputTokens(): number
   /** Characters of output streamed so far, for estimating a count the upstream reported as no count can be. */
   outputChars(): number
@@ -47,8 +49,16 @@ export interface InboundSurface {
   nativeKind: ProviderKind
   decode(body: Record<string, unknown>): ExchangeRequest
   metadata(body: Record<string, unknown>): Record<string, unknown> | undefined
-  /** The client's own body for a same-shape upstream: only model and the token limit change. */
-  passThroughBody(body: Record<string, unknown>, model: CatalogModel, maxTokens: number): Record<string, unknown>
+  /**
+   * The client's own body for a same-shape upstream: only model and the token limit change, and
+   * what that provider could not read back (`provider`: whether it is Anthropic itself, say).
+   */
+  passThroughBody(
+    body: Record<string, unknown>,
+    model: CatalogModel,
+    maxTokens: number,
+    provider: ProviderConfig,
+  ): Record<string, unknown>
   /** Non-streaming: the upstream's own JSON under the gateway's ids, and the usage it reports. */
   passThroughJson(json: unknown, ids: ClientIds): { body: unknown; usage: Usage }
   /**

@@ -17,6 +17,8 @@ export interface AnthropicPassThroughMeter {
   usage(): Usage
   /** True once message_stop went by: the upstream finished the message (with its usage or not). */
   finished(): boolean
+  /** True once a content block started or the message finished: more than the message's opening. */
+  generated(): boolean
   /** Reported output tokens, or ~chars/4 of the streamed deltas when the upstream never reported any. */
   estimatedOutputTokens(): number
   /** Characters of the streamed deltas (~, their JSON less its usual envelope). */
@@ -34,6 +36,7 @@ export function createAnthropicPassThroughMeter(): AnthropicPassThroughMeter {
   /** A message_delta gave the output count: the usage is the upstream's final one. */
   let reported = false
   let stopped = false
+  let blockStarted = false
   let deltaChars = 0
   let searchResults = 0
   let upstreamError: UpstreamErrorInfo | undefined
@@ -45,6 +48,7 @@ export function createAnthropicPassThroughMeter(): AnthropicPassThroughMeter {
           deltaChars += Math.max(0, event.data.length - deltaEnvelopeChars)
           return
         case 'content_block_start':
+          blockStarted = true
           // A web search is billed once it has run (an error is not), and its result block shows
           // it ran: counted for a stream cut before message_delta reports the total.
           if (event.data.includes('"web_search_tool_result"')) {
@@ -86,6 +90,7 @@ export function createAnthropicPassThroughMeter(): AnthropicPassThroughMeter {
       return markUnreported(counted)
     },
     finished: () => stopped,
+    generated: () => blockStarted || stopped,
     estimatedOutputTokens: () =>
       reported ? usage.output : Math.max(usage.output, Math.ceil(deltaChars / charsPerToken)),
     outputChars: () => deltaChars,

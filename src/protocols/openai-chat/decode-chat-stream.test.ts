@@ -27,6 +27,36 @@ const tool = (index: number, fields: { id?: string; name?: string; args?: string
 })
 
 describe('chatStreamDecoder', () => {
+  test('calls with neither index nor id: a whole object after a whole call is the next call, a trailing fragment is not', async () => {
+    const unmarked = (name: string, args: string): Delta => ({
+      tool_calls: [{ id: '', type: 'function', function: { name, arguments: args } }],
+    })
+    const calls = async (...deltas: Delta[]) =>
+      (await decodeText(deltas.map((delta) => chunk(delta)).join('') + finish('tool_calls') + done))
+        .filter((e) => e.type === 'block_start' || e.type === 'tool_args_delta')
+        .map((e) =>
+          e.type === 'block_start' ? `start ${e.block.kind === 'tool_use' ? e.block.name : ''}` : e.partialJson,
+        )
+    expect(
+      await calls(unmarked('get_weather', '{"city":"Oslo"}'), unmarked('get_weather', '{"city":"Paris"}')),
+    ).toEqual(['start get_weather', '{"city":"Oslo"}', 'start get_weather', '{"city":"Paris"}'])
+    // A server that repeats the name on every fragment, its last one a newline: one call.
+    expect(await calls(unmarked('get_weather', '{"city":"Oslo"}'), unmarked('get_weather', '\n'))).toEqual([
+      'start get_weather',
+      '{"city":"Oslo"}',
+      '\n',
+    ])
+  })
+
+  test('a lone choice is the answer whatever its index says', async () => {
+    const lone = (index: unknown, delta: Delta, reason: string | null = null) =>
+      `data: ${JSON.stringify({ id: 'c1', model: 'm', choices: [{ index, delta, finish_reason: reason }] })}\n\n`
+    for (const index of [1, null]) {
+      const events = await decodeText(lone(index, { content: 'Hello' }) + lone(index, {}, 'stop') + done)
+      expect(events.filter((e) => e.type === 'text_delta')).toEqual([{ type: 'text_delta', index: 0, text: 'Hello' }])
+    }
+  })
+
   test("OpenAI's usage chunk after the finish ends the message, [DONE] or not", async () => {
     // Pushed one by one, never ended: as a server that holds the connection open delivers them.
     const pushAll = (decoder: ReturnType<typeof chatStreamDecoder>, text: string) =>
@@ -48,25 +78,6 @@ describe('chatStreamDecoder', () => {
     const early = chatStreamDecoder()
     pushAll(early, chunk(null, { usage: { prompt_tokens: 3, completion_tokens: 0 } }) + chunk({ content: 'Hi' }))
     expect(early.done).toBe(false)
-  })
-
-  test('the message starts with its first content: an error after the role-only chunk comes before any start', async () => {
-    const failed = await decodeText(
-      chunk({ role: 'assistant', content: '' }) +
-        `data: ${JSON.stringify({ error: { message: 'down', code: 503 } })}\n\n`,
-    )
-    expect(failed.map((e) => e.type)).toEqual(['error'])
-    const answered = await decodeText(
-      chunk({ role: 'assistant', content: '' }) + chunk({ content: 'Hi' }) + finish('stop') + done,
-    )
-    expect(answered.slice(0, 2)).toEqual([
-      { type: 'start', id: 'c1', model: 'm' },
-      { type: 'block_start', index: 0, block: { kind: 'text' } },
-    ])
-    // An answer with no content at all still starts before it finishes.
-    expect(
-      (await decodeText(chunk({ role: 'assistant', content: '' }) + finish('stop') + done)).map((e) => e.type),
-    ).toEqual(['start', 'finish'])
   })
 
   test('a refusal streamed as `refusal` deltas finishes as a refusal, its words the text', async () => {

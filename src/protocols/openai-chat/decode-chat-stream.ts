@@ -37,9 +37,9 @@ type OpenBlock = { kind: 'thinking' | 'text'; index: number } | { kind: 'tool_us
 /** `toolNames`: the request's, to restore the names encodeChatRequest shortened. */
 export function chatStreamDecoder(toolNames: RequestToolNames = noToolNames): StreamCodec<SseEvent, ExchangeEvent> {
   const restoreName = toolNameRestorer(toolNames)
-  /** The message's id and model, from its first chunk; its start waits for the first content. */
-  let message: { id: string; model: string } | undefined
   let started = false
+  /** A choice numbered 0 has come: chunks of other choices are a second answer's. */
+  let sawFirstChoice = false
   let nextIndex = 0
   let open: OpenBlock | undefined
   let sawTextOrTool = false
@@ -58,20 +58,8 @@ export function chatStreamDecoder(toolNames: RequestToolNames = noToolNames): St
     open = undefined
   }
 
-  /**
-   * The message's start, sent with its first content. Servers send a role-only chunk first, often
-   * as a write of its own; started at once, an error after it (vLLM, OpenRouter) would reach the
-   * client mid-message where, the client having nothing yet, the next candidate can still serve.
-   */
-  const begin = (out: ExchangeEvent[]) => {
-    if (started) return
-    started = true
-    out.push({ type: 'start', id: message?.id ?? '', model: message?.model ?? '' })
-  }
-
   const ensureBlock = (kind: 'thinking' | 'text', out: ExchangeEvent[]): number => {
     if (open?.kind === kind) return open.index
-    begin(out)
     closeOpen(out)
     const index = nextIndex++
     open = { kind, index }
@@ -93,7 +81,6 @@ export function chatStreamDecoder(toolNames: RequestToolNames = noToolNames): St
   }
 
   const openTool = (call: ToolCall, out: ExchangeEvent[]) => {
-    begin(out)
     closeOpen(out)
     const index = nextIndex++
     call.state = 'open'
@@ -113,9 +100,16 @@ export function chatStreamDecoder(toolNames: RequestToolNames = noToolNames): St
     let call = callByIndex.get(upstreamIndex)
     // Some providers repeat index 0 for every parallel call: a different id means a new call.
     // Gemini behind some proxies sends neither an index nor an id, each call whole in one
-    // fragment: a named fragment with arguments after a whole named call is the next call.
+    // fragment: a named fragment whose arguments are a whole object, after a whole call, is the
+    // next call. (The fragment is tested first: the call's text only when it could be whole.)
     const nextUnmarkedCall =
-      givenIndex === undefined && !id && name && fragmentArgs !== '' && call?.name && isJson(call.args)
+      givenIndex === undefined &&
+      !id &&
+      name &&
+      call?.name &&
+      isWholeObject(fragmentArgs) &&
+      call.args.trimEnd().endsWith('}') &&
+      isJson(call.args)
     if (!call || (id && call.upstreamId && id !== call.upstreamId) || nextUnmarkedCall) {
       call = { id: id ?? synthesizeCallId(), upstreamId: id, name: '', args: '', state: 'pending' }
       callByIndex.set(upstreamIndex, call)
@@ -149,7 +143,10 @@ export function chatStreamDecoder(toolNames: RequestToolNames = noToolNames): St
       return [{ type: 'error', error }]
     }
     const out: ExchangeEvent[] = []
-    message ??= { id: readString(chunk, 'id') ?? '', model: readString(chunk, 'model') ?? '' }
+    if (!started) {
+      started = true
+      out.push({ type: 'start', id: readString(chunk, 'id') ?? '', model: readString(chunk, 'model') ?? '' })
+    }
     // Usually a separate chunk with empty choices after the finish; some providers attach it to
     // the finish chunk or to every chunk. The last one with numeric counts wins: a usage event
     // says the upstream reported its usage (relay/meter.ts), and one without is estimated.
@@ -159,13 +156,16 @@ export function chatStreamDecoder(toolNames: RequestToolNames = noToolNames): St
       const reported = chatUsage(chunkUsage)
       if (isReported(reported)) usage = reported
     }
-    // The first choice's; a server that sends several (a proxy echoing n > 1) keeps them apart by index.
+    // The first choice's: a server that sends several (a proxy echoing n > 1) keeps them apart by
+    // index; one that numbers its only choice otherwise (1, null) has that one.
     const choices = readArray(chunk, 'choices') ?? []
     // OpenAI's usage chunk comes last, after the finish: the message is whole, whether or not the
     // server goes on to send [DONE] (one that held the connection open kept the client waiting
     // for the idle timeout, then told it the answer failed).
     if (choices.length === 0 && finishReason !== undefined && usage !== undefined) return [...out, ...finishMessage()]
-    const choice = choices.find((c) => isObject(c) && (c.index === 0 || c.index === undefined))
+    let choice = choices.find((c) => isObject(c) && (c.index === 0 || c.index === undefined))
+    if (choice !== undefined) sawFirstChoice ||= (choice as JsonObject).index === 0
+    else if (!sawFirstChoice && choices.length === 1) choice = choices[0]
     if (!isObject(choice)) return out
     const delta = readObject(choice, 'delta') ?? {}
 
@@ -193,7 +193,6 @@ export function chatStreamDecoder(toolNames: RequestToolNames = noToolNames): St
   const finishMessage = (): ExchangeEvent[] => {
     done = true
     const out: ExchangeEvent[] = []
-    begin(out)
     closeOpen(out)
     // Calls buffered behind an interleaved one go out now, whole.
     for (const call of calls) {
@@ -219,6 +218,8 @@ export function chatStreamDecoder(toolNames: RequestToolNames = noToolNames): St
     },
   }
 }
+
+const isWholeObject = (text: string): boolean => text.trimStart().startsWith('{') && isJson(text)
 
 function parseChunk(data: string): JsonObject {
   const parsed = parseJson(data)

@@ -11,9 +11,10 @@
 // before the text) waits until the text is complete, just before `output_text.done`.
 // Every frame has an `event:` line equal to its `type` and a `sequence_number` counting up from 0.
 // The terminal event waits for the end of the source, because usage may arrive after `finish`
-// (Chat upstreams). An item's `done` frames wait for whatever follows its block's end: the item the
-// output limit cut is `incomplete`, as OpenAI's own, and only the finish tells which one that is.
-// What follows is the next block or the finish, in the same read as the block's end.
+// (Chat upstreams). An item's `done` frames wait for whatever follows its block's end in the same
+// network read: the item the output limit cut is `incomplete`, as OpenAI's own, and only the finish
+// (which comes with the last block's end) tells which one that is. At the end of a read they go out
+// as completed, so nothing waits on a server tool's run or a slow next block.
 import { encoderOf, type StreamEncoder } from '../../exchange/stream-codec'
 import type { Citation, ExchangeEvent, StopReason, Usage, WebSearchBlock } from '../../exchange/types'
 import { GatewayError } from '../../lib/errors'
@@ -469,5 +470,5 @@ export function responsesStreamEncoder(opts: EncodeResponsesStreamOptions): Stre
     return fail(code, message)
   }
 
-  return encoderOf({ encode, close, failed })
+  return encoderOf({ encode, close, failed, flush: closeEnded })
 }

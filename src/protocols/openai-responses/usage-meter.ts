@@ -37,6 +37,8 @@ export interface ResponsesPassThroughMeter {
   usage(): Usage
   /** True once response.completed or response.incomplete arrived (a failed response is not finished). */
   finished(): boolean
+  /** True once an output item was added or the response finished: more than its opening. */
+  generated(): boolean
   /** Output tokens estimated from streamed deltas (~4 characters a token), for streams cut before usage. */
   estimatedOutputTokens(): number
   /** Characters of the streamed deltas. */
@@ -84,6 +86,7 @@ const formatFrame = (event: string | undefined, data: string): string =>
 export const createResponsesPassThroughMeter = (): ResponsesPassThroughMeter => {
   let usage = emptyUsage()
   let done = false
+  let itemAdded = false
   let deltaChars = 0
   let searchesRun = 0
   /** The terminal response's usage arrived with numeric counts: they are final. */
@@ -160,6 +163,7 @@ export const createResponsesPassThroughMeter = (): ResponsesPassThroughMeter => 
     observe(event) {
       const type = typeOf(event)
       if (type === undefined) return
+      if (type === 'response.output_item.added') itemAdded = true
       if (estimatedTypes.has(type)) {
         deltaChars += asString(parse(event)?.['delta'])?.length ?? 0
         return
@@ -201,6 +205,8 @@ export const createResponsesPassThroughMeter = (): ResponsesPassThroughMeter => 
     },
 
     finished: () => done,
+
+    generated: () => itemAdded || done,
 
     estimatedOutputTokens: () => Math.ceil(deltaChars / 4),
 

@@ -61,6 +61,28 @@ describe.each(kinds)('an upstream of kind %s refuses a prompt over its context w
   })
 })
 
+// Words of the compatible servers, and a 400 of the same servers that is the request's own fault.
+test.each([
+  ['GLM', 'Prompt exceeds max length', true],
+  ['Kimi', 'Invalid request: Your request exceeded model token limit: 262144', true],
+  ['DashScope', 'Range of input length should be [1, 129024]', true],
+  ['DashScope, of max_tokens', 'Range of max_tokens should be [1, 8192]', false],
+])('%s: "%s" is a context overflow: %p', async (_, words, overflow) => {
+  const h = await translationGateway(sim)
+  h.deps.fetch = (async () =>
+    Response.json(
+      { type: 'error', error: { type: 'invalid_request_error', message: words } },
+      { status: 400 },
+    )) as unknown as typeof fetch
+  const res = await h.call('/compat-a/v1/messages', {
+    method: 'POST',
+    headers: { 'anthropic-version': '2023-06-01' },
+    json: { model: profileFor.anthropic, max_tokens: 100, messages: [{ role: 'user', content: 'hi' }] },
+  })
+  expect(res.status).toBe(400)
+  expect((await res.json()).error.message).toBe(overflow ? `prompt is too long: ${words}` : words)
+})
+
 test('a model with room for the prompt serves after one without; the refusal is not held against the first', async () => {
   const h = await rankedProGateway(sim, [
     { id: 'small-window', kind: 'anthropic', quality: 90 },

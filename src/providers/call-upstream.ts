@@ -59,10 +59,23 @@ const isProviderAccountFailure = (info: UpstreamErrorInfo) =>
 /**
  * Each provider's words for a prompt over the model's context window: Anthropic's "prompt is too
  * long" and "input length and `max_tokens` exceed context limit", OpenAI's "exceeds the context
- * window" (code context_length_exceeded), and the "maximum context length" of OpenAI's Chat,
- * DeepSeek, OpenRouter and vLLM.
+ * window" (code context_length_exceeded), the "maximum context length" of OpenAI's Chat,
+ * DeepSeek, OpenRouter and vLLM, GLM's "Prompt exceeds max length", Kimi's "exceeded model token
+ * limit: 262144" and DashScope's "Range of input length should be [1, 129024]" (its "Range of
+ * max_tokens should be …" is the request's own mistake, not the window's).
  */
-const contextOverflowWording = /prompt is too long|exceed context limit|context window|maximum context length/i
+const contextOverflowWording = new RegExp(
+  [
+    'prompt is too long',
+    'exceed context limit',
+    'context window',
+    'maximum context length',
+    'prompt exceeds max length',
+    'exceeded model token limit',
+    'range of input length',
+  ].join('|'),
+  'i',
+)
 
 /**
  * An upstream's error as the gateway's. A provider-account failure surfaces as a 502 api_error so

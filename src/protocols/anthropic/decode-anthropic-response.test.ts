@@ -117,3 +117,18 @@ describe('decodeAnthropicResponse: citations', () => {
     ])
   })
 })
+
+describe('decodeAnthropicResponse: tool_use', () => {
+  test('an input sent as JSON text (some compatible servers) is read as the object it holds', () => {
+    const decoded = decodeAnthropicResponse(
+      message([
+        { type: 'tool_use', id: 'call_1', name: 'Read', input: '{"path":"x"}' },
+        { type: 'tool_use', id: 'call_2', name: 'Read', input: 'not JSON' },
+      ]),
+    )
+    expect(decoded.content).toEqual([
+      { type: 'tool_use', id: 'call_1', name: 'Read', input: { path: 'x' } },
+      { type: 'tool_use', id: 'call_2', name: 'Read', input: {} },
+    ])
+  })
+})

@@ -8,6 +8,7 @@ import type {
   WebSearchBlock,
   WebSearchResult,
 } from '../../exchange/types'
+import { parseToolArguments } from '../../exchange/tool-arguments'
 import { GatewayError } from '../../lib/errors'
 import { isObject, type JsonObject, readArray, readString } from '../wire-values'
 import { decodeAnthropicStopReason } from './stop-reason'
@@ -121,5 +122,11 @@ const decodeToolUse = (block: JsonObject): OutputBlock => ({
   type: 'tool_use',
   id: readString(block, 'id') ?? '',
   name: readString(block, 'name') ?? '',
-  input: isObject(block.input) ? block.input : {},
+  input: decodeToolInput(block.input),
 })
+
+// Some compatible servers send the input as JSON text, as OpenAI's `arguments` are.
+const decodeToolInput = (input: unknown): Record<string, unknown> => {
+  if (isObject(input)) return input
+  return typeof input === 'string' ? parseToolArguments(input) : {}
+}

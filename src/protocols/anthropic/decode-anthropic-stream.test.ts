@@ -83,7 +83,7 @@ describe('anthropicStreamDecoder', () => {
       encodeSse('content_block_start', {
         type: 'content_block_start',
         index: 1,
-        content_block: { type: 'tool_use', id: 't1', name: 'f', input: { ignored: true } },
+        content_block: { type: 'tool_use', id: 't1', name: 'f', input: {} },
       }),
       encodeSse('content_block_delta', {
         type: 'content_block_delta',
@@ -226,6 +226,83 @@ describe('anthropicStreamDecoder', () => {
       { type: 'citation', index: 0, citation: { ...cited, title: 'https://bun.sh/' } },
       { type: 'text_delta', index: 0, text: 'Bun is fast.' },
       { type: 'block_stop', index: 0 },
+    ])
+  })
+
+  test("a message_stop with no stop reason before it ends a whole answer, as end_turn; a cut stream doesn't", async () => {
+    const start = encodeSse('message_start', { type: 'message_start', message: { id: 'm', model: 'c', usage: {} } })
+    const text = [
+      encodeSse('content_block_start', { type: 'content_block_start', index: 0, content_block: { type: 'text' } }),
+      encodeSse('content_block_delta', {
+        type: 'content_block_delta',
+        index: 0,
+        delta: { type: 'text_delta', text: 'Hi' },
+      }),
+      encodeSse('content_block_stop', { type: 'content_block_stop', index: 0 }),
+    ].join('')
+    const unnamed = encodeSse('message_delta', {
+      type: 'message_delta',
+      delta: { stop_reason: null, stop_sequence: null },
+      usage: { output_tokens: 2 },
+    })
+    const stop = encodeSse('message_stop', { type: 'message_stop' })
+    const body: ExchangeEvent[] = [
+      { type: 'block_start', index: 0, block: { kind: 'text' } },
+      { type: 'text_delta', index: 0, text: 'Hi' },
+      { type: 'block_stop', index: 0 },
+    ]
+    const finish: ExchangeEvent = { type: 'finish', reason: 'end_turn', stopSequence: null }
+    expect((await decodeText(start + text + unnamed + stop)).slice(1)).toEqual([
+      ...body,
+      { type: 'usage', usage: { output: 2 } },
+      finish,
+    ])
+    expect((await decodeText(start + text + stop)).slice(1)).toEqual([...body, finish])
+    expect((await decodeText(start + text + unnamed)).slice(1)).toEqual([
+      ...body,
+      { type: 'usage', usage: { output: 2 } },
+    ])
+  })
+
+  test("a tool call's whole input in its content_block_start goes out at its stop, unless input_json_delta text came", async () => {
+    const call = (index: number, input: unknown, ...partials: string[]) => [
+      encodeSse('content_block_start', {
+        type: 'content_block_start',
+        index,
+        content_block: { type: 'tool_use', id: `t${index}`, name: 'Read', input },
+      }),
+      ...partials.map((partial_json) =>
+        encodeSse('content_block_delta', {
+          type: 'content_block_delta',
+          index,
+          delta: { type: 'input_json_delta', partial_json },
+        }),
+      ),
+      encodeSse('content_block_stop', { type: 'content_block_stop', index }),
+    ]
+    const text = [
+      ...call(0, { path: 'x' }),
+      ...call(1, { path: 'x' }, '', '{"path":', '"y"}'),
+      ...call(2, { path: 'x' }, ''),
+    ].join('')
+    const started = (index: number): ExchangeEvent => ({
+      type: 'block_start',
+      index,
+      block: { kind: 'tool_use', id: `t${index}`, name: 'Read' },
+    })
+    expect(await decodeText(text)).toEqual([
+      started(0),
+      { type: 'tool_args_delta', index: 0, partialJson: '{"path":"x"}' },
+      { type: 'block_stop', index: 0 },
+      started(1),
+      { type: 'tool_args_delta', index: 1, partialJson: '' },
+      { type: 'tool_args_delta', index: 1, partialJson: '{"path":' },
+      { type: 'tool_args_delta', index: 1, partialJson: '"y"}' },
+      { type: 'block_stop', index: 1 },
+      started(2),
+      { type: 'tool_args_delta', index: 2, partialJson: '' },
+      { type: 'tool_args_delta', index: 2, partialJson: '{"path":"x"}' },
+      { type: 'block_stop', index: 2 },
     ])
   })
 

@@ -28,7 +28,12 @@ export function anthropicStreamDecoder(): StreamCodec<SseEvent, ExchangeEvent> {
   const indices = new Map<number, number>()
   // Upstream index → a web search call held back: its id and the input JSON streamed so far.
   const searchCalls = new Map<number, { id: string; input: string }>()
+  // Our index → a tool call's whole input, sent in its content_block_start by some compatible
+  // servers (Anthropic's is `{}`). Held until the block stops: as in the SDK, input_json_delta
+  // text, once any arrives, replaces it, so it goes out only if none did.
+  const startInputs = new Map<number, string>()
   let nextIndex = 0
+  let finished = false
   let done = false
 
   const decode = (event: SseEvent): ExchangeEvent[] => {
@@ -65,6 +70,8 @@ export function anthropicStreamDecoder(): StreamCodec<SseEvent, ExchangeEvent> {
         if (text) out.push({ type: 'text_delta', index, text })
         const thinking = start.kind === 'thinking' ? readString(block, 'thinking') : undefined
         if (thinking) out.push({ type: 'thinking_delta', index, thinking })
+        const input = start.kind === 'tool_use' ? readObject(block, 'input') : undefined
+        if (input && Object.keys(input).length > 0) startInputs.set(index, JSON.stringify(input))
         return out
       }
       case 'content_block_delta': {
@@ -74,17 +81,23 @@ export function anthropicStreamDecoder(): StreamCodec<SseEvent, ExchangeEvent> {
         const call = searchCalls.get(upstreamIndex)
         if (call && delta?.type === 'input_json_delta') call.input += readString(delta, 'partial_json') ?? ''
         if (index === undefined || !delta) return []
+        if (delta.type === 'input_json_delta' && readString(delta, 'partial_json')) startInputs.delete(index)
         return decodeDelta(index, delta)
       }
       case 'content_block_stop': {
         const index = indices.get(readNumber(payload, 'index') ?? -1)
-        return index === undefined ? [] : [{ type: 'block_stop', index }]
+        if (index === undefined) return []
+        const input = startInputs.get(index)
+        startInputs.delete(index)
+        const stop: ExchangeEvent = { type: 'block_stop', index }
+        return input === undefined ? [stop] : [{ type: 'tool_args_delta', index, partialJson: input }, stop]
       }
       case 'message_delta': {
         const out: ExchangeEvent[] = []
         if (isObject(payload.usage)) out.push({ type: 'usage', usage: anthropicUsagePartial(payload.usage) })
         const delta = readObject(payload, 'delta')
         if (delta && typeof delta.stop_reason === 'string') {
+          finished = true
           out.push({
             type: 'finish',
             reason: decodeAnthropicStopReason(delta.stop_reason),
@@ -95,7 +108,9 @@ export function anthropicStreamDecoder(): StreamCodec<SseEvent, ExchangeEvent> {
       }
       case 'message_stop':
         done = true
-        return []
+        // Some compatible servers never name a stop reason (null, or no message_delta at all); the
+        // answer is whole all the same, as the pass-through and JSON paths take it.
+        return finished ? [] : [{ type: 'finish', reason: 'end_turn', stopSequence: null }]
       case 'error': {
         done = true
         const error = readObject(payload, 'error') ?? {}
@@ -138,7 +153,6 @@ function decodeBlockStart(block: JsonObject, searchQuery: (id: string) => string
     case 'redacted_thinking':
       return { kind: 'redacted_thinking', data: readString(block, 'data') ?? '' }
     case 'tool_use':
-      // The SDK builds input from input_json_delta only; a non-empty start `input` is ignored the same way.
       return { kind: 'tool_use', id: readString(block, 'id') ?? '', name: readString(block, 'name') ?? '' }
     case 'web_search_tool_result': {
       const id = readString(block, 'tool_use_id') ?? ''

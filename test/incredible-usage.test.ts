@@ -116,6 +116,20 @@ describe('token counts no count can be are estimated, never billed as reported',
     }
   }
 
+  test('a prompt reported as 0 tokens beside the output (a count left out) is estimated; the output stays as reported', async () => {
+    for (const route of routes) {
+      for (const stream of [false, true]) {
+        sim.setScenario(route.upstream, { text, usage: { input: 0, output: 30 } })
+        const detail = await requestDetail(h, await ask(route, stream))
+        const leg = detail.usage_events[0]
+        expect(leg).toMatchObject({ outcome: 'ok', estimated: true, output_tokens: 30 })
+        expect(leg.input_tokens).toBeGreaterThan(0)
+        expect(leg.input_tokens).toBeLessThan(50)
+        expect(leg.cost_nanos).toBe(leg.input_tokens * 3000 + 30 * 15000)
+      }
+    }
+  })
+
   test('credible counts are billed exactly as reported, and nothing is logged', async () => {
     for (const route of routes) {
       sim.setScenario(route.upstream, { text, usage: { input: 120, output: 30 } })

@@ -324,9 +324,10 @@ describe('failover and the circuit breaker', () => {
       ['beta', 'chosen', 'closed'],
     ])
 
-    // An error after frames went out: the client sees it in the stream, no fallback.
+    // An error after the answer began (its first words out, the next ones paced): the client sees
+    // it in the stream, no fallback.
     sim.reset()
-    sim.queue('alpha-up', { fault: { kind: 'error_event', afterFrames: 3 } })
+    sim.queue('alpha-up', { chunks: 3, chunkDelayMs: 20, fault: { kind: 'error_event', afterFrames: 4 } })
     const after = await stream()
     expect(after.status).toBe(200)
     expect(after.text).toContain('event: error')

@@ -54,9 +54,13 @@ const promptCounts = ['input', 'cacheRead', 'cacheWrite', 'cacheWrite1h'] as con
 const isPromptCount = (name: UsageCount): boolean => (promptCounts as readonly UsageCount[]).includes(name)
 const noCounts: readonly UsageCount[] = []
 
-/** Whether a leg is billed as the upstream reported it: reported, with every count one a usage can have. */
+/**
+ * Whether a leg is billed as the upstream reported it: reported, with every count one a usage can
+ * have, and a prompt. No prompt is no tokens: a prompt count of 0 beside an output count is one the
+ * upstream left out (a compatible server's message_start without usage), and is estimated.
+ */
 export const billedAsReported = (usage: Usage, reported: boolean): boolean =>
-  reported && incredibleCounts(usage).length === 0
+  reported && usage.input + usage.cacheRead + usage.cacheWrite > 0 && incredibleCounts(usage).length === 0
 
 /** What an answer's output came to in characters, for estimating the tokens of one whose count cannot be billed. */
 export function answerChars(content: ExchangeResponse['content']): number {

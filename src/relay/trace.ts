@@ -10,7 +10,7 @@ import type { Logger } from '../lib/log'
 import { countRequestTokens } from '../router/count-tokens'
 import type { Candidate, RankEntry } from '../router/rank'
 import type { CreditHold } from './credit-holds'
-import { incredibleCounts } from './credible-usage'
+import { billedAsReported, incredibleCounts } from './credible-usage'
 import { estimateTokensFromChars } from './meter'
 import type { SessionAttributes } from './session'
 
@@ -137,7 +137,7 @@ export class RequestTrace {
     incredible = incredibleCounts(received.usage),
   ): { usage: Usage; estimated: boolean } {
     const usage = { ...received.usage }
-    if (received.reported && incredible.length === 0) return { usage, estimated: false }
+    if (billedAsReported(usage, received.reported)) return { usage, estimated: false }
     for (const name of incredible) usage[name] = 0
     const prompt = usage.input + usage.cacheRead + usage.cacheWrite
     if (prompt === 0) usage.input = this.estimatedPromptTokens()

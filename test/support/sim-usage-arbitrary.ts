@@ -1,5 +1,5 @@
-// The usage a property suite's simulated answer reports: mostly small counts, zeros common, some
-// web searches, and of the cache writes none, some or all for an hour.
+// The usage a property suite's simulated answer reports: mostly small counts, zeros common (but never
+// a whole prompt of none), some web searches, and of the cache writes none, some or all for an hour.
 import fc from 'fast-check'
 import type { SimUsage } from './simulator'
 
@@ -15,4 +15,9 @@ export const simUsage = (leastOutput: 0 | 1): fc.Arbitrary<Required<SimUsage>> =
       reasoning: fc.constant(0),
       webSearches: fc.oneof({ weight: 4, arbitrary: fc.constant(0) }, fc.integer({ min: 1, max: 2 })),
     })
-    .map(({ hourShare, ...u }) => ({ ...u, cacheWrite1h: Math.floor(u.cacheWrite * hourShare) }))
+    // A real prompt is a token at least: one reported as none is estimated (credible-usage.ts).
+    .map(({ hourShare, ...u }) => ({
+      ...u,
+      input: u.input + u.cacheRead + u.cacheWrite === 0 ? 1 : u.input,
+      cacheWrite1h: Math.floor(u.cacheWrite * hourShare),
+    }))

@@ -521,7 +521,7 @@ describe.skipIf(!claude.ok)(`svc claude (Claude Code ${CLAUDE_VERSION}) across a
       config: {
         catalog: { builtin: false },
         providers: {
-          a: { kind: 'anthropic', base_url: sim.url, api_key_env: 'SIM_KEY' },
+          a: { kind: 'anthropic', base_url: sim.url, api_key_env: 'SIM_KEY', anthropic_signatures: true },
           c: { kind: 'openai-chat', base_url: `${sim.url}/v1`, api_key_env: 'SIM_KEY' },
         },
         models: [

@@ -578,6 +578,37 @@ describe('config', () => {
     expect(fromFile.providers.x?.anthropicCacheControl).toBe(false)
   })
 
+  test('anthropic_signatures: on for the well-known anthropic provider and hosts under anthropic.com, off for other servers unless the file sets it', () => {
+    expect(load({}, { ANTHROPIC_API_KEY: 'a' }).providers.anthropic?.anthropicSignatures).toBe(true)
+    const fromFile = load({
+      providers: {
+        // The well-known id keeps it wherever it points (a test's simulator plays Anthropic).
+        anthropic: { kind: 'anthropic', base_url: 'http://127.0.0.1:8787' },
+        claude: { kind: 'anthropic', base_url: 'https://API.Anthropic.com' },
+        deepseek: { kind: 'anthropic', base_url: 'https://api.deepseek.com/anthropic' },
+        kimi: { kind: 'anthropic', base_url: 'https://api.moonshot.ai/anthropic' },
+        lookalike: { kind: 'anthropic', base_url: 'https://api.anthropic.com.example.net' },
+        proxy: { kind: 'anthropic', base_url: 'https://llm-proxy.internal', anthropic_signatures: true },
+        glm: { kind: 'anthropic', base_url: 'https://api.z.ai/api/anthropic', anthropic_signatures: false },
+      },
+    })
+    const flags = Object.fromEntries(
+      Object.entries(fromFile.providers).map(([id, provider]) => [id, provider.anthropicSignatures]),
+    )
+    expect(flags).toEqual({
+      anthropic: true,
+      claude: true,
+      deepseek: false,
+      kimi: false,
+      lookalike: false,
+      proxy: true,
+      glm: false,
+    })
+    expect(() =>
+      load({ providers: { x: { kind: 'anthropic', base_url: 'http://x', anthropic_signatures: 'yes' } } }),
+    ).toThrow('providers.x.anthropic_signatures')
+  })
+
   test('thinking_toggle: on for the well-known deepseek provider, off for any other unless the file sets it', () => {
     const fromEnv = load({}, { DEEPSEEK_API_KEY: 'd', OPENROUTER_API_KEY: 'o' })
     expect(fromEnv.providers.deepseek?.thinkingToggle).toBe(true)

@@ -39,6 +39,11 @@ export interface ProviderConfig {
   systemMessages: 'in_place' | 'merged'
   /** openai-chat: ask the router to cache Claude models' prompts (schema.ts, anthropic_cache_control). */
   anthropicCacheControl: boolean
+  /**
+   * anthropic: the server is Anthropic itself (schema.ts, anthropic_signatures): thinking history
+   * and tool ids are held to its rules. Unset counts as true, what every anthropic upstream got before.
+   */
+  anthropicSignatures?: boolean
 }
 
 export interface CatalogModel {
@@ -312,14 +317,16 @@ function resolveProviders(file: ConfigFile, env: Env, where: string): Record<str
       thinkingToggle: known.thinkingToggle ?? false,
       systemMessages: 'in_place',
       anthropicCacheControl: known.anthropicCacheControl ?? false,
+      anthropicSignatures: isAnthropicItself(id, known.baseUrl),
     }
   }
   for (const [id, section] of Object.entries(file.providers ?? {})) {
     const keyEnv = section.api_key_env ?? wellKnownProviders[id]?.env
+    const baseUrl = baseUrlOf(id, section.base_url, where)
     providers[id] = {
       id,
       kind: section.kind,
-      baseUrl: baseUrlOf(id, section.base_url, where),
+      baseUrl,
       apiKey: keyEnv ? nonEmpty(env[keyEnv]) : undefined,
       apiKeyEnv: keyEnv,
       headers: section.headers ?? {},
@@ -328,9 +335,22 @@ function resolveProviders(file: ConfigFile, env: Env, where: string): Record<str
       thinkingToggle: section.thinking_toggle ?? wellKnownProviders[id]?.thinkingToggle ?? false,
       systemMessages: section.system_messages ?? 'in_place',
       anthropicCacheControl: section.anthropic_cache_control ?? wellKnownProviders[id]?.anthropicCacheControl ?? false,
+      anthropicSignatures: section.anthropic_signatures ?? isAnthropicItself(id, baseUrl),
     }
   }
   return providers
+}
+
+/**
+ * Anthropic's own API: the well-known provider (whatever its URL: a test's simulator plays it) or
+ * a host under anthropic.com, which only Anthropic serves. Any other host speaking its dialect is
+ * taken for a compatible server (DeepSeek, Kimi, GLM, MiniMax), which signs thinking its own way;
+ * a proxy in front of Anthropic cannot be told from one by its URL and says so in the file.
+ */
+function isAnthropicItself(id: string, baseUrl: string): boolean {
+  if (id === 'anthropic') return true
+  const host = URL.parse(baseUrl)?.hostname.toLowerCase() ?? ''
+  return host === 'anthropic.com' || host.endsWith('.anthropic.com')
 }
 
 const rowKey = (id: string, provider: string) => `${id}\u0000${provider}`

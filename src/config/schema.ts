@@ -49,6 +49,13 @@ export const ProviderSection = T.Object(
      * on for the well-known `openrouter` provider, off elsewhere.
      */
     anthropic_cache_control: T.Optional(T.Boolean()),
+    /**
+     * anthropic only: the server is Anthropic itself, which refuses thinking it did not sign and
+     * tool ids outside [a-zA-Z0-9_-]. Default on for the well-known `anthropic` provider and hosts
+     * under anthropic.com, off elsewhere: Anthropic-compatible servers (DeepSeek, Kimi) want a
+     * tool-call turn's thinking back as the client sent it. A proxy in front of Anthropic sets it.
+     */
+    anthropic_signatures: T.Optional(T.Boolean()),
   },
   closed,
 )

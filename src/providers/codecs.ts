@@ -66,8 +66,13 @@ export const codecs: Record<ProviderKind, ProviderCodec> = {
     path: '/v1/messages',
     authHeaders: (apiKey) => ({ 'x-api-key': apiKey, 'anthropic-version': anthropicVersion }),
     forwardedHeaders: ['anthropic-version', 'anthropic-beta'],
-    encodeRequest: (req, model) =>
-      encodeAnthropicRequest(req, model.upstreamModel, model.capabilities, model.maxOutputTokens),
+    encodeRequest: (req, model, provider) =>
+      encodeAnthropicRequest(
+        req,
+        model.upstreamModel,
+        { ...model.capabilities, anthropicSignatures: provider.anthropicSignatures },
+        model.maxOutputTokens,
+      ),
     decodeResponse: decodeAnthropicResponse,
     streamDecoder: anthropicStreamDecoder,
     decodeError: decodeAnthropicError,

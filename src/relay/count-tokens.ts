@@ -61,7 +61,10 @@ export async function countTokens(
         // Fitted as a request to the model is: count_tokens refuses what messages refuses.
         body: JSON.stringify(
           fitToModel(
-            withoutForeignHistory(withoutSessionMetadata({ ...input.body, model: anthropicModel.upstreamModel })),
+            withoutForeignHistory(
+              withoutSessionMetadata({ ...input.body, model: anthropicModel.upstreamModel }),
+              provider,
+            ),
             anthropicModel.capabilities,
           ),
         ),

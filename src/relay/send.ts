@@ -28,7 +28,7 @@ export async function send(
   const passThrough = provider.kind === call.surface.nativeKind
   const { stream } = call
   const payload = passThrough
-    ? call.surface.passThroughBody(call.body, model, call.candidate.maxTokens)
+    ? call.surface.passThroughBody(call.body, model, call.candidate.maxTokens, provider)
     : codec.encodeRequest({ ...call.exchange, maxTokens: call.candidate.maxTokens, stream }, model, provider)
   // A non-streaming client's request streamed from the upstream (assembled-answer.ts).
   if (passThrough && stream && payload.stream !== true) payload.stream = true

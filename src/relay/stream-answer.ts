@@ -153,7 +153,10 @@ export async function streamAnswer(
       }
       pending = undefined
       const failure = next.done
-        ? new GatewayError('api_error', 'upstream stream ended before its answer began', { status: 502, retryable: true })
+        ? new GatewayError('api_error', 'upstream stream ended before its answer began', {
+            status: 502,
+            retryable: true,
+          })
         : failedBeforeStart()
       if (failure) throw failure
       opening += next.value

@@ -44,7 +44,8 @@ export const simGpt = (over: Partial<ModelSection> = {}): ModelSection => ({
 
 /** One provider per upstream dialect, all on the simulator at `url`, keyed by `SIM_KEY` from the harness env. */
 export const simProviders = (url: string) => ({
-  anth: { kind: 'anthropic' as const, base_url: url, api_key_env: 'SIM_KEY' },
+  // The simulator plays Anthropic itself, signatures and all.
+  anth: { kind: 'anthropic' as const, base_url: url, api_key_env: 'SIM_KEY', anthropic_signatures: true },
   chat: { kind: 'openai-chat' as const, base_url: `${url}/v1`, api_key_env: 'SIM_KEY' },
   resp: { kind: 'openai-responses' as const, base_url: `${url}/v1`, api_key_env: 'SIM_KEY' },
 })

@@ -523,6 +523,59 @@ describe('cache breakpoints for a client that cannot mark them (a model with pro
   })
 })
 
+describe('an Anthropic-compatible server that is not Anthropic (anthropicSignatures false: DeepSeek, Kimi)', () => {
+  const gatewaySigned = btoa('gw1:openai-responses:blob')
+  // A Responses client's replayed tool loop: reasoning another server did, then its call.
+  const loop = (...thinking: ExchangeRequest['messages'][number]['content']): ExchangeRequest => ({
+    ...base,
+    messages: [
+      { role: 'user', content: [{ type: 'text', text: 'read x' }] },
+      {
+        role: 'assistant',
+        content: [...thinking, { type: 'tool_use', id: 'functions.Read:0', name: 'Read', input: { path: 'x' } }],
+      },
+      { role: 'user', content: [{ type: 'tool_result', toolUseId: 'functions.Read:0', content: [] }] },
+    ],
+    thinking: { type: 'enabled', budgetTokens: 2000 },
+  })
+  const assistant = (body: Record<string, unknown>) => (body.messages as { content: unknown[] }[])[1]!.content
+
+  test('the tool turn keeps its thinking, under its own signature or an empty one, and thinking stays on', () => {
+    for (const signature of ['', undefined, '91cfbb94-554b-4136-8e21-fa02280d56ed']) {
+      const body = encodeAnthropicRequest(
+        loop({ type: 'thinking', thinking: 'I should read x', ...(signature === undefined ? {} : { signature }) }),
+        'kimi-k2',
+        { anthropicSignatures: false },
+      )
+      expect(assistant(body)[0]).toEqual({ type: 'thinking', thinking: 'I should read x', signature: signature ?? '' })
+      expect(body.thinking).toEqual({ type: 'enabled', budget_tokens: 2000 })
+    }
+    // Anthropic itself, as before: the unsigned block goes, and thinking with it.
+    for (const opts of [{}, { anthropicSignatures: true }]) {
+      const strict = encodeAnthropicRequest(
+        loop({ type: 'thinking', thinking: 'I should read x', signature: '' }),
+        'c',
+        opts,
+      )
+      expect(assistant(strict).map((b) => (b as { type: string }).type)).toEqual(['tool_use'])
+      expect(strict).not.toHaveProperty('thinking')
+    }
+  })
+
+  test('thinking svc signed for another dialect keeps its words under an empty signature; wordless, it goes', () => {
+    const body = encodeAnthropicRequest(
+      loop(
+        { type: 'thinking', thinking: '', signature: gatewaySigned },
+        { type: 'thinking', thinking: 'o-series summary', signature: gatewaySigned },
+      ),
+      'deepseek-v4',
+      { anthropicSignatures: false },
+    )
+    expect(assistant(body)[0]).toEqual({ type: 'thinking', thinking: 'o-series summary', signature: '' })
+    expect(assistant(body)).toHaveLength(2)
+  })
+})
+
 describe('sanitizeToolUseId', () => {
   test('valid ids pass unchanged; invalid ones map deterministically and stay distinct', () => {
     expect(sanitizeToolUseId('toolu_01A-b')).toBe('toolu_01A-b')

@@ -12,6 +12,7 @@ import type {
   ImageSource,
   ResponseFormat,
   TextBlock,
+  ThinkingBlock,
   ToolChoice,
   WebSearchTool,
 } from '../../exchange/types'
@@ -19,12 +20,18 @@ import { maxTokensAbove, minThinkingBudget } from '../../exchange/thinking-budge
 import { isObject } from '../wire-values'
 import { addCacheBreakpoints, type WireBlock, type WireMessage } from './cache-breakpoints'
 import { type AnthropicModelRules, fitToModel } from './model-fit'
-import { isForeignSignature, lastToolTurnOpensWithThinking } from './thinking-signature'
+import { isForeignSignature, isGatewaySignature, lastToolTurnOpensWithThinking } from './thinking-signature'
 import { sanitizeToolUseId } from './tool-use-id'
 
 export interface AnthropicRequestOptions extends AnthropicModelRules {
   /** The model caches prompts: a request that marks no cache breakpoint gets some (cache-breakpoints.ts). */
   promptCaching?: boolean
+  /**
+   * The upstream is Anthropic itself (unset: it is), which refuses thinking it did not sign and a
+   * tool loop's last turn without its own. A compatible server that is not (DeepSeek, Kimi) wants
+   * a tool-call turn's thinking back whoever signed it (thinking-signature.ts).
+   */
+  anthropicSignatures?: boolean
 }
 
 export function encodeAnthropicRequest(
@@ -33,7 +40,8 @@ export function encodeAnthropicRequest(
   opts: AnthropicRequestOptions = {},
   maxOutputTokens?: number,
 ): Record<string, unknown> {
-  const messages = encodeMessages(req.messages)
+  const anthropic = opts.anthropicSignatures !== false
+  const messages = encodeMessages(req.messages, anthropic)
   const body: Record<string, unknown> = { model, max_tokens: req.maxTokens, messages }
 
   const system = systemPrompt(req)
@@ -68,7 +76,7 @@ export function encodeAnthropicRequest(
   if (opts.promptCaching) addCacheBreakpoints({ system, tools, messages })
 
   const thinking = req.thinking
-  const thinkingOn = thinking !== undefined && thinking.type !== 'disabled' && canThink(req, messages)
+  const thinkingOn = thinking !== undefined && thinking.type !== 'disabled' && canThink(req, messages, anthropic)
   const outputConfig: Record<string, unknown> = {}
   if (thinkingOn && thinking?.type === 'enabled') {
     const budget = Math.max(minThinkingBudget, Math.floor(thinking.budgetTokens))
@@ -129,11 +137,11 @@ function toolsOfHistory(messages: WireMessage[]): Record<string, unknown>[] {
 const encodeOutputFormat = (format: ResponseFormat | undefined): Record<string, unknown> | undefined =>
   format?.type === 'json_schema' ? { type: 'json_schema', schema: format.schema } : undefined
 
-// Thinking is incompatible with forced tool use, and in a tool loop the last assistant turn must
-// open with a signed thinking block (thinking-signature.ts).
-function canThink(req: ExchangeRequest, messages: WireMessage[]): boolean {
+// Thinking is incompatible with forced tool use, and on Anthropic a tool loop's last assistant turn
+// must open with a signed thinking block (thinking-signature.ts).
+function canThink(req: ExchangeRequest, messages: WireMessage[], anthropic: boolean): boolean {
   if (req.toolChoice?.type === 'any' || req.toolChoice?.type === 'tool') return false
-  return lastToolTurnOpensWithThinking(messages)
+  return !anthropic || lastToolTurnOpensWithThinking(messages)
 }
 
 // Anthropic has no system role inside the conversation: instructions given mid-way join the
@@ -145,11 +153,11 @@ function systemPrompt(req: ExchangeRequest): TextBlock[] {
   return blocks
 }
 
-function encodeMessages(messages: ConversationMessage[]): WireMessage[] {
+function encodeMessages(messages: ConversationMessage[], anthropic: boolean): WireMessage[] {
   const merged: WireMessage[] = []
   for (const message of messages) {
     if (message.role === 'system') continue
-    const content = message.content.flatMap(encodeBlock)
+    const content = message.content.flatMap((block) => encodeBlock(block, anthropic))
     if (content.length === 0) continue
     const previous = merged.at(-1)
     // Anthropic merges consecutive same-role turns itself, but tool_result ordering must hold after it.
@@ -167,7 +175,7 @@ const toolResultsFirst = (blocks: WireBlock[]): WireBlock[] => [
   ...blocks.filter((b) => b.type !== 'tool_result'),
 ]
 
-function encodeBlock(block: ContentBlock): WireBlock[] {
+function encodeBlock(block: ContentBlock, anthropic: boolean): WireBlock[] {
   switch (block.type) {
     case 'text':
       return block.text.trim() === '' ? [] : [encodeText(block)]
@@ -176,9 +184,7 @@ function encodeBlock(block: ContentBlock): WireBlock[] {
     case 'document':
       return [encodeDocument(block)]
     case 'thinking':
-      // Another provider's reasoning (or ours) carries no Anthropic signature: sending it is a 400.
-      if (isForeignSignature(block.signature)) return []
-      return [{ type: 'thinking', thinking: block.thinking, signature: block.signature }]
+      return encodeThinking(block, anthropic)
     case 'redacted_thinking':
       return block.data === '' ? [] : [{ type: 'redacted_thinking', data: block.data }]
     case 'tool_use':
@@ -194,13 +200,23 @@ function encodeBlock(block: ContentBlock): WireBlock[] {
         ),
       ]
     case 'tool_result': {
-      const content = block.content.flatMap(encodeBlock)
+      const content = block.content.flatMap((part) => encodeBlock(part, anthropic))
       const result: WireBlock = { type: 'tool_result', tool_use_id: sanitizeToolUseId(block.toolUseId) }
       if (content.length > 0) result.content = content
       if (block.isError) result.is_error = true
       return [withCache(result, block.cacheControl)]
     }
   }
+}
+
+// Another provider's reasoning (or ours) carries no Anthropic signature: to Anthropic, a 400. Any
+// other server gets the words, under its own signature or an empty one, which DeepSeek and Kimi
+// take: a signature svc made for another dialect means nothing to it (foreign-history.ts).
+function encodeThinking(block: ThinkingBlock, anthropic: boolean): WireBlock[] {
+  const { thinking, signature } = block
+  if (anthropic) return isForeignSignature(signature) ? [] : [{ type: 'thinking', thinking, signature }]
+  if (isGatewaySignature(signature)) return thinking === '' ? [] : [{ type: 'thinking', thinking, signature: '' }]
+  return [{ type: 'thinking', thinking, signature: signature ?? '' }]
 }
 
 const encodeText = (block: TextBlock): WireBlock => withCache({ type: 'text', text: block.text }, block.cacheControl)

@@ -1,6 +1,8 @@
 import { describe, expect, test } from 'bun:test'
 import { withoutForeignHistory } from './foreign-history'
 
+const anthropic = { anthropicSignatures: true }
+
 const ownSearch = [
   { type: 'server_tool_use', id: 'srvtoolu_a', name: 'web_search', input: { query: 'a' } },
   {
@@ -36,8 +38,8 @@ describe('withoutForeignHistory: searches', () => {
         { role: 'assistant', content: [...ownSearch, { type: 'text', text: 'A.', citations: [citation('idx')] }] },
       ],
     }
-    expect(withoutForeignHistory(body)).toBe(body)
-    expect(withoutForeignHistory({ model: 'm' })).toEqual({ model: 'm' })
+    expect(withoutForeignHistory(body, anthropic)).toBe(body)
+    expect(withoutForeignHistory({ model: 'm' }, anthropic)).toEqual({ model: 'm' })
   })
 
   test("another provider's search goes, with its citations; Claude's own, and the words, stay", () => {
@@ -57,7 +59,7 @@ describe('withoutForeignHistory: searches', () => {
         },
       ],
     }
-    const out = withoutForeignHistory(body)
+    const out = withoutForeignHistory(body, anthropic)
     expect(out.messages).toEqual([
       user,
       {
@@ -104,7 +106,7 @@ describe('withoutForeignHistory: thinking', () => {
         { role: 'user', content: 'thanks' },
       ],
     }
-    const out = withoutForeignHistory(body)
+    const out = withoutForeignHistory(body, anthropic)
     expect(out.messages).toEqual([
       { role: 'user', content: 'hi' },
       { role: 'assistant', content: [{ type: 'text', text: 'from GPT' }] },
@@ -125,7 +127,7 @@ describe('withoutForeignHistory: thinking', () => {
         { role: 'user', content: 'go on' },
       ],
     }
-    expect(withoutForeignHistory(body).messages).toEqual([
+    expect(withoutForeignHistory(body, anthropic).messages).toEqual([
       { role: 'user', content: 'hi' },
       { role: 'user', content: 'go on' },
     ])
@@ -138,20 +140,148 @@ describe('withoutForeignHistory: thinking', () => {
       thinking: { type: 'enabled', budget_tokens: 10_000 },
       messages: [{ role: 'user', content: 'fix it' }, { role: 'assistant', content: last }, toolResult('t1')],
     })
-    const foreign = withoutForeignHistory(loop([{ type: 'thinking', thinking: 'x', signature: '' }, toolUse('t1')]))
+    const foreign = withoutForeignHistory(
+      loop([{ type: 'thinking', thinking: 'x', signature: '' }, toolUse('t1')]),
+      anthropic,
+    )
     expect(foreign.thinking).toBeUndefined()
     expect(foreign.max_tokens).toBe(32_000)
-    expect(withoutForeignHistory(loop([toolUse('t1')])).thinking).toBeUndefined()
-    expect(withoutForeignHistory({ ...loop([toolUse('t1')]), thinking: { type: 'adaptive' } }).thinking).toBeUndefined()
+    expect(withoutForeignHistory(loop([toolUse('t1')]), anthropic).thinking).toBeUndefined()
+    expect(
+      withoutForeignHistory({ ...loop([toolUse('t1')]), thinking: { type: 'adaptive' } }, anthropic).thinking,
+    ).toBeUndefined()
 
     const own = loop([claudeThinking, toolUse('t1')])
-    expect(withoutForeignHistory(own)).toBe(own)
+    expect(withoutForeignHistory(own, anthropic)).toBe(own)
     const redacted = loop([{ type: 'redacted_thinking', data: 'sealed' }, toolUse('t1')])
-    expect(withoutForeignHistory(redacted)).toBe(redacted)
+    expect(withoutForeignHistory(redacted, anthropic)).toBe(redacted)
     // Not in a tool loop, or thinking off: nothing to switch off.
     const answered = { ...loop([{ type: 'text', text: 'done' }]), messages: [{ role: 'user', content: 'hi' }] }
-    expect(withoutForeignHistory(answered)).toBe(answered)
+    expect(withoutForeignHistory(answered, anthropic)).toBe(answered)
     const off = { ...loop([toolUse('t1')]), thinking: { type: 'disabled' } }
-    expect(withoutForeignHistory(off)).toBe(off)
+    expect(withoutForeignHistory(off, anthropic)).toBe(off)
+  })
+})
+
+describe('withoutForeignHistory: tool ids', () => {
+  const loop = (id: string) => ({
+    model: 'm',
+    messages: [
+      { role: 'user', content: 'read a' },
+      { role: 'assistant', content: [claudeThinking, toolUse(id), toolUse('toolu_2')] },
+      {
+        role: 'user',
+        content: [{ type: 'tool_result', tool_use_id: id, content: 'a' }, ...toolResult('toolu_2').content],
+      },
+    ],
+  })
+
+  test('ids Anthropic refuses (Kimi’s functions.Read:0) go rewritten to Anthropic, calls and results alike', () => {
+    const out = withoutForeignHistory(loop('functions.Read:0'), anthropic)
+    const messages = out.messages as { content: { id?: string; tool_use_id?: string }[] }[]
+    const id = messages[1]!.content[1]!.id
+    expect(id).toMatch(/^[a-zA-Z0-9_-]+$/)
+    expect(messages[2]!.content.map((b) => b.tool_use_id)).toEqual([id, 'toolu_2'])
+    expect(messages[1]!.content[2]!.id).toBe('toolu_2')
+    // The same id every time, so the next turn's history names the same calls.
+    expect(
+      (withoutForeignHistory(loop('functions.Read:0'), anthropic).messages as typeof messages)[1]!.content[1]!.id,
+    ).toBe(id)
+    const valid = loop('call_00_abc-1')
+    expect(withoutForeignHistory(valid, anthropic)).toBe(valid)
+  })
+
+  test('a server that is not Anthropic gets them as its own answers named them', () => {
+    const kimi = loop('functions.Read:0')
+    expect(withoutForeignHistory(kimi, { anthropicSignatures: false })).toBe(kimi)
+  })
+})
+
+describe('withoutForeignHistory: an Anthropic-compatible server that is not Anthropic (DeepSeek, Kimi)', () => {
+  const compatible = { anthropicSignatures: false }
+  const loop = (...head: unknown[]) => ({
+    model: 'm',
+    thinking: { type: 'enabled', budget_tokens: 1024 },
+    messages: [
+      { role: 'user', content: 'fix it' },
+      { role: 'assistant', content: [...head, toolUse('t1')] },
+      toolResult('t1'),
+    ],
+  })
+
+  test('its own thinking goes back as sent, with thinking on: an empty signature, none at all, or its own', () => {
+    for (const thinking of [
+      { type: 'thinking', thinking: 'I should read a', signature: '' },
+      { type: 'thinking', thinking: 'I should read a' },
+      { type: 'thinking', thinking: 'I should read a', signature: '91cfbb94-554b-4136-8e21-fa02280d56ed' },
+    ]) {
+      const body = loop(thinking)
+      expect(withoutForeignHistory(body, compatible)).toBe(body)
+    }
+    // A tool loop another model ended without thinking: the request still thinks, as the client asked.
+    const bare = loop()
+    expect(withoutForeignHistory(bare, compatible)).toBe(bare)
+  })
+
+  test('an earlier tool turn keeps its thinking too (these servers refuse any tool-call turn without it)', () => {
+    const unsigned = { type: 'thinking', thinking: 'read a first', signature: '' }
+    const body = {
+      ...loop(unsigned),
+      messages: [
+        ...loop(unsigned).messages,
+        {
+          role: 'assistant',
+          content: [
+            { ...unsigned, thinking: 'now answer' },
+            { type: 'text', text: 'a says hi' },
+          ],
+        },
+        { role: 'user', content: 'now b' },
+      ],
+    }
+    expect(withoutForeignHistory(body, compatible)).toBe(body)
+  })
+
+  test('thinking svc signed for another dialect keeps its words under an empty signature; wordless, it goes', () => {
+    const out = withoutForeignHistory(
+      {
+        ...loop({ type: 'thinking', thinking: 'o-series summary', signature: svcSignature }),
+        messages: [
+          { role: 'user', content: 'hi' },
+          { role: 'assistant', content: [{ type: 'thinking', thinking: '', signature: svcSignature }] },
+          { role: 'user', content: 'fix it' },
+          {
+            role: 'assistant',
+            content: [{ type: 'thinking', thinking: 'o-series summary', signature: svcSignature }, toolUse('t1')],
+          },
+          toolResult('t1'),
+        ],
+      },
+      compatible,
+    )
+    expect(out.thinking).toEqual({ type: 'enabled', budget_tokens: 1024 })
+    expect(out.messages).toEqual([
+      { role: 'user', content: 'hi' },
+      { role: 'user', content: 'fix it' },
+      {
+        role: 'assistant',
+        content: [{ type: 'thinking', thinking: 'o-series summary', signature: '' }, toolUse('t1')],
+      },
+      toolResult('t1'),
+    ])
+  })
+
+  test('another provider’s search still goes: its sealed parts are Anthropic’s to read, and svc left them empty', () => {
+    const body = {
+      model: 'm',
+      messages: [
+        { role: 'user', content: 'hi' },
+        { role: 'assistant', content: [...foreignSearch, { type: 'text', text: 'B.' }] },
+      ],
+    }
+    expect(withoutForeignHistory(body, compatible).messages).toEqual([
+      { role: 'user', content: 'hi' },
+      { role: 'assistant', content: [{ type: 'text', text: 'B.' }] },
+    ])
   })
 })

@@ -1,7 +1,7 @@
-// A client's conversation as Claude can read it back, for a pass-through body. When another
+// A client's conversation as the upstream can read it back, for a pass-through body. When another
 // provider served some turns (a fallback, a session that moved), svc wrote its answers in
-// Anthropic's shape, but two kinds of block carry what only Anthropic can make, and Claude refuses
-// a request holding one that it did not make (a 400, that turn and every turn after it):
+// Anthropic's shape, but some blocks carry what only Anthropic can make, and Claude refuses a
+// request holding one that it did not make (a 400, that turn and every turn after it):
 // - web searches another provider ran: a result's `encrypted_content` (the page, sealed) and a
 //   citation's `encrypted_index` are left empty. The search's two blocks go, and so do the
 //   citations; the answer's text stays.
@@ -9,9 +9,27 @@
 //   The block goes; its words were that provider's, and no later turn needs them.
 // And in a tool loop Claude with thinking on wants its last turn to open with its own signed
 // thinking: where another provider made that turn, thinking is off for this request, as the
-// translated path does (encode-anthropic-request.ts). Claude's own blocks pass as sent.
-import { isForeignSignature, lastToolTurnOpensWithThinking } from './thinking-signature'
+// translated path does (encode-anthropic-request.ts). Tool ids another provider made (Kimi's
+// `functions.Read:0`) Anthropic refuses outside ^[a-zA-Z0-9_-]+$: they are rewritten as the
+// translated path writes them (tool-use-id.ts), calls and results alike. Claude's own blocks pass
+// as sent.
+//
+// An Anthropic-compatible server that is not Anthropic (DeepSeek, Kimi: `anthropicSignatures`
+// false) signs thinking its own way, or with an empty signature, and refuses a tool-call turn
+// without its thinking ("reasoning_content is missing in assistant tool call message"). It gets
+// the thinking, the `thinking` parameter and the ids as the client sent them. A signature svc made
+// for another dialect means nothing to it either, but the words are what such a server asks a
+// tool-call turn for, as DeepSeek's Chat API gets them in `reasoning_content`: they stay, under an
+// empty signature, which these servers take.
+import { isForeignSignature, isGatewaySignature, lastToolTurnOpensWithThinking } from './thinking-signature'
+import { sanitizeToolUseId } from './tool-use-id'
 import { isObject, type JsonObject } from '../wire-values'
+
+/** Who reads the body (a ProviderConfig is one). */
+export interface HistoryReader {
+  /** The upstream is Anthropic itself, which checks its signatures (config: anthropic_signatures); unset counts as true. */
+  anthropicSignatures?: boolean
+}
 
 /** A result block svc wrote from another provider's search. */
 const isForeignResult = (block: JsonObject): boolean =>
@@ -24,35 +42,46 @@ const isForeignCitation = (citation: unknown): boolean => isObject(citation) && 
 const hasForeignCitation = (block: JsonObject): boolean =>
   block.type === 'text' && Array.isArray(block.citations) && block.citations.some(isForeignCitation)
 
-const isForeignThinking = (block: JsonObject): boolean =>
-  block.type === 'thinking' && isForeignSignature(typeof block.signature === 'string' ? block.signature : undefined)
+const signatureOf = (block: JsonObject): string | undefined =>
+  typeof block.signature === 'string' ? block.signature : undefined
 
-const isForeign = (block: unknown): boolean =>
-  isObject(block) && (isForeignThinking(block) || isForeignResult(block) || hasForeignCitation(block))
+/** Thinking the reader cannot take as it is: for Anthropic any it did not sign, for others svc's own. */
+const isForeignThinking = (block: JsonObject, anthropic: boolean): boolean =>
+  block.type === 'thinking' && (anthropic ? isForeignSignature : isGatewaySignature)(signatureOf(block))
 
-const isAssistantWithForeignBlocks = (message: unknown): boolean =>
-  isObject(message) && message.role === 'assistant' && Array.isArray(message.content) && message.content.some(isForeign)
+const isForeign = (block: unknown, anthropic: boolean): boolean =>
+  isObject(block) && (isForeignThinking(block, anthropic) || isForeignResult(block) || hasForeignCitation(block))
 
-/** The body Claude can read; the very object when it needs nothing (the common case). */
-export function withoutForeignHistory(body: Record<string, unknown>): Record<string, unknown> {
+const isAssistantWithForeignBlocks = (message: unknown, anthropic: boolean): boolean =>
+  isObject(message) &&
+  message.role === 'assistant' &&
+  Array.isArray(message.content) &&
+  message.content.some((block) => isForeign(block, anthropic))
+
+/** The body the upstream can read; the very object when it needs nothing (the common case). */
+export function withoutForeignHistory(body: Record<string, unknown>, reader: HistoryReader): Record<string, unknown> {
   const { messages } = body
   if (!Array.isArray(messages)) return body
-  const cleaned = messages.some(isAssistantWithForeignBlocks)
-    ? { ...body, messages: messages.flatMap(withoutForeignBlocks) }
+  const anthropic = reader.anthropicSignatures !== false
+  const cleaned = messages.some((message) => isAssistantWithForeignBlocks(message, anthropic))
+    ? { ...body, messages: messages.flatMap((message) => withoutForeignBlocks(message, anthropic)) }
     : body
-  return thinksAfterLastTurn(cleaned) ? cleaned : withoutThinking(cleaned)
+  if (!anthropic) return cleaned
+  const named = withAnthropicToolIds(cleaned)
+  return thinksAfterLastTurn(named) ? named : withoutThinking(named)
 }
 
-/** The message without blocks Claude cannot read; none at all when nothing else was in it. */
-function withoutForeignBlocks(message: unknown): unknown[] {
-  if (!isAssistantWithForeignBlocks(message)) return [message]
+/** The message without blocks the reader cannot read; none at all when nothing else was in it. */
+function withoutForeignBlocks(message: unknown, anthropic: boolean): unknown[] {
+  if (!isAssistantWithForeignBlocks(message, anthropic)) return [message]
   const { content } = message as { content: unknown[] }
   const dropped = new Set(
     content.filter((b) => isObject(b) && isForeignResult(b)).map((b) => (b as JsonObject).tool_use_id),
   )
   const kept = content.flatMap((block) => {
     if (!isObject(block)) return [block]
-    if (isForeignThinking(block) || isForeignResult(block)) return []
+    if (isForeignThinking(block, anthropic)) return anthropic ? [] : unsigned(block)
+    if (isForeignResult(block)) return []
     if (block.type === 'server_tool_use' && dropped.has(block.id)) return []
     if (!hasForeignCitation(block)) return [block]
     const citations = (block.citations as unknown[]).filter((citation) => !isForeignCitation(citation))
@@ -60,6 +89,52 @@ function withoutForeignBlocks(message: unknown): unknown[] {
   })
   // An empty assistant turn is itself a 400; Claude reads the user turns around it as one.
   return kept.length > 0 ? [{ ...(message as JsonObject), content: kept }] : []
+}
+
+/** svc-signed thinking for a server that is not Anthropic: its words, under the empty signature such servers take. */
+const unsigned = (block: JsonObject): JsonObject[] =>
+  typeof block.thinking === 'string' && block.thinking !== '' ? [{ ...block, signature: '' }] : []
+
+const toolIdOf = (block: unknown): unknown =>
+  !isObject(block)
+    ? undefined
+    : block.type === 'tool_use'
+      ? block.id
+      : block.type === 'tool_result'
+        ? block.tool_use_id
+        : undefined
+
+const refusedToolId = (block: unknown): boolean => {
+  const id = toolIdOf(block)
+  return typeof id === 'string' && sanitizeToolUseId(id) !== id
+}
+
+const hasRefusedToolId = (message: unknown): boolean =>
+  isObject(message) && Array.isArray(message.content) && message.content.some(refusedToolId)
+
+/** Tool ids Anthropic refuses rewritten, calls and results alike; the very body when there are none. */
+function withAnthropicToolIds(body: Record<string, unknown>): Record<string, unknown> {
+  const messages = body.messages as unknown[]
+  if (!messages.some(hasRefusedToolId)) return body
+  return {
+    ...body,
+    messages: messages.map((message) =>
+      hasRefusedToolId(message)
+        ? {
+            ...(message as JsonObject),
+            content: ((message as JsonObject).content as unknown[]).map(withAnthropicToolId),
+          }
+        : message,
+    ),
+  }
+}
+
+function withAnthropicToolId(block: unknown): unknown {
+  if (!refusedToolId(block)) return block
+  const wire = block as JsonObject
+  return wire.type === 'tool_use'
+    ? { ...wire, id: sanitizeToolUseId(wire.id as string) }
+    : { ...wire, tool_use_id: sanitizeToolUseId(wire.tool_use_id as string) }
 }
 
 /** False when thinking is on and the tool loop's last turn cannot open with Claude's own thinking. */

@@ -1,14 +1,21 @@
 // Thinking sent back to Claude: only Anthropic-made signatures (others ⇒ 400), and with thinking
 // on, a tool loop's last assistant turn opening with its own (else ⇒ 400). Both the translated
-// request (encode-anthropic-request.ts) and the pass-through body (foreign-history.ts) keep to it.
+// request (encode-anthropic-request.ts) and the pass-through body (foreign-history.ts) keep to it
+// for Anthropic itself. Anthropic-compatible servers that are not Anthropic (DeepSeek, Kimi) sign
+// thinking their own way, or not at all, and want a tool-call turn's thinking back: they get what
+// the client sent, only a signature svc made meaning nothing to them.
 import { isObject } from '../wire-values'
 
 // Gateway-made signatures are base64('gw1:<provider>:<hash>'); every such string starts with 'Z3cxO'.
 const gatewayPrefix = 'Z3cxO'
 
+/** True for a signature svc made for another dialect's reasoning, which no server can check. */
+export const isGatewaySignature = (signature: string | undefined): boolean =>
+  signature?.startsWith(gatewayPrefix) === true
+
 /** True when Anthropic would reject the signature: missing, empty or made by this gateway. */
 export const isForeignSignature = (signature: string | undefined): boolean =>
-  signature === undefined || signature === '' || signature.startsWith(gatewayPrefix)
+  signature === undefined || signature === '' || isGatewaySignature(signature)
 
 /**
  * False when the last assistant turn called tools without opening with thinking: with thinking on,

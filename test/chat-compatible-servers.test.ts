@@ -112,12 +112,12 @@ const routes = [
   {
     route: 'messages',
     ask: askMessages,
-    stops: { end_turn: 'end_turn', max_tokens: 'max_tokens', tool_use: 'tool_use' },
+    stops: { end_turn: 'end_turn', max_tokens: 'max_tokens', tool_use: 'tool_use', refusal: 'refusal' },
   },
   {
     route: 'responses',
     ask: askResponses,
-    stops: { end_turn: 'completed', max_tokens: 'incomplete', tool_use: 'completed' },
+    stops: { end_turn: 'completed', max_tokens: 'incomplete', tool_use: 'completed', refusal: 'incomplete' },
   },
 ] as const
 const deliveries = [
@@ -211,6 +211,17 @@ describe.each(routes)('$route route', ({ ask, stops }) => {
       expect(await ask(h, stream)).toEqual({ blocks: [{ text: 'Hel' }], stop: stops.max_tokens })
     })
 
+    test("GLM's sensitive finish is a refusal", async () => {
+      const h = await chatGateway()
+      byModel(h, {
+        'first-up': {
+          sse: [role, chunk({ content: 'I cannot' }), chunk({}, 'sensitive', usage(20, 2)), done],
+          json: completion({ content: 'I cannot' }, 'sensitive'),
+        },
+      })
+      expect(await ask(h, stream)).toEqual({ blocks: [{ text: 'I cannot' }], stop: stops.refusal })
+    })
+
     test('finish_reason tool_calls with no call (a tool parser that found none) is a plain end', async () => {
       const h = await chatGateway()
       byModel(h, {
@@ -222,7 +233,7 @@ describe.each(routes)('$route route', ({ ask, stops }) => {
       expect(await ask(h, stream)).toEqual({ blocks: [{ text: 'No tool needed.' }], stop: stops.end_turn })
     })
 
-    test.each(['error', 'abort'])(
+    test.each(['error', 'abort', 'network_error'])(
       'finish_reason %s before any text falls back to the next model, the broken leg uncharged',
       async (reason) => {
         const h = await chatGateway()
@@ -250,6 +261,7 @@ describe.each(routes)('$route route', ({ ask, stops }) => {
     for (const errorBody of [
       { error: { message: 'Provider returned error', code: 502 } },
       { object: 'error', message: 'The engine is dead', type: 'InternalServerError', code: 500 },
+      { error: 'Upstream provider timed out' },
     ]) {
       const h = await chatGateway()
       byModel(h, {
@@ -262,7 +274,9 @@ describe.each(routes)('$route route', ({ ask, stops }) => {
         expect.objectContaining({ model_id: 'first', outcome: 'failed', charged_nanos: 0 }),
         expect.objectContaining({ model_id: 'second', outcome: 'ok', estimated: false }),
       ])
-      expect(record.usage_events[0].error).toContain((errorBody.error?.message ?? errorBody.message) as string)
+      const said =
+        typeof errorBody.error === 'string' ? errorBody.error : (errorBody.error?.message ?? errorBody.message)
+      expect(record.usage_events[0].error).toContain(said as string)
     }
   })
 

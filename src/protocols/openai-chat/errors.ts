@@ -21,7 +21,10 @@ export function decodeChatError(status: number, bodyText: string): UpstreamError
  * also as sent in-band in a stream. `status` is the HTTP status, used when the body names none.
  */
 export function decodeChatErrorPayload(status: number, payload: JsonObject): UpstreamErrorInfo | undefined {
-  const error = readObject(payload, 'error') ?? (payload.object === 'error' ? payload : undefined)
+  // Some proxies send the error as its message alone: `{"error": "…"}`.
+  const said: JsonObject | undefined =
+    typeof payload.error === 'string' && payload.error !== '' ? { message: payload.error } : undefined
+  const error = readObject(payload, 'error') ?? said ?? (payload.object === 'error' ? payload : undefined)
   if (!error) return undefined
   // OpenRouter and vLLM put the HTTP status in `code`; in-band errors come under a 200.
   const code = readNumber(error, 'code')

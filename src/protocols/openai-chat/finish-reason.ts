@@ -11,12 +11,15 @@ export function mapChatFinishReason(reason: unknown): StopReason {
     case 'tool_calls':
     case 'function_call':
       return 'tool_use'
-    // Nothing in Anthropic's vocabulary is closer than refusal.
+    // Nothing in Anthropic's vocabulary is closer than refusal. GLM says `sensitive`.
     case 'content_filter':
+    case 'sensitive':
       return 'refusal'
-    // OpenRouter's mid-generation failure; vLLM's and SGLang's request aborted mid-answer.
+    // OpenRouter's mid-generation failure; vLLM's and SGLang's request aborted mid-answer; GLM's
+    // inference failing mid-answer.
     case 'error':
     case 'abort':
+    case 'network_error':
       return 'error'
     default:
       // `stop` covers both a natural end and a matched stop sequence, which Chat doesn't tell apart.

@@ -40,6 +40,12 @@ export interface EncoderParts {
   flush?(): string[]
 }
 
+/**
+ * What a flush with nothing held returns: one array for every stream and read (a flush runs at the
+ * end of every network read of every translated stream). Read only; never pushed to.
+ */
+const nothingHeld: never[] = []
+
 /** An encoder that says once how the stream ended (a terminal event, the end, a failure), then nothing. */
 export function encoderOf(parts: EncoderParts): StreamEncoder {
   let done = false
@@ -57,7 +63,7 @@ export function encoderOf(parts: EncoderParts): StreamEncoder {
     },
     end: () => last(parts.close),
     fail: (error) => last(() => parts.failed(error)),
-    flush: () => (done ? [] : (parts.flush?.() ?? [])),
+    flush: () => (done ? nothingHeld : (parts.flush?.() ?? nothingHeld)),
     get done() {
       return done
     },
@@ -91,10 +97,12 @@ export function pipe<A, B, C>(first: StreamCodec<A, B>, second: StreamCodec<B, C
       return endSecond(feed(first.end()))
     },
     flush() {
-      if (ended || second.done) return []
-      const out = feed(first.flush?.() ?? [])
-      for (const produced of second.flush?.() ?? []) out.push(produced)
-      return out
+      if (ended || second.done) return nothingHeld
+      const held = first.flush?.()
+      const fromFirst = held === undefined || held.length === 0 ? nothingHeld : feed(held)
+      const fromSecond = second.flush?.() ?? nothingHeld
+      if (fromSecond.length === 0) return fromFirst
+      return fromFirst.length === 0 ? fromSecond : [...fromFirst, ...fromSecond]
     },
     get done() {
       return ended || second.done

@@ -156,13 +156,13 @@ export function chatStreamDecoder(toolNames: RequestToolNames = noToolNames): St
       const reported = chatUsage(chunkUsage)
       if (isReported(reported)) usage = reported
     }
-    // The first choice's: a server that sends several (a proxy echoing n > 1) keeps them apart by
-    // index; one that numbers its only choice otherwise (1, null) has that one.
     const choices = readArray(chunk, 'choices') ?? []
     // OpenAI's usage chunk comes last, after the finish: the message is whole, whether or not the
     // server goes on to send [DONE] (one that held the connection open kept the client waiting
     // for the idle timeout, then told it the answer failed).
     if (choices.length === 0 && finishReason !== undefined && usage !== undefined) return [...out, ...finishMessage()]
+    // The first choice's: a server that sends several (a proxy echoing n > 1) keeps them apart by
+    // index; one that numbers its only choice otherwise (1, null) has that one.
     let choice = choices.find((c) => isObject(c) && (c.index === 0 || c.index === undefined))
     if (choice !== undefined) sawFirstChoice ||= (choice as JsonObject).index === 0
     else if (!sawFirstChoice && choices.length === 1) choice = choices[0]
@@ -171,12 +171,21 @@ export function chatStreamDecoder(toolNames: RequestToolNames = noToolNames): St
 
     const reasoning = readString(delta, 'reasoning_content') || readString(delta, 'reasoning')
     if (reasoning) think(reasoning, out)
-    const parts = chatContentParts(delta.content)
-    for (const part of parts) {
-      if (part.kind === 'thinking') think(part.text, out)
-      else say(part.text, out)
+    // A string, or Mistral's list of chunks (content-parts.ts); a string allocates nothing more.
+    let said = false
+    if (typeof delta.content === 'string') {
+      said = delta.content !== ''
+      if (said) say(delta.content, out)
+    } else {
+      for (const part of chatContentParts(delta.content)) {
+        if (part.kind === 'thinking') think(part.text, out)
+        else {
+          said = true
+          say(part.text, out)
+        }
+      }
     }
-    const refusal = parts.some((part) => part.kind === 'text') ? undefined : readString(delta, 'refusal')
+    const refusal = said ? undefined : readString(delta, 'refusal')
     if (refusal) {
       refused = true
       say(refusal, out)

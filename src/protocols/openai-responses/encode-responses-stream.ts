@@ -107,6 +107,9 @@ const snapshotItem = (
   }
 }
 
+/** What a flush with nothing held returns, for every read of every stream: never pushed to. */
+const noFrames: string[] = []
+
 /** The status of an answer's last item when the answer finished for this reason. */
 const cutItemStatus = (finish: StopReason): ItemStatus =>
   mapStopReasonToStatus(finish).status === 'incomplete' ? 'incomplete' : 'completed'
@@ -256,7 +259,7 @@ export function responsesStreamEncoder(opts: EncodeResponsesStreamOptions): Stre
 
   /** Sends the ended items' `done` frames: the source has gone on, so none was cut. */
   const closeEnded = (): string[] => {
-    if (ended.length === 0) return []
+    if (ended.length === 0) return noFrames
     const items = ended
     ended = []
     return closeItems(items, 'completed')
@@ -337,7 +340,8 @@ export function responsesStreamEncoder(opts: EncodeResponsesStreamOptions): Stre
   /** Frames for one event, and whether the stream has ended. */
   const encode = (event: ExchangeEvent): { frames: string[]; ended: boolean } => {
     const frames = event.type === 'usage' || event.type === 'finish' || event.type === 'error' ? [] : start()
-    if (event.type !== 'block_stop' && event.type !== 'usage' && event.type !== 'finish') frames.push(...closeEnded())
+    if (ended.length > 0 && event.type !== 'block_stop' && event.type !== 'usage' && event.type !== 'finish')
+      frames.push(...closeEnded())
     switch (event.type) {
       case 'start':
         mergeUsage(event.usage)

@@ -194,6 +194,16 @@ describe('the client is told the usage svc bills where the upstream reported non
       })
     }
   }
+  // Passed through as JSON, the upstream's own body: its usage replaced by what svc bills.
+  for (const route of routes.filter((r) => upstreams[r.upstream].nativeSurface === r.surface)) {
+    test(`${route.name}, JSON`, async () => {
+      sim.setScenario(upstreams[route.upstream].model, { text, usageReport: 'omitted' })
+      const answer = await told(route, false)
+      const leg = (await endedRequestDetail(h, answer.id)).usage_events[0]
+      expectEstimated(leg)
+      expect(answer).toMatchObject({ input: leg.input_tokens, output: leg.output_tokens })
+    })
+  }
   test('messages in, anthropic upstream (pass-through), streamed: a message_delta without usage gets the billed count, and the SDK its message', async () => {
     sim.setScenario(upstreams.anthropic.model, {
       text,

@@ -13,6 +13,7 @@ import {
   createAnthropicPassThroughMeter,
   rewriteMessageStart,
 } from '../protocols/anthropic/usage-meter'
+import { encodeAnthropicUsage } from '../protocols/anthropic/usage'
 import { encodeSse } from '../protocols/sse'
 import { isJson, isObject, replaceStringMember } from '../protocols/wire-values'
 import { pricesHourCacheWrites } from '../ledger/pricing'
@@ -54,6 +55,10 @@ export const anthropicSurface: InboundSurface = {
       })
     }
     return { body: { ...json, id: messageId(ids.requestId) }, usage: anthropicUsage(json.usage) }
+  },
+  // The upstream's other usage fields (service_tier, server_tool_use) stay as it sent them.
+  withBilledUsage(body, usage) {
+    return { ...body, usage: { ...(isObject(body.usage) ? body.usage : {}), ...encodeAnthropicUsage(usage) } }
   },
   // Only the id changes (the answer is serialized again where it cannot be put in place).
   passThroughText(text, json, ids) {

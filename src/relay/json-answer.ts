@@ -59,10 +59,15 @@ export async function jsonAnswer(deps: Deps, a: AnsweredAttempt): Promise<Respon
   if (inBand) throw upstreamFailure(inBand)
   if (passThrough) {
     const { body, usage } = a.surface.passThroughJson(json, a.ids)
-    // Decoded only to estimate output never reported, or whose count cannot be billed (credible-usage.ts): rare.
-    const outputChars = outputCharsIfNeeded(usage, () => upstreamCodec.decodeResponse(json, requestToolNames(a.body)))
+    const reported = isReported(usage)
+    if (!billedAsReported(usage, reported)) {
+      // Decoded only to estimate output never reported, or whose count cannot be billed (credible-usage.ts): rare.
+      const outputChars = answerChars(upstreamCodec.decodeResponse(json, requestToolNames(a.body)).content)
+      const received = { usage, reported, outputChars }
+      return deliver(deps, a, received, a.surface.withBilledUsage(body, a.trace.billedUsage(received)))
+    }
     const relayed = text === undefined ? undefined : a.surface.passThroughText?.(text, json, a.ids)
-    return deliver(deps, a, { usage, reported: isReported(usage), outputChars }, relayed ?? body)
+    return deliver(deps, a, { usage, reported, outputChars: 0 }, relayed ?? body)
   }
   const response = upstreamCodec.decodeResponse(json, requestToolNames(a.body))
   const reported = isReported(response.usage)

@@ -6,7 +6,11 @@ import { encodeSse } from '../protocols/sse'
 import { responsesAssembler } from '../protocols/openai-responses/assemble-response'
 import { decodeResponsesRequest } from '../protocols/openai-responses/decode-responses-request'
 import { usageOfResponse } from '../protocols/openai-responses/decode-responses-response'
-import { encodeResponsesResponse, messageItemId } from '../protocols/openai-responses/encode-responses-response'
+import {
+  encodeResponsesResponse,
+  encodeResponsesUsage,
+  messageItemId,
+} from '../protocols/openai-responses/encode-responses-response'
 import { responsesStreamEncoder } from '../protocols/openai-responses/encode-responses-stream'
 import { encodeGatewayErrorAsOpenAI } from '../protocols/openai-responses/errors'
 import { fitResponsesToListPrice } from '../protocols/openai-responses/list-price'
@@ -63,6 +67,7 @@ export const responsesSurface: InboundSurface = {
       : json.output
     return { body: { ...json, id: responseId, model, output }, usage: usageOfResponse(json) }
   },
+  withBilledUsage: (body, usage) => ({ ...body, usage: encodeResponsesUsage(usage) }),
   passThroughStream(ids) {
     const meter = createResponsesPassThroughMeter()
     const rewrite = idsFor(ids)

@@ -60,7 +60,12 @@ export interface InboundSurface {
     provider: ProviderConfig,
   ): Record<string, unknown>
   /** Non-streaming: the upstream's own JSON under the gateway's ids, and the usage it reports. */
-  passThroughJson(json: unknown, ids: ClientIds): { body: unknown; usage: Usage }
+  passThroughJson(json: unknown, ids: ClientIds): { body: Record<string, unknown>; usage: Usage }
+  /**
+   * That JSON telling the usage svc bills (an estimate) where the upstream reported none it can
+   * bill: a client that tracks its context from usage (Claude Code, Codex) would read zeros.
+   */
+  withBilledUsage(body: Record<string, unknown>, usage: Usage): Record<string, unknown>
   /**
    * Non-streaming, for a surface that can: the upstream's own text under the gateway's ids, put in
    * place, or undefined where they cannot be. `json` is that text parsed, as passThroughJson took it.

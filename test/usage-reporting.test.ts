@@ -194,11 +194,13 @@ describe('the client is told the usage svc bills where the upstream reported non
       })
     }
   }
-  // Passed through as JSON, the upstream's own body: its usage replaced by what svc bills.
-  for (const route of routes.filter((r) => upstreams[r.upstream].nativeSurface === r.surface)) {
-    test(`${route.name}, JSON`, async () => {
+  // Passed through, the upstream's own body: its usage replaced by what svc bills (a Responses
+  // stream's in its final response).
+  const passedThrough = routes.filter((r) => upstreams[r.upstream].nativeSurface === r.surface)
+  for (const [route, stream] of passedThrough.flatMap((r) => [[r, false] as const, [r, true] as const])) {
+    test(`${route.name}, ${stream ? 'streamed' : 'JSON'}`, async () => {
       sim.setScenario(upstreams[route.upstream].model, { text, usageReport: 'omitted' })
-      const answer = await told(route, false)
+      const answer = await told(route, stream)
       const leg = (await endedRequestDetail(h, answer.id)).usage_events[0]
       expectEstimated(leg)
       expect(answer).toMatchObject({ input: leg.input_tokens, output: leg.output_tokens })

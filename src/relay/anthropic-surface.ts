@@ -66,9 +66,13 @@ export const anthropicSurface: InboundSurface = {
     if (typeof upstreamId !== 'string') return undefined
     return replaceStringMember(text, 'id', upstreamId, messageId(ids.requestId))
   },
-  passThroughStream(ids) {
+  passThroughStream(ids, billed) {
     const meter = createAnthropicPassThroughMeter()
     const id = messageId(ids.requestId)
+    /** What svc bills for the stream so far, in Anthropic's shape; only asked where a count is missing. */
+    const billedUsage = billed
+      ? () => encodeAnthropicUsage(billed({ usage: meter.usage(), reported: false, outputChars: meter.outputChars() }))
+      : undefined
     return {
       frame(event) {
         // Every Anthropic frame carries JSON. Relaying one that does not would break the client's
@@ -80,8 +84,16 @@ export const anthropicSurface: InboundSurface = {
           })
         }
         meter.observe(event)
-        if (event.event === 'message_start') return rewriteMessageStart(event, { id })
-        if (event.event === 'message_delta') return completeMessageDelta(event, meter.estimatedOutputTokens())
+        if (event.event === 'message_start') return rewriteMessageStart(event, { id, estimatedUsage: billedUsage })
+        if (event.event === 'message_delta') {
+          const { input, cacheRead, cacheWrite } = meter.usage()
+          const promptMissing = billedUsage !== undefined && input + cacheRead + cacheWrite === 0
+          return completeMessageDelta(
+            event,
+            meter.estimatedOutputTokens(),
+            promptMissing ? billedUsage().input_tokens : undefined,
+          )
+        }
         return event.raw
       },
       usage: meter.usage,

@@ -18,7 +18,9 @@ import { fitResponsesToModel } from '../protocols/openai-responses/model-fit'
 import { withoutUnreadableReasoning } from '../protocols/openai-responses/reasoning-signature'
 import type { ResponsesBody } from '../protocols/openai-responses/schema'
 import { createResponsesPassThroughMeter } from '../protocols/openai-responses/usage-meter'
-import { isJson, isObject } from '../protocols/wire-values'
+import { isReported } from '../protocols/unreported-usage'
+import { isJson, isObject, parseJson } from '../protocols/wire-values'
+import { billedAsReported } from './credible-usage'
 import type { ClientIds, InboundSurface } from './surface'
 
 /** Without max_output_tokens the model's own limit applies (the ranking clamps to it). */
@@ -32,6 +34,18 @@ const idsFor = (ids: ClientIds) => ({
 })
 
 const sequencePattern = /"sequence_number":(\d+)/
+
+const terminalEvents = new Set(['response.completed', 'response.incomplete'])
+
+/** A relayed terminal frame with its response's usage replaced; any other frame as it was. */
+function withTerminalUsage(frame: string, usage: Record<string, unknown>): string {
+  const dataAt = frame.indexOf('data:')
+  const parsed = dataAt < 0 ? undefined : parseJson(frame.slice(dataAt + 'data:'.length).trim())
+  const payload = parsed?.ok ? parsed.value : undefined
+  if (!isObject(payload) || !isObject(payload.response) || typeof payload.type !== 'string') return frame
+  if (!terminalEvents.has(payload.type)) return frame
+  return encodeSse(payload.type, { ...payload, response: { ...payload.response, usage } })
+}
 
 export const responsesSurface: InboundSurface = {
   name: 'responses',
@@ -68,7 +82,7 @@ export const responsesSurface: InboundSurface = {
     return { body: { ...json, id: responseId, model, output }, usage: usageOfResponse(json) }
   },
   withBilledUsage: (body, usage) => ({ ...body, usage: encodeResponsesUsage(usage) }),
-  passThroughStream(ids) {
+  passThroughStream(ids, billed) {
     const meter = createResponsesPassThroughMeter()
     const rewrite = idsFor(ids)
     let lastSequence = -1
@@ -86,7 +100,16 @@ export const responsesSurface: InboundSurface = {
         meter.observe(event)
         const match = sequencePattern.exec(event.data)
         if (match) lastSequence = Number(match[1])
-        return meter.rewriteResponsesFrame(event, rewrite)
+        const text = meter.rewriteResponsesFrame(event, rewrite)
+        // The final response without a usage svc can bill: the client is told the estimate it bills.
+        if (!billed || !meter.finished()) return text
+        const usage = meter.usage()
+        const reported = isReported(usage)
+        if (billedAsReported(usage, reported)) return text
+        return withTerminalUsage(
+          text,
+          encodeResponsesUsage(billed({ usage, reported, outputChars: meter.outputChars() })),
+        )
       },
       usage: meter.usage,
       finished: meter.finished,

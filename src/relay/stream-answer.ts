@@ -57,7 +57,7 @@ export async function streamAnswer(
   /** Whether the answer has begun: content or the finish, not only the message's opening. */
   let generated: () => boolean
   if (passThrough) {
-    const stream = a.surface.passThroughStream(a.ids)
+    const stream = a.surface.passThroughStream(a.ids, (received) => a.trace.billedUsage(received))
     errorFrame = stream.errorFrame
     // The upstream's terminal event (or its error) ends what the client gets: a frame after it is not the client's.
     clientFrames = passThroughText(upstream, stream.frame, () => stream.finished() || stream.error() !== undefined)

@@ -42,6 +42,13 @@ export interface PassThroughAssembly {
   json(estimatedOutputTokens: number): unknown
 }
 
+/** What a leg's billed usage is worked out from (RequestTrace.billedUsage). */
+export interface BilledFrom {
+  usage: Usage
+  reported: boolean
+  outputChars: number
+}
+
 export interface InboundSurface {
   name: 'messages' | 'responses'
   errorShape: Surface
@@ -71,7 +78,11 @@ export interface InboundSurface {
    * place, or undefined where they cannot be. `json` is that text parsed, as passThroughJson took it.
    */
   passThroughText?(text: string, json: unknown, ids: ClientIds): string | undefined
-  passThroughStream(ids: ClientIds): PassThroughStream
+  /**
+   * `billed`: the usage svc bills for what the stream received, for a surface whose stream tells
+   * the client its usage at the end and can be told the estimate where the upstream reported none.
+   */
+  passThroughStream(ids: ClientIds, billed?: (received: BilledFrom) => Usage): PassThroughStream
   /** A fresh gatherer of one same-shape stream into the upstream's non-streaming JSON. */
   passThroughAssembly(): PassThroughAssembly
   /** `upstreamModel`: the catalog's name for the model that answered, as the stream encoder has it. */

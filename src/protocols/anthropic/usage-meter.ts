@@ -6,7 +6,7 @@ import { encodeSse, type SseEvent } from '../sse'
 import { isObject, parseJson, readObject, readString, replaceStringMember } from '../wire-values'
 import { statusForAnthropicErrorType } from './errors'
 import { markUnreported } from '../unreported-usage'
-import { anthropicUsage, anthropicUsagePartial } from './usage'
+import { type AnthropicUsage, anthropicUsage, anthropicUsagePartial } from './usage'
 
 export interface AnthropicPassThroughMeter {
   observe(event: SseEvent): void
@@ -103,10 +103,18 @@ export function createAnthropicPassThroughMeter(): AnthropicPassThroughMeter {
  * in place of the upstream's (serialized again only where that cannot be done). The model stays
  * as the upstream said. A frame that isn't JSON is forwarded unchanged.
  */
-export function rewriteMessageStart(event: SseEvent, opts: { id: string }): string {
+export function rewriteMessageStart(
+  event: SseEvent,
+  opts: { id: string; estimatedUsage?: () => AnthropicUsage },
+): string {
   const payload = parseObject(event.data)
   const message = readObject(payload, 'message')
   if (!message) return event.raw
+  // A compatible server's message_start without usage: the SDK's stream throws at message_delta
+  // without one, and the client is told the prompt svc bills (an estimate).
+  if (!isObject(message.usage) && opts.estimatedUsage) {
+    return encodeSse(event.event, { ...payload, message: { ...message, id: opts.id, usage: opts.estimatedUsage() } })
+  }
   const upstreamId = readString(message, 'id')
   const inPlace = upstreamId === undefined ? undefined : replaceStringMember(event.raw, 'id', upstreamId, opts.id)
   return inPlace ?? encodeSse(event.event, { ...payload, message: { ...message, id: opts.id } })
@@ -118,12 +126,15 @@ export function rewriteMessageStart(event: SseEvent, opts: { id: string }): stri
  * which the official SDK's stream then throws. Such a delta gets `outputTokens`, the count the
  * ledger bills (an estimate).
  */
-export function completeMessageDelta(event: SseEvent, outputTokens: number): string {
-  if (event.data.includes('"output_tokens"')) return event.raw
+export function completeMessageDelta(event: SseEvent, outputTokens: number, inputTokens?: number): string {
+  if (inputTokens === undefined && event.data.includes('"output_tokens"')) return event.raw
   const payload = parseObject(event.data)
   const usage = isObject(payload.usage) ? payload.usage : {}
-  if (typeof usage.output_tokens === 'number') return event.raw
-  return encodeSse(event.event, { ...payload, usage: { ...usage, output_tokens: outputTokens } })
+  const output = typeof usage.output_tokens === 'number' ? undefined : { output_tokens: outputTokens }
+  // No prompt count came at all (the ledger estimates it): the client is told the estimate too.
+  const input = inputTokens === undefined ? undefined : { input_tokens: inputTokens }
+  if (!output && !input) return event.raw
+  return encodeSse(event.event, { ...payload, usage: { ...usage, ...output, ...input } })
 }
 
 // The meter must never break a relay that is only forwarding bytes: bad JSON reads as {}.

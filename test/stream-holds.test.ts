@@ -9,7 +9,7 @@ import { sseFrame } from './support/scripted-upstream'
 type Json = Record<string, unknown>
 
 /** svc-pro on two models of `kind`, `first` ranked above `second`. */
-const gateway = (kind: 'anthropic' | 'openai-chat', routing: Json = {}) =>
+const gateway = (kind: 'anthropic' | 'openai-chat' | 'openai-responses', routing: Json = {}) =>
   createHarness({
     grantUsd: 5,
     env: { K: 'upstream-key-0123456789' },
@@ -115,7 +115,8 @@ describe.each(['messages', 'responses'] as const)('%s route, Anthropic upstream'
       expect(response.status).toBe('failed')
     }
     const record = await newestRecord(h)
-    expect(record.status).toBe('failed')
+    // Still the model that answered: the client had its opening.
+    expect(record).toMatchObject({ status: 'failed', http_status: 200, selected_model_id: 'first' })
     expect(record.usage_events).toEqual([
       expect.objectContaining({ model_id: 'first', outcome: 'failed', input_tokens: 0, charged_nanos: 0 }),
     ])
@@ -196,4 +197,36 @@ test("a Responses item's done frames go out with the read that ended its block, 
   const messageDone = arrivals.find((a) => a.type === 'response.output_item.done')!
   const searchAdded = arrivals.find((a) => a.type === 'response.web_search_call.in_progress')!
   expect(searchAdded.at - messageDone.at).toBeGreaterThan(500)
+})
+
+test('a compatible Responses server that streams deltas with no item added: cut after the hold, the text that flowed is charged', async () => {
+  const h = await gateway('openai-responses', { ping_interval_ms: 50 })
+  const event = (type: string, data: Json) => sseFrame(type, { type, ...data })
+  const delta = (n: number) =>
+    event('response.output_text.delta', {
+      item_id: 'msg_1',
+      output_index: 0,
+      content_index: 0,
+      delta: 'x'.repeat(4000),
+      sequence_number: n,
+    })
+  const created = {
+    id: 'resp_up',
+    object: 'response',
+    status: 'in_progress',
+    model: 'first-up',
+    output: [],
+    usage: null,
+  }
+  timedUpstream(h, {
+    'first-up': [event('response.created', { response: created, sequence_number: 0 }), delta(1), 200, delta(2), 200],
+  })
+  const res = await h.call('/compat-b/v1/responses', {
+    method: 'POST',
+    json: { model: 'svc-pro', input: 'hi', stream: true },
+  })
+  expect(await res.text()).toContain('response.output_text.delta')
+  const [leg] = (await newestRecord(h)).usage_events
+  expect(leg).toMatchObject({ model_id: 'first', outcome: 'failed', estimated: true })
+  expect(leg.output_tokens).toBeGreaterThanOrEqual(2000)
 })

@@ -100,6 +100,19 @@ export class RequestTrace {
   }
 
   /**
+   * A served leg (its stream had begun for the client) that failed before its answer began: no
+   * tokens, no cost, and still the leg that answered the request.
+   */
+  settleUnanswered(leg: LegDraft, error: GatewayError) {
+    leg.outcome = 'failed'
+    leg.error = error.message
+    leg.endedAt = this.ctx.clock()
+    leg.usage = emptyUsage()
+    leg.estimated = false
+    leg.progress = undefined
+  }
+
+  /**
    * A leg that produced output. Reported usage is taken as is; what the upstream never reported,
    * or reported as no count can be (credible-usage.ts), is estimated from the prompt (tokenizer)
    * and the output that flowed (≈ 4 characters a token).

@@ -17,7 +17,7 @@ export interface AnthropicPassThroughMeter {
   usage(): Usage
   /** True once message_stop went by: the upstream finished the message (with its usage or not). */
   finished(): boolean
-  /** True once a content block started or the message finished: more than the message's opening. */
+  /** True once content came (a block, a delta) or the message finished: more than its opening. */
   generated(): boolean
   /** Reported output tokens, or ~chars/4 of the streamed deltas when the upstream never reported any. */
   estimatedOutputTokens(): number
@@ -36,7 +36,8 @@ export function createAnthropicPassThroughMeter(): AnthropicPassThroughMeter {
   /** A message_delta gave the output count: the usage is the upstream's final one. */
   let reported = false
   let stopped = false
-  let blockStarted = false
+  /** A block started or a delta came (a compatible server may leave out content_block_start). */
+  let contentCame = false
   let deltaChars = 0
   let searchResults = 0
   let upstreamError: UpstreamErrorInfo | undefined
@@ -45,10 +46,11 @@ export function createAnthropicPassThroughMeter(): AnthropicPassThroughMeter {
     observe(event) {
       switch (event.event) {
         case 'content_block_delta':
+          contentCame = true
           deltaChars += Math.max(0, event.data.length - deltaEnvelopeChars)
           return
         case 'content_block_start':
-          blockStarted = true
+          contentCame = true
           // A web search is billed once it has run (an error is not), and its result block shows
           // it ran: counted for a stream cut before message_delta reports the total.
           if (event.data.includes('"web_search_tool_result"')) {
@@ -90,7 +92,7 @@ export function createAnthropicPassThroughMeter(): AnthropicPassThroughMeter {
       return markUnreported(counted)
     },
     finished: () => stopped,
-    generated: () => blockStarted || stopped,
+    generated: () => contentCame || stopped,
     estimatedOutputTokens: () =>
       reported ? usage.output : Math.max(usage.output, Math.ceil(deltaChars / charsPerToken)),
     outputChars: () => deltaChars,

@@ -37,7 +37,7 @@ export interface ResponsesPassThroughMeter {
   usage(): Usage
   /** True once response.completed or response.incomplete arrived (a failed response is not finished). */
   finished(): boolean
-  /** True once an output item was added or the response finished: more than its opening. */
+  /** True once content came (an item, a delta) or the response finished: more than its opening. */
   generated(): boolean
   /** Output tokens estimated from streamed deltas (~4 characters a token), for streams cut before usage. */
   estimatedOutputTokens(): number
@@ -86,7 +86,8 @@ const formatFrame = (event: string | undefined, data: string): string =>
 export const createResponsesPassThroughMeter = (): ResponsesPassThroughMeter => {
   let usage = emptyUsage()
   let done = false
-  let itemAdded = false
+  /** An item was added or a delta came (a compatible server may leave out output_item.added). */
+  let contentCame = false
   let deltaChars = 0
   let searchesRun = 0
   /** The terminal response's usage arrived with numeric counts: they are final. */
@@ -163,8 +164,9 @@ export const createResponsesPassThroughMeter = (): ResponsesPassThroughMeter => 
     observe(event) {
       const type = typeOf(event)
       if (type === undefined) return
-      if (type === 'response.output_item.added') itemAdded = true
+      if (type === 'response.output_item.added') contentCame = true
       if (estimatedTypes.has(type)) {
+        contentCame = true
         deltaChars += asString(parse(event)?.['delta'])?.length ?? 0
         return
       }
@@ -206,7 +208,7 @@ export const createResponsesPassThroughMeter = (): ResponsesPassThroughMeter => 
 
     finished: () => done,
 
-    generated: () => itemAdded || done,
+    generated: () => contentCame || done,
 
     estimatedOutputTokens: () => Math.ceil(deltaChars / 4),
 

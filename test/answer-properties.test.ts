@@ -355,7 +355,7 @@ async function problemsFor(
     } else {
       const response = await responsesAnswer(body, stream)
       requestId = response.id.replace(/^resp_/, '')
-      problems.push(...responseProblems(response, upstream, answer, custom, stream))
+      problems.push(...responseProblems(response, upstream, answer, custom))
     }
   } catch (err) {
     problems.push(`the SDK threw: ${err instanceof Error ? err.message : String(err)}`)
@@ -461,7 +461,6 @@ function responseProblems(
   upstream: ProviderKind,
   answer: Answer,
   custom: boolean,
-  stream: boolean,
 ): string[] {
   const problems: string[] = []
   const output = response.output
@@ -518,18 +517,16 @@ function responseProblems(
       ? { status: 'incomplete', incomplete_details: { reason: 'max_output_tokens' } }
       : { status: 'completed', incomplete_details: null },
   )
-  // OpenAI marks the item the limit cut, and only it, incomplete. A translated Anthropic stream
-  // can say so only where the block's end and the finish come in one read (the encoder holds an
-  // item's done frames no longer than that); the simulator writes every frame apart.
+  // OpenAI marks the item the limit cut, and only it, incomplete (the simulator writes every frame
+  // apart: the block's end and the finish come in different reads).
   const withStatus = output.filter((item) => item.type === 'message' || item.type === callType) as {
     status?: string
   }[]
-  const cutSaysSo = !(stream && upstream === 'anthropic')
   same(
     problems,
     'item statuses, the last incomplete when cut [r-response]',
-    withStatus.map((item) => (!cutSaysSo && item === output.at(-1) ? 'completed' : item.status)),
-    withStatus.map((item) => (truncated && cutSaysSo && item === output.at(-1) ? 'incomplete' : 'completed')),
+    withStatus.map((item) => item.status),
+    withStatus.map((item) => (truncated && item === output.at(-1) ? 'incomplete' : 'completed')),
   )
   const u = answer.scenario.usage!
   const input = u.input + (u.cacheRead ?? 0) + (u.cacheWrite ?? 0)

@@ -230,3 +230,29 @@ test('a compatible Responses server that streams deltas with no item added: cut 
   expect(leg).toMatchObject({ model_id: 'first', outcome: 'failed', estimated: true })
   expect(leg.output_tokens).toBeGreaterThanOrEqual(2000)
 })
+
+test("an Anthropic answer cut by the output limit, its finish a read after its last block's end: the item says incomplete", async () => {
+  const h = await gateway('anthropic')
+  const [start, textStart, , textStop] = textAnswer('first-up', '')
+  timedUpstream(h, {
+    'first-up': [
+      [
+        start,
+        textStart,
+        anthropic('content_block_delta', { index: 0, delta: { type: 'text_delta', text: 'Cut sho' } }),
+        textStop,
+      ].join(''),
+      20,
+      anthropic('message_delta', {
+        delta: { stop_reason: 'max_tokens', stop_sequence: null },
+        usage: { output_tokens: 3 },
+      }),
+      anthropic('message_stop'),
+    ],
+  })
+  const response = await sdkClients(h)
+    .openai.responses.stream({ model: 'svc-pro', input: 'hi', max_output_tokens: 16 })
+    .finalResponse()
+  expect(response.status).toBe('incomplete')
+  expect(response.output.map((item) => (item as { status?: string }).status)).toEqual(['incomplete'])
+})

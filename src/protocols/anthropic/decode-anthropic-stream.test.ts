@@ -8,6 +8,31 @@ import { anthropicStreamDecoder } from './decode-anthropic-stream'
 const decodeText = (text: string): Promise<ExchangeEvent[]> => collect(runCodec(anthropicStreamDecoder(), sseOf(text)))
 
 describe('anthropicStreamDecoder', () => {
+  test("a block's stop waits for the next event: the last one goes out with the finish", () => {
+    const frame = (type: string, data: Record<string, unknown>) => {
+      const raw = encodeSse(type, { type, ...data })
+      return { event: type, data: JSON.stringify({ type, ...data }), raw }
+    }
+    const decoder = anthropicStreamDecoder()
+    decoder.push(frame('message_start', { message: { id: 'm', model: 'claude', usage: { input_tokens: 3 } } }))
+    decoder.push(frame('content_block_start', { index: 0, content_block: { type: 'text', text: '' } }))
+    decoder.push(frame('content_block_delta', { index: 0, delta: { type: 'text_delta', text: 'Cut' } }))
+    expect(decoder.push(frame('content_block_stop', { index: 0 }))).toEqual([])
+    expect(decoder.push(frame('ping', {}))).toEqual([])
+    expect(
+      decoder.push(frame('message_delta', { delta: { stop_reason: 'max_tokens' }, usage: { output_tokens: 1 } })),
+    ).toEqual([
+      { type: 'block_stop', index: 0 },
+      { type: 'usage', usage: expect.objectContaining({ output: 1 }) },
+      { type: 'finish', reason: 'max_tokens', stopSequence: null },
+    ])
+    // Cut right after a block's end: the end still comes, with no finish after it.
+    const cut = anthropicStreamDecoder()
+    cut.push(frame('content_block_start', { index: 0, content_block: { type: 'text', text: '' } }))
+    cut.push(frame('content_block_stop', { index: 0 }))
+    expect(cut.end()).toEqual([{ type: 'block_stop', index: 0 }])
+  })
+
   test('5.1 thinking + text', async () => {
     expect(await decodeText(await readFixture('anthropic/thinking-text.sse'))).toEqual([
       {

@@ -35,12 +35,33 @@ export function anthropicStreamDecoder(): StreamCodec<SseEvent, ExchangeEvent> {
   let nextIndex = 0
   let finished = false
   let done = false
+  /**
+   * A block's stop, held for the upstream's next event: the last block's end comes just before the
+   * finish, which says whether the output limit cut it (a Responses item's `incomplete`), and the
+   * two then go out together. Any other next event (a block, a server tool's start) releases it.
+   */
+  let heldStop: ExchangeEvent | undefined
+  const takeHeldStop = (): ExchangeEvent[] => {
+    if (!heldStop) return []
+    const stop = heldStop
+    heldStop = undefined
+    return [stop]
+  }
 
   const decode = (event: SseEvent): ExchangeEvent[] => {
     // New event types may appear at any time; only the ones we act on are parsed.
     if (event.event !== undefined && !handled.has(event.event)) return []
     const payload = parseFrame(event)
     const type = event.event ?? readString(payload, 'type')
+    const prior = heldStop
+    heldStop = undefined
+    const out = decodeEvent(type, payload)
+    if (type === 'content_block_stop' && out.at(-1)?.type === 'block_stop') heldStop = out.pop()
+    if (prior) out.unshift(prior)
+    return out
+  }
+
+  const decodeEvent = (type: string | undefined, payload: JsonObject): ExchangeEvent[] => {
     switch (type) {
       case 'message_start': {
         const message = readObject(payload, 'message') ?? {}
@@ -136,7 +157,7 @@ export function anthropicStreamDecoder(): StreamCodec<SseEvent, ExchangeEvent> {
   return {
     push: (event) => (done ? [] : decode(event)),
     // Cut off before message_stop: no finish, so the encoder reports the stream as broken.
-    end: () => [],
+    end: takeHeldStop,
     get done() {
       return done
     },

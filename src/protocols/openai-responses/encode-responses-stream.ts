@@ -13,8 +13,8 @@
 // The terminal event waits for the end of the source, because usage may arrive after `finish`
 // (Chat upstreams). An item's `done` frames wait for whatever follows its block's end in the same
 // network read: the item the output limit cut is `incomplete`, as OpenAI's own, and only the finish
-// (which comes with the last block's end) tells which one that is. At the end of a read they go out
-// as completed, so nothing waits on a server tool's run or a slow next block.
+// tells which one that is (the decoders send the last block's end with it). At the end of a read
+// they go out as completed, so nothing waits on a server tool's run or a slow next block.
 import { encoderOf, type StreamEncoder } from '../../exchange/stream-codec'
 import type { Citation, ExchangeEvent, StopReason, Usage, WebSearchBlock } from '../../exchange/types'
 import { GatewayError } from '../../lib/errors'

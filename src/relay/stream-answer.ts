@@ -61,8 +61,9 @@ export async function streamAnswer(
     errorFrame = stream.errorFrame
     // The upstream's terminal event (or its error) ends what the client gets: a frame after it is not the client's.
     clientFrames = passThroughText(upstream, stream.frame, () => stream.finished() || stream.error() !== undefined)
-    // Checked after the first piece only: an upstream error by then (even one that came in the same
-    // read as a message_start) means the client has had nothing yet, so the request falls back.
+    // Checked on the pieces held before the client's first byte (the first, and the opening's hold):
+    // an upstream error by then (even one in the same read as a message_start) means the client has
+    // had nothing yet, so the request falls back.
     failedBeforeStart = () => {
       const error = stream.error()
       return error ? upstreamFailure(error) : undefined
@@ -99,9 +100,10 @@ export async function streamAnswer(
     complete = () => meter.finished && !meter.error && !broken
     generated = () => meter.started
     received = () => ({ ...meter, clean: complete(), broken })
-    // Checked after the first piece only, which has not gone out yet: a failure anywhere in it, even
-    // after the message's opening or some of its content, still falls back, as in the pass-through
-    // relay, and the failed leg costs nothing (the client has had none of it).
+    // Checked on the pieces held before the client's first byte (the first, and the opening's hold):
+    // a failure anywhere in them, even after the message's opening or some of its content, still
+    // falls back, as in the pass-through relay, and the failed leg costs nothing (the client has
+    // had none of it).
     failedBeforeStart = () => {
       if (meter.error) return upstreamFailure(meter.error)
       if (broken) return new GatewayError(broken.kind, broken.message, { status: broken.status, retryable: true })

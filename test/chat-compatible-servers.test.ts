@@ -3,30 +3,13 @@
 // outside OpenAI's list, Groq's usage, a proxy's second choice. Each answer is read by the official
 // SDKs and its ledger record checked.
 import { describe, expect, test } from 'bun:test'
-import { createHarness, endedRequestDetail, type Harness, sdkClients } from './support/harness'
-import { type ScriptedAnswer, scriptedUpstream, sseFrame } from './support/scripted-upstream'
+import { endedRequestDetail, type Harness, sdkClients } from './support/harness'
+import { type ScriptedAnswer, scriptedPair, scriptedUpstream, sseFrame } from './support/scripted-upstream'
 
 type Json = Record<string, unknown>
 
 /** svc-pro on two Chat models, `first` ranked above `second`. */
-const chatGateway = () =>
-  createHarness({
-    grantUsd: 5,
-    env: { K: 'chat-key-0123456789' },
-    config: {
-      catalog: { builtin: false },
-      providers: { c: { kind: 'openai-chat', base_url: 'http://127.0.0.1:9/v1', api_key_env: 'K' } },
-      models: ['first', 'second'].map((name, i) => ({
-        id: name,
-        provider: 'c',
-        upstream_model: `${name}-up`,
-        profiles: ['pro'],
-        quality: 90 - i,
-        input_usd_per_mtok: 1,
-        output_usd_per_mtok: 1,
-      })),
-    },
-  })
+const chatGateway = () => scriptedPair('openai-chat')
 
 const chunk = (delta: Json | null, finish: string | null = null, extra: Json = {}) =>
   sseFrame(undefined, {

@@ -3,31 +3,10 @@
 // done frames until the end of the network read that ended its block (so the item the output limit
 // cut can say so, yet nothing waits on a server tool's run).
 import { describe, expect, test } from 'bun:test'
-import { createHarness, endedRequestDetail, type Harness, sdkClients } from './support/harness'
-import { sseFrame } from './support/scripted-upstream'
+import { endedRequestDetail, type Harness, sdkClients } from './support/harness'
+import { scriptedPair as gateway, sseFrame } from './support/scripted-upstream'
 
 type Json = Record<string, unknown>
-
-/** svc-pro on two models of `kind`, `first` ranked above `second`. */
-const gateway = (kind: 'anthropic' | 'openai-chat' | 'openai-responses', routing: Json = {}) =>
-  createHarness({
-    grantUsd: 5,
-    env: { K: 'upstream-key-0123456789' },
-    config: {
-      catalog: { builtin: false },
-      routing,
-      providers: { p: { kind, base_url: 'http://127.0.0.1:9/v1', api_key_env: 'K' } },
-      models: ['first', 'second'].map((name, i) => ({
-        id: name,
-        provider: 'p',
-        upstream_model: `${name}-up`,
-        profiles: ['pro'],
-        quality: 90 - i,
-        input_usd_per_mtok: 1,
-        output_usd_per_mtok: 1,
-      })),
-    },
-  })
 
 /** An upstream answer as timed writes: each string one write, each number a pause (ms). */
 type Script = (string | number)[]

@@ -1,7 +1,8 @@
 // An upstream that answers with exact bytes a test writes: for wire corners the simulator does not
 // play (a provider's dated model name, nulls in usage, a stream cut mid-tool-call…). It takes the
 // harness's upstream fetch: every call is answered, streamed or not as the request's body asks.
-import type { Harness } from './harness'
+import type { ProviderKind } from '../../src/config/schema'
+import { createHarness, type Harness } from './harness'
 
 type Json = Record<string, unknown>
 
@@ -38,3 +39,29 @@ export function scriptedUpstream(h: Harness, answer: (body: Json) => ScriptedAns
   }) as unknown as typeof fetch
   return sent
 }
+
+/**
+ * svc-pro on two models of one provider of `kind`: `first` (asking for `first-up`) ranked above
+ * `second` (`second-up`), 1 USD/Mtok in and out, under these routing settings. For answers a test
+ * scripts (its fetch replaced: the base URL is never dialled), one of them and the fallback to
+ * the next.
+ */
+export const scriptedPair = (kind: ProviderKind, routing: Record<string, number> = {}): Promise<Harness> =>
+  createHarness({
+    grantUsd: 5,
+    env: { K: 'upstream-key-0123456789' },
+    config: {
+      catalog: { builtin: false },
+      routing,
+      providers: { p: { kind, base_url: 'http://127.0.0.1:9/v1', api_key_env: 'K' } },
+      models: ['first', 'second'].map((name, i) => ({
+        id: name,
+        provider: 'p',
+        upstream_model: `${name}-up`,
+        profiles: ['pro'],
+        quality: 90 - i,
+        input_usd_per_mtok: 1,
+        output_usd_per_mtok: 1,
+      })),
+    },
+  })

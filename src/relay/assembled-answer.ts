@@ -14,8 +14,7 @@ import { answerTooLarge, maxAnswerBytes } from '../providers/bounded-body'
 import { codecs, requestToolNames } from '../providers/codecs'
 import { isReported } from '../protocols/unreported-usage'
 import type { AnsweredAttempt } from './attempt'
-import { billedAsReported } from './credible-usage'
-import { deliver, deliverTranslated, jsonAnswer } from './json-answer'
+import { deliverPassThrough, deliverTranslated, jsonAnswer } from './json-answer'
 import { meterStep, newStreamMeter } from './meter'
 import { withinFirstByte } from './stream-answer'
 import { upstreamFrames } from './upstream-frames'
@@ -66,10 +65,7 @@ export async function assembledAnswer(
       const { body: answer } = a.surface.passThroughJson(assembly.json(meter.estimatedOutputTokens()), a.ids)
       const usage = meter.usage()
       const received = { usage, reported: isReported(usage), outputChars: meter.outputChars() }
-      const told = billedAsReported(usage, received.reported)
-        ? answer
-        : a.surface.withBilledUsage(answer, a.trace.billedUsage(received))
-      return deliver(deps, a, received, told, upstreamTtfbMs)
+      return deliverPassThrough(deps, a, received, answer, upstreamTtfbMs)
     }
 
     const meter = newStreamMeter()

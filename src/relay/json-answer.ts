@@ -63,8 +63,7 @@ export async function jsonAnswer(deps: Deps, a: AnsweredAttempt): Promise<Respon
     if (!billedAsReported(usage, reported)) {
       // Decoded only to estimate output never reported, or whose count cannot be billed (credible-usage.ts): rare.
       const outputChars = answerChars(upstreamCodec.decodeResponse(json, requestToolNames(a.body)).content)
-      const received = { usage, reported, outputChars }
-      return deliver(deps, a, received, a.surface.withBilledUsage(body, a.trace.billedUsage(received)))
+      return deliverPassThrough(deps, a, { usage, reported, outputChars }, body)
     }
     const relayed = text === undefined ? undefined : a.surface.passThroughText?.(text, json, a.ids)
     return deliver(deps, a, { usage, reported, outputChars: 0 }, relayed ?? body)
@@ -104,6 +103,23 @@ export function deliverTranslated(
     body: a.body,
   })
   return deliver(deps, a, received, encoded, upstreamTtfbMs)
+}
+
+/**
+ * A same-shape answer (the upstream's own JSON under our ids), telling the client the usage svc
+ * bills where the upstream reported none it can bill, as a translated answer does.
+ */
+export function deliverPassThrough(
+  deps: Deps,
+  a: AnsweredAttempt,
+  received: { usage: Usage; reported: boolean; outputChars: number },
+  body: Record<string, unknown>,
+  upstreamTtfbMs?: number,
+): Response {
+  const told = billedAsReported(received.usage, received.reported)
+    ? body
+    : a.surface.withBilledUsage(body, a.trace.billedUsage(received))
+  return deliver(deps, a, received, told, upstreamTtfbMs)
 }
 
 /**

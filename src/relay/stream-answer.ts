@@ -189,7 +189,7 @@ export async function streamAnswer(
     deps.metrics.streamEnded()
     // A leg that failed before its answer began produced nothing: it costs nothing, as one that
     // failed before its first event (Anthropic does not bill an overloaded_error).
-    if (outcome === 'failed' && error && !generated()) a.trace.settleUnanswered(a.leg, error)
+    if (outcome === 'failed' && error && !generated()) a.trace.failLeg(a.leg, error, 'failed', true)
     else a.trace.settleLeg(a.leg, outcome, received(), error)
     judgeStream(deps, a.trace, a.leg, probe, outcome, error)
     if (outcome === 'failed' && error) {

@@ -89,27 +89,20 @@ export class RequestTrace {
     return leg
   }
 
-  /** A leg that failed before anything was generated: no tokens, no cost. */
-  failLeg(leg: LegDraft, error: GatewayError, outcome: LegOutcome = 'failed') {
+  /**
+   * A leg that failed before anything was generated: no tokens, no cost (its usage stays the empty
+   * one it began with). `served`: its stream had begun for the client (the opening went out), so it
+   * stays the leg that answered the request; otherwise the ranking says it failed.
+   */
+  failLeg(leg: LegDraft, error: GatewayError, outcome: LegOutcome = 'failed', served = false) {
     leg.outcome = outcome
     leg.error = error.message
     leg.endedAt = this.ctx.clock()
+    leg.progress = undefined
+    if (served) return
     // A client that left says nothing of the candidate: not the candidate's failure.
     leg.candidate.rank.status = outcome === 'aborted' ? 'aborted' : 'failed'
     leg.candidate.rank.reason = `${error.kind}: ${error.message}`
-  }
-
-  /**
-   * A served leg (its stream had begun for the client) that failed before its answer began: no
-   * tokens, no cost, and still the leg that answered the request.
-   */
-  settleUnanswered(leg: LegDraft, error: GatewayError) {
-    leg.outcome = 'failed'
-    leg.error = error.message
-    leg.endedAt = this.ctx.clock()
-    leg.usage = emptyUsage()
-    leg.estimated = false
-    leg.progress = undefined
   }
 
   /**

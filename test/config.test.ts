@@ -609,6 +609,33 @@ describe('config', () => {
     ).toThrow('providers.x.anthropic_signatures')
   })
 
+  test("thought_signatures: on for Google's Gemini API and Vertex AI hosts, off for other servers unless the file sets it", () => {
+    const fromFile = load({
+      providers: {
+        gemini: { kind: 'openai-chat', base_url: 'https://generativelanguage.googleapis.com/v1beta/openai' },
+        vertex: {
+          kind: 'openai-chat',
+          base_url:
+            'https://us-central1-aiplatform.googleapis.com/v1/projects/p/locations/us-central1/endpoints/openapi',
+        },
+        openrouter: { kind: 'openai-chat', base_url: 'https://openrouter.ai/api/v1' },
+        litellm: { kind: 'openai-chat', base_url: 'http://litellm:4000/v1', thought_signatures: true },
+        off: {
+          kind: 'openai-chat',
+          base_url: 'https://generativelanguage.googleapis.com/v1beta/openai',
+          thought_signatures: false,
+        },
+      },
+    })
+    const flags = Object.fromEntries(
+      Object.entries(fromFile.providers).map(([id, provider]) => [id, provider.thoughtSignatures]),
+    )
+    expect(flags).toEqual({ gemini: true, vertex: true, openrouter: false, litellm: true, off: false })
+    expect(() =>
+      load({ providers: { x: { kind: 'openai-chat', base_url: 'http://x', thought_signatures: 1 } } }),
+    ).toThrow('providers.x.thought_signatures')
+  })
+
   test('thinking_toggle: on for the well-known deepseek provider, off for any other unless the file sets it', () => {
     const fromEnv = load({}, { DEEPSEEK_API_KEY: 'd', OPENROUTER_API_KEY: 'o' })
     expect(fromEnv.providers.deepseek?.thinkingToggle).toBe(true)

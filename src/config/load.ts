@@ -44,6 +44,8 @@ export interface ProviderConfig {
    * and tool ids are held to its rules. Unset counts as true, what every anthropic upstream got before.
    */
   anthropicSignatures?: boolean
+  /** openai-chat: send tool calls' Gemini thought signatures back (schema.ts, thought_signatures). */
+  thoughtSignatures?: boolean
 }
 
 export interface CatalogModel {
@@ -318,6 +320,7 @@ function resolveProviders(file: ConfigFile, env: Env, where: string): Record<str
       systemMessages: 'in_place',
       anthropicCacheControl: known.anthropicCacheControl ?? false,
       anthropicSignatures: isAnthropicItself(id, known.baseUrl),
+      thoughtSignatures: isGoogle(known.baseUrl),
     }
   }
   for (const [id, section] of Object.entries(file.providers ?? {})) {
@@ -336,6 +339,7 @@ function resolveProviders(file: ConfigFile, env: Env, where: string): Record<str
       systemMessages: section.system_messages ?? 'in_place',
       anthropicCacheControl: section.anthropic_cache_control ?? wellKnownProviders[id]?.anthropicCacheControl ?? false,
       anthropicSignatures: section.anthropic_signatures ?? isAnthropicItself(id, baseUrl),
+      thoughtSignatures: section.thought_signatures ?? isGoogle(baseUrl),
     }
   }
   return providers
@@ -349,9 +353,20 @@ function resolveProviders(file: ConfigFile, env: Env, where: string): Record<str
  */
 function isAnthropicItself(id: string, baseUrl: string): boolean {
   if (id === 'anthropic') return true
-  const host = URL.parse(baseUrl)?.hostname.toLowerCase() ?? ''
+  const host = hostOf(baseUrl)
   return host === 'anthropic.com' || host.endsWith('.anthropic.com')
 }
+
+/**
+ * Google's own OpenAI-compatible endpoints, Gemini API and Vertex AI, which take a tool call's thought
+ * signature back in `extra_content`. A proxy in front of them says so in the file.
+ */
+function isGoogle(baseUrl: string): boolean {
+  const host = hostOf(baseUrl)
+  return host === 'generativelanguage.googleapis.com' || host.endsWith('aiplatform.googleapis.com')
+}
+
+const hostOf = (url: string): string => URL.parse(url)?.hostname.toLowerCase() ?? ''
 
 const rowKey = (id: string, provider: string) => `${id}\u0000${provider}`
 

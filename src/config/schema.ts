@@ -56,6 +56,12 @@ export const ProviderSection = T.Object(
      * tool-call turn's thinking back as the client sent it. A proxy in front of Anthropic sets it.
      */
     anthropic_signatures: T.Optional(T.Boolean()),
+    /**
+     * openai-chat only: send Gemini's thought signatures back on tool calls
+     * (`extra_content.google.thought_signature`), which Gemini 3 requires; strict OpenAI endpoints
+     * reject the field. Default on for Google's hosts (generativelanguage.googleapis.com, Vertex AI).
+     */
+    thought_signatures: T.Optional(T.Boolean()),
   },
   closed,
 )

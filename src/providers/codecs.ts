@@ -90,6 +90,7 @@ export const codecs: Record<ProviderKind, ProviderCodec> = {
         cacheControl: provider.anthropicCacheControl && isCachingClaude(model),
         samplingParameters: model.capabilities.samplingParameters,
         reasoningEfforts: model.capabilities.reasoningEfforts,
+        thoughtSignatures: provider.thoughtSignatures,
       }),
     decodeResponse: decodeChatResponse,
     streamDecoder: chatStreamDecoder,

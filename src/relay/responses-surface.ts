@@ -16,6 +16,7 @@ import { encodeGatewayErrorAsOpenAI } from '../protocols/openai-responses/errors
 import { fitResponsesToListPrice } from '../protocols/openai-responses/list-price'
 import { fitResponsesToModel } from '../protocols/openai-responses/model-fit'
 import { withoutUnreadableReasoning } from '../protocols/openai-responses/reasoning-signature'
+import { withProviderCallIds } from '../protocols/openai-responses/call-ids'
 import type { ResponsesBody } from '../protocols/openai-responses/schema'
 import { createResponsesPassThroughMeter } from '../protocols/openai-responses/usage-meter'
 import { isReported } from '../protocols/unreported-usage'
@@ -59,7 +60,8 @@ export const responsesSurface: InboundSurface = {
     fitResponsesToModel(out, capabilities)
     // What OpenAI bills above the list price svc charges (priority, background, hosted tools…) is left out.
     fitResponsesToListPrice(out)
-    if (Array.isArray(body.input)) out.input = withoutUnreadableReasoning(body.input, body.store !== false)
+    if (Array.isArray(body.input))
+      out.input = withProviderCallIds(withoutUnreadableReasoning(body.input, body.store !== false))
     if (typeof body.max_output_tokens === 'number' || maxTokens < unlimitedOutput) out.max_output_tokens = maxTokens
     return out
   },

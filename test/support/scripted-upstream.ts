@@ -17,18 +17,24 @@ export interface ScriptedAnswer {
   json?: unknown
   /** How long the response's headers wait. */
   headerDelayMs?: number
+  /** The JSON answer's status (200 unless given). */
+  status?: number
 }
 
-/** h's upstream calls answered by `answer` (given the upstream request's body); returns the bodies sent. */
-export function scriptedUpstream(h: Harness, answer: (body: Json) => ScriptedAnswer): Json[] {
+/**
+ * h's upstream calls answered by `answer` (given the upstream request's body and URL); returns the
+ * bodies sent.
+ */
+export function scriptedUpstream(h: Harness, answer: (body: Json, url: URL) => ScriptedAnswer): Json[] {
   const sent: Json[] = []
-  h.deps.fetch = (async (_url: string, init: RequestInit) => {
+  h.deps.fetch = (async (url: string, init: RequestInit) => {
     const body = JSON.parse(String(init.body)) as Json
     sent.push(body)
-    const script = answer(body)
+    const script = answer(body, new URL(url))
     if (script.headerDelayMs) await Bun.sleep(script.headerDelayMs)
     // JSON for a stream request too where the script has no frames: a server that cannot stream.
-    if (body.stream !== true || script.sse === undefined) return Response.json(script.json ?? {})
+    if (body.stream !== true || script.sse === undefined)
+      return Response.json(script.json ?? {}, { status: script.status ?? 200 })
     const stream = new ReadableStream<Uint8Array>({
       start(controller) {
         for (const frame of script.sse ?? []) controller.enqueue(new TextEncoder().encode(frame))

@@ -21,7 +21,7 @@ import { isObject } from '../wire-values'
 import { addCacheBreakpoints, type WireBlock, type WireMessage } from './cache-breakpoints'
 import { type AnthropicModelRules, fitToModel } from './model-fit'
 import { isForeignSignature, isGatewaySignature, lastToolTurnOpensWithThinking } from './thinking-signature'
-import { sanitizeToolUseId } from './tool-use-id'
+import { anthropicUpstreamToolId } from './tool-use-id'
 
 export interface AnthropicRequestOptions extends AnthropicModelRules {
   /** The model caches prompts: a request that marks no cache breakpoint gets some (cache-breakpoints.ts). */
@@ -192,7 +192,7 @@ function encodeBlock(block: ContentBlock, anthropic: boolean): WireBlock[] {
         withCache(
           {
             type: 'tool_use',
-            id: sanitizeToolUseId(block.id),
+            id: anthropicUpstreamToolId(block.id),
             name: block.name,
             input: isObject(block.input) ? block.input : {},
           },
@@ -201,7 +201,7 @@ function encodeBlock(block: ContentBlock, anthropic: boolean): WireBlock[] {
       ]
     case 'tool_result': {
       const content = block.content.flatMap((part) => encodeBlock(part, anthropic))
-      const result: WireBlock = { type: 'tool_result', tool_use_id: sanitizeToolUseId(block.toolUseId) }
+      const result: WireBlock = { type: 'tool_result', tool_use_id: anthropicUpstreamToolId(block.toolUseId) }
       if (content.length > 0) result.content = content
       if (block.isError) result.is_error = true
       return [withCache(result, block.cacheControl)]

@@ -1,4 +1,5 @@
 import { describe, expect, test } from 'bun:test'
+import { withThoughtSignature } from '../thought-signature'
 import { withoutForeignHistory } from './foreign-history'
 
 const anthropic = { anthropicSignatures: true }
@@ -194,6 +195,19 @@ describe('withoutForeignHistory: tool ids', () => {
   test('a server that is not Anthropic gets them as its own answers named them', () => {
     const kimi = loop('functions.Read:0')
     expect(withoutForeignHistory(kimi, { anthropicSignatures: false })).toBe(kimi)
+  })
+
+  test('every server gets a Gemini call’s id as Gemini gave it, without the signature svc carries in it', () => {
+    const carried = withThoughtSignature('function-call-1', 'c2lnbmF0dXJl+/==')
+    for (const reader of [anthropic, { anthropicSignatures: false }]) {
+      const messages = withoutForeignHistory(loop(carried), reader).messages as {
+        content: { id?: string; tool_use_id?: string }[]
+      }[]
+      expect([messages[1]!.content[1]!.id, messages[2]!.content[0]!.tool_use_id]).toEqual([
+        'function-call-1',
+        'function-call-1',
+      ])
+    }
   })
 })
 

@@ -12,7 +12,8 @@
 // translated path does (encode-anthropic-request.ts). Tool ids another provider made (Kimi's
 // `functions.Read:0`) Anthropic refuses outside ^[a-zA-Z0-9_-]+$: they are rewritten as the
 // translated path writes them (tool-use-id.ts), calls and results alike. Claude's own blocks pass
-// as sent.
+// as sent. Every reader gets a Gemini call's id without the signature svc carries in it
+// (thought-signature.ts): only Gemini reads it, and it can be kilobytes long.
 //
 // An Anthropic-compatible server that is not Anthropic (DeepSeek, Kimi: `anthropicSignatures`
 // false) signs thinking its own way, or with an empty signature, and refuses a tool-call turn
@@ -22,7 +23,8 @@
 // tool-call turn for, as DeepSeek's Chat API gets them in `reasoning_content`: they stay, under an
 // empty signature, which these servers take.
 import { isForeignSignature, isGatewaySignature, lastToolTurnOpensWithThinking } from './thinking-signature'
-import { sanitizeToolUseId } from './tool-use-id'
+import { anthropicUpstreamToolId } from './tool-use-id'
+import { withoutThoughtSignature } from '../thought-signature'
 import { isObject, type JsonObject } from '../wire-values'
 
 /** Who reads the body (a ProviderConfig is one). */
@@ -66,8 +68,8 @@ export function withoutForeignHistory(body: Record<string, unknown>, reader: His
   const cleaned = messages.some((message) => isAssistantWithForeignBlocks(message, anthropic))
     ? { ...body, messages: messages.flatMap((message) => withoutForeignBlocks(message, anthropic)) }
     : body
-  if (!anthropic) return cleaned
-  const named = withAnthropicToolIds(cleaned)
+  const named = withToolIds(cleaned, anthropic ? anthropicUpstreamToolId : withoutThoughtSignature)
+  if (!anthropic) return named
   return thinksAfterLastTurn(named) ? named : withoutThinking(named)
 }
 
@@ -104,37 +106,40 @@ const toolIdOf = (block: unknown): unknown =>
         ? block.tool_use_id
         : undefined
 
-const refusedToolId = (block: unknown): boolean => {
+/** How the reader wants a tool id: Anthropic's rules, or the provider's id without a Gemini signature. */
+type ToolIdRewrite = (id: string) => string
+
+const isRewritten = (block: unknown, rewrite: ToolIdRewrite): boolean => {
   const id = toolIdOf(block)
-  return typeof id === 'string' && sanitizeToolUseId(id) !== id
+  return typeof id === 'string' && rewrite(id) !== id
 }
 
-const hasRefusedToolId = (message: unknown): boolean =>
-  isObject(message) && Array.isArray(message.content) && message.content.some(refusedToolId)
+const hasRewrittenToolId = (message: unknown, rewrite: ToolIdRewrite): boolean =>
+  isObject(message) && Array.isArray(message.content) && message.content.some((block) => isRewritten(block, rewrite))
 
-/** Tool ids Anthropic refuses rewritten, calls and results alike; the very body when there are none. */
-function withAnthropicToolIds(body: Record<string, unknown>): Record<string, unknown> {
+/** Tool ids as the reader wants them, calls and results alike; the very body when all are. */
+function withToolIds(body: Record<string, unknown>, rewrite: ToolIdRewrite): Record<string, unknown> {
   const messages = body.messages as unknown[]
-  if (!messages.some(hasRefusedToolId)) return body
+  if (!messages.some((message) => hasRewrittenToolId(message, rewrite))) return body
   return {
     ...body,
     messages: messages.map((message) =>
-      hasRefusedToolId(message)
+      hasRewrittenToolId(message, rewrite)
         ? {
             ...(message as JsonObject),
-            content: ((message as JsonObject).content as unknown[]).map(withAnthropicToolId),
+            content: ((message as JsonObject).content as unknown[]).map((block) => withToolId(block, rewrite)),
           }
         : message,
     ),
   }
 }
 
-function withAnthropicToolId(block: unknown): unknown {
-  if (!refusedToolId(block)) return block
+function withToolId(block: unknown, rewrite: ToolIdRewrite): unknown {
+  if (!isRewritten(block, rewrite)) return block
   const wire = block as JsonObject
   return wire.type === 'tool_use'
-    ? { ...wire, id: sanitizeToolUseId(wire.id as string) }
-    : { ...wire, tool_use_id: sanitizeToolUseId(wire.tool_use_id as string) }
+    ? { ...wire, id: rewrite(wire.id as string) }
+    : { ...wire, tool_use_id: rewrite(wire.tool_use_id as string) }
 }
 
 /** False when thinking is on and the tool loop's last turn cannot open with Claude's own thinking. */

@@ -9,6 +9,7 @@ import { parseToolArguments } from '../../exchange/tool-arguments'
 import { noToolNames, type RequestToolNames, toolNameRestorer } from '../openai-tool-names'
 import { type ContentPart, chatContentParts } from './content-parts'
 import { chatUsage } from './usage'
+import { thoughtSignatureOf, withThoughtSignature } from '../thought-signature'
 
 export { mapChatFinishReason } from './finish-reason'
 export { chatUsage } from './usage'
@@ -41,9 +42,11 @@ export function decodeChatResponse(json: unknown, toolNames: RequestToolNames = 
   ;(readArray(message, 'tool_calls') ?? []).forEach((call) => {
     if (!isObject(call)) return
     const fn = readObject(call, 'function') ?? {}
+    const id = readString(call, 'id') || synthesizeCallId()
+    const signature = thoughtSignatureOf(call)
     content.push({
       type: 'tool_use',
-      id: readString(call, 'id') || synthesizeCallId(),
+      id: signature === undefined ? id : withThoughtSignature(id, signature),
       name: restoreName(readString(fn, 'name') ?? ''),
       // Some compatible servers send the arguments as an object, not its JSON text.
       input: isObject(fn.arguments) ? fn.arguments : parseToolArguments(readString(fn, 'arguments') ?? ''),

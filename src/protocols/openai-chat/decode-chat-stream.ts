@@ -22,6 +22,7 @@ import { noToolNames, type RequestToolNames, toolNameRestorer } from '../openai-
 import { isReported } from '../unreported-usage'
 import { chatContentParts } from './content-parts'
 import { chatUsage } from './usage'
+import { thoughtSignatureOf, withoutThoughtSignature, withThoughtSignature } from '../thought-signature'
 
 interface ToolCall {
   id: string
@@ -116,6 +117,11 @@ export function chatStreamDecoder(toolNames: RequestToolNames = noToolNames): St
       calls.push(call)
     }
     if (name && !call.name) call.name = restoreName(name)
+    // Gemini's signature comes on the call's (whole) fragment; the id carries it to the next turn.
+    // One that came once the call's block had opened, its id already sent, cannot be delivered.
+    const signature = thoughtSignatureOf(fragment)
+    if (signature !== undefined && call.state === 'pending')
+      call.id = withThoughtSignature(withoutThoughtSignature(call.id), signature)
     // A fragment for a call whose block is closed can no longer be delivered.
     if (call.state === 'closed') return
     call.args += fragmentArgs

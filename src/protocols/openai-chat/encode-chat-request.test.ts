@@ -2,7 +2,8 @@ import { describe, expect, test } from 'bun:test'
 import type { ExchangeRequest } from '../../exchange/types'
 import { decodeAnthropicRequest } from '../anthropic/decode-anthropic-request'
 import { readFixture } from '../fixture-streams'
-import { encodeChatRequest } from './encode-chat-request'
+import { type ChatRequestOptions, encodeChatRequest } from './encode-chat-request'
+import { withThoughtSignature } from '../thought-signature'
 import { reasoningEffortFor } from '../openai-common'
 
 const base: ExchangeRequest = { system: [], messages: [], tools: [], maxTokens: 64, stream: false }
@@ -166,6 +167,38 @@ describe('encodeChatRequest', () => {
       },
       // Turns without tool calls need no reasoning back.
       { role: 'assistant', content: 'One file.' },
+    ])
+  })
+
+  test('thought signatures: Gemini gets its own back and a skip for a turn it did not make; others get neither', () => {
+    const signed = withThoughtSignature('function-call-1', 'sig+/==')
+    const request: ExchangeRequest = {
+      ...base,
+      messages: [
+        { role: 'assistant', content: [{ type: 'tool_use', id: signed, name: 'ls', input: {} }] },
+        { role: 'user', content: [{ type: 'tool_result', toolUseId: signed, content: [] }] },
+        { role: 'assistant', content: [{ type: 'tool_use', id: 'toolu_1', name: 'ls', input: {} }] },
+        { role: 'user', content: [{ type: 'tool_result', toolUseId: 'toolu_1', content: [] }] },
+      ],
+    }
+    const calls = (opts: ChatRequestOptions) =>
+      (encodeChatRequest(request, 'm', opts).messages as Record<string, unknown>[]).map((m) =>
+        m.role === 'tool'
+          ? m.tool_call_id
+          : (m.tool_calls as Record<string, unknown>[]).map((c) => [c.id, c.extra_content]),
+      )
+    expect(calls({ thoughtSignatures: true })).toEqual([
+      [['function-call-1', { google: { thought_signature: 'sig+/==' } }]],
+      'function-call-1',
+      [['toolu_1', { google: { thought_signature: 'skip_thought_signature_validator' } }]],
+      'toolu_1',
+    ])
+    // A strict OpenAI endpoint refuses the field, and ids over 40 characters.
+    expect(calls({})).toEqual([
+      [['function-call-1', undefined]],
+      'function-call-1',
+      [['toolu_1', undefined]],
+      'toolu_1',
     ])
   })
 

@@ -26,6 +26,12 @@ import {
   unreadableAnthropicFile,
 } from '../openai-common'
 import { openAIToolName } from '../openai-tool-names'
+import {
+  extraContentWith,
+  splitThoughtSignature,
+  unsignedCallSignature,
+  withoutThoughtSignature,
+} from '../thought-signature'
 
 export interface ChatRequestOptions {
   /** OpenAI wants max_completion_tokens; most compatible servers still read max_tokens (the default). */
@@ -53,6 +59,11 @@ export interface ChatRequestOptions {
   samplingParameters?: boolean
   /** The reasoning efforts the model takes (absent: any; empty: none). */
   reasoningEfforts?: readonly ModelEffort[]
+  /**
+   * Send tool calls' Gemini thought signatures back (thought-signature.ts) as Google's compatible
+   * endpoint reads them; strict OpenAI endpoints reject the unknown field, so it is opt-in.
+   */
+  thoughtSignatures?: boolean
 }
 
 type ChatPart =
@@ -191,7 +202,8 @@ function encodeUserTurn(message: Message): ChatMessage[] {
     if (block.type === 'tool_result') {
       const resultParts = block.content.map(encodeUserPart)
       const text = resultParts.flatMap((p) => (p.type === 'text' ? [p.text] : [])).join('\n')
-      out.push({ role: 'tool', tool_call_id: block.toolUseId, content: block.isError ? `Error: ${text}` : text })
+      const toolCallId = withoutThoughtSignature(block.toolUseId)
+      out.push({ role: 'tool', tool_call_id: toolCallId, content: block.isError ? `Error: ${text}` : text })
       parts.push(...resultParts.filter((p) => p.type !== 'text'))
     } else if (block.type === 'text') {
       if (block.text !== '') parts.push({ type: 'text', text: block.text })
@@ -215,13 +227,19 @@ function encodeAssistantTurn(message: Message, opts: ChatRequestOptions): ChatMe
     if (block.type === 'text' && block.text !== '') texts.push(block.text)
     else if (block.type === 'thinking' && block.thinking !== '') thinking.push(block.thinking)
     else if (block.type === 'tool_use') {
-      toolCalls.push({
-        id: block.id,
+      const { id, signature } = splitThoughtSignature(block.id)
+      const call: Record<string, unknown> = {
+        id,
         type: 'function',
         function: { name: openAIToolName(block.name), arguments: JSON.stringify(block.input ?? {}) },
-      })
+      }
+      if (opts.thoughtSignatures && signature !== undefined) call.extra_content = extraContentWith(signature)
+      toolCalls.push(call)
     }
   }
+  // Gemini 3 checks a turn's first call for its signature; a turn another model wrote has none.
+  if (opts.thoughtSignatures && toolCalls.length > 0 && !toolCalls.some((call) => call.extra_content))
+    toolCalls[0]!.extra_content = extraContentWith(unsignedCallSignature)
   if (texts.length === 0 && toolCalls.length === 0) return []
   const out: ChatMessage = { role: 'assistant', content: texts.length > 0 ? texts.join('\n\n') : null }
   if (toolCalls.length > 0) {

@@ -12,6 +12,7 @@ import {
 } from '../../exchange/types'
 import { effortWithoutThinking } from '../../exchange/thinking-budget'
 import { openAIToolName } from '../openai-tool-names'
+import { withoutThoughtSignature } from '../thought-signature'
 import { fitResponsesToModel, type ResponsesModelRules } from './model-fit'
 import { readResponsesSignature } from './reasoning-signature'
 import {
@@ -150,7 +151,7 @@ const encodeInput = (messages: ConversationMessage[]): { items: Item[]; replaysR
           flush()
           items.push({
             type: 'function_call',
-            call_id: block.id,
+            call_id: withoutThoughtSignature(block.id),
             name: openAIToolName(block.name),
             arguments: JSON.stringify(block.input ?? {}),
           })
@@ -159,7 +160,7 @@ const encodeInput = (messages: ConversationMessage[]): { items: Item[]; replaysR
           flush()
           items.push({
             type: 'function_call_output',
-            call_id: block.toolUseId,
+            call_id: withoutThoughtSignature(block.toolUseId),
             output: encodeToolOutput(block.content),
           })
           break

@@ -1,0 +1,55 @@
+// Gemini's thought signatures, carried from one turn to the next inside the tool call's id.
+//
+// Gemini 3 refuses a tool-call turn sent back without the opaque signature its answer put on the
+// call (400 "Function call is missing a thought_signature"); through Google's OpenAI-compatible
+// endpoint the signature rides on the tool call as `extra_content.google.thought_signature`.
+// Anthropic and Responses clients have no field that would bring it back, but they do bring back
+// every call's id, in the call and in its result: so the Chat decoders write the signature into the
+// id (`<id>__svcts_<base64url>`, only the characters Anthropic allows in ids), and the Chat encoder
+// takes it out again for a provider that reads signatures. Every other upstream gets the id as the
+// provider first gave it: the suffix can be kilobytes, and OpenAI refuses ids over 40 characters.
+// Stateless: the conversation carries its signatures, across restarts and replicas alike.
+
+const marker = '__svcts_'
+
+/** The id a client sees for a call that came with this signature. */
+export const withThoughtSignature = (id: string, signature: string): string =>
+  `${id}${marker}${Buffer.from(signature, 'utf8').toString('base64url')}`
+
+/** A call id as the provider gave it, and the signature carried in it, if any. */
+export function splitThoughtSignature(id: string): { id: string; signature?: string } {
+  const at = id.indexOf(marker)
+  if (at < 0) return { id }
+  return { id: id.slice(0, at), signature: Buffer.from(id.slice(at + marker.length), 'base64url').toString('utf8') }
+}
+
+/** The id as the provider gave it: what every upstream but a signature reader gets. */
+export const withoutThoughtSignature = (id: string): string => {
+  const at = id.indexOf(marker)
+  return at < 0 ? id : id.slice(0, at)
+}
+
+/** The id with its provider-given part rewritten, a signature it carries kept as it is. */
+export function withBareIdRewritten(id: string, rewrite: (bare: string) => string): string {
+  const at = id.indexOf(marker)
+  return at < 0 ? rewrite(id) : rewrite(id.slice(0, at)) + id.slice(at)
+}
+
+/** The signature Google's compatible endpoint put on a tool call (or a fragment of one), if any. */
+export function thoughtSignatureOf(call: Record<string, unknown>): string | undefined {
+  const extra = call.extra_content
+  if (typeof extra !== 'object' || extra === null) return undefined
+  const google = (extra as Record<string, unknown>).google
+  if (typeof google !== 'object' || google === null) return undefined
+  const signature = (google as Record<string, unknown>).thought_signature
+  return typeof signature === 'string' && signature !== '' ? signature : undefined
+}
+
+/**
+ * What Google documents for a call its model did not make (history another model wrote, or a client
+ * that lost the id): Gemini then skips the check instead of refusing the turn.
+ */
+export const unsignedCallSignature = 'skip_thought_signature_validator'
+
+/** A tool call's `extra_content` carrying a signature, as Google's compatible endpoint reads it. */
+export const extraContentWith = (signature: string) => ({ google: { thought_signature: signature } })

@@ -203,37 +203,21 @@ const idsEachFallbackRead = (sent: Sent[]) =>
     return [host, call.id, answers, 'extra_content' in call]
   })
 
-describe('Claude Code (Anthropic in, Gemini over Chat)', () => {
-  test("Gemini gets its streamed call's signature back, on the call, under the id it gave", async () => {
+describe.each([
+  ['Claude Code (Anthropic in, a streamed Gemini answer)', claudeCodeLoop],
+  ['Codex (Responses in, a JSON Gemini answer, a stateless client)', codexLoop],
+])('%s', (_client, loop) => {
+  test("Gemini gets its call's signature back, on the call, under the id it gave", async () => {
     const h = await gateway()
-    const [gemini, ...more] = await claudeCodeLoop(h, () => chatText)
+    const [gemini, ...more] = await loop(h, () => chatText)
     expect(more).toEqual([])
     geminiGetsItsSignatureBack(gemini!)
   })
 
   test('every fallback upstream gets the id as Gemini gave it, without the signature', async () => {
     const h = await gateway()
-    const sent = await claudeCodeLoop(h, (host) => (host === 'api.openai.com' ? responsesText : failed))
+    const sent = await loop(h, (host) => (host === 'api.openai.com' ? responsesText : failed))
     geminiGetsItsSignatureBack(sent[0]!)
-    expect(idsEachFallbackRead(sent)).toEqual([
-      ['api.anthropic.com', callId, callId, false],
-      ['openrouter.ai', callId, callId, false],
-      ['api.openai.com', callId, callId, false],
-    ])
-  })
-})
-
-describe('Codex (Responses in, Gemini over Chat)', () => {
-  test("Gemini gets its call's signature back from a stateless client", async () => {
-    const h = await gateway()
-    const [gemini, ...more] = await codexLoop(h, () => chatText)
-    expect(more).toEqual([])
-    geminiGetsItsSignatureBack(gemini!)
-  })
-
-  test('every fallback upstream gets the id as Gemini gave it, without the signature', async () => {
-    const h = await gateway()
-    const sent = await codexLoop(h, (host) => (host === 'api.openai.com' ? responsesText : failed))
     expect(idsEachFallbackRead(sent)).toEqual([
       ['api.anthropic.com', callId, callId, false],
       ['openrouter.ai', callId, callId, false],

@@ -9,10 +9,18 @@ import type { SseEvent } from '../protocols/sse'
 import { upstreamFailure } from '../providers/call-upstream'
 import { codecs, requestToolNames } from '../providers/codecs'
 import { isReported } from '../protocols/unreported-usage'
+import { missingMessageStop } from '../protocols/anthropic/usage-meter'
+import type { ProviderKind } from '../config/schema'
 import { meterStep, newStreamMeter } from './meter'
 import { judgeStream, record, servedFirstByte } from './outcome'
 import type { AnsweredAttempt } from './attempt'
 import { streamFailure, type UpstreamFrames, upstreamFrames } from './upstream-frames'
+
+/**
+ * The terminal frame an upstream of the kind may leave out, closing its body cleanly after the
+ * answer is whole: offered to a same-shape stream at that end, where its meter decides.
+ */
+export const missingTerminalFrame: Partial<Record<ProviderKind, SseEvent>> = { anthropic: missingMessageStop }
 
 const sseHeaders = {
   'content-type': 'text/event-stream; charset=utf-8',
@@ -60,7 +68,12 @@ export async function streamAnswer(
     const stream = a.surface.passThroughStream(a.ids, (received) => a.trace.billedUsage(received))
     errorFrame = stream.errorFrame
     // The upstream's terminal event (or its error) ends what the client gets: a frame after it is not the client's.
-    clientFrames = passThroughText(upstream, stream.frame, () => stream.finished() || stream.error() !== undefined)
+    clientFrames = passThroughText(
+      upstream,
+      stream.frame,
+      () => stream.finished() || stream.error() !== undefined,
+      missingTerminalFrame[a.surface.nativeKind],
+    )
     // Checked on the pieces held before the client's first byte (the first, and the opening's hold):
     // an upstream error by then (even one in the same read as a message_start) means the client has
     // had nothing yet, so the request falls back.
@@ -279,6 +292,8 @@ function passThroughText(
   upstream: UpstreamFrames,
   frame: (event: SseEvent) => string,
   ended: () => boolean,
+  /** Offered to `frame` at a clean end of the body before `ended()`: relayed only if it ends the stream. */
+  missingEnd?: SseEvent,
 ): AsyncIterator<string> {
   const finished = { done: true, value: undefined } as const
   let failure: { error: unknown } | undefined
@@ -304,7 +319,12 @@ function passThroughText(
           if (over) return finished
           return fail(error)
         }
-        if (events === undefined) return finished
+        if (events === undefined) {
+          if (over || !missingEnd) return finished
+          over = true
+          const text = frame(missingEnd)
+          return ended() ? { done: false, value: text } : finished
+        }
         if (over) continue
         let text = ''
         for (const event of events) {

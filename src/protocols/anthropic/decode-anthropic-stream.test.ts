@@ -289,6 +289,13 @@ describe('anthropicStreamDecoder', () => {
     ])
   })
 
+  test('a body that ends after a named stop reason, without message_stop, decodes as it would with one', async () => {
+    const frames = (await readFixture('anthropic/text-tool-use.sse')).split(/(?=event: message_stop)/)
+    const [untilDelta, stop] = frames
+    expect(stop).toStartWith('event: message_stop')
+    expect(await decodeText(untilDelta ?? '')).toEqual(await decodeText(`${untilDelta}${stop}`))
+  })
+
   test("a tool call's whole input in its content_block_start goes out at its stop, unless input_json_delta text came", async () => {
     const call = (index: number, input: unknown, ...partials: string[]) => [
       encodeSse('content_block_start', {

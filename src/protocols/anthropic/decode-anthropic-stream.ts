@@ -156,7 +156,9 @@ export function anthropicStreamDecoder(): StreamCodec<SseEvent, ExchangeEvent> {
 
   return {
     push: (event) => (done ? [] : decode(event)),
-    // Cut off before message_stop: no finish, so the encoder reports the stream as broken.
+    // The body ended without message_stop. After a message_delta's stop reason the finish has gone
+    // out and the answer is whole (some compatible servers close there); before it, no finish
+    // comes, so the encoder reports the stream as broken.
     end: takeHeldStop,
     get done() {
       return done

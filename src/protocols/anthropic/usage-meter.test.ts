@@ -2,7 +2,7 @@ import { describe, expect, test } from 'bun:test'
 import { collect, readFixture, sseOf } from '../fixture-streams'
 import { encodeSse } from '../sse'
 import { isReported } from '../unreported-usage'
-import { createAnthropicPassThroughMeter, rewriteMessageStart } from './usage-meter'
+import { createAnthropicPassThroughMeter, missingMessageStop, rewriteMessageStart } from './usage-meter'
 
 async function meterFixture(name: string) {
   const meter = createAnthropicPassThroughMeter()
@@ -114,6 +114,23 @@ describe('createAnthropicPassThroughMeter', () => {
     meter.observe(frame('message_delta', { usage: { output_tokens: 225 } }))
     expect(meter.usage()).toEqual({ input: 10, cacheRead: 0, cacheWrite: 0, output: 225, reasoning: 0 })
     expect(isReported(meter.usage())).toBe(true)
+  })
+
+  test("the message_stop a body left out finishes the message only after a message_delta's stop reason", () => {
+    const frame = (event: string, data: unknown) => ({ event, data: JSON.stringify(data), raw: '' })
+    const start = frame('message_start', { message: { usage: { input_tokens: 10, output_tokens: 1 } } })
+    const after = (...frames: ReturnType<typeof frame>[]) => {
+      const meter = createAnthropicPassThroughMeter()
+      for (const event of [start, ...frames]) meter.observe(event)
+      meter.observe(missingMessageStop)
+      return meter.finished()
+    }
+    const named = frame('message_delta', { delta: { stop_reason: 'end_turn' }, usage: { output_tokens: 5 } })
+    const unnamed = frame('message_delta', { delta: { stop_reason: null }, usage: { output_tokens: 5 } })
+    expect(after(named)).toBe(true)
+    expect(after(unnamed)).toBe(false)
+    expect(after(frame('content_block_delta', { delta: { type: 'text_delta', text: 'Hi' } }))).toBe(false)
+    expect(missingMessageStop.raw).toBe('event: message_stop\ndata: {"type":"message_stop"}\n\n')
   })
 })
 

@@ -15,7 +15,10 @@ export interface AnthropicPassThroughMeter {
    * (unreported-usage.ts) until a message_delta gives the output count: message_start's is 1.
    */
   usage(): Usage
-  /** True once message_stop went by: the upstream finished the message (with its usage or not). */
+  /**
+   * True once message_stop went by: the upstream finished the message (with its usage or not).
+   * `missingMessageStop` counts only after a message_delta that named a stop reason.
+   */
   finished(): boolean
   /** True once content came (a block, a delta) or the message finished: more than its opening. */
   generated(): boolean
@@ -31,11 +34,24 @@ export interface AnthropicPassThroughMeter {
 const deltaEnvelopeChars = 80
 const charsPerToken = 4
 
+/**
+ * The message_stop some compatible servers and proxies leave out, closing the body right after
+ * message_delta: the relay offers it to the meter at a clean end of the body, and relays it where
+ * the meter takes it as the end. It carries nothing, but the SDK's stream helper waits for it.
+ */
+export const missingMessageStop: SseEvent = {
+  event: 'message_stop',
+  data: '{"type":"message_stop"}',
+  raw: encodeSse('message_stop', { type: 'message_stop' }),
+}
+
 export function createAnthropicPassThroughMeter(): AnthropicPassThroughMeter {
   const usage = emptyUsage()
   /** A message_delta gave the output count: the usage is the upstream's final one. */
   let reported = false
   let stopped = false
+  /** A message_delta named a stop reason: the answer is whole, whether message_stop follows or not. */
+  let stopNamed = false
   /** A block started or a delta came (a compatible server may leave out content_block_start). */
   let contentCame = false
   let deltaChars = 0
@@ -70,10 +86,12 @@ export function createAnthropicPassThroughMeter(): AnthropicPassThroughMeter {
             overwriteUsage(usage, counts)
             if (counts.output !== undefined) reported = true
           }
+          if (typeof readObject(payload, 'delta')?.stop_reason === 'string') stopNamed = true
           return
         }
         case 'message_stop':
-          stopped = true
+          // A stream cut before its stop reason (or whose delta says null) is still cut.
+          stopped ||= event !== missingMessageStop || stopNamed
           return
         case 'error': {
           const error = readObject(parseObject(event.data), 'error') ?? {}

@@ -5,7 +5,7 @@
 // passed through) and Codex (the Responses shape, translated) each play two turns; the test reads
 // what each upstream was sent.
 import { describe, expect, test } from 'bun:test'
-import { createHarness, type Harness, sdkClients } from './support/harness'
+import { createHarness, endedRequestDetail, type Harness, sdkClients } from './support/harness'
 import { sseFrame } from './support/scripted-upstream'
 
 type Json = Record<string, unknown>
@@ -46,13 +46,13 @@ interface Sent {
 type Answer = { status?: number; json?: unknown; sse?: string[] }
 
 /** Every upstream call answered by `answer`, told the host it went to; returns what each was sent. */
-function upstream(h: Harness, answer: (host: string) => Answer): Sent[] {
+function upstream(h: Harness, answer: (host: string, body: Wire) => Answer): Sent[] {
   const sent: Sent[] = []
   h.deps.fetch = (async (url: string, init: RequestInit) => {
     const host = new URL(url).hostname
     const body = JSON.parse(String(init.body))
     sent.push({ host, body })
-    const { status = 200, json, sse } = answer(host)
+    const { status = 200, json, sse } = answer(host, body)
     if (sse === undefined || body.stream !== true) return Response.json(json ?? {}, { status })
     const stream = new ReadableStream<Uint8Array>({
       start(controller) {
@@ -228,5 +228,70 @@ describe('Codex (translated from the Responses shape)', () => {
     expect(kimi!.body.thinking).toEqual({ type: 'enabled', budget_tokens: 2048 })
     expect(blockTypes(claude!.body.messages[1])).toEqual(['tool_use'])
     expect(claude!.body).not.toHaveProperty('thinking')
+  })
+})
+
+describe("thinking a compatible server signed in Claude's own form (GLM, MiniMax), met at Anthropic", () => {
+  // Anthropic's answer to a signature it did not make; svc cannot tell such a signature from Claude's.
+  const refusal = {
+    status: 400,
+    json: {
+      type: 'error',
+      error: {
+        type: 'invalid_request_error',
+        message: 'messages.1.content.0: Invalid `signature` in `thinking` block',
+      },
+    },
+  }
+  const signedElsewhere = { type: 'thinking', thinking: 'I should read x', signature: 'EqQBCkgIBxABGAIiQGlt' }
+  const history = [
+    { role: 'user', content: 'read x' },
+    { role: 'assistant', content: [signedElsewhere, kimiCall] },
+    { role: 'user', content: [{ type: 'tool_result', tool_use_id: 'functions.Read:0', content: 'file body' }] },
+  ]
+  const hasThinking = (body: Wire) =>
+    body.messages.some((m: Json) => Array.isArray(m.content) && m.content.some((b: Json) => b.type === 'thinking'))
+
+  test('Anthropic gets the request again without the thinking history, and the client its answer', async () => {
+    const h = await gateway()
+    const sent = upstream(h, (host, body) => (host === kimiHost ? overloaded : hasThinking(body) ? refusal : done))
+    const { anthropic } = sdkClients(h)
+    const answer = await anthropic.messages.create({
+      model: 'svc-pro',
+      max_tokens: 2000,
+      thinking,
+      tools,
+      messages: history as never,
+    })
+    expect(answer.content).toEqual([{ type: 'text', text: 'done' }] as never)
+    const [, refused, resent] = sent
+    expect([sent.length, refused!.host, resent!.host]).toEqual([3, claudeHost, claudeHost])
+    expect(refused!.body.messages[1].content[0]).toEqual(signedElsewhere)
+    // The tool loop's last turn no longer opens with thinking: Claude wants thinking off for it.
+    expect(blockTypes(resent!.body.messages[1])).toEqual(['tool_use'])
+    expect(resent!.body).not.toHaveProperty('thinking')
+    const row = await endedRequestDetail(h, answer._request_id!)
+    expect([row.status, row.usage_events.map((leg: Json) => [leg.provider_id, leg.outcome])]).toEqual([
+      'completed',
+      [
+        ['kimi', 'failed'],
+        ['claude', 'ok'],
+      ],
+    ])
+  })
+
+  test('any other 400 from Anthropic is not sent again', async () => {
+    const h = await gateway()
+    const other = { status: 400, json: { type: 'error', error: { type: 'invalid_request_error', message: 'bad' } } }
+    const sent = upstream(h, (host) => (host === kimiHost ? overloaded : other))
+    const { anthropic } = sdkClients(h)
+    const status = await anthropic.messages
+      .create({ model: 'svc-pro', max_tokens: 2000, thinking, tools, messages: history as never })
+      .then(
+        () => 200,
+        (err) => err.status,
+      )
+    expect(status).toBe(400)
+    expect(sent.map(({ host }) => host)).toEqual([kimiHost, claudeHost])
   })
 })

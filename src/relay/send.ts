@@ -3,6 +3,7 @@
 import type { Deps } from '../deps'
 import type { ExchangeRequest } from '../exchange/types'
 import { GatewayError } from '../lib/errors'
+import { refusesThinkingSignature, withoutThinkingHistory } from '../protocols/anthropic/foreign-history'
 import { betasAtListPrice } from '../protocols/anthropic/list-price'
 import { callUpstream } from '../providers/call-upstream'
 import { codecs } from '../providers/codecs'
@@ -49,7 +50,7 @@ export async function send(
     if (kept === undefined) delete headers['anthropic-beta']
     else headers['anthropic-beta'] = kept
   }
-  return callUpstream(deps.fetch, {
+  const request = {
     url: `${provider.baseUrl}${codec.path}`,
     headers,
     body: JSON.stringify(payload),
@@ -64,7 +65,17 @@ export async function send(
       firstByteMs: call.exchange.stream ? deps.config.routing.connectTimeoutMs : deps.config.routing.firstByteTimeoutMs,
     },
     decodeError: codec.decodeError,
-  })
+  }
+  try {
+    return await callUpstream(deps.fetch, request)
+  } catch (err) {
+    // Thinking another server signed in Claude's own form reached Anthropic, which refused it: the
+    // same request again without the thinking history (one round trip more, and no tokens, for
+    // a conversation that moved between them).
+    if (provider.kind !== 'anthropic' || !(err instanceof GatewayError) || !refusesThinkingSignature(err.message))
+      throw err
+    return callUpstream(deps.fetch, { ...request, body: JSON.stringify(withoutThinkingHistory(payload)) })
+  }
 }
 
 /** A 200 with the wrong body type is the provider's fault, found before any byte is relayed. */

@@ -1,6 +1,6 @@
 import { describe, expect, test } from 'bun:test'
 import { withThoughtSignature } from '../thought-signature'
-import { withoutForeignHistory } from './foreign-history'
+import { refusesThinkingSignature, withoutForeignHistory, withoutThinkingHistory } from './foreign-history'
 
 const anthropic = { anthropicSignatures: true }
 
@@ -297,5 +297,40 @@ describe('withoutForeignHistory: an Anthropic-compatible server that is not Anth
       { role: 'user', content: 'hi' },
       { role: 'assistant', content: [{ type: 'text', text: 'B.' }] },
     ])
+  })
+})
+
+describe('withoutThinkingHistory (Anthropic refused a signature it could not have made)', () => {
+  test('every thinking and redacted block goes, a turn of nothing else with it; thinking stays on after a turn in words', () => {
+    const body = {
+      thinking: { type: 'enabled', budget_tokens: 1024 },
+      messages: [
+        { role: 'user', content: 'hi' },
+        { role: 'assistant', content: [{ type: 'redacted_thinking', data: 'x' }] },
+        { role: 'user', content: 'again' },
+        {
+          role: 'assistant',
+          content: [
+            { type: 'thinking', thinking: 'a', signature: 's' },
+            { type: 'text', text: 'ok' },
+          ],
+        },
+        { role: 'user', content: 'thanks' },
+      ],
+    }
+    expect(withoutThinkingHistory(body)).toEqual({
+      thinking: body.thinking,
+      messages: [
+        { role: 'user', content: 'hi' },
+        { role: 'user', content: 'again' },
+        { role: 'assistant', content: [{ type: 'text', text: 'ok' }] },
+        { role: 'user', content: 'thanks' },
+      ],
+    })
+  })
+
+  test('the wording Anthropic refuses with, and not another', () => {
+    expect(refusesThinkingSignature('messages.1.content.0: Invalid `signature` in `thinking` block')).toBe(true)
+    expect(refusesThinkingSignature('messages.1.content.0: unexpected `tool_use_id`')).toBe(false)
   })
 })

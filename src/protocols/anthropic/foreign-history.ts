@@ -73,6 +73,35 @@ export function withoutForeignHistory(body: Record<string, unknown>, reader: His
   return thinksAfterLastTurn(named) ? named : withoutThinking(named)
 }
 
+/**
+ * Anthropic's refusal of thinking it did not sign (`messages.1.content.0: Invalid \`signature\` in
+ * \`thinking\` block`). Compatible servers (GLM, MiniMax, DeepSeek) sign thinking in a form svc
+ * cannot tell from Claude's, so a conversation one of them served in part meets it at Anthropic.
+ */
+export const refusesThinkingSignature = (message: string): boolean =>
+  /invalid `?signature`? in `?thinking`? block/i.test(message)
+
+/**
+ * The body with no thinking left in its history, and with thinking off where a tool loop's last
+ * turn then does not open with it: what Anthropic is sent again after refusing a signature.
+ */
+export function withoutThinkingHistory(body: Record<string, unknown>): Record<string, unknown> {
+  const { messages } = body
+  if (!Array.isArray(messages)) return body
+  const stripped = { ...body, messages: messages.flatMap(withoutThinkingBlocks) }
+  return thinksAfterLastTurn(stripped) ? stripped : withoutThinking(stripped)
+}
+
+const isThinkingBlock = (block: unknown): boolean =>
+  isObject(block) && (block.type === 'thinking' || block.type === 'redacted_thinking')
+
+function withoutThinkingBlocks(message: unknown): unknown[] {
+  if (!isObject(message) || message.role !== 'assistant' || !Array.isArray(message.content)) return [message]
+  if (!message.content.some(isThinkingBlock)) return [message]
+  const kept = message.content.filter((block) => !isThinkingBlock(block))
+  return kept.length > 0 ? [{ ...message, content: kept }] : []
+}
+
 /** The message without blocks the reader cannot read; none at all when nothing else was in it. */
 function withoutForeignBlocks(message: unknown, anthropic: boolean): unknown[] {
   if (!isAssistantWithForeignBlocks(message, anthropic)) return [message]

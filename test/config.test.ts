@@ -609,30 +609,36 @@ describe('config', () => {
     ).toThrow('providers.x.anthropic_signatures')
   })
 
-  test("thought_signatures: on for Google's Gemini API and Vertex AI hosts, off for other servers unless the file sets it", () => {
+  test("thought_signatures: Google's form for its Gemini API and Vertex AI hosts, OpenRouter's for it, off elsewhere unless the file sets it", () => {
+    const google = 'https://generativelanguage.googleapis.com/v1beta/openai'
     const fromFile = load({
       providers: {
-        gemini: { kind: 'openai-chat', base_url: 'https://generativelanguage.googleapis.com/v1beta/openai' },
+        gemini: { kind: 'openai-chat', base_url: google },
         vertex: {
           kind: 'openai-chat',
           base_url:
             'https://us-central1-aiplatform.googleapis.com/v1/projects/p/locations/us-central1/endpoints/openapi',
         },
         openrouter: { kind: 'openai-chat', base_url: 'https://openrouter.ai/api/v1' },
-        litellm: { kind: 'openai-chat', base_url: 'http://litellm:4000/v1', thought_signatures: true },
-        off: {
-          kind: 'openai-chat',
-          base_url: 'https://generativelanguage.googleapis.com/v1beta/openai',
-          thought_signatures: false,
-        },
+        openai: { kind: 'openai-chat', base_url: 'https://api.openai.com/v1' },
+        litellm: { kind: 'openai-chat', base_url: 'http://litellm:4000/v1', thought_signatures: 'extra_content' },
+        off: { kind: 'openai-chat', base_url: google, thought_signatures: 'off' },
       },
     })
-    const flags = Object.fromEntries(
+    const forms = Object.fromEntries(
       Object.entries(fromFile.providers).map(([id, provider]) => [id, provider.thoughtSignatures]),
     )
-    expect(flags).toEqual({ gemini: true, vertex: true, openrouter: false, litellm: true, off: false })
+    expect(forms).toEqual({
+      gemini: 'extra_content',
+      vertex: 'extra_content',
+      openrouter: 'reasoning_details',
+      openai: 'off',
+      litellm: 'extra_content',
+      off: 'off',
+    })
+    expect(load({}, { OPENROUTER_API_KEY: 'o' }).providers.openrouter?.thoughtSignatures).toBe('reasoning_details')
     expect(() =>
-      load({ providers: { x: { kind: 'openai-chat', base_url: 'http://x', thought_signatures: 1 } } }),
+      load({ providers: { x: { kind: 'openai-chat', base_url: 'http://x', thought_signatures: true } } }),
     ).toThrow('providers.x.thought_signatures')
   })
 

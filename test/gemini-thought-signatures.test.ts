@@ -1,8 +1,9 @@
-// Gemini 3 through Google's OpenAI-compatible endpoint: its tool calls carry a thought signature
-// (`extra_content.google.thought_signature`) that must come back with the call in the next turn,
-// or Gemini refuses the turn (400 "Function call is missing a thought_signature"). Claude Code (the
-// Anthropic SDK) and Codex (the Responses shape) each play a tool loop; the test reads what each
-// upstream was sent: Gemini its signature, every other upstream the call's id as Gemini gave it.
+// Gemini 3 through Google's OpenAI-compatible endpoint, or through OpenRouter: its tool calls carry
+// a thought signature (Google's `extra_content.google.thought_signature`, OpenRouter's
+// `reasoning_details`) that must come back with the call in the next turn, or Gemini refuses the
+// turn (400 "Function call is missing a thought_signature"). Claude Code (the Anthropic SDK) and
+// Codex (the Responses shape) each play a tool loop; the test reads what each upstream was sent:
+// Gemini its signature, every other upstream the call's id as Gemini gave it.
 import { describe, expect, test } from 'bun:test'
 import { createHarness, type Harness, sdkClients } from './support/harness'
 import { type ScriptedAnswer, scriptedUpstream, sseFrame } from './support/scripted-upstream'
@@ -132,13 +133,13 @@ function upstream(h: Harness, first: ScriptedAnswer, next: (host: string) => Scr
 }
 
 /** Claude Code's loop: Gemini streams a tool turn; the client sends it back with the tool's result. */
-async function claudeCodeLoop(h: Harness, next: (host: string) => ScriptedAnswer) {
-  const sent = upstream(h, geminiStreamedCall, next)
+async function claudeCodeLoop(h: Harness, next: (host: string) => ScriptedAnswer, first = geminiStreamedCall) {
+  const sent = upstream(h, first, next)
   const { anthropic } = sdkClients(h)
   const ask = { role: 'user' as const, content: 'read x' }
   const params = { model: 'svc-pro', max_tokens: 2000, tools }
-  const first = await anthropic.messages.stream({ ...params, messages: [ask] }).finalMessage()
-  const call = first.content.find((block) => block.type === 'tool_use')!
+  const answer = await anthropic.messages.stream({ ...params, messages: [ask] }).finalMessage()
+  const call = answer.content.find((block) => block.type === 'tool_use')!
   // What Anthropic's own API would take from a client that sends it there.
   expect(call.id).toMatch(/^[a-zA-Z0-9_-]+$/)
   expect(call.input).toEqual({ path: 'x' })
@@ -146,7 +147,7 @@ async function claudeCodeLoop(h: Harness, next: (host: string) => ScriptedAnswer
     ...params,
     messages: [
       ask,
-      { role: 'assistant', content: first.content },
+      { role: 'assistant', content: answer.content },
       { role: 'user', content: [{ type: 'tool_result', tool_use_id: call.id, content: 'file body' }] },
     ],
   })
@@ -154,13 +155,13 @@ async function claudeCodeLoop(h: Harness, next: (host: string) => ScriptedAnswer
 }
 
 /** Codex's loop: Gemini answers a tool call as JSON; the client sends the call back with its output. */
-async function codexLoop(h: Harness, next: (host: string) => ScriptedAnswer) {
-  const sent = upstream(h, geminiJsonCall, next)
+async function codexLoop(h: Harness, next: (host: string) => ScriptedAnswer, first = geminiJsonCall) {
+  const sent = upstream(h, first, next)
   const { openai } = sdkClients(h)
   const codexTools = [{ type: 'function' as const, name: 'Read', strict: false, parameters: tools[0]!.input_schema }]
   const ask = { role: 'user' as const, content: 'read x' }
-  const first = await openai.responses.create({ model: 'svc-pro', input: [ask], tools: codexTools, store: false })
-  const call = first.output.find((item) => item.type === 'function_call')!
+  const answer = await openai.responses.create({ model: 'svc-pro', input: [ask], tools: codexTools, store: false })
+  const call = answer.output.find((item) => item.type === 'function_call')!
   expect(call.arguments).toBe('{"path":"x"}')
   await openai.responses.create({
     model: 'svc-pro',
@@ -200,7 +201,8 @@ const idsEachFallbackRead = (sent: Sent[]) =>
       return [host, call.id, body.messages[2].content[0].tool_use_id, false]
     }
     const { call, answers } = chatCall(body)
-    return [host, call.id, answers, 'extra_content' in call]
+    const signatureSent = 'extra_content' in call || body.messages.some((m: Wire) => 'reasoning_details' in m)
+    return [host, call.id, answers, signatureSent]
   })
 
 describe.each([
@@ -247,4 +249,74 @@ test("a tool turn another model wrote reaches Gemini with Google's skip signatur
     ['toolu_01a', { google: { thought_signature: 'skip_thought_signature_validator' } }],
     ['toolu_01b', undefined],
   ])
+})
+
+describe('through OpenRouter (its reasoning_details)', () => {
+  const openRouterHost = 'openrouter.ai'
+  const gemini = () =>
+    createHarness({
+      grantUsd: 5,
+      env: { K: 'upstream-key-0123456789' },
+      config: {
+        catalog: { builtin: false },
+        providers: { openrouter: { kind: 'openai-chat', base_url: 'https://openrouter.ai/api/v1', api_key_env: 'K' } },
+        models: [
+          {
+            id: 'gemini-3-pro',
+            provider: 'openrouter',
+            upstream_model: 'google/gemini-3-pro-preview',
+            profiles: ['pro'],
+            quality: 90,
+            input_usd_per_mtok: 1,
+            output_usd_per_mtok: 1,
+          },
+        ],
+      },
+    })
+  // OpenRouter's reasoning detail for a Gemini call: its signature, under the call's id.
+  const details = [{ type: 'reasoning.encrypted', data: signature, id: callId, format: 'google-gemini-v1', index: 0 }]
+  const { extra_content: _, ...call } = signedCall
+  const streamed: ScriptedAnswer = {
+    sse: [
+      sseFrame(undefined, chunk({ role: 'assistant', content: '', reasoning_details: details })),
+      sseFrame(undefined, chunk({ tool_calls: [{ index: 0, ...call }] })),
+      sseFrame(undefined, chunk({}, 'tool_calls', usage)),
+      sseFrame(undefined, '[DONE]'),
+    ],
+  }
+  const json: ScriptedAnswer = {
+    json: {
+      id: 'gen-1',
+      object: 'chat.completion',
+      model: 'google/gemini-3-pro-preview',
+      choices: [
+        {
+          index: 0,
+          message: { role: 'assistant', content: null, tool_calls: [call], reasoning_details: details },
+          finish_reason: 'tool_calls',
+        },
+      ],
+      usage,
+    },
+  }
+
+  const openRouterGetsItsDetailBack = (sent: Sent) => {
+    expect(sent.host).toBe(openRouterHost)
+    const turn = sent.body.messages.find((m: Wire) => m.role === 'assistant')
+    expect(turn.reasoning_details).toEqual(details)
+    expect(turn.tool_calls).toEqual([call])
+    expect(chatCall(sent.body).answers).toBe(callId)
+  }
+
+  test('Claude Code, streamed: the signature comes back in reasoning_details, under the id Gemini gave', async () => {
+    const [next, ...more] = await claudeCodeLoop(await gemini(), () => chatText, streamed)
+    expect(more).toEqual([])
+    openRouterGetsItsDetailBack(next!)
+  })
+
+  test('Codex, JSON: the same', async () => {
+    const [next, ...more] = await codexLoop(await gemini(), () => chatText, json)
+    expect(more).toEqual([])
+    openRouterGetsItsDetailBack(next!)
+  })
 })

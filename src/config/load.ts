@@ -6,6 +6,7 @@ import { join, resolve } from 'node:path'
 import { Value } from '@sinclair/typebox/value'
 import { parse as parseToml } from 'smol-toml'
 import type { ModelEffort } from '../exchange/types'
+import type { ThoughtSignatureForm } from '../protocols/thought-signature'
 import { describeValueError } from '../lib/schema-errors'
 import { isCalendarDate } from '../lib/timestamps'
 import {
@@ -44,8 +45,8 @@ export interface ProviderConfig {
    * and tool ids are held to its rules. Unset counts as true, what every anthropic upstream got before.
    */
   anthropicSignatures?: boolean
-  /** openai-chat: send tool calls' Gemini thought signatures back (schema.ts, thought_signatures). */
-  thoughtSignatures?: boolean
+  /** openai-chat: how tool calls' Gemini thought signatures go back (schema.ts, thought_signatures). */
+  thoughtSignatures?: ThoughtSignatureForm
 }
 
 export interface CatalogModel {
@@ -320,7 +321,7 @@ function resolveProviders(file: ConfigFile, env: Env, where: string): Record<str
       systemMessages: 'in_place',
       anthropicCacheControl: known.anthropicCacheControl ?? false,
       anthropicSignatures: isAnthropicItself(id, known.baseUrl),
-      thoughtSignatures: isGoogle(known.baseUrl),
+      thoughtSignatures: thoughtSignatureFormOf(known.baseUrl),
     }
   }
   for (const [id, section] of Object.entries(file.providers ?? {})) {
@@ -339,7 +340,7 @@ function resolveProviders(file: ConfigFile, env: Env, where: string): Record<str
       systemMessages: section.system_messages ?? 'in_place',
       anthropicCacheControl: section.anthropic_cache_control ?? wellKnownProviders[id]?.anthropicCacheControl ?? false,
       anthropicSignatures: section.anthropic_signatures ?? isAnthropicItself(id, baseUrl),
-      thoughtSignatures: section.thought_signatures ?? isGoogle(baseUrl),
+      thoughtSignatures: section.thought_signatures ?? thoughtSignatureFormOf(baseUrl),
     }
   }
   return providers
@@ -358,12 +359,14 @@ function isAnthropicItself(id: string, baseUrl: string): boolean {
 }
 
 /**
- * Google's own OpenAI-compatible endpoints, Gemini API and Vertex AI, which take a tool call's thought
- * signature back in `extra_content`. A proxy in front of them says so in the file.
+ * How a host takes Gemini's thought signatures back: Google's own OpenAI-compatible endpoints (Gemini
+ * API, Vertex AI) in `extra_content`, OpenRouter in `reasoning_details`. A proxy in front of either
+ * says so in the file.
  */
-function isGoogle(baseUrl: string): boolean {
+function thoughtSignatureFormOf(baseUrl: string): ThoughtSignatureForm {
   const host = hostOf(baseUrl)
-  return host === 'generativelanguage.googleapis.com' || host.endsWith('aiplatform.googleapis.com')
+  if (host === 'generativelanguage.googleapis.com' || host.endsWith('aiplatform.googleapis.com')) return 'extra_content'
+  return host === 'openrouter.ai' ? 'reasoning_details' : 'off'
 }
 
 const hostOf = (url: string): string => URL.parse(url)?.hostname.toLowerCase() ?? ''

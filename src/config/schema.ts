@@ -57,11 +57,14 @@ export const ProviderSection = T.Object(
      */
     anthropic_signatures: T.Optional(T.Boolean()),
     /**
-     * openai-chat only: send Gemini's thought signatures back on tool calls
-     * (`extra_content.google.thought_signature`), which Gemini 3 requires; strict OpenAI endpoints
-     * reject the field. Default on for Google's hosts (generativelanguage.googleapis.com, Vertex AI).
+     * openai-chat only: how Gemini's thought signatures go back on tool calls, which Gemini 3
+     * requires: `extra_content` (Google's endpoints, the default for their hosts),
+     * `reasoning_details` (OpenRouter's, the default for openrouter.ai) or `off` (strict OpenAI
+     * endpoints reject both fields; the default elsewhere).
      */
-    thought_signatures: T.Optional(T.Boolean()),
+    thought_signatures: T.Optional(
+      T.Union([T.Literal('extra_content'), T.Literal('reasoning_details'), T.Literal('off')]),
+    ),
   },
   closed,
 )

@@ -1,6 +1,7 @@
 import { expect, test } from 'bun:test'
 import { sanitizeToolUseId } from './anthropic/tool-use-id'
 import {
+  openRouterCallSignatures,
   splitThoughtSignature,
   thoughtSignatureOf,
   withoutThoughtSignature,
@@ -28,4 +29,22 @@ test("Google's extra_content is read where it is, and nowhere else", () => {
   expect(thoughtSignatureOf({ extra_content: { google: { thought_signature: signature } } })).toBe(signature)
   for (const extra of [undefined, null, 'x', { google: null }, { google: { thought_signature: '' } }, { other: {} }])
     expect(thoughtSignatureOf({ extra_content: extra })).toBeUndefined()
+})
+
+test("OpenRouter's encrypted details are read by call id, Gemini's only", () => {
+  const detail = (extra: Record<string, unknown>) => ({
+    type: 'reasoning.encrypted',
+    data: signature,
+    id: 'c1',
+    ...extra,
+  })
+  expect(openRouterCallSignatures([detail({ format: 'google-gemini-v1' })])).toEqual(new Map([['c1', signature]]))
+  expect(openRouterCallSignatures([detail({}), { type: 'reasoning.text', text: 'x', id: 'c2' }])?.size).toBe(1)
+  expect(
+    openRouterCallSignatures([detail({ format: 'anthropic-claude-v1' }), detail({ id: undefined })]),
+  ).toBeUndefined()
+  const soFar = new Map([['c0', 's0']])
+  expect(openRouterCallSignatures([detail({})], soFar)).toBe(soFar)
+  expect(soFar.size).toBe(2)
+  expect(openRouterCallSignatures(null, soFar)).toBe(soFar)
 })

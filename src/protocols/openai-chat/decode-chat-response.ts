@@ -9,7 +9,7 @@ import { parseToolArguments } from '../../exchange/tool-arguments'
 import { noToolNames, type RequestToolNames, toolNameRestorer } from '../openai-tool-names'
 import { type ContentPart, chatContentParts } from './content-parts'
 import { chatUsage } from './usage'
-import { thoughtSignatureOf, withThoughtSignature } from '../thought-signature'
+import { openRouterCallSignatures, thoughtSignatureOf, withThoughtSignature } from '../thought-signature'
 
 export { mapChatFinishReason } from './finish-reason'
 export { chatUsage } from './usage'
@@ -39,11 +39,13 @@ export function decodeChatResponse(json: unknown, toolNames: RequestToolNames = 
   const text = said || refusal
   if (text) content.push({ type: 'text', text })
   const restoreName = toolNameRestorer(toolNames)
+  const openRouterSignatures = openRouterCallSignatures(message.reasoning_details)
   ;(readArray(message, 'tool_calls') ?? []).forEach((call) => {
     if (!isObject(call)) return
     const fn = readObject(call, 'function') ?? {}
-    const id = readString(call, 'id') || synthesizeCallId()
-    const signature = thoughtSignatureOf(call)
+    const givenId = readString(call, 'id')
+    const id = givenId || synthesizeCallId()
+    const signature = thoughtSignatureOf(call) ?? (givenId ? openRouterSignatures?.get(givenId) : undefined)
     content.push({
       type: 'tool_use',
       id: signature === undefined ? id : withThoughtSignature(id, signature),

@@ -22,7 +22,12 @@ import { noToolNames, type RequestToolNames, toolNameRestorer } from '../openai-
 import { isReported } from '../unreported-usage'
 import { chatContentParts } from './content-parts'
 import { chatUsage } from './usage'
-import { thoughtSignatureOf, withoutThoughtSignature, withThoughtSignature } from '../thought-signature'
+import {
+  openRouterCallSignatures,
+  thoughtSignatureOf,
+  withoutThoughtSignature,
+  withThoughtSignature,
+} from '../thought-signature'
 
 interface ToolCall {
   id: string
@@ -51,6 +56,8 @@ export function chatStreamDecoder(toolNames: RequestToolNames = noToolNames): St
   let usage: Usage | undefined
   const calls: ToolCall[] = []
   const callByIndex = new Map<number, ToolCall>()
+  /** Signatures OpenRouter sent in reasoning_details, by call id, for calls not yet seen. */
+  let openRouterSignatures: Map<string, string> | undefined
 
   const closeOpen = (out: ExchangeEvent[]) => {
     if (!open) return
@@ -117,9 +124,11 @@ export function chatStreamDecoder(toolNames: RequestToolNames = noToolNames): St
       calls.push(call)
     }
     if (name && !call.name) call.name = restoreName(name)
-    // Gemini's signature comes on the call's (whole) fragment; the id carries it to the next turn.
-    // One that came once the call's block had opened, its id already sent, cannot be delivered.
-    const signature = thoughtSignatureOf(fragment)
+    // Gemini's signature comes on the call's (whole) fragment, or through OpenRouter in the chunk's
+    // reasoning_details; the id carries it to the next turn. One that came once the call's block
+    // had opened, its id already sent, cannot be delivered.
+    const signature =
+      thoughtSignatureOf(fragment) ?? (call.upstreamId ? openRouterSignatures?.get(call.upstreamId) : undefined)
     if (signature !== undefined && call.state === 'pending')
       call.id = withThoughtSignature(withoutThoughtSignature(call.id), signature)
     // A fragment for a call whose block is closed can no longer be delivered.
@@ -177,6 +186,7 @@ export function chatStreamDecoder(toolNames: RequestToolNames = noToolNames): St
 
     const reasoning = readString(delta, 'reasoning_content') || readString(delta, 'reasoning')
     if (reasoning) think(reasoning, out)
+    openRouterSignatures = openRouterCallSignatures(delta.reasoning_details, openRouterSignatures)
     // A string, or Mistral's list of chunks (content-parts.ts); a string allocates nothing more.
     let said = false
     if (typeof delta.content === 'string') {

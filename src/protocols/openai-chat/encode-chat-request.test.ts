@@ -170,36 +170,95 @@ describe('encodeChatRequest', () => {
     ])
   })
 
-  test('thought signatures: Gemini gets its own back and a skip for a turn it did not make; others get neither', () => {
+  describe('thought signatures', () => {
     const signed = withThoughtSignature('function-call-1', 'sig+/==')
     const request: ExchangeRequest = {
       ...base,
       messages: [
         { role: 'assistant', content: [{ type: 'tool_use', id: signed, name: 'ls', input: {} }] },
         { role: 'user', content: [{ type: 'tool_result', toolUseId: signed, content: [] }] },
-        { role: 'assistant', content: [{ type: 'tool_use', id: 'toolu_1', name: 'ls', input: {} }] },
-        { role: 'user', content: [{ type: 'tool_result', toolUseId: 'toolu_1', content: [] }] },
+        {
+          role: 'assistant',
+          content: [
+            { type: 'tool_use', id: 'toolu_1', name: 'ls', input: {} },
+            { type: 'tool_use', id: 'toolu_2', name: 'ls', input: {} },
+          ],
+        },
+        {
+          role: 'user',
+          content: [
+            { type: 'tool_result', toolUseId: 'toolu_1', content: [] },
+            { type: 'tool_result', toolUseId: 'toolu_2', content: [] },
+          ],
+        },
       ],
     }
-    const calls = (opts: ChatRequestOptions) =>
-      (encodeChatRequest(request, 'm', opts).messages as Record<string, unknown>[]).map((m) =>
+    const encoded = (model: string, thoughtSignatures?: ChatRequestOptions['thoughtSignatures']) =>
+      (encodeChatRequest(request, model, { thoughtSignatures }).messages as Record<string, unknown>[]).map((m) =>
         m.role === 'tool'
           ? m.tool_call_id
-          : (m.tool_calls as Record<string, unknown>[]).map((c) => [c.id, c.extra_content]),
+          : [(m.tool_calls as Record<string, unknown>[]).map((c) => [c.id, c.extra_content]), m.reasoning_details],
       )
-    expect(calls({ thoughtSignatures: true })).toEqual([
-      [['function-call-1', { google: { thought_signature: 'sig+/==' } }]],
-      'function-call-1',
-      [['toolu_1', { google: { thought_signature: 'skip_thought_signature_validator' } }]],
-      'toolu_1',
-    ])
-    // A strict OpenAI endpoint refuses the field, and ids over 40 characters.
-    expect(calls({})).toEqual([
-      [['function-call-1', undefined]],
-      'function-call-1',
-      [['toolu_1', undefined]],
-      'toolu_1',
-    ])
+    const skip = 'skip_thought_signature_validator'
+
+    test("Google's endpoint: Gemini gets its own back on the call, and the skip on the first call of a turn it did not make", () => {
+      expect(encoded('gemini-3-pro-preview', 'extra_content')).toEqual([
+        [[['function-call-1', { google: { thought_signature: 'sig+/==' } }]], undefined],
+        'function-call-1',
+        [
+          [
+            ['toolu_1', { google: { thought_signature: skip } }],
+            ['toolu_2', undefined],
+          ],
+          undefined,
+        ],
+        'toolu_1',
+        'toolu_2',
+      ])
+    })
+
+    test("OpenRouter: the same in the message's reasoning_details, by call id", () => {
+      const detail = (id: string, data: string) => [
+        { type: 'reasoning.encrypted', data, id, format: 'google-gemini-v1', index: 0 },
+      ]
+      expect(encoded('google/gemini-3-pro-preview', 'reasoning_details')).toEqual([
+        [[['function-call-1', undefined]], detail('function-call-1', 'sig+/==')],
+        'function-call-1',
+        [
+          [
+            ['toolu_1', undefined],
+            ['toolu_2', undefined],
+          ],
+          detail('toolu_1', skip),
+        ],
+        'toolu_1',
+        'toolu_2',
+      ])
+      // Another model's turn to a model that is not Gemini: no skip to read as its own history.
+      expect(encoded('anthropic/claude-x', 'reasoning_details')[2]).toEqual([
+        [
+          ['toolu_1', undefined],
+          ['toolu_2', undefined],
+        ],
+        undefined,
+      ])
+    })
+
+    test('a strict OpenAI endpoint gets neither field, and the ids as they were given (it refuses ids over 40 characters)', () => {
+      expect(encoded('gemini-3-pro-preview')).toEqual([
+        [[['function-call-1', undefined]], undefined],
+        'function-call-1',
+        [
+          [
+            ['toolu_1', undefined],
+            ['toolu_2', undefined],
+          ],
+          undefined,
+        ],
+        'toolu_1',
+        'toolu_2',
+      ])
+    })
   })
 
   test('tool_choice mapping and parallel_tool_calls', () => {

@@ -27,8 +27,11 @@ import {
 } from '../openai-common'
 import { openAIToolName } from '../openai-tool-names'
 import {
+  checksThoughtSignatures,
   extraContentWith,
+  reasoningDetailsWith,
   splitThoughtSignature,
+  type ThoughtSignatureForm,
   unsignedCallSignature,
   withoutThoughtSignature,
 } from '../thought-signature'
@@ -60,10 +63,11 @@ export interface ChatRequestOptions {
   /** The reasoning efforts the model takes (absent: any; empty: none). */
   reasoningEfforts?: readonly ModelEffort[]
   /**
-   * Send tool calls' Gemini thought signatures back (thought-signature.ts) as Google's compatible
-   * endpoint reads them; strict OpenAI endpoints reject the unknown field, so it is opt-in.
+   * Send tool calls' Gemini thought signatures back (thought-signature.ts) in the form the provider
+   * reads: Google's `extra_content`, OpenRouter's `reasoning_details`. Strict OpenAI endpoints reject
+   * either field, so it is opt-in.
    */
-  thoughtSignatures?: boolean
+  thoughtSignatures?: ThoughtSignatureForm
 }
 
 type ChatPart =
@@ -94,7 +98,7 @@ export function encodeChatRequest(
       }
       instructionsMidway = true
     }
-    messages.push(...encodeMessage(message, opts))
+    messages.push(...encodeMessage(message, opts, model))
   }
   if (merged) messages.splice(0, leadingCount, ...encodeSystem(merged))
 
@@ -142,14 +146,14 @@ export function encodeChatRequest(
   return body
 }
 
-function encodeMessage(message: ConversationMessage, opts: ChatRequestOptions): ChatMessage[] {
+function encodeMessage(message: ConversationMessage, opts: ChatRequestOptions, model: string): ChatMessage[] {
   switch (message.role) {
     case 'system':
       return encodeSystem(message.content)
     case 'user':
       return encodeUserTurn(message)
     case 'assistant':
-      return encodeAssistantTurn(message, opts)
+      return encodeAssistantTurn(message, opts, model)
   }
 }
 
@@ -219,27 +223,24 @@ function encodeUserTurn(message: Message): ChatMessage[] {
   return out
 }
 
-function encodeAssistantTurn(message: Message, opts: ChatRequestOptions): ChatMessage[] {
+function encodeAssistantTurn(message: Message, opts: ChatRequestOptions, model: string): ChatMessage[] {
   const texts: string[] = []
   const thinking: string[] = []
   const toolCalls: Record<string, unknown>[] = []
+  const signed: { id: string; signature: string }[] = []
   for (const block of message.content) {
     if (block.type === 'text' && block.text !== '') texts.push(block.text)
     else if (block.type === 'thinking' && block.thinking !== '') thinking.push(block.thinking)
     else if (block.type === 'tool_use') {
       const { id, signature } = splitThoughtSignature(block.id)
-      const call: Record<string, unknown> = {
+      toolCalls.push({
         id,
         type: 'function',
         function: { name: openAIToolName(block.name), arguments: JSON.stringify(block.input ?? {}) },
-      }
-      if (opts.thoughtSignatures && signature !== undefined) call.extra_content = extraContentWith(signature)
-      toolCalls.push(call)
+      })
+      if (signature !== undefined) signed.push({ id, signature })
     }
   }
-  // Gemini 3 checks a turn's first call for its signature; a turn another model wrote has none.
-  if (opts.thoughtSignatures && toolCalls.length > 0 && !toolCalls.some((call) => call.extra_content))
-    toolCalls[0]!.extra_content = extraContentWith(unsignedCallSignature)
   if (texts.length === 0 && toolCalls.length === 0) return []
   const out: ChatMessage = { role: 'assistant', content: texts.length > 0 ? texts.join('\n\n') : null }
   if (toolCalls.length > 0) {
@@ -247,8 +248,29 @@ function encodeAssistantTurn(message: Message, opts: ChatRequestOptions): ChatMe
     // Empty when the turn came from a model that did not think (history from another upstream):
     // DeepSeek's thinking mode refuses a tool-call turn without the field, and takes it empty.
     if (opts.reasoningContent) out.reasoning_content = thinking.join('\n\n')
+    if (opts.thoughtSignatures && opts.thoughtSignatures !== 'off' && checksThoughtSignatures(model))
+      withThoughtSignatures(out, toolCalls, signed, opts.thoughtSignatures)
   }
   return [out]
+}
+
+/**
+ * Gemini's signatures on a tool-call turn, in the provider's form. Gemini checks a turn's first call
+ * for its signature; a turn another model wrote has none, and gets the value that skips the check.
+ */
+function withThoughtSignatures(
+  out: ChatMessage,
+  toolCalls: Record<string, unknown>[],
+  signed: { id: string; signature: string }[],
+  form: 'extra_content' | 'reasoning_details',
+) {
+  if (signed.length === 0) signed.push({ id: toolCalls[0]!.id as string, signature: unsignedCallSignature })
+  if (form === 'extra_content') {
+    for (const call of toolCalls) {
+      const signature = signed.find(({ id }) => id === call.id)?.signature
+      if (signature !== undefined) call.extra_content = extraContentWith(signature)
+    }
+  } else out.reasoning_details = reasoningDetailsWith(signed)
 }
 
 const encodeUserPart = (block: UserContentBlock): ChatPart => {

@@ -14,7 +14,7 @@ import { encodeChatRequest } from '../protocols/openai-chat/encode-chat-request'
 import { decodeChatError, decodeChatErrorPayload } from '../protocols/openai-chat/errors'
 import type { RequestToolNames } from '../protocols/openai-tool-names'
 import { decodeResponsesResponse } from '../protocols/openai-responses/decode-responses-response'
-import { responsesStreamDecoder } from '../protocols/openai-responses/decode-responses-stream'
+import { readResponsesFailure, responsesStreamDecoder } from '../protocols/openai-responses/decode-responses-stream'
 import { encodeResponsesRequest } from '../protocols/openai-responses/encode-responses-request'
 import { decodeResponsesError } from '../protocols/openai-responses/errors'
 import type { SseEvent } from '../protocols/sse'
@@ -106,5 +106,7 @@ export const codecs: Record<ProviderKind, ProviderCodec> = {
     decodeResponse: decodeResponsesResponse,
     streamDecoder: responsesStreamDecoder,
     decodeError: decodeResponsesError,
+    inBandError: (json) =>
+      isObject(json) && !Array.isArray(json.output) && json.error != null ? readResponsesFailure(json) : undefined,
   },
 }

@@ -90,10 +90,13 @@ export const responsesSurface: InboundSurface = {
     let lastSequence = -1
     return {
       frame(event) {
-        // Every Responses frame carries JSON (a `[DONE]` sentinel aside). Relaying one that does not
-        // broke the client's parser while the ledger recorded a clean finish (reliability suite):
-        // end the stream with an error event instead, as the messages surface does.
-        if (event.data !== '[DONE]' && !isJson(event.data)) {
+        // Chat's sentinel, which some compatible servers end with: Responses has none, and the OpenAI
+        // SDK stops reading at it, before the error svc appends to a stream that never finished.
+        if (event.data === '[DONE]') return ''
+        // Every other Responses frame carries JSON. Relaying one that does not broke the client's
+        // parser while the ledger recorded a clean finish (reliability suite): end the stream with an
+        // error event instead, as the messages surface does.
+        if (!isJson(event.data)) {
           throw new GatewayError('api_error', `upstream sent a malformed ${event.event ?? 'data'} frame`, {
             status: 502,
             retryable: true,

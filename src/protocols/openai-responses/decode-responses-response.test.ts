@@ -220,6 +220,18 @@ describe('decodeResponsesResponse', () => {
     expect(responsesUsage(null)).toMatchObject({ input: 0, cacheRead: 0, cacheWrite: 0, output: 0, reasoning: 0 })
   })
 
+  test("usage under Chat's names (a proxy bridging a Chat server) is read where Responses' are absent", () => {
+    const usage = responsesUsage({
+      prompt_tokens: 20,
+      prompt_tokens_details: { cached_tokens: 8 },
+      completion_tokens: 4,
+      completion_tokens_details: { reasoning_tokens: 1 },
+      total_tokens: 24,
+    })
+    expect(usage).toEqual({ input: 12, cacheRead: 8, cacheWrite: 0, output: 4, reasoning: 1 })
+    expect(isReported(usage)).toBe(true)
+  })
+
   test('usage: none, or counts that are no numbers, was never reported; reported counts were', () => {
     expect(isReported(responsesUsage({ input_tokens: 10, output_tokens: 225 }))).toBe(true)
     for (const usage of [null, undefined, {}, { input_tokens: '10', output_tokens: '225' }, { input_tokens: 10 }]) {

@@ -2,7 +2,7 @@
 import { parseToolArguments } from '../../exchange/tool-arguments'
 import type { Citation, ExchangeResponse, OutputBlock, StopReason, Usage, WebSearchBlock } from '../../exchange/types'
 import { GatewayError } from '../../lib/errors'
-import { isObject, type JsonObject, asArray, asNumber, asString } from '../wire-values'
+import { isObject, type JsonObject, asArray, asNumber, asString, readObject } from '../wire-values'
 import { noToolNames, type RequestToolNames, toolNameRestorer } from '../openai-tool-names'
 import { tagResponsesSignature } from './reasoning-signature'
 import { openAIUsage } from '../openai-common'
@@ -15,13 +15,14 @@ import { markUnreported } from '../unreported-usage'
  */
 export const responsesUsage = (u: unknown): Usage => {
   if (!isObject(u)) return markUnreported({ input: 0, cacheRead: 0, cacheWrite: 0, output: 0, reasoning: 0 })
-  const inputDetails = isObject(u['input_tokens_details']) ? u['input_tokens_details'] : {}
-  const outputDetails = isObject(u['output_tokens_details']) ? u['output_tokens_details'] : {}
+  // Proxies that bridge a Chat server may keep its names: those stand in where Responses' are absent.
+  const inputDetails = readObject(u, 'input_tokens_details') ?? readObject(u, 'prompt_tokens_details') ?? {}
+  const outputDetails = readObject(u, 'output_tokens_details') ?? readObject(u, 'completion_tokens_details') ?? {}
   return openAIUsage({
-    prompt: asNumber(u['input_tokens']),
+    prompt: asNumber(u['input_tokens'] ?? u['prompt_tokens']),
     cacheRead: asNumber(inputDetails['cached_tokens']) ?? 0,
     cacheWrite: asNumber(inputDetails['cache_write_tokens']) ?? 0,
-    output: asNumber(u['output_tokens']),
+    output: asNumber(u['output_tokens'] ?? u['completion_tokens']),
     reasoning: asNumber(outputDetails['reasoning_tokens']) ?? 0,
   })
 }

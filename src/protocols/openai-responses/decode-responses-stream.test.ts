@@ -138,6 +138,122 @@ describe('responsesStreamDecoder', () => {
     ])
   })
 
+  test('nested error fields (OpenAI at times, OpenRouter) and a bare error frame keep their message and code', async () => {
+    const nested = {
+      type: 'error',
+      error: { type: 'rate_limit_exceeded', code: 'rate_limit_exceeded', message: 'Slow down' },
+    }
+    expect((await decodeFrames([created(), nested])).at(-1)).toEqual({
+      type: 'error',
+      error: { status: 429, type: 'rate_limit_error', message: 'Slow down' },
+    })
+    // OpenRouter's mid-stream failure: a data line with no event name and no type.
+    const bare = JSON.stringify({ error: { code: 502, message: 'Provider disconnected' } })
+    const decoder = responsesStreamDecoder()
+    expect(decoder.push({ data: bare, raw: `data: ${bare}\n\n` })).toEqual([
+      { type: 'error', error: { status: 500, type: 'api_error', message: 'Provider disconnected' } },
+    ])
+    expect(decoder.done).toBe(true)
+  })
+
+  describe('llama.cpp and Lemonade: no output_index, no sequence_number, calls named by call_id', () => {
+    /** Each frame as llama-server writes it (tools/server/server-task.cpp), decoded on its own. */
+    const pushEach = (events: Record<string, unknown>[]) => {
+      const decoder = responsesStreamDecoder()
+      return events.map((e) => decoder.push({ event: String(e['type']), data: JSON.stringify(e), raw: '' }))
+    }
+    const message = (text: string) => ({
+      id: 'msg_lc',
+      type: 'message',
+      role: 'assistant',
+      status: 'completed',
+      content: [{ type: 'output_text', annotations: [], text }],
+    })
+    const call = (args: string) => ({
+      type: 'function_call',
+      status: 'completed',
+      call_id: 'fc_a1',
+      name: 'f',
+      arguments: args,
+    })
+    const final = (output: unknown[]) => ({
+      type: 'response.completed',
+      response: {
+        id: 'resp_lc',
+        object: 'response',
+        status: 'completed',
+        model: 'qwen',
+        output,
+        usage: { input_tokens: 20, output_tokens: 4 },
+      },
+    })
+
+    test('each delta comes out as it arrives, and the final response says nothing twice', () => {
+      const steps = pushEach([
+        { type: 'response.created', response: { id: 'resp_lc', object: 'response', status: 'in_progress' } },
+        { type: 'response.output_item.added', item: { id: 'rs_lc', type: 'reasoning', summary: [], content: [] } },
+        { type: 'response.reasoning_text.delta', item_id: 'rs_lc', delta: 'Think.' },
+        { type: 'response.output_item.added', item: { ...message(''), status: 'in_progress', content: [] } },
+        { type: 'response.output_text.delta', item_id: 'msg_lc', delta: 'Hel' },
+        {
+          type: 'response.output_item.done',
+          item: { id: 'rs_lc', type: 'reasoning', summary: [], content: [{ type: 'reasoning_text', text: 'Think.' }] },
+        },
+        { type: 'response.output_text.delta', item_id: 'msg_lc', delta: 'lo' },
+        { type: 'response.output_item.added', item: { ...call(''), status: 'in_progress' } },
+        { type: 'response.function_call_arguments.delta', item_id: 'fc_a1', delta: '{"a":1}' },
+        { type: 'response.output_item.done', item: message('Hello') },
+        { type: 'response.output_item.done', item: call('{"a":1}') },
+        final([
+          { id: 'rs_lc', type: 'reasoning', summary: [], content: [{ type: 'reasoning_text', text: 'Think.' }] },
+          message('Hello'),
+          call('{"a":1}'),
+        ]),
+      ])
+      expect(steps).toEqual([
+        [{ type: 'start', id: 'resp_lc', model: '' }],
+        [],
+        [
+          { type: 'block_start', index: 0, block: { kind: 'thinking' } },
+          { type: 'thinking_delta', index: 0, thinking: 'Think.' },
+        ],
+        [],
+        [],
+        [
+          { type: 'block_stop', index: 0 },
+          { type: 'block_start', index: 1, block: { kind: 'text' } },
+          { type: 'text_delta', index: 1, text: 'Hel' },
+        ],
+        [{ type: 'text_delta', index: 1, text: 'lo' }],
+        [],
+        [],
+        [
+          { type: 'block_stop', index: 1 },
+          { type: 'block_start', index: 2, block: { kind: 'tool_use', id: 'fc_a1', name: 'f' } },
+          { type: 'tool_args_delta', index: 2, partialJson: '{"a":1}' },
+        ],
+        [{ type: 'block_stop', index: 2 }],
+        [
+          { type: 'usage', usage: { input: 20, cacheRead: 0, cacheWrite: 0, output: 4, reasoning: 0 } },
+          { type: 'finish', reason: 'tool_use', stopSequence: null },
+        ],
+      ] satisfies ExchangeEvent[][])
+    })
+
+    test('items the stream left open are closed from the final response, their text not said again', () => {
+      const steps = pushEach([
+        { type: 'response.output_item.added', item: { ...message(''), status: 'in_progress', content: [] } },
+        { type: 'response.output_text.delta', item_id: 'msg_lc', delta: 'Hello' },
+        final([message('Hello')]),
+      ])
+      expect(steps.flat().filter((e) => e.type.startsWith('block') || e.type.endsWith('delta'))).toEqual([
+        { type: 'block_start', index: 0, block: { kind: 'text' } },
+        { type: 'text_delta', index: 0, text: 'Hello' },
+        { type: 'block_stop', index: 0 },
+      ])
+    })
+  })
+
   test('a usage event only for a terminal usage with numeric counts', async () => {
     const usageEvents = async (usage: unknown) =>
       (await decodeFrames([created(), completed([], usage)])).filter((e) => e.type === 'usage')

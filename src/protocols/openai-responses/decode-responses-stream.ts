@@ -5,7 +5,8 @@
 // url_citation annotation cites the words streamed before it, so it becomes a citation event after them.
 // Upstreams may interleave items (§4.11), while neutral blocks run one after another, so every
 // item-level event is queued on its item and only the oldest unfinished item emits; later items
-// replay their queue when it closes.
+// replay their queue when it closes. llama.cpp's server (and Lemonade, built on it) sends no
+// output_index at all: its items are placed in the order they are added, and their events by item_id.
 import type { StreamCodec } from '../../exchange/stream-codec'
 import type { ExchangeEvent, UpstreamErrorInfo } from '../../exchange/types'
 import { GatewayError } from '../../lib/errors'
@@ -69,6 +70,26 @@ export const mapResponsesFailure = (code: unknown, message: unknown): UpstreamEr
   return { status: 500, type: 'api_error', message: text }
 }
 
+/**
+ * The failure an in-band error reports: an `error` event, a response.error, a 200 body. OpenAI
+ * documents code and message at the top level of its error event but also nests them under `error`
+ * (openai-dotnet#881), as OpenRouter does: each is read at the top level, then under `error`. A
+ * nested type stands in for a missing code; the top-level one names the event.
+ */
+export const readResponsesFailure = (value: unknown): UpstreamErrorInfo => {
+  const json = isObject(value) ? value : {}
+  const nested = isObject(json['error']) ? json['error'] : {}
+  const read = (field: string) => json[field] ?? nested[field]
+  return mapResponsesFailure(read('code') ?? nested['type'], read('message'))
+}
+
+/** A frame's type; OpenRouter's mid-stream failure is a bare `{"error":{…}}`, an error event all the same. */
+export const responsesEventType = (json: JsonObject | undefined, sseEvent?: string): string | undefined =>
+  asString(json?.['type']) ?? sseEvent ?? (json?.['error'] == null ? undefined : 'error')
+
+/** The id an item's events name in item_id: llama.cpp's function calls carry only their call_id. */
+const itemId = (item: JsonObject): string | undefined => asString(item['id']) ?? asString(item['call_id'])
+
 const parseEvent = (event: SseEvent): JsonObject | undefined => {
   const data = event.data.trim()
   // Some compatible servers end with Chat's sentinel; Responses has none.
@@ -100,6 +121,8 @@ export function responsesStreamDecoder(
   let done = false
   const items = new Map<number, ItemState>()
   const itemIndexById = new Map<string, number>()
+  /** Where an item that comes with no output_index goes: after every item placed so far. */
+  let nextIndex = 0
   /** Output indices in the order items were added; the head is the one allowed to emit. */
   const queue: number[] = []
   let nextBlock = 0
@@ -131,22 +154,27 @@ export function responsesStreamDecoder(
       partStarts: new Map(),
     }
     items.set(outputIndex, state)
-    const id = asString(item['id'])
+    nextIndex = Math.max(nextIndex, outputIndex + 1)
+    const id = itemId(item)
     if (id) itemIndexById.set(id, outputIndex)
     queue.push(outputIndex)
     return state
   }
 
+  const indexOfId = (id: string | undefined) => (id === undefined ? undefined : itemIndexById.get(id))
+
+  /** An item's output_index; with none, where its id put it, or, new, the next place. */
+  const placeOf = (json: JsonObject, item: JsonObject): number =>
+    asNumber(json['output_index']) ?? indexOfId(itemId(item)) ?? nextIndex
+
   const findItem = (json: JsonObject, implicitKind?: ItemKind): ItemState | undefined => {
-    const byIndex = asNumber(json['output_index'])
     const id = asString(json['item_id'])
-    const index = byIndex ?? (id === undefined ? undefined : itemIndexById.get(id))
-    if (index === undefined) return undefined
-    const state = items.get(index)
-    if (state || !implicitKind) return state
+    const index = asNumber(json['output_index']) ?? indexOfId(id)
+    const state = index === undefined ? undefined : items.get(index)
+    if (state || !implicitKind || (index === undefined && id === undefined)) return state
     // A delta for an item never announced: tolerate it for text and reasoning, whose block needs no header.
     const type = implicitKind === 'text' ? 'message' : 'reasoning'
-    return addItem(index, { type, ...(id ? { id } : {}) })
+    return addItem(index ?? nextIndex, { type, ...(id ? { id } : {}) })
   }
 
   const open = (state: ItemState): ExchangeEvent[] => {
@@ -300,7 +328,7 @@ export function responsesStreamDecoder(
   const decode = (event: SseEvent): ExchangeEvent[] => {
     const json = parseEvent(event)
     if (!json) return []
-    const type = asString(json['type']) ?? event.event
+    const type = responsesEventType(json, event.event)
     const out: ExchangeEvent[] = []
     switch (type) {
       case 'response.created':
@@ -310,9 +338,8 @@ export function responsesStreamDecoder(
         break
       case 'response.output_item.added': {
         out.push(...startEvent(undefined))
-        const index = asNumber(json['output_index'])
-        if (index === undefined || !isObject(json['item'])) break
-        const state = addItem(index, json['item'])
+        if (!isObject(json['item'])) break
+        const state = addItem(placeOf(json, json['item']), json['item'])
         // Text and tool blocks open as soon as the item is announced; reasoning waits for content.
         if (state.kind === 'text' || state.kind === 'tool_use') state.actions.push({ kind: 'open' })
         out.push(...drain())
@@ -351,12 +378,10 @@ export function responsesStreamDecoder(
         out.push(...enqueue(findItem(json), { kind: 'arguments_done', arguments: asString(json['arguments']) ?? '' }))
         break
       case 'response.output_item.done': {
-        const index = asNumber(json['output_index'])
         const item = json['item']
-        if (index === undefined || !isObject(item)) break
+        if (!isObject(item)) break
         out.push(...startEvent(undefined))
-        const state = items.get(index) ?? addItem(index, item)
-        out.push(...enqueue(state, { kind: 'close', item }))
+        out.push(...enqueue(addItem(placeOf(json, item), item), { kind: 'close', item }))
         break
       }
       case 'response.completed':
@@ -384,15 +409,14 @@ export function responsesStreamDecoder(
         out.push(...startEvent(response))
         const usage = usageOfResponse(response)
         if (isReported(usage)) out.push({ type: 'usage', usage })
-        const error = isObject(response['error']) ? response['error'] : {}
-        out.push({ type: 'error', error: mapResponsesFailure(error['code'], error['message']) })
+        out.push({ type: 'error', error: readResponsesFailure(response['error']) })
         done = true
         break
       }
       // No start before it: an error that comes first means the client has had nothing of this
       // upstream yet, and the request may still fall back (stream-answer.ts, failedBeforeStart).
       case 'error':
-        out.push({ type: 'error', error: mapResponsesFailure(json['code'], json['message']) })
+        out.push({ type: 'error', error: readResponsesFailure(json) })
         done = true
         break
       default:

@@ -110,6 +110,26 @@ describe('Responses pass-through meter', () => {
     expect(isReported(reported.usage())).toBe(true)
   })
 
+  test('an error event is read at its top level, then under `error`; a bare `{"error":…}` frame is one too', () => {
+    const errorOf = (event: string | undefined, json: Record<string, unknown>) => {
+      const meter = createResponsesPassThroughMeter()
+      meter.observe({ ...(event ? { event } : {}), data: JSON.stringify(json), raw: '' })
+      return meter.error()
+    }
+    const limited = { status: 429, type: 'rate_limit_error', message: 'Slow down' }
+    expect(errorOf('error', { type: 'error', code: 'rate_limit_exceeded', message: 'Slow down', param: null })).toEqual(
+      limited,
+    )
+    const nested = { type: 'rate_limit_exceeded', code: 'rate_limit_exceeded', message: 'Slow down', param: null }
+    expect(errorOf('error', { type: 'error', error: nested, sequence_number: 9 })).toEqual(limited)
+    // OpenRouter's mid-stream failure: no event name, no type.
+    expect(errorOf(undefined, { error: { code: 502, message: 'Provider disconnected' } })).toEqual({
+      status: 500,
+      type: 'api_error',
+      message: 'Provider disconnected',
+    })
+  })
+
   test('several message items get distinct ids, consistent across added, deltas, done and completed', async () => {
     const message = (id: string, text: string, status: string) => ({
       id,

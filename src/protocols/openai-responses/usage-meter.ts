@@ -11,7 +11,7 @@
 import { emptyUsage, type UpstreamErrorInfo, type Usage } from '../../exchange/types'
 import { encodeSse, type SseEvent } from '../sse'
 import { usageOfResponse } from './decode-responses-response'
-import { mapResponsesFailure } from './decode-responses-stream'
+import { readResponsesFailure, responsesEventType } from './decode-responses-stream'
 import { messageItemId } from './encode-responses-response'
 import { isReported, markUnreported } from '../unreported-usage'
 import { asNumber, asString, isObject, type JsonObject, replaceStringMember } from '../wire-values'
@@ -112,7 +112,7 @@ export const createResponsesPassThroughMeter = (): ResponsesPassThroughMeter => 
   }
 
   /** The event type, from the `event:` line when there is one (OpenAI always sends it). */
-  const typeOf = (event: SseEvent): string | undefined => event.event ?? asString(parse(event)?.['type'])
+  const typeOf = (event: SseEvent): string | undefined => event.event ?? responsesEventType(parse(event))
 
   const gatewayMessageId = (upstreamId: string, outputIndex: number | undefined, opts: ResponsesRewriteOptions) => {
     const known = messageIds.get(upstreamId)
@@ -178,10 +178,7 @@ export const createResponsesPassThroughMeter = (): ResponsesPassThroughMeter => 
       // The upstream's own terminal failure has reached the client as relayed; recording it here
       // keeps the relay from appending a second, generic error event after it.
       if (type === 'error') {
-        // OpenAI puts code and message at the top level; some compatible servers nest them in `error`.
-        const json = parse(event)
-        const body = isObject(json?.['error']) ? json['error'] : json
-        upstreamError = mapResponsesFailure(body?.['code'], body?.['message'])
+        upstreamError = readResponsesFailure(parse(event))
         return
       }
       if (type === 'response.completed' || type === 'response.incomplete' || type === 'response.failed') {
@@ -192,8 +189,7 @@ export const createResponsesPassThroughMeter = (): ResponsesPassThroughMeter => 
         }
         if (type !== 'response.failed') done = true
         else {
-          const failure = isObject(response) && isObject(response['error']) ? response['error'] : undefined
-          upstreamError = mapResponsesFailure(failure?.['code'], failure?.['message'])
+          upstreamError = readResponsesFailure(isObject(response) ? response['error'] : undefined)
         }
       }
     },

@@ -1,0 +1,286 @@
+// What OpenAI-Responses-compatible servers really send, as exact bytes, through both client routes:
+// llama.cpp's streams with no output_index, an error under a 200, OpenAI's nested error event,
+// OpenRouter's bare error frame, Chat's [DONE] and Chat's usage names. Each answer is read by the
+// official SDKs and its ledger record checked.
+import { describe, expect, test } from 'bun:test'
+import { endedRequestDetail, type Harness, sdkClients } from './support/harness'
+import { type ScriptedAnswer, scriptedPair, scriptedUpstream, sseFrame } from './support/scripted-upstream'
+
+type Json = Record<string, unknown>
+
+/** svc-pro on two Responses models, `first` ranked above `second`. */
+const responsesGateway = () => scriptedPair('openai-responses')
+
+/** An event as OpenAI writes it: its `event:` line names the JSON's type. */
+const ev = (type: string, data: Json = {}) => sseFrame(type, { type, ...data })
+
+const usage = { input_tokens: 20, output_tokens: 4, total_tokens: 24 }
+const message = (text: string, id = 'msg_up') => ({
+  type: 'message',
+  id,
+  status: 'completed',
+  role: 'assistant',
+  content: [{ type: 'output_text', text, annotations: [] }],
+})
+const response = (status: string, output: unknown[], used: unknown = usage, model = 'first-up') => ({
+  id: 'resp_up',
+  object: 'response',
+  created_at: 1,
+  status,
+  model,
+  output,
+  usage: used,
+})
+
+/** OpenAI's own text stream, cut before its terminal event, then `tail`. */
+const openaiText = (text: string, tail: string[], model = 'first-up') => {
+  let n = 0
+  const seq = () => ({ sequence_number: n++ })
+  const at = { item_id: 'msg_up', output_index: 0, content_index: 0 }
+  return [
+    ev('response.created', { response: response('in_progress', [], null, model), ...seq() }),
+    ev('response.output_item.added', {
+      output_index: 0,
+      item: { ...message(''), status: 'in_progress', content: [] },
+      ...seq(),
+    }),
+    ev('response.content_part.added', { ...at, part: { type: 'output_text', text: '', annotations: [] }, ...seq() }),
+    ev('response.output_text.delta', { ...at, delta: text, ...seq() }),
+    ev('response.output_text.done', { ...at, text, ...seq() }),
+    ev('response.output_item.done', { output_index: 0, item: message(text), ...seq() }),
+    ...tail,
+  ]
+}
+const completed = (text: string, used: unknown = usage, model = 'first-up') =>
+  ev('response.completed', { response: response('completed', [message(text)], used, model), sequence_number: 9 })
+
+const second: ScriptedAnswer = {
+  sse: openaiText('From the second.', [completed('From the second.', usage, 'second-up')], 'second-up'),
+  json: response('completed', [message('From the second.')], usage, 'second-up'),
+}
+
+// llama.cpp's llama-server (tools/server/server-task.cpp), which Lemonade serves too: no
+// sequence_number, no output_index or content_index anywhere; a function call item has a call_id
+// and no id, and its deltas name it by that call_id.
+const llamaMessage = (text: string) => ({ ...message(text, 'msg_lc'), content: [{ type: 'output_text', text }] })
+const llamaReasoning = (text: string) => ({
+  id: 'rs_lc',
+  type: 'reasoning',
+  summary: [],
+  content: [{ type: 'reasoning_text', text }],
+})
+const llamaCall = (args: string) => ({
+  type: 'function_call',
+  status: 'completed',
+  call_id: 'fc_a1',
+  name: 'get_weather',
+  arguments: args,
+})
+const llamaStream = (thinking: string, parts: string[], args: string) => {
+  const text = parts.join('')
+  return [
+    ev('response.created', { response: { id: 'resp_lc', object: 'response', status: 'in_progress' } }),
+    ev('response.output_item.added', { item: { ...llamaReasoning(''), content: [], status: 'in_progress' } }),
+    ev('response.reasoning_text.delta', { item_id: 'rs_lc', delta: thinking }),
+    ev('response.output_item.done', { item: llamaReasoning(thinking) }),
+    ev('response.output_item.added', { item: { ...llamaMessage(''), status: 'in_progress', content: [] } }),
+    ev('response.content_part.added', { item_id: 'msg_lc', part: { type: 'output_text', text: '' } }),
+    ...parts.map((delta) => ev('response.output_text.delta', { item_id: 'msg_lc', delta })),
+    ev('response.output_text.done', { item_id: 'msg_lc', text }),
+    ev('response.output_item.done', { item: llamaMessage(text) }),
+    ev('response.output_item.added', { item: { ...llamaCall(''), status: 'in_progress' } }),
+    ev('response.function_call_arguments.delta', { item_id: 'fc_a1', delta: args }),
+    ev('response.output_item.done', { item: llamaCall(args) }),
+    ev('response.completed', {
+      response: response('completed', [llamaReasoning(thinking), llamaMessage(text), llamaCall(args)]),
+    }),
+  ]
+}
+
+const tools = [
+  { name: 'get_weather', description: 'weather', input_schema: { type: 'object' as const, properties: {} } },
+]
+const messagesParams = (maxTokens = 1000) => ({
+  model: 'svc-pro',
+  max_tokens: maxTokens,
+  tools,
+  messages: [{ role: 'user' as const, content: 'hi' }],
+})
+
+/** An Anthropic client's answer as blocks, or what it threw. */
+async function askMessages(
+  h: Harness,
+  stream: boolean,
+  maxTokens?: number,
+): Promise<{ blocks?: Json[]; threw?: string }> {
+  const { anthropic } = sdkClients(h)
+  try {
+    const params = messagesParams(maxTokens)
+    const answer = stream
+      ? await anthropic.messages.stream(params).finalMessage()
+      : await anthropic.messages.create(params)
+    const blocks = answer.content.map((block) =>
+      block.type === 'text'
+        ? { text: block.text }
+        : block.type === 'thinking'
+          ? { thinking: block.thinking }
+          : block.type === 'tool_use'
+            ? { call: block.name, id: block.id, input: block.input }
+            : { other: block.type },
+    )
+    return { blocks }
+  } catch (error) {
+    return { threw: String(error) }
+  }
+}
+
+/** A Responses client's answer as its texts and status, or what it threw. */
+async function askResponses(
+  h: Harness,
+  stream: boolean,
+): Promise<{ texts?: string[]; status?: string; threw?: string }> {
+  const { openai } = sdkClients(h)
+  try {
+    const answer = stream
+      ? await openai.responses.stream({ model: 'svc-pro', input: 'hi' }).finalResponse()
+      : await openai.responses.create({ model: 'svc-pro', input: 'hi' })
+    const texts = answer.output.flatMap((item) =>
+      item.type === 'message' ? item.content.map((part) => (part.type === 'output_text' ? part.text : '')) : [],
+    )
+    return { texts, status: answer.status }
+  } catch (error) {
+    return { threw: String(error) }
+  }
+}
+
+/** The newest request's record, once it has ended. */
+async function lastRecord(h: Harness) {
+  const [row] = (await (await h.call('/v1/usage/requests')).json()).items
+  return endedRequestDetail(h, row.request_id)
+}
+
+/** Every upstream call answered by model: the first model's script, then the second's. */
+const byModel = (h: Harness, scripts: Record<string, ScriptedAnswer>) =>
+  scriptedUpstream(h, (body) => scripts[String(body.model)] ?? { json: {} })
+
+describe('llama.cpp and Lemonade: no output_index, calls named by their call_id', () => {
+  test('an Anthropic client streaming gets thinking, text and the call, each once', async () => {
+    const h = await responsesGateway()
+    byModel(h, { 'first-up': { sse: llamaStream('Think.', ['Hel', 'lo'], '{"city":"Oslo"}') } })
+    expect(await askMessages(h, true)).toEqual({
+      blocks: [
+        { thinking: 'Think.' },
+        { text: 'Hello' },
+        { call: 'get_weather', id: 'fc_a1', input: { city: 'Oslo' } },
+      ],
+    })
+    expect(await lastRecord(h)).toMatchObject({ status: 'completed', total_output_tokens: 4 })
+  })
+
+  test('a stream cut before its end has given the client the words that came', async () => {
+    const h = await responsesGateway()
+    const frames = llamaStream('Think.', ['Hel', 'lo'], '{}')
+    const cut = frames.slice(
+      0,
+      frames.findIndex((frame) => frame.includes('response.output_text.done')),
+    )
+    byModel(h, { 'first-up': { sse: cut } })
+    const stream = sdkClients(h).anthropic.messages.stream(messagesParams())
+    const heard: string[] = []
+    stream.on('text', (text) => heard.push(text))
+    expect(String(await stream.finalMessage().catch((error) => error))).toContain('ended before the response finished')
+    expect(heard).toEqual(['Hel', 'lo'])
+    expect(await lastRecord(h)).toMatchObject({ status: 'failed' })
+  })
+})
+
+describe('a 200 JSON body that is an error (OpenRouter, once generation has started)', () => {
+  const errorBody = { error: { message: 'Provider returned error', code: 502 } }
+  for (const [route, ask] of [
+    ['Anthropic JSON', (h: Harness) => askMessages(h, false)],
+    // A long output limit: svc streams from the upstream and gathers the answer, which answers JSON.
+    ['Anthropic gathered', (h: Harness) => askMessages(h, false, 8000)],
+    ['Responses JSON', (h: Harness) => askResponses(h, false)],
+  ] as const) {
+    test(`${route}: the next model answers; the upstream's message is recorded`, async () => {
+      const h = await responsesGateway()
+      byModel(h, { 'first-up': { json: errorBody }, 'second-up': second })
+      expect(JSON.stringify(await ask(h))).toContain('From the second.')
+      expect((await lastRecord(h)).usage_events).toEqual([
+        expect.objectContaining({
+          model_id: 'first',
+          outcome: 'failed',
+          charged_nanos: 0,
+          error: 'Provider returned error',
+        }),
+        expect.objectContaining({ model_id: 'second', outcome: 'ok' }),
+      ])
+    })
+  }
+})
+
+describe('in-band errors in a stream', () => {
+  // OpenAI's own, at times: the fields nested under `error` (openai-dotnet#881).
+  const nested = (code: string, text: string) =>
+    ev('error', { error: { type: code, code, message: text, param: null }, sequence_number: 9 })
+
+  test('a nested error event after text: the Anthropic client and the ledger have its message', async () => {
+    const h = await responsesGateway()
+    byModel(h, { 'first-up': { sse: openaiText('Hel', [nested('server_error', 'The engine died')]) } })
+    expect((await askMessages(h, true)).threw).toContain('The engine died')
+    expect(await lastRecord(h)).toMatchObject({
+      status: 'failed',
+      usage_events: [expect.objectContaining({ outcome: 'failed', error: 'The engine died' })],
+    })
+  })
+
+  test('a nested rate limit first: the next model answers, the limit recorded as said', async () => {
+    const h = await responsesGateway()
+    byModel(h, {
+      'first-up': { sse: [nested('rate_limit_exceeded', 'Rate limit reached for requests')] },
+      'second-up': second,
+    })
+    expect(await askMessages(h, true)).toEqual({ blocks: [{ text: 'From the second.' }] })
+    expect((await lastRecord(h)).usage_events).toEqual([
+      expect.objectContaining({ model_id: 'first', outcome: 'failed', error: 'Rate limit reached for requests' }),
+      expect.objectContaining({ model_id: 'second', outcome: 'ok' }),
+    ])
+  })
+
+  // OpenRouter's mid-stream failure (its streaming docs, "Handling Errors During Streaming").
+  const bare = sseFrame(undefined, { error: { code: 502, message: 'Provider disconnected' } })
+  for (const [route, ask] of [
+    ['Anthropic', (h: Harness) => askMessages(h, true)],
+    ['Responses', (h: Harness) => askResponses(h, true)],
+  ] as const) {
+    test(`${route}: an {"error":…} frame with no type is the upstream's error, its message kept`, async () => {
+      const h = await responsesGateway()
+      byModel(h, { 'first-up': { sse: openaiText('Hel', [bare]) } })
+      expect((await ask(h)).threw).toContain('Provider disconnected')
+      expect(await lastRecord(h)).toMatchObject({
+        status: 'failed',
+        usage_events: [expect.objectContaining({ outcome: 'failed', error: 'Provider disconnected' })],
+      })
+    })
+  }
+
+  test("Chat's [DONE] with no terminal event: the Responses client is told the answer broke", async () => {
+    const h = await responsesGateway()
+    byModel(h, { 'first-up': { sse: openaiText('Hello', [sseFrame(undefined, '[DONE]')]) } })
+    // Relayed, [DONE] ended the SDK's reading with a quiet in_progress answer, svc's error after it unread.
+    expect((await askResponses(h, true)).threw).toContain('ended before')
+    expect(await lastRecord(h)).toMatchObject({ status: 'failed' })
+  })
+})
+
+test("usage under Chat's names is the reported usage, on both routes", async () => {
+  const chatNamed = { prompt_tokens: 20, completion_tokens: 4, total_tokens: 24 }
+  for (const ask of [(h: Harness) => askMessages(h, true), (h: Harness) => askResponses(h, true)]) {
+    const h = await responsesGateway()
+    byModel(h, { 'first-up': { sse: openaiText('Hello', [completed('Hello', chatNamed)]) } })
+    expect(JSON.stringify(await ask(h))).toContain('Hello')
+    expect((await lastRecord(h)).usage_events).toEqual([
+      expect.objectContaining({ outcome: 'ok', estimated: false, input_tokens: 20, output_tokens: 4 }),
+    ])
+  }
+})

@@ -203,13 +203,15 @@ export async function relay(deps: Deps, input: RelayInput): Promise<Response> {
 }
 
 /**
- * Holds what the first candidate is expected to charge (its ranking estimate; for the account's
- * own key, the fee on it) on the grants that would pay it. A fallback to another candidate keeps
- * this hold: an estimate either way, released when the request is recorded.
+ * Holds the most the first candidate can charge (its estimated prompt and whole max_tokens; for the
+ * account's own key, the fee on it) on the grants that would pay it, or what they have left if
+ * less: requests started together cannot each spend the same credit, so overspend stays within
+ * one request's cost. A fallback to another candidate keeps this hold, released when the request
+ * is recorded.
  */
 function holdCredit(deps: Deps, available: GrantRecord[], first: Candidate, mode: string, now: number) {
-  const { estimatedCostNanos, byok, model, provider } = first
-  const amountNanos = byok ? byokFeeNanos(estimatedCostNanos, deps.config.billing.byokFeePercent) : estimatedCostNanos
+  const { mostCostNanos, byok, model, provider } = first
+  const amountNanos = byok ? byokFeeNanos(mostCostNanos, deps.config.billing.byokFeePercent) : mostCostNanos
   if (amountNanos <= 0) return undefined
   const scope = {
     routingMode: mode,

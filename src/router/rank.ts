@@ -31,6 +31,12 @@ export interface Candidate {
   maxTokens: number
   score: number
   estimatedCostNanos: number
+  /**
+   * The most it can cost: the estimated prompt and the whole max_tokens. What a request holds on
+   * the credit while it runs (relay.ts): holding the 1,000-token estimate let many long answers
+   * started at once spend many times a small grant.
+   */
+  mostCostNanos: number
   rank: RankEntry
 }
 
@@ -352,9 +358,9 @@ export function rankCandidates(input: RankInput): Ranking {
     }
     // profileSkipReason passed over every model without a price.
     const tokenPrices = tokenPricesFor(model.price!, features.estimatedInputTokens, input.now)
-    const estimatedCostNanos =
-      features.estimatedInputTokens * tokenPrices.inputNanosPerToken +
-      expectedOutputTokens(maxTokens) * tokenPrices.outputNanosPerToken
+    const promptCostNanos = features.estimatedInputTokens * tokenPrices.inputNanosPerToken
+    const estimatedCostNanos = promptCostNanos + expectedOutputTokens(maxTokens) * tokenPrices.outputNanosPerToken
+    const mostCostNanos = promptCostNanos + maxTokens * tokenPrices.outputNanosPerToken
     const score = scoreOf(input.mode, model.quality, tokenPrices, policy) + nudge
     entry.score = round2(score)
     entry.estimated_cost_nanos = estimatedCostNanos
@@ -374,7 +380,7 @@ export function rankCandidates(input: RankInput): Ranking {
         `ranked last: circuit ${entry.health.state}${entry.health.until ? ` until ${entry.health.until}` : ''}`,
       )
     entry.reason = notes.join('; ')
-    eligible.push({ model, provider, byok, maxTokens, score, estimatedCostNanos, rank: entry })
+    eligible.push({ model, provider, byok, maxTokens, score, estimatedCostNanos, mostCostNanos, rank: entry })
   }
 
   if (features.webSearch) keepBestSearchers(eligible, skipped, features.webSearch)

@@ -5,6 +5,7 @@
 // charged_nanos (README, "Money and credit"), and once the credit is gone a request gets 402.
 import { afterAll, describe, expect, test } from 'bun:test'
 import { createHarness, type Harness } from '../support/harness'
+import { scriptedPair, scriptedUpstream } from '../support/scripted-upstream'
 import { simClaude } from '../support/sim-models'
 import { startSimulator } from '../support/simulator'
 import { isAnthropicError, parseFrames, requestDetail } from './helpers'
@@ -185,5 +186,45 @@ describe('credit under concurrency', () => {
     expect(responses.headers.get('x-should-retry')).toBe('false')
     expect((await responses.json()).error).toMatchObject({ type: 'insufficient_quota', code: 'insufficient_quota' })
     expect(sim.requests.length).toBe(upstreamCalls)
+  })
+
+  test('30 long answers at once on a grant worth less than one: each holds its whole max_tokens, so one is served, the rest wait, then 402', async () => {
+    // 0.005 USD of credit; each answer 8,000 output tokens (the models' 8,192 at most) at 1 USD/Mtok.
+    const h = await scriptedPair('anthropic', {}, 0.005)
+    // Slow enough that all 30 are ranked while the first is in flight (README: a request that comes
+    // in the 5 ms between one's end and its charge's commit sees the credit it took).
+    scriptedUpstream(h, () => ({
+      headerDelayMs: 200,
+      json: {
+        id: 'msg_up',
+        type: 'message',
+        role: 'assistant',
+        model: 'first-up',
+        content: [{ type: 'text', text: 'A long answer.' }],
+        stop_reason: 'end_turn',
+        stop_sequence: null,
+        usage: { input_tokens: 10, output_tokens: 8_000 },
+      },
+    }))
+    const ask = () =>
+      h.call('/compat-a/v1/messages', {
+        method: 'POST',
+        headers: { 'anthropic-version': '2023-06-01' },
+        json: { model: 'svc-pro', max_tokens: 64_000, messages: [{ role: 'user', content: 'write a long file' }] },
+      })
+    const first = await Promise.all(Array.from({ length: 30 }, ask))
+    // Held at the 1,000-token estimate, five were admitted at once: 0.04 USD served on 0.005 (a
+    // security audit found 0.6 USD on 0.01 so).
+    expect(first.map((r) => r.status).sort()).toEqual([200, ...Array(29).fill(429)])
+    // Retried after the second retry-after asks for, the served one's charge has long committed (a
+    // ledger read commits it now).
+    await h.call('/v1/usage')
+    const retried = await Promise.all(Array.from({ length: 29 }, ask))
+    expect(new Set(retried.map((r) => r.status))).toEqual(new Set([402]))
+    const usage = await (await h.call('/v1/usage')).json()
+    expect(usage).toMatchObject({ used_nanos: 5_000_000, remaining_nanos: 0 })
+    const served = await requestDetail(h, first.find((r) => r.status === 200)!.headers.get('x-request-id')!)
+    // What was served beyond the credit: one request's cost, less the credit it took.
+    expect([served.total_cost_nanos, served.charged_nanos]).toEqual([8_010_000, 5_000_000])
   })
 })

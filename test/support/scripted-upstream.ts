@@ -48,13 +48,18 @@ export function scriptedUpstream(h: Harness, answer: (body: Json, url: URL) => S
 
 /**
  * svc-pro on two models of one provider of `kind`: `first` (asking for `first-up`) ranked above
- * `second` (`second-up`), 1 USD/Mtok in and out, under these routing settings. For answers a test
+ * `second` (`second-up`), 1 USD/Mtok in and out, under these routing settings, on a grant of
+ * `grantUsd`. For answers a test
  * scripts (its fetch replaced: the base URL is never dialled), one of them and the fallback to
  * the next.
  */
-export const scriptedPair = (kind: ProviderKind, routing: Record<string, number> = {}): Promise<Harness> =>
+export const scriptedPair = (
+  kind: ProviderKind,
+  routing: Record<string, number> = {},
+  grantUsd = 5,
+): Promise<Harness> =>
   createHarness({
-    grantUsd: 5,
+    grantUsd,
     env: { K: 'upstream-key-0123456789' },
     config: {
       catalog: { builtin: false },

@@ -318,7 +318,8 @@ function settleFailedAttempt(
       : new GatewayError('api_error', 'internal error in the gateway; the request id identifies it in the logs', {
           status: 500,
         })
-  a.trace.failLeg(a.leg, error, a.clientGone ? 'aborted' : 'failed')
+  if (a.clientGone) a.trace.abandonLeg(a.leg, error)
+  else a.trace.failLeg(a.leg, error)
   if (!a.clientGone && !internal) deps.metrics.upstreamError(provider.id, model.id, error.kind)
   // A refusal of the request itself (a prompt too long for this model, an item or file it names
   // that this provider does not hold) says nothing of the provider's health: another model may serve it.

@@ -148,6 +148,9 @@ export async function streamAnswer(
     throw early
   }
   const firstEventMs = deps.clock() - a.leg.startedAt
+  // What the leg has received so far: for the usage API while it runs, and for the bill of a client
+  // that leaves while the opening is held (relay.ts, abandonLeg).
+  a.leg.progress = received
   // The opening alone (message_start, response.created, a Chat role chunk) is held until the answer
   // begins, for up to the ping interval: an upstream that fails right after it (Anthropic's
   // overloaded_error after message_start, often a write of its own; an in-band error after a role
@@ -185,7 +188,6 @@ export async function streamAnswer(
   // usage API finds the request among the running ones, with the counts so far from the meter.
   // A non-streaming answer hands out its id only once it has ended, so only streams register
   // (holding every request in a registry cost ~4 µs of CPU a request, bench-path).
-  a.leg.progress = received
   // Aborted with a reason, the upstream's next read fails with it: the loop below tells the client.
   a.trace.cut = (why) => a.controller.abort(why)
   deps.running.add(a.trace)

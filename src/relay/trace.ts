@@ -106,6 +106,21 @@ export class RequestTrace {
   }
 
   /**
+   * A leg the client left before any of it reached the client (the relay held a stream's opening).
+   * Billed for what flowed from the upstream, as a stream the client cut is: where the opening
+   * counted the prompt, the upstream has read it and bills it (a security audit: a 150,000-token
+   * prompt left at message_start, again and again, cost the account nothing).
+   */
+  abandonLeg(leg: LegDraft, error: GatewayError) {
+    const flowed = leg.progress?.()
+    this.failLeg(leg, error, 'aborted')
+    if (flowed === undefined || flowed.usage.input + flowed.usage.cacheRead + flowed.usage.cacheWrite === 0) return
+    const counted = this.countReceived(flowed)
+    leg.usage = counted.usage
+    leg.estimated = counted.estimated
+  }
+
+  /**
    * A leg that produced output. Reported usage is taken as is; what the upstream never reported,
    * or reported as no count can be (credible-usage.ts), is estimated from the prompt (tokenizer)
    * and the output that flowed (≈ 4 characters a token).

@@ -2,7 +2,8 @@
 // call is aborted, the leg is recorded as aborted and estimated, and the charge is the cost of the
 // estimated tokens — the prompt and what flowed, never the whole answer the upstream would have sent.
 import { afterAll, beforeEach, describe, expect, test } from 'bun:test'
-import { createHarness } from '../support/harness'
+import { createHarness, type Harness } from '../support/harness'
+import { scriptedPair, sseFrame } from '../support/scripted-upstream'
 import { startSimulator } from '../support/simulator'
 import { parseFrames, requestDetail, ULID, waitFor } from './helpers'
 import { bodyFor, deltaEvent, pathFor, providerFor, routes, tokenizerCount } from './routes'
@@ -203,5 +204,67 @@ describe('a client that goes away once it has read the whole answer', () => {
     expect(detail.usage_events).toEqual([
       expect.objectContaining({ outcome: 'ok', estimated: false, cost_nanos: cost }),
     ])
+  })
+})
+
+describe('a client that goes away while svc holds the stream’s opening (before its first byte)', () => {
+  /** An Anthropic upstream that sends message_start, with the prompt it read, then thinks in silence until aborted. */
+  const openingThenSilence = (inputTokens: number | undefined) =>
+    (async (_url: string, init: RequestInit) => {
+      const usage = inputTokens === undefined ? {} : { usage: { input_tokens: inputTokens, output_tokens: 1 } }
+      const start = sseFrame('message_start', {
+        type: 'message_start',
+        message: { id: 'msg_up', type: 'message', role: 'assistant', model: 'first-up', content: [], ...usage },
+      })
+      const body = new ReadableStream<Uint8Array>({
+        start(controller) {
+          controller.enqueue(new TextEncoder().encode(start))
+          init.signal?.addEventListener('abort', () => controller.error(new DOMException('aborted', 'AbortError')))
+        },
+      })
+      return new Response(body, { headers: { 'content-type': 'text/event-stream' } })
+    }) as unknown as typeof fetch
+
+  const leave = async (h: Harness) => {
+    const controller = new AbortController()
+    const pending = h
+      .call('/compat-a/v1/messages', {
+        method: 'POST',
+        headers: { 'anthropic-version': '2023-06-01' },
+        signal: controller.signal,
+        json: { model: 'svc-pro', max_tokens: 500, stream: true, messages: [{ role: 'user', content: 'hi' }] },
+      })
+      .catch(() => undefined)
+    await Bun.sleep(100)
+    controller.abort()
+    await pending
+    const id = await waitFor('the request recorded', async () => {
+      const items: { request_id: string; status: string }[] = (await (await h.call('/v1/usage/requests')).json()).items
+      return items.find((item) => item.status !== 'in_progress')?.request_id
+    })
+    return requestDetail(h, id)
+  }
+
+  test('the prompt its opening counted is billed: the upstream read it', async () => {
+    const h = await scriptedPair('anthropic')
+    h.deps.fetch = openingThenSilence(150_000)
+    const d = await leave(h)
+    // 150,000 tokens at 1 USD/Mtok, and the opening's one output token.
+    expect(d).toMatchObject({ status: 'aborted', total_cost_nanos: 150_001_000, charged_nanos: 150_001_000 })
+    expect(d.usage_events).toEqual([
+      expect.objectContaining({
+        outcome: 'aborted',
+        input_tokens: 150_000,
+        estimated: true,
+        charged_nanos: 150_001_000,
+      }),
+    ])
+  })
+
+  test('an opening that counted no prompt bills nothing, as nothing flowed', async () => {
+    const h = await scriptedPair('anthropic')
+    h.deps.fetch = openingThenSilence(undefined)
+    const d = await leave(h)
+    expect(d).toMatchObject({ status: 'aborted', total_cost_nanos: 0, charged_nanos: 0 })
   })
 })

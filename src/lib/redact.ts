@@ -1,5 +1,6 @@
 // Secrets out of text that came from elsewhere (an upstream's error message) before it is shown,
 // logged or stored.
+import type { GatewayError } from './errors'
 
 /** Key-shaped words: OpenAI's and Anthropic's `sk-…`, svc's own `svc-…`, and bearer credentials. */
 const keyShaped = /\b(?:sk|svc)-[A-Za-z0-9_-]{12,}|\bBearer\s+[^\s"',]+/gi
@@ -12,3 +13,15 @@ export function withoutSecrets(text: string, key: string | undefined): string {
   const withoutKey = key && key.length >= 8 && text.includes(key) ? text.replaceAll(key, '[redacted]') : text
   return withoutKey.replace(keyShaped, '[redacted]')
 }
+
+/** An upstream's failure in words that can be shown, logged and stored: withoutSecrets of its message. */
+export function errorWithoutSecrets(error: GatewayError, key: string | undefined): GatewayError {
+  const said = withoutSecrets(error.message, key)
+  return said === error.message ? error : error.withMessage(said)
+}
+
+/**
+ * Whether `text` quotes the key (one long enough to be one: a keyless local server's empty key is
+ * in every text). Cheaper than withoutSecrets, for what the relay writes frame by frame.
+ */
+export const quotesKey = (text: string, key: string): boolean => key.length >= 8 && text.includes(key)

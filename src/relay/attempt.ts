@@ -15,4 +15,6 @@ export interface AnsweredAttempt {
   controller: AbortController
   /** The request id's headers, on every answer. */
   idHeader: Record<string, string>
+  /** The key the upstream was called with: never in what the client, the log or the ledger get. */
+  apiKey: string
 }

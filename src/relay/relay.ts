@@ -6,7 +6,7 @@ import type { Deps } from '../deps'
 import { errorResponse } from '../http/errors'
 import { GatewayError, invalidRequest } from '../lib/errors'
 import { newUlid } from '../lib/ids'
-import { withoutSecrets } from '../lib/redact'
+import { errorWithoutSecrets } from '../lib/redact'
 import { byokFeeNanos } from '../ledger/credit'
 import type { GrantRecord } from '../ledger/ledger'
 import { readRequestFeatures } from '../router/features'
@@ -151,7 +151,7 @@ export async function relay(deps: Deps, input: RelayInput): Promise<Response> {
           controller,
           stream: exchange.stream || gathered,
         })
-        const attempt = { surface, body, trace, leg, upstream, ids, controller, idHeader }
+        const attempt = { surface, body, trace, leg, upstream, ids, controller, idHeader, apiKey }
         if (exchange.stream) return await streamAnswer(deps, attempt, probe)
         const answer = gathered ? await assembledAnswer(deps, attempt, sentAt) : await jsonAnswer(deps, attempt)
         record(deps, trace, { status: 'completed', httpStatus: 200 })
@@ -342,9 +342,8 @@ const refusesTheRequest = new Set(['context_exceeded', 'not_found', 'permission'
  * key, whose key it was.
  */
 function upstreamWords(error: GatewayError, providerId: string, byok: boolean, apiKey: string): GatewayError {
-  const said = withoutSecrets(error.message, apiKey)
-  if (error.keyRefused) return error.withMessage(keyRefusal(providerId, byok, said))
-  return said === error.message ? error : error.withMessage(said)
+  const said = errorWithoutSecrets(error, apiKey)
+  return error.keyRefused ? error.withMessage(keyRefusal(providerId, byok, said.message)) : said
 }
 
 /**

@@ -11,6 +11,7 @@ import { codecs, requestToolNames } from '../providers/codecs'
 import { isReported } from '../protocols/unreported-usage'
 import { missingMessageStop } from '../protocols/anthropic/usage-meter'
 import type { ProviderKind } from '../config/schema'
+import { errorWithoutSecrets, quotesKey, withoutSecrets } from '../lib/redact'
 import { meterStep, newStreamMeter } from './meter'
 import { judgeStream, record, servedFirstByte } from './outcome'
 import type { AnsweredAttempt } from './attempt'
@@ -198,9 +199,10 @@ export async function streamAnswer(
    * that (an SDK closes the connection once it has read the message's end) had the whole answer.
    */
   let sentWhole = false
-  const finish = (outcome: 'ok' | 'failed' | 'aborted', error?: GatewayError) => {
+  const finish = (outcome: 'ok' | 'failed' | 'aborted', upstreamError?: GatewayError) => {
     if (done) return
     done = true
+    const error = upstreamError && errorWithoutSecrets(upstreamError, a.apiKey)
     deps.metrics.streamEnded()
     // A leg that failed before its answer began produced nothing: it costs nothing, as one that
     // failed before its first event (Anthropic does not bill an overloaded_error).
@@ -222,7 +224,9 @@ export async function streamAnswer(
     type: 'direct',
     async pull(controller) {
       const send = (frame: string): number | Promise<number> => {
-        const written = controller.write(frame)
+        // An upstream may quote the key svc called it with in an error event (a compatible server
+        // echoing the request's headers): relayed or translated, it goes out without it.
+        const written = controller.write(quotesKey(frame, a.apiKey) ? withoutSecrets(frame, a.apiKey) : frame)
         const flushed = controller.flush()
         const pending = written instanceof Promise ? written : flushed
         // Handled here: the sends that do not wait (the first frame, keep-alives, a closing error)
@@ -446,3 +450,4 @@ export async function withinFirstByte<T>(
     clearTimeout(timer)
   }
 }
+

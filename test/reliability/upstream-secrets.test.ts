@@ -4,6 +4,7 @@ import { afterAll, describe, expect, test } from 'bun:test'
 import { createLogger } from '../../src/lib/log'
 import { createHarness, requestDetail } from '../support/harness'
 import { simClaude } from '../support/sim-models'
+import { scriptedPair, scriptedUpstream, sseFrame } from '../support/scripted-upstream'
 
 const PLATFORM_KEY = 'PLATFORM-SECRET-KEY-abc123'
 const echoing = Bun.serve({
@@ -50,5 +51,50 @@ describe('an upstream that quotes the key', () => {
     const everything = JSON.stringify(detail) + logged.join('')
     expect(everything).not.toContain(PLATFORM_KEY)
     expect(everything).not.toContain('sk-live-0123456789abcdef')
+  })
+})
+
+describe('an upstream that quotes the key in an error event, once the answer has begun', () => {
+  const upstreamKey = 'upstream-key-0123456789' // scriptedPair's
+  const event = (type: string, data: Record<string, unknown> = {}) => sseFrame(type, { type, ...data })
+  const frames = [
+    event('message_start', {
+      message: {
+        id: 'm',
+        type: 'message',
+        role: 'assistant',
+        model: 'first-up',
+        content: [],
+        usage: { input_tokens: 5, output_tokens: 1 },
+      },
+    }),
+    event('content_block_start', { index: 0, content_block: { type: 'text', text: '' } }),
+    event('content_block_delta', { index: 0, delta: { type: 'text_delta', text: 'partial answer' } }),
+    event('error', { error: { type: 'api_error', message: `bad header x-api-key ${upstreamKey}` } }),
+  ]
+
+  test.each([
+    [
+      'relayed to an Anthropic client',
+      '/compat-a/v1/messages',
+      { max_tokens: 100, messages: [{ role: 'user', content: 'hi' }] },
+    ],
+    ['translated for a Responses client', '/compat-b/v1/responses', { input: 'hi' }],
+  ])('%s: the client, the log and the ledger get its words without the key', async (_route, path, body) => {
+    const h = await scriptedPair('anthropic')
+    scriptedUpstream(h, () => ({ sse: frames }))
+    const logged: string[] = []
+    h.deps.log = createLogger('info', (line) => logged.push(line))
+    const res = await h.call(path, {
+      method: 'POST',
+      headers: { 'anthropic-version': '2023-06-01' },
+      json: { model: 'svc-pro', stream: true, ...body },
+    })
+    const stream = await res.text()
+    expect(stream).toContain('partial answer')
+    expect(stream).toContain('bad header x-api-key [redacted]')
+    const detail = await requestDetail(h, res.headers.get('x-request-id')!)
+    expect(detail.usage_events[0].error).toBe('bad header x-api-key [redacted]')
+    expect(stream + JSON.stringify(detail) + logged.join('')).not.toContain(upstreamKey)
   })
 })

@@ -42,6 +42,22 @@ function describeValidation(error: ValidationError): string {
   return error.valueError ? describeValueError(error.valueError) : 'request body does not match the expected shape'
 }
 
+/** Whether some object in a parsed body throws when printed (its own toString or valueOf is no function). */
+function holdsUnprintable(value: unknown): boolean {
+  const nodes: unknown[] = [value]
+  while (nodes.length > 0) {
+    const node = nodes.pop()
+    if (node === null || typeof node !== 'object') continue
+    try {
+      String(node)
+    } catch {
+      return true
+    }
+    for (const key in node) nodes.push((node as Record<string, unknown>)[key])
+  }
+  return false
+}
+
 /**
  * Far deeper than any real request (tool schemas, content blocks) nests. Deeper JSON is refused
  * before validation: at ~100k levels (a 500 KB body, far inside the size limit) recursive code
@@ -145,7 +161,7 @@ export function createApp(deps: Deps) {
         throw invalidRequest(`request body is nested more than ${maxJsonDepth} levels deep`)
       }
     })
-    .onError(({ code, error, request, path }) => {
+    .onError(({ code, error, request, path, body }) => {
       const surface = surfaceOf(path)
       switch (code) {
         case 'NOT_FOUND': {
@@ -170,6 +186,10 @@ export function createApp(deps: Deps) {
         case 'VALIDATION':
           return refusal(deps, invalidRequest(describeValidation(error as ValidationError)), surface)
         default:
+          // Elysia's message for a refused value prints the value, which throws for an object JSON
+          // gave a `toString` that is no function ({"model": {"toString": 1}}): the body's fault.
+          if (error instanceof TypeError && holdsUnprintable(body))
+            return refusal(deps, invalidRequest('request body does not match the expected shape'), surface)
           if (!(error instanceof GatewayError)) deps.log.error('unhandled error', { path, error: String(error) })
           return refusal(deps, error, surface)
       }

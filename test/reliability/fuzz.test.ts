@@ -210,6 +210,9 @@ const oddValue = fc.oneof(
     {},
     [[]],
     [{}],
+    // Objects that throw when printed, as Elysia's validation message printed them (a 500).
+    { toString: 1 },
+    { valueOf: 1, toString: null },
   ),
   deepValue,
   fc.integer({ min: 10_000, max: 300_000 }).map((n) => 'x'.repeat(n)),
@@ -600,6 +603,25 @@ describe('fuzzing every route with bad input (fast-check, fixed seed)', () => {
       }),
       options(1500),
     )
+  })
+
+  test('a value that throws when printed, where a string belongs: 400 in the surface shape, no key needed', async () => {
+    for (const [path, shape] of [
+      ['/compat-a/v1/messages', isAnthropicError],
+      ['/compat-a/v1/messages/count_tokens', isAnthropicError],
+      ['/compat-b/v1/responses', isOpenAIError],
+    ] as const) {
+      for (const key of [h.key, null]) {
+        const res = await h.call(path, {
+          method: 'POST',
+          key,
+          headers: { 'anthropic-version': '2023-06-01' },
+          json: { model: { toString: 1 }, max_tokens: 5, messages: [], input: 'x' },
+        })
+        expect(res.status).toBe(400)
+        expect(shape(await res.json())).toBe(true)
+      }
+    }
   })
 
   test('missing and garbled auth, version and content-type headers at every route', async () => {

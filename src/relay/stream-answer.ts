@@ -450,4 +450,3 @@ export async function withinFirstByte<T>(
     clearTimeout(timer)
   }
 }
-

@@ -5,24 +5,14 @@
 // still a cut stream.
 import { describe, expect, test } from 'bun:test'
 import { endedRequestDetail, type Harness, sdkClients, teedSdkClients } from './support/harness'
-import { scriptedPair, scriptedUpstream, sseFrame } from './support/scripted-upstream'
+import {
+  anthropicEvent as anthropic,
+  anthropicMessageStart,
+  scriptedPair,
+  scriptedUpstream,
+} from './support/scripted-upstream'
 
-type Json = Record<string, unknown>
-
-const anthropic = (type: string, data: Json = {}) => sseFrame(type, { type, ...data })
-const messageStart = (model: string) =>
-  anthropic('message_start', {
-    message: {
-      id: 'msg_up',
-      type: 'message',
-      role: 'assistant',
-      model,
-      content: [],
-      stop_reason: null,
-      stop_sequence: null,
-      usage: { input_tokens: 20, output_tokens: 1 },
-    },
-  })
+const messageStart = (model: string) => anthropicMessageStart(model)
 const text = (words: string) => [
   anthropic('content_block_start', { index: 0, content_block: { type: 'text', text: '' } }),
   anthropic('content_block_delta', { index: 0, delta: { type: 'text_delta', text: words } }),

@@ -4,7 +4,12 @@
 // cut can say so, yet nothing waits on a server tool's run).
 import { describe, expect, test } from 'bun:test'
 import { endedRequestDetail, type Harness, sdkClients } from './support/harness'
-import { scriptedPair as gateway, sseFrame } from './support/scripted-upstream'
+import {
+  anthropicEvent as anthropic,
+  anthropicMessageStart,
+  scriptedPair as gateway,
+  sseFrame,
+} from './support/scripted-upstream'
 
 type Json = Record<string, unknown>
 
@@ -29,20 +34,7 @@ function timedUpstream(h: Harness, scripts: Record<string, Script>) {
   }) as unknown as typeof fetch
 }
 
-const anthropic = (type: string, data: Json = {}) => sseFrame(type, { type, ...data })
-const messageStart = (model: string) =>
-  anthropic('message_start', {
-    message: {
-      id: 'msg_up',
-      type: 'message',
-      role: 'assistant',
-      model,
-      content: [],
-      stop_reason: null,
-      stop_sequence: null,
-      usage: { input_tokens: 5000, output_tokens: 1 },
-    },
-  })
+const messageStart = (model: string) => anthropicMessageStart(model, 5000)
 const overloaded = anthropic('error', { error: { type: 'overloaded_error', message: 'Overloaded' } })
 const textAnswer = (model: string, text: string): string[] => [
   messageStart(model),

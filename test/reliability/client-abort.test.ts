@@ -3,7 +3,7 @@
 // estimated tokens — the prompt and what flowed, never the whole answer the upstream would have sent.
 import { afterAll, beforeEach, describe, expect, test } from 'bun:test'
 import { createHarness, type Harness } from '../support/harness'
-import { scriptedPair, sseFrame } from '../support/scripted-upstream'
+import { anthropicMessageStart, scriptedPair } from '../support/scripted-upstream'
 import { startSimulator } from '../support/simulator'
 import { parseFrames, requestDetail, ULID, waitFor } from './helpers'
 import { bodyFor, deltaEvent, pathFor, providerFor, routes, tokenizerCount } from './routes'
@@ -209,13 +209,9 @@ describe('a client that goes away once it has read the whole answer', () => {
 
 describe('a client that goes away while svc holds the stream’s opening (before its first byte)', () => {
   /** An Anthropic upstream that sends message_start, with the prompt it read, then thinks in silence until aborted. */
-  const openingThenSilence = (inputTokens: number | undefined) =>
+  const openingThenSilence = (inputTokens: number | null) =>
     (async (_url: string, init: RequestInit) => {
-      const usage = inputTokens === undefined ? {} : { usage: { input_tokens: inputTokens, output_tokens: 1 } }
-      const start = sseFrame('message_start', {
-        type: 'message_start',
-        message: { id: 'msg_up', type: 'message', role: 'assistant', model: 'first-up', content: [], ...usage },
-      })
+      const start = anthropicMessageStart('first-up', inputTokens)
       const body = new ReadableStream<Uint8Array>({
         start(controller) {
           controller.enqueue(new TextEncoder().encode(start))
@@ -263,7 +259,7 @@ describe('a client that goes away while svc holds the stream’s opening (before
 
   test('an opening that counted no prompt bills nothing, as nothing flowed', async () => {
     const h = await scriptedPair('anthropic')
-    h.deps.fetch = openingThenSilence(undefined)
+    h.deps.fetch = openingThenSilence(null)
     const d = await leave(h)
     expect(d).toMatchObject({ status: 'aborted', total_cost_nanos: 0, charged_nanos: 0 })
   })

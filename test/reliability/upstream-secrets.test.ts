@@ -4,7 +4,7 @@ import { afterAll, describe, expect, test } from 'bun:test'
 import { createLogger } from '../../src/lib/log'
 import { createHarness, requestDetail } from '../support/harness'
 import { simClaude } from '../support/sim-models'
-import { scriptedPair, scriptedUpstream, sseFrame } from '../support/scripted-upstream'
+import { anthropicEvent, anthropicMessageStart, scriptedPair, scriptedUpstream } from '../support/scripted-upstream'
 
 const PLATFORM_KEY = 'PLATFORM-SECRET-KEY-abc123'
 const echoing = Bun.serve({
@@ -56,21 +56,11 @@ describe('an upstream that quotes the key', () => {
 
 describe('an upstream that quotes the key in an error event, once the answer has begun', () => {
   const upstreamKey = 'upstream-key-0123456789' // scriptedPair's
-  const event = (type: string, data: Record<string, unknown> = {}) => sseFrame(type, { type, ...data })
   const frames = [
-    event('message_start', {
-      message: {
-        id: 'm',
-        type: 'message',
-        role: 'assistant',
-        model: 'first-up',
-        content: [],
-        usage: { input_tokens: 5, output_tokens: 1 },
-      },
-    }),
-    event('content_block_start', { index: 0, content_block: { type: 'text', text: '' } }),
-    event('content_block_delta', { index: 0, delta: { type: 'text_delta', text: 'partial answer' } }),
-    event('error', { error: { type: 'api_error', message: `bad header x-api-key ${upstreamKey}` } }),
+    anthropicMessageStart('first-up', 5),
+    anthropicEvent('content_block_start', { index: 0, content_block: { type: 'text', text: '' } }),
+    anthropicEvent('content_block_delta', { index: 0, delta: { type: 'text_delta', text: 'partial answer' } }),
+    anthropicEvent('error', { error: { type: 'api_error', message: `bad header x-api-key ${upstreamKey}` } }),
   ]
 
   test.each([

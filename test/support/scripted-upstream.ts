@@ -10,6 +10,24 @@ type Json = Record<string, unknown>
 export const sseFrame = (event: string | undefined, data: unknown) =>
   `${event ? `event: ${event}\n` : ''}data: ${typeof data === 'string' ? data : JSON.stringify(data)}\n\n`
 
+/** An Anthropic stream event: the frame of `type` whose data carries its type beside `data`. */
+export const anthropicEvent = (type: string, data: Json = {}) => sseFrame(type, { type, ...data })
+
+/** Anthropic's message_start from `model`, counting `inputTokens` of prompt (null: no usage at all). */
+export const anthropicMessageStart = (model: string, inputTokens: number | null = 20) =>
+  anthropicEvent('message_start', {
+    message: {
+      id: 'msg_up',
+      type: 'message',
+      role: 'assistant',
+      model,
+      content: [],
+      stop_reason: null,
+      stop_sequence: null,
+      ...(inputTokens === null ? {} : { usage: { input_tokens: inputTokens, output_tokens: 1 } }),
+    },
+  })
+
 export interface ScriptedAnswer {
   /** The frames of a streamed answer, each one network write. */
   sse?: string[]

@@ -2,7 +2,7 @@ import { describe, expect, test } from 'bun:test'
 import type { ExchangeEvent } from '../../exchange/types'
 import { GatewayError } from '../../lib/errors'
 import { parseSse, runCodec } from '../fixture-streams'
-import { responsesStreamDecoder } from './decode-responses-stream'
+import { readResponsesFailure, responsesStreamDecoder } from './decode-responses-stream'
 import { tagResponsesSignature } from './reasoning-signature'
 import { chunkBytes, collect, readFixture } from './test-support'
 
@@ -150,10 +150,22 @@ describe('responsesStreamDecoder', () => {
     // OpenRouter's mid-stream failure: a data line with no event name and no type.
     const bare = JSON.stringify({ error: { code: 502, message: 'Provider disconnected' } })
     const decoder = responsesStreamDecoder()
+    // Its code is the HTTP status: a 502 is the provider's overload, a 429 a rate limit.
     expect(decoder.push({ data: bare, raw: `data: ${bare}\n\n` })).toEqual([
-      { type: 'error', error: { status: 500, type: 'api_error', message: 'Provider disconnected' } },
+      { type: 'error', error: { status: 502, type: 'overloaded_error', message: 'Provider disconnected' } },
     ])
     expect(decoder.done).toBe(true)
+    expect(readResponsesFailure({ error: { code: 429, message: 'Rate limited' } })).toEqual({
+      status: 429,
+      type: 'rate_limit_error',
+      message: 'Rate limited',
+    })
+    // A proxy's error as its message alone.
+    expect(readResponsesFailure({ error: 'upstream timed out' })).toEqual({
+      status: 500,
+      type: 'api_error',
+      message: 'upstream timed out',
+    })
   })
 
   describe('llama.cpp and Lemonade: no output_index, no sequence_number, calls named by call_id', () => {

@@ -10,6 +10,7 @@
 import type { StreamCodec } from '../../exchange/stream-codec'
 import type { ExchangeEvent, UpstreamErrorInfo } from '../../exchange/types'
 import { GatewayError } from '../../lib/errors'
+import { anthropicErrorTypeForStatus } from '../anthropic/errors'
 import type { SseEvent } from '../sse'
 import {
   mapResponsesStopReason,
@@ -67,6 +68,10 @@ export const mapResponsesFailure = (code: unknown, message: unknown): UpstreamEr
   if (typeof code === 'string' && (code.startsWith('invalid_') || code === 'context_length_exceeded')) {
     return { status: 400, type: 'invalid_request_error', message: text }
   }
+  // OpenRouter puts the HTTP status in `code`, as in its Chat errors: a 429 is still a rate limit.
+  if (typeof code === 'number' && code >= 400 && code < 600) {
+    return { status: code, type: anthropicErrorTypeForStatus(code), message: text }
+  }
   return { status: 500, type: 'api_error', message: text }
 }
 
@@ -78,7 +83,9 @@ export const mapResponsesFailure = (code: unknown, message: unknown): UpstreamEr
  */
 export const readResponsesFailure = (value: unknown): UpstreamErrorInfo => {
   const json = isObject(value) ? value : {}
-  const nested = isObject(json['error']) ? json['error'] : {}
+  // Some proxies send the error as its message alone: `{"error": "…"}`.
+  const said = json['error']
+  const nested = isObject(said) ? said : typeof said === 'string' ? { message: said } : {}
   const read = (field: string) => json[field] ?? nested[field]
   return mapResponsesFailure(read('code') ?? nested['type'], read('message'))
 }

@@ -122,10 +122,10 @@ describe('Responses pass-through meter', () => {
     )
     const nested = { type: 'rate_limit_exceeded', code: 'rate_limit_exceeded', message: 'Slow down', param: null }
     expect(errorOf('error', { type: 'error', error: nested, sequence_number: 9 })).toEqual(limited)
-    // OpenRouter's mid-stream failure: no event name, no type.
+    // OpenRouter's mid-stream failure: no event name, no type; its code the HTTP status.
     expect(errorOf(undefined, { error: { code: 502, message: 'Provider disconnected' } })).toEqual({
-      status: 500,
-      type: 'api_error',
+      status: 502,
+      type: 'overloaded_error',
       message: 'Provider disconnected',
     })
   })

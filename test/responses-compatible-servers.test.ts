@@ -284,3 +284,21 @@ test("usage under Chat's names is the reported usage, on both routes", async () 
     ])
   }
 })
+
+test("usage under Chat's names reaches a Responses client under Responses' names, streamed and JSON (Codex requires them)", async () => {
+  const chatNamed = { prompt_tokens: 20, completion_tokens: 4, total_tokens: 24 }
+  for (const stream of [true, false]) {
+    const h = await responsesGateway()
+    byModel(h, {
+      'first-up': {
+        sse: openaiText('Hello', [completed('Hello', chatNamed)]),
+        json: response('completed', [message('Hello')], chatNamed),
+      },
+    })
+    const { openai } = sdkClients(h)
+    const answer = stream
+      ? await openai.responses.stream({ model: 'svc-pro', input: 'hi' }).finalResponse()
+      : await openai.responses.create({ model: 'svc-pro', input: 'hi' })
+    expect(answer.usage).toMatchObject({ input_tokens: 20, output_tokens: 4, total_tokens: 24 })
+  }
+})

@@ -81,7 +81,12 @@ export const responsesSurface: InboundSurface = {
             : item,
         )
       : json.output
-    return { body: { ...json, id: responseId, model, output }, usage: usageOfResponse(json) }
+    const usage = usageOfResponse(json)
+    const body: Record<string, unknown> = { ...json, id: responseId, model, output }
+    // Usage under a Chat server's names (a proxy), read and billed: told under Responses' names.
+    if (isObject(json.usage) && json.usage.input_tokens === undefined && isReported(usage))
+      body.usage = encodeResponsesUsage(usage)
+    return { body, usage }
   },
   withBilledUsage: (body, usage) => ({ ...body, usage: encodeResponsesUsage(usage) }),
   passThroughStream(ids, billed) {
@@ -110,7 +115,10 @@ export const responsesSurface: InboundSurface = {
         if (!billed || !meter.finished()) return text
         const usage = meter.usage()
         const reported = isReported(usage)
-        if (billedAsReported(usage, reported)) return text
+        // A proxy that keeps a Chat server's usage names: the client reads Responses' (Codex
+        // requires input_tokens and output_tokens to read the final response).
+        if (billedAsReported(usage, reported))
+          return text.includes('"input_tokens"') ? text : withTerminalUsage(text, encodeResponsesUsage(usage))
         return withTerminalUsage(
           text,
           encodeResponsesUsage(billed({ usage, reported, outputChars: meter.outputChars() })),

@@ -11,7 +11,7 @@ import { codecs, requestToolNames } from '../providers/codecs'
 import { isReported } from '../protocols/unreported-usage'
 import { missingMessageStop } from '../protocols/anthropic/usage-meter'
 import type { ProviderKind } from '../config/schema'
-import { errorWithoutSecrets, quotesKey, withoutSecrets } from '../lib/redact'
+import { errorWithoutSecrets, frameWithoutKey } from '../lib/redact'
 import { meterStep, newStreamMeter } from './meter'
 import { judgeStream, record, servedFirstByte } from './outcome'
 import type { AnsweredAttempt } from './attempt'
@@ -226,7 +226,7 @@ export async function streamAnswer(
       const send = (frame: string): number | Promise<number> => {
         // An upstream may quote the key svc called it with in an error event (a compatible server
         // echoing the request's headers): relayed or translated, it goes out without it.
-        const written = controller.write(quotesKey(frame, a.apiKey) ? withoutSecrets(frame, a.apiKey) : frame)
+        const written = controller.write(frameWithoutKey(frame, a.apiKey))
         const flushed = controller.flush()
         const pending = written instanceof Promise ? written : flushed
         // Handled here: the sends that do not wait (the first frame, keep-alives, a closing error)

@@ -106,15 +106,16 @@ export class RequestTrace {
   }
 
   /**
-   * A leg the client left before any of it reached the client (the relay held a stream's opening).
-   * Billed for what flowed from the upstream, as a stream the client cut is: where the opening
-   * counted the prompt, the upstream has read it and bills it (a security audit: a 150,000-token
+   * A leg the client left before any of it reached the client. Where the upstream's opening had come
+   * (the relay holds it until the answer begins), the upstream has taken the prompt: billed as a
+   * stream the client cut just after is, the prompt as the opening counted it or, where it counted
+   * none (a Chat role chunk, response.created), as estimated (a security audit: a 150,000-token
    * prompt left at message_start, again and again, cost the account nothing).
    */
   abandonLeg(leg: LegDraft, error: GatewayError) {
     const flowed = leg.progress?.()
     this.failLeg(leg, error, 'aborted')
-    if (flowed === undefined || flowed.usage.input + flowed.usage.cacheRead + flowed.usage.cacheWrite === 0) return
+    if (flowed === undefined) return
     const counted = this.countReceived(flowed)
     leg.usage = counted.usage
     leg.estimated = counted.estimated

@@ -3,7 +3,7 @@
 // estimated tokens — the prompt and what flowed, never the whole answer the upstream would have sent.
 import { afterAll, beforeEach, describe, expect, test } from 'bun:test'
 import { createHarness, type Harness } from '../support/harness'
-import { anthropicMessageStart, scriptedPair } from '../support/scripted-upstream'
+import { anthropicMessageStart, scriptedPair, sseFrame } from '../support/scripted-upstream'
 import { startSimulator } from '../support/simulator'
 import { parseFrames, requestDetail, ULID, waitFor } from './helpers'
 import { bodyFor, deltaEvent, pathFor, providerFor, routes, tokenizerCount } from './routes'
@@ -208,18 +208,19 @@ describe('a client that goes away once it has read the whole answer', () => {
 })
 
 describe('a client that goes away while svc holds the stream’s opening (before its first byte)', () => {
-  /** An Anthropic upstream that sends message_start, with the prompt it read, then thinks in silence until aborted. */
-  const openingThenSilence = (inputTokens: number | null) =>
+  /** An upstream that sends its opening, then thinks in silence until aborted. */
+  const silentAfter = (opening: string) =>
     (async (_url: string, init: RequestInit) => {
-      const start = anthropicMessageStart('first-up', inputTokens)
       const body = new ReadableStream<Uint8Array>({
         start(controller) {
-          controller.enqueue(new TextEncoder().encode(start))
+          controller.enqueue(new TextEncoder().encode(opening))
           init.signal?.addEventListener('abort', () => controller.error(new DOMException('aborted', 'AbortError')))
         },
       })
       return new Response(body, { headers: { 'content-type': 'text/event-stream' } })
     }) as unknown as typeof fetch
+  /** Anthropic's message_start, with the prompt it read (null: a compatible server's, with no usage). */
+  const openingThenSilence = (inputTokens: number | null) => silentAfter(anthropicMessageStart('first-up', inputTokens))
 
   const leave = async (h: Harness) => {
     const controller = new AbortController()
@@ -257,10 +258,31 @@ describe('a client that goes away while svc holds the stream’s opening (before
     ])
   })
 
-  test('an opening that counted no prompt bills nothing, as nothing flowed', async () => {
+  test('an opening that counted no prompt (a compatible server) bills the estimated prompt, as a stream cut just after does', async () => {
     const h = await scriptedPair('anthropic')
     h.deps.fetch = openingThenSilence(null)
     const d = await leave(h)
-    expect(d).toMatchObject({ status: 'aborted', total_cost_nanos: 0, charged_nanos: 0 })
+    expect(d.status).toBe('aborted')
+    const [leg] = d.usage_events
+    expect(leg).toMatchObject({ outcome: 'aborted', estimated: true })
+    expect(leg.input_tokens).toBeGreaterThan(0)
+    expect(d.charged_nanos).toBe(leg.cost_nanos)
+    expect(leg.cost_nanos).toBe((leg.input_tokens + leg.output_tokens) * 1000)
+  })
+
+  test('a Chat upstream’s role chunk counts no prompt either: the estimated prompt is billed', async () => {
+    const h = await scriptedPair('openai-chat')
+    const roleChunk = {
+      id: 'c',
+      object: 'chat.completion.chunk',
+      model: 'first-up',
+      choices: [{ index: 0, delta: { role: 'assistant' }, finish_reason: null }],
+    }
+    h.deps.fetch = silentAfter(sseFrame(undefined, roleChunk))
+    const d = await leave(h)
+    const [leg] = d.usage_events
+    expect(leg).toMatchObject({ outcome: 'aborted', estimated: true })
+    expect(leg.input_tokens).toBeGreaterThan(0)
+    expect(d.charged_nanos).toBe(leg.cost_nanos)
   })
 })

@@ -60,7 +60,13 @@ describe('an upstream that quotes the key in an error event, once the answer has
     anthropicMessageStart('first-up', 5),
     anthropicEvent('content_block_start', { index: 0, content_block: { type: 'text', text: '' } }),
     anthropicEvent('content_block_delta', { index: 0, delta: { type: 'text_delta', text: 'partial answer' } }),
-    anthropicEvent('error', { error: { type: 'api_error', message: `bad header x-api-key ${upstreamKey}` } }),
+    // Headers echoed as JSON inside the message: in the frame, its quotes are escaped.
+    anthropicEvent('error', {
+      error: {
+        type: 'api_error',
+        message: `bad header x-api-key ${upstreamKey} in {"authorization":"Bearer ${upstreamKey}"}`,
+      },
+    }),
   ]
 
   test.each([
@@ -83,8 +89,11 @@ describe('an upstream that quotes the key in an error event, once the answer has
     const stream = await res.text()
     expect(stream).toContain('partial answer')
     expect(stream).toContain('bad header x-api-key [redacted]')
+    // Every frame still JSON, so the SDKs read the error as the upstream's, not as a broken stream.
+    for (const line of stream.split('\n').filter((l) => l.startsWith('data: ')))
+      expect(() => JSON.parse(line.slice(6))).not.toThrow()
     const detail = await requestDetail(h, res.headers.get('x-request-id')!)
-    expect(detail.usage_events[0].error).toBe('bad header x-api-key [redacted]')
+    expect(detail.usage_events[0].error).toStartWith('bad header x-api-key [redacted] in ')
     expect(stream + JSON.stringify(detail) + logged.join('')).not.toContain(upstreamKey)
   })
 })

@@ -302,3 +302,21 @@ test("usage under Chat's names reaches a Responses client under Responses' names
     expect(answer.usage).toMatchObject({ input_tokens: 20, output_tokens: 4, total_tokens: 24 })
   }
 })
+
+test("OpenRouter's bare error frame reaches a Responses client as a typed error event, which Codex reads", async () => {
+  const h = await responsesGateway()
+  const bare = sseFrame(undefined, { error: { code: 502, message: 'Provider disconnected' } })
+  byModel(h, { 'first-up': { sse: openaiText('Hel', [bare]) } })
+  const res = await h.call('/compat-b/v1/responses', {
+    method: 'POST',
+    json: { model: 'svc-pro', input: 'hi', stream: true },
+  })
+  const frames = (await res.text()).split('\n\n').filter((frame) => frame !== '')
+  const last = frames.at(-1)!
+  expect(last).toStartWith('event: error\n')
+  expect(JSON.parse(last.slice(last.indexOf('data: ') + 6))).toMatchObject({
+    type: 'error',
+    message: 'Provider disconnected',
+  })
+  expect(frames.filter((frame) => frame.includes('Provider disconnected'))).toHaveLength(1)
+})

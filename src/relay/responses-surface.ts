@@ -21,6 +21,7 @@ import type { ResponsesBody } from '../protocols/openai-responses/schema'
 import { createResponsesPassThroughMeter } from '../protocols/openai-responses/usage-meter'
 import { isReported } from '../protocols/unreported-usage'
 import { isJson, isObject, parseJson } from '../protocols/wire-values'
+import { upstreamFailure } from '../providers/call-upstream'
 import { billedAsReported } from './credible-usage'
 import type { ClientIds, InboundSurface } from './surface'
 
@@ -93,6 +94,10 @@ export const responsesSurface: InboundSurface = {
     const meter = createResponsesPassThroughMeter()
     const rewrite = idsFor(ids)
     let lastSequence = -1
+    const errorFrame = (error: GatewayError) => {
+      const { code, message, param } = encodeGatewayErrorAsOpenAI(error).error
+      return encodeSse('error', { type: 'error', code, message, param, sequence_number: lastSequence + 1 })
+    }
     return {
       frame(event) {
         // Chat's sentinel, which some compatible servers end with: Responses has none, and the OpenAI
@@ -107,7 +112,14 @@ export const responsesSurface: InboundSurface = {
             retryable: true,
           })
         }
+        const erredBefore = meter.error() !== undefined
         meter.observe(event)
+        // OpenRouter's mid-stream failure is a bare {"error": …} with no type, which a client reading
+        // events by type (Codex) skips: it gets the typed error event svc writes in its place.
+        if (!erredBefore && event.event === undefined && !event.data.includes('"type"')) {
+          const failure = meter.error()
+          if (failure) return errorFrame(upstreamFailure(failure))
+        }
         const match = sequencePattern.exec(event.data)
         if (match) lastSequence = Number(match[1])
         const text = meter.rewriteResponsesFrame(event, rewrite)
@@ -130,10 +142,7 @@ export const responsesSurface: InboundSurface = {
       estimatedOutputTokens: meter.estimatedOutputTokens,
       outputChars: meter.outputChars,
       error: meter.error,
-      errorFrame(error: GatewayError) {
-        const { code, message, param } = encodeGatewayErrorAsOpenAI(error).error
-        return encodeSse('error', { type: 'error', code, message, param, sequence_number: lastSequence + 1 })
-      },
+      errorFrame,
     }
   },
   passThroughAssembly: responsesAssembler,

@@ -21,23 +21,26 @@ const marker = '__svcts_'
 export const withThoughtSignature = (id: string, signature: string): string =>
   `${id}${marker}${Buffer.from(signature, 'utf8').toString('base64url')}`
 
+/** Where an id's provider-given part ends: its length when it carries no signature. */
+const bareEnd = (id: string): number => {
+  const at = id.indexOf(marker)
+  return at < 0 ? id.length : at
+}
+
 /** A call id as the provider gave it, and the signature carried in it, if any. */
 export function splitThoughtSignature(id: string): { id: string; signature?: string } {
-  const at = id.indexOf(marker)
-  if (at < 0) return { id }
-  return { id: id.slice(0, at), signature: Buffer.from(id.slice(at + marker.length), 'base64url').toString('utf8') }
+  const end = bareEnd(id)
+  if (end === id.length) return { id }
+  return { id: id.slice(0, end), signature: Buffer.from(id.slice(end + marker.length), 'base64url').toString('utf8') }
 }
 
 /** The id as the provider gave it: what every upstream but a signature reader gets. */
-export const withoutThoughtSignature = (id: string): string => {
-  const at = id.indexOf(marker)
-  return at < 0 ? id : id.slice(0, at)
-}
+export const withoutThoughtSignature = (id: string): string => id.slice(0, bareEnd(id))
 
 /** The id with its provider-given part rewritten, a signature it carries kept as it is. */
 export function withBareIdRewritten(id: string, rewrite: (bare: string) => string): string {
-  const at = id.indexOf(marker)
-  return at < 0 ? rewrite(id) : rewrite(id.slice(0, at)) + id.slice(at)
+  const end = bareEnd(id)
+  return rewrite(id.slice(0, end)) + id.slice(end)
 }
 
 /** The signature Google's compatible endpoint put on a tool call (or a fragment of one), if any. */

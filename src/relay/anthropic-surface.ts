@@ -98,6 +98,7 @@ export const anthropicSurface: InboundSurface = {
       },
       usage: meter.usage,
       finished: meter.finished,
+      closeCleanly: meter.closeCleanly,
       generated: meter.generated,
       estimatedOutputTokens: meter.estimatedOutputTokens,
       outputChars: meter.outputChars,

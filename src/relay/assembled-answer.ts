@@ -16,7 +16,7 @@ import { isReported } from '../protocols/unreported-usage'
 import type { AnsweredAttempt } from './attempt'
 import { deliverPassThrough, deliverTranslated, jsonAnswer } from './json-answer'
 import { meterStep, newStreamMeter } from './meter'
-import { missingTerminalFrame, withinFirstByte } from './stream-answer'
+import { withinFirstByte } from './stream-answer'
 import { upstreamFrames } from './upstream-frames'
 
 export async function assembledAnswer(
@@ -61,9 +61,8 @@ export async function assembledAnswer(
         if (error) throw upstreamFailure(error)
         return meter.finished()
       })
-      // The body ended cleanly: offered the terminal frame it may lack, as the streamed relay does.
-      const missing = missingTerminalFrame[a.surface.nativeKind]
-      if (missing && !meter.finished()) meter.frame(missing)
+      // The body ended cleanly: whole without its terminal event where it said how it ended.
+      if (!meter.finished()) meter.closeCleanly()
       if (!meter.finished()) throw endedEarly()
       const { body: answer } = a.surface.passThroughJson(assembly.json(meter.estimatedOutputTokens()), a.ids)
       const usage = meter.usage()

@@ -138,6 +138,8 @@ export const responsesSurface: InboundSurface = {
       },
       usage: meter.usage,
       finished: meter.finished,
+      // A Responses stream is whole only at its terminal event, which carries the answer.
+      closeCleanly: () => '',
       generated: meter.generated,
       estimatedOutputTokens: meter.estimatedOutputTokens,
       outputChars: meter.outputChars,

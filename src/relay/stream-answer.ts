@@ -9,19 +9,11 @@ import type { SseEvent } from '../protocols/sse'
 import { upstreamFailure } from '../providers/call-upstream'
 import { codecs, requestToolNames } from '../providers/codecs'
 import { isReported } from '../protocols/unreported-usage'
-import { missingMessageStop } from '../protocols/anthropic/usage-meter'
-import type { ProviderKind } from '../config/schema'
 import { errorWithoutSecrets, frameWithoutKey } from '../lib/redact'
 import { meterStep, newStreamMeter } from './meter'
 import { judgeStream, record, servedFirstByte } from './outcome'
 import type { AnsweredAttempt } from './attempt'
 import { streamFailure, type UpstreamFrames, upstreamFrames } from './upstream-frames'
-
-/**
- * The terminal frame an upstream of the kind may leave out, closing its body cleanly after the
- * answer is whole: offered to a same-shape stream at that end, where its meter decides.
- */
-export const missingTerminalFrame: Partial<Record<ProviderKind, SseEvent>> = { anthropic: missingMessageStop }
 
 const sseHeaders = {
   'content-type': 'text/event-stream; charset=utf-8',
@@ -73,7 +65,7 @@ export async function streamAnswer(
       upstream,
       stream.frame,
       () => stream.finished() || stream.error() !== undefined,
-      missingTerminalFrame[a.surface.nativeKind],
+      stream.closeCleanly,
     )
     // Checked on the pieces held before the client's first byte (the first, and the opening's hold):
     // an upstream error by then (even one in the same read as a message_start) means the client has
@@ -298,8 +290,8 @@ function passThroughText(
   upstream: UpstreamFrames,
   frame: (event: SseEvent) => string,
   ended: () => boolean,
-  /** Offered to `frame` at a clean end of the body before `ended()`: relayed only if it ends the stream. */
-  missingEnd?: SseEvent,
+  /** At a clean end of the body before `ended()`: the frame that still completes the answer, or ''. */
+  closeCleanly: () => string,
 ): AsyncIterator<string> {
   const finished = { done: true, value: undefined } as const
   let failure: { error: unknown } | undefined
@@ -326,10 +318,10 @@ function passThroughText(
           return fail(error)
         }
         if (events === undefined) {
-          if (over || !missingEnd) return finished
+          if (over) return finished
           over = true
-          const text = frame(missingEnd)
-          return ended() ? { done: false, value: text } : finished
+          const text = closeCleanly()
+          return text === '' ? finished : { done: false, value: text }
         }
         if (over) continue
         let text = ''

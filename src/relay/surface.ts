@@ -22,6 +22,11 @@ export interface PassThroughStream {
   usage(): Usage
   /** The upstream finished the message (its usage is final, not an estimate). */
   finished(): boolean
+  /**
+   * The body ended cleanly before the terminal event: the frame that completes an answer whole
+   * nonetheless (Anthropic's message_stop after a named stop reason), or '' (finished() says which).
+   */
+  closeCleanly(): string
   /** The answer has begun: the upstream sent content (a block, an item) or finished, not only its opening. */
   generated(): boolean
   estimatedOutputTokens(): number

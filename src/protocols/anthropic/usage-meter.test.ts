@@ -2,7 +2,7 @@ import { describe, expect, test } from 'bun:test'
 import { collect, readFixture, sseOf } from '../fixture-streams'
 import { encodeSse } from '../sse'
 import { isReported } from '../unreported-usage'
-import { createAnthropicPassThroughMeter, missingMessageStop, rewriteMessageStart } from './usage-meter'
+import { createAnthropicPassThroughMeter, rewriteMessageStart } from './usage-meter'
 
 async function meterFixture(name: string) {
   const meter = createAnthropicPassThroughMeter()
@@ -116,21 +116,21 @@ describe('createAnthropicPassThroughMeter', () => {
     expect(isReported(meter.usage())).toBe(true)
   })
 
-  test("the message_stop a body left out finishes the message only after a message_delta's stop reason", () => {
+  test("a body that ends without message_stop finishes the message only after a message_delta's stop reason", () => {
     const frame = (event: string, data: unknown) => ({ event, data: JSON.stringify(data), raw: '' })
     const start = frame('message_start', { message: { usage: { input_tokens: 10, output_tokens: 1 } } })
     const after = (...frames: ReturnType<typeof frame>[]) => {
       const meter = createAnthropicPassThroughMeter()
       for (const event of [start, ...frames]) meter.observe(event)
-      meter.observe(missingMessageStop)
-      return meter.finished()
+      return [meter.closeCleanly(), meter.finished()]
     }
     const named = frame('message_delta', { delta: { stop_reason: 'end_turn' }, usage: { output_tokens: 5 } })
     const unnamed = frame('message_delta', { delta: { stop_reason: null }, usage: { output_tokens: 5 } })
-    expect(after(named)).toBe(true)
-    expect(after(unnamed)).toBe(false)
-    expect(after(frame('content_block_delta', { delta: { type: 'text_delta', text: 'Hi' } }))).toBe(false)
-    expect(missingMessageStop.raw).toBe('event: message_stop\ndata: {"type":"message_stop"}\n\n')
+    expect(after(named)).toEqual(['event: message_stop\ndata: {"type":"message_stop"}\n\n', true])
+    expect(after(unnamed)).toEqual(['', false])
+    expect(after(frame('content_block_delta', { delta: { type: 'text_delta', text: 'Hi' } }))).toEqual(['', false])
+    // A message that did end has nothing to add.
+    expect(after(named, frame('message_stop', {}))).toEqual(['', true])
   })
 })
 

@@ -15,11 +15,15 @@ export interface AnthropicPassThroughMeter {
    * (unreported-usage.ts) until a message_delta gives the output count: message_start's is 1.
    */
   usage(): Usage
-  /**
-   * True once message_stop went by: the upstream finished the message (with its usage or not).
-   * `missingMessageStop` counts only after a message_delta that named a stop reason.
-   */
+  /** True once message_stop went by: the upstream finished the message (with its usage or not). */
   finished(): boolean
+  /**
+   * The body ended cleanly without message_stop, as some compatible servers and proxies end right
+   * after message_delta: the message is finished if that delta named a stop reason (message_stop
+   * carries nothing). Returns the message_stop the client should still get (the SDK's stream helper
+   * waits for it), or '' when the message is not whole.
+   */
+  closeCleanly(): string
   /** True once content came (a block, a delta) or the message finished: more than its opening. */
   generated(): boolean
   /** Reported output tokens, or ~chars/4 of the streamed deltas when the upstream never reported any. */
@@ -34,16 +38,7 @@ export interface AnthropicPassThroughMeter {
 const deltaEnvelopeChars = 80
 const charsPerToken = 4
 
-/**
- * The message_stop some compatible servers and proxies leave out, closing the body right after
- * message_delta: the relay offers it to the meter at a clean end of the body, and relays it where
- * the meter takes it as the end. It carries nothing, but the SDK's stream helper waits for it.
- */
-export const missingMessageStop: SseEvent = {
-  event: 'message_stop',
-  data: '{"type":"message_stop"}',
-  raw: encodeSse('message_stop', { type: 'message_stop' }),
-}
+const messageStop = encodeSse('message_stop', { type: 'message_stop' })
 
 export function createAnthropicPassThroughMeter(): AnthropicPassThroughMeter {
   const usage = emptyUsage()
@@ -90,8 +85,7 @@ export function createAnthropicPassThroughMeter(): AnthropicPassThroughMeter {
           return
         }
         case 'message_stop':
-          // A stream cut before its stop reason (or whose delta says null) is still cut.
-          stopped ||= event !== missingMessageStop || stopNamed
+          stopped = true
           return
         case 'error': {
           const error = readObject(parseObject(event.data), 'error') ?? {}
@@ -110,6 +104,12 @@ export function createAnthropicPassThroughMeter(): AnthropicPassThroughMeter {
       return markUnreported(counted)
     },
     finished: () => stopped,
+    closeCleanly: () => {
+      // A stream cut before its stop reason (or whose delta says null) is still cut.
+      if (stopped || !stopNamed) return ''
+      stopped = true
+      return messageStop
+    },
     generated: () => contentCame || stopped,
     estimatedOutputTokens: () =>
       reported ? usage.output : Math.max(usage.output, Math.ceil(deltaChars / charsPerToken)),

@@ -329,6 +329,36 @@ describe('withoutThinkingHistory (Anthropic refused a signature it could not hav
     })
   })
 
+  test('thinking turned off takes its clear_thinking context edit with it, and other edits stay', () => {
+    const toolLoop = [
+      { role: 'user', content: 'read a' },
+      { role: 'assistant', content: [{ type: 'thinking', thinking: 'a', signature: 's' }, toolUse('t1')] },
+      toolResult('t1'),
+    ]
+    const clearThinking = { type: 'clear_thinking_20251015', keep: { type: 'thinking_turns', value: 1 } }
+    const clearTools = { type: 'clear_tool_uses_20250919' }
+    const body = (edits: unknown[]) => ({
+      thinking: { type: 'enabled', budget_tokens: 1024 },
+      context_management: { edits },
+      messages: toolLoop,
+    })
+    expect(withoutThinkingHistory(body([clearThinking, clearTools]))).toEqual({
+      context_management: { edits: [clearTools] },
+      messages: [toolLoop[0], { role: 'assistant', content: [toolUse('t1')] }, toolLoop[2]],
+    })
+    expect(withoutThinkingHistory(body([clearThinking]))).not.toHaveProperty('context_management')
+    // The same where another provider's thinking is left out before Anthropic (thinking off for the loop).
+    const foreign = {
+      ...body([clearThinking]),
+      messages: [
+        toolLoop[0],
+        { role: 'assistant', content: [{ type: 'thinking', thinking: 'b', signature: '' }, toolUse('t1')] },
+        toolLoop[2],
+      ],
+    }
+    expect(withoutForeignHistory(foreign, anthropic)).not.toHaveProperty('context_management')
+  })
+
   test('the wording Anthropic refuses with, and not another', () => {
     expect(refusesThinkingSignature('messages.1.content.0: Invalid `signature` in `thinking` block')).toBe(true)
     expect(refusesThinkingSignature('messages.1.content.0: unexpected `tool_use_id`')).toBe(false)

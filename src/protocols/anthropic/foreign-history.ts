@@ -178,7 +178,17 @@ function thinksAfterLastTurn(body: Record<string, unknown>): boolean {
   return lastToolTurnOpensWithThinking(messages)
 }
 
+/**
+ * The body with thinking off: no `thinking`, and no `clear_thinking_*` context edit, which manages
+ * thinking blocks and which Anthropic takes only with thinking on (Claude Code sends one).
+ */
 function withoutThinking(body: Record<string, unknown>): Record<string, unknown> {
   const { thinking: _thinking, ...rest } = body
-  return rest
+  const management = rest.context_management
+  if (!isObject(management) || !Array.isArray(management.edits)) return rest
+  const edits = management.edits.filter((edit) => !(isObject(edit) && String(edit.type).startsWith('clear_thinking')))
+  if (edits.length === management.edits.length) return rest
+  if (edits.length > 0) return { ...rest, context_management: { ...management, edits } }
+  const { context_management: _management, ...withoutManagement } = rest
+  return withoutManagement
 }

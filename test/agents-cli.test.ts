@@ -573,8 +573,12 @@ describe.skipIf(!claude.ok)(`svc claude (Claude Code ${CLAUDE_VERSION}) across a
     const last = sim.requests[4]!.body as Record<string, unknown>
     expect(thinkingIn(last).map((b) => b.signature)).toEqual([claudeSignature])
     expect(last.thinking).toBeUndefined()
+    // And its clear_thinking context edit (Claude Code's only one), which Anthropic takes only with thinking on.
+    const sent = inbound.at(-1)!.body as Record<string, unknown>
+    expect(sent.context_management).toEqual({ edits: [expect.objectContaining({ type: 'clear_thinking_20251015' })] })
+    expect(last.context_management).toBeUndefined()
     // Otherwise Claude Code's body as it sent it (its `role: "system"` turn included).
-    const { thinking: _, ...rest } = inbound.at(-1)!.body as Record<string, unknown>
+    const { thinking: _, context_management: _edits, ...rest } = sent
     expect(last.messages).not.toEqual(rest.messages)
     const received: Record<string, unknown> = { ...last, messages: rest.messages }
     expect(received).toEqual({ ...rest, model: 'up-claude' })

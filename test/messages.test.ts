@@ -1343,6 +1343,15 @@ describe('messages: sessions', () => {
     // Passed through untouched to the anthropic upstream.
     expect(sim.requests[2]!.body).toMatchObject({ metadata: { user_id: userId } })
 
+    // Claude Code before 2.1.78 wrote user_id as one string, the session at its end.
+    const legacy = `user_${'a'.repeat(64)}_account_0f1e2d3c-aaaa-bbbb-cccc-111122223333_session_cc-sess-4`
+    expect(await send({ metadata: { user_id: legacy } }, {})).toMatchObject({
+      session_id: 'cc-sess-4',
+      session_source: 'claude-code',
+    })
+    // A plain user id names no session.
+    expect((await send({ metadata: { user_id: 'user-42' } }, {})).session_id).toBeUndefined()
+
     const fromHeader = await send({}, { 'x-claude-code-session-id': 'cc-sess-3' })
     expect(fromHeader).toMatchObject({ session_id: 'cc-sess-3', session_source: 'claude-code' })
 
@@ -1351,7 +1360,7 @@ describe('messages: sessions', () => {
 
     const sessions = (await (await h.call('/v1/usage/sessions/list')).json()) as { session_id: string }[]
     const bySession = Object.fromEntries(sessions.map((s) => [s.session_id, s]))
-    expect(Object.keys(bySession).sort()).toEqual(['cc-sess-2', 'cc-sess-3', 'sess-1'])
+    expect(Object.keys(bySession).sort()).toEqual(['cc-sess-2', 'cc-sess-3', 'cc-sess-4', 'sess-1'])
     // 10×3000 + 2×15000 per request
     expect(bySession['sess-1']).toMatchObject({
       request_count: 2,

@@ -1,5 +1,5 @@
 import { afterAll, expect, test } from 'bun:test'
-import { type Harness, sdkClients } from './support/harness'
+import { createHarness, type Harness, requestDetail, sdkClients } from './support/harness'
 import { startSimulator } from './support/simulator'
 import { oneModelGateway } from './support/translation-gateway'
 
@@ -131,3 +131,66 @@ test('a steady stream gets no keep-alives, and pings never hold off the idle tim
   expect(body).toContain('event: ping')
   expect(body).toContain('silent for 200 ms')
 })
+
+/** An Anthropic server on loopback: `second-up` answers, `first-up` sends its headers and a byte, then nothing. */
+const stalling = Bun.serve({
+  hostname: '127.0.0.1',
+  port: 0,
+  async fetch(request) {
+    const { model } = (await request.json()) as { model: string }
+    if (model === 'first-up') {
+      const stalled = new ReadableStream({ start: (c) => c.enqueue(new TextEncoder().encode('{')) })
+      return new Response(stalled, { headers: { 'content-type': 'application/json' } })
+    }
+    return Response.json({
+      id: 'msg_up',
+      type: 'message',
+      role: 'assistant',
+      model,
+      content: [{ type: 'text', text: 'hi' }],
+      stop_reason: 'end_turn',
+      stop_sequence: null,
+      usage: { input_tokens: 10, output_tokens: 2 },
+    })
+  },
+})
+afterAll(() => stalling.stop(true))
+
+for (const maxTokens of [100, 8000]) {
+  test(`a JSON answer whose body stalls after its headers is bounded by first_byte_timeout_ms and falls back (max_tokens ${maxTokens})`, async () => {
+    const h = await createHarness({
+      grantUsd: 5,
+      env: { K: 'upstream-key-0123456789' },
+      config: {
+        catalog: { builtin: false },
+        routing: { first_byte_timeout_ms: 300 },
+        providers: { p: { kind: 'anthropic', base_url: stalling.url.href.replace(/\/$/, ''), api_key_env: 'K' } },
+        models: ['first', 'second'].map((name, i) => ({
+          id: name,
+          provider: 'p',
+          upstream_model: `${name}-up`,
+          profiles: ['pro'],
+          quality: 90 - i,
+          input_usd_per_mtok: 1,
+          output_usd_per_mtok: 1,
+          max_output_tokens: 16_000,
+        })),
+      },
+    })
+    const res = await h.call('/compat-a/v1/messages', {
+      method: 'POST',
+      headers: { 'anthropic-version': '2023-06-01' },
+      json: { model: 'svc-pro', max_tokens: maxTokens, messages: [{ role: 'user', content: 'hello' }] },
+    })
+    expect([res.status, (await res.json()).model]).toEqual([200, 'second-up'])
+    const detail = await requestDetail(h, res.headers.get('x-request-id')!)
+    expect(
+      detail.usage_events.map((leg: { model_id: string; outcome: string }) => [leg.model_id, leg.outcome]),
+    ).toEqual([
+      ['first', 'failed'],
+      ['second', 'ok'],
+    ])
+    // The stalled model counts a failure, as a hung one does.
+    expect(h.deps.health.view('p', 'first').error_rate).toBeGreaterThan(0)
+  }, 10_000)
+}

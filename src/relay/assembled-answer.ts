@@ -19,12 +19,7 @@ import { meterStep, newStreamMeter } from './meter'
 import { withinFirstByte } from './stream-answer'
 import { upstreamFrames } from './upstream-frames'
 
-export async function assembledAnswer(
-  deps: Deps,
-  a: AnsweredAttempt,
-  /** When the upstream request went out (performance.now()): the first event is due first_byte_timeout_ms after. */
-  sentAt: number,
-): Promise<Response> {
+export async function assembledAnswer(deps: Deps, a: AnsweredAttempt): Promise<Response> {
   // An upstream (or a compatible server's model) that cannot stream answers JSON all the same:
   // the answer as a JSON call's, as before svc asked for a stream.
   if (a.upstream.headers.get('content-type')?.includes('json')) return jsonAnswer(deps, a)
@@ -32,7 +27,7 @@ export async function assembledAnswer(
   const upstream = upstreamFrames(a.upstream, idleTimeoutMs, () => a.controller.abort())
   try {
     // The headers took some of the first byte's time (send.ts): the first event has what is left.
-    const left = Math.max(1, sentAt + firstByteTimeoutMs - performance.now())
+    const left = Math.max(1, a.sentAt + firstByteTimeoutMs - performance.now())
     const first = await withinFirstByte(upstream.next(), left, a.controller, firstByteTimeoutMs)
     const upstreamTtfbMs = deps.clock() - a.leg.startedAt
     /**

@@ -17,4 +17,6 @@ export interface AnsweredAttempt {
   idHeader: Record<string, string>
   /** The key the upstream was called with: never in what the client, the log or the ledger get. */
   apiKey: string
+  /** When the upstream request went out (performance.now()): a non-streaming answer is due first_byte_timeout_ms after. */
+  sentAt: number
 }

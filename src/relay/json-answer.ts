@@ -43,16 +43,34 @@ export async function jsonAnswer(deps: Deps, a: AnsweredAttempt): Promise<Respon
   const fromBytes = length !== undefined && length <= maxAnswerBytes && !relayedAsText
   let json: unknown
   let text: string | undefined
+  // The whole answer is due within first_byte_timeout_ms of the request (its headers may come
+  // first, then nothing: a hung server held the request, and its hold on the credit, for good).
+  const { firstByteTimeoutMs } = deps.config.routing
+  let timedOut = false
+  const timer = setTimeout(
+    () => {
+      timedOut = true
+      a.controller.abort()
+    },
+    Math.max(1, a.sentAt + firstByteTimeoutMs - performance.now()),
+  )
   try {
     if (!fromBytes) text = await readAnswerText(a.upstream)
     json = text === undefined ? await a.upstream.json() : JSON.parse(text)
   } catch (err) {
+    if (timedOut) {
+      throw new GatewayError('timeout', `upstream sent no whole answer within ${firstByteTimeoutMs} ms`, {
+        retryable: true,
+      })
+    }
     if (err instanceof GatewayError) throw err
     throw new GatewayError('api_error', 'upstream answered 200 with a body that is not valid JSON', {
       status: 502,
       retryable: true,
       cause: err,
     })
+  } finally {
+    clearTimeout(timer)
   }
   const upstreamCodec = codecs[a.leg.candidate.provider.kind]
   const inBand = upstreamCodec.inBandError?.(json)

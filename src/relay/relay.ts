@@ -129,6 +129,13 @@ export async function relay(deps: Deps, input: RelayInput): Promise<Response> {
     let attempts = 0
     let everyFailurePermanent = true
     for (const candidate of ranking.candidates.slice(0, deps.config.routing.maxAttempts)) {
+      // A client that left before this attempt (while svc read its credit, or between attempts) is
+      // neither served nor charged: the abort listener stops only an attempt under way.
+      if (input.signal?.aborted) {
+        const error = new GatewayError('api_error', 'client went away', { status: 499 })
+        record(deps, trace, { status: 'aborted', httpStatus: 499, error })
+        return errorResponse(error, surface.errorShape, idHeader)
+      }
       attempts++
       const leg = trace.startLeg(candidate)
       const controller = new AbortController()
@@ -140,7 +147,7 @@ export async function relay(deps: Deps, input: RelayInput): Promise<Response> {
         probe = deps.health.claimProbe(candidate.provider.id, candidate.model.id, keyOwnerOf(candidate.byok, accountId))
         // A long answer's client gets JSON, but svc streams it from the upstream (assembled-answer.ts).
         const gathered = !exchange.stream && candidate.maxTokens > deps.config.routing.streamUpstreamAboveMaxTokens
-        const sentAt = gathered ? performance.now() : 0
+        const sentAt = performance.now()
         const upstream = await send(deps, {
           surface,
           body,
@@ -151,9 +158,9 @@ export async function relay(deps: Deps, input: RelayInput): Promise<Response> {
           controller,
           stream: exchange.stream || gathered,
         })
-        const attempt = { surface, body, trace, leg, upstream, ids, controller, idHeader, apiKey }
+        const attempt = { surface, body, trace, leg, upstream, ids, controller, idHeader, apiKey, sentAt }
         if (exchange.stream) return await streamAnswer(deps, attempt, probe)
-        const answer = gathered ? await assembledAnswer(deps, attempt, sentAt) : await jsonAnswer(deps, attempt)
+        const answer = gathered ? await assembledAnswer(deps, attempt) : await jsonAnswer(deps, attempt)
         record(deps, trace, { status: 'completed', httpStatus: 200 })
         return answer
       } catch (err) {

@@ -36,9 +36,15 @@ function fromMetadata(
   return typeof value === 'string' ? clip(value) : null
 }
 
-/** Claude Code's metadata.user_id is a JSON string such as {"device_id":…,"session_id":…}. */
+/**
+ * Claude Code's metadata.user_id: a JSON string such as {"device_id":…,"session_id":…} from 2.1.78,
+ * before it `user_<hash>_account_<uuid>_session_<uuid>` (the header came only with 2.1.86).
+ */
+const sessionSuffix = /_session_([\w-]+)$/
+
 function claudeCodeSessionFromUserId(userId: unknown): string | null {
-  if (typeof userId !== 'string' || !userId.startsWith('{')) return null
+  if (typeof userId !== 'string') return null
+  if (!userId.startsWith('{')) return sessionSuffix.exec(userId)?.[1] ?? null
   try {
     const parsed = JSON.parse(userId) as { session_id?: unknown }
     return typeof parsed.session_id === 'string' ? parsed.session_id : null

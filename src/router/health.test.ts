@@ -170,6 +170,15 @@ describe('retry-after', () => {
     expect(state()).toBe('closed')
   })
 
+  test('an answer served ends the cooling a retry-after asked for (a proxy may ask an hour)', () => {
+    const { health, advance, fail, state } = setup()
+    fail(1, { retryAfterSeconds: 3600 })
+    advance(60_000)
+    expect(state()).toBe('cooling')
+    health.recordSuccess('p1', 'm1')
+    expect(state()).toBe('closed')
+  })
+
   test('an open circuit shows as open even while cooling', () => {
     const { health, fail } = setup()
     fail(2)
@@ -188,15 +197,14 @@ describe('retry-after', () => {
     expect(state()).toBe('half_open')
   })
 
-  test('cooling outlasting the open circuit shows once the circuit is closed again', () => {
+  test('a half-open probe that succeeds within the retry-after closes the circuit and ends the cooling', () => {
     const { health, advance, fail, state } = setup()
     fail(2)
     fail(1, { retryAfterSeconds: 120 })
     advance(30_000)
     health.claimProbe('p1', 'm1')
     health.recordSuccess('p1', 'm1')
-    expect(state()).toBe('cooling')
-    advance(90_000)
+    // It served: the rate limit is over, whatever the 120 s said.
     expect(state()).toBe('closed')
   })
 })

@@ -67,6 +67,8 @@ export function createHealth(clock: () => number, policy: HealthPolicy = default
     e.errorRate += alpha * (0 - e.errorRate)
     e.consecutiveFailures = 0
     e.openUntil = 0
+    // An answer served says the rate limit is over, whatever retry-after asked (a proxy may ask an hour).
+    e.retryAfterUntil = 0
     e.probing = false
     e.cooldownMs = policy.cooldownMs
   }

@@ -286,3 +286,35 @@ describe('a client that goes away while svc holds the stream’s opening (before
     expect(d.charged_nanos).toBe(leg.cost_nanos)
   })
 })
+
+test('a client that has left before the first attempt (while svc read its credit) is neither served nor charged', async () => {
+  const h = await scriptedPair('anthropic')
+  let upstreamCalls = 0
+  h.deps.fetch = (async () => {
+    upstreamCalls++
+    return Response.json({})
+  }) as unknown as typeof fetch
+  const client = new AbortController()
+  const readCredit = h.deps.credit.get.bind(h.deps.credit)
+  h.deps.credit.get = async (accountId: string) => {
+    const grants = await readCredit(accountId)
+    client.abort()
+    return grants
+  }
+  await h
+    .call('/compat-a/v1/messages', {
+      method: 'POST',
+      headers: { 'anthropic-version': '2023-06-01' },
+      signal: client.signal,
+      json: { model: 'svc-pro', max_tokens: 100, messages: [{ role: 'user', content: 'hi' }] },
+    })
+    .catch(() => undefined)
+  expect(upstreamCalls).toBe(0)
+  const [row] = (await (await h.call('/v1/usage/requests')).json()).items
+  expect(await requestDetail(h, row.request_id)).toMatchObject({
+    status: 'aborted',
+    http_status: 499,
+    attempts: 0,
+    charged_nanos: 0,
+  })
+})

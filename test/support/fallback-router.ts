@@ -7,7 +7,8 @@
 //   [breaker]  "a circuit breaker that opens after 3 consecutive failures, lets one probe through
 //              after 30 s (doubling to at most 5 min while probes fail) and closes on a success"
 //   [cool]     "A 429/529 with retry-after (seconds or an HTTP date, at most an hour) cools the
-//              candidate until then. Open and cooling candidates are ranked last, not removed"
+//              candidate until then, or until it serves an answer … Open and cooling candidates
+//              are ranked last, not removed"
 //   [sticky]   "a session that a model served under a profile keeps that model there while it
 //              stays healthy and eligible" (every session here is under svc-pro alone)
 //   [dispatch] "tries the candidates in order (at most max_attempts)", 3 by default (svc init's
@@ -120,9 +121,9 @@ export class ReferenceRouter {
     return { order, states, attempts }
   }
 
-  /** [breaker]: closes, and the next opening waits the first cool-down again. */
+  /** [breaker]: closes, and the next opening waits the first cool-down again. [cool]: no longer cooling. */
   private succeeded(id: string) {
-    Object.assign(this.of(id), { consecutiveFailures: 0, openUntil: 0, cooldownMs: firstCooldownMs })
+    Object.assign(this.of(id), { consecutiveFailures: 0, openUntil: 0, cooldownMs: firstCooldownMs, coolingUntil: 0 })
   }
 
   private failed(id: string, now: number, fault: Fault) {

@@ -1,5 +1,6 @@
 import { afterAll, expect, test } from 'bun:test'
-import { createHarness, type Harness, requestDetail, sdkClients } from './support/harness'
+import { type Harness, requestDetail, sdkClients } from './support/harness'
+import { twoModelGateway } from './support/scripted-upstream'
 import { startSimulator } from './support/simulator'
 import { oneModelGateway } from './support/translation-gateway'
 
@@ -158,24 +159,11 @@ afterAll(() => stalling.stop(true))
 
 for (const maxTokens of [100, 8000]) {
   test(`a JSON answer whose body stalls after its headers is bounded by first_byte_timeout_ms and falls back (max_tokens ${maxTokens})`, async () => {
-    const h = await createHarness({
-      grantUsd: 5,
-      env: { K: 'upstream-key-0123456789' },
-      config: {
-        catalog: { builtin: false },
-        routing: { first_byte_timeout_ms: 300 },
-        providers: { p: { kind: 'anthropic', base_url: stalling.url.href.replace(/\/$/, ''), api_key_env: 'K' } },
-        models: ['first', 'second'].map((name, i) => ({
-          id: name,
-          provider: 'p',
-          upstream_model: `${name}-up`,
-          profiles: ['pro'],
-          quality: 90 - i,
-          input_usd_per_mtok: 1,
-          output_usd_per_mtok: 1,
-          max_output_tokens: 16_000,
-        })),
-      },
+    const h = await twoModelGateway({
+      kind: 'anthropic',
+      routing: { first_byte_timeout_ms: 300 },
+      baseUrl: stalling.url.href.replace(/\/$/, ''),
+      model: { max_output_tokens: 16_000 },
     })
     const res = await h.call('/compat-a/v1/messages', {
       method: 'POST',

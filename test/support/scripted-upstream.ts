@@ -66,23 +66,24 @@ export function scriptedUpstream(h: Harness, answer: (body: Json, url: URL) => S
 
 /**
  * svc-pro on two models of one provider of `kind`: `first` (asking for `first-up`) ranked above
- * `second` (`second-up`), 1 USD/Mtok in and out, under these routing settings, on a grant of
- * `grantUsd`. For answers a test
- * scripts (its fetch replaced: the base URL is never dialled), one of them and the fallback to
- * the next.
+ * `second` (`second-up`), 1 USD/Mtok in and out (and `model`'s settings), under these routing
+ * settings, on a grant of `grantUsd`. The base URL is dialled only where a test keeps the harness's
+ * own fetch (a real server on loopback).
  */
-export const scriptedPair = (
-  kind: ProviderKind,
-  routing: Record<string, number> = {},
-  grantUsd = 5,
-): Promise<Harness> =>
+export const twoModelGateway = (opts: {
+  kind: ProviderKind
+  routing?: Record<string, number>
+  grantUsd?: number
+  baseUrl?: string
+  model?: Record<string, unknown>
+}): Promise<Harness> =>
   createHarness({
-    grantUsd,
+    grantUsd: opts.grantUsd ?? 5,
     env: { K: 'upstream-key-0123456789' },
     config: {
       catalog: { builtin: false },
-      routing,
-      providers: { p: { kind, base_url: 'http://127.0.0.1:9/v1', api_key_env: 'K' } },
+      routing: opts.routing ?? {},
+      providers: { p: { kind: opts.kind, base_url: opts.baseUrl ?? 'http://127.0.0.1:9/v1', api_key_env: 'K' } },
       models: ['first', 'second'].map((name, i) => ({
         id: name,
         provider: 'p',
@@ -91,6 +92,14 @@ export const scriptedPair = (
         quality: 90 - i,
         input_usd_per_mtok: 1,
         output_usd_per_mtok: 1,
+        ...opts.model,
       })),
     },
   })
+
+/** twoModelGateway for answers a test scripts (its fetch replaced): one of them and the fallback to the next. */
+export const scriptedPair = (
+  kind: ProviderKind,
+  routing: Record<string, number> = {},
+  grantUsd = 5,
+): Promise<Harness> => twoModelGateway({ kind, routing, grantUsd })

@@ -170,6 +170,22 @@ describe('chatUsage', () => {
     expect(chatUsage({ prompt_tokens: -1_000_000, completion_tokens: 5 }).input).toBe(-1_000_000)
   })
 
+  test("reasoning left out of completion_tokens (a bridge from Gemini's API) is billed as output; OpenAI's, counted inside, once", () => {
+    const reasoning = (n: number) => ({ completion_tokens_details: { reasoning_tokens: n } })
+    // The total says the thoughts were counted apart.
+    expect(chatUsage({ prompt_tokens: 20, completion_tokens: 151, total_tokens: 553, ...reasoning(382) }).output).toBe(
+      533,
+    )
+    // No answer text, only thoughts: the completion cannot hold them.
+    expect(chatUsage({ prompt_tokens: 21, completion_tokens: 0, total_tokens: 81, ...reasoning(60) }).output).toBe(60)
+    expect(chatUsage({ prompt_tokens: 21, completion_tokens: 10, ...reasoning(60) }).output).toBe(70)
+    // OpenAI: the total is prompt + completion, reasoning inside.
+    expect(chatUsage({ prompt_tokens: 10, completion_tokens: 100, total_tokens: 110, ...reasoning(64) }).output).toBe(
+      100,
+    )
+    expect(chatUsage({ prompt_tokens: 10, completion_tokens: 100, ...reasoning(64) }).output).toBe(100)
+  })
+
   test('absent is zero, and never reported; so are counts that are no numbers', () => {
     expect(chatUsage(null)).toMatchObject({ input: 0, cacheRead: 0, cacheWrite: 0, output: 0, reasoning: 0 })
     expect(isReported(chatUsage({ prompt_tokens: 10, completion_tokens: 5 }))).toBe(true)

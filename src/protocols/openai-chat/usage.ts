@@ -16,13 +16,37 @@ export function chatUsage(u: unknown): Usage {
     promptDetails && readNumber(promptDetails, 'cached_tokens'),
     readNumber(u, 'prompt_cache_hit_tokens'),
   )
+  const prompt = readNumber(u, 'prompt_tokens')
+  const completion = readNumber(u, 'completion_tokens')
+  const reasoning = (completionDetails && readNumber(completionDetails, 'reasoning_tokens')) ?? 0
   return openAIUsage({
-    prompt: readNumber(u, 'prompt_tokens'),
+    prompt,
     cacheRead,
     cacheWrite: firstPositive(promptDetails && readNumber(promptDetails, 'cache_write_tokens')),
-    output: readNumber(u, 'completion_tokens'),
-    reasoning: (completionDetails && readNumber(completionDetails, 'reasoning_tokens')) ?? 0,
+    output:
+      completion !== undefined && leavesOutReasoning(u, prompt, completion, reasoning)
+        ? completion + reasoning
+        : completion,
+    reasoning,
   })
+}
+
+/**
+ * OpenAI counts reasoning inside completion_tokens; bridges from Gemini's own API (which counts its
+ * thoughts apart) may count only the visible answer there, the thoughts in reasoning_tokens and in
+ * total_tokens. Gemini bills thoughts as output: so does svc, where the counts say they were left
+ * out (the total is prompt + completion + reasoning, or the reasoning exceeds the completion).
+ */
+function leavesOutReasoning(
+  u: Record<string, unknown>,
+  prompt: number | undefined,
+  completion: number,
+  reasoning: number,
+) {
+  if (reasoning <= 0) return false
+  if (reasoning > completion) return true
+  const total = readNumber(u, 'total_tokens')
+  return prompt !== undefined && total === prompt + completion + reasoning
 }
 
 const firstPositive = (...values: (number | undefined)[]): number => values.find((v) => v !== undefined && v > 0) ?? 0

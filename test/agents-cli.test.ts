@@ -97,7 +97,14 @@ function config(kind: Kind, contextWindow = CONTEXT_WINDOW): ConfigFile {
   })
   return {
     catalog: { builtin: false },
-    providers: { up: { kind, base_url: kind === 'anthropic' ? sim.url : `${sim.url}/v1`, api_key_env: 'SIM_KEY' } },
+    // The simulator plays Anthropic itself there: Claude Code's body goes as sent (its billing line
+    // included, which only Anthropic reads).
+    providers: {
+      up:
+        kind === 'anthropic'
+          ? { kind, base_url: sim.url, api_key_env: 'SIM_KEY', anthropic_signatures: true }
+          : { kind, base_url: `${sim.url}/v1`, api_key_env: 'SIM_KEY' },
+    },
     models: [model('m1', UPSTREAM_MODEL, 'pro'), model('m2', SMALL_MODEL, 'ultra_saver')],
   }
 }

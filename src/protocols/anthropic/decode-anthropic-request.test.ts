@@ -84,6 +84,55 @@ describe('decodeAnthropicRequest', () => {
     expect(decodeAnthropicRequest(body)).toEqual(claudeCodeExchange)
   })
 
+  test("Claude Code's tool search: a deferred tool is offered once a tool_reference loaded it, the result says so", () => {
+    const schema = { type: 'object', properties: {} }
+    const tools = [
+      { name: 'ToolSearch', input_schema: schema },
+      {
+        name: 'DeferredToolPlaceholder',
+        description: 'Never call this tool',
+        input_schema: schema,
+        defer_loading: true,
+      },
+      { name: 'WebFetch', input_schema: schema, defer_loading: true },
+    ]
+    const ask = { role: 'user', content: 'fetch example.com' }
+    const before = decodeAnthropicRequest({ ...base, tools, messages: [ask] })
+    expect(before.tools.map((t) => t.name)).toEqual(['ToolSearch'])
+    const search = { type: 'tool_use', id: 't1', name: 'ToolSearch', input: { query: 'select:WebFetch' } }
+    const loaded = { type: 'tool_reference', tool_name: 'WebFetch' }
+    const after = decodeAnthropicRequest({
+      ...base,
+      tools,
+      messages: [
+        ask,
+        { role: 'assistant', content: [search] },
+        { role: 'user', content: [{ type: 'tool_result', tool_use_id: 't1', content: [loaded] }] },
+      ],
+    })
+    expect(after.tools.map((t) => t.name)).toEqual(['ToolSearch', 'WebFetch'])
+    expect(after.messages[2]!.content).toEqual([
+      {
+        type: 'tool_result',
+        toolUseId: 't1',
+        content: [{ type: 'text', text: 'Tool WebFetch loaded: it can be called now.' }],
+      },
+    ])
+  })
+
+  test("Claude Code's billing line, Anthropic's alone, does not open a translated prompt", () => {
+    const line = 'x-anthropic-billing-header: cc_version=2.1.330.440; cc_entrypoint=sdk-cli;'
+    const request = decodeAnthropicRequest({
+      ...base,
+      system: [
+        { type: 'text', text: line },
+        { type: 'text', text: 'You are Claude Code.' },
+      ],
+      messages: [{ role: 'user', content: 'hi' }],
+    })
+    expect(request.system).toEqual([{ type: 'text', text: 'You are Claude Code.' }])
+  })
+
   test('minimal request: string content, defaults', () => {
     expect(decodeMessages([{ role: 'user', content: 'hi' }])).toEqual({
       system: [],

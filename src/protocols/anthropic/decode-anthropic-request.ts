@@ -20,6 +20,7 @@ import type {
   UserContentBlock,
   WebSearchTool,
 } from '../../exchange/types'
+import { isClaudeCodeBillingLine } from './claude-code-billing-line'
 import { invalidRequest } from '../../lib/errors'
 import { isObject, type JsonObject, readArray, readBoolean, readNumber, readObject, readString } from '../wire-values'
 
@@ -30,7 +31,8 @@ export function decodeAnthropicRequest(body: unknown): ExchangeRequest {
   const maxTokens = readNumber(body, 'max_tokens')
   if (maxTokens === undefined) throw invalidRequest('max_tokens: expected a number', 'max_tokens')
 
-  const system = decodeSystem(body.system)
+  // Claude Code's billing line is Anthropic's alone (claude-code-billing-line.ts): a translated prompt starts without it.
+  const system = decodeSystem(body.system).filter((block) => !isClaudeCodeBillingLine(block.text))
   const messages: Message[] = []
   rawMessages.forEach((raw, i) => {
     const path = `messages.${i}`
@@ -43,7 +45,7 @@ export function decodeAnthropicRequest(body: unknown): ExchangeRequest {
     else throw invalidRequest(`${path}.role: expected "user" or "assistant"`, `${path}.role`)
   })
 
-  const { tools, webSearch, clientTools } = decodeTools(body.tools)
+  const { tools, webSearch, clientTools } = decodeTools(body.tools, rawMessages)
   const request: ExchangeRequest = { system, messages, tools, maxTokens, stream: readBoolean(body, 'stream') ?? false }
   if (webSearch) request.webSearch = webSearch
   if (clientTools.length > 0) request.anthropicClientTools = clientTools
@@ -122,6 +124,10 @@ function decodeBlock(block: JsonObject, path: string): ContentBlock[] {
     }
     case 'redacted_thinking':
       return [{ type: 'redacted_thinking', data: requireString(block, 'data', path) }]
+    // A tool search's result (Claude Code's ToolSearch): Anthropic expands it into the tool's
+    // definition; elsewhere the named tool is offered from then on (decodeTools), and the model told so.
+    case 'tool_reference':
+      return [{ type: 'text', text: `Tool ${requireString(block, 'tool_name', path)} loaded: it can be called now.` }]
     default:
       // server_tool_use, web_search_tool_result, container_upload… have no neutral form.
       return []
@@ -241,13 +247,24 @@ interface DecodedTools {
   clientTools: string[]
 }
 
-function decodeTools(tools: unknown): DecodedTools {
+/**
+ * The tools the request offers. A tool marked `defer_loading` stays out of the model's sight until a
+ * tool search loads it (a `tool_reference` naming it in a tool result): Anthropic does that itself;
+ * translated, such a tool is offered only once the history names it (Claude Code's
+ * DeferredToolPlaceholder, which says never to call it, never).
+ */
+function decodeTools(tools: unknown, messages: unknown[]): DecodedTools {
   if (tools === undefined || tools === null) return { tools: [], clientTools: [] }
   if (!Array.isArray(tools)) throw invalidRequest('tools: expected an array', 'tools')
   const out: DecodedTools = { tools: [], clientTools: [] }
+  let loaded: Set<string> | undefined
   tools.forEach((raw, i) => {
     const path = `tools.${i}`
     if (!isObject(raw)) throw invalidRequest(`${path}: expected an object`, path)
+    if (raw.defer_loading === true) {
+      loaded ??= referencedToolNames(messages)
+      if (!loaded.has(String(raw.name))) return
+    }
     // Every version of the web search server tool (web_search_20250305, web_search_20260209…) is the
     // same search to the neutral form: an OpenAI Responses upstream has one too.
     if (typeof raw.type === 'string' && raw.type.startsWith('web_search_')) {
@@ -273,6 +290,21 @@ function decodeTools(tools: unknown): DecodedTools {
     out.tools.push(tool)
   })
   return out
+}
+
+/** The tools a tool search loaded in the conversation: each `tool_reference` in a tool result. */
+function referencedToolNames(messages: unknown[]): Set<string> {
+  const names = new Set<string>()
+  for (const message of messages) {
+    if (!isObject(message) || !Array.isArray(message.content)) continue
+    for (const block of message.content) {
+      if (!isObject(block) || block.type !== 'tool_result' || !Array.isArray(block.content)) continue
+      for (const part of block.content)
+        if (isObject(part) && part.type === 'tool_reference' && typeof part.tool_name === 'string')
+          names.add(part.tool_name)
+    }
+  }
+  return names
 }
 
 function decodeWebSearchTool(tool: JsonObject, path: string): WebSearchTool {

@@ -300,6 +300,14 @@ describe('withoutForeignHistory: an Anthropic-compatible server that is not Anth
   })
 })
 
+test("Claude Code's billing line goes to Anthropic itself only: a compatible server's prefix cache would miss on it", () => {
+  const line = { type: 'text', text: 'x-anthropic-billing-header: cc_version=2.1.330.440; cc_entrypoint=sdk-cli;' }
+  const prompt = { type: 'text', text: 'You are Claude Code.', cache_control: { type: 'ephemeral' } }
+  const body = { model: 'm', system: [line, prompt], messages: [{ role: 'user', content: 'hi' }] }
+  expect(withoutForeignHistory(body, anthropic)).toBe(body)
+  expect(withoutForeignHistory(body, { anthropicSignatures: false })).toEqual({ ...body, system: [prompt] })
+})
+
 describe('withoutThinkingHistory (Anthropic refused a signature it could not have made)', () => {
   test('every thinking and redacted block goes, a turn of nothing else with it; thinking stays on after a turn in words', () => {
     const body = {

@@ -24,6 +24,7 @@
 // empty signature, which these servers take.
 import { isForeignSignature, isGatewaySignature, lastToolTurnOpensWithThinking } from './thinking-signature'
 import { anthropicUpstreamToolId } from './tool-use-id'
+import { withoutClaudeCodeBillingLine } from './claude-code-billing-line'
 import { withoutThoughtSignature } from '../thought-signature'
 import { isObject, type JsonObject } from '../wire-values'
 
@@ -69,7 +70,7 @@ export function withoutForeignHistory(body: Record<string, unknown>, reader: His
     ? { ...body, messages: messages.flatMap((message) => withoutForeignBlocks(message, anthropic)) }
     : body
   const named = withToolIds(cleaned, anthropic ? anthropicUpstreamToolId : withoutThoughtSignature)
-  if (!anthropic) return named
+  if (!anthropic) return withoutClaudeCodeBillingLine(named)
   return thinksAfterLastTurn(named) ? named : withoutThinking(named)
 }
 

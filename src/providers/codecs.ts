@@ -4,10 +4,12 @@ import type { CatalogModel, ProviderConfig } from '../config/load'
 import type { ProviderKind } from '../config/schema'
 import type { StreamCodec } from '../exchange/stream-codec'
 import type { ExchangeEvent, ExchangeRequest, ExchangeResponse, UpstreamErrorInfo } from '../exchange/types'
+import type { GatewayError } from '../lib/errors'
 import { decodeAnthropicError } from '../protocols/anthropic/errors'
 import { decodeAnthropicResponse } from '../protocols/anthropic/decode-anthropic-response'
 import { anthropicStreamDecoder } from '../protocols/anthropic/decode-anthropic-stream'
 import { encodeAnthropicRequest } from '../protocols/anthropic/encode-anthropic-request'
+import { refusesThinkingSignature, withoutThinkingHistory } from '../protocols/anthropic/foreign-history'
 import { decodeChatResponse } from '../protocols/openai-chat/decode-chat-response'
 import { chatStreamDecoder } from '../protocols/openai-chat/decode-chat-stream'
 import { encodeChatRequest } from '../protocols/openai-chat/encode-chat-request'
@@ -41,6 +43,11 @@ export interface ProviderCodec {
    * (OpenRouter's and vLLM's `{"error":…}` under a 200): a failed attempt, not a malformed answer.
    */
   inBandError?(json: unknown): UpstreamErrorInfo | undefined
+  /**
+   * The body to send once more after the upstream refused this one for something svc can take out
+   * (Anthropic refusing thinking another server signed), or undefined: the refusal stands.
+   */
+  resendAfter?(error: GatewayError, body: Record<string, unknown>): Record<string, unknown> | undefined
 }
 
 /**
@@ -76,6 +83,9 @@ export const codecs: Record<ProviderKind, ProviderCodec> = {
     decodeResponse: decodeAnthropicResponse,
     streamDecoder: anthropicStreamDecoder,
     decodeError: decodeAnthropicError,
+    // Thinking another server signed in Claude's own form, which svc cannot tell apart, refused:
+    // the same request without the thinking history (one round trip more, and no tokens).
+    resendAfter: (error, body) => (refusesThinkingSignature(error.message) ? withoutThinkingHistory(body) : undefined),
   },
   'openai-chat': {
     path: '/chat/completions',

@@ -3,7 +3,6 @@
 import type { Deps } from '../deps'
 import type { ExchangeRequest } from '../exchange/types'
 import { GatewayError } from '../lib/errors'
-import { refusesThinkingSignature, withoutThinkingHistory } from '../protocols/anthropic/foreign-history'
 import { betasAtListPrice } from '../protocols/anthropic/list-price'
 import { callUpstream } from '../providers/call-upstream'
 import { codecs } from '../providers/codecs'
@@ -66,15 +65,13 @@ export async function send(
     },
     decodeError: codec.decodeError,
   }
+  if (!codec.resendAfter) return callUpstream(deps.fetch, request)
   try {
     return await callUpstream(deps.fetch, request)
   } catch (err) {
-    // Thinking another server signed in Claude's own form reached Anthropic, which refused it: the
-    // same request again without the thinking history (one round trip more, and no tokens, for
-    // a conversation that moved between them).
-    if (provider.kind !== 'anthropic' || !(err instanceof GatewayError) || !refusesThinkingSignature(err.message))
-      throw err
-    return callUpstream(deps.fetch, { ...request, body: JSON.stringify(withoutThinkingHistory(payload)) })
+    const again = err instanceof GatewayError ? codec.resendAfter(err, payload) : undefined
+    if (!again) throw err
+    return callUpstream(deps.fetch, { ...request, body: JSON.stringify(again) })
   }
 }
 

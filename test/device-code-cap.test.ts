@@ -1,8 +1,9 @@
 // POST /v1/auth/device/code needs no credentials, so the codes waiting for approval are capped:
 // past the cap a 429 in the route's error shape says when to come back, and expiry or approval
 // (not denial, which needs no credentials either) frees a place. Expired codes are deleted in time.
+// The user codes are short, so wrong ones on /login are rate-limited gateway-wide (RFC 8628 §5.1).
 import { describe, expect, test } from 'bun:test'
-import { createDeviceLogin } from '../src/accounts/device-login'
+import { createDeviceLogin, wrongCodeBurst, wrongCodesPerSecond } from '../src/accounts/device-login'
 import { createHarness, type Harness } from './support/harness'
 
 /** A gateway whose device sign-in holds at most `cap` waiting codes, on the harness's clock. */
@@ -83,5 +84,57 @@ describe('device sign-in: the cap on waiting codes', () => {
     h.clock.advance(600_000)
     await newCode(h)
     expect(await poll(h, old.device_code)).toMatchObject({ error: 'invalid_grant' })
+  })
+})
+
+describe('device sign-in: wrong codes on /login are rate-limited', () => {
+  const wrongCode = 'BBBB-BBBB'
+  const limited = (waitSeconds: number) => ({
+    status: 429,
+    retryAfter: String(waitSeconds),
+    says: `too many wrong codes on this gateway: try again in ${waitSeconds} s`,
+  })
+  async function answer(res: Response) {
+    const html = await res.text()
+    return {
+      status: res.status,
+      retryAfter: res.headers.get('retry-after'),
+      says: html.match(/<p><strong>([^<]*)<\/strong><\/p>/)?.[1] ?? html,
+    }
+  }
+
+  test('after a burst of wrong guesses even the right code waits, on the page and in its form; then one guess per refill', async () => {
+    const h = await gatewayWithCap(3)
+    const real = await newCode(h)
+    for (let i = 0; i < wrongCodeBurst; i++) {
+      const res = await decide(h, { user_code: wrongCode, decision: 'deny' })
+      expect(res.status).toBe(404)
+    }
+    const waitSeconds = Math.ceil(1 / wrongCodesPerSecond)
+    // The right code is refused too: otherwise a guesser could tell a hit while limited.
+    expect(await answer(await decide(h, { user_code: real.user_code, api_key: h.key, decision: 'approve' }))).toEqual(
+      limited(waitSeconds),
+    )
+    expect(await answer(await h.call(`/login?code=${real.user_code}`, { key: null }))).toEqual(limited(waitSeconds))
+    expect(await poll(h, real.device_code)).toMatchObject({ error: 'authorization_pending' })
+
+    h.clock.advance(waitSeconds * 1000)
+    // One wrong guess spends the refill...
+    expect((await decide(h, { user_code: wrongCode, decision: 'deny' })).status).toBe(404)
+    expect((await decide(h, { user_code: real.user_code, decision: 'deny' })).status).toBe(429)
+    // ...and a right code after the next refill goes through.
+    h.clock.advance(waitSeconds * 1000)
+    const approval = await decide(h, { user_code: real.user_code, api_key: h.key, decision: 'approve' })
+    expect(approval.status).toBe(200)
+    expect(await poll(h, real.device_code)).toMatchObject({ token_type: 'bearer' })
+  })
+
+  test('right codes spend nothing: a team signing many devices in never meets the limit', async () => {
+    const h = await gatewayWithCap(wrongCodeBurst + 5)
+    for (let i = 0; i < wrongCodeBurst + 5; i++) {
+      const { user_code } = await newCode(h)
+      expect((await h.call(`/login?code=${user_code}`, { key: null })).status).toBe(200)
+      expect((await decide(h, { user_code, api_key: h.key, decision: 'approve' })).status).toBe(200)
+    }
   })
 })

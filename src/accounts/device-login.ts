@@ -18,6 +18,16 @@ const slowDownStepSeconds = 5
 export const maxWaitingDeviceCodes = 1000
 /** An expired code is kept this long, so that a poll arriving late hears expired_token, not invalid_grant. */
 const expiredCodeRetentionMs = deviceCodeLifetimeSeconds * 1000
+/**
+ * Wrong user codes on /login, gateway-wide (RFC 8628 §5.1: a short code must be rate-limited). A
+ * typo or two never meets the limit; a guesser gets one try in two seconds after the first 30, so
+ * finding one of 1,000 waiting codes among 20^8 takes about 1.6 years instead of hours. Counted for
+ * the whole gateway, not per client: behind a proxy every client has the proxy's address. While
+ * someone guesses, real users wait too, and an operator can still sign a device in with
+ * `svc keys create`.
+ */
+export const wrongCodeBurst = 30
+export const wrongCodesPerSecond = 0.5
 
 export type PollResult =
   | { ok: true; key: string; keyId: string; account: { id: string; name: string } }
@@ -56,6 +66,7 @@ export function createDeviceLogin(deps: {
    * it expire within ten minutes.
    */
   const waiting = new Map<string, number>()
+  const wrongCodes = tokenBucket(wrongCodeBurst, wrongCodesPerSecond, clock)
 
   /**
    * Takes a place for a new code, or refuses it while every place is taken, until the soonest
@@ -75,9 +86,17 @@ export function createDeviceLogin(deps: {
   }
 
   async function pendingByUserCode(userCode: string): Promise<DeviceCodeRecord> {
+    // Checked before the lookup: while the limit holds, a right guess cannot be told from a wrong one.
+    const waitSeconds = wrongCodes.secondsUntilNext()
+    if (waitSeconds > 0)
+      throw new GatewayError('rate_limit', `too many wrong codes on this gateway: try again in ${waitSeconds} s`, {
+        retryAfterSeconds: waitSeconds,
+      })
     const row = await ledger.findDeviceCode({ userCode: normalizeUserCode(userCode) })
-    if (!row || row.expiresAt <= clock())
+    if (!row || row.expiresAt <= clock()) {
+      wrongCodes.take()
       throw new GatewayError('not_found', 'unknown or expired code: run `svc login` again')
+    }
     if (row.status !== 'pending') throw new GatewayError('invalid_request', 'this code was already used')
     return row
   }
@@ -160,3 +179,24 @@ export function createDeviceLogin(deps: {
 }
 
 export type DeviceLogin = ReturnType<typeof createDeviceLogin>
+
+/** Up to `burst` events at once, refilled at `perSecond`; `secondsUntilNext` is 0 while one is left. */
+function tokenBucket(burst: number, perSecond: number, clock: () => number) {
+  let tokens = burst
+  let at = clock()
+  const refill = () => {
+    const now = clock()
+    tokens = Math.min(burst, tokens + ((now - at) / 1000) * perSecond)
+    at = now
+  }
+  return {
+    secondsUntilNext() {
+      refill()
+      return tokens >= 1 ? 0 : Math.ceil((1 - tokens) / perSecond)
+    },
+    take() {
+      refill()
+      tokens = Math.max(0, tokens - 1)
+    },
+  }
+}

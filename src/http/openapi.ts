@@ -1,7 +1,12 @@
 // The OpenAPI 3.1 description of every HTTP route, written by hand from the route files and the
 // ledger views, and served at GET /openapi.json. openapi.test.ts fails when a route goes undocumented.
 import { Elysia } from 'elysia'
-import { deviceCodeLifetimeSeconds, maxWaitingDeviceCodes } from '../accounts/device-login'
+import {
+  deviceCodeLifetimeSeconds,
+  maxWaitingDeviceCodes,
+  wrongCodeBurst,
+  wrongCodesPerSecond,
+} from '../accounts/device-login'
 import { scopeCostTypes } from '../ledger/credit'
 import { AnthropicCountTokensBody, AnthropicMessagesBody } from '../protocols/anthropic/schema'
 import { ResponsesBody } from '../protocols/openai-responses/schema'
@@ -701,6 +706,15 @@ const html = (description: string) => ({
   content: { 'text/html': { schema: { type: 'string' } satisfies Schema } },
 })
 
+/** Wrong user codes are limited gateway-wide; while the limit holds, every code waits. */
+const wrongCodesLimited = {
+  ...html(
+    `the form again: more than ${wrongCodeBurst} wrong codes, then more than one every ` +
+      `${1 / wrongCodesPerSecond} s, were tried on this gateway (RFC 8628 §5.1); retry-after says when to try again`,
+  ),
+  headers: { 'retry-after': { schema: { type: 'integer' } } },
+}
+
 const signInPaths: Paths = {
   '/v1/auth/device/code': {
     post: {
@@ -791,7 +805,9 @@ const signInPaths: Paths = {
       ],
       responses: {
         '200': html('the approval form'),
+        '400': html('the form again: the code was already used'),
         '404': html('the form again, saying the code is unknown or expired'),
+        '429': wrongCodesLimited,
       },
     },
     post: {
@@ -824,6 +840,7 @@ const signInPaths: Paths = {
         '400': html('the form again: the code was already used or a field is missing'),
         '401': html('the form again: the key or admin token is not valid'),
         '404': html('the form again: the code is unknown or expired, or the account does not exist'),
+        '429': wrongCodesLimited,
       },
     },
   },

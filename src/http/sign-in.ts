@@ -19,15 +19,23 @@ const pageHeaders = {
   'cache-control': 'no-store',
 }
 
-function page(title: string, body: string, status = 200): Response {
+function page(title: string, body: string, status = 200, headers: Record<string, string> = {}): Response {
   return new Response(
     `<!doctype html><html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width">
 <title>${escapeHtml(title)} · svc</title>
 <link rel="stylesheet" href="/dashboard/style.css"></head>
 <body><header class="top"><a class="brand" href="/dashboard">svc</a></header>
 <main class="card narrow login"><h1>${escapeHtml(title)}</h1>${body}</main></body></html>`,
-    { status, headers: pageHeaders },
+    { status, headers: { ...pageHeaders, ...headers } },
   )
+}
+
+/** The form again with what went wrong; a rate limit says when to come back, as the API's 429s do. */
+function failedPage(code: string, err: unknown): Response {
+  const status = err instanceof GatewayError ? err.status : 400
+  const retryAfter = err instanceof GatewayError ? err.retryAfterSeconds : undefined
+  const headers: Record<string, string> = retryAfter === undefined ? {} : { 'retry-after': String(retryAfter) }
+  return page('Sign in a device', loginForm(code, (err as Error).message), status, headers)
 }
 
 // The form has no action: it posts back to the page's own URL, so sign-in also works behind a proxy
@@ -141,7 +149,7 @@ export const signInRoutes = (deps: Deps) =>
           const { deviceName } = await deps.deviceLogin.describe(code)
           return page('Sign in a device', `<p>Device: <strong>${escapeHtml(deviceName)}</strong></p>${loginForm(code)}`)
         } catch (err) {
-          return page('Sign in a device', loginForm('', (err as Error).message), 404)
+          return failedPage('', err)
         }
       }
       return page('Sign in a device', loginForm(''))
@@ -161,8 +169,7 @@ export const signInRoutes = (deps: Deps) =>
           `<p><strong>${escapeHtml(deviceName)}</strong> will receive its own API key. Return to your terminal.</p>`,
         )
       } catch (err) {
-        const status = err instanceof GatewayError ? err.status : 400
-        return page('Sign in a device', loginForm(code, (err as Error).message), status)
+        return failedPage(code, err)
       }
     })
     .get('/v1/auth/whoami', async ({ request }) => {

@@ -81,7 +81,8 @@ const withoutIds = (body: Json, requestId: string): unknown =>
       .replaceAll(requestId, '<id>')
       // The simulator's own ids (tool calls, items), new on every answer.
       .replace(/([a-z]+)_sim[0-9a-z]+/g, '$1_<sim>')
-      .replace(/"created_at":\d+/g, '"created_at":0'),
+      // Each answer's own clock, in seconds: two answers a few ms apart can straddle a second.
+      .replace(/"(created_at|completed_at)":\d+/g, '"$1":0'),
   )
 
 /** What the ledger kept of a request's one leg: tokens, searches, cost, whether estimated. */

@@ -1,6 +1,6 @@
 import { Database } from 'bun:sqlite'
 import { afterEach, describe, expect, test } from 'bun:test'
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs'
+import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import type { Io } from '../src/cli/context'
@@ -87,7 +87,7 @@ describe('admin CLI', () => {
           '--model',
           'gpt-5.1',
           '--expires',
-          '2027-01-01T00:00:00Z',
+          '2099-01-01T00:00:00Z',
           '--source',
           'promo',
           '--json',
@@ -100,7 +100,7 @@ describe('admin CLI', () => {
       scope_cost_type: 'all',
       scope_routing_modes: ['pro', 'max'],
       scope_models: ['gpt-5.1'],
-      expires_at: '2027-01-01T00:00:00.000Z',
+      expires_at: '2099-01-01T00:00:00.000Z',
       source: 'promo',
     })
     const list = JSON.parse((await run('grants', 'list', '--account', 'alice', '--json')).out)
@@ -116,7 +116,7 @@ describe('admin CLI', () => {
     expect(revoked.revoked_at).not.toBeNull()
 
     const badGrants: [string[], string][] = [
-      [['--usd', 'x'], '--usd must be a number'],
+      [['--usd', 'x'], 'the amount must be a plain decimal number of USD, such as 20 or 0.25 (got x)'],
       [['--usd', '1', '--routing-mode', 'fast'], 'routing mode fast is not one of'],
       [['--usd', '1', '--cost-type', 'tokens'], 'scope_cost_type must be one of all, model_usage, byok_fee'],
       [['--usd', '1', '--expires', 'tomorrow'], 'expires_at must be an RFC 3339 timestamp'],
@@ -132,7 +132,7 @@ describe('admin CLI', () => {
         'expires_at 2020-01-01T00:00:00Z is not in the future: an expired grant pays for nothing',
       ],
       [['--usd', '0'], 'more than zero'],
-      [['--usd', '1e30'], 'the amount must be a number of USD from 0 to 9007199.254740991 (got 1e+30)'],
+      [['--usd', '1e30'], 'the amount must be a plain decimal number of USD, such as 20 or 0.25 (got 1e30)'],
     ]
     for (const [args, message] of badGrants) {
       const r = await run('grants', 'add', '--account', 'alice', ...args)
@@ -517,6 +517,7 @@ describe('what serve and the admin verbs cannot use, said in one line', () => {
     const { dir, run } = cli()
     const notDatabase = join(dir, 'notes.txt')
     writeFileSync(notDatabase, 'not a database, but kept as it was\n')
+    chmodSync(notDatabase, 0o644)
     for (const argv of [
       ['serve', '--once', '--port', '0'],
       ['accounts', 'list'],
@@ -528,6 +529,8 @@ describe('what serve and the admin verbs cannot use, said in one line', () => {
       })
     }
     expect(readFileSync(notDatabase, 'utf8')).toBe('not a database, but kept as it was\n')
+    // Its mode too: the owner-only repair is for database files.
+    expect((statSync(notDatabase).mode & 0o777).toString(8)).toBe('644')
     const underAFile = join(notDatabase, 'svc.db')
     const r = await run('serve', '--once', '--port', '0', '--db', underAFile)
     expect(r.code).toBe(1)
@@ -599,9 +602,12 @@ describe('backup', () => {
     expect(grant!.remainingNanos).toBe(3_000_000_000 - 250_000)
     restored.close()
 
-    const again = await run('backup', copy)
-    expect(again.code).toBe(2)
-    expect(again.err).toContain(`${copy} exists: a backup never overwrites a file`)
+    // Not a usage mistake: exit 1 and the one line, without "Run 'svc help' for usage".
+    expect(await run('backup', copy)).toEqual({
+      code: 1,
+      out: '',
+      err: `svc: ${copy} exists: a backup never overwrites a file; choose another name`,
+    })
     const json = JSON.parse((await run('backup', join(dir, 'second.db'), '--json')).out)
     expect(json).toMatchObject({ file: join(dir, 'second.db'), database, accounts: 1, grants: 1 })
     expect(json.bytes).toBeGreaterThan(0)
@@ -615,5 +621,187 @@ describe('backup', () => {
       err: 'svc: no database at /nonexistent/dir/svc.db (start svc serve, or pass --db)',
     })
     expect(existsSync(join(dir, 'out.db'))).toBe(false)
+  })
+})
+
+describe('what an audit of the admin CLI found', () => {
+  test('usage --limit is read as the admin route reads limit: an integer from 1 to 200, else one line', async () => {
+    const { dir, run } = cli()
+    expect((await run('accounts', 'create', 'alice')).code).toBe(0)
+    const ledger = createSqliteLedger(openDatabase(join(dir, 'svc.db')))
+    const alice = (await ledger.getAccountByName('alice'))!
+    for (let i = 0; i < 3; i++) await ledger.recordRequest(finishedRequest({ accountId: alice.id, at: Date.now() + i }))
+    ledger.close()
+    const events = async (...limit: string[]) =>
+      JSON.parse((await run('usage', '--account', 'alice', '--json', ...limit)).out).recent_events.length
+    expect([await events(), await events('--limit', '2'), await events('--limit', '200')]).toEqual([3, 2, 3])
+    // Number() listed everything for "abc", nothing for 0 or 1.5, and gave SQLite 1e20 (a stack trace).
+    for (const [limit, why] of [
+      ['abc', 'must be an integer from 1 to 200'],
+      ['1.5', 'must be an integer from 1 to 200'],
+      ['0', 'must be from 1 to 200 (got 0)'],
+      ['201', 'must be from 1 to 200 (got 201)'],
+      ['99999999999999999999', 'must be from 1 to 200 (got 99999999999999999999)'],
+    ]) {
+      expect(await run('usage', '--account', 'alice', '--limit', limit!)).toEqual({
+        code: 2,
+        out: '',
+        err: `svc: --limit ${why}\nRun 'svc help' for usage.`,
+      })
+    }
+    // The route's own words for the same values.
+    const h = await createHarness()
+    const route = await h.call('/v1/admin/usage?account=default&limit=abc', {
+      key: null,
+      headers: { authorization: 'Bearer admin-secret' },
+    })
+    expect([route.status, (await route.json()).error.message]).toEqual([400, 'limit must be an integer from 1 to 200'])
+  })
+
+  test('backup of a file that is not a database: the line every verb gives, and no copy left', async () => {
+    const { dir, run } = cli()
+    const notDatabase = join(dir, 'notadb')
+    writeFileSync(notDatabase, 'hello\n')
+    const line = `svc: cannot open the database at ${notDatabase}: file is not a database; choose another with --db or [server] database`
+    expect(await run('accounts', 'list', '--db', notDatabase)).toEqual({ code: 1, out: '', err: line })
+    expect(await run('backup', 'bk.db', '--db', notDatabase)).toEqual({ code: 1, out: '', err: line })
+    expect(existsSync(join(dir, 'bk.db'))).toBe(false)
+  })
+
+  test('grant amounts: plain decimals of whole nanos on the CLI; the API says "too large" beyond 2^53 − 1 nanos', async () => {
+    const { run } = cli()
+    expect((await run('accounts', 'create', 'alice')).code).toBe(0)
+    const plain = 'the amount must be a plain decimal number of USD, such as 20 or 0.25'
+    const refused: [string, string][] = [
+      ['0x10', `svc: ${plain} (got 0x10)`], // was granted as 16 USD
+      ['1e-10', `svc: ${plain} (got 1e-10)`], // was "must be more than zero"
+      ['1e3', `svc: ${plain} (got 1e3)`],
+      ['.5', `svc: ${plain} (got .5)`],
+      ['', "svc: --usd is required\nRun 'svc help' for usage."],
+      [
+        '0.0000000005', // was rounded up to a nano without a word
+        'svc: the amount 0.0000000005 USD is finer than the ledger counts: it keeps whole nanos (0.000000001 USD), at most 9 decimals',
+      ],
+      ['0.000000000', 'svc: the amount must be more than zero'],
+      [
+        '9007199.254740992',
+        'svc: the amount 9007199.254740992 USD is too large: a grant holds at most 9007199.254740991 USD',
+      ],
+    ]
+    for (const [usd, err] of refused) {
+      const r = await run('grants', 'add', '--account', 'alice', `--usd=${usd}`)
+      expect({ usd, ...r }).toEqual({ usd, code: err.includes('Run') ? 2 : 1, out: '', err })
+    }
+    const granted = async (usd: string) =>
+      JSON.parse((await run('grants', 'add', '--account', 'alice', '--usd', usd, '--json')).out).amount_nanos
+    expect([
+      await granted('0.000000001'),
+      await granted('007.50'),
+      await granted('1.5000000000000'),
+      await granted('9007199.254740991'),
+    ]).toEqual([1, 7_500_000_000, 1_500_000_000, 9_007_199_254_740_991])
+
+    const h = await createHarness()
+    // The body as a client writes it: JSON.parse, not this file, turns its digits into numbers.
+    const grant = async (fields: string) => {
+      const res = await h.call('/v1/admin/grants', {
+        method: 'POST',
+        key: null,
+        headers: { authorization: 'Bearer admin-secret', 'content-type': 'application/json' },
+        body: `{"account":"default",${fields}}`,
+      })
+      const body = await res.json()
+      return [res.status, body.amount_nanos ?? body.error.message]
+    }
+    // JSON's 9007199254740993 arrives as 2^53, which is no safe integer: it was "more than zero".
+    const tooLarge = 'amount_nanos is too large: a grant holds at most 9007199254740991 nanos (9007199.254740991 USD)'
+    const finer = (usd: string) =>
+      `the amount ${usd} USD is finer than the ledger counts: it keeps whole nanos (0.000000001 USD), at most 9 decimals`
+    expect(
+      await Promise.all([
+        grant('"amount_nanos":9007199254740993'),
+        grant('"amount_nanos":9007199254740991'),
+        grant('"amount_nanos":0'),
+        grant('"usd":1e-10'),
+        grant('"usd":0.0000000005'),
+        grant('"usd":1e-7'),
+        grant('"usd":0.1'),
+        grant('"usd":1e30'),
+        grant('"usd":-2'),
+      ]),
+    ).toEqual([
+      [400, tooLarge],
+      [201, Number.MAX_SAFE_INTEGER],
+      [400, 'the amount must be more than zero'],
+      [400, finer('0.0000000001')],
+      [400, finer('0.0000000005')],
+      [201, 100],
+      [201, 100_000_000],
+      [400, `the amount ${'1'.padEnd(31, '0')} USD is too large: a grant holds at most 9007199.254740991 USD`],
+      [400, 'the amount must be more than zero'],
+    ])
+  })
+
+  test('key names: at most 100 characters and no control characters, from the CLI and the API alike', async () => {
+    const { run } = cli()
+    expect((await run('accounts', 'create', 'alice')).code).toBe(0)
+    const refusal = 'key name: at most 100 characters, without tabs, line breaks or other control characters'
+    for (const name of ['lap\ttop', 'lap\ntop', 'x'.repeat(101), 'a\u2028b', 'bell\u0007']) {
+      expect(await run('keys', 'create', '--account', 'alice', '--name', name)).toEqual({
+        code: 1,
+        out: '',
+        err: `svc: ${refusal}`,
+      })
+    }
+    // 100 characters, counted as characters (an emoji is one), and the list stays a table.
+    const hundred = '🔑'.repeat(100)
+    expect((await run('keys', 'create', '--account', 'alice', '--name', hundred)).code).toBe(0)
+    expect((await run('keys', 'list')).out.split('\n')).toHaveLength(2)
+
+    const h = await createHarness()
+    const res = await h.call('/v1/admin/keys', {
+      method: 'POST',
+      key: null,
+      headers: { authorization: 'Bearer admin-secret' },
+      json: { account: 'default', name: 'ci\nbuild' },
+    })
+    expect([res.status, (await res.json()).error.message]).toEqual([400, refusal])
+  })
+
+  test('whoami not signed in is no usage mistake; init answers --json, systemd-unit refuses it', async () => {
+    const { dir, runWith } = cli()
+    const home = { HOME: dir, XDG_CONFIG_HOME: join(dir, 'config') }
+    expect(await runWith(home, 'whoami')).toEqual({
+      code: 1,
+      out: '',
+      err: 'svc: not signed in: run `svc login [URL]` (or set SVC_URL and SVC_API_KEY)',
+    })
+    const written = await runWith(home, 'init', 'example.toml', '--json')
+    expect(written.code).toBe(0)
+    expect(JSON.parse(written.out)).toEqual({ file: join(dir, 'example.toml') })
+    expect(await runWith(home, 'systemd-unit', '--json')).toEqual({
+      code: 2,
+      out: '',
+      err: "svc: systemd-unit prints the unit file itself: it has no --json output\nRun 'svc help' for usage.",
+    })
+  })
+
+  test('the help and README grant examples are accepted whatever the year', async () => {
+    const { run } = cli()
+    expect((await run('accounts', 'create', 'alice')).code).toBe(0)
+    const { commandHelp } = await import('../src/cli/help')
+    const readme = readFileSync(join(import.meta.dir, '..', 'README.md'), 'utf8')
+    const examples = [
+      ...(commandHelp.grants ?? '').split('\n'),
+      ...readme.split('\n').map((line) => line.replace('bun src/main.ts', 'svc')),
+    ].filter((line) => line.trim().startsWith('svc grants add') && line.includes('--expires 2'))
+    expect(examples.length).toBe(2)
+    for (const example of examples) {
+      const argv = example.trim().split(/\s+/).slice(1)
+      const expires = argv[argv.indexOf('--expires') + 1]
+      // Years ahead: a fixed date in an example stops working the day it passes (2027-01-01 did).
+      expect(Date.parse(expires!) - Date.now()).toBeGreaterThan(10 * 365 * 86_400_000)
+      expect((await run(...argv)).code).toBe(0)
+    }
   })
 })

@@ -4,9 +4,9 @@
 // says what was lost instead of throwing.
 import { Database } from 'bun:sqlite'
 import { afterEach, describe, expect, test } from 'bun:test'
-import { chmodSync, existsSync, mkdtempSync, rmSync, statSync } from 'node:fs'
+import { chmodSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs'
 import { tmpdir } from 'node:os'
-import { join } from 'node:path'
+import { dirname, join } from 'node:path'
 import { drizzle } from 'drizzle-orm/bun-sqlite'
 import type { Io } from '../src/cli/context'
 import { embeddedMigrations } from '../src/db/migrations.generated'
@@ -132,5 +132,67 @@ test('closing on a database that refuses writes says what it could not record, a
   expect({ unrecorded: closed.unrecorded, checkpointFailed: closed.checkpointFailure instanceof Error }).toEqual({
     unrecorded: 2,
     checkpointFailed: true,
+  })
+})
+
+/** The CLI run from `cwd` (a temp directory: an empty --db names the working directory). */
+async function cliIn(cwd: string, ...argv: string[]) {
+  const out: string[] = []
+  const err: string[] = []
+  const io: Io = { env: {}, cwd, out: (t) => out.push(t), err: (t) => err.push(t) }
+  const code = await main(argv, io)
+  return { code, out: out.join(''), err: err.join('') }
+}
+
+describe('a path that names no database file', () => {
+  test('an empty --db or a directory is refused in one line, before the directory’s mode is touched', async () => {
+    const dir = dirname(tempDatabase())
+    chmodSync(dir, 0o755)
+    const directory = `svc: cannot open the database at ${dir}: it is a directory; choose another with --db or [server] database`
+    for (const argv of [
+      ['accounts', 'list'],
+      ['serve', '--once', '--port', '0'],
+      ['backup', 'copy.db'],
+    ]) {
+      // `--db "$DB"` with DB unset: it used to resolve to the working directory and make it 0600.
+      expect(await cliIn(dir, ...argv, '--db', '')).toEqual({
+        code: 2,
+        out: '',
+        err: "svc: --db is empty (an unset shell variable?): give the database file's path\nRun 'svc help' for usage.",
+      })
+      for (const path of [dir, '.']) {
+        expect(await cliIn(dir, ...argv, '--db', path)).toEqual({ code: 1, out: '', err: directory })
+      }
+      expect((statSync(dir).mode & 0o777).toString(8)).toBe('755')
+    }
+    expect(readdirSync(dir)).toEqual([])
+    expect(() => openDatabase(dir)).toThrow(directory.slice('svc: '.length))
+    expect((statSync(dir).mode & 0o777).toString(8)).toBe('755')
+  })
+
+  test('an admin verb on another program’s SQLite file refuses it and leaves the file as it was', async () => {
+    const path = join(dirname(tempDatabase()), 'other.db')
+    const other = new Database(path, { create: true })
+    other.exec('CREATE TABLE mine (x)')
+    other.exec("INSERT INTO mine VALUES ('kept')")
+    other.close()
+    chmodSync(path, 0o644)
+    const before = readFileSync(path)
+    const refusal = `svc: ${path} is not an svc database (it has tables, but not svc's): choose another with --db or [server] database`
+    for (const argv of [
+      ['accounts', 'list'],
+      ['keys', 'list'],
+      ['grants', 'list', '--account', 'a'],
+      ['backup', 'x.db'],
+    ]) {
+      expect(await cliIn(dirname(path), ...argv, '--db', path)).toEqual({ code: 1, out: '', err: refusal })
+    }
+    const after = new Database(path, { readonly: true })
+    expect(after.query("SELECT name FROM sqlite_master WHERE type = 'table'").all()).toEqual([{ name: 'mine' }])
+    after.close()
+    // Not a byte, not its mode, not its journal: WAL would have left a -wal beside it.
+    expect(readFileSync(path).equals(before)).toBe(true)
+    expect((statSync(path).mode & 0o777).toString(8)).toBe('644')
+    expect(readdirSync(dirname(path)).sort()).toEqual(['other.db'])
   })
 })

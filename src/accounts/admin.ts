@@ -3,17 +3,17 @@
 import type { Config } from '../config/load'
 import { type ScopeCostType, scopeCostTypes } from '../ledger/credit'
 import type { Account, Ledger, ProviderKeyRecord } from '../ledger/ledger'
-import { formatUsd, usdToNanos } from '../ledger/pricing'
+import { formatUsd } from '../ledger/pricing'
 import { GatewayError, invalidRequest } from '../lib/errors'
 import { ownEntry } from '../lib/own-entry'
 import { parseRfc3339 } from '../lib/timestamps'
-import { issueApiKey } from './api-keys'
+import { issueApiKey, readKeyName } from './api-keys'
 import { openProviderKey, providerKeyHint, sealProviderKey } from './provider-keys'
 
 export interface GrantInput {
   account: string
-  /** Exactly one of usd or amountNanos. */
-  usd?: number
+  /** Exactly one of usd or amountNanos: USD as the CLI's text, or as the API's JSON number. */
+  usd?: string | number
   amountNanos?: number
   costType?: string
   routingModes?: string[]
@@ -25,6 +25,70 @@ export interface GrantInput {
 }
 
 const routingModes = ['pro', 'max', 'ultra_saver']
+
+/** Nanos are integers within 2^53: about 9 million USD in one grant. */
+const mostNanos = Number.MAX_SAFE_INTEGER
+const notPositive = () => invalidRequest('the amount must be more than zero', 'amount')
+
+/**
+ * USD as plain decimal text (digits, an optional point, at most 9 decimals) → nanos, exactly: no
+ * float in between and nothing rounded. `Number()` read "0x10" as 16 and "1e-10" as a float that
+ * rounded to zero, and rounded 0.0000000005 up to a nano without a word.
+ */
+export function usdTextToNanos(text: string): number {
+  const match = /^(-?)(\d+)(?:\.(\d+))?$/.exec(text)
+  if (!match) {
+    throw invalidRequest(`the amount must be a plain decimal number of USD, such as 20 or 0.25 (got ${text})`, 'usd')
+  }
+  const [, sign, whole = '', given = ''] = match
+  const fraction = given.replace(/0+$/, '')
+  if (sign === '-' && /[1-9]/.test(whole + fraction)) throw notPositive()
+  if (fraction.length > 9) {
+    throw invalidRequest(
+      `the amount ${text} USD is finer than the ledger counts: it keeps whole nanos (0.000000001 USD), at most 9 decimals`,
+      'usd',
+    )
+  }
+  const nanos = BigInt(whole) * 1_000_000_000n + BigInt(fraction.padEnd(9, '0'))
+  if (nanos > BigInt(mostNanos)) {
+    throw invalidRequest(
+      `the amount ${text} USD is too large: a grant holds at most ${formatUsd(mostNanos)} USD`,
+      'usd',
+    )
+  }
+  if (nanos === 0n) throw notPositive()
+  return Number(nanos)
+}
+
+/**
+ * The API's `usd`, a JSON number, read as the CLI's text: its shortest decimal form, written out
+ * without an exponent (String gives 1e-7 below a millionth and 1e+21 from there).
+ */
+export function usdNumberToNanos(usd: number): number {
+  const [mantissa = '', exponent = '0'] = String(Math.abs(usd)).split('e')
+  const [whole = '', fraction = ''] = mantissa.split('.')
+  const digits = whole + fraction
+  const point = whole.length + Number(exponent)
+  const plain =
+    point <= 0
+      ? `0.${'0'.repeat(-point)}${digits}`
+      : point >= digits.length
+        ? digits + '0'.repeat(point - digits.length)
+        : `${digits.slice(0, point)}.${digits.slice(point)}`
+  return usdTextToNanos(`${usd < 0 ? '-' : ''}${plain}`)
+}
+
+/** The API's `amount_nanos`: a JSON integer beyond 2^53 arrives rounded, so it is refused as too large, not read. */
+function readAmountNanos(nanos: number): number {
+  if (nanos > mostNanos) {
+    throw invalidRequest(
+      `amount_nanos is too large: a grant holds at most ${mostNanos} nanos (${formatUsd(mostNanos)} USD)`,
+      'amount_nanos',
+    )
+  }
+  if (!Number.isSafeInteger(nanos) || nanos <= 0) throw notPositive()
+  return nanos
+}
 
 export function createAdmin(deps: {
   ledger: Ledger
@@ -79,8 +143,9 @@ export function createAdmin(deps: {
     listAccounts: () => ledger.listAccounts(),
 
     async createKey(input: { account: string; name?: string }) {
+      const name = readKeyName(input.name?.trim() || 'default')
       const account = await findAccount(input.account)
-      return issueApiKey(ledger, account.id, input.name?.trim() || 'default')
+      return issueApiKey(ledger, account.id, name)
     },
 
     async listKeys(input: { account?: string }) {
@@ -99,19 +164,12 @@ export function createAdmin(deps: {
       if ((input.usd === undefined) === (input.amountNanos === undefined)) {
         throw invalidRequest('give the amount once: usd or amount_nanos', 'amount')
       }
-      let amountNanos: number
-      try {
-        amountNanos = input.amountNanos ?? usdToNanos(input.usd ?? Number.NaN)
-      } catch {
-        // Nanos are integers within 2^53: about 9 million USD in one grant.
-        throw invalidRequest(
-          `the amount must be a number of USD from 0 to ${formatUsd(Number.MAX_SAFE_INTEGER)} (got ${input.usd})`,
-          'usd',
-        )
-      }
-      if (!Number.isSafeInteger(amountNanos) || amountNanos <= 0) {
-        throw invalidRequest('the amount must be more than zero', 'amount')
-      }
+      const amountNanos =
+        input.amountNanos !== undefined
+          ? readAmountNanos(input.amountNanos)
+          : typeof input.usd === 'string'
+            ? usdTextToNanos(input.usd)
+            : usdNumberToNanos(input.usd ?? Number.NaN)
       const costType = (input.costType ?? 'all') as ScopeCostType
       if (!scopeCostTypes.includes(costType)) {
         throw invalidRequest(`scope_cost_type must be one of ${scopeCostTypes.join(', ')}`, 'scope_cost_type')
@@ -126,7 +184,7 @@ export function createAdmin(deps: {
         const parsed = parseRfc3339(input.expiresAt)
         if (parsed === undefined) {
           throw invalidRequest(
-            'expires_at must be an RFC 3339 timestamp with its time zone, such as 2027-01-01T00:00:00Z',
+            'expires_at must be an RFC 3339 timestamp with its time zone, such as 2099-01-01T00:00:00Z',
             'expires_at',
           )
         }

@@ -2,6 +2,7 @@
 // the row; the key itself is shown once, at creation, and never written anywhere.
 import { timingSafeEqual } from 'node:crypto'
 import type { Ledger } from '../ledger/ledger'
+import { invalidRequest } from '../lib/errors'
 import { newId } from '../lib/ids'
 
 const alphabet = '0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz'
@@ -23,6 +24,23 @@ function randomBase62(length: number): string {
 export const hashApiKey = (key: string): string => Bun.SHA256.hash(key, 'hex')
 
 export const apiKeyPrefix = (key: string): string => key.slice(0, prefixLength)
+
+/** As a device's name (device-login.ts): room for a label, not for a document. */
+export const maxKeyNameLength = 100
+
+/**
+ * A key name as given to the admin API or `svc keys create --name`: `keys list` prints it in a
+ * column, so a tab or a line break (or any other control character) would break the table.
+ */
+export function readKeyName(name: string): string {
+  if ([...name].length > maxKeyNameLength || /[\p{Cc}\u2028\u2029]/u.test(name)) {
+    throw invalidRequest(
+      `key name: at most ${maxKeyNameLength} characters, without tabs, line breaks or other control characters`,
+      'name',
+    )
+  }
+  return name
+}
 
 export async function issueApiKey(ledger: Ledger, accountId: string, name: string) {
   const key = `svc-${randomBase62(40)}`

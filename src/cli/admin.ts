@@ -3,8 +3,11 @@
 // functions as the admin HTTP API.
 import type { Config } from '../config/load'
 import { accountView, apiKeyView, providerKeyView } from '../http/admin'
+import { readLimit } from '../http/params'
+import { usageLimits } from '../http/usage'
 import { formatUsd } from '../ledger/pricing'
 import { grantView, usageSummaryView } from '../ledger/views'
+import { GatewayError } from '../lib/errors'
 import { type Io, parseFlags, print, table, UsageError, withAdmin } from './context'
 
 const need = (value: string | undefined, what: string): string => {
@@ -78,12 +81,11 @@ export async function runGrants(args: string[], io: Io): Promise<number> {
   })
   return withAdmin(io, values, async (deps) => {
     if (positionals[0] === 'add') {
-      const usd = Number(need(values.usd, '--usd'))
-      if (!Number.isFinite(usd)) throw new UsageError(`--usd must be a number (got ${values.usd})`)
       const grant = grantView(
         await deps.admin.addGrant({
           account: need(values.account, '--account'),
-          usd,
+          // As typed: the admin reads it exactly (plain decimals, whole nanos), as for the API.
+          usd: need(values.usd, '--usd'),
           costType: values['cost-type'],
           routingModes: values['routing-mode'],
           models: values.model,
@@ -128,10 +130,11 @@ export async function runGrants(args: string[], io: Io): Promise<number> {
 
 export async function runUsage(args: string[], io: Io): Promise<number> {
   const { values } = parseFlags(args, { account: { type: 'string' }, limit: { type: 'string' } })
+  const limit = cliLimit(values.limit)
   return withAdmin(io, values, async (deps) => {
     const account = await deps.admin.findAccount(need(values.account, '--account'))
     const summary = await usageSummaryView(deps.ledger, account.id, {
-      limit: Number(values.limit ?? 20),
+      limit,
       now: deps.clock(),
     })
     print(io, values.json, summary, () =>
@@ -217,6 +220,18 @@ export async function runProviderKeys(args: string[], io: Io): Promise<number> {
     }
     return 0
   })
+}
+
+/**
+ * --limit read as the admin route reads `limit` (an integer, 1–200): `Number()` listed everything
+ * for "abc", nothing for 0 or 1.5, and passed 1e20 to SQLite. A wrong value is a usage mistake.
+ */
+function cliLimit(raw: string | undefined): number {
+  try {
+    return readLimit(raw, { ...usageLimits.usage, name: '--limit' })
+  } catch (err) {
+    throw err instanceof GatewayError ? new UsageError(err.message) : err
+  }
 }
 
 /**

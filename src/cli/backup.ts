@@ -5,6 +5,8 @@
 import { Database } from 'bun:sqlite'
 import { closeSync, existsSync, openSync, rmSync, statSync } from 'node:fs'
 import { resolve } from 'node:path'
+import { ConfigError } from '../config/load'
+import { cannotOpen, refuseDirectory, refuseForeign } from '../db/open'
 import { GatewayError } from '../lib/errors'
 import { type Io, loadCliConfig, parseFlags, print, UsageError } from './context'
 
@@ -18,6 +20,7 @@ export async function runBackup(args: string[], io: Io): Promise<number> {
   if (database === ':memory:' || !existsSync(database)) {
     throw new GatewayError('not_found', `no database at ${database} (start svc serve, or pass --db)`)
   }
+  refuseDirectory(database)
   createPrivately(target)
   let counts: ReturnType<typeof countsOf>
   try {
@@ -46,20 +49,39 @@ function createPrivately(target: string) {
     closeSync(openSync(target, 'wx', 0o600))
   } catch (err) {
     if ((err as NodeJS.ErrnoException).code === 'EEXIST') {
-      throw new UsageError(`${target} exists: a backup never overwrites a file; choose another name`)
+      // Not a usage mistake (exit 1, no usage hint): the command was right, the name is taken.
+      throw new GatewayError(
+        'invalid_request',
+        `${target} exists: a backup never overwrites a file; choose another name`,
+      )
     }
     throw new GatewayError('invalid_request', `cannot create ${target}: ${(err as Error).message}`)
   }
 }
 
 function copyInto(database: string, target: string) {
-  // Read-only: the backup never migrates or writes the gateway's database.
-  const source = new Database(database, { readonly: true })
+  const source = openSource(database)
   try {
-    source.exec('PRAGMA busy_timeout = 5000')
     source.run('VACUUM INTO ?', [target])
   } finally {
     source.close()
+  }
+}
+
+/**
+ * Read-only: the backup never migrates or writes the gateway's database. A file that is not a
+ * database, or is another program's, is said in the line every other verb gives, not as a stack.
+ */
+function openSource(database: string): Database {
+  let source: Database | undefined
+  try {
+    source = new Database(database, { readonly: true })
+    source.exec('PRAGMA busy_timeout = 5000')
+    refuseForeign(source, database) // the first read of the file
+    return source
+  } catch (err) {
+    source?.close()
+    throw err instanceof ConfigError ? err : cannotOpen(database, err)
   }
 }
 

@@ -45,6 +45,8 @@ export function parseFlags<O extends NonNullable<ParseArgsConfig['options']>>(ar
 }
 
 export function loadCliConfig(io: Io, flags: { config?: string; db?: string; host?: string; port?: number }): Config {
+  // `--db "$DB"` with DB unset: resolved against the working directory, it would name that directory.
+  if (flags.db === '') throw new UsageError("--db is empty (an unset shell variable?): give the database file's path")
   return loadConfig({
     path: flags.config,
     env: io.env,

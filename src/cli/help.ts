@@ -27,7 +27,8 @@ Administration (open the database directly; safe beside a running gateway)
   usage --account NAME
   backup FILE           a consistent copy of the database, taken while the gateway serves
 
-Every command takes --config FILE (else $SVC_CONFIG, else ./svc.toml), --db PATH, --json, --help.
+Every command takes --config FILE (else $SVC_CONFIG, else ./svc.toml), --db PATH, --json (but
+systemd-unit, whose output is the unit file), --help.
 
   svc help COMMAND      help for one command
   svc --version
@@ -114,7 +115,7 @@ Example:
   keys: `svc keys create --account NAME [--name LABEL] | svc keys list [--account NAME] | svc keys revoke ID
 
 The key is printed once, at creation; only its SHA-256 hash is stored. A revoked key stops working
-at once, also on a running gateway.
+at once, also on a running gateway. LABEL: at most 100 characters, no tabs or line breaks.
 
 Example:
   svc keys create --account alice --name laptop`,
@@ -122,11 +123,12 @@ Example:
                  [--provider ID]… [--cost-type all|model_usage|byok_fee] [--expires RFC3339] [--source TEXT]
 svc grants list --account NAME
 
+AMOUNT is plain decimal USD (20, 0.25), at most 9 decimals: the ledger counts whole nanos.
 Scopes narrow what a grant pays for; repeated flags add values. Charging order: grants whose scope
 matches first, then the soonest expiry, then the oldest.
 
 Example:
-  svc grants add --account alice --usd 20 --routing-mode ultra_saver --expires 2027-01-01T00:00:00Z`,
+  svc grants add --account alice --usd 20 --routing-mode ultra_saver --expires 2099-01-01T00:00:00Z`,
   'provider-keys': `svc provider-keys add --account NAME --provider ID < KEY
 svc provider-keys list [--account NAME]
 svc provider-keys remove --account NAME --provider ID
@@ -153,7 +155,7 @@ Example:
   svc backup /var/backups/svc-$(date +%F).db`,
   usage: `svc usage --account NAME [--limit N]
 
-Credit position and the most recent usage events of an account.
+Credit position and the most recent usage events of an account (--limit: 1–200, default 20).
 
 Example:
   svc usage --account alice --json`,

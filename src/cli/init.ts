@@ -1,7 +1,7 @@
 // `svc init`: writes a commented example svc.toml.
 import { existsSync, writeFileSync } from 'node:fs'
 import { resolve } from 'node:path'
-import { type Io, parseFlags, UsageError } from './context'
+import { type Io, parseFlags, print, UsageError } from './context'
 
 export const exampleConfig = `# svc.toml — configuration of the svc gateway.
 # Secrets never go in this file: it names the environment variables that hold them.
@@ -79,6 +79,7 @@ export async function runInit(args: string[], io: Io): Promise<number> {
   const path = resolve(io.cwd, positionals[0] ?? values.config ?? 'svc.toml')
   if (existsSync(path) && !values.force) throw new UsageError(`${path} exists; pass --force to overwrite it`)
   writeFileSync(path, exampleConfig)
-  io.out(`wrote ${path}`)
+  // --json, which every verb accepts, was ignored here: the path as JSON, as other verbs answer.
+  print(io, values.json, { file: path }, () => `wrote ${path}`)
   return 0
 }

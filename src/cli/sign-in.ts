@@ -1,6 +1,7 @@
 // `svc login`, `svc logout`, `svc whoami`: the CLI side of device sign-in.
 import { hostname } from 'node:os'
 import { formatUsd } from '../ledger/pricing'
+import { GatewayError } from '../lib/errors'
 import { isObject } from '../protocols/wire-values'
 import { type Io, parseFlags, print, UsageError } from './context'
 import {
@@ -239,7 +240,14 @@ export async function runLogout(args: string[], io: Io): Promise<number> {
 
 export async function runWhoami(args: string[], io: Io): Promise<number> {
   const { values } = parseFlags(args, {})
-  const credentials = requireCredentials(io)
+  // Not signed in is an answer to the question, not a mistyped command: exit 1, no usage hint.
+  const credentials = (() => {
+    try {
+      return requireCredentials(io)
+    } catch (err) {
+      throw err instanceof UsageError ? new GatewayError('authentication', err.message) : err
+    }
+  })()
   const me = await whoami(credentials.gateway, credentials.api_key)
   const credit = me.credit ?? { limit_nanos: 0, used_nanos: 0, remaining_nanos: 0 }
   print(io, values.json, { gateway: credentials.gateway, ...me, credentials_file: credentialsPath(io) }, () =>

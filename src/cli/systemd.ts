@@ -149,6 +149,8 @@ export async function runSystemdUnit(args: string[], io: Io, runtime: Runtime = 
     port: { type: 'string' },
   })
   if (positionals.length > 0) throw new UsageError(`systemd-unit takes no arguments (got ${positionals.join(' ')})`)
+  // Every verb accepts --json (context.ts); this one's output is the unit file itself, piped to tee.
+  if (values.json) throw new UsageError('systemd-unit prints the unit file itself: it has no --json output')
   const port = values.port === undefined ? undefined : Number(values.port)
   if (port !== undefined && (!/^\d+$/.test(values.port ?? '') || port < 1 || port > 65535)) {
     throw new UsageError(`--port must be 1–65535 (got ${values.port})`)

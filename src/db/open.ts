@@ -27,6 +27,7 @@ export function openDatabase(path: string, opts: OpenOptions = {}): Db {
   if (opts.create === false && path !== ':memory:' && !existsSync(path)) {
     throw new ConfigError(`no database at ${path} (start svc serve, or pass --db)`)
   }
+  refuseDirectory(path)
   const client = openClient(path, opts)
   try {
     client.exec('PRAGMA synchronous = NORMAL')
@@ -56,19 +57,56 @@ function openClient(path: string, opts: OpenOptions): Database {
         mkdirSync(dirname(path), { recursive: true })
         createOwnerOnly(path)
       }
-      ownerOnly(path, opts.log)
     }
     client = new Database(path, { create: true, strict: true })
+    // The first read of the file, so also where one that is not a database says so: before any
+    // change to it (its mode, its journal), so that a file that is not svc's is left as it was.
+    client.query('SELECT 1 FROM sqlite_master LIMIT 1').get()
+    if (opts.create === false) refuseForeign(client, path)
+    if (path !== ':memory:') ownerOnly(path, opts.log)
     // WAL lets usage queries read while a request is being recorded; NORMAL is durable across
-    // process crashes in WAL mode (only an OS crash can lose the last commits). The first read of
-    // the file, so also where one that is not a database says so.
+    // process crashes in WAL mode (only an OS crash can lose the last commits).
     client.exec('PRAGMA journal_mode = WAL')
     return client
   } catch (err) {
     client?.close()
-    const denied = path === ':memory:' ? undefined : whyUnwritableFiles(path)
+    if (err instanceof ConfigError) throw err
+    throw cannotOpen(path, err)
+  }
+}
+
+/** Why SQLite could not open or read `path`, in the one line every verb gives (backup too). */
+export function cannotOpen(path: string, err: unknown): ConfigError {
+  const denied = path === ':memory:' ? undefined : whyUnwritableFiles(path)
+  return new ConfigError(
+    `cannot open the database at ${path}: ${(err as Error).message}${denied ? ` (${denied})` : ''}; choose another with --db or [server] database`,
+  )
+}
+
+/**
+ * A directory is no database. Refused before anything touches it: the mode repair below would
+ * otherwise make it 0600 (an empty `--db`, resolved against the working directory, locked a user
+ * out of their home).
+ */
+export function refuseDirectory(path: string) {
+  if (path !== ':memory:' && statIfAny(path)?.isDirectory()) {
     throw new ConfigError(
-      `cannot open the database at ${path}: ${(err as Error).message}${denied ? ` (${denied})` : ''}; choose another with --db or [server] database`,
+      `cannot open the database at ${path}: it is a directory; choose another with --db or [server] database`,
+    )
+  }
+}
+
+/**
+ * Another program's SQLite file (tables, but none of svc's migration bookkeeping): an admin verb
+ * would add svc's tables to it, and only `svc serve` makes a database. Read only: nothing written.
+ * A file with no tables at all holds nothing to spoil, and is migrated as before.
+ */
+export function refuseForeign(client: Database, path: string) {
+  if (path === ':memory:' || client.query(migrationsTable).get()) return
+  const tables = client.query("SELECT 1 FROM sqlite_master WHERE type = 'table' LIMIT 1").get()
+  if (tables) {
+    throw new ConfigError(
+      `${path} is not an svc database (it has tables, but not svc's): choose another with --db or [server] database`,
     )
   }
 }
@@ -94,7 +132,8 @@ function ownerOnly(path: string, log: OpenOptions['log']) {
   const tightened: string[] = []
   for (const file of [path, `${path}-wal`, `${path}-shm`]) {
     const stat = statIfAny(file)
-    if (!stat || stat.uid !== process.getuid?.() || (stat.mode & 0o077) === 0) continue
+    // Regular files only: a directory or a device given as the path keeps its mode.
+    if (!stat?.isFile() || stat.uid !== process.getuid?.() || (stat.mode & 0o077) === 0) continue
     try {
       chmodSync(file, 0o600)
       tightened.push(`${file} (was ${modeOf(stat.mode)})`)

@@ -44,7 +44,13 @@ function config(kind: Kind, contextWindow?: number): ConfigFile {
   return {
     catalog: { builtin: false },
     providers: {
-      up: { kind, base_url: kind === 'anthropic' ? sim.url : `${sim.url}/v1`, api_key_env: 'SIM_KEY' },
+      up: {
+        kind,
+        base_url: kind === 'anthropic' ? sim.url : `${sim.url}/v1`,
+        api_key_env: 'SIM_KEY',
+        // The simulator plays OpenAI itself, which takes Codex's body as it comes.
+        ...(kind === 'openai-responses' ? { openai_itself: true } : {}),
+      },
     },
     models: [
       {

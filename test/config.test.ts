@@ -609,6 +609,34 @@ describe('config', () => {
     ).toThrow('providers.x.anthropic_signatures')
   })
 
+  test('openai_itself: on for the well-known openai provider, api.openai.com and Azure OpenAI, off for compatible servers unless the file sets it', () => {
+    expect(load({}, { OPENAI_API_KEY: 'o' }).providers.openai?.openaiItself).toBe(true)
+    const fromFile = load({
+      providers: {
+        openai: { kind: 'openai-responses', base_url: 'http://127.0.0.1:8787/v1' },
+        direct: { kind: 'openai-responses', base_url: 'https://API.OpenAI.com/v1' },
+        azure: { kind: 'openai-responses', base_url: 'https://team.openai.azure.com/openai/v1' },
+        llama: { kind: 'openai-responses', base_url: 'http://127.0.0.1:8080/v1' },
+        vllm: { kind: 'openai-responses', base_url: 'https://vllm.internal/v1' },
+        lookalike: { kind: 'openai-responses', base_url: 'https://api.openai.com.example.net/v1' },
+        proxy: { kind: 'openai-responses', base_url: 'https://llm-proxy.internal/v1', openai_itself: true },
+      },
+    })
+    const flags = Object.fromEntries(Object.entries(fromFile.providers).map(([id, p]) => [id, p.openaiItself]))
+    expect(flags).toEqual({
+      openai: true,
+      direct: true,
+      azure: true,
+      llama: false,
+      vllm: false,
+      lookalike: false,
+      proxy: true,
+    })
+    expect(() =>
+      load({ providers: { x: { kind: 'openai-responses', base_url: 'http://x', openai_itself: 1 } } }),
+    ).toThrow('providers.x.openai_itself')
+  })
+
   test("thought_signatures: Google's form for its Gemini API and Vertex AI hosts, OpenRouter's for it, off elsewhere unless the file sets it", () => {
     const google = 'https://generativelanguage.googleapis.com/v1beta/openai'
     const fromFile = load({

@@ -24,7 +24,7 @@ const claudeOld = simClaude({ id: 'claude-old', upstream_model: 'claude-old-up',
 const providers: ConfigFile['providers'] = {
   anth: { kind: 'anthropic', base_url: sim.url, api_key_env: 'SIM_KEY' },
   chat: { kind: 'openai-chat', base_url: `${sim.url}/v1`, api_key_env: 'SIM_KEY' },
-  resp: { kind: 'openai-responses', base_url: `${sim.url}/v1`, api_key_env: 'SIM_KEY' },
+  resp: { kind: 'openai-responses', base_url: `${sim.url}/v1`, api_key_env: 'SIM_KEY', openai_itself: true },
 }
 const gateway = (models: ModelSection[], now?: number) =>
   createHarness({ grantUsd: 5, env: { SIM_KEY }, now, config: { catalog: { builtin: false }, providers, models } })

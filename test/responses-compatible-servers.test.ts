@@ -1,15 +1,19 @@
 // What OpenAI-Responses-compatible servers really send, as exact bytes, through both client routes:
 // llama.cpp's streams with no output_index, an error under a 200, OpenAI's nested error event,
 // OpenRouter's bare error frame, Chat's [DONE] and Chat's usage names. Each answer is read by the
-// official SDKs and its ledger record checked.
+// official SDKs and its ledger record checked. Such a server is translated for by default (it is not
+// OpenAI itself: openai_itself off); where a file says it is (a proxy in front of OpenAI that adds
+// these shapes of its own), a Responses client's answer is passed through, and both must hold.
 import { describe, expect, test } from 'bun:test'
 import { endedRequestDetail, type Harness, sdkClients } from './support/harness'
 import { type ScriptedAnswer, scriptedPair, scriptedUpstream, sseFrame } from './support/scripted-upstream'
 
 type Json = Record<string, unknown>
 
-/** svc-pro on two Responses models, `first` ranked above `second`. */
+/** svc-pro on two Responses models, `first` ranked above `second`, on a compatible server (translated for). */
 const responsesGateway = () => scriptedPair('openai-responses')
+/** The same, on a server the file says is OpenAI itself: a Responses client's answer passes through. */
+const passThroughGateway = () => scriptedPair('openai-responses', {}, 5, { openai_itself: true })
 
 /** An event as OpenAI writes it: its `event:` line names the JSON's type. */
 const ev = (type: string, data: Json = {}) => sseFrame(type, { type, ...data })
@@ -249,14 +253,25 @@ describe('in-band errors in a stream', () => {
 
   // OpenRouter's mid-stream failure (its streaming docs, "Handling Errors During Streaming").
   const bare = sseFrame(undefined, { error: { code: 502, message: 'Provider disconnected' } })
-  for (const [route, ask] of [
-    ['Anthropic', (h: Harness) => askMessages(h, true)],
-    ['Responses', (h: Harness) => askResponses(h, true)],
-  ] as const) {
+  // A translated Responses answer that breaks ends as OpenAI's own do, `response.failed` (which the
+  // SDK returns rather than throws, and Codex reads as a failed turn); a relayed one with svc's error event.
+  const cases = [
+    ['Anthropic', responsesGateway, (h: Harness) => askMessages(h, true), { threw: 'Provider disconnected' }],
+    ['Responses', responsesGateway, (h: Harness) => askResponses(h, true), { status: 'failed' }],
+    [
+      'Responses passed through',
+      passThroughGateway,
+      (h: Harness) => askResponses(h, true),
+      { threw: 'Provider disconnected' },
+    ],
+  ] as const
+  for (const [route, gateway, ask, told] of cases) {
     test(`${route}: an {"error":…} frame with no type is the upstream's error, its message kept`, async () => {
-      const h = await responsesGateway()
+      const h = await gateway()
       byModel(h, { 'first-up': { sse: openaiText('Hel', [bare]) } })
-      expect((await ask(h)).threw).toContain('Provider disconnected')
+      const answer = await ask(h)
+      if ('threw' in told) expect(answer.threw).toContain(told.threw)
+      else expect(answer).toMatchObject({ texts: ['Hel'], status: told.status })
       expect(await lastRecord(h)).toMatchObject({
         status: 'failed',
         usage_events: [expect.objectContaining({ outcome: 'failed', error: 'Provider disconnected' })],
@@ -267,9 +282,14 @@ describe('in-band errors in a stream', () => {
   test("Chat's [DONE] with no terminal event: the Responses client is told the answer broke", async () => {
     const h = await responsesGateway()
     byModel(h, { 'first-up': { sse: openaiText('Hello', [sseFrame(undefined, '[DONE]')]) } })
-    // Relayed, [DONE] ended the SDK's reading with a quiet in_progress answer, svc's error after it unread.
-    expect((await askResponses(h, true)).threw).toContain('ended before')
+    expect(await askResponses(h, true)).toMatchObject({ texts: ['Hello'], status: 'failed' })
     expect(await lastRecord(h)).toMatchObject({ status: 'failed' })
+
+    const relayed = await passThroughGateway()
+    byModel(relayed, { 'first-up': { sse: openaiText('Hello', [sseFrame(undefined, '[DONE]')]) } })
+    // Relayed, [DONE] ended the SDK's reading with a quiet in_progress answer, svc's error after it unread.
+    expect((await askResponses(relayed, true)).threw).toContain('ended before')
+    expect(await lastRecord(relayed)).toMatchObject({ status: 'failed' })
   })
 })
 
@@ -303,20 +323,79 @@ test("usage under Chat's names reaches a Responses client under Responses' names
   }
 })
 
-test("OpenRouter's bare error frame reaches a Responses client as a typed error event, which Codex reads", async () => {
-  const h = await responsesGateway()
+test("OpenRouter's bare error frame reaches a Responses client as a typed event, which Codex reads", async () => {
   const bare = sseFrame(undefined, { error: { code: 502, message: 'Provider disconnected' } })
-  byModel(h, { 'first-up': { sse: openaiText('Hel', [bare]) } })
-  const res = await h.call('/compat-b/v1/responses', {
-    method: 'POST',
-    json: { model: 'svc-pro', input: 'hi', stream: true },
+  const lastFrame = async (h: Harness) => {
+    byModel(h, { 'first-up': { sse: openaiText('Hel', [bare]) } })
+    const res = await h.call('/compat-b/v1/responses', {
+      method: 'POST',
+      json: { model: 'svc-pro', input: 'hi', stream: true },
+    })
+    const frames = (await res.text()).split('\n\n').filter((frame) => frame !== '')
+    expect(frames.filter((frame) => frame.includes('Provider disconnected'))).toHaveLength(1)
+    const last = frames.at(-1)!
+    return { event: last.slice(0, last.indexOf('\n')), data: JSON.parse(last.slice(last.indexOf('data: ') + 6)) }
+  }
+  const translated = await lastFrame(await responsesGateway())
+  expect(translated).toMatchObject({
+    event: 'event: response.failed',
+    data: { type: 'response.failed', response: { status: 'failed', error: { message: 'Provider disconnected' } } },
   })
-  const frames = (await res.text()).split('\n\n').filter((frame) => frame !== '')
-  const last = frames.at(-1)!
-  expect(last).toStartWith('event: error\n')
-  expect(JSON.parse(last.slice(last.indexOf('data: ') + 6))).toMatchObject({
-    type: 'error',
-    message: 'Provider disconnected',
+  const relayed = await lastFrame(await passThroughGateway())
+  expect(relayed).toMatchObject({ event: 'event: error', data: { type: 'error', message: 'Provider disconnected' } })
+})
+
+describe("Codex's tools on a compatible server, which takes function tools only", () => {
+  // What Codex 0.169 offers on every request: a namespace, its freeform apply_patch, a function and
+  // OpenAI's web search. llama.cpp: "'type' of tool must be 'function'"; LM Studio, Ollama and vLLM refuse them too.
+  const codexTools = [
+    { type: 'function', name: 'shell', description: 'Run a command', parameters: { type: 'object', properties: {} } },
+    {
+      type: 'namespace',
+      name: 'multi_agent_v1',
+      description: 'Subagents',
+      tools: [{ type: 'function', name: 'spawn', parameters: { type: 'object', properties: {} } }],
+    },
+    {
+      type: 'custom',
+      name: 'apply_patch',
+      description: 'Edit files',
+      format: { type: 'grammar', syntax: 'lark', definition: 'start: /.+/' },
+    },
+    { type: 'web_search', external_web_access: false },
+  ]
+  const ask = (h: Harness) =>
+    h.call('/compat-b/v1/responses', { method: 'POST', json: { model: 'svc-pro', input: 'go', tools: codexTools } })
+  const callOf = (name: string) => ({
+    type: 'function_call',
+    id: 'fc_up',
+    call_id: 'call_1',
+    name,
+    arguments: '{}',
+    status: 'completed',
   })
-  expect(frames.filter((frame) => frame.includes('Provider disconnected'))).toHaveLength(1)
+
+  test('gets them as functions, without the search; a namespaced call reaches Codex under its namespace', async () => {
+    const h = await responsesGateway()
+    const sent = scriptedUpstream(h, (body) => {
+      const names = (body.tools as Json[]).map((tool) => String(tool.name))
+      return { json: response('completed', [callOf(names.find((name) => name.includes('spawn'))!)]) }
+    })
+    const res = await ask(h)
+    expect(res.status).toBe(200)
+    const tools = sent[0]!.tools as Json[]
+    expect(tools.map((tool) => tool.type)).toEqual(['function', 'function', 'function'])
+    expect(tools.map((tool) => tool.name)).toEqual(['shell', expect.stringContaining('spawn'), 'apply_patch'])
+    const answer = (await res.json()) as { output: Json[] }
+    expect(answer.output).toEqual([
+      expect.objectContaining({ type: 'function_call', namespace: 'multi_agent_v1', name: 'spawn', call_id: 'call_1' }),
+    ])
+  })
+
+  test('a server the file says is OpenAI itself gets them as Codex sent them', async () => {
+    const h = await passThroughGateway()
+    const sent = scriptedUpstream(h, () => ({ json: response('completed', [message('Done.')]) }))
+    expect((await ask(h)).status).toBe(200)
+    expect(sent[0]!.tools).toEqual(codexTools)
+  })
 })

@@ -92,7 +92,7 @@ function baseConfig(): ConfigFile {
     providers: {
       anth: { kind: 'anthropic', base_url: sim.url, api_key_env: 'SIM_KEY' },
       chat: { kind: 'openai-chat', base_url: `${sim.url}/v1`, api_key_env: 'SIM_KEY' },
-      resp: { kind: 'openai-responses', base_url: `${sim.url}/v1`, api_key_env: 'SIM_KEY' },
+      resp: { kind: 'openai-responses', base_url: `${sim.url}/v1`, api_key_env: 'SIM_KEY', openai_itself: true },
     },
     models: upstreams.map((u) => ({
       id: u.modelId,

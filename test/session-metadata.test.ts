@@ -26,7 +26,7 @@ const gateway = () =>
       catalog: { builtin: false },
       providers: {
         anth: { kind: 'anthropic', base_url: sim.url, api_key_env: 'SIM_KEY' },
-        resp: { kind: 'openai-responses', base_url: `${sim.url}/v1`, api_key_env: 'SIM_KEY' },
+        resp: { kind: 'openai-responses', base_url: `${sim.url}/v1`, api_key_env: 'SIM_KEY', openai_itself: true },
       },
       models: [
         { id: 'claude-x', provider: 'anth', upstream_model: 'claude-x-up', profiles: ['max'], quality: 90, ...prices },

@@ -206,7 +206,7 @@ describe('a request that offers web search goes where a search can run', () => {
     const skipped = (await ranksOf(h, message.id.replace(/^msg_/, ''))).find((r) => r.model_id === 'chat-best')
     expect(skipped).toMatchObject({
       status: 'skipped',
-      reason: 'request offers web search; this provider has none (an Anthropic or OpenAI Responses model serves it)',
+      reason: 'request offers web search; this provider has none (an Anthropic model or OpenAI itself serves it)',
     })
   })
 

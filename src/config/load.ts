@@ -45,6 +45,11 @@ export interface ProviderConfig {
    * and tool ids are held to its rules. Unset counts as true, what every anthropic upstream got before.
    */
   anthropicSignatures?: boolean
+  /**
+   * openai-responses: the server is OpenAI's own Responses API (schema.ts, openai_itself): a Responses
+   * client's body goes through as it came, and web search runs there. Unset counts as true.
+   */
+  openaiItself?: boolean
   /** openai-chat: how tool calls' Gemini thought signatures go back (schema.ts, thought_signatures). */
   thoughtSignatures?: ThoughtSignatureForm
 }
@@ -321,6 +326,7 @@ function resolveProviders(file: ConfigFile, env: Env, where: string): Record<str
       systemMessages: 'in_place',
       anthropicCacheControl: known.anthropicCacheControl ?? false,
       anthropicSignatures: isAnthropicItself(id, known.baseUrl),
+      openaiItself: isOpenAIItself(id, known.baseUrl),
       thoughtSignatures: thoughtSignatureFormOf(known.baseUrl),
     }
   }
@@ -340,6 +346,7 @@ function resolveProviders(file: ConfigFile, env: Env, where: string): Record<str
       systemMessages: section.system_messages ?? 'in_place',
       anthropicCacheControl: section.anthropic_cache_control ?? wellKnownProviders[id]?.anthropicCacheControl ?? false,
       anthropicSignatures: section.anthropic_signatures ?? isAnthropicItself(id, baseUrl),
+      openaiItself: section.openai_itself ?? isOpenAIItself(id, baseUrl),
       thoughtSignatures: section.thought_signatures ?? thoughtSignatureFormOf(baseUrl),
     }
   }
@@ -356,6 +363,18 @@ function isAnthropicItself(id: string, baseUrl: string): boolean {
   if (id === 'anthropic') return true
   const host = hostOf(baseUrl)
   return host === 'anthropic.com' || host.endsWith('.anthropic.com')
+}
+
+/**
+ * OpenAI's own Responses API: the well-known provider, api.openai.com, or Azure OpenAI (which runs
+ * OpenAI's). Any other host speaking Responses is taken for a compatible server (vLLM, llama.cpp,
+ * Ollama, LM Studio, OpenRouter), which refuses OpenAI's own tool types; a proxy in front of OpenAI
+ * cannot be told from one by its URL and says so in the file.
+ */
+function isOpenAIItself(id: string, baseUrl: string): boolean {
+  if (id === 'openai') return true
+  const host = hostOf(baseUrl)
+  return host === 'api.openai.com' || host.endsWith('.openai.azure.com')
 }
 
 /**

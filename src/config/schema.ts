@@ -57,6 +57,15 @@ export const ProviderSection = T.Object(
      */
     anthropic_signatures: T.Optional(T.Boolean()),
     /**
+     * openai-responses only: the server is OpenAI's own Responses API, which takes everything a
+     * Responses client (Codex) sends: its namespace, custom and hosted tools. Default on for the
+     * well-known `openai` provider, api.openai.com and Azure OpenAI hosts, off elsewhere:
+     * compatible servers (vLLM, llama.cpp, Ollama, LM Studio) take function tools only, so their
+     * requests are translated as any other kind's are, and web search goes to a model that runs
+     * it. A proxy in front of OpenAI sets it.
+     */
+    openai_itself: T.Optional(T.Boolean()),
+    /**
      * openai-chat only: how Gemini's thought signatures go back on tool calls, which Gemini 3
      * requires: `extra_content` (Google's endpoints, the default for their hosts),
      * `reasoning_details` (OpenRouter's, the default for openrouter.ai) or `off` (strict OpenAI

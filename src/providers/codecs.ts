@@ -112,7 +112,11 @@ export const codecs: Record<ProviderKind, ProviderCodec> = {
     path: '/responses',
     authHeaders: (apiKey) => ({ authorization: `Bearer ${apiKey}` }),
     forwardedHeaders: [],
-    encodeRequest: (req, model) => encodeResponsesRequest(req, model.upstreamModel, model.capabilities),
+    encodeRequest: (req, model, provider) =>
+      encodeResponsesRequest(req, model.upstreamModel, {
+        ...model.capabilities,
+        hostedSearch: provider.openaiItself !== false,
+      }),
     decodeResponse: decodeResponsesResponse,
     streamDecoder: responsesStreamDecoder,
     decodeError: decodeResponsesError,

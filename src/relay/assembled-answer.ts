@@ -14,6 +14,7 @@ import { answerTooLarge, maxAnswerBytes } from '../providers/bounded-body'
 import { codecs, requestToolNames } from '../providers/codecs'
 import { isReported } from '../protocols/unreported-usage'
 import type { AnsweredAttempt } from './attempt'
+import { passesThrough } from './surface'
 import { deliverPassThrough, deliverTranslated, jsonAnswer } from './json-answer'
 import { meterStep, newStreamMeter } from './meter'
 import { withinFirstByte } from './stream-answer'
@@ -45,7 +46,7 @@ export async function assembledAnswer(deps: Deps, a: AnsweredAttempt): Promise<R
       }
     }
 
-    if (a.leg.candidate.provider.kind === a.surface.nativeKind) {
+    if (passesThrough(a.leg.candidate.provider, a.surface)) {
       // Metered as the streamed relay meters it (a message that finishes without its usage is estimated).
       const meter = a.surface.passThroughStream(a.ids)
       const assembly = a.surface.passThroughAssembly()

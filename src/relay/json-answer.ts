@@ -11,6 +11,7 @@ import { answerChars, billedAsReported } from './credible-usage'
 import { servedFirstByte } from './outcome'
 import { expectContentType } from './send'
 import type { AnsweredAttempt } from './attempt'
+import { passesThrough } from './surface'
 
 /**
  * From about this size the upstream's own text with our id put in costs less than its JSON
@@ -33,7 +34,7 @@ const outputCharsIfNeeded = (usage: Usage, answer: () => ExchangeResponse) =>
 
 export async function jsonAnswer(deps: Deps, a: AnsweredAttempt): Promise<Response> {
   expectContentType(a.upstream, 'json')
-  const passThrough = a.leg.candidate.provider.kind === a.surface.nativeKind
+  const passThrough = passesThrough(a.leg.candidate.provider, a.surface)
   const declared = a.upstream.headers.get('content-length')
   const length = declared === null ? undefined : Number(declared)
   // Parsed straight from the bytes when its length is known and within bounds, unless it is long

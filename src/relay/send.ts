@@ -7,7 +7,7 @@ import { betasAtListPrice } from '../protocols/anthropic/list-price'
 import { callUpstream } from '../providers/call-upstream'
 import { codecs } from '../providers/codecs'
 import type { Candidate } from '../router/rank'
-import type { InboundSurface } from './surface'
+import { type InboundSurface, passesThrough } from './surface'
 
 export async function send(
   deps: Deps,
@@ -25,7 +25,7 @@ export async function send(
 ): Promise<Response> {
   const { provider, model } = call.candidate
   const codec = codecs[provider.kind]
-  const passThrough = provider.kind === call.surface.nativeKind
+  const passThrough = passesThrough(provider, call.surface)
   const { stream } = call
   const payload = passThrough
     ? call.surface.passThroughBody(call.body, model, call.candidate.maxTokens, provider)

@@ -13,6 +13,7 @@ import { errorWithoutSecrets, frameWithoutKey } from '../lib/redact'
 import { meterStep, newStreamMeter } from './meter'
 import { judgeStream, record, servedFirstByte } from './outcome'
 import type { AnsweredAttempt } from './attempt'
+import { passesThrough } from './surface'
 import { streamFailure, type UpstreamFrames, upstreamFrames } from './upstream-frames'
 
 const sseHeaders = {
@@ -36,7 +37,7 @@ export async function streamAnswer(
   const { idleTimeoutMs, pingIntervalMs } = deps.config.routing
   const upstream = upstreamFrames(a.upstream, idleTimeoutMs, () => a.controller.abort(), pingIntervalMs)
 
-  const passThrough = a.leg.candidate.provider.kind === a.surface.nativeKind
+  const passThrough = passesThrough(a.leg.candidate.provider, a.surface)
   /** The client's next piece of the stream; done once the upstream's body has ended. */
   let clientFrames: AsyncIterator<string>
   /** What the leg received, and whether the upstream finished the message cleanly. */

@@ -54,6 +54,14 @@ export interface BilledFrom {
   outputChars: number
 }
 
+/**
+ * Whether a provider is relayed the client's own body and frames: it speaks the client's shape and
+ * takes everything a client of that shape sends. A Responses-compatible server that is not OpenAI
+ * (openai_itself off) refuses Codex's own tool types, so it is translated for as any other kind is.
+ */
+export const passesThrough = (provider: ProviderConfig, surface: InboundSurface): boolean =>
+  provider.kind === surface.nativeKind && (provider.kind !== 'openai-responses' || provider.openaiItself !== false)
+
 export interface InboundSurface {
   name: 'messages' | 'responses'
   errorShape: Surface

@@ -54,6 +54,8 @@ const providers: Record<string, ProviderConfig> = {
   own: provider('own', undefined),
   chat: { ...provider('chat', 'platform-key-chat'), kind: 'openai-chat' },
   responses: { ...provider('responses', 'platform-key-responses'), kind: 'openai-responses' },
+  /** A Responses-compatible server (llama.cpp, vLLM): OpenAI's hosted tools are not there. */
+  compatible: { ...provider('compatible', 'platform-key-c'), kind: 'openai-responses', openaiItself: false },
 }
 
 const grant = (over: Partial<GrantState> = {}): GrantState => ({
@@ -352,8 +354,17 @@ describe('eligibility: every skip says why', () => {
         status: 'skipped',
         score: null,
         estimated_cost_nanos: null,
-        reason: 'request offers web search; this provider has none (an Anthropic or OpenAI Responses model serves it)',
+        reason: 'request offers web search; this provider has none (an Anthropic model or OpenAI itself serves it)',
       })
+    })
+
+    test('a Responses-compatible server runs no search: passed over as Chat is', () => {
+      const local = model('local-m', { provider: 'compatible', quality: 99 })
+      const r = rank({ models: [local, claude], features: features({ webSearch: 'any' }) })
+      expect(order(r)).toEqual(['claude-m'])
+      expect(entryOf(r, 'local-m')?.reason).toBe(
+        'request offers web search; this provider has none (an Anthropic model or OpenAI itself serves it)',
+      )
     })
 
     test('with blocked domains: Anthropic only, while there is one', () => {

@@ -1,7 +1,7 @@
 // Ranking: which concrete models may serve this request under this profile, best first, and a
 // record of every candidate considered (provider_ranks) so a user can read why.
 import { type CatalogModel, isRetired, type ProviderConfig } from '../config/load'
-import type { ProviderKind, RoutingMode } from '../config/schema'
+import type { RoutingMode } from '../config/schema'
 import { applicableCreditNanos, type ChargeScope, type GrantState } from '../ledger/credit'
 import { type TokenPrices, tokenPricesFor } from '../ledger/pricing'
 import { budgetUnder, minThinkingBudget } from '../exchange/thinking-budget'
@@ -183,13 +183,17 @@ type SearchNeed = NonNullable<RequestFeatures['webSearch']>
 
 /**
  * How fully a provider runs the web search a request offers (the search runs inside the provider):
- * 2 as asked, 1 without the domains it blocks (OpenAI cannot exclude any), 0 not at all (Chat).
+ * 2 as asked, 1 without the domains it blocks (OpenAI cannot exclude any), 0 not at all (Chat, and
+ * Responses-compatible servers: the search is OpenAI's own).
  */
-const searchFit = (kind: ProviderKind, need: SearchNeed) =>
-  kind === 'anthropic' ? 2 : kind === 'openai-responses' ? (need === 'any' ? 2 : 1) : 0
+const searchFit = (provider: ProviderConfig, need: SearchNeed) => {
+  if (provider.kind === 'anthropic') return 2
+  if (provider.kind === 'openai-responses' && provider.openaiItself !== false) return need === 'any' ? 2 : 1
+  return 0
+}
 
 const searchSkipReason = [
-  'request offers web search; this provider has none (an Anthropic or OpenAI Responses model serves it)',
+  'request offers web search; this provider has none (an Anthropic model or OpenAI itself serves it)',
   'request offers web search with blocked domains, which only an Anthropic provider can exclude',
 ]
 const searchNote = [
@@ -203,7 +207,7 @@ const searchNote = [
  * every request, and a profile of Chat models must still serve Codex.
  */
 function keepBestSearchers(eligible: Candidate[], skipped: RankEntry[], need: SearchNeed): void {
-  const fits = eligible.map((c) => searchFit(c.provider.kind, need))
+  const fits = eligible.map((c) => searchFit(c.provider, need))
   const best = Math.max(...fits)
   for (let i = eligible.length - 1; i >= 0; i--) {
     const { rank } = eligible[i]!

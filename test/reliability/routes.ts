@@ -74,6 +74,8 @@ export const providerFor = (route: Route, url: string): NonNullable<ConfigFile['
   kind: route.kind,
   base_url: route.kind === 'anthropic' ? url : `${url}/v1`,
   api_key_env: 'SIM_KEY',
+  // The simulator plays OpenAI itself: a Responses client's body passes through.
+  ...(route.kind === 'openai-responses' ? { openai_itself: true } : {}),
 })
 
 export const pathFor = (route: Route) =>

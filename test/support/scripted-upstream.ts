@@ -76,6 +76,8 @@ export const twoModelGateway = (opts: {
   grantUsd?: number
   baseUrl?: string
   model?: Record<string, unknown>
+  /** The provider's svc.toml keys beyond kind, base_url and api_key_env (openai_itself, say). */
+  provider?: Record<string, unknown>
 }): Promise<Harness> =>
   createHarness({
     grantUsd: opts.grantUsd ?? 5,
@@ -83,7 +85,9 @@ export const twoModelGateway = (opts: {
     config: {
       catalog: { builtin: false },
       routing: opts.routing ?? {},
-      providers: { p: { kind: opts.kind, base_url: opts.baseUrl ?? 'http://127.0.0.1:9/v1', api_key_env: 'K' } },
+      providers: {
+        p: { kind: opts.kind, base_url: opts.baseUrl ?? 'http://127.0.0.1:9/v1', api_key_env: 'K', ...opts.provider },
+      },
       models: ['first', 'second'].map((name, i) => ({
         id: name,
         provider: 'p',
@@ -102,4 +106,5 @@ export const scriptedPair = (
   kind: ProviderKind,
   routing: Record<string, number> = {},
   grantUsd = 5,
-): Promise<Harness> => twoModelGateway({ kind, routing, grantUsd })
+  provider?: Record<string, unknown>,
+): Promise<Harness> => twoModelGateway({ kind, routing, grantUsd, provider })

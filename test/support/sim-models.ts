@@ -47,5 +47,6 @@ export const simProviders = (url: string) => ({
   // The simulator plays Anthropic itself, signatures and all.
   anth: { kind: 'anthropic' as const, base_url: url, api_key_env: 'SIM_KEY', anthropic_signatures: true },
   chat: { kind: 'openai-chat' as const, base_url: `${url}/v1`, api_key_env: 'SIM_KEY' },
-  resp: { kind: 'openai-responses' as const, base_url: `${url}/v1`, api_key_env: 'SIM_KEY' },
+  // The simulator plays OpenAI itself, as it plays Anthropic itself above.
+  resp: { kind: 'openai-responses' as const, base_url: `${url}/v1`, api_key_env: 'SIM_KEY', openai_itself: true },
 })

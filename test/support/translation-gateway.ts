@@ -61,6 +61,7 @@ function simGateway(
           kind: 'openai-responses',
           base_url: `${sim.url}/v1`,
           api_key_env: 'SIM_KEY',
+          openai_itself: true,
           ...options['openai-responses'],
         },
       },

@@ -30,12 +30,18 @@ type Item = Record<string, unknown>
 
 const minOutputTokens = 16
 
-/** `rules`: what the model takes; the body is fitted to them last (model-fit.ts). */
+/**
+ * `rules`: what the model takes; the body is fitted to them last (model-fit.ts). `hostedSearch`
+ * false: the server is not OpenAI's own (a compatible one, which takes function tools only), so the
+ * request's web search is left out, as for a Chat model.
+ */
 export const encodeResponsesRequest = (
-  req: ExchangeRequest,
+  request: ExchangeRequest,
   model: string,
-  rules: ResponsesModelRules = {},
+  rules: ResponsesModelRules & { hostedSearch?: boolean } = {},
 ): Record<string, unknown> => {
+  const searchless = rules.hostedSearch === false && request.webSearch !== undefined
+  const req = searchless ? withoutWebSearch(request) : request
   const body: Record<string, unknown> = { model }
   const instructions = req.system.map((block) => block.text).join('\n\n')
   if (instructions !== '') body['instructions'] = instructions
@@ -79,6 +85,13 @@ export const encodeResponsesRequest = (
   fitResponsesToModel(body, rules)
   return body
 }
+
+/** The request without its hosted search, and without a tool choice that forces it. */
+const withoutWebSearch = (req: ExchangeRequest): ExchangeRequest => ({
+  ...req,
+  webSearch: undefined,
+  toolChoice: forcesWebSearch(req) ? undefined : req.toolChoice,
+})
 
 const encodeTextFormat = (format: ResponseFormat): Item =>
   format.type === 'json_object' ? { type: 'json_object' } : { type: 'json_schema', ...openAIJsonSchema(format) }

@@ -2,7 +2,7 @@ import { describe, expect, test } from 'bun:test'
 import type { ExchangeRequest } from '../../exchange/types'
 import { GatewayError } from '../../lib/errors'
 import { encodeAnthropicRequest } from '../anthropic/encode-anthropic-request'
-import { decodeResponsesRequest } from './decode-responses-request'
+import { decodeResponsesRequest, offeredTools } from './decode-responses-request'
 import { encodeResponsesRequest } from './encode-responses-request'
 import { encodeAnthropicReasoning, tagResponsesSignature } from './reasoning-signature'
 import type { ResponsesBody } from './schema'
@@ -446,6 +446,105 @@ describe('decodeResponsesRequest', () => {
     })
   })
 
+  // Codex 0.169 for a model whose metadata says use_responses_lite (GPT-6's), as captured: no
+  // top-level tools, every tool in one leading `additional_tools` item (descriptions shortened).
+  const liteTools = [
+    {
+      type: 'namespace',
+      name: 'functions',
+      description: '',
+      tools: [
+        {
+          type: 'custom',
+          name: 'exec',
+          description: 'Run JavaScript code to orchestrate/compose tool calls',
+          format: { type: 'grammar', syntax: 'lark', definition: 'start: pragma_source | plain_source' },
+        },
+        {
+          type: 'function',
+          name: 'wait',
+          description: 'Waits on a yielded `exec` cell.',
+          strict: false,
+          parameters: { type: 'object', properties: { cell_id: { type: 'string' } }, required: ['cell_id'] },
+        },
+      ],
+    },
+    {
+      type: 'namespace',
+      name: 'clock',
+      description: 'Tools for reading and waiting on time.',
+      tools: [
+        {
+          type: 'function',
+          name: 'sleep',
+          strict: false,
+          parameters: { type: 'object', properties: { duration_ms: { type: 'number' } } },
+        },
+      ],
+    },
+    { type: 'web_search', external_web_access: true },
+    { type: 'file_search', vector_store_ids: ['vs_1'] },
+  ]
+  const liteConversation = [
+    { role: 'developer', content: [{ type: 'input_text', text: '<permissions instructions>' }] },
+    { type: 'message', role: 'user', content: [{ type: 'input_text', text: 'say hi' }] },
+  ]
+
+  test("Codex's responses-lite additional_tools item: its tools are the request's, decoded as top-level ones", () => {
+    const item = { type: 'additional_tools', id: 'at_01', role: 'developer', tools: liteTools }
+    const request = decode({ input: [item, ...liteConversation], tool_choice: 'auto', parallel_tool_calls: false })
+    expect(request.tools.map((t) => t.name)).toEqual(['functions__exec', 'functions__wait', 'clock__sleep'])
+    // Exactly what the same tools at the top level decode to (custom, namespaced, hosted alike).
+    expect(request).toEqual(
+      decode({ input: liteConversation, tools: liteTools, tool_choice: 'auto', parallel_tool_calls: false }),
+    )
+    expect(request.webSearch).toEqual({})
+    // The item is no turn: the developer message after it still opens the conversation, as the system prompt.
+    expect(request.system).toEqual([{ type: 'text', text: '<permissions instructions>' }])
+    expect(request.messages).toEqual([{ role: 'user', content: [{ type: 'text', text: 'say hi' }] }])
+  })
+
+  test('additional_tools join the top-level tools; a name offered again is its latest offer, in its first place', () => {
+    const fn = (name: string, description: string) => ({ type: 'function', name, description })
+    const ns = (name: string, tools: unknown[]) => ({ type: 'namespace', name, tools })
+    const request = decode({
+      tools: [fn('ping', 'top'), fn('shared', 'top')],
+      input: [
+        { type: 'additional_tools', tools: [fn('shared', 'first item'), ns('docs', [fn('search', 'old')])] },
+        { role: 'user', content: 'hi' },
+        { type: 'function_call', call_id: 'c1', namespace: 'docs', name: 'search', arguments: '{}' },
+        { type: 'function_call_output', call_id: 'c1', output: 'none' },
+        // Mid-conversation: a newer definition, and a namespace offered again with one more member.
+        {
+          type: 'additional_tools',
+          tools: [fn('shared', 'second item'), ns('docs', [fn('fetch', 'new'), fn('search', 'new')]), fn('late', 'x')],
+        },
+      ],
+    })
+    expect(request.tools.map((t) => [t.name, t.description])).toEqual([
+      ['ping', 'top'],
+      ['shared', 'second item'],
+      ['late', 'x'],
+      ['docs__search', 'new'],
+      ['docs__fetch', 'new'],
+    ])
+    expect(request.messages[1]).toEqual({
+      role: 'assistant',
+      content: [{ type: 'tool_use', id: 'c1', name: 'docs__search', input: {} }],
+    })
+  })
+
+  test("offeredTools: what the answer's encoders read a call's namespace and kind from", () => {
+    const tools = [{ type: 'function', name: 'ping' }]
+    // Without an additional_tools item: the top-level tools, the very array.
+    expect(offeredTools({ tools, input: 'hi' })).toBe(tools)
+    expect(offeredTools({ input: [{ role: 'user', content: 'hi' }] })).toBeUndefined()
+    expect(offeredTools(undefined)).toBeUndefined()
+    expect(
+      offeredTools({ tools, input: [{ type: 'additional_tools', tools: liteTools }, ...liteConversation] }),
+    ).toEqual([...tools, ...liteTools])
+  })
+
   test.each([
     [{ effort: 'high' }, { type: 'adaptive', effort: 'high' }],
     [
@@ -549,6 +648,66 @@ describe('decodeResponsesRequest', () => {
     [
       { tools: [{ type: 'namespace', name: 'ns', tools: [{ type: 'custom', name: 'c', format: 'lark' }] }] },
       'tools[0].tools[0].format',
+    ],
+    // An additional_tools item svc cannot read is refused as top-level tools are, where it is.
+    [{ input: [{ type: 'additional_tools' }, { role: 'user', content: 'hi' }] }, 'input[0].tools'],
+    [
+      {
+        input: [
+          { type: 'additional_tools', tools: {} },
+          { role: 'user', content: 'hi' },
+        ],
+      },
+      'input[0].tools',
+    ],
+    [
+      {
+        input: [
+          { type: 'additional_tools', tools: [7] },
+          { role: 'user', content: 'hi' },
+        ],
+      },
+      'input[0].tools[0]',
+    ],
+    [
+      {
+        input: [
+          { role: 'user', content: 'hi' },
+          { type: 'additional_tools', tools: [{ type: 'function' }] },
+        ],
+      },
+      'input[1].tools[0].name',
+    ],
+    [
+      {
+        tools: [
+          { type: 'function', name: 'a' },
+          { type: 'custom', name: 'b' },
+        ],
+        input: [
+          { role: 'user', content: 'hi' },
+          {
+            type: 'additional_tools',
+            tools: [{ type: 'namespace', name: 'ns', tools: [{ type: 'function', name: 'f', parameters: 'x' }] }],
+          },
+        ],
+      },
+      'input[1].tools[0].tools[0].parameters',
+    ],
+    [
+      {
+        input: [
+          {
+            type: 'additional_tools',
+            tools: [
+              { type: 'function', name: 'f' },
+              { type: 'namespace', name: 'ns', tools: [{ type: 'custom', name: 'c', format: 'lark' }] },
+            ],
+          },
+          { role: 'user', content: 'hi' },
+        ],
+      },
+      'input[0].tools[1].tools[0].format',
     ],
     [{ reasoning: { effort: 'extreme' } }, 'reasoning.effort'],
     [{ max_output_tokens: 0 }, 'max_output_tokens'],

@@ -71,15 +71,16 @@ export const decodeResponsesRequest = (body: ResponsesBody, opts: DecodeResponse
   }
   if (messages.length === 0) throw invalidRequest('input must contain at least one user or assistant item', 'input')
 
+  const offered = offeredToolsAt(body)
   const request: ExchangeRequest = {
     system,
     messages,
-    tools: decodeTools(body.tools),
+    tools: decodeTools(offered),
     maxTokens: decodeMaxTokens(body.max_output_tokens, opts.defaultMaxTokens),
     stream: body.stream === true,
   }
   if (body.max_output_tokens === undefined || body.max_output_tokens === null) request.openOutput = true
-  const webSearch = decodeWebSearchTool(body.tools)
+  const webSearch = decodeWebSearchTool(offered.map(({ tool }) => tool))
   if (webSearch) request.webSearch = webSearch
   const toolChoice = decodeToolChoice(body.tool_choice, body.parallel_tool_calls)
   if (toolChoice) request.toolChoice = toolChoice
@@ -126,6 +127,9 @@ const decodeInputItem = (item: unknown, path: string, system: TextBlock[], messa
       return
     case 'item_reference':
       throw invalidRequest('item_reference is not supported: this gateway is stateless', `${path}.type`)
+    case 'additional_tools':
+      // Tools, not conversation: the request's own, with its top-level ones (offeredToolsAt).
+      return
     default:
       // Hosted-tool history (web_search_call, …) has no neutral equivalent; like unknown fields, skip it.
       return
@@ -364,23 +368,107 @@ const decodeReasoningItem = (item: JsonObject, path: string): ContentBlock[] => 
   ]
 }
 
-const decodeTools = (tools: unknown): ToolDefinition[] => {
-  if (tools === undefined || tools === null) return []
-  if (!Array.isArray(tools)) throw invalidRequest('tools must be an array', 'tools')
+/** A tool the request offers, and where the request has it (what a 400 about it names). */
+interface OfferedTool {
+  tool: JsonObject
+  path: string
+}
+
+/**
+ * The tools a Responses request offers. Codex's "Responses lite" (a model whose Codex metadata says
+ * `use_responses_lite`, GPT-6's) sends no top-level `tools`: it offers them in an input item,
+ * `{type: "additional_tools", role: "developer", tools: [...]}`, first in `input`, whose `tools`
+ * are what `tools` would hold (namespaces, functions, custom tools, hosted ones). Offered here: the
+ * top-level `tools`, then each such item's, in input order. Where there is such an item, a tool
+ * offered again under the same name (offerKey) is its latest offer, in the place of its first:
+ * the client's current definition where a replayed history holds an older one, and never one name
+ * twice, which Anthropic and Chat upstreams refuse.
+ */
+const offeredToolsAt = (body: { tools?: unknown; input?: unknown }): OfferedTool[] => {
+  const offered: OfferedTool[] = []
+  // Top-level tools alone are taken as they come, as they always were.
+  const joining = Array.isArray(body.input) && body.input.some(isAdditionalTools)
+  const at = new Map<string, number>()
+  const offer = (tools: unknown, path: string) => {
+    if (tools === undefined || tools === null) return
+    if (!Array.isArray(tools)) throw invalidRequest(`${path} must be an array`, path)
+    tools.forEach((tool, i) => {
+      const toolPath = `${path}[${i}]`
+      if (!isObject(tool)) throw invalidRequest(`${toolPath} must be an object`, toolPath)
+      const key = joining ? offerKey(tool) : undefined
+      const earlier = key === undefined ? undefined : at.get(key)
+      if (earlier !== undefined) {
+        offered[earlier] = { tool, path: toolPath }
+        return
+      }
+      if (key !== undefined) at.set(key, offered.length)
+      offered.push({ tool, path: toolPath })
+    })
+  }
+  offer(body.tools, 'tools')
+  if (joining && Array.isArray(body.input)) {
+    body.input.forEach((item, i) => {
+      if (!isAdditionalTools(item)) return
+      // An item without its tools is one svc cannot read: refused, not taken as no tools.
+      const tools = item['tools']
+      if (!Array.isArray(tools)) {
+        throw invalidRequest(`input[${i}].tools must be an array of tools`, `input[${i}].tools`)
+      }
+      offer(tools, `input[${i}].tools`)
+    })
+  }
+  return offered
+}
+
+const isAdditionalTools = (item: unknown): item is JsonObject => isObject(item) && item['type'] === 'additional_tools'
+
+/**
+ * What makes two offers one tool: a function's or custom tool's name, a hosted tool's type. A
+ * namespace offered twice stays twice: its members are tools of their own, which specialToolNames
+ * takes by qualified name, a later one in the place of the first, so a namespace offered again
+ * with more members adds them.
+ */
+const offerKey = (tool: JsonObject): string | undefined => {
+  const { type, name } = tool
+  if (typeof type !== 'string' || type === 'namespace') return undefined
+  if (type === 'function' || type === 'custom') return typeof name === 'string' ? `tool:${name}` : undefined
+  return `hosted:${type}`
+}
+
+/**
+ * The tools a Responses request offers (offeredToolsAt), as the answer's encoders read them to
+ * give a call back under its namespace or as a custom tool's: the top-level `tools` as they are
+ * when the request has no `additional_tools` item. Only for a body the decoder has read (it
+ * refuses one whose tools it cannot).
+ */
+export const offeredTools = (body: { tools?: unknown; input?: unknown } | undefined): unknown => {
+  if (!body || !Array.isArray(body.input) || !body.input.some(isAdditionalTools)) return body?.tools
+  return offeredToolsAt(body).map(({ tool }) => tool)
+}
+
+const decodeTools = (offered: OfferedTool[]): ToolDefinition[] => {
   const definitions: ToolDefinition[] = []
-  tools.forEach((tool, i) => {
-    const path = `tools[${i}]`
-    if (!isObject(tool)) throw invalidRequest(`${path} must be an object`, path)
+  for (const { tool, path } of offered) {
     // Hosted tools (file_search, …) have no equivalent on other upstreams; web search is decodeWebSearchTool's.
     // Custom and namespaced tools are specialToolNames'.
     if (tool['type'] === 'custom') requireString(tool, 'name', path)
-    if (tool['type'] !== 'function') return
+    if (tool['type'] !== 'function') continue
     definitions.push(decodeFunctionTool(tool, path, requireString(tool, 'name', path)))
-  })
-  for (const [name, { tool, path, custom }] of specialToolNames(tools) ?? []) {
-    definitions.push(custom ? decodeCustomTool(tool, path, name) : decodeFunctionTool(tool, path, name))
+  }
+  const special = specialToolNames(offered.map(({ tool }) => tool))
+  for (const [name, { tool, path, custom }] of special ?? []) {
+    // specialToolNames names a tool by its place in the list it was given: `tools[i]…`.
+    const where = offeredPath(offered, path)
+    definitions.push(custom ? decodeCustomTool(tool, where, name) : decodeFunctionTool(tool, where, name))
   }
   return definitions
+}
+
+/** `tools[i]…` of the offered list, as the request has it (`input[0].tools[3]…` for an additional_tools item's). */
+const offeredPath = (offered: OfferedTool[], path: string): string => {
+  const match = /^tools\[(\d+)\]/.exec(path)
+  const own = match ? offered[Number(match[1])] : undefined
+  return own && match ? own.path + path.slice(match[0].length) : path
 }
 
 /** The hosted web search tool's names: the current one and the older ones OpenAI still takes. */

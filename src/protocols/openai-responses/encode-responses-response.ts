@@ -12,6 +12,7 @@ import {
 import { isObject } from '../wire-values'
 import { encryptedContentOf, wantsEncryptedReasoning } from './reasoning-signature'
 import { type ClientTool, callName, clientTool, freeformInput, specialToolNames } from './client-tools'
+import { offeredTools } from './decode-responses-request'
 
 /** Request fields a Response echoes back; pass the inbound body (unknown fields are ignored). */
 export interface ResponsesEcho {
@@ -33,6 +34,8 @@ export interface ResponsesEcho {
   service_tier?: unknown
   /** Not echoed: `reasoning.encrypted_content` in it decides whether reasoning items carry their blob. */
   include?: unknown
+  /** Not echoed: its `additional_tools` items offer tools as `tools` does (offeredTools). */
+  input?: unknown
 }
 
 export interface ResponseIds {
@@ -277,7 +280,7 @@ export const encodeResponsesResponse = (
   const output: unknown[] = []
   let messages = 0
   const includeEncrypted = wantsEncryptedReasoning(opts.request?.include)
-  const special = specialToolNames(opts.request?.tools)
+  const special = specialToolNames(offeredTools(opts.request))
   for (const block of resp.content) {
     const index = output.length
     switch (block.type) {

@@ -39,6 +39,7 @@ import {
   webSearchItemId,
 } from './encode-responses-response'
 import { type ClientTool, clientTool, specialToolNames } from './client-tools'
+import { offeredTools } from './decode-responses-request'
 import { type FreeformInputStream, freeformInputStream } from './freeform-input-stream'
 import { wantsEncryptedReasoning } from './reasoning-signature'
 
@@ -129,7 +130,7 @@ export function responsesStreamEncoder(opts: EncodeResponsesStreamOptions): Stre
   const usage: Usage = { input: 0, cacheRead: 0, cacheWrite: 0, output: 0, reasoning: 0 }
   let finish: StopReason | undefined
   const includeEncrypted = wantsEncryptedReasoning(opts.request?.include)
-  const special = specialToolNames(opts.request?.tools)
+  const special = specialToolNames(offeredTools(opts.request))
   const snapshot = (item: Exclude<OpenItem, { kind: 'skip' }>, status: ItemStatus) =>
     snapshotItem(item, status, includeEncrypted)
 

@@ -7,7 +7,7 @@
 // here (no proxies, no keys but svc's), and its telemetry, update checks and other background
 // traffic switched off. Under strace, a run of this file opened no socket beyond 127.0.0.1 (and nscd).
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, test } from 'bun:test'
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs'
 import { hostname, tmpdir } from 'node:os'
 import { dirname, join, resolve } from 'node:path'
 import type { ConfigFile } from '../src/config/schema'
@@ -679,5 +679,159 @@ describe.skipIf(!codex.ok)(`svc codex (Codex ${CODEX_VERSION})`, () => {
     const asked = inbound.filter((r) => r.path === '/compat-b/v1/responses')
     expect(asked.map((r) => r.status)).toEqual([429])
     expect(sim.requests).toHaveLength(0)
+  })
+})
+
+/**
+ * A fake Codex: `debug models --bundled` prints `catalog` (or fails, exit 2, when there is none);
+ * anything else is a launch, whose arguments it writes to $HOME/codex-args.txt, one a line.
+ */
+function fakeCodex(home: string, catalog?: unknown) {
+  const bin = join(home, 'fake-codex.sh')
+  const debug =
+    catalog === undefined
+      ? 'echo "error: unrecognized subcommand debug" >&2; exit 2'
+      : `cat <<'EOF'\n${JSON.stringify(catalog)}\nEOF\nexit 0`
+  writeFileSync(
+    bin,
+    `#!/bin/sh\nif [ "$1" = debug ]; then\n[ "$*" = "debug models --bundled" ] || exit 9\n${debug}\nfi\nprintf '%s\\n' "$@" > "$HOME/codex-args.txt"\n`,
+  )
+  chmodSync(bin, 0o755)
+  return { bin, args: () => readFileSync(join(home, 'codex-args.txt'), 'utf8').trimEnd().split('\n') }
+}
+
+/** Codex's catalog as 0.169 prints it, in brief: a lite model first, a hidden one, the full one. */
+const codexModel = (slug: string, over: Record<string, unknown>) => ({
+  slug,
+  display_name: slug.toUpperCase(),
+  description: 'Legacy coding model.',
+  visibility: 'list',
+  priority: 13,
+  base_instructions: `You are Codex, on ${slug}.`,
+  shell_type: 'unified_exec',
+  apply_patch_tool_type: 'freeform',
+  support_verbosity: true,
+  default_verbosity: 'low',
+  default_reasoning_summary: 'none',
+  context_window: 272_000,
+  max_context_window: 272_000,
+  effective_context_window_percent: 95,
+  supports_search_tool: true,
+  use_responses_lite: false,
+  service_tiers: [{ id: 'priority', name: 'Fast', description: '1.5x speed, increased usage' }],
+  additional_speed_tiers: ['fast'],
+  upgrade: { model: 'gpt-6-sol', migration_markdown: 'Meet GPT-6 Sol' },
+  availability_nux: null,
+  ...over,
+})
+const codexCatalog = {
+  models: [
+    codexModel('gpt-6-sol', { priority: 1, use_responses_lite: true, max_context_window: 872_000 }),
+    codexModel('auto-review', { priority: 0, visibility: 'hide' }),
+    codexModel('gpt-5.5', {}),
+  ],
+}
+
+describe(`svc codex: the profile's model catalog, from the installed Codex's own (a fake Codex)`, () => {
+  test("the entry of Codex's first full-Responses model under the profile's name, in svc's config directory", {
+    timeout: 30_000,
+  }, async () => {
+    const { h, inbound, gateway } = await startSvc('anthropic')
+    const home = tempHome()
+    const codex = fakeCodex(home.home, codexCatalog)
+    const run = await svc(['codex', 'exec', 'hi', '-c', 'model_verbosity="high"'], {
+      home,
+      env: { SVC_CODEX_BIN: codex.bin, SVC_URL: gateway, SVC_API_KEY: h.key },
+    })
+    showFailure('svc codex', run)
+    expect(run.exitCode).toBe(0)
+    // Nothing said: the catalog is no news to the user.
+    expect(run.stderr).toBe('')
+    expectWindowAsked(inbound)
+
+    const path = join(home.home, '.config', 'svc', 'codex', 'svc-pro.models.json')
+    const args = codex.args()
+    // svc's overrides first, the catalog and the window among them; the user's own after, to win.
+    expect(args.slice(2)).toEqual([
+      '-c',
+      'model_provider="svc"',
+      '-c',
+      'model="svc-pro"',
+      '-c',
+      `model_catalog_json=${JSON.stringify(path)}`,
+      '-c',
+      `model_context_window=${CONTEXT_WINDOW}`,
+      'exec',
+      'hi',
+      '-c',
+      'model_verbosity="high"',
+    ])
+    expect(statSync(path).mode & 0o777).toBe(0o600)
+    const { models } = JSON.parse(readFileSync(path, 'utf8')) as { models: Record<string, unknown>[] }
+    expect(models).toHaveLength(1)
+    const base = codexCatalog.models[2]!
+    expect(models[0]).toEqual({
+      ...base,
+      slug: 'svc-pro',
+      display_name: 'svc-pro',
+      description: 'svc routing profile svc-pro: the gateway picks a model for each request',
+      // What only OpenAI's own service does, off.
+      prefer_websockets: false,
+      use_responses_lite: false,
+      supports_search_tool: false,
+      service_tiers: [],
+      additional_speed_tiers: [],
+      upgrade: null,
+      availability_nux: null,
+      default_reasoning_summary: 'auto',
+      // The profile's window, as `model_context_window` says.
+      context_window: CONTEXT_WINDOW,
+      max_context_window: CONTEXT_WINDOW,
+    })
+    expect(models[0]!.base_instructions).toBe('You are Codex, on gpt-5.5.')
+
+    // Another profile, another file; the gateway knows no window for svc-max here: the base's stands.
+    inbound.length = 0
+    const max = await svc(['codex', '--profile', 'max', 'exec', 'hi'], {
+      home,
+      env: { SVC_CODEX_BIN: codex.bin, SVC_URL: gateway, SVC_API_KEY: h.key },
+    })
+    expect(max.exitCode).toBe(0)
+    const maxPath = join(home.home, '.config', 'svc', 'codex', 'svc-max.models.json')
+    expect(codex.args()).toContain(`model_catalog_json=${JSON.stringify(maxPath)}`)
+    expect(codex.args().some((a) => a.startsWith('model_context_window='))).toBe(false)
+    const [maxEntry] = (JSON.parse(readFileSync(maxPath, 'utf8')) as { models: Record<string, unknown>[] }).models
+    expect(maxEntry).toMatchObject({ slug: 'svc-max', context_window: 272_000, max_context_window: 272_000 })
+    expect(existsSync(path)).toBe(true)
+  })
+
+  test('a Codex that cannot print its catalog (older, or failing) still launches, without one, and nothing is said', {
+    timeout: 30_000,
+  }, async () => {
+    const { h, inbound, gateway } = await startSvc('anthropic')
+    const home = tempHome()
+    const codex = fakeCodex(home.home)
+    const env = { SVC_CODEX_BIN: codex.bin, SVC_URL: gateway, SVC_API_KEY: h.key }
+    const run = await svc(['codex', 'exec', 'hi'], { home, env })
+    expect(run.exitCode).toBe(0)
+    expect(run.stderr).toBe('')
+    expectWindowAsked(inbound)
+    expect(codex.args().slice(2)).toEqual([
+      '-c',
+      'model_provider="svc"',
+      '-c',
+      'model="svc-pro"',
+      '-c',
+      `model_context_window=${CONTEXT_WINDOW}`,
+      'exec',
+      'hi',
+    ])
+    expect(existsSync(join(home.home, '.config', 'svc', 'codex'))).toBe(false)
+    // At debug level, why.
+    const debug = await svc(['codex', 'exec', 'hi'], { home, env: { ...env, SVC_LOG_LEVEL: 'debug' } })
+    expect(debug.exitCode).toBe(0)
+    expect(debug.stderr).toBe(
+      `svc: Codex starts without a model catalog: \`${codex.bin} debug models --bundled\` gave no catalog\n`,
+    )
   })
 })

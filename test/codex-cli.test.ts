@@ -9,6 +9,7 @@ import { afterAll, beforeAll, beforeEach, describe, expect, test } from 'bun:tes
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
+import { codexLaunch } from '../src/cli/agents'
 import type { ConfigFile } from '../src/config/schema'
 import { codexLoopbackOnly, ensureNpmAgent, type Inbound, runBounded, serveRecording } from './support/agents'
 import { createHarness, type Harness } from './support/harness'
@@ -129,6 +130,52 @@ async function runCodex(port: number, key: string, args: string[], settings = ''
     )
     if (result.exitCode !== 0) console.error(`codex exec failed:\n${result.stderr}\n${result.stdout}`)
     return result
+  } finally {
+    home.cleanup()
+  }
+}
+
+/**
+ * `codex exec ARGS…` as `svc codex` launches it (its `-c` overrides, its catalog of the profile
+ * made from this Codex's own), in the same throwaway home as runCodex. The launcher's one request,
+ * for the profile's window, is svc's first inbound.
+ */
+async function runLaunched(port: number, key: string, args: string[], settings = '') {
+  const home = codexHome(port, settings)
+  try {
+    const env = {
+      PATH: process.env.PATH ?? '/usr/bin:/bin',
+      HOME: home.home,
+      CODEX_HOME: home.dir,
+      SVC_URL: `http://127.0.0.1:${port}`,
+      SVC_API_KEY: key,
+      SVC_CODEX_BIN: codex.ok ? codex.bin : 'codex',
+      LANG: 'C.UTF-8',
+      TERM: 'dumb',
+      NO_COLOR: '1',
+    }
+    const err: string[] = []
+    const io = { env: { ...env }, cwd: home.work, out: () => {}, err: (t: string) => err.push(t) }
+    const launch = await codexLaunch(io, [
+      'exec',
+      '--skip-git-repo-check',
+      '--strict-config',
+      '--color',
+      'never',
+      ...args,
+    ])
+    // Nothing said at launch: a catalog made or not is no news to the user.
+    expect(err).toEqual([])
+    const launchEnv = Object.fromEntries(
+      Object.entries(launch.env).filter((e): e is [string, string] => e[1] !== undefined),
+    )
+    const result = await runBounded([launch.command, ...launch.args], {
+      cwd: home.work,
+      timeoutMs: 12_000,
+      env: launchEnv,
+    })
+    if (result.exitCode !== 0) console.error(`codex exec failed:\n${result.stderr}\n${result.stdout}`)
+    return { ...result, args: launch.args }
   } finally {
     home.cleanup()
   }
@@ -560,3 +607,65 @@ describe.skipIf(!codex.ok)('codex exec through svc (anthropic upstream): thinkin
     }
   })
 })
+
+// `svc codex` gives Codex a catalog entry for the profile, made at launch from the installed
+// Codex's own catalog (`codex debug models`). Without it Codex has no metadata for `svc-pro`: an
+// error item on every run ("Model metadata for `svc-pro` not found"), no apply_patch tool, and
+// `model_verbosity` ignored ("set but ignored").
+describe.skipIf(!codex.ok).each(['openai-responses', 'anthropic', 'openai-chat'] as const)(
+  'svc codex: Codex knows the profile from its catalog (%s upstream)',
+  (kind) => {
+    test('no error item; the upstream is offered apply_patch, and the verbosity asked for', {
+      timeout: 30_000,
+    }, async () => {
+      const svc = await startSvc(kind)
+      try {
+        sim.setScenario(UPSTREAM_MODEL, { text: 'Hello from the simulator', usage })
+        const run = await runLaunched(svc.port, svc.h.key, ['--json', 'say hi'], 'model_verbosity = "high"')
+        expect(run.timedOut).toBe(false)
+        expect(run.exitCode).toBe(0)
+        const events = run.stdout
+          .split('\n')
+          .filter((line) => line.startsWith('{'))
+          .map((line) => JSON.parse(line) as { type: string; item?: { type: string; text?: string; message?: string } })
+        expect(events.filter((e) => e.item?.type === 'error')).toEqual([])
+        expect(events).toContainEqual({
+          type: 'item.completed',
+          item: expect.objectContaining({ type: 'agent_message', text: 'Hello from the simulator' }),
+        })
+        expect(run.stderr).not.toContain('model_verbosity is set but ignored')
+        expect(run.args.filter((a) => a.startsWith('model_catalog_json='))).toHaveLength(1)
+
+        // The launcher's request for the window, then Codex's one turn, as the profile.
+        expect(svc.inbound.map((r) => `${r.method} ${r.path} ${r.status}`)).toEqual([
+          'GET /compat-a/v1/models/svc-pro 200',
+          'POST /compat-b/v1/responses 200',
+        ])
+        const body = svc.inbound[1]!.body
+        expect(body.model).toBe('svc-pro')
+        const tools = body.tools as { type: string; name?: string }[]
+        expect(tools).toContainEqual(expect.objectContaining({ type: 'custom', name: 'apply_patch' }))
+        expect(body.text).toMatchObject({ verbosity: 'high' })
+        // Summaries asked for, as without the catalog (the base model's default may be none).
+        expect(body.reasoning).toMatchObject({ summary: 'auto' })
+
+        expect(sim.requests).toHaveLength(1)
+        const upstream = sim.requests[0]!.body as Record<string, unknown>
+        if (kind === 'openai-responses') {
+          // Pass-through: the custom tool as Codex offered it, and the verbosity.
+          expect(upstream.tools).toContainEqual(expect.objectContaining({ type: 'custom', name: 'apply_patch' }))
+          expect(upstream.text).toMatchObject({ verbosity: 'high' })
+        } else if (kind === 'openai-chat') {
+          // A custom tool as a function of its one text argument (client-tools.ts).
+          const names = (upstream.tools as { function: { name: string } }[]).map((t) => t.function.name)
+          expect(names).toContain('apply_patch')
+        } else {
+          const names = (upstream.tools as { name: string }[]).map((t) => t.name)
+          expect(names).toContain('apply_patch')
+        }
+      } finally {
+        await svc.server.stop(true)
+      }
+    })
+  },
+)

@@ -3,6 +3,7 @@
 import { hostname } from 'node:os'
 import { GatewayError } from '../lib/errors'
 import { isObject } from '../protocols/wire-values'
+import { catalogPath, codexCatalogFor } from './codex-catalog'
 import { type Io, UsageError } from './context'
 import { requireCredentials } from './credentials'
 import { reach, Unreachable } from './reach'
@@ -101,11 +102,21 @@ export async function claudeLaunch(io: Io, args: string[]): Promise<Launch> {
   }
 }
 
-/** Codex gets a custom provider through `-c` overrides, so the user's own config.toml is untouched. */
+/**
+ * Codex gets a custom provider through `-c` overrides, so the user's own config.toml is untouched,
+ * and a model catalog entry for the profile (codex-catalog.ts), derived from the installed Codex's
+ * own, so that it knows the profile as a model: no "metadata not found" error on every run, its
+ * apply_patch tool, verbosity. A Codex that cannot print its catalog is launched as before.
+ */
 export async function codexLaunch(io: Io, args: string[]): Promise<Launch> {
   const { profile, agentArgs } = splitArgs(args)
   const { gateway, api_key } = requireCredentials(io)
+  // One window for both: the catalog entry's and `model_context_window`, which also stands alone
+  // when there is no catalog.
   const contextWindow = await profileContextWindow(gateway, api_key, profile)
+  const command = io.env.SVC_CODEX_BIN ?? 'codex'
+  const env = { ...io.env, SVC_API_KEY: api_key }
+  const catalog = await profileCatalog(io, command, env, profile, contextWindow)
   const provider = [
     'name = "svc"',
     `base_url = ${JSON.stringify(`${gateway}/compat-b/v1`)}`,
@@ -114,7 +125,7 @@ export async function codexLaunch(io: Io, args: string[]): Promise<Launch> {
     `http_headers = { "x-session-source" = "codex", "x-agent-id" = ${JSON.stringify(`codex@${hostname()}`)} }`,
   ].join(', ')
   return {
-    command: io.env.SVC_CODEX_BIN ?? 'codex',
+    command,
     args: [
       '-c',
       `model_providers.svc={ ${provider} }`,
@@ -122,13 +133,46 @@ export async function codexLaunch(io: Io, args: string[]): Promise<Launch> {
       'model_provider="svc"',
       '-c',
       `model="${profile}"`,
-      // Before the user's own arguments, so that a -c of theirs for it wins.
+      // Before the user's own arguments, so that a -c of theirs for either wins.
+      ...(catalog === undefined ? [] : ['-c', `model_catalog_json=${JSON.stringify(catalog)}`]),
       ...(contextWindow === undefined ? [] : ['-c', `model_context_window=${contextWindow}`]),
       ...agentArgs,
     ],
-    env: { ...io.env, SVC_API_KEY: api_key },
+    env,
   }
 }
+
+/**
+ * The profile's catalog file, or undefined: no Codex there (runAgent says how to install it), or
+ * one that cannot print its catalog (older than `codex debug models`). Not a failure of the launch:
+ * Codex then runs as before, and only `SVC_LOG_LEVEL=debug` says why.
+ */
+async function profileCatalog(
+  io: Io,
+  command: string,
+  env: Record<string, string | undefined>,
+  profile: string,
+  contextWindow: number | undefined,
+): Promise<string | undefined> {
+  const bin = resolveCommand(command, env)
+  if (!bin) return undefined
+  const result = await codexCatalogFor({
+    bin,
+    env: definedEnv(env),
+    profile,
+    contextWindow,
+    path: catalogPath(io.env, profile),
+  })
+  if ('path' in result) return result.path
+  if (io.env.SVC_LOG_LEVEL === 'debug') io.err(`svc: Codex starts without a model catalog: ${result.skipped}`)
+  return undefined
+}
+
+const resolveCommand = (command: string, env: Record<string, string | undefined>) =>
+  command.includes('/') ? command : (Bun.which(command, { PATH: env.PATH ?? '' }) ?? undefined)
+
+const definedEnv = (env: Record<string, string | undefined>) =>
+  Object.fromEntries(Object.entries(env).filter((e): e is [string, string] => e[1] !== undefined))
 
 const installHints: Record<string, string> = {
   claude:
@@ -137,15 +181,15 @@ const installHints: Record<string, string> = {
 }
 
 export async function runAgent(launch: Launch, io: Io, name: 'claude' | 'codex'): Promise<number> {
-  const resolved = launch.command.includes('/')
-    ? launch.command
-    : Bun.which(launch.command, { PATH: launch.env.PATH ?? '' })
+  const resolved = resolveCommand(launch.command, launch.env)
   if (!resolved) {
     io.err(installHints[name]!)
     return 127
   }
-  const env = Object.fromEntries(Object.entries(launch.env).filter((e): e is [string, string] => e[1] !== undefined))
-  const child = Bun.spawn([resolved, ...launch.args], { env, stdio: ['inherit', 'inherit', 'inherit'] })
+  const child = Bun.spawn([resolved, ...launch.args], {
+    env: definedEnv(launch.env),
+    stdio: ['inherit', 'inherit', 'inherit'],
+  })
   // The agent owns the terminal: forward the signals a user or a supervisor sends us.
   const forward = (signal: NodeJS.Signals) => () => child.kill(signal)
   const handlers = (['SIGINT', 'SIGTERM', 'SIGHUP'] as const).map((s) => [s, forward(s)] as const)

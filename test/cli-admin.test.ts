@@ -511,6 +511,12 @@ describe('what serve and the admin verbs cannot use, said in one line', () => {
     const verbose = await run('serve', '--once', '--port', '0', '--log-level', 'verbose')
     expect(verbose.code).not.toBe(0)
     expect(verbose.err).toStartWith('svc: --log-level must be debug, info, warn or error (got verbose)')
+    // Empty, Bun would listen on every interface.
+    const blank = await run('serve', '--once', '--port', '0', '--host', '')
+    expect({ code: blank.code, err: blank.err.split('\n')[0] }).toEqual({
+      code: 2,
+      err: 'svc: --host is empty (an unset shell variable?): give an address, e.g. 127.0.0.1',
+    })
   })
 
   test('a database path that cannot be one', async () => {

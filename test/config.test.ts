@@ -609,6 +609,20 @@ describe('config', () => {
     ).toThrow('providers.x.anthropic_signatures')
   })
 
+  test('what start-up refuses that once slipped through: an id outside the pattern, an empty host, an expiry no date holds', () => {
+    // A provider id with a capital was not checked at all: a misspelt kind served 500s at request time.
+    expect(() => load({ providers: { Sim: { kind: 'openai_chat', base_url: 'http://x' } } })).toThrow(
+      'svc.toml: providers.Sim: not a valid name (must match ^[a-z0-9][a-z0-9_-]*$)',
+    )
+    // Empty, Bun listens on every interface, where the README promises 127.0.0.1 unless told.
+    expect(() => load({ server: { host: '' } })).toThrow('svc.toml: server.host: expected string length greater or equal to 1')
+    // A billion days made every view of the starter grant fail (Invalid Date).
+    expect(() => load({ billing: { starter_grant: { usd: 1, expires_in_days: 1_000_000_000 } } })).toThrow(
+      'svc.toml: billing.starter_grant.expires_in_days: expected integer to be less or equal to 36500',
+    )
+    expect(load({ billing: { starter_grant: { usd: 1, expires_in_days: 36_500 } } }).billing.starterGrant).toBeDefined()
+  })
+
   test('openai_itself: on for the well-known openai provider, api.openai.com and Azure OpenAI, off for compatible servers unless the file sets it', () => {
     expect(load({}, { OPENAI_API_KEY: 'o' }).providers.openai?.openaiItself).toBe(true)
     const fromFile = load({

@@ -30,6 +30,8 @@ export async function runServe(args: string[], io: Io): Promise<number> {
   if (port !== undefined && (!Number.isInteger(port) || port < 0 || port > 65535)) {
     throw new UsageError(`--port must be 0–65535 (got ${values.port})`)
   }
+  // Empty, Bun would listen on every interface: the opposite of what a blank (templated) value means.
+  if (values.host === '') throw new UsageError('--host is empty (an unset shell variable?): give an address, e.g. 127.0.0.1')
   const config = loadCliConfig(io, { ...values, port })
   const level = values['log-level'] ?? io.env.SVC_LOG_LEVEL ?? 'info'
   if (!isLogLevel(level)) throw new UsageError(`--log-level must be debug, info, warn or error (got ${level})`)

@@ -205,7 +205,8 @@ export const ConfigFile = T.Object(
     server: T.Optional(
       T.Object(
         {
-          host: T.Optional(T.String()),
+          // Empty would listen on every interface (Bun's default), not on none: refused.
+          host: T.Optional(T.String({ minLength: 1 })),
           port: T.Optional(T.Integer({ minimum: 0, maximum: 65535 })),
           database: T.Optional(T.String({ minLength: 1 })),
           admin_token_env: T.Optional(T.String({ minLength: 1 })),
@@ -226,7 +227,8 @@ export const ConfigFile = T.Object(
             T.Object(
               {
                 usd: T.Number({ minimum: 0 }),
-                expires_in_days: T.Optional(T.Integer({ minimum: 1 })),
+                // A century: beyond it the expiry is past what a date can hold (and what anyone means).
+                expires_in_days: T.Optional(T.Integer({ minimum: 1, maximum: 36_500 })),
               },
               closed,
             ),
@@ -257,7 +259,10 @@ export const ConfigFile = T.Object(
         closed,
       ),
     ),
-    providers: T.Optional(T.Record(T.String({ pattern: '^[a-z0-9][a-z0-9_-]*$' }), ProviderSection)),
+    // Closed too: an id outside the pattern (`[providers.Sim]`) was not checked at all.
+    providers: T.Optional(
+      T.Record(T.String({ pattern: '^[a-z0-9][a-z0-9_-]*$' }), ProviderSection, { additionalProperties: false }),
+    ),
     models: T.Optional(T.Array(ModelSection)),
   },
   closed,

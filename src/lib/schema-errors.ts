@@ -33,7 +33,12 @@ function quoted(field: string, value: unknown): string {
 export function describeValueError(error: ValueError): string {
   const field = error.path.replace(/^\//, '').replaceAll('/', '.') || '(top level)'
   const message = error.message.toLowerCase()
-  if (message.includes('unexpected property')) return `${field}: unknown key`
+  if (message.includes('unexpected property')) {
+    // A record whose keys follow a pattern (provider ids): the key is not unknown, it is misspelt.
+    const keys = (error.schema as { patternProperties?: Record<string, unknown> }).patternProperties
+    const pattern = keys && Object.keys(keys)[0]
+    return pattern ? `${field}: not a valid name (must match ${pattern})` : `${field}: unknown key`
+  }
   const choices = (error.schema.anyOf as { const?: unknown }[] | undefined)?.map((s) => s.const)
   if (choices?.length && choices.every((c) => typeof c === 'string')) {
     return `${field}: must be one of ${choices.join(', ')}${quoted(field, error.value)}`

@@ -36,4 +36,22 @@ describe('fitResponsesToListPrice', () => {
     })
     expect(JSON.stringify(client)).toBe(before)
   })
+
+  test("Codex's additional_tools item (Responses lite) loses the same tools; other items stay the client's own", () => {
+    const offer = {
+      type: 'additional_tools',
+      role: 'developer',
+      tools: [{ type: 'namespace', name: 'functions', tools: [] }, { type: 'code_interpreter' }],
+    }
+    const message = { type: 'message', role: 'user', content: 'hi' }
+    const client = deepFreeze({ model: 'm', input: [offer, message] })
+    const out: Record<string, unknown> = { ...client }
+    fitResponsesToListPrice(out)
+    expect(out.input).toEqual([{ ...offer, tools: [{ type: 'namespace', name: 'functions', tools: [] }] }, message])
+    expect((out.input as unknown[])[1]).toBe(message)
+    const cheap = deepFreeze({ model: 'm', input: [{ ...offer, tools: [offer.tools[0]] }, message] })
+    const kept: Record<string, unknown> = { ...cheap }
+    fitResponsesToListPrice(kept)
+    expect(kept.input).toBe(cheap.input)
+  })
 })

@@ -17,7 +17,8 @@
 //   any hosted tool svc does not know; the translated path leaves them out too. Tools the client
 //   runs itself (functions, custom, local shell, apply_patch, computer use) cost tokens only and
 //   stay, as do remote MCP and tool search. A tool choice naming a dropped tool becomes `auto`, and
-//   `include` stops asking for those tools' outputs.
+//   `include` stops asking for those tools' outputs. Codex's "Responses lite" offers its tools in an
+//   `additional_tools` input item instead: the same tools are left out of it.
 // `store` and `prompt_cache_retention: "24h"` are priced as without them, and stay.
 import { isObject, type JsonObject } from '../wire-values'
 
@@ -54,12 +55,23 @@ export function fitResponsesToListPrice(body: JsonObject): void {
   if (body.service_tier !== undefined && !listPriceTiers.has(body.service_tier as string)) delete body.service_tier
   if (body.background === true) delete body.background
   if (Array.isArray(body.tools) && !body.tools.every(isListPriceTool)) withListPriceTools(body, body.tools)
+  if (Array.isArray(body.input) && body.input.some(offersDearTools)) body.input = body.input.map(withListPriceOffer)
   if (Array.isArray(body.include) && body.include.some((entry) => droppedToolOutputs.has(entry))) {
     const include = body.include.filter((entry) => !droppedToolOutputs.has(entry))
     if (include.length > 0) body.include = include
     else delete body.include
   }
 }
+
+/** An `additional_tools` input item offering a tool billed above list price. */
+const offersDearTools = (item: unknown): boolean =>
+  isObject(item) && item.type === 'additional_tools' && Array.isArray(item.tools) && !item.tools.every(isListPriceTool)
+
+/** The item without those tools: a copy, since the input array's items are the client's own. */
+const withListPriceOffer = (item: unknown): unknown =>
+  offersDearTools(item)
+    ? { ...(item as JsonObject), tools: ((item as JsonObject).tools as unknown[]).filter(isListPriceTool) }
+    : item
 
 function withListPriceTools(body: JsonObject, tools: unknown[]): void {
   const kept = tools.filter(isListPriceTool)

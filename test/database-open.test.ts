@@ -4,7 +4,7 @@
 // says what was lost instead of throwing.
 import { Database } from 'bun:sqlite'
 import { afterEach, describe, expect, test } from 'bun:test'
-import { chmodSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs'
+import { chmodSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { dirname, join } from 'node:path'
 import { drizzle } from 'drizzle-orm/bun-sqlite'
@@ -99,10 +99,12 @@ test('an admin verb on a path with no database says so and makes none', async ()
 
 test('a database an older release left readable by others is made its owner’s, and that is said once', () => {
   const path = tempDatabase()
-  const made = new Database(path, { create: true })
+  // svc's own database, as a release that made it with the umask's mode left it (a reader keeps its -wal and -shm).
+  openDatabase(path).$client.close()
+  const made = new Database(path)
   made.exec('PRAGMA journal_mode = WAL')
-  made.exec('CREATE TABLE t (x)')
-  for (const file of [path, `${path}-wal`, `${path}-shm`]) chmodSync(file, 0o644)
+  made.query('SELECT count(*) FROM accounts').get()
+  for (const file of [path, `${path}-wal`, `${path}-shm`]) if (existsSync(file)) chmodSync(file, 0o644)
   const log = keptLog()
   openDatabase(path, { log }).$client.close()
   made.close()
@@ -170,7 +172,7 @@ describe('a path that names no database file', () => {
     expect((statSync(dir).mode & 0o777).toString(8)).toBe('755')
   })
 
-  test('an admin verb on another program’s SQLite file refuses it and leaves the file as it was', async () => {
+  test('any verb, serve included, on another program’s SQLite file refuses it and leaves the file as it was', async () => {
     const path = join(dirname(tempDatabase()), 'other.db')
     const other = new Database(path, { create: true })
     other.exec('CREATE TABLE mine (x)')
@@ -184,6 +186,7 @@ describe('a path that names no database file', () => {
       ['keys', 'list'],
       ['grants', 'list', '--account', 'a'],
       ['backup', 'x.db'],
+      ['serve', '--once', '--port', '0'],
     ]) {
       expect(await cliIn(dirname(path), ...argv, '--db', path)).toEqual({ code: 1, out: '', err: refusal })
     }
@@ -194,5 +197,17 @@ describe('a path that names no database file', () => {
     expect(readFileSync(path).equals(before)).toBe(true)
     expect((statSync(path).mode & 0o777).toString(8)).toBe('644')
     expect(readdirSync(dirname(path)).sort()).toEqual(['other.db'])
+  })
+
+  test('a backup of an empty file says there is nothing to back up, and leaves no copy', async () => {
+    const dir = dirname(tempDatabase())
+    const path = join(dir, 'empty.db')
+    writeFileSync(path, '')
+    expect(await cliIn(dir, 'backup', 'copy.db', '--db', path)).toEqual({
+      code: 1,
+      out: '',
+      err: `svc: ${path} is not an svc database yet (no tables): nothing to back up`,
+    })
+    expect(readdirSync(dir).sort()).toEqual(['empty.db'])
   })
 })

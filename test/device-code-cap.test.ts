@@ -87,6 +87,20 @@ describe('device sign-in: the cap on waiting codes', () => {
   })
 })
 
+test('a device name with control characters names its key without them', async () => {
+  const h = await gatewayWithCap(3)
+  const res = await h.call('/v1/auth/device/code', {
+    method: 'POST',
+    json: { device_name: 'lap\ttop\r\nx\u0007' },
+    key: null,
+  })
+  const { device_code, user_code } = await res.json()
+  expect((await decide(h, { user_code, api_key: h.key, decision: 'approve' })).status).toBe(200)
+  const granted = await poll(h, device_code)
+  const keys = await h.deps.ledger.listApiKeys(granted.account.id)
+  expect(keys.find((k) => k.id === granted.key_id)?.name).toBe('device: lap top x')
+})
+
 describe('device sign-in: wrong codes on /login are rate-limited', () => {
   const wrongCode = 'BBBB-BBBB'
   const limited = (waitSeconds: number) => ({

@@ -114,7 +114,12 @@ export function createDeviceLogin(deps: {
       await ledger.insertDeviceCode({
         deviceCodeHash,
         userCode,
-        deviceName: deviceName.trim().slice(0, 100) || 'device',
+        // It names the device's API key: no control characters (they break `svc keys list`), as key names.
+        deviceName:
+          deviceName
+            .replace(/[\p{Cc}\u2028\u2029]+/gu, ' ')
+            .trim()
+            .slice(0, 100) || 'device',
         status: 'pending',
         accountId: null,
         createdAt: now,

@@ -6,7 +6,7 @@ import { Database } from 'bun:sqlite'
 import { closeSync, existsSync, openSync, rmSync, statSync } from 'node:fs'
 import { resolve } from 'node:path'
 import { ConfigError } from '../config/load'
-import { cannotOpen, refuseDirectory, refuseForeign } from '../db/open'
+import { cannotOpen, migrationsTable, refuseDirectory, refuseForeign } from '../db/open'
 import { GatewayError } from '../lib/errors'
 import { type Io, loadCliConfig, parseFlags, print, UsageError } from './context'
 
@@ -78,6 +78,10 @@ function openSource(database: string): Database {
     source = new Database(database, { readonly: true })
     source.exec('PRAGMA busy_timeout = 5000')
     refuseForeign(source, database) // the first read of the file
+    // A file svc never migrated (empty): nothing to back up, and no tables to count in the copy.
+    if (!source.query(migrationsTable).get()) {
+      throw new ConfigError(`${database} is not an svc database yet (no tables): nothing to back up`)
+    }
     return source
   } catch (err) {
     source?.close()

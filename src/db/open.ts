@@ -62,7 +62,8 @@ function openClient(path: string, opts: OpenOptions): Database {
     // The first read of the file, so also where one that is not a database says so: before any
     // change to it (its mode, its journal), so that a file that is not svc's is left as it was.
     client.query('SELECT 1 FROM sqlite_master LIMIT 1').get()
-    if (opts.create === false) refuseForeign(client, path)
+    // `svc serve` too: it makes a database of a new or empty file, never of another program's.
+    refuseForeign(client, path)
     if (path !== ':memory:') ownerOnly(path, opts.log)
     // WAL lets usage queries read while a request is being recorded; NORMAL is durable across
     // process crashes in WAL mode (only an OS crash can lose the last commits).
@@ -97,9 +98,9 @@ export function refuseDirectory(path: string) {
 }
 
 /**
- * Another program's SQLite file (tables, but none of svc's migration bookkeeping): an admin verb
- * would add svc's tables to it, and only `svc serve` makes a database. Read only: nothing written.
- * A file with no tables at all holds nothing to spoil, and is migrated as before.
+ * Another program's SQLite file (tables, but none of svc's migration bookkeeping): any verb, serve
+ * included, would add svc's tables to it. Read only: nothing written. A file with no tables at all
+ * holds nothing to spoil: `svc serve` makes it svc's database.
  */
 export function refuseForeign(client: Database, path: string) {
   if (path === ':memory:' || client.query(migrationsTable).get()) return
@@ -207,7 +208,7 @@ const describeSqliteError = (err: unknown) => {
   return cause ? `${cause.message} (${cause.code})` : String((err as Error)?.message ?? err)
 }
 
-const migrationsTable = "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = '__drizzle_migrations'"
+export const migrationsTable = "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = '__drizzle_migrations'"
 
 /**
  * Drizzle keeps only each applied migration's hash and created_at, and applies what is newer than

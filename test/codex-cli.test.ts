@@ -669,3 +669,41 @@ describe.skipIf(!codex.ok).each(['openai-responses', 'anthropic', 'openai-chat']
     })
   },
 )
+
+// With the catalog `svc codex` gives it, Codex still compacts through svc as without one: the
+// conversation and a request for its summary, as an ordinary turn (no OpenAI-only compaction call).
+describe.skipIf(!codex.ok)('svc codex: compaction with the profile catalog (anthropic upstream)', () => {
+  test('Codex compacts mid-turn through /responses, and the turn goes on', { timeout: 30_000 }, async () => {
+    const svc = await startSvc('anthropic')
+    try {
+      const big = { ...usage, input: 9000 }
+      sim.queue(
+        UPSTREAM_MODEL,
+        { toolCall: { name: 'exec_command', arguments: { cmd: 'echo svc-tool-ok' } }, usage: big },
+        { text: 'Summary: echo ran and printed svc-tool-ok.', usage },
+        { text: 'The command printed svc-tool-ok.', usage },
+      )
+      const run = await runLaunched(
+        svc.port,
+        svc.h.key,
+        ['run echo svc-tool-ok'],
+        'model_auto_compact_token_limit = 5000',
+      )
+      expect(run.timedOut).toBe(false)
+      expect(run.exitCode).toBe(0)
+      expect(run.stdout + run.stderr).toContain('context compacted')
+      expect(run.stdout).toContain('The command printed svc-tool-ok.')
+      expect(svc.inbound.map((r) => `${r.method} ${r.path} ${r.status}`)).toEqual([
+        'GET /compat-a/v1/models/svc-pro 200',
+        'POST /compat-b/v1/responses 200',
+        'POST /compat-b/v1/responses 200',
+        'POST /compat-b/v1/responses 200',
+      ])
+      // The summary's request: the history, no tools; the tool call in it reached Claude as a tool_use.
+      expect(svc.inbound[2]!.body.tools).toEqual([])
+      expect(JSON.stringify((sim.requests[1]!.body as { messages: unknown[] }).messages)).toContain('"type":"tool_use"')
+    } finally {
+      await svc.server.stop(true)
+    }
+  })
+})

@@ -88,12 +88,19 @@ export class GatewayError extends Error {
     return this.with({ message })
   }
 
-  private with(change: { message?: string; permanent?: boolean }): GatewayError {
+  /** This error asking a client to wait at most `seconds` before sending it again. */
+  waitingAtMost(seconds: number): GatewayError {
+    return this.retryAfterSeconds !== undefined && this.retryAfterSeconds > seconds
+      ? this.with({ retryAfterSeconds: seconds })
+      : this
+  }
+
+  private with(change: { message?: string; permanent?: boolean; retryAfterSeconds?: number }): GatewayError {
     const { kind, message, status, retryable, retryAfterSeconds, param, permanent, keyRefused, cause } = this
     return new GatewayError(kind, change.message ?? message, {
       status,
       retryable,
-      retryAfterSeconds,
+      retryAfterSeconds: change.retryAfterSeconds ?? retryAfterSeconds,
       param,
       permanent: change.permanent ?? permanent,
       keyRefused,

@@ -186,7 +186,13 @@ export async function relay(deps: Deps, input: RelayInput): Promise<Response> {
     // The last failure speaks for the request, but it is permanent for the client only if every
     // candidate was tried and each failed for good: after a 429 elsewhere, or with a candidate left
     // untried (max_attempts), the same request sent again may be served.
-    const error = everyFailurePermanent && attempts === ranking.candidates.length ? last : last.notPermanent()
+    // An upstream's wait is its model's (a proxy's may say an hour): the health cools that model for
+    // it, and the next request may be served by another, or by it once it answers again. The client
+    // is told to come back within a minute: the Anthropic SDK sleeps any retry-after it is given,
+    // two hours for its two retries.
+    const error = (
+      everyFailurePermanent && attempts === ranking.candidates.length ? last : last.notPermanent()
+    ).waitingAtMost(maxClientWaitSeconds)
     // The ledger keeps the status the client was sent (an OpenAI client gets 503 for a 529).
     const response = errorResponse(error, surface.errorShape, idHeader)
     record(deps, trace, { status: 'failed', httpStatus: response.status, error })
@@ -208,6 +214,9 @@ export async function relay(deps: Deps, input: RelayInput): Promise<Response> {
     return errorResponse(err, surface.errorShape, idHeader)
   }
 }
+
+/** The longest retry-after an upstream failure passes on to the client (the openai SDK ignores longer ones). */
+const maxClientWaitSeconds = 60
 
 /**
  * Holds the most the first candidate can charge (its estimated prompt and whole max_tokens; for the

@@ -585,6 +585,30 @@ describe('429 retry-after is honoured', () => {
   })
 })
 
+describe('an upstream’s long retry-after', () => {
+  test('cools the model for it, but the client is told a minute at most, on both routes', async () => {
+    for (const route of routes.filter((r) => r.kind !== 'openai-chat')) {
+      const h = await gateway(route, { dead: false, alone: true })
+      sim.queue('primary-up', { fault: { kind: 'status', status: 429, retryAfter: 3600 } })
+      const res = await send(h, route, bodyFor(route, false))
+      // The Anthropic SDK sleeps whatever it is told: an hour before each of its two retries.
+      expect({ status: res.status, retryAfter: res.headers.get('retry-after') }).toEqual({
+        status: 429,
+        retryAfter: '60',
+      })
+      const again = await send(h, route, bodyFor(route, false))
+      const detail = await requestDetail(h, again.headers.get('x-request-id')!)
+      expect(detail.provider_ranks).toEqual([
+        expect.objectContaining({
+          model_id: 'primary',
+          health: expect.objectContaining({ state: 'cooling', until: new Date(h.clock.now + 3_600_000).toISOString() }),
+        }),
+      ])
+      sim.reset()
+    }
+  })
+})
+
 describe('streams that break after the first byte count against the model’s health', () => {
   const streamFaults: [string, (route: Route) => Scenario][] = [
     ['an in-band overloaded error', (r) => ({ fault: { kind: 'error_event', afterFrames: r.afterFrames } })],

@@ -931,9 +931,14 @@ describe('errors in OpenAI shape', () => {
     const { h } = await setup()
     const res = await post(h, { model: 'svc-pro' })
     expect(res.status).toBe(400)
-    // Schema validation names the field in the message (param stays null on this path).
+    // The decoder's words (the schema leaves it to the decoder, which also names a stored prompt).
     expect(await res.json()).toEqual({
-      error: { message: 'input: expected required property', type: 'invalid_request_error', param: null, code: null },
+      error: {
+        message: 'input must be a string or an array of input items',
+        type: 'invalid_request_error',
+        param: 'input',
+        code: null,
+      },
     })
     expect(sim.requests).toEqual([])
   })

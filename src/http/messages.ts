@@ -58,7 +58,12 @@ function modelsPage<T extends { id: string }>(profileModels: T[], query: Record<
   const limit = readLimit(query.limit, { min: 1, max: 1000, fallback: 20 })
   let start = 0
   let end = profileModels.length
-  if (query.after_id) start = profileModels.findIndex((m) => m.id === query.after_id) + 1
+  // A cursor naming no model of the list (stale, or another API's id) pages nothing, in either
+  // direction: starting again from the top would hand a paginating client the same models twice.
+  if (query.after_id) {
+    const at = profileModels.findIndex((m) => m.id === query.after_id)
+    start = at < 0 ? end : at + 1
+  }
   if (query.before_id)
     end = Math.max(
       0,

@@ -369,6 +369,39 @@ function responsesPaths(prefix: string, alias: boolean): Paths {
         },
       },
     },
+    ...statelessRefusals(prefix, id, note),
+  }
+}
+
+/**
+ * OpenAI's calls on a stored response, and the two endpoints beside `POST /v1/responses` svc does
+ * not serve: each a 404 that says why (the SDK's methods exist; "no route" would not tell).
+ */
+function statelessRefusals(prefix: string, id: (name: string) => string, note: string): Paths {
+  const refusal = (operationId: string, summary: string, withId: boolean) => ({
+    operationId: id(operationId),
+    tags: ['responses'],
+    summary,
+    description: `Always 404: svc stores no responses and serves no other Responses endpoint.${note}`,
+    security: bearerKey,
+    ...(withId ? { parameters: [idPath('a response id')] } : {}),
+    responses: errors('OpenAI', [401, 404]),
+  })
+  return {
+    [`${prefix}/v1/responses/input_tokens`]: {
+      post: refusal('countResponseInputTokens', 'Not served: count input tokens', false),
+    },
+    [`${prefix}/v1/responses/compact`]: { post: refusal('compactResponse', 'Not served: compaction', false) },
+    [`${prefix}/v1/responses/{id}`]: {
+      get: refusal('retrieveResponse', 'Not kept: a stored response', true),
+      delete: refusal('deleteResponse', 'Not kept: delete a stored response', true),
+    },
+    [`${prefix}/v1/responses/{id}/cancel`]: {
+      post: refusal('cancelResponse', 'Not kept: cancel a background response', true),
+    },
+    [`${prefix}/v1/responses/{id}/input_items`]: {
+      get: refusal('listResponseInputItems', "Not kept: a stored response's input items", true),
+    },
   }
 }
 
@@ -978,6 +1011,9 @@ const schemas: Record<string, Schema> = {
   ),
   ResponsesRequest: {
     ...plain(ResponsesBody),
+    // The validator leaves a missing `input` to the decoder, which says why it is refused (a stored
+    // prompt or conversation, say): the contract requires it all the same.
+    required: ['model', 'input'],
     description:
       'An OpenAI Responses request; other fields are passed on. `model` must be a routing profile; ' +
       '`previous_response_id` is refused (the gateway is stateless).',

@@ -3,6 +3,7 @@
 // Bearer auth only, as OpenAI's SDKs send it; errors in OpenAI's shape.
 import { Elysia } from 'elysia'
 import type { Deps } from '../deps'
+import { GatewayError } from '../lib/errors'
 import { ResponsesBody } from '../protocols/openai-responses/schema'
 import { relay } from '../relay/relay'
 import { responsesSurface } from '../relay/responses-surface'
@@ -24,6 +25,26 @@ const openAIProfileModels = async (deps: Deps, accountId: string) =>
     max_output_tokens: model.maxOutputTokens,
   }))
 
+/**
+ * What the OpenAI SDK asks of a stored response (retrieve, delete, cancel, its input items): svc
+ * stores none, whatever `store` says (OpenAI's default is true, and a pass-through answer echoes
+ * it). Said plainly, rather than "no route", so that the caller knows to keep the conversation.
+ */
+const noStoredResponse = ({ params }: { params: { id: string } }): never => {
+  throw new GatewayError(
+    'not_found',
+    `response ${params.id} is not kept: this gateway stores no responses (it is stateless), so none can be read, cancelled or deleted; keep the output you received and send the whole conversation in input`,
+  )
+}
+
+/** OpenAI's endpoints beside `POST /v1/responses` that svc does not serve, said plainly. */
+const notServed = (what: string) => (): never => {
+  throw new GatewayError(
+    'not_found',
+    `${what} is not served by this gateway: only POST /v1/responses and the models list are`,
+  )
+}
+
 const responsesSurfaceAt = (deps: Deps, prefix: string) =>
   new Elysia({ name: `http.responses${prefix}`, prefix })
     .head('/', () => '')
@@ -40,6 +61,12 @@ const responsesSurfaceAt = (deps: Deps, prefix: string) =>
         }),
       { body: ResponsesBody },
     )
+    .post('/v1/responses/input_tokens', notServed('counting input tokens (POST /v1/responses/input_tokens)'))
+    .post('/v1/responses/compact', notServed('compaction (POST /v1/responses/compact)'))
+    .get('/v1/responses/:id', noStoredResponse)
+    .delete('/v1/responses/:id', noStoredResponse)
+    .post('/v1/responses/:id/cancel', noStoredResponse)
+    .get('/v1/responses/:id/input_items', noStoredResponse)
     // OpenAI's list is one unpaginated page.
     .get('/v1/models', async ({ principal }) => ({
       object: 'list',

@@ -7,7 +7,9 @@ const Nullable = <T extends Parameters<typeof Type.Union>[0][number]>(schema: T)
 export const ResponsesBody = Type.Object(
   {
     model: Type.String(),
-    input: Type.Union([Type.String(), Type.Array(Type.Object({}, { additionalProperties: true }))]),
+    // Optional here: the decoder says why a body without it is refused (a stored prompt, a stored
+    // conversation, or no input at all), where the schema could only say it is missing.
+    input: Type.Optional(Type.Union([Type.String(), Type.Array(Type.Object({}, { additionalProperties: true }))])),
     stream: Type.Optional(Type.Boolean()),
     // OpenAI accepts explicit nulls for these; the SDKs send them when a caller spreads defaults.
     instructions: Type.Optional(Nullable(Type.String())),

@@ -48,10 +48,16 @@ function requireAdmin(deps: Deps, headers: Headers) {
   const given = readApiKey(headers, false)
   if (!given)
     throw new GatewayError('authentication', 'missing admin token: send `Authorization: Bearer <admin token>`')
-  // Compared as digests: equal lengths whatever was sent, so the time taken tells nothing, not
-  // even the token's length.
+  if (!isAdminToken(given, expected)) throw new GatewayError('authentication', 'invalid admin token')
+}
+
+/**
+ * Compared as digests: equal lengths whatever was sent, so the time taken tells nothing, not even
+ * the token's length. The admin API and the /login page's operator approval alike.
+ */
+export function isAdminToken(given: string, expected: string): boolean {
   const digest = (token: string) => createHash('sha256').update(token).digest()
-  if (!timingSafeEqual(digest(given), digest(expected))) throw new GatewayError('authentication', 'invalid admin token')
+  return timingSafeEqual(digest(given), digest(expected))
 }
 
 const Names = t.Optional(t.Array(t.String({ minLength: 1 })))

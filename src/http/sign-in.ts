@@ -1,11 +1,11 @@
 // Sign-in for the CLI: the device flow's two endpoints, the /login page where a user approves a
 // code with a key they already hold (or the admin token and an account name), and whoami/logout
 // for a key to see and revoke itself.
-import { timingSafeEqual } from 'node:crypto'
 import { Elysia, t } from 'elysia'
 import type { Deps } from '../deps'
 import { creditPosition } from '../ledger/credit'
 import { GatewayError } from '../lib/errors'
+import { isAdminToken } from './admin'
 import { requirePrincipal } from './auth'
 
 const escapeHtml = (s: string) =>
@@ -77,12 +77,6 @@ function publicOrigin(request: Request): string {
   }
 }
 
-const sameSecret = (a: string, b: string) => {
-  const x = Buffer.from(a)
-  const y = Buffer.from(b)
-  return x.length === y.length && timingSafeEqual(x, y)
-}
-
 /**
  * The page's form fields, as text. The page posts a form, but any body Elysia parses arrives here:
  * JSON with a number for the code made the error page escape a number (a 500, found by the fuzzer).
@@ -103,7 +97,7 @@ async function approvingAccount(deps: Deps, form: Record<string, string | undefi
     return principal.accountId
   }
   const adminToken = deps.config.server.adminToken
-  if (form.admin_token && adminToken && sameSecret(form.admin_token, adminToken)) {
+  if (form.admin_token && adminToken && isAdminToken(form.admin_token, adminToken)) {
     if (!form.account) throw new GatewayError('invalid_request', 'name the account the new key is for')
     return (await deps.admin.findAccount(form.account.trim())).id
   }

@@ -88,19 +88,20 @@ export class GatewayError extends Error {
     return this.with({ message })
   }
 
-  /** This error asking a client to wait at most `seconds` before sending it again. */
-  waitingAtMost(seconds: number): GatewayError {
+  /** This error without a wait longer than `seconds`: the client's own backoff decides instead. */
+  withoutWaitOver(seconds: number): GatewayError {
     return this.retryAfterSeconds !== undefined && this.retryAfterSeconds > seconds
-      ? this.with({ retryAfterSeconds: seconds })
+      ? this.with({ retryAfterSeconds: null })
       : this
   }
 
-  private with(change: { message?: string; permanent?: boolean; retryAfterSeconds?: number }): GatewayError {
+  /** `retryAfterSeconds: null` takes the wait out. */
+  private with(change: { message?: string; permanent?: boolean; retryAfterSeconds?: null }): GatewayError {
     const { kind, message, status, retryable, retryAfterSeconds, param, permanent, keyRefused, cause } = this
     return new GatewayError(kind, change.message ?? message, {
       status,
       retryable,
-      retryAfterSeconds: change.retryAfterSeconds ?? retryAfterSeconds,
+      retryAfterSeconds: change.retryAfterSeconds === null ? undefined : retryAfterSeconds,
       param,
       permanent: change.permanent ?? permanent,
       keyRefused,

@@ -187,12 +187,13 @@ export async function relay(deps: Deps, input: RelayInput): Promise<Response> {
     // candidate was tried and each failed for good: after a 429 elsewhere, or with a candidate left
     // untried (max_attempts), the same request sent again may be served.
     // An upstream's wait is its model's (a proxy's may say an hour): the health cools that model for
-    // it, and the next request may be served by another, or by it once it answers again. The client
-    // is told to come back within a minute: the Anthropic SDK sleeps any retry-after it is given,
-    // two hours for its two retries.
+    // it, and the next request may be served by another, or by it once it answers again. A wait
+    // past a minute is not passed on: the Anthropic SDK sleeps any retry-after it is given (two
+    // hours for its two retries); the openai SDK ignores one past a minute but obeys one of a
+    // minute. Without it, both retry on their own short backoff.
     const error = (
       everyFailurePermanent && attempts === ranking.candidates.length ? last : last.notPermanent()
-    ).waitingAtMost(maxClientWaitSeconds)
+    ).withoutWaitOver(longestClientWaitSeconds)
     // The ledger keeps the status the client was sent (an OpenAI client gets 503 for a 529).
     const response = errorResponse(error, surface.errorShape, idHeader)
     record(deps, trace, { status: 'failed', httpStatus: response.status, error })
@@ -215,8 +216,8 @@ export async function relay(deps: Deps, input: RelayInput): Promise<Response> {
   }
 }
 
-/** The longest retry-after an upstream failure passes on to the client (the openai SDK ignores longer ones). */
-const maxClientWaitSeconds = 60
+/** The longest upstream retry-after passed on to a client (the openai SDK ignores longer ones). */
+const longestClientWaitSeconds = 60
 
 /**
  * Holds the most the first candidate can charge (its estimated prompt and whole max_tokens; for the

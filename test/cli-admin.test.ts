@@ -312,6 +312,29 @@ describe('admin CLI', () => {
     ])
   })
 
+  test('serve names an openai-responses provider it takes for a compatible server by its host alone', async () => {
+    const { dir, runWith } = cli()
+    const section = (id: string, url: string, more = '') =>
+      `[providers.${id}]\nkind = "openai-responses"\nbase_url = "${url}"\napi_key_env = "K"\n${more}`
+    writeFileSync(
+      join(dir, 'svc.toml'),
+      [
+        section('litellm', 'https://litellm.corp.example/v1'),
+        section('proxy', 'https://llm-proxy.internal/v1', 'openai_itself = true\n'),
+        section('llama', 'http://127.0.0.1:8080/v1', 'openai_itself = false\n'),
+        section('direct', 'https://api.openai.com/v1'),
+      ].join('\n'),
+    )
+    const warnings = await startupLog(
+      () => runWith({ K: 'k' }, 'serve', '--once', '--port', '0', '--config', join(dir, 'svc.toml')),
+      'OpenAI-compatible Responses server',
+    )
+    // Only the one the file says nothing of, on a host that is not OpenAI's.
+    expect(warnings.map(({ msg }) => msg)).toEqual([
+      "provider litellm is taken for an OpenAI-compatible Responses server, not OpenAI itself: Responses clients' requests are translated for it (function tools only) and web search goes to a model that runs it; if it is OpenAI behind a proxy, set openai_itself = true in [providers.litellm]",
+    ])
+  })
+
   test('serve warns at startup of each profile no model can serve, and why', async () => {
     const { dir, runWith } = cli()
     const model = (id: string, profiles: string, more: string) =>

@@ -31,7 +31,8 @@ export async function runServe(args: string[], io: Io): Promise<number> {
     throw new UsageError(`--port must be 0–65535 (got ${values.port})`)
   }
   // Empty, Bun would listen on every interface: the opposite of what a blank (templated) value means.
-  if (values.host === '') throw new UsageError('--host is empty (an unset shell variable?): give an address, e.g. 127.0.0.1')
+  if (values.host === '')
+    throw new UsageError('--host is empty (an unset shell variable?): give an address, e.g. 127.0.0.1')
   const config = loadCliConfig(io, { ...values, port })
   const level = values['log-level'] ?? io.env.SVC_LOG_LEVEL ?? 'info'
   if (!isLogLevel(level)) throw new UsageError(`--log-level must be debug, info, warn or error (got ${level})`)
@@ -125,6 +126,7 @@ export async function runServe(args: string[], io: Io): Promise<number> {
   }
   warnOfProvidersWithoutKey(deps, log)
   warnOfModelsWithoutProvider(deps, log)
+  warnOfCompatibleByHost(deps, log)
   if (Object.keys(config.providers).length > 0) warnOfProfilesThatServeNothing(deps, log)
   await warnOfUnopenableProviderKeys(deps, log)
   if (values.once && !stopping) {
@@ -257,6 +259,20 @@ function warnOfModelsWithoutProvider(deps: Deps, log: Logger) {
   for (const { id, provider } of deps.config.modelsWithoutProvider) {
     log.warn(
       `model ${id} names provider ${provider}, which is not configured: the model is never routed to (a misspelt provider id?)`,
+    )
+  }
+}
+
+/**
+ * An `openai-responses` provider whose host is not OpenAI's is taken for a compatible server
+ * (vLLM, llama.cpp…): Responses clients' requests are translated for it and web search goes
+ * elsewhere. A proxy in front of OpenAI looks the same, and was passed clients' bodies before
+ * `openai_itself` existed: said at start-up, so that an upgrade changes nothing silently.
+ */
+function warnOfCompatibleByHost(deps: Deps, log: Logger) {
+  for (const id of deps.config.compatibleByHost) {
+    log.warn(
+      `provider ${id} is taken for an OpenAI-compatible Responses server, not OpenAI itself: Responses clients' requests are translated for it (function tools only) and web search goes to a model that runs it; if it is OpenAI behind a proxy, set openai_itself = true in [providers.${id}]`,
     )
   }
 }

@@ -131,6 +131,12 @@ export interface Config {
    * without a word). Built-in rows of an unconfigured provider are not listed: that is normal.
    */
   modelsWithoutProvider: { id: string; provider: string }[]
+  /**
+   * `openai-responses` providers taken for compatible servers by their host, the file not saying
+   * (`openai_itself` unset): `svc serve` names them, since a proxy in front of OpenAI looks the same
+   * and was passed Responses clients' bodies before the setting existed.
+   */
+  compatibleByHost: string[]
   /** The file this came from, if any. */
   source?: string
 }
@@ -273,6 +279,14 @@ export function resolveConfig(raw: unknown, opts: LoadOptions & { source?: strin
     providers,
     models,
     modelsWithoutProvider: modelsWithoutProvider(file, providers, models),
+    compatibleByHost: Object.entries(file.providers ?? {})
+      .filter(
+        ([id, section]) =>
+          section.kind === 'openai-responses' &&
+          section.openai_itself === undefined &&
+          providers[id]?.openaiItself === false,
+      )
+      .map(([id]) => id),
     source: opts.source,
   }
 }

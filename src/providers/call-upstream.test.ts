@@ -6,6 +6,7 @@ import { decodeChatError } from '../protocols/openai-chat/errors'
 import { mapResponsesFailure } from '../protocols/openai-responses/decode-responses-stream'
 import { decodeResponsesError } from '../protocols/openai-responses/errors'
 import { callUpstream, retryAfterSeconds, upstreamFailure } from './call-upstream'
+import { createHttp1Client } from './http1/client'
 
 const openaiBody = (message: string, type: string, code: string | null, param: string | null = null) =>
   JSON.stringify({ error: { message, type, param, code } })
@@ -267,5 +268,150 @@ describe('callUpstream', () => {
     const body = JSON.stringify({ type: 'error', error: { type: 'rate_limit_error', message: 'slow down' } })
     const err = (await request(429, body, { 'retry-after': '7' }).catch((e: unknown) => e)) as GatewayError
     expect(view(err)).toMatchObject({ kind: 'rate_limit', status: 429, retryAfterSeconds: 7, permanent: false })
+  })
+})
+
+describe('callUpstream against servers on loopback', () => {
+  const call = (fetchImpl: typeof fetch, url: string, firstByteMs = 1000) =>
+    callUpstream(fetchImpl, {
+      url,
+      headers: { 'x-api-key': 'secret-key' },
+      body: '{}',
+      controller: new AbortController(),
+      timeouts: { firstByteMs },
+      decodeError: decodeAnthropicError,
+    })
+  /** What a call came to within 2 s: the error as routing and the client see it, or 'hung'. */
+  const outcome = (p: Promise<Response>) =>
+    Promise.race([
+      p.then(
+        (r) => `answered ${r.status}`,
+        (e: GatewayError) => view(e),
+      ),
+      Bun.sleep(2000).then(() => 'hung'),
+    ])
+
+  test('an error head whose body then stalls ends within the first-byte limit, as the head’s status, and the connection is closed', async () => {
+    let closed = 0
+    const heads = [
+      // A 503 with a length its body never reaches; a 429 whose chunked body never starts.
+      'HTTP/1.1 503 Service Unavailable\r\ncontent-type: application/json\r\ncontent-length: 100\r\n\r\n{"type":"error"',
+      'HTTP/1.1 429 Too Many Requests\r\nretry-after: 7\r\ntransfer-encoding: chunked\r\n\r\n',
+    ]
+    let i = 0
+    const listener = Bun.listen({
+      hostname: '127.0.0.1',
+      port: 0,
+      socket: {
+        data(socket) {
+          socket.write(heads[i++]!)
+        },
+        close() {
+          closed++
+        },
+      },
+    })
+    const client = createHttp1Client({ env: {} })
+    const url = `http://127.0.0.1:${listener.port}/v1/messages`
+    const started = performance.now()
+    expect(await outcome(call(client, url, 200))).toEqual({
+      kind: 'overloaded',
+      status: 503,
+      message: 'upstream returned HTTP 503 (its body did not come within 200 ms)',
+      retryable: true,
+      permanent: false,
+      retryAfterSeconds: undefined,
+    })
+    expect(await outcome(call(client, url, 200))).toEqual({
+      kind: 'rate_limit',
+      status: 429,
+      message: 'upstream returned HTTP 429 (its body did not come within 200 ms)',
+      retryable: true,
+      permanent: false,
+      retryAfterSeconds: 7,
+    })
+    expect(performance.now() - started).toBeLessThan(1000)
+    await Bun.sleep(20)
+    expect(closed).toBe(2)
+    listener.stop(true)
+  })
+
+  test('an upstream 3xx is a retryable, permanent 502 naming the status and where it pointed by host alone', async () => {
+    const redirecting = (status: number, location?: string) =>
+      (async () =>
+        new Response('<a>moved</a>', {
+          status,
+          headers: location ? { location } : {},
+        })) as unknown as typeof fetch
+    const redirect = (message: string): ReturnType<typeof view> => ({
+      kind: 'api_error',
+      status: 502,
+      message,
+      retryable: true,
+      permanent: true,
+      retryAfterSeconds: undefined,
+    })
+    const url = 'http://upstream.internal:8000/v1/messages'
+    expect(await outcome(call(redirecting(301, 'https://upstream.internal:8000/v1/messages'), url))).toEqual(
+      redirect(
+        "upstream redirected (HTTP 301 to an https:// URL), and svc does not follow redirects: check the provider's base_url",
+      ),
+    )
+    // A Location's host, path and query (a signed URL's token) and credentials stay out of the message.
+    expect(await outcome(call(redirecting(307, 'https://u:pw@cdn.example/x?token=sekrit'), url))).toEqual(
+      redirect(
+        "upstream redirected (HTTP 307 to an https:// URL), and svc does not follow redirects: check the provider's base_url",
+      ),
+    )
+    expect(await outcome(call(redirecting(308, '/v1/messages/'), url))).toEqual(
+      redirect(
+        "upstream redirected (HTTP 308 to an http:// URL), and svc does not follow redirects: check the provider's base_url",
+      ),
+    )
+    expect(await outcome(call(redirecting(302), url))).toEqual(
+      redirect("upstream redirected (HTTP 302), and svc does not follow redirects: check the provider's base_url"),
+    )
+  })
+
+  test('fetch (used with a proxy) does not follow a redirect either: the request and its key stay put', async () => {
+    let reached = 0
+    const elsewhere = Bun.serve({
+      hostname: '127.0.0.1',
+      port: 0,
+      fetch: () => {
+        reached++
+        return new Response('{}')
+      },
+    })
+    const redirecting = Bun.serve({
+      hostname: '127.0.0.1',
+      port: 0,
+      fetch: () => new Response(null, { status: 307, headers: { location: `${elsewhere.url.href}v1/messages` } }),
+    })
+    const err = await outcome(call(fetch, `${redirecting.url.href}v1/messages`))
+    expect(err).toMatchObject({ kind: 'api_error', status: 502, retryable: true, permanent: true })
+    expect(reached).toBe(0)
+    redirecting.stop(true)
+    elsewhere.stop(true)
+  })
+
+  test('fetch’s errors reach the client without the URL they name', async () => {
+    const listener = Bun.listen({
+      hostname: '127.0.0.1',
+      port: 0,
+      socket: {
+        data(socket) {
+          socket.write('this is not HTTP\r\n\r\n')
+          socket.end()
+        },
+      },
+    })
+    const err = await outcome(call(fetch, `http://127.0.0.1:${listener.port}/v1/messages`))
+    expect(err).toMatchObject({ kind: 'api_error', status: 502, retryable: true })
+    const { message } = err as { message: string }
+    expect(message).toStartWith('upstream unreachable: ')
+    expect(message).not.toContain('127.0.0.1')
+    expect(message).not.toContain('fetching')
+    listener.stop(true)
   })
 })

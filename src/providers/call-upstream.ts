@@ -130,7 +130,7 @@ export interface UpstreamRequest {
 
 /** Sends the request; resolves with a 2xx Response, or throws a GatewayError. */
 export async function callUpstream(fetchImpl: typeof fetch, req: UpstreamRequest): Promise<Response> {
-  // The timeout must stop at the headers: a signal handed to fetch also governs the body, so an
+  // The timeout must stop at a 2xx's headers: a signal handed to fetch also governs the body, so an
   // AbortSignal.timeout there would cut every stream that outlives it. A timer we clear instead.
   let timedOut = false
   const timer = setTimeout(() => {
@@ -144,8 +144,12 @@ export async function callUpstream(fetchImpl: typeof fetch, req: UpstreamRequest
       headers: req.headers,
       body: req.body,
       signal: req.controller.signal,
+      // A redirect is an upstream error (below), as svc's own client never follows one; fetch (used
+      // with a proxy) would, resending the request and its key to wherever it points.
+      redirect: 'manual',
     })
   } catch (err) {
+    clearTimeout(timer)
     if (timedOut) {
       throw new GatewayError('timeout', `upstream sent no response within ${req.timeouts.firstByteMs} ms`, {
         retryable: true,
@@ -159,13 +163,52 @@ export async function callUpstream(fetchImpl: typeof fetch, req: UpstreamRequest
       retryable: true,
       cause: err,
     })
-  } finally {
-    clearTimeout(timer)
   }
-  if (response.ok) return response
-  // Enough of the body to quote its message; an error body has no business being longer.
+  if (response.ok) {
+    clearTimeout(timer)
+    return response
+  }
+  if (response.status >= 300 && response.status < 400) {
+    clearTimeout(timer)
+    response.body?.cancel().catch(() => {})
+    throw redirected(response, req.url)
+  }
+  // Enough of the body to quote its message; an error body has no business being longer. The
+  // timer runs on over it: a head whose body then stalls would otherwise hold the attempt (and the
+  // client) for good. Past the limit the abort ends the read and closes the connection, and the
+  // error is the head's status alone: the status is the upstream's verdict (a 429's retry-after,
+  // a 401's refused key, a 503's retryability), the body only its words, so a timeout would lose it.
   const text = await readTextPrefix(response, maxErrorBodyBytes).catch(() => '')
-  throw upstreamFailure(req.decodeError(response.status, text), retryAfterSeconds(response.headers.get('retry-after')))
+  clearTimeout(timer)
+  const info = req.decodeError(response.status, timedOut ? '' : text)
+  const said = timedOut
+    ? { ...info, message: `${info.message} (its body did not come within ${req.timeouts.firstByteMs} ms)` }
+    : info
+  throw upstreamFailure(said, retryAfterSeconds(response.headers.get('retry-after')))
+}
+
+/**
+ * An upstream's 3xx: its fault, not the client's (a base_url on http where the server wants https,
+ * a missing or extra path segment, a moved host), so another candidate is tried (retryable), and
+ * the same request sent again would be redirected again (permanent), as for the other faults of a
+ * provider's configuration. Like those, it counts against the provider's health. The message names
+ * where it pointed by scheme only (http to https is the usual case): a Location's path or query may
+ * carry a token, and its host is the operator's business, as in the connect and TLS errors.
+ */
+function redirected(response: Response, requestUrl: string): GatewayError {
+  const location = response.headers.get('location')
+  let to = ''
+  if (location) {
+    try {
+      const url = new URL(location, requestUrl)
+      to = ` to an ${url.protocol}// URL`
+    } catch {}
+  }
+  return new GatewayError(
+    'api_error',
+    `upstream redirected (HTTP ${response.status}${to}), and svc does not follow redirects: check the provider's base_url`,
+    { status: 502, retryable: true, permanent: true },
+  )
 }
 
 const maxErrorBodyBytes = 64 * 1024
@@ -188,6 +231,12 @@ export function retryAfterSeconds(value: string | null, now = Date.now()): numbe
   return Math.min(seconds, maxRetryAfterSeconds)
 }
 
-/** Bun's fetch errors end with a hint for developers ("pass `verbose: true`…"): not for clients. */
+/**
+ * Bun's fetch errors name the URL (`… fetching "https://host/v1/…"`) and end with a hint for
+ * developers ("pass `verbose: true`…"): neither is for clients. The address is the operator's
+ * business, as the pool's own connect errors keep it (pool.ts); the log line names the provider.
+ */
 const describeFetchError = (err: unknown) =>
-  String((err as Error)?.message ?? err).replace(/\s*For more information, pass `verbose: true`.*$/s, '')
+  String((err as Error)?.message ?? err)
+    .replace(/\s*For more information, pass `verbose: true`.*$/s, '')
+    .replace(/\s*fetching "[^"]*"\.?/g, '')

@@ -7,9 +7,10 @@
 // Scope, on purpose: what an LLM API call needs. Requests carry a string body (or none). Answers
 // may be length-delimited, chunked or close-delimited; a response is returned as soon as its head
 // arrives, and its body streams with backpressure. Redirects are not followed (an upstream 3xx
-// is an upstream error, as it should be for an API); identity encoding is asked for, gzip and
-// deflate are still undone if sent. With a proxy configured in the environment every call goes
-// to Bun's fetch instead, which honours it.
+// is an upstream error, as it should be for an API); identity encoding is asked for, gzip, deflate,
+// br and zstd are still undone if sent. With a proxy configured in the environment every call goes
+// to Bun's fetch instead, which honours it, as does a URL with credentials (fetch sends them as
+// Basic authorization).
 import { StaleConnection } from './connection'
 import { ConnectionPool } from './pool'
 import { createTargetCache, encodeRequest } from './wire'
@@ -26,7 +27,7 @@ export interface Http1ClientOptions {
   idleTimeoutMs?: number
   /** Idle connections kept per origin beyond which a finished one is closed. */
   maxIdlePerOrigin?: number
-  /** Used for what this client does not do (a proxy from the environment). */
+  /** Used for what this client does not do (a proxy from the environment, credentials in the URL). */
   fallback?: typeof fetch
   /** Where proxy variables are looked up; the process's environment unless given. */
   env?: Record<string, string | undefined>

@@ -4,7 +4,9 @@
 import type { Socket } from 'bun'
 import { bodyOf, type EncodedRequest, type Framing, joinedBodyMaxChars, parseHead, type ResponseHead } from './wire'
 
-const crlfcrlf = Buffer.from('\r\n\r\n')
+/** The blank line that ends a head: at its LF when lines end in CRLF, or a bare LF's (RFC 9112 §2.2). */
+const lfcrlf = Buffer.from('\n\r\n')
+const lflf = Buffer.from('\n\n')
 const crlf = Buffer.from('\r\n')
 const empty = Buffer.alloc(0)
 /** Bodies buffered ahead of the reader before the socket is paused. */
@@ -12,11 +14,16 @@ const bodyHighWaterMark = 64 * 1024
 /** A response head, or a line of a chunked body, longer than this is refused. */
 const maxHeadBytes = 64 * 1024
 /**
- * A reused connection that closes this soon after the request went out, with no answer byte, was
- * closed by the server while idle (its FIN was already on the way): the request was not taken.
- * Later, the server may have been working on it, and a POST is not sent twice.
+ * A reused connection that closes soon after the request went out, with no answer byte, was closed
+ * by the server while idle (its FIN was already on the way): the request was not taken. Later, the
+ * server may have been working on it, and a POST is not sent twice. "Soon" is within a round trip:
+ * a FIN sent just before the request arrived reaches us before the request's round trip is over.
+ * The round trip is not known, but opening the connection took one (TCP) or two (TCP and TLS 1.3)
+ * plus the DNS lookup: twice that is at least one round trip, with room for a server's slow close.
+ * At least 50 ms (on a LAN a server may be slow to close); at most a second, so that a connect
+ * slowed by a lost SYN (retried after 1 s) does not make every later close look stale.
  */
-const staleCloseWindowMs = 50
+export const staleWindowFor = (connectMs: number) => Math.min(1000, Math.max(50, 2 * connectMs))
 /**
  * A connection is given back this long before the idle limit its server announced, so that a
  * request is not written into a close already on its way.
@@ -26,8 +33,38 @@ const announcedIdleMarginMs = 1000
 /** Raised when a reused connection ends before any byte of the answer: safe to send again. */
 export class StaleConnection extends Error {}
 
-/** Raised when the upstream's certificate is refused; the message says why. */
+/**
+ * Raised when the upstream's certificate is refused. The message reaches API clients: it names the
+ * problem and OpenSSL's code, never the host names Bun's text quotes ("Host: … is not in the
+ * cert's altnames: DNS:…"), which are the operator's business; those stay in `cause`.
+ */
 export class TlsFailure extends Error {}
+
+/** Certificate problems in plain words, by the code Bun (OpenSSL) gives them. */
+const certificateProblems: Record<string, string> = {
+  ERR_TLS_CERT_ALTNAME_INVALID: 'the certificate does not name the host in base_url',
+  DEPTH_ZERO_SELF_SIGNED_CERT: 'self-signed certificate',
+  SELF_SIGNED_CERT_IN_CHAIN: 'self-signed certificate in the chain',
+  UNABLE_TO_GET_ISSUER_CERT: 'the certificate’s issuer is not trusted',
+  UNABLE_TO_GET_ISSUER_CERT_LOCALLY: 'the certificate’s issuer is not trusted',
+  UNABLE_TO_VERIFY_LEAF_SIGNATURE: 'the certificate’s issuer is not trusted',
+  CERT_UNTRUSTED: 'the certificate is not trusted',
+  CERT_HAS_EXPIRED: 'the certificate has expired',
+  CERT_NOT_YET_VALID: 'the certificate is not yet valid',
+  CERT_REVOKED: 'the certificate was revoked',
+  CERT_SIGNATURE_FAILURE: 'the certificate’s signature is invalid',
+}
+
+function tlsFailure(error: Error | null): TlsFailure {
+  const code = (error as { code?: unknown } | null)?.code
+  const words =
+    typeof code === 'string'
+      ? `${Object.hasOwn(certificateProblems, code) ? certificateProblems[code] : 'the handshake failed'} (${code})`
+      : error
+        ? 'the connection closed during the handshake'
+        : 'handshake refused'
+  return new TlsFailure(`TLS with the upstream failed: ${words}`, { cause: error ?? undefined })
+}
 
 /** One exchange in flight on a connection. */
 interface Exchange {
@@ -88,6 +125,8 @@ export class Connection {
   reusable = false
   /** For TLS: settles once the server's certificate is verified, or refused. */
   readonly verified?: Promise<void>
+  /** How soon after a request a close with no answer is taken for a stale connection (staleWindowFor). */
+  staleWindowMs = staleWindowFor(0)
   private settleHandshake?: (error?: Error) => void
 
   constructor(
@@ -103,9 +142,7 @@ export class Connection {
   }
 
   onHandshake(success: boolean, error: Error | null) {
-    this.settleHandshake?.(
-      success ? undefined : new TlsFailure(`TLS with the upstream failed: ${error?.message ?? 'handshake refused'}`),
-    )
+    this.settleHandshake?.(success ? undefined : tlsFailure(error))
     this.settleHandshake = undefined
   }
 
@@ -219,7 +256,7 @@ export class Connection {
       this.finishExchange(exchange, false)
       return
     }
-    if (!exchange.received && exchange.reused && performance.now() - exchange.sentAt < staleCloseWindowMs)
+    if (!exchange.received && exchange.reused && performance.now() - exchange.sentAt < this.staleWindowMs)
       this.failExchange(exchange, new StaleConnection())
     else
       this.failExchange(
@@ -234,7 +271,7 @@ export class Connection {
 
   private readHead(exchange: Exchange) {
     for (;;) {
-      const head = this.takeUntil(crlfcrlf, 'upstream sent a response head over 64 KB')
+      const head = this.takeHead()
       if (head === undefined) return
       const parsed = parseHead(head)
       // 1xx answers are interim (100 Continue, 103 Early Hints): the real one follows.
@@ -252,11 +289,14 @@ export class Connection {
   private respond(exchange: Exchange, head: ResponseHead, framing: Framing, bodiless: boolean) {
     const { status } = head
     let headers = head.headers
-    const encoding = (head.special['content-encoding'] ?? 'identity').trim().toLowerCase()
-    if (encoding !== 'identity' && encoding !== 'gzip' && encoding !== 'deflate') {
-      throw new Error(`upstream answered in an encoding this gateway does not decode: ${encoding}`)
+    const coding = head.special['content-encoding']
+    let format = coding === undefined ? undefined : decoderFormat(coding)
+    if (format !== undefined) {
+      headers = headers.filter(([name]) => !/^content-(?:encoding|length)$/i.test(name))
+      // A compressed empty body (a 429 with content-length 0) is nothing to inflate.
+      if (framing.kind === 'length' && framing.remaining === 0) format = undefined
     }
-    if (framing.kind === 'length' && encoding === 'identity' && this.buffered.length >= framing.remaining) {
+    if (framing.kind === 'length' && format === undefined && this.buffered.length >= framing.remaining) {
       const body = bodiless ? null : this.buffered.subarray(0, framing.remaining)
       this.buffered = this.buffered.subarray(framing.remaining)
       framing.remaining = 0
@@ -281,12 +321,7 @@ export class Connection {
       },
       new ByteLengthQueuingStrategy({ highWaterMark: bodyHighWaterMark }),
     )
-    if (encoding !== 'identity') {
-      body = body.pipeThrough(
-        new DecompressionStream(encoding as 'gzip' | 'deflate') as ReadableWritablePair<Uint8Array, Uint8Array>,
-      )
-      headers = headers.filter(([name]) => !/^content-(?:encoding|length)$/i.test(name))
-    }
+    if (format !== undefined) body = inflated(body, format)
     return new Response(body, { status, headers })
   }
 
@@ -356,16 +391,33 @@ export class Connection {
     this.buffered = at === buffered.length ? empty : buffered.subarray(at)
   }
 
-  /** The text before `delimiter`, consumed with it; undefined until the delimiter has arrived. */
-  private takeUntil(delimiter: Buffer, tooLong: string): string | undefined {
-    const end = this.buffered.indexOf(delimiter)
-    if (end < 0) {
-      if (this.buffered.length > maxHeadBytes) throw new Error(tooLong)
+  /**
+   * The head before its blank line (without the last line's CR), consumed with it; undefined until
+   * the blank line has arrived. Lines end in CRLF, or in a bare LF (RFC 9112 §2.2: some servers
+   * send them): the blank line is the first LF followed by CRLF or by LF. The usual CRLF head costs
+   * one search, as before, and a look for a bare "\n\n" within the head's own text.
+   */
+  private takeHead(): string | undefined {
+    const buffered = this.buffered
+    const end = buffered.indexOf(lfcrlf)
+    if (end >= 0) {
+      const text = buffered.toString('latin1', 0, buffered[end - 1] === 13 ? end - 1 : end)
+      const bare = text.indexOf('\n\n')
+      if (bare < 0) {
+        this.buffered = buffered.subarray(end + lfcrlf.length)
+        return text
+      }
+      // A head of bare LFs whose body holds a CRLF blank line (an SSE frame, say).
+      this.buffered = buffered.subarray(bare + lflf.length)
+      return text.charCodeAt(bare - 1) === 13 ? text.slice(0, bare - 1) : text.slice(0, bare)
+    }
+    const bare = buffered.indexOf(lflf)
+    if (bare < 0) {
+      if (buffered.length > maxHeadBytes) throw new Error('upstream sent a response head over 64 KB')
       return undefined
     }
-    const text = this.buffered.toString('latin1', 0, end)
-    this.buffered = this.buffered.subarray(end + delimiter.length)
-    return text
+    this.buffered = buffered.subarray(bare + lflf.length)
+    return buffered.toString('latin1', 0, buffered[bare - 1] === 13 ? bare - 1 : bare)
   }
 
   private take(n: number): Buffer {
@@ -425,6 +477,61 @@ export class Connection {
     this.failExchange(exchange, reason ?? new DOMException('The operation was aborted.', 'AbortError'))
     this.close()
   }
+}
+
+/**
+ * The DecompressionStream format for a Content-Encoding; undefined for none. This client asks for
+ * identity, but some servers compress anyway (fetch undoes what it is sent, and so does this).
+ * Bun's DecompressionStream has brotli and zstd natively. A coding it lacks (or a list of them,
+ * which nobody sends unasked) is refused with its name.
+ */
+function decoderFormat(value: string): string | undefined {
+  const coding = value.trim().toLowerCase()
+  switch (coding) {
+    case '':
+    case 'identity':
+      return undefined
+    case 'gzip':
+    case 'x-gzip':
+      return 'gzip'
+    case 'deflate':
+      return 'deflate'
+    case 'br':
+      return 'brotli'
+    case 'zstd':
+      return 'zstd'
+  }
+  throw new Error(
+    `upstream answered in an encoding this gateway does not decode (it asks for identity): ${coding.slice(0, 40)}`,
+  )
+}
+
+/**
+ * `body` inflated, the decoder made at its first byte: a chunked or close-delimited body that turns
+ * out empty is nothing to inflate, where a decoder fed nothing calls it truncated.
+ */
+function inflated(body: ReadableStream<Uint8Array>, format: string): ReadableStream<Uint8Array> {
+  let input: WritableStreamDefaultWriter<Uint8Array> | undefined
+  let output: Promise<void> | undefined
+  return body.pipeThrough(
+    new TransformStream<Uint8Array, Uint8Array>({
+      transform(chunk, controller) {
+        if (!input) {
+          // The format is one decoderFormat returned, all of which Bun's DecompressionStream knows.
+          const decoder = new DecompressionStream(format as 'gzip') as ReadableWritablePair<Uint8Array, Uint8Array>
+          input = decoder.writable.getWriter()
+          output = decoder.readable.pipeTo(new WritableStream({ write: (part) => controller.enqueue(part) }))
+          output.catch(() => {}) // the same error fails the write, which is what errors the body
+        }
+        return input.write(chunk)
+      },
+      async flush() {
+        if (!input) return
+        await input.close()
+        await output
+      },
+    }),
+  )
 }
 
 /** A hex digit's value, or -1. */

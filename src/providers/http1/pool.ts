@@ -1,7 +1,8 @@
 // The kept-alive connections of every upstream origin, and the opening of new ones (TLS verified
 // before anything is written).
+import { isIP } from 'node:net'
 import type { Socket } from 'bun'
-import { Connection, socketHandlers, TlsFailure } from './connection'
+import { Connection, socketHandlers, staleWindowFor, TlsFailure } from './connection'
 import type { Target } from './wire'
 
 /** The kept-alive connections of every origin, newest first: a warm one is most likely alive. */
@@ -31,10 +32,13 @@ export class ConnectionPool {
       (c) => this.forget(key, c),
       tls,
     )
+    const started = performance.now()
     const connecting = Bun.connect<Connection>({
       hostname,
       port,
-      tls: tls ? { serverName: hostname } : undefined,
+      // SNI names a host, never an IP literal (RFC 6066 §3). Bun would send the address it dials
+      // unless told an empty name; the certificate is still verified against that address.
+      tls: tls ? { serverName: isIP(hostname) === 0 ? hostname : '' } : undefined,
       data: connection,
       socket: socketHandlers,
     })
@@ -46,6 +50,7 @@ export class ConnectionPool {
       // Nothing (an API key least of all) is written before the server's certificate verified.
       if (connection.verified)
         await (aborted ? Promise.race([connection.verified, aborted.promise]) : connection.verified)
+      connection.staleWindowMs = staleWindowFor(performance.now() - started)
       return connection
     } catch (err) {
       connecting.then(

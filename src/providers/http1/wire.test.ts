@@ -28,3 +28,17 @@ describe('content-length', () => {
     },
   )
 })
+
+describe('framing that closes the connection', () => {
+  test('chunked with a Content-Length: chunked frames the body, and the connection is not kept (RFC 9112 §6.3)', () => {
+    const head = parseHead('HTTP/1.1 200 OK\r\ncontent-length: 3\r\ntransfer-encoding: chunked')
+    expect(bodyOf(head, 'POST')).toMatchObject({ framing: { kind: 'chunked' }, keepAlive: false })
+    expect(bodyOf(parseHead('HTTP/1.1 200 OK\r\ntransfer-encoding: chunked'), 'POST').keepAlive).toBe(true)
+  })
+
+  test('a head of bare LF line ends parses as one of CRLF', () => {
+    expect(parseHead('HTTP/1.1 200 OK\ncontent-length: 2\r\nx-a: b')).toEqual(
+      parseHead('HTTP/1.1 200 OK\r\ncontent-length: 2\r\nx-a: b'),
+    )
+  })
+})

@@ -15,7 +15,11 @@ export interface Target {
 export function createTargetCache(size = 256) {
   const cache = new Map<string, Target | null>()
   return {
-    /** null for a URL this client does not serve (neither http nor https). */
+    /**
+     * null for a URL this client does not serve: neither http nor https, or with credentials in it
+     * (`user:pass@`, nginx's basic auth in front of a self-hosted server), which fetch sends as
+     * Basic authorization and this client would silently drop.
+     */
     get(input: string | URL): Target | null {
       const href = String(input)
       let target = cache.get(href)
@@ -23,7 +27,7 @@ export function createTargetCache(size = 256) {
         const url = new URL(href)
         const tls = url.protocol === 'https:'
         target =
-          url.protocol === 'http:' || tls
+          (url.protocol === 'http:' || tls) && url.username === '' && url.password === ''
             ? {
                 origin: url.origin,
                 tls,
@@ -111,8 +115,12 @@ export interface ResponseHead {
   special: Partial<Record<FramingHeader, string>>
 }
 
+/** Lines end in CRLF, or in a bare LF, which RFC 9112 §2.2 lets a recipient accept (a CR before it ignored). */
+const lineEnd = /\r?\n/
+
+/** A response head without its blank line (and without the CR of its last line). */
 export function parseHead(head: string): ResponseHead {
-  const lines = head.split('\r\n')
+  const lines = head.split(lineEnd)
   const statusLine = /^HTTP\/1\.([01]) (\d{3})(?: .*)?$/.exec(lines[0]!)
   if (!statusLine) throw new Error(`upstream sent a malformed status line: ${JSON.stringify(lines[0]!.slice(0, 80))}`)
   const status = Number(statusLine[2])
@@ -152,12 +160,15 @@ export function bodyOf(
   const { status, special } = head
   const bodiless = method === 'HEAD' || status === 204 || status === 304
   const connection = special.connection ?? ''
-  const keepAlive = head.http10 ? keepAliveToken.test(connection) : !closeToken.test(connection)
+  let keepAlive = head.http10 ? keepAliveToken.test(connection) : !closeToken.test(connection)
   let framing: Framing
   if (bodiless) framing = { kind: 'length', remaining: 0 }
-  else if (chunkedLast.test(special['transfer-encoding'] ?? ''))
+  else if (chunkedLast.test(special['transfer-encoding'] ?? '')) {
     framing = { kind: 'chunked', remaining: 0, state: 'size' }
-  else if (special['content-length'] !== undefined)
+    // Chunked wins over a Content-Length sent with it, but such an answer is a framing attack or a
+    // broken intermediary: the connection is closed after it (RFC 9112 §6.3), never reused.
+    if (special['content-length'] !== undefined) keepAlive = false
+  } else if (special['content-length'] !== undefined)
     framing = { kind: 'length', remaining: parseLength(special['content-length']) }
   else framing = { kind: 'close' }
   const hint = special['keep-alive'] === undefined ? undefined : keepAliveTimeout.exec(special['keep-alive'])

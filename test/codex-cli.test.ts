@@ -40,8 +40,11 @@ beforeEach(() => {
   sim?.reset()
 })
 
-/** `contextWindow`: the one model's, when a test needs Codex's prompt not to fit it. */
-function config(kind: Kind, contextWindow?: number): ConfigFile {
+/**
+ * `contextWindow`: the one model's, when a test needs Codex's prompt not to fit it. `openaiItself`:
+ * false plays a Responses-compatible server (vLLM, llama.cpp), which svc translates for.
+ */
+function config(kind: Kind, contextWindow?: number, openaiItself = true): ConfigFile {
   return {
     catalog: { builtin: false },
     providers: {
@@ -50,7 +53,7 @@ function config(kind: Kind, contextWindow?: number): ConfigFile {
         base_url: kind === 'anthropic' ? sim.url : `${sim.url}/v1`,
         api_key_env: 'SIM_KEY',
         // The simulator plays OpenAI itself, which takes Codex's body as it comes.
-        ...(kind === 'openai-responses' ? { openai_itself: true } : {}),
+        ...(kind === 'openai-responses' ? { openai_itself: openaiItself } : {}),
       },
     },
     models: [
@@ -72,8 +75,12 @@ function config(kind: Kind, contextWindow?: number): ConfigFile {
 }
 
 /** svc on a real loopback port, recording what arrives at its edge (Codex's own bytes). */
-async function startSvc(kind: Kind, contextWindow?: number) {
-  const h = await createHarness({ config: config(kind, contextWindow), env: { SIM_KEY: 'sim-key' }, grantUsd: 5 })
+async function startSvc(kind: Kind, contextWindow?: number, openaiItself = true) {
+  const h = await createHarness({
+    config: config(kind, contextWindow, openaiItself),
+    env: { SIM_KEY: 'sim-key' },
+    grantUsd: 5,
+  })
   const { server, inbound } = serveRecording(h.app)
   return { h, inbound, server, port: server.port! }
 }
@@ -702,6 +709,53 @@ describe.skipIf(!codex.ok)('svc codex: compaction with the profile catalog (anth
       // The summary's request: the history, no tools; the tool call in it reached Claude as a tool_use.
       expect(svc.inbound[2]!.body.tools).toEqual([])
       expect(JSON.stringify((sim.requests[1]!.body as { messages: unknown[] }).messages)).toContain('"type":"tool_use"')
+    } finally {
+      await svc.server.stop(true)
+    }
+  })
+})
+
+// A Responses-compatible server (vLLM, llama.cpp, Ollama) takes function tools only: svc translates
+// Codex's request for it, as for an Anthropic or a Chat model, Responses to Responses.
+describe.skipIf(!codex.ok)('codex exec through svc (a Responses-compatible server)', () => {
+  test('a shell tool call round trip: the server sees functions only, Codex runs the call', {
+    timeout: 30_000,
+  }, async () => {
+    const svc = await startSvc('openai-responses', undefined, false)
+    try {
+      sim.queue(
+        UPSTREAM_MODEL,
+        { toolCall: { name: 'exec_command', arguments: { cmd: 'echo svc-tool-ok' } }, usage },
+        { text: 'The command printed svc-tool-ok.', usage },
+      )
+      const run = await runCodex(svc.port, svc.h.key, ['--json', 'run echo svc-tool-ok'])
+      expect(run.timedOut).toBe(false)
+      expect(run.exitCode).toBe(0)
+      const completed = run.stdout
+        .split('\n')
+        .filter((line) => line.startsWith('{'))
+        .map((line) => JSON.parse(line) as { type: string; item?: Record<string, unknown> })
+        .filter((e) => e.type === 'item.completed')
+        .map((e) => e.item!)
+      expect(completed).toContainEqual(
+        expect.objectContaining({ type: 'command_execution', aggregated_output: 'svc-tool-ok\n', exit_code: 0 }),
+      )
+      expect(completed).toContainEqual(
+        expect.objectContaining({ type: 'agent_message', text: 'The command printed svc-tool-ok.' }),
+      )
+
+      expect(sim.requests).toHaveLength(2)
+      // Codex offered a namespace, a freeform tool and OpenAI's search: the server gets functions.
+      for (const { body } of sim.requests) {
+        const tools = (body as { tools: { type: string }[] }).tools
+        expect(new Set(tools.map((t) => t.type))).toEqual(new Set(['function']))
+      }
+      const input = (sim.requests[1]!.body as { input: { type: string; call_id?: string; output?: unknown }[] }).input
+      const call = input.find((i) => i.type === 'function_call')!
+      expect(call).toMatchObject({ name: 'exec_command', arguments: '{"cmd":"echo svc-tool-ok"}' })
+      const output = input.find((i) => i.type === 'function_call_output')!
+      expect(output.call_id).toBe(call.call_id!)
+      expect(JSON.stringify(output.output)).toContain('svc-tool-ok')
     } finally {
       await svc.server.stop(true)
     }

@@ -399,3 +399,26 @@ describe("Codex's tools on a compatible server, which takes function tools only"
     expect(sent[0]!.tools).toEqual(codexTools)
   })
 })
+
+test("gpt-oss on a compatible server gets its tool loop's reasoning back, as text it reads (llama.cpp refuses a reasoning item without content)", async () => {
+  const h = await responsesGateway()
+  const sent = scriptedUpstream(h, () => ({ json: response('completed', [message('Sunny in Oslo.')]) }))
+  const input = [
+    { type: 'message', role: 'user', content: [{ type: 'input_text', text: 'Weather in Oslo?' }] },
+    // As the server gave it and the client kept it: text, no encrypted_content.
+    { type: 'reasoning', id: 'rs_up', summary: [], content: [{ type: 'reasoning_text', text: 'Call get_weather.' }] },
+    { type: 'function_call', call_id: 'call_1', name: 'get_weather', arguments: '{"city":"Oslo"}' },
+    { type: 'function_call_output', call_id: 'call_1', output: 'sun' },
+  ]
+  const res = await h.call('/compat-b/v1/responses', {
+    method: 'POST',
+    json: { model: 'svc-pro', input, store: false, tools: [{ type: 'function', name: 'get_weather', parameters: {} }] },
+  })
+  expect(res.status).toBe(200)
+  expect(sent[0]!.input).toEqual([
+    { type: 'message', role: 'user', content: [{ type: 'input_text', text: 'Weather in Oslo?' }] },
+    { type: 'reasoning', id: 'rs_1', summary: [], content: [{ type: 'reasoning_text', text: 'Call get_weather.' }] },
+    { type: 'function_call', call_id: 'call_1', name: 'get_weather', arguments: '{"city":"Oslo"}' },
+    { type: 'function_call_output', call_id: 'call_1', output: 'sun' },
+  ])
+})

@@ -115,7 +115,7 @@ export const codecs: Record<ProviderKind, ProviderCodec> = {
     encodeRequest: (req, model, provider) =>
       encodeResponsesRequest(req, model.upstreamModel, {
         ...model.capabilities,
-        hostedSearch: provider.openaiItself !== false,
+        compatible: provider.openaiItself === false,
       }),
     decodeResponse: decodeResponsesResponse,
     streamDecoder: responsesStreamDecoder,

@@ -317,3 +317,69 @@ describe('encodeResponsesRequest: web search', () => {
     expect(own['tool_choice']).toEqual({ type: 'function', name: 'web_search' })
   })
 })
+
+describe('encodeResponsesRequest for a Responses-compatible server (compatible: openai_itself off)', () => {
+  const compatible = { compatible: true }
+
+  test('no hosted search, and no tool choice forcing it: the server takes function tools only', () => {
+    const body = encodeResponsesRequest(
+      request({
+        tools: [{ name: 'get_weather', inputSchema: { type: 'object' } }],
+        webSearch: {},
+        toolChoice: { type: 'tool', name: 'web_search' },
+      }),
+      'gpt-oss-120b',
+      compatible,
+    )
+    expect(body['tools']).toEqual([
+      { type: 'function', name: 'get_weather', parameters: { type: 'object' }, strict: false },
+    ])
+    expect(body).not.toHaveProperty('tool_choice')
+    expect(body).not.toHaveProperty('include')
+  })
+
+  test("a tool loop's thinking goes back as reasoning text, whoever thought it; none as OpenAI's blob", () => {
+    const loop = request({
+      messages: [
+        { role: 'user', content: [{ type: 'text', text: 'weather?' }] },
+        {
+          role: 'assistant',
+          content: [
+            { type: 'thinking', thinking: 'The server model thought this.' },
+            { type: 'thinking', thinking: 'OpenAI thought this.', signature: tagResponsesSignature('gAAAA-blob') },
+            { type: 'thinking', thinking: '' },
+            { type: 'tool_use', id: 'call_1', name: 'get_weather', input: { city: 'Oslo' } },
+          ],
+        },
+        {
+          role: 'user',
+          content: [{ type: 'tool_result', toolUseId: 'call_1', content: [{ type: 'text', text: 'sun' }] }],
+        },
+      ],
+    })
+    const reasoning = (text: string, at: number) => ({
+      type: 'reasoning',
+      id: `rs_${at}`,
+      summary: [],
+      content: [{ type: 'reasoning_text', text }],
+    })
+    expect(encodeResponsesRequest(loop, 'gpt-oss-120b', compatible)['input']).toEqual([
+      { type: 'message', role: 'user', content: [{ type: 'input_text', text: 'weather?' }] },
+      reasoning('The server model thought this.', 1),
+      reasoning('OpenAI thought this.', 2),
+      { type: 'function_call', call_id: 'call_1', name: 'get_weather', arguments: '{"city":"Oslo"}' },
+      { type: 'function_call_output', call_id: 'call_1', output: 'sun' },
+    ])
+    // OpenAI itself gets back only its own blob, and no text it cannot vouch for.
+    const reasoningItems = (encodeResponsesRequest(loop, 'gpt-5')['input'] as { type: string }[]).filter(
+      (item) => item.type === 'reasoning',
+    )
+    expect(reasoningItems).toEqual([
+      {
+        type: 'reasoning',
+        summary: [{ type: 'summary_text', text: 'OpenAI thought this.' }],
+        encrypted_content: 'gAAAA-blob',
+      },
+    ])
+  })
+})

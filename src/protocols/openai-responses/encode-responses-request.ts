@@ -31,21 +31,22 @@ type Item = Record<string, unknown>
 const minOutputTokens = 16
 
 /**
- * `rules`: what the model takes; the body is fitted to them last (model-fit.ts). `hostedSearch`
- * false: the server is not OpenAI's own (a compatible one, which takes function tools only), so the
- * request's web search is left out, as for a Chat model.
+ * `rules`: what the model takes; the body is fitted to them last (model-fit.ts). `compatible`: the
+ * server is a Responses-compatible one, not OpenAI (openai_itself off): it runs no hosted search,
+ * so the request's is left out, as for a Chat model; and it keeps no encrypted reasoning, so the
+ * conversation's thinking goes back as the text it is (encodeInput).
  */
 export const encodeResponsesRequest = (
   request: ExchangeRequest,
   model: string,
-  rules: ResponsesModelRules & { hostedSearch?: boolean } = {},
+  rules: ResponsesModelRules & { compatible?: boolean } = {},
 ): Record<string, unknown> => {
-  const searchless = rules.hostedSearch === false && request.webSearch !== undefined
-  const req = searchless ? withoutWebSearch(request) : request
+  const compatible = rules.compatible === true
+  const req = compatible && request.webSearch !== undefined ? withoutWebSearch(request) : request
   const body: Record<string, unknown> = { model }
   const instructions = req.system.map((block) => block.text).join('\n\n')
   if (instructions !== '') body['instructions'] = instructions
-  const { items, replaysReasoning } = encodeInput(req.messages)
+  const { items, replaysReasoning } = encodeInput(req.messages, compatible)
   body['input'] = items
   // strict:false because third-party schemas rarely meet strict mode's every-property-required rule (§2.4).
   const tools: Item[] = req.tools.map((tool) => ({
@@ -137,7 +138,16 @@ const encodeToolOutput = (content: UserContentBlock[]): string | Item[] =>
     ? content.map((block) => (block.type === 'text' ? block.text : '')).join('\n')
     : content.map(encodeUserPart)
 
-const encodeInput = (messages: ConversationMessage[]): { items: Item[]; replaysReasoning: boolean } => {
+/**
+ * `compatible`: for a Responses-compatible server, thinking goes back as reasoning text, whoever
+ * thought it. gpt-oss (vLLM, Ollama, LM Studio) wants a tool loop's earlier reasoning back, and
+ * llama.cpp's server reads a reasoning item's `content` as the turn's reasoning_content (and refuses
+ * one without it: "item['content'] is not an array"); neither reads OpenAI's encrypted blobs.
+ */
+const encodeInput = (
+  messages: ConversationMessage[],
+  compatible: boolean,
+): { items: Item[]; replaysReasoning: boolean } => {
   const items: Item[] = []
   let replaysReasoning = false
   for (const message of messages) {
@@ -178,6 +188,18 @@ const encodeInput = (messages: ConversationMessage[]): { items: Item[]; replaysR
           })
           break
         case 'thinking': {
+          if (compatible) {
+            if (block.thinking === '') break
+            flush()
+            // An id as OpenAI's input items have (vLLM's schema requires one); nothing looks it up.
+            items.push({
+              type: 'reasoning',
+              id: `rs_${items.length}`,
+              summary: [],
+              content: [{ type: 'reasoning_text', text: block.thinking }],
+            })
+            break
+          }
           // Only reasoning OpenAI produced can be replayed; Anthropic's or other providers' is dropped (§4.4).
           const encrypted = readResponsesSignature(block.signature)
           if (!encrypted) break

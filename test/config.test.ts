@@ -615,7 +615,9 @@ describe('config', () => {
       'svc.toml: providers.Sim: not a valid name (must match ^[a-z0-9][a-z0-9_-]*$)',
     )
     // Empty, Bun listens on every interface, where the README promises 127.0.0.1 unless told.
-    expect(() => load({ server: { host: '' } })).toThrow('svc.toml: server.host: expected string length greater or equal to 1')
+    expect(() => load({ server: { host: '' } })).toThrow(
+      'svc.toml: server.host: expected string length greater or equal to 1',
+    )
     // A billion days made every view of the starter grant fail (Invalid Date).
     expect(() => load({ billing: { starter_grant: { usd: 1, expires_in_days: 1_000_000_000 } } })).toThrow(
       'svc.toml: billing.starter_grant.expires_in_days: expected integer to be less or equal to 36500',

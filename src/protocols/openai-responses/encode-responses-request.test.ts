@@ -371,7 +371,7 @@ describe('encodeResponsesRequest for a Responses-compatible server (compatible: 
       { type: 'function_call_output', call_id: 'call_1', output: 'sun' },
     ])
     // OpenAI itself gets back only its own blob, and no text it cannot vouch for.
-    const reasoningItems = (encodeResponsesRequest(loop, 'gpt-5')['input'] as { type: string }[]).filter(
+    const reasoningItems = (encodeResponsesRequest(loop, 'gpt-5')['input'] as Record<string, unknown>[]).filter(
       (item) => item.type === 'reasoning',
     )
     expect(reasoningItems).toEqual([

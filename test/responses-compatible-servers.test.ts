@@ -5,7 +5,7 @@
 // OpenAI itself: openai_itself off); where a file says it is (a proxy in front of OpenAI that adds
 // these shapes of its own), a Responses client's answer is passed through, and both must hold.
 import { describe, expect, test } from 'bun:test'
-import { endedRequestDetail, type Harness, sdkClients } from './support/harness'
+import { createHarness, endedRequestDetail, type Harness, sdkClients } from './support/harness'
 import { type ScriptedAnswer, scriptedPair, scriptedUpstream, sseFrame } from './support/scripted-upstream'
 
 type Json = Record<string, unknown>
@@ -417,8 +417,104 @@ test("gpt-oss on a compatible server gets its tool loop's reasoning back, as tex
   expect(res.status).toBe(200)
   expect(sent[0]!.input).toEqual([
     { type: 'message', role: 'user', content: [{ type: 'input_text', text: 'Weather in Oslo?' }] },
-    { type: 'reasoning', id: 'rs_1', summary: [], content: [{ type: 'reasoning_text', text: 'Call get_weather.' }] },
+    {
+      type: 'reasoning',
+      id: 'rs_1',
+      summary: [],
+      content: [{ type: 'reasoning_text', text: 'Call get_weather.' }],
+      encrypted_content: 'Call get_weather.',
+    },
     { type: 'function_call', call_id: 'call_1', name: 'get_weather', arguments: '{"city":"Oslo"}' },
     { type: 'function_call_output', call_id: 'call_1', output: 'sun' },
+  ])
+})
+
+test("Ollama's thinking, which it writes as plain text in encrypted_content, is never handed to OpenAI as OpenAI's", async () => {
+  // A profile of a local Ollama model above OpenAI itself, both Responses upstreams.
+  const h = await createHarness({
+    grantUsd: 5,
+    env: { K: 'upstream-key-0123456789' },
+    config: {
+      catalog: { builtin: false },
+      providers: {
+        ollama: { kind: 'openai-responses', base_url: 'http://127.0.0.1:11434/v1', api_key_env: 'K' },
+        openai: { kind: 'openai-responses', base_url: 'http://127.0.0.1:9/v1', api_key_env: 'K' },
+      },
+      models: [
+        {
+          id: 'local',
+          provider: 'ollama',
+          upstream_model: 'gpt-oss:20b',
+          profiles: ['pro'],
+          quality: 90,
+          input_usd_per_mtok: 1,
+          output_usd_per_mtok: 1,
+        },
+        {
+          id: 'cloud',
+          provider: 'openai',
+          upstream_model: 'gpt-5',
+          profiles: ['pro'],
+          quality: 80,
+          input_usd_per_mtok: 1,
+          output_usd_per_mtok: 1,
+        },
+      ],
+    },
+  })
+  const ollamaReasoning = {
+    id: 'rs_123',
+    type: 'reasoning',
+    summary: [{ type: 'summary_text', text: 'I should call the tool.' }],
+    encrypted_content: 'I should call the tool.',
+  }
+  const toolCall = {
+    type: 'function_call',
+    id: 'fc_1',
+    call_id: 'call_1',
+    name: 'get_weather',
+    arguments: '{}',
+    status: 'completed',
+  }
+  let ollamaUp = true
+  const sent = scriptedUpstream(h, (body) =>
+    body.model === 'gpt-oss:20b' && ollamaUp
+      ? { json: response('completed', [ollamaReasoning, toolCall], usage, 'gpt-oss:20b') }
+      : body.model === 'gpt-oss:20b'
+        ? { status: 503, json: { error: { message: 'model is loading' } } }
+        : { json: response('completed', [message('Sunny.')], usage, 'gpt-5') },
+  )
+  const { openai } = sdkClients(h)
+  const tools = [{ type: 'function' as const, name: 'get_weather', parameters: {}, strict: false }]
+  const first = await openai.responses.create({
+    model: 'svc-pro',
+    input: 'Weather?',
+    tools,
+    store: false,
+    include: ['reasoning.encrypted_content'],
+  })
+  // The client is told the thinking as text, and no blob it would send back to whichever model.
+  const reasoning = first.output.find((item) => item.type === 'reasoning')!
+  expect(reasoning).toMatchObject({ summary: [{ type: 'summary_text', text: 'I should call the tool.' }] })
+  expect(reasoning.encrypted_content ?? null).toBeNull()
+
+  // Ollama is down for the next turn: OpenAI itself serves it, with no reasoning item it cannot read.
+  ollamaUp = false
+  const call = first.output.find((item) => item.type === 'function_call')!
+  await openai.responses.create({
+    model: 'svc-pro',
+    input: ['Weather?', ...first.output, { type: 'function_call_output', call_id: call.call_id, output: 'sun' }].map(
+      (item) => (typeof item === 'string' ? { role: 'user' as const, content: item } : item),
+    ) as never,
+    tools,
+    store: false,
+  })
+  const toOpenAI = sent.find((body) => body.model === 'gpt-5')!
+  expect(JSON.stringify(toOpenAI.input)).not.toContain('I should call the tool.')
+  // Passed through (OpenAI itself): the client's items as sent, less the reasoning.
+  expect((toOpenAI.input as { type?: string; role?: string }[]).map((item) => item.type ?? item.role)).toEqual([
+    'user',
+    'function_call',
+    'function_call_output',
   ])
 })

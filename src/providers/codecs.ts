@@ -33,10 +33,12 @@ export interface ProviderCodec {
   /**
    * `toolNames` (see requestToolNames): the request's tool names, for a codec that renamed tools
    * upstream and gives the answer's tool calls their names back (Chat: names OpenAI refuses).
+   * `provider`: the server that answered, where its dialect's servers differ (a Responses-compatible
+   * server's `encrypted_content` is not OpenAI's).
    */
-  decodeResponse(json: unknown, toolNames: RequestToolNames): ExchangeResponse
+  decodeResponse(json: unknown, toolNames: RequestToolNames, provider: ProviderConfig): ExchangeResponse
   /** A fresh decoder for one stream: upstream SSE frames → neutral events. */
-  streamDecoder(toolNames: RequestToolNames): StreamCodec<SseEvent, ExchangeEvent>
+  streamDecoder(toolNames: RequestToolNames, provider: ProviderConfig): StreamCodec<SseEvent, ExchangeEvent>
   decodeError(status: number, bodyText: string): UpstreamErrorInfo
   /**
    * The error a 200 JSON answer carries instead of an answer, where the dialect's servers send one
@@ -117,8 +119,10 @@ export const codecs: Record<ProviderKind, ProviderCodec> = {
         ...model.capabilities,
         compatible: provider.openaiItself === false,
       }),
-    decodeResponse: decodeResponsesResponse,
-    streamDecoder: responsesStreamDecoder,
+    decodeResponse: (json, toolNames, provider) =>
+      decodeResponsesResponse(json, toolNames, { openaiBlobs: provider.openaiItself !== false }),
+    streamDecoder: (toolNames, provider) =>
+      responsesStreamDecoder(toolNames, { openaiBlobs: provider.openaiItself !== false }),
     decodeError: decodeResponsesError,
     inBandError: (json) =>
       isObject(json) && !Array.isArray(json.output) && json.error != null ? readResponsesFailure(json) : undefined,

@@ -68,7 +68,10 @@ export async function assembledAnswer(deps: Deps, a: AnsweredAttempt): Promise<R
 
     const meter = newStreamMeter()
     const assembler = responseAssembler()
-    const decoder = codecs[a.leg.candidate.provider.kind].streamDecoder(requestToolNames(a.body))
+    const decoder = codecs[a.leg.candidate.provider.kind].streamDecoder(
+      requestToolNames(a.body),
+      a.leg.candidate.provider,
+    )
     const chain = pipe(pipe(decoder, meterStep(meter)), assembler)
     await readAll((event) => {
       chain.push(event)

@@ -81,13 +81,15 @@ export async function jsonAnswer(deps: Deps, a: AnsweredAttempt): Promise<Respon
     const reported = isReported(usage)
     if (!billedAsReported(usage, reported)) {
       // Decoded only to estimate output never reported, or whose count cannot be billed (credible-usage.ts): rare.
-      const outputChars = answerChars(upstreamCodec.decodeResponse(json, requestToolNames(a.body)).content)
+      const outputChars = answerChars(
+        upstreamCodec.decodeResponse(json, requestToolNames(a.body), a.leg.candidate.provider).content,
+      )
       return deliverPassThrough(deps, a, { usage, reported, outputChars }, body)
     }
     const relayed = text === undefined ? undefined : a.surface.passThroughText?.(text, json, a.ids)
     return deliver(deps, a, { usage, reported, outputChars: 0 }, relayed ?? body)
   }
-  const response = upstreamCodec.decodeResponse(json, requestToolNames(a.body))
+  const response = upstreamCodec.decodeResponse(json, requestToolNames(a.body), a.leg.candidate.provider)
   const reported = isReported(response.usage)
   return deliverTranslated(deps, a, response, {
     reported,

@@ -95,7 +95,10 @@ export async function streamAnswer(
   } else {
     const meter = newStreamMeter()
     const encoder = a.surface.streamEncoder(a.ids, { upstreamModel: a.leg.candidate.model.upstreamModel, body: a.body })
-    const decoder = codecs[a.leg.candidate.provider.kind].streamDecoder(requestToolNames(a.body))
+    const decoder = codecs[a.leg.candidate.provider.kind].streamDecoder(
+      requestToolNames(a.body),
+      a.leg.candidate.provider,
+    )
     let broken: GatewayError | undefined
     const onBroken = (error: GatewayError) => {
       broken = error

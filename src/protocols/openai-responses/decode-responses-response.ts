@@ -174,6 +174,7 @@ export const readWebSearch = (
 export const decodeOutputItems = (
   output: unknown[],
   restoreName: (name: string) => string = (name) => name,
+  opts: ResponsesDecodeOptions = { openaiBlobs: true },
 ): { blocks: OutputBlock[]; hasFunctionCall: boolean; hasRefusal: boolean } => {
   const blocks: OutputBlock[] = []
   let hasFunctionCall = false
@@ -184,7 +185,7 @@ export const decodeOutputItems = (
     switch (item['type']) {
       case 'reasoning': {
         const thinking = readReasoningText(item)
-        const encrypted = asString(item['encrypted_content'])
+        const encrypted = opts.openaiBlobs ? asString(item['encrypted_content']) : undefined
         if (thinking === '' && !encrypted) break
         blocks.push({
           type: 'thinking',
@@ -219,11 +220,24 @@ export const decodeOutputItems = (
 }
 
 /** `toolNames`: the request's, to restore the names encodeResponsesRequest shortened. */
-export const decodeResponsesResponse = (json: unknown, toolNames: RequestToolNames = noToolNames): ExchangeResponse => {
+/**
+ * `openaiBlobs`: whether a reasoning item's `encrypted_content` is OpenAI's, to be replayed to
+ * OpenAI (and only there). A compatible server's is its own (Ollama puts the thinking there as
+ * plain text): dropped, its text being the reasoning, so that no later turn hands it to OpenAI.
+ */
+export interface ResponsesDecodeOptions {
+  openaiBlobs: boolean
+}
+
+export const decodeResponsesResponse = (
+  json: unknown,
+  toolNames: RequestToolNames = noToolNames,
+  opts: ResponsesDecodeOptions = { openaiBlobs: true },
+): ExchangeResponse => {
   if (!isObject(json) || !Array.isArray(json['output'])) {
     throw new GatewayError('api_error', 'upstream Responses body is not a response object', { status: 502 })
   }
-  const { blocks, hasFunctionCall, hasRefusal } = decodeOutputItems(json['output'], toolNameRestorer(toolNames))
+  const { blocks, hasFunctionCall, hasRefusal } = decodeOutputItems(json['output'], toolNameRestorer(toolNames), opts)
   return {
     id: asString(json['id']) ?? '',
     model: asString(json['model']) ?? '',

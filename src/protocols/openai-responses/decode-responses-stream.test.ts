@@ -222,6 +222,8 @@ describe('responsesStreamDecoder', () => {
           call('{"a":1}'),
         ]),
       ])
+      // A new item ends the streamed ones before it (llama.cpp's items never interleave): their
+      // done items, when they come, say nothing more.
       expect(steps).toEqual([
         [{ type: 'start', id: 'resp_lc', model: '' }],
         [],
@@ -229,27 +231,71 @@ describe('responsesStreamDecoder', () => {
           { type: 'block_start', index: 0, block: { kind: 'thinking' } },
           { type: 'thinking_delta', index: 0, thinking: 'Think.' },
         ],
-        [],
-        [],
         [
           { type: 'block_stop', index: 0 },
           { type: 'block_start', index: 1, block: { kind: 'text' } },
-          { type: 'text_delta', index: 1, text: 'Hel' },
         ],
+        [{ type: 'text_delta', index: 1, text: 'Hel' }],
+        [],
         [{ type: 'text_delta', index: 1, text: 'lo' }],
-        [],
-        [],
         [
           { type: 'block_stop', index: 1 },
           { type: 'block_start', index: 2, block: { kind: 'tool_use', id: 'fc_a1', name: 'f' } },
-          { type: 'tool_args_delta', index: 2, partialJson: '{"a":1}' },
         ],
+        [{ type: 'tool_args_delta', index: 2, partialJson: '{"a":1}' }],
+        [],
         [{ type: 'block_stop', index: 2 }],
         [
           { type: 'usage', usage: { input: 20, cacheRead: 0, cacheWrite: 0, output: 4, reasoning: 0 } },
           { type: 'finish', reason: 'tool_use', stopSequence: null },
         ],
       ] satisfies ExchangeEvent[][])
+    })
+
+    test('every done item at the end, as llama-server sends them: the text still streams as it comes', () => {
+      const reasoning = {
+        id: 'rs_lc',
+        type: 'reasoning',
+        summary: [],
+        content: [{ type: 'reasoning_text', text: 'Think.' }],
+      }
+      const steps = pushEach([
+        { type: 'response.created', response: { id: 'resp_lc', object: 'response', status: 'in_progress' } },
+        { type: 'response.output_item.added', item: { id: 'rs_lc', type: 'reasoning', summary: [], content: [] } },
+        { type: 'response.reasoning_text.delta', item_id: 'rs_lc', delta: 'Think.' },
+        { type: 'response.output_item.added', item: { ...message(''), status: 'in_progress', content: [] } },
+        { type: 'response.output_text.delta', item_id: 'msg_lc', delta: 'Hello' },
+        { type: 'response.output_item.done', item: reasoning },
+        { type: 'response.output_item.done', item: message('Hello') },
+        final([reasoning, message('Hello')]),
+      ])
+      expect(steps.slice(3, 7)).toEqual([
+        [
+          { type: 'block_stop', index: 0 },
+          { type: 'block_start', index: 1, block: { kind: 'text' } },
+        ],
+        // Before any done item: a client sees the text while the model writes it.
+        [{ type: 'text_delta', index: 1, text: 'Hello' }],
+        [],
+        [{ type: 'block_stop', index: 1 }],
+      ] satisfies ExchangeEvent[][])
+    })
+
+    test('a call that streamed no arguments waits for its done item, which holds them', () => {
+      const steps = pushEach([
+        { type: 'response.output_item.added', item: { ...call(''), status: 'in_progress' } },
+        { type: 'response.output_item.added', item: { ...message(''), status: 'in_progress', content: [] } },
+        { type: 'response.output_text.delta', item_id: 'msg_lc', delta: 'Done.' },
+        { type: 'response.output_item.done', item: call('{"a":1}') },
+      ])
+      expect(steps.flat()).toEqual([
+        { type: 'start', id: '', model: '' },
+        { type: 'block_start', index: 0, block: { kind: 'tool_use', id: 'fc_a1', name: 'f' } },
+        { type: 'tool_args_delta', index: 0, partialJson: '{"a":1}' },
+        { type: 'block_stop', index: 0 },
+        { type: 'block_start', index: 1, block: { kind: 'text' } },
+        { type: 'text_delta', index: 1, text: 'Done.' },
+      ] satisfies ExchangeEvent[])
     })
 
     test('items the stream left open are closed from the final response, their text not said again', () => {

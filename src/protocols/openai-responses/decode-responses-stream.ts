@@ -19,6 +19,7 @@ import {
   readReasoningText,
   readUrlCitation,
   readWebSearch,
+  type ResponsesDecodeOptions,
   usageOfResponse,
 } from './decode-responses-response'
 import { isObject, type JsonObject, asArray, asNumber, asString } from '../wire-values'
@@ -48,6 +49,8 @@ interface ItemState {
   dropped: boolean
   sawDelta: boolean
   closed: boolean
+  /** Added with no output_index (llama.cpp): placed by the order items come in. */
+  placedByOrder: boolean
   /** A message's text streamed so far, and where each of its content parts starts in it. */
   text: string
   partStarts: Map<number, number>
@@ -120,9 +123,10 @@ const parseEvent = (event: SseEvent): JsonObject | undefined => {
   return json
 }
 
-/** `toolNames`: the request's, to restore the names encodeResponsesRequest shortened. */
+/** `toolNames`: the request's, to restore the names encodeResponsesRequest shortened; `opts`: whose blobs. */
 export function responsesStreamDecoder(
   toolNames: RequestToolNames = noToolNames,
+  opts: ResponsesDecodeOptions = { openaiBlobs: true },
 ): StreamCodec<SseEvent, ExchangeEvent> {
   const restoreName = toolNameRestorer(toolNames)
   let done = false
@@ -157,6 +161,7 @@ export function responsesStreamDecoder(
       dropped: false,
       sawDelta: false,
       closed: false,
+      placedByOrder: false,
       text: '',
       partStarts: new Map(),
     }
@@ -255,7 +260,8 @@ export function responsesStreamDecoder(
       else if (state.kind === 'thinking') out.push(...delta(state, readReasoningText(item)))
       else out.push(...delta(state, asString(item['arguments']) ?? ''))
     }
-    const encrypted = state.kind === 'thinking' ? asString(item['encrypted_content']) : undefined
+    // A compatible server's blob is its own (decode-responses-response.ts, ResponsesDecodeOptions).
+    const encrypted = state.kind === 'thinking' && opts.openaiBlobs ? asString(item['encrypted_content']) : undefined
     if (encrypted) out.push(...open(state))
     // A tool call opens even with no arguments at all; an empty message or reasoning item yields no block.
     if (state.kind === 'tool_use') out.push(...open(state))
@@ -318,6 +324,24 @@ export function responsesStreamDecoder(
     return drain()
   }
 
+  /**
+   * llama.cpp's server sends every item's output_item.done at the end of the stream, so an item's
+   * close would hold back every later item (text after reasoning, say) until the answer is whole,
+   * and lose it if the stream is cut. Its items never interleave: a new one placed by order ends
+   * the ones before it. Only those whose content has streamed: one that sent no delta still needs
+   * its done item for its content (a call's whole arguments).
+   */
+  const closeStreamedByOrder = (): ExchangeEvent[] => {
+    let closing = false
+    for (const state of items.values()) {
+      if (!state.placedByOrder || state.closed || !state.sawDelta) continue
+      if (state.actions.some((action) => action.kind === 'close')) continue
+      state.actions.push({ kind: 'close', item: state.item })
+      closing = true
+    }
+    return closing ? drain() : []
+  }
+
   /** At the end, close what the upstream left open, taking content from the final output. */
   const closeAll = (response: JsonObject): ExchangeEvent[] => {
     const output = asArray(response['output'])
@@ -346,7 +370,10 @@ export function responsesStreamDecoder(
       case 'response.output_item.added': {
         out.push(...startEvent(undefined))
         if (!isObject(json['item'])) break
+        const byOrder = asNumber(json['output_index']) === undefined && indexOfId(itemId(json['item'])) === undefined
+        if (byOrder) out.push(...closeStreamedByOrder())
         const state = addItem(placeOf(json, json['item']), json['item'])
+        state.placedByOrder = byOrder
         // Text and tool blocks open as soon as the item is announced; reasoning waits for content.
         if (state.kind === 'text' || state.kind === 'tool_use') state.actions.push({ kind: 'open' })
         out.push(...drain())

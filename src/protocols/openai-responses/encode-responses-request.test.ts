@@ -338,10 +338,11 @@ describe('encodeResponsesRequest for a Responses-compatible server (compatible: 
     expect(body).not.toHaveProperty('include')
   })
 
-  test("a tool loop's thinking goes back as reasoning text, whoever thought it; none as OpenAI's blob", () => {
+  test("a tool loop's thinking goes back as reasoning text, whoever thought it; none as OpenAI's blob; messages with an id and a status", () => {
     const loop = request({
       messages: [
         { role: 'user', content: [{ type: 'text', text: 'weather?' }] },
+        { role: 'assistant', content: [{ type: 'text', text: 'Let me look.' }] },
         {
           role: 'assistant',
           content: [
@@ -357,16 +358,26 @@ describe('encodeResponsesRequest for a Responses-compatible server (compatible: 
         },
       ],
     })
+    // The text where each server reads it: llama.cpp and vLLM in content, Ollama in encrypted_content.
     const reasoning = (text: string, at: number) => ({
       type: 'reasoning',
       id: `rs_${at}`,
       summary: [],
       content: [{ type: 'reasoning_text', text }],
+      encrypted_content: text,
     })
     expect(encodeResponsesRequest(loop, 'gpt-oss-120b', compatible)['input']).toEqual([
       { type: 'message', role: 'user', content: [{ type: 'input_text', text: 'weather?' }] },
-      reasoning('The server model thought this.', 1),
-      reasoning('OpenAI thought this.', 2),
+      // vLLM before 0.21 refuses an assistant message without both.
+      {
+        type: 'message',
+        role: 'assistant',
+        id: 'msg_1',
+        status: 'completed',
+        content: [{ type: 'output_text', text: 'Let me look.', annotations: [] }],
+      },
+      reasoning('The server model thought this.', 2),
+      reasoning('OpenAI thought this.', 3),
       { type: 'function_call', call_id: 'call_1', name: 'get_weather', arguments: '{"city":"Oslo"}' },
       { type: 'function_call_output', call_id: 'call_1', output: 'sun' },
     ])
@@ -381,5 +392,48 @@ describe('encodeResponsesRequest for a Responses-compatible server (compatible: 
         encrypted_content: 'gAAAA-blob',
       },
     ])
+  })
+
+  test("a tool's image goes after the outputs, as a user message: llama.cpp takes a tool's output as text only", () => {
+    const image = { type: 'image' as const, source: { kind: 'url' as const, url: 'https://example.com/shot.png' } }
+    const results = request({
+      messages: [
+        { role: 'user', content: [{ type: 'text', text: 'look' }] },
+        {
+          role: 'assistant',
+          content: [
+            { type: 'tool_use', id: 'call_1', name: 'view_image', input: {} },
+            { type: 'tool_use', id: 'call_2', name: 'view_image', input: {} },
+          ],
+        },
+        {
+          role: 'user',
+          content: [
+            { type: 'tool_result', toolUseId: 'call_1', content: [image] },
+            { type: 'tool_result', toolUseId: 'call_2', content: [{ type: 'text', text: 'second' }, image] },
+          ],
+        },
+      ],
+    })
+    expect((encodeResponsesRequest(results, 'qwen', compatible)['input'] as unknown[]).slice(3)).toEqual([
+      { type: 'function_call_output', call_id: 'call_1', output: 'The tool returned what follows.' },
+      { type: 'function_call_output', call_id: 'call_2', output: 'second' },
+      {
+        type: 'message',
+        role: 'user',
+        content: [
+          { type: 'input_text', text: 'What the tool calls above returned besides text:' },
+          { type: 'input_image', image_url: 'https://example.com/shot.png', detail: 'auto' },
+          { type: 'input_image', image_url: 'https://example.com/shot.png', detail: 'auto' },
+        ],
+      },
+    ])
+    // OpenAI itself takes the image in the output.
+    const direct = encodeResponsesRequest(results, 'gpt-5')['input'] as Record<string, unknown>[]
+    expect(direct[3]).toEqual({
+      type: 'function_call_output',
+      call_id: 'call_1',
+      output: [{ type: 'input_image', image_url: 'https://example.com/shot.png', detail: 'auto' }],
+    })
   })
 })

@@ -140,9 +140,12 @@ const encodeToolOutput = (content: UserContentBlock[]): string | Item[] =>
 
 /**
  * `compatible`: for a Responses-compatible server, thinking goes back as reasoning text, whoever
- * thought it. gpt-oss (vLLM, Ollama, LM Studio) wants a tool loop's earlier reasoning back, and
+ * thought it. gpt-oss (vLLM, Ollama, LM Studio) wants a tool loop's earlier reasoning back:
  * llama.cpp's server reads a reasoning item's `content` as the turn's reasoning_content (and refuses
- * one without it: "item['content'] is not an array"); neither reads OpenAI's encrypted blobs.
+ * one without it: "item['content'] is not an array"), vLLM its `content` too, and Ollama its
+ * `encrypted_content`, where it writes its thinking as plain text; none reads OpenAI's blobs. And
+ * an assistant message item carries an id and a status: vLLM before 0.21 refuses one without
+ * ("Field required: status"); the others ignore both.
  */
 const encodeInput = (
   messages: ConversationMessage[],
@@ -155,9 +158,12 @@ const encodeInput = (
     // so a pending message is flushed first to keep the original order. Instructions given
     // mid-conversation stay in place, a system message item of text.
     let parts: Item[] = []
+    /** Images and files the message's tool results returned, for a compatible server: after them. */
+    let toolMedia: Item[] = []
     const flush = () => {
       if (parts.length === 0) return
-      items.push({ type: 'message', role: message.role, content: parts })
+      const state = compatible && message.role === 'assistant' ? { id: `msg_${items.length}`, status: 'completed' } : {}
+      items.push({ type: 'message', role: message.role, ...state, content: parts })
       parts = []
     }
     for (const block of message.content) {
@@ -179,14 +185,23 @@ const encodeInput = (
             arguments: JSON.stringify(block.input ?? {}),
           })
           break
-        case 'tool_result':
+        case 'tool_result': {
           flush()
+          // llama.cpp's server takes a tool's output as text only ("Output of tool call should be
+          // 'Input text'"): a compatible server gets the text, and the images after the outputs.
+          const media = compatible ? block.content.filter((part) => part.type !== 'text') : []
+          toolMedia.push(...media.map(encodeUserPart))
           items.push({
             type: 'function_call_output',
             call_id: withoutThoughtSignature(block.toolUseId),
-            output: encodeToolOutput(block.content),
+            output:
+              media.length === 0
+                ? encodeToolOutput(block.content)
+                : encodeToolOutput(block.content.filter((part) => part.type === 'text')) ||
+                  'The tool returned what follows.',
           })
           break
+        }
         case 'thinking': {
           if (compatible) {
             if (block.thinking === '') break
@@ -197,6 +212,7 @@ const encodeInput = (
               id: `rs_${items.length}`,
               summary: [],
               content: [{ type: 'reasoning_text', text: block.thinking }],
+              encrypted_content: block.thinking,
             })
             break
           }
@@ -217,6 +233,14 @@ const encodeInput = (
       }
     }
     flush()
+    if (toolMedia.length > 0) {
+      items.push({
+        type: 'message',
+        role: 'user',
+        content: [{ type: 'input_text', text: 'What the tool calls above returned besides text:' }, ...toolMedia],
+      })
+      toolMedia = []
+    }
   }
   return { items, replaysReasoning }
 }

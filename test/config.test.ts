@@ -653,6 +653,20 @@ describe('config', () => {
     ).toThrow('providers.x.openai_itself')
   })
 
+  test("reasoning_in_encrypted_content: on for Ollama's port and ollama.com, off elsewhere (vLLM refuses it) unless the file sets it", () => {
+    const fromFile = load({
+      providers: {
+        ollama: { kind: 'openai-responses', base_url: 'http://localhost:11434/v1' },
+        cloud: { kind: 'openai-responses', base_url: 'https://ollama.com/v1' },
+        vllm: { kind: 'openai-responses', base_url: 'http://gpu-box:8000/v1' },
+        told: { kind: 'openai-responses', base_url: 'http://gpu-box:8001/v1', reasoning_in_encrypted_content: true },
+      },
+    })
+    expect(
+      Object.fromEntries(Object.entries(fromFile.providers).map(([id, p]) => [id, p.reasoningInEncryptedContent])),
+    ).toEqual({ ollama: true, cloud: true, vllm: false, told: true })
+  })
+
   test("thought_signatures: Google's form for its Gemini API and Vertex AI hosts, OpenRouter's for it, off elsewhere unless the file sets it", () => {
     const google = 'https://generativelanguage.googleapis.com/v1beta/openai'
     const fromFile = load({

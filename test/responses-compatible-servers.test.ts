@@ -417,13 +417,7 @@ test("gpt-oss on a compatible server gets its tool loop's reasoning back, as tex
   expect(res.status).toBe(200)
   expect(sent[0]!.input).toEqual([
     { type: 'message', role: 'user', content: [{ type: 'input_text', text: 'Weather in Oslo?' }] },
-    {
-      type: 'reasoning',
-      id: 'rs_1',
-      summary: [],
-      content: [{ type: 'reasoning_text', text: 'Call get_weather.' }],
-      encrypted_content: 'Call get_weather.',
-    },
+    { type: 'reasoning', id: 'rs_1', summary: [], content: [{ type: 'reasoning_text', text: 'Call get_weather.' }] },
     { type: 'function_call', call_id: 'call_1', name: 'get_weather', arguments: '{"city":"Oslo"}' },
     { type: 'function_call_output', call_id: 'call_1', output: 'sun' },
   ])

@@ -50,6 +50,8 @@ export interface ProviderConfig {
    * client's body goes through as it came, and web search runs there. Unset counts as true.
    */
   openaiItself?: boolean
+  /** openai-responses, a compatible server: thinking back as plain text in encrypted_content (schema.ts). */
+  reasoningInEncryptedContent?: boolean
   /** openai-chat: how tool calls' Gemini thought signatures go back (schema.ts, thought_signatures). */
   thoughtSignatures?: ThoughtSignatureForm
 }
@@ -341,6 +343,7 @@ function resolveProviders(file: ConfigFile, env: Env, where: string): Record<str
       anthropicCacheControl: known.anthropicCacheControl ?? false,
       anthropicSignatures: isAnthropicItself(id, known.baseUrl),
       openaiItself: isOpenAIItself(id, known.baseUrl),
+      reasoningInEncryptedContent: isOllama(known.baseUrl),
       thoughtSignatures: thoughtSignatureFormOf(known.baseUrl),
     }
   }
@@ -361,6 +364,7 @@ function resolveProviders(file: ConfigFile, env: Env, where: string): Record<str
       anthropicCacheControl: section.anthropic_cache_control ?? wellKnownProviders[id]?.anthropicCacheControl ?? false,
       anthropicSignatures: section.anthropic_signatures ?? isAnthropicItself(id, baseUrl),
       openaiItself: section.openai_itself ?? isOpenAIItself(id, baseUrl),
+      reasoningInEncryptedContent: section.reasoning_in_encrypted_content ?? isOllama(baseUrl),
       thoughtSignatures: section.thought_signatures ?? thoughtSignatureFormOf(baseUrl),
     }
   }
@@ -389,6 +393,16 @@ function isOpenAIItself(id: string, baseUrl: string): boolean {
   if (id === 'openai') return true
   const host = hostOf(baseUrl)
   return host === 'api.openai.com' || host.endsWith('.openai.azure.com')
+}
+
+/**
+ * Ollama: its own port (11434) or its cloud. Its Responses endpoint writes a reasoning item's
+ * thinking as plain text in `encrypted_content` and reads it back only from there.
+ */
+function isOllama(baseUrl: string): boolean {
+  const url = URL.parse(baseUrl)
+  const host = url?.hostname.toLowerCase() ?? ''
+  return url?.port === '11434' || host === 'ollama.com' || host.endsWith('.ollama.com')
 }
 
 /**

@@ -66,6 +66,13 @@ export const ProviderSection = T.Object(
      */
     openai_itself: T.Optional(T.Boolean()),
     /**
+     * openai-responses only, for a compatible server: a turn's thinking goes back also as plain
+     * text in its reasoning item's `encrypted_content`, where Ollama writes and reads it. Default on
+     * for Ollama's port (11434) and ollama.com, off elsewhere: vLLM refuses any encrypted_content
+     * ("Encrypted content is not supported"), and llama.cpp reads `content`.
+     */
+    reasoning_in_encrypted_content: T.Optional(T.Boolean()),
+    /**
      * openai-chat only: how Gemini's thought signatures go back on tool calls, which Gemini 3
      * requires: `extra_content` (Google's endpoints, the default for their hosts),
      * `reasoning_details` (OpenRouter's, the default for openrouter.ai) or `off` (strict OpenAI

@@ -118,6 +118,7 @@ export const codecs: Record<ProviderKind, ProviderCodec> = {
       encodeResponsesRequest(req, model.upstreamModel, {
         ...model.capabilities,
         compatible: provider.openaiItself === false,
+        reasoningInEncryptedContent: provider.reasoningInEncryptedContent === true,
       }),
     decodeResponse: (json, toolNames, provider) =>
       decodeResponsesResponse(json, toolNames, { openaiBlobs: provider.openaiItself !== false }),

@@ -358,13 +358,12 @@ describe('encodeResponsesRequest for a Responses-compatible server (compatible: 
         },
       ],
     })
-    // The text where each server reads it: llama.cpp and vLLM in content, Ollama in encrypted_content.
+    // The text where llama.cpp and vLLM read it; never in encrypted_content, which vLLM refuses.
     const reasoning = (text: string, at: number) => ({
       type: 'reasoning',
       id: `rs_${at}`,
       summary: [],
       content: [{ type: 'reasoning_text', text }],
-      encrypted_content: text,
     })
     expect(encodeResponsesRequest(loop, 'gpt-oss-120b', compatible)['input']).toEqual([
       { type: 'message', role: 'user', content: [{ type: 'input_text', text: 'weather?' }] },
@@ -381,6 +380,12 @@ describe('encodeResponsesRequest for a Responses-compatible server (compatible: 
       { type: 'function_call', call_id: 'call_1', name: 'get_weather', arguments: '{"city":"Oslo"}' },
       { type: 'function_call_output', call_id: 'call_1', output: 'sun' },
     ])
+    // Ollama reads the thinking only from encrypted_content, where it wrote it as plain text.
+    const ollama = encodeResponsesRequest(loop, 'gpt-oss:20b', { compatible: true, reasoningInEncryptedContent: true })
+    expect((ollama['input'] as unknown[])[2]).toEqual({
+      ...reasoning('The server model thought this.', 2),
+      encrypted_content: 'The server model thought this.',
+    })
     // OpenAI itself gets back only its own blob, and no text it cannot vouch for.
     const reasoningItems = (encodeResponsesRequest(loop, 'gpt-5')['input'] as Record<string, unknown>[]).filter(
       (item) => item.type === 'reasoning',

@@ -39,14 +39,17 @@ const minOutputTokens = 16
 export const encodeResponsesRequest = (
   request: ExchangeRequest,
   model: string,
-  rules: ResponsesModelRules & { compatible?: boolean } = {},
+  rules: ResponsesModelRules & { compatible?: boolean; reasoningInEncryptedContent?: boolean } = {},
 ): Record<string, unknown> => {
   const compatible = rules.compatible === true
   const req = compatible && request.webSearch !== undefined ? withoutWebSearch(request) : request
   const body: Record<string, unknown> = { model }
   const instructions = req.system.map((block) => block.text).join('\n\n')
   if (instructions !== '') body['instructions'] = instructions
-  const { items, replaysReasoning } = encodeInput(req.messages, compatible)
+  const { items, replaysReasoning } = encodeInput(req.messages, {
+    compatible,
+    reasoningInEncryptedContent: compatible && rules.reasoningInEncryptedContent === true,
+  })
   body['input'] = items
   // strict:false because third-party schemas rarely meet strict mode's every-property-required rule (§2.4).
   const tools: Item[] = req.tools.map((tool) => ({
@@ -142,14 +145,15 @@ const encodeToolOutput = (content: UserContentBlock[]): string | Item[] =>
  * `compatible`: for a Responses-compatible server, thinking goes back as reasoning text, whoever
  * thought it. gpt-oss (vLLM, Ollama, LM Studio) wants a tool loop's earlier reasoning back:
  * llama.cpp's server reads a reasoning item's `content` as the turn's reasoning_content (and refuses
- * one without it: "item['content'] is not an array"), vLLM its `content` too, and Ollama its
- * `encrypted_content`, where it writes its thinking as plain text; none reads OpenAI's blobs. And
+ * one without it: "item['content'] is not an array"), vLLM its `content` too (and refuses any
+ * `encrypted_content`), Ollama only its `encrypted_content`, where it writes its thinking as plain
+ * text (`reasoningInEncryptedContent`, config.ts); none reads OpenAI's blobs. And
  * an assistant message item carries an id and a status: vLLM before 0.21 refuses one without
  * ("Field required: status"); the others ignore both.
  */
 const encodeInput = (
   messages: ConversationMessage[],
-  compatible: boolean,
+  { compatible, reasoningInEncryptedContent }: { compatible: boolean; reasoningInEncryptedContent: boolean },
 ): { items: Item[]; replaysReasoning: boolean } => {
   const items: Item[] = []
   let replaysReasoning = false
@@ -212,7 +216,7 @@ const encodeInput = (
               id: `rs_${items.length}`,
               summary: [],
               content: [{ type: 'reasoning_text', text: block.thinking }],
-              encrypted_content: block.thinking,
+              ...(reasoningInEncryptedContent ? { encrypted_content: block.thinking } : {}),
             })
             break
           }

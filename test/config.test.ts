@@ -660,11 +660,15 @@ describe('config', () => {
         cloud: { kind: 'openai-responses', base_url: 'https://ollama.com/v1' },
         vllm: { kind: 'openai-responses', base_url: 'http://gpu-box:8000/v1' },
         told: { kind: 'openai-responses', base_url: 'http://gpu-box:8001/v1', reasoning_in_encrypted_content: true },
+        // Named so behind a proxy, on another port.
+        'ollama-box': { kind: 'openai-responses', base_url: 'https://llm.internal/ollama/v1' },
       },
     })
     expect(
       Object.fromEntries(Object.entries(fromFile.providers).map(([id, p]) => [id, p.reasoningInEncryptedContent])),
-    ).toEqual({ ollama: true, cloud: true, vllm: false, told: true })
+    ).toEqual({ ollama: true, cloud: true, vllm: false, told: true, 'ollama-box': false })
+    const named = load({ providers: { ollama: { kind: 'openai-responses', base_url: 'https://llm.internal/v1' } } })
+    expect(named.providers.ollama?.reasoningInEncryptedContent).toBe(true)
   })
 
   test("thought_signatures: Google's form for its Gemini API and Vertex AI hosts, OpenRouter's for it, off elsewhere unless the file sets it", () => {

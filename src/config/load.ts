@@ -343,7 +343,7 @@ function resolveProviders(file: ConfigFile, env: Env, where: string): Record<str
       anthropicCacheControl: known.anthropicCacheControl ?? false,
       anthropicSignatures: isAnthropicItself(id, known.baseUrl),
       openaiItself: isOpenAIItself(id, known.baseUrl),
-      reasoningInEncryptedContent: isOllama(known.baseUrl),
+      reasoningInEncryptedContent: isOllama(id, known.baseUrl),
       thoughtSignatures: thoughtSignatureFormOf(known.baseUrl),
     }
   }
@@ -364,7 +364,7 @@ function resolveProviders(file: ConfigFile, env: Env, where: string): Record<str
       anthropicCacheControl: section.anthropic_cache_control ?? wellKnownProviders[id]?.anthropicCacheControl ?? false,
       anthropicSignatures: section.anthropic_signatures ?? isAnthropicItself(id, baseUrl),
       openaiItself: section.openai_itself ?? isOpenAIItself(id, baseUrl),
-      reasoningInEncryptedContent: section.reasoning_in_encrypted_content ?? isOllama(baseUrl),
+      reasoningInEncryptedContent: section.reasoning_in_encrypted_content ?? isOllama(id, baseUrl),
       thoughtSignatures: section.thought_signatures ?? thoughtSignatureFormOf(baseUrl),
     }
   }
@@ -396,10 +396,11 @@ function isOpenAIItself(id: string, baseUrl: string): boolean {
 }
 
 /**
- * Ollama: its own port (11434) or its cloud. Its Responses endpoint writes a reasoning item's
- * thinking as plain text in `encrypted_content` and reads it back only from there.
+ * Ollama: a provider named so, its own port (11434) or its cloud. Its Responses endpoint writes a
+ * reasoning item's thinking as plain text in `encrypted_content` and reads it back only from there.
  */
-function isOllama(baseUrl: string): boolean {
+function isOllama(id: string, baseUrl: string): boolean {
+  if (id === 'ollama') return true
   const url = URL.parse(baseUrl)
   const host = url?.hostname.toLowerCase() ?? ''
   return url?.port === '11434' || host === 'ollama.com' || host.endsWith('.ollama.com')

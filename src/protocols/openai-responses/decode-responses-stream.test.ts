@@ -281,6 +281,30 @@ describe('responsesStreamDecoder', () => {
       ] satisfies ExchangeEvent[][])
     })
 
+    test('text that goes on after a call began (one content string a turn) goes on in a block after the call', () => {
+      const steps = pushEach([
+        { type: 'response.output_item.added', item: { ...message(''), status: 'in_progress', content: [] } },
+        { type: 'response.output_text.delta', item_id: 'msg_lc', delta: 'Let me check. ' },
+        { type: 'response.output_item.added', item: { ...call(''), status: 'in_progress' } },
+        { type: 'response.function_call_arguments.delta', item_id: 'fc_a1', delta: '{"a":1}' },
+        { type: 'response.output_text.delta', item_id: 'msg_lc', delta: 'I will report back.' },
+        { type: 'response.output_item.done', item: message('Let me check. I will report back.') },
+        { type: 'response.output_item.done', item: call('{"a":1}') },
+      ])
+      expect(steps.flat().filter((e) => e.type !== 'start')).toEqual([
+        { type: 'block_start', index: 0, block: { kind: 'text' } },
+        { type: 'text_delta', index: 0, text: 'Let me check. ' },
+        { type: 'block_stop', index: 0 },
+        { type: 'block_start', index: 1, block: { kind: 'tool_use', id: 'fc_a1', name: 'f' } },
+        { type: 'tool_args_delta', index: 1, partialJson: '{"a":1}' },
+        { type: 'block_stop', index: 1 },
+        // Nothing lost: the rest of the text, after the call, in the order it was written.
+        { type: 'block_start', index: 2, block: { kind: 'text' } },
+        { type: 'text_delta', index: 2, text: 'I will report back.' },
+        { type: 'block_stop', index: 2 },
+      ] satisfies ExchangeEvent[])
+    })
+
     test('a call that streamed no arguments waits for its done item, which holds them', () => {
       const steps = pushEach([
         { type: 'response.output_item.added', item: { ...call(''), status: 'in_progress' } },

@@ -51,6 +51,8 @@ interface ItemState {
   closed: boolean
   /** Added with no output_index (llama.cpp): placed by the order items come in. */
   placedByOrder: boolean
+  /** Closed because a later item began (closeStreamedByOrder), its close perhaps still queued. */
+  endedByOrder: boolean
   /** A message's text streamed so far, and where each of its content parts starts in it. */
   text: string
   partStarts: Map<number, number>
@@ -162,6 +164,7 @@ export function responsesStreamDecoder(
       sawDelta: false,
       closed: false,
       placedByOrder: false,
+      endedByOrder: false,
       text: '',
       partStarts: new Map(),
     }
@@ -319,6 +322,7 @@ export function responsesStreamDecoder(
   }
 
   const enqueue = (state: ItemState | undefined, action: Action): ExchangeEvent[] => {
+    if (state?.endedByOrder) return continueAfter(state, action)
     if (!state || state.closed) return []
     state.actions.push(action)
     return drain()
@@ -337,9 +341,26 @@ export function responsesStreamDecoder(
       if (!state.placedByOrder || state.closed || !state.sawDelta) continue
       if (state.actions.some((action) => action.kind === 'close')) continue
       state.actions.push({ kind: 'close', item: state.item })
+      state.endedByOrder = true
       closing = true
     }
     return closing ? drain() : []
+  }
+
+  /**
+   * A delta for an item ended by order: llama.cpp keeps one content string a turn, so text (or
+   * reasoning) may go on after a tool call began. It goes on in a new item after the others, of
+   * the same kind and id (its deltas and done item now name that one); reasoning there is dropped
+   * as any after the answer began is.
+   */
+  const continueAfter = (ended: ItemState, action: Action): ExchangeEvent[] => {
+    if (action.kind !== 'delta' || (ended.kind !== 'text' && ended.kind !== 'thinking')) return []
+    const out = closeStreamedByOrder()
+    const next = addItem(nextIndex, ended.item)
+    next.placedByOrder = true
+    if (next.kind === 'text') next.actions.push({ kind: 'open' })
+    next.actions.push(action)
+    return [...out, ...drain()]
   }
 
   /** At the end, close what the upstream left open, taking content from the final output. */

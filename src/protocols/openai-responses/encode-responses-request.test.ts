@@ -375,16 +375,16 @@ describe('encodeResponsesRequest for a Responses-compatible server (compatible: 
         status: 'completed',
         content: [{ type: 'output_text', text: 'Let me look.', annotations: [] }],
       },
-      reasoning('The server model thought this.', 2),
-      reasoning('OpenAI thought this.', 3),
+      // One reasoning item a turn: llama.cpp and Ollama keep only a turn's last.
+      reasoning('The server model thought this.\n\nOpenAI thought this.', 2),
       { type: 'function_call', call_id: 'call_1', name: 'get_weather', arguments: '{"city":"Oslo"}' },
       { type: 'function_call_output', call_id: 'call_1', output: 'sun' },
     ])
     // Ollama reads the thinking only from encrypted_content, where it wrote it as plain text.
     const ollama = encodeResponsesRequest(loop, 'gpt-oss:20b', { compatible: true, reasoningInEncryptedContent: true })
     expect((ollama['input'] as unknown[])[2]).toEqual({
-      ...reasoning('The server model thought this.', 2),
-      encrypted_content: 'The server model thought this.',
+      ...reasoning('The server model thought this.\n\nOpenAI thought this.', 2),
+      encrypted_content: 'The server model thought this.\n\nOpenAI thought this.',
     })
     // OpenAI itself gets back only its own blob, and no text it cannot vouch for.
     const reasoningItems = (encodeResponsesRequest(loop, 'gpt-5')['input'] as Record<string, unknown>[]).filter(
@@ -416,6 +416,8 @@ describe('encodeResponsesRequest for a Responses-compatible server (compatible: 
           content: [
             { type: 'tool_result', toolUseId: 'call_1', content: [image] },
             { type: 'tool_result', toolUseId: 'call_2', content: [{ type: 'text', text: 'second' }, image] },
+            // Claude Code's reminder after the results: the images go before it, beside their results.
+            { type: 'text', text: '<system-reminder>…</system-reminder>' },
           ],
         },
       ],
@@ -427,10 +429,16 @@ describe('encodeResponsesRequest for a Responses-compatible server (compatible: 
         type: 'message',
         role: 'user',
         content: [
-          { type: 'input_text', text: 'What the tool calls above returned besides text:' },
+          { type: 'input_text', text: 'Returned by tool call call_1:' },
           { type: 'input_image', image_url: 'https://example.com/shot.png', detail: 'auto' },
+          { type: 'input_text', text: 'Returned by tool call call_2:' },
           { type: 'input_image', image_url: 'https://example.com/shot.png', detail: 'auto' },
         ],
+      },
+      {
+        type: 'message',
+        role: 'user',
+        content: [{ type: 'input_text', text: '<system-reminder>…</system-reminder>' }],
       },
     ])
     // OpenAI itself takes the image in the output.

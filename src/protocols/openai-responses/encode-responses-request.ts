@@ -162,15 +162,26 @@ const encodeInput = (
     // so a pending message is flushed first to keep the original order. Instructions given
     // mid-conversation stay in place, a system message item of text.
     let parts: Item[] = []
-    /** Images and files the message's tool results returned, for a compatible server: after them. */
+    /**
+     * For a compatible server: the images and files the tool results returned, each after the id of
+     * its call, to go as a user message right after the results (llama.cpp takes an output as text
+     * only); and the turn's one reasoning item (llama.cpp and Ollama keep only a turn's last one).
+     */
     let toolMedia: Item[] = []
+    let turnReasoning: { text: string; item: Item } | undefined
     const flush = () => {
       if (parts.length === 0) return
       const state = compatible && message.role === 'assistant' ? { id: `msg_${items.length}`, status: 'completed' } : {}
       items.push({ type: 'message', role: message.role, ...state, content: parts })
       parts = []
     }
+    const flushToolMedia = () => {
+      if (toolMedia.length === 0) return
+      items.push({ type: 'message', role: 'user', content: toolMedia })
+      toolMedia = []
+    }
     for (const block of message.content) {
+      if (block.type !== 'tool_result') flushToolMedia()
       switch (block.type) {
         case 'text':
           if (message.role === 'assistant') parts.push({ type: 'output_text', text: block.text, annotations: [] })
@@ -194,10 +205,15 @@ const encodeInput = (
           // llama.cpp's server takes a tool's output as text only ("Output of tool call should be
           // 'Input text'"): a compatible server gets the text, and the images after the outputs.
           const media = compatible ? block.content.filter((part) => part.type !== 'text') : []
-          toolMedia.push(...media.map(encodeUserPart))
+          const callId = withoutThoughtSignature(block.toolUseId)
+          if (media.length > 0)
+            toolMedia.push(
+              { type: 'input_text', text: `Returned by tool call ${callId}:` },
+              ...media.map(encodeUserPart),
+            )
           items.push({
             type: 'function_call_output',
-            call_id: withoutThoughtSignature(block.toolUseId),
+            call_id: callId,
             output:
               media.length === 0
                 ? encodeToolOutput(block.content)
@@ -209,15 +225,18 @@ const encodeInput = (
         case 'thinking': {
           if (compatible) {
             if (block.thinking === '') break
-            flush()
-            // An id as OpenAI's input items have (vLLM's schema requires one); nothing looks it up.
-            items.push({
-              type: 'reasoning',
-              id: `rs_${items.length}`,
-              summary: [],
-              content: [{ type: 'reasoning_text', text: block.thinking }],
-              ...(reasoningInEncryptedContent ? { encrypted_content: block.thinking } : {}),
-            })
+            if (turnReasoning) turnReasoning.text = `${turnReasoning.text}\n\n${block.thinking}`
+            else {
+              flush()
+              // An id as OpenAI's input items have (vLLM's schema requires one); nothing looks it up.
+              turnReasoning = {
+                text: block.thinking,
+                item: { type: 'reasoning', id: `rs_${items.length}`, summary: [] },
+              }
+              items.push(turnReasoning.item)
+            }
+            turnReasoning.item['content'] = [{ type: 'reasoning_text', text: turnReasoning.text }]
+            if (reasoningInEncryptedContent) turnReasoning.item['encrypted_content'] = turnReasoning.text
             break
           }
           // Only reasoning OpenAI produced can be replayed; Anthropic's or other providers' is dropped (§4.4).
@@ -237,14 +256,7 @@ const encodeInput = (
       }
     }
     flush()
-    if (toolMedia.length > 0) {
-      items.push({
-        type: 'message',
-        role: 'user',
-        content: [{ type: 'input_text', text: 'What the tool calls above returned besides text:' }, ...toolMedia],
-      })
-      toolMedia = []
-    }
+    flushToolMedia()
   }
   return { items, replaysReasoning }
 }

@@ -536,8 +536,13 @@ describe.skipIf(!codex.ok)('codex exec through svc: a prompt too long for every 
 
 // Codex compacts a long conversation by sending it with `tools: []` and a request for a summary.
 // Anthropic refuses tool history in a request that defines no tools, so the Claude model behind
-// svc gets the tools the history called defined again, bare, with a tool choice of none.
-describe.skipIf(!codex.ok)('codex exec through svc (anthropic upstream): compaction', () => {
+// svc gets the tools the history called defined again, bare, with a tool choice of none. Codex
+// configured by hand and Codex as `svc codex` starts it (with the profile's catalog entry) alike:
+// through /responses, no OpenAI-only compaction call.
+describe.skipIf(!codex.ok).each([
+  ['configured by hand', runCodex, 0],
+  ["launched by svc codex, with the profile's catalog", runLaunched, 1],
+] as const)('codex exec through svc (anthropic upstream): compaction, %s', (_how, run, windowAsks) => {
   test('Codex compacts mid-turn; Claude is asked for the summary in a request Anthropic takes', {
     timeout: 30_000,
   }, async () => {
@@ -551,15 +556,19 @@ describe.skipIf(!codex.ok)('codex exec through svc (anthropic upstream): compact
         { text: 'Summary: echo ran and printed svc-tool-ok.', usage },
         { text: 'The command printed svc-tool-ok.', usage },
       )
-      const run = await runCodex(svc.port, svc.h.key, ['run echo svc-tool-ok'], 'model_auto_compact_token_limit = 5000')
-      expect(run.timedOut).toBe(false)
-      expect(run.exitCode).toBe(0)
-      expect(run.stdout + run.stderr).toContain('context compacted')
-      expect(run.stdout).toContain('The command printed svc-tool-ok.')
+      const result = await run(svc.port, svc.h.key, ['run echo svc-tool-ok'], 'model_auto_compact_token_limit = 5000')
+      expect(result.timedOut).toBe(false)
+      expect(result.exitCode).toBe(0)
+      expect(result.stdout + result.stderr).toContain('context compacted')
+      expect(result.stdout).toContain('The command printed svc-tool-ok.')
 
-      // What Codex sent: its history, and no tools.
-      expect(svc.inbound).toHaveLength(3)
-      expect(svc.inbound[1]!.body.tools).toEqual([])
+      // What Codex sent (after the launcher's one ask for the window): three turns, the summary's
+      // with its history and no tools.
+      const turns = svc.inbound.slice(windowAsks)
+      expect(turns.map((r) => `${r.method} ${r.path} ${r.status}`)).toEqual(
+        Array(3).fill('POST /compat-b/v1/responses 200'),
+      )
+      expect(turns[1]!.body.tools).toEqual([])
       expect(sim.requests).toHaveLength(3)
       const compaction = sim.requests[1]!.body as { tools: unknown[]; tool_choice: unknown; messages: unknown[] }
       expect(JSON.stringify(compaction.messages)).toContain('"type":"tool_use"')
@@ -676,44 +685,6 @@ describe.skipIf(!codex.ok).each(['openai-responses', 'anthropic', 'openai-chat']
     })
   },
 )
-
-// With the catalog `svc codex` gives it, Codex still compacts through svc as without one: the
-// conversation and a request for its summary, as an ordinary turn (no OpenAI-only compaction call).
-describe.skipIf(!codex.ok)('svc codex: compaction with the profile catalog (anthropic upstream)', () => {
-  test('Codex compacts mid-turn through /responses, and the turn goes on', { timeout: 30_000 }, async () => {
-    const svc = await startSvc('anthropic')
-    try {
-      const big = { ...usage, input: 9000 }
-      sim.queue(
-        UPSTREAM_MODEL,
-        { toolCall: { name: 'exec_command', arguments: { cmd: 'echo svc-tool-ok' } }, usage: big },
-        { text: 'Summary: echo ran and printed svc-tool-ok.', usage },
-        { text: 'The command printed svc-tool-ok.', usage },
-      )
-      const run = await runLaunched(
-        svc.port,
-        svc.h.key,
-        ['run echo svc-tool-ok'],
-        'model_auto_compact_token_limit = 5000',
-      )
-      expect(run.timedOut).toBe(false)
-      expect(run.exitCode).toBe(0)
-      expect(run.stdout + run.stderr).toContain('context compacted')
-      expect(run.stdout).toContain('The command printed svc-tool-ok.')
-      expect(svc.inbound.map((r) => `${r.method} ${r.path} ${r.status}`)).toEqual([
-        'GET /compat-a/v1/models/svc-pro 200',
-        'POST /compat-b/v1/responses 200',
-        'POST /compat-b/v1/responses 200',
-        'POST /compat-b/v1/responses 200',
-      ])
-      // The summary's request: the history, no tools; the tool call in it reached Claude as a tool_use.
-      expect(svc.inbound[2]!.body.tools).toEqual([])
-      expect(JSON.stringify((sim.requests[1]!.body as { messages: unknown[] }).messages)).toContain('"type":"tool_use"')
-    } finally {
-      await svc.server.stop(true)
-    }
-  })
-})
 
 // A Responses-compatible server (vLLM, llama.cpp, Ollama) takes function tools only: svc translates
 // Codex's request for it, as for an Anthropic or a Chat model, Responses to Responses.

@@ -57,6 +57,12 @@ builtin = true
 # kind = "openai-chat"                   # any Chat Completions server: vLLM, Ollama, Groq, …
 # base_url = "http://127.0.0.1:11434/v1"
 # api_key_env = "OLLAMA_API_KEY"
+#
+# [providers.corp-openai]
+# kind = "openai-responses"              # OpenAI itself gets Codex's requests as sent; any other
+# base_url = "https://llm-proxy.internal/v1"  # host is taken for a compatible server (vLLM, …)
+# api_key_env = "PROXY_KEY"
+# openai_itself = true                   # a proxy in front of OpenAI says so
 
 # Add a model, or override a built-in one (same id and provider). Prices in USD per million
 # tokens, in steps of 0.001.

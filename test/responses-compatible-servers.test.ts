@@ -423,44 +423,33 @@ test("gpt-oss on a compatible server gets its tool loop's reasoning back, as tex
   ])
 })
 
-test("Ollama's thinking, which it writes as plain text in encrypted_content, is never handed to OpenAI as OpenAI's", async () => {
-  // A profile of a local Ollama model above OpenAI itself, both Responses upstreams.
+test("a compatible server's encrypted reasoning goes back to it alone, never to OpenAI (OpenRouter's, Ollama's plain text)", async () => {
+  // A profile of a model on OpenRouter's Responses API above OpenAI itself.
   const h = await createHarness({
     grantUsd: 5,
     env: { K: 'upstream-key-0123456789' },
     config: {
       catalog: { builtin: false },
       providers: {
-        ollama: { kind: 'openai-responses', base_url: 'http://127.0.0.1:11434/v1', api_key_env: 'K' },
+        router: { kind: 'openai-responses', base_url: 'https://openrouter.ai/api/v1', api_key_env: 'K' },
         openai: { kind: 'openai-responses', base_url: 'http://127.0.0.1:9/v1', api_key_env: 'K' },
       },
-      models: [
-        {
-          id: 'local',
-          provider: 'ollama',
-          upstream_model: 'gpt-oss:20b',
-          profiles: ['pro'],
-          quality: 90,
-          input_usd_per_mtok: 1,
-          output_usd_per_mtok: 1,
-        },
-        {
-          id: 'cloud',
-          provider: 'openai',
-          upstream_model: 'gpt-5',
-          profiles: ['pro'],
-          quality: 80,
-          input_usd_per_mtok: 1,
-          output_usd_per_mtok: 1,
-        },
-      ],
+      models: ['router', 'openai'].map((provider, i) => ({
+        id: provider,
+        provider,
+        upstream_model: `${provider}-up`,
+        profiles: ['pro'],
+        quality: 90 - i,
+        input_usd_per_mtok: 1,
+        output_usd_per_mtok: 1,
+      })),
     },
   })
-  const ollamaReasoning = {
+  const routerReasoning = {
     id: 'rs_123',
     type: 'reasoning',
     summary: [{ type: 'summary_text', text: 'I should call the tool.' }],
-    encrypted_content: 'I should call the tool.',
+    encrypted_content: 'gAAAAB-router-blob',
   }
   const toolCall = {
     type: 'function_call',
@@ -470,13 +459,13 @@ test("Ollama's thinking, which it writes as plain text in encrypted_content, is 
     arguments: '{}',
     status: 'completed',
   }
-  let ollamaUp = true
+  let routerUp = true
   const sent = scriptedUpstream(h, (body) =>
-    body.model === 'gpt-oss:20b' && ollamaUp
-      ? { json: response('completed', [ollamaReasoning, toolCall], usage, 'gpt-oss:20b') }
-      : body.model === 'gpt-oss:20b'
-        ? { status: 503, json: { error: { message: 'model is loading' } } }
-        : { json: response('completed', [message('Sunny.')], usage, 'gpt-5') },
+    body.model === 'router-up' && routerUp
+      ? { json: response('completed', [routerReasoning, toolCall], usage, 'router-up') }
+      : body.model === 'router-up'
+        ? { status: 503, json: { error: { message: 'no provider available' } } }
+        : { json: response('completed', [message('Sunny.')], usage, 'openai-up') },
   )
   const { openai } = sdkClients(h)
   const tools = [{ type: 'function' as const, name: 'get_weather', parameters: {}, strict: false }]
@@ -487,25 +476,31 @@ test("Ollama's thinking, which it writes as plain text in encrypted_content, is 
     store: false,
     include: ['reasoning.encrypted_content'],
   })
-  // The client is told the thinking as text, and no blob it would send back to whichever model.
+  // The client keeps the thinking's words and svc's wrapper of the blob, which names its maker.
   const reasoning = first.output.find((item) => item.type === 'reasoning')!
   expect(reasoning).toMatchObject({ summary: [{ type: 'summary_text', text: 'I should call the tool.' }] })
-  expect(reasoning.encrypted_content ?? null).toBeNull()
-
-  // Ollama is down for the next turn: OpenAI itself serves it, with no reasoning item it cannot read.
-  ollamaUp = false
+  expect(reasoning.encrypted_content).toStartWith(Buffer.from('{"v":1,"provider":"server",').toString('base64url'))
   const call = first.output.find((item) => item.type === 'function_call')!
-  await openai.responses.create({
-    model: 'svc-pro',
-    input: ['Weather?', ...first.output, { type: 'function_call_output', call_id: call.call_id, output: 'sun' }].map(
-      (item) => (typeof item === 'string' ? { role: 'user' as const, content: item } : item),
-    ) as never,
-    tools,
-    store: false,
+  const next = [
+    'Weather?',
+    ...first.output,
+    { type: 'function_call_output', call_id: call.call_id, output: 'sun' },
+  ].map((item) => (typeof item === 'string' ? { role: 'user' as const, content: item } : item)) as never
+
+  // The server back: its own blob, as it made it, beside the words.
+  await openai.responses.create({ model: 'svc-pro', input: next, tools, store: false })
+  expect((sent.at(-1)!.input as Record<string, unknown>[]).find((item) => item.type === 'reasoning')).toMatchObject({
+    content: [{ type: 'reasoning_text', text: 'I should call the tool.' }],
+    encrypted_content: 'gAAAAB-router-blob',
   })
-  const toOpenAI = sent.find((body) => body.model === 'gpt-5')!
-  expect(JSON.stringify(toOpenAI.input)).not.toContain('I should call the tool.')
-  // Passed through (OpenAI itself): the client's items as sent, less the reasoning.
+
+  // The server down: OpenAI itself serves, with no reasoning item it cannot read (passed through,
+  // the client's items as sent, less that one).
+  routerUp = false
+  await openai.responses.create({ model: 'svc-pro', input: next, tools, store: false })
+  const toOpenAI = sent.at(-1)!
+  expect(toOpenAI.model).toBe('openai-up')
+  expect(JSON.stringify(toOpenAI.input)).not.toContain('router-blob')
   expect((toOpenAI.input as { type?: string; role?: string }[]).map((item) => item.type ?? item.role)).toEqual([
     'user',
     'function_call',

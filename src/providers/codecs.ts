@@ -70,6 +70,9 @@ const anthropicVersion = '2023-06-01'
 const isCachingClaude = (model: CatalogModel) =>
   model.capabilities.promptCaching && model.upstreamModel.startsWith('anthropic/')
 
+/** A Responses-compatible server's reasoning blobs are its own: tagged with it (ResponsesDecodeOptions). */
+const blobsOf = (provider: ProviderConfig) => (provider.openaiItself === false ? { blobMaker: provider.id } : {})
+
 export const codecs: Record<ProviderKind, ProviderCodec> = {
   anthropic: {
     path: '/v1/messages',
@@ -118,12 +121,11 @@ export const codecs: Record<ProviderKind, ProviderCodec> = {
       encodeResponsesRequest(req, model.upstreamModel, {
         ...model.capabilities,
         compatible: provider.openaiItself === false,
+        provider: provider.id,
         reasoningInEncryptedContent: provider.reasoningInEncryptedContent === true,
       }),
-    decodeResponse: (json, toolNames, provider) =>
-      decodeResponsesResponse(json, toolNames, { openaiBlobs: provider.openaiItself !== false }),
-    streamDecoder: (toolNames, provider) =>
-      responsesStreamDecoder(toolNames, { openaiBlobs: provider.openaiItself !== false }),
+    decodeResponse: (json, toolNames, provider) => decodeResponsesResponse(json, toolNames, blobsOf(provider)),
+    streamDecoder: (toolNames, provider) => responsesStreamDecoder(toolNames, blobsOf(provider)),
     decodeError: decodeResponsesError,
     inBandError: (json) =>
       isObject(json) && !Array.isArray(json.output) && json.error != null ? readResponsesFailure(json) : undefined,

@@ -22,7 +22,7 @@ import type {
 import { invalidRequest } from '../../lib/errors'
 import { unreadableFileId } from '../openai-common'
 import { isObject, type JsonObject, asArray, asString } from '../wire-values'
-import { readAnthropicReasoning, tagResponsesSignature } from './reasoning-signature'
+import { readAnthropicReasoning, readServerReasoning, tagResponsesSignature } from './reasoning-signature'
 import type { ResponsesBody } from './schema'
 import { customToolAsFunction, freeformArgument, qualifiedToolName, specialToolNames } from './client-tools'
 
@@ -357,6 +357,9 @@ const decodeReasoningItem = (item: JsonObject, path: string): ContentBlock[] => 
   const anthropic = encrypted ? readAnthropicReasoning(encrypted) : undefined
   if (anthropic?.type === 'redacted_thinking') return [{ type: 'redacted_thinking', data: anthropic.data }]
   if (anthropic) return [{ type: 'thinking', thinking: texts.join('\n\n'), signature: anthropic.signature }]
+  // A compatible server's blob svc wrapped for the client: back to that server alone.
+  const server = encrypted ? readServerReasoning(encrypted) : undefined
+  if (server) return [{ type: 'thinking', thinking: texts.join('\n\n'), signature: server }]
   // Any other blob (OpenAI's own, or garbage) is tagged: only a Responses upstream replays it.
   if (texts.length === 0 && !encrypted) return []
   return [

@@ -174,7 +174,7 @@ export const readWebSearch = (
 export const decodeOutputItems = (
   output: unknown[],
   restoreName: (name: string) => string = (name) => name,
-  opts: ResponsesDecodeOptions = { openaiBlobs: true },
+  opts: ResponsesDecodeOptions = {},
 ): { blocks: OutputBlock[]; hasFunctionCall: boolean; hasRefusal: boolean } => {
   const blocks: OutputBlock[] = []
   let hasFunctionCall = false
@@ -185,12 +185,12 @@ export const decodeOutputItems = (
     switch (item['type']) {
       case 'reasoning': {
         const thinking = readReasoningText(item)
-        const encrypted = opts.openaiBlobs ? asString(item['encrypted_content']) : undefined
+        const encrypted = asString(item['encrypted_content'])
         if (thinking === '' && !encrypted) break
         blocks.push({
           type: 'thinking',
           thinking,
-          ...(encrypted ? { signature: tagResponsesSignature(encrypted) } : {}),
+          ...(encrypted ? { signature: tagResponsesSignature(encrypted, opts.blobMaker) } : {}),
         })
         break
       }
@@ -221,18 +221,19 @@ export const decodeOutputItems = (
 
 /** `toolNames`: the request's, to restore the names encodeResponsesRequest shortened. */
 /**
- * `openaiBlobs`: whether a reasoning item's `encrypted_content` is OpenAI's, to be replayed to
- * OpenAI (and only there). A compatible server's is its own (Ollama puts the thinking there as
- * plain text): dropped, its text being the reasoning, so that no later turn hands it to OpenAI.
+ * `blobMaker`: the Responses-compatible server that answered, whose reasoning items'
+ * `encrypted_content` is its own (OpenRouter's and xAI's a model's encrypted reasoning, Ollama's
+ * the thinking as plain text): tagged with it, to be replayed to it alone, never to OpenAI.
+ * Unset: OpenAI's own blobs, replayed to OpenAI.
  */
 export interface ResponsesDecodeOptions {
-  openaiBlobs: boolean
+  blobMaker?: string
 }
 
 export const decodeResponsesResponse = (
   json: unknown,
   toolNames: RequestToolNames = noToolNames,
-  opts: ResponsesDecodeOptions = { openaiBlobs: true },
+  opts: ResponsesDecodeOptions = {},
 ): ExchangeResponse => {
   if (!isObject(json) || !Array.isArray(json['output'])) {
     throw new GatewayError('api_error', 'upstream Responses body is not a response object', { status: 502 })

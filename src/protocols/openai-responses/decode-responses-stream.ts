@@ -128,7 +128,7 @@ const parseEvent = (event: SseEvent): JsonObject | undefined => {
 /** `toolNames`: the request's, to restore the names encodeResponsesRequest shortened; `opts`: whose blobs. */
 export function responsesStreamDecoder(
   toolNames: RequestToolNames = noToolNames,
-  opts: ResponsesDecodeOptions = { openaiBlobs: true },
+  opts: ResponsesDecodeOptions = {},
 ): StreamCodec<SseEvent, ExchangeEvent> {
   const restoreName = toolNameRestorer(toolNames)
   let done = false
@@ -263,14 +263,15 @@ export function responsesStreamDecoder(
       else if (state.kind === 'thinking') out.push(...delta(state, readReasoningText(item)))
       else out.push(...delta(state, asString(item['arguments']) ?? ''))
     }
-    // A compatible server's blob is its own (decode-responses-response.ts, ResponsesDecodeOptions).
-    const encrypted = state.kind === 'thinking' && opts.openaiBlobs ? asString(item['encrypted_content']) : undefined
+    const encrypted = state.kind === 'thinking' ? asString(item['encrypted_content']) : undefined
     if (encrypted) out.push(...open(state))
     // A tool call opens even with no arguments at all; an empty message or reasoning item yields no block.
     if (state.kind === 'tool_use') out.push(...open(state))
     const index = state.blockIndex
     if (index === undefined) return out
-    if (encrypted) out.push({ type: 'signature_delta', index, signature: tagResponsesSignature(encrypted) })
+    // A compatible server's blob is its own (decode-responses-response.ts, ResponsesDecodeOptions).
+    if (encrypted)
+      out.push({ type: 'signature_delta', index, signature: tagResponsesSignature(encrypted, opts.blobMaker) })
     out.push({ type: 'block_stop', index })
     return out
   }

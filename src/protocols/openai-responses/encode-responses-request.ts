@@ -14,7 +14,7 @@ import { effortWithoutThinking } from '../../exchange/thinking-budget'
 import { openAIToolName } from '../openai-tool-names'
 import { withoutThoughtSignature } from '../thought-signature'
 import { fitResponsesToModel, type ResponsesModelRules } from './model-fit'
-import { readResponsesSignature } from './reasoning-signature'
+import { readResponsesSignature, readServerSignature } from './reasoning-signature'
 import {
   dataUrl,
   forcesWebSearch,
@@ -39,7 +39,7 @@ const minOutputTokens = 16
 export const encodeResponsesRequest = (
   request: ExchangeRequest,
   model: string,
-  rules: ResponsesModelRules & { compatible?: boolean; reasoningInEncryptedContent?: boolean } = {},
+  rules: ResponsesModelRules & { compatible?: boolean; provider?: string; reasoningInEncryptedContent?: boolean } = {},
 ): Record<string, unknown> => {
   const compatible = rules.compatible === true
   const req = compatible && request.webSearch !== undefined ? withoutWebSearch(request) : request
@@ -48,6 +48,7 @@ export const encodeResponsesRequest = (
   if (instructions !== '') body['instructions'] = instructions
   const { items, replaysReasoning } = encodeInput(req.messages, {
     compatible,
+    provider: rules.provider,
     reasoningInEncryptedContent: compatible && rules.reasoningInEncryptedContent === true,
   })
   body['input'] = items
@@ -153,8 +154,9 @@ const encodeToolOutput = (content: UserContentBlock[]): string | Item[] =>
  */
 const encodeInput = (
   messages: ConversationMessage[],
-  { compatible, reasoningInEncryptedContent }: { compatible: boolean; reasoningInEncryptedContent: boolean },
+  opts: { compatible: boolean; provider: string | undefined; reasoningInEncryptedContent: boolean },
 ): { items: Item[]; replaysReasoning: boolean } => {
+  const { compatible, reasoningInEncryptedContent } = opts
   const items: Item[] = []
   let replaysReasoning = false
   for (const message of messages) {
@@ -236,7 +238,11 @@ const encodeInput = (
               items.push(turnReasoning.item)
             }
             turnReasoning.item['content'] = [{ type: 'reasoning_text', text: turnReasoning.text }]
-            if (reasoningInEncryptedContent) turnReasoning.item['encrypted_content'] = turnReasoning.text
+            // This server's own blob goes back to it (an OpenAI model's reasoning at OpenRouter);
+            // else, where the server reads it there (Ollama), the text.
+            const own = opts.provider === undefined ? undefined : readServerSignature(block.signature, opts.provider)
+            if (own) turnReasoning.item['encrypted_content'] = own
+            else if (reasoningInEncryptedContent) turnReasoning.item['encrypted_content'] = turnReasoning.text
             break
           }
           // Only reasoning OpenAI produced can be replayed; Anthropic's or other providers' is dropped (§4.4).

@@ -1,7 +1,15 @@
 import { describe, expect, test } from 'bun:test'
 import { newUlid } from '../../lib/ids'
 import { reasoningItemId } from './encode-responses-response'
-import { encodeAnthropicReasoning, withoutUnreadableReasoning } from './reasoning-signature'
+import {
+  encodeAnthropicReasoning,
+  encryptedContentOf,
+  readResponsesSignature,
+  readServerReasoning,
+  readServerSignature,
+  tagResponsesSignature,
+  withoutUnreadableReasoning,
+} from './reasoning-signature'
 
 const user = { role: 'user', content: 'hi' }
 const call = { type: 'function_call', call_id: 'c1', name: 'f', arguments: '{}' }
@@ -42,5 +50,28 @@ describe('withoutUnreadableReasoning', () => {
       user,
       call,
     ])
+  })
+})
+
+describe("a compatible server's blob: back to it alone", () => {
+  const signature = tagResponsesSignature('gAAAAB-router-blob', 'router')
+
+  test('read back for its maker only; never as OpenAI’s', () => {
+    expect(readServerSignature(signature, 'router')).toBe('gAAAAB-router-blob')
+    expect(readServerSignature(signature, 'other')).toBeUndefined()
+    expect(readResponsesSignature(signature)).toBeUndefined()
+    const openai = tagResponsesSignature('gAAAAB-openai-blob')
+    expect(readResponsesSignature(openai)).toBe('gAAAAB-openai-blob')
+    expect(readServerSignature(openai, 'router')).toBeUndefined()
+  })
+
+  test("a Responses client gets it wrapped with its maker's name, which comes back as the same signature", () => {
+    const wrapped = encryptedContentOf({ type: 'thinking', thinking: 'Think.', signature })!
+    expect(wrapped).not.toContain('router-blob')
+    expect(readServerReasoning(wrapped)).toBe(signature)
+    expect(readServerReasoning('gAAAAB-openai-blob')).toBeUndefined()
+    // OpenAI itself is never sent it: a pass-through body loses the item.
+    const item = { type: 'reasoning', id: 'rs_1', summary: [], encrypted_content: wrapped }
+    expect(withoutUnreadableReasoning([item], false)).toEqual([])
   })
 })

@@ -17,15 +17,36 @@ import { isObject } from '../wire-values'
 
 const marker = 'gw1:openai-responses:'
 
-export const tagResponsesSignature = (encryptedContent: string): string =>
-  Buffer.from(marker + encryptedContent, 'utf8').toString('base64')
+/**
+ * `maker`: for a Responses-compatible server's blob (OpenRouter's and xAI's carry a model's
+ * encrypted reasoning, Ollama's its thinking as plain text), the provider that made it, which alone
+ * gets it back: base64('gw1:openai-responses@<maker>:<blob>'). Unset for OpenAI's own.
+ */
+export const tagResponsesSignature = (encryptedContent: string, maker?: string): string =>
+  Buffer.from(`${maker === undefined ? marker : `gw1:openai-responses@${maker}:`}${encryptedContent}`, 'utf8').toString(
+    'base64',
+  )
 
-/** The `encrypted_content` inside a signature this module made, or undefined for any other signature. */
-export const readResponsesSignature = (signature: string | undefined): string | undefined => {
+/** A signature this module made, decoded: the blob, and the server that made it if not OpenAI. */
+const readTagged = (signature: string | undefined): { blob: string; maker?: string } | undefined => {
   // base64('gw1:') always begins 'Z3cxO'; skip decoding Anthropic's own (long) signatures.
   if (!signature?.startsWith('Z3cxO')) return undefined
   const text = Buffer.from(signature, 'base64').toString('utf8')
-  return text.startsWith(marker) ? text.slice(marker.length) : undefined
+  if (text.startsWith(marker)) return { blob: text.slice(marker.length) }
+  const made = /^gw1:openai-responses@([^:]+):/.exec(text)
+  return made ? { blob: text.slice(made[0].length), maker: made[1]! } : undefined
+}
+
+/** OpenAI's `encrypted_content` inside a signature this module made, or undefined for any other signature. */
+export const readResponsesSignature = (signature: string | undefined): string | undefined => {
+  const tagged = readTagged(signature)
+  return tagged && tagged.maker === undefined ? tagged.blob : undefined
+}
+
+/** The blob `provider` (a compatible server) made, inside a signature this module made; else undefined. */
+export const readServerSignature = (signature: string | undefined, provider: string): string | undefined => {
+  const tagged = readTagged(signature)
+  return tagged?.maker === provider ? tagged.blob : undefined
 }
 
 /** What an Anthropic reasoning blob carries: the thinking block's signature, or a redacted block's data. */
@@ -46,6 +67,30 @@ export const encodeAnthropicReasoning = (reasoning: AnthropicReasoning): string 
     'utf8',
   ).toString('base64url')
 
+// A compatible server's blob, for a Responses client to keep and send back: which server made it
+// travels with it (OpenAI could not read it, nor another server), as Anthropic's do above.
+const serverBlobHead = '{"v":1,"provider":"server",'
+const serverBlobPrefix = Buffer.from(serverBlobHead, 'utf8').toString('base64url')
+
+const encodeServerReasoning = (maker: string, blob: string): string =>
+  Buffer.from(JSON.stringify({ v: 1, provider: 'server', maker, blob }), 'utf8').toString('base64url')
+
+/** The signature a client's server blob stands for (tagResponsesSignature), or undefined for any other value. */
+export const readServerReasoning = (encryptedContent: string): string | undefined => {
+  if (!encryptedContent.startsWith(serverBlobPrefix)) return undefined
+  let parsed: unknown
+  try {
+    parsed = JSON.parse(Buffer.from(encryptedContent, 'base64url').toString('utf8'))
+  } catch {
+    return undefined
+  }
+  if (!isObject(parsed) || parsed['v'] !== 1 || parsed['provider'] !== 'server') return undefined
+  const { maker, blob } = parsed
+  return typeof maker === 'string' && maker !== '' && typeof blob === 'string' && blob !== ''
+    ? tagResponsesSignature(blob, maker)
+    : undefined
+}
+
 /** An id svc gave a reasoning item it made (encode-responses-response.ts): `rs_<ULID>_<index>`. */
 const svcReasoningItemId = /^rs_[0-9A-HJKMNP-TV-Z]{26}_\d+$/
 
@@ -53,7 +98,7 @@ const svcReasoningItemId = /^rs_[0-9A-HJKMNP-TV-Z]{26}_\d+$/
  * A client's input items without the reasoning items OpenAI cannot read back (the same array when
  * there are none), for an OpenAI-Responses upstream; a conversation other providers served in
  * part (a fallback, a session that moved) has them:
- * - those carrying one of our Anthropic blobs: refused (400);
+ * - those carrying one of our Anthropic or compatible-server blobs: refused (400);
  * - those with no blob at all, which OpenAI would look up by id and not find (404 "Item with id
  *   'rs_…' not found"): where the request is not stored, or the id is one svc made for reasoning
  *   another provider did (a Chat model's, shown to the client as a summary).
@@ -62,7 +107,7 @@ export function withoutUnreadableReasoning(items: unknown[], stored: boolean): u
   const unreadable = (item: unknown) => {
     if (!isObject(item) || item.type !== 'reasoning') return false
     const blob = item.encrypted_content
-    if (typeof blob === 'string' && blob !== '') return blob.startsWith(blobPrefix)
+    if (typeof blob === 'string' && blob !== '') return blob.startsWith(blobPrefix) || blob.startsWith(serverBlobPrefix)
     return !stored || (typeof item.id === 'string' && svcReasoningItemId.test(item.id))
   }
   return items.some(unreadable) ? items.filter((item) => !unreadable(item)) : items
@@ -86,14 +131,17 @@ export const readAnthropicReasoning = (encryptedContent: string): AnthropicReaso
 
 /**
  * The `encrypted_content` a reasoning item made from this block carries: OpenAI's own blob back,
- * an Anthropic signature or redacted data wrapped, or undefined when there is nothing to replay
- * (no signature, or one this gateway synthesised for another provider).
+ * an Anthropic signature or redacted data or a compatible server's blob wrapped, or undefined when
+ * there is nothing to replay (no signature, or one this gateway synthesised for another provider).
  */
 export const encryptedContentOf = (block: ThinkingBlock | RedactedThinkingBlock): string | undefined => {
   if (block.type === 'redacted_thinking')
     return block.data === '' ? undefined : encodeAnthropicReasoning({ type: 'redacted_thinking', data: block.data })
-  const openai = readResponsesSignature(block.signature)
-  if (openai !== undefined) return openai === '' ? undefined : openai
+  const tagged = readTagged(block.signature)
+  if (tagged !== undefined) {
+    if (tagged.blob === '') return undefined
+    return tagged.maker === undefined ? tagged.blob : encodeServerReasoning(tagged.maker, tagged.blob)
+  }
   if (isForeignSignature(block.signature)) return undefined
   return encodeAnthropicReasoning({ type: 'thinking', signature: block.signature as string })
 }

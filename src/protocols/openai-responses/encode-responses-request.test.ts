@@ -449,4 +449,45 @@ describe('encodeResponsesRequest for a Responses-compatible server (compatible: 
       output: [{ type: 'input_image', image_url: 'https://example.com/shot.png', detail: 'auto' }],
     })
   })
+
+  test("this server's own blobs go back to it, one item each; another server's, and OpenAI's, never", () => {
+    const turn = request({
+      messages: [
+        { role: 'user', content: [{ type: 'text', text: 'go' }] },
+        {
+          role: 'assistant',
+          content: [
+            { type: 'thinking', thinking: 'First.', signature: tagResponsesSignature('blob-1', 'router') },
+            { type: 'thinking', thinking: 'Second.', signature: tagResponsesSignature('blob-2', 'router') },
+            { type: 'thinking', thinking: 'Elsewhere.', signature: tagResponsesSignature('blob-x', 'other') },
+            { type: 'thinking', thinking: 'OpenAI.', signature: tagResponsesSignature('gAAAA-openai') },
+            { type: 'tool_use', id: 'call_1', name: 'f', input: {} },
+          ],
+        },
+      ],
+    })
+    const input = encodeResponsesRequest(turn, 'm', { compatible: true, provider: 'router' })['input'] as unknown[]
+    expect(input.slice(1, 4)).toEqual([
+      {
+        type: 'reasoning',
+        id: 'rs_1',
+        summary: [],
+        content: [{ type: 'reasoning_text', text: 'First.' }],
+        encrypted_content: 'blob-1',
+      },
+      {
+        type: 'reasoning',
+        id: 'rs_2',
+        summary: [],
+        content: [{ type: 'reasoning_text', text: 'Second.' }],
+        encrypted_content: 'blob-2',
+      },
+      {
+        type: 'reasoning',
+        id: 'rs_3',
+        summary: [],
+        content: [{ type: 'reasoning_text', text: 'Elsewhere.\n\nOpenAI.' }],
+      },
+    ])
+  })
 })

@@ -170,7 +170,7 @@ const encodeInput = (
      * only); and the turn's one reasoning item (llama.cpp and Ollama keep only a turn's last one).
      */
     let toolMedia: Item[] = []
-    let turnReasoning: { text: string; item: Item } | undefined
+    let turnReasoning: { text: string; at: number } | undefined
     const flush = () => {
       if (parts.length === 0) return
       const state = compatible && message.role === 'assistant' ? { id: `msg_${items.length}`, status: 'completed' } : {}
@@ -227,22 +227,24 @@ const encodeInput = (
         case 'thinking': {
           if (compatible) {
             if (block.thinking === '') break
+            // This server's own blob goes back to it, in an item of its own (an OpenAI model's
+            // encrypted reasoning at OpenRouter: one blob an item).
+            const own = opts.provider === undefined ? undefined : readServerSignature(block.signature, opts.provider)
+            if (own) {
+              flush()
+              items.push(reasoningText(items.length, block.thinking, own))
+              break
+            }
+            // Any other: the turn's one item, its text in encrypted_content too where the server
+            // reads it there (Ollama).
             if (turnReasoning) turnReasoning.text = `${turnReasoning.text}\n\n${block.thinking}`
             else {
               flush()
-              // An id as OpenAI's input items have (vLLM's schema requires one); nothing looks it up.
-              turnReasoning = {
-                text: block.thinking,
-                item: { type: 'reasoning', id: `rs_${items.length}`, summary: [] },
-              }
-              items.push(turnReasoning.item)
+              turnReasoning = { text: block.thinking, at: items.length }
+              items.push({})
             }
-            turnReasoning.item['content'] = [{ type: 'reasoning_text', text: turnReasoning.text }]
-            // This server's own blob goes back to it (an OpenAI model's reasoning at OpenRouter);
-            // else, where the server reads it there (Ollama), the text.
-            const own = opts.provider === undefined ? undefined : readServerSignature(block.signature, opts.provider)
-            if (own) turnReasoning.item['encrypted_content'] = own
-            else if (reasoningInEncryptedContent) turnReasoning.item['encrypted_content'] = turnReasoning.text
+            const { text, at } = turnReasoning
+            items[at] = reasoningText(at, text, reasoningInEncryptedContent ? text : undefined)
             break
           }
           // Only reasoning OpenAI produced can be replayed; Anthropic's or other providers' is dropped (§4.4).
@@ -266,6 +268,15 @@ const encodeInput = (
   }
   return { items, replaysReasoning }
 }
+
+/** A reasoning item of text, for a compatible server; an id as OpenAI's input items have (vLLM requires one). */
+const reasoningText = (at: number, text: string, blob: string | undefined): Item => ({
+  type: 'reasoning',
+  id: `rs_${at}`,
+  summary: [],
+  content: [{ type: 'reasoning_text', text }],
+  ...(blob === undefined ? {} : { encrypted_content: blob }),
+})
 
 /**
  * The hosted search tool. Anthropic's max_uses has no equivalent (OpenAI sets no limit on searches a

@@ -490,4 +490,50 @@ describe('encodeResponsesRequest for a Responses-compatible server (compatible: 
       },
     ])
   })
+
+  test('an own blob with no words still goes back; Ollama’s (its text) is merged with the turn', () => {
+    const turn = request({
+      messages: [
+        { role: 'user', content: [{ type: 'text', text: 'go' }] },
+        {
+          role: 'assistant',
+          content: [
+            { type: 'thinking', thinking: '', signature: tagResponsesSignature('blob-0', 'router') },
+            { type: 'tool_use', id: 'call_1', name: 'f', input: {} },
+          ],
+        },
+      ],
+    })
+    expect(
+      (encodeResponsesRequest(turn, 'm', { compatible: true, provider: 'router' })['input'] as unknown[])[1],
+    ).toEqual({
+      type: 'reasoning',
+      id: 'rs_1',
+      summary: [],
+      content: [{ type: 'reasoning_text', text: '' }],
+      encrypted_content: 'blob-0',
+    })
+    const ollama = request({
+      messages: [
+        { role: 'user', content: [{ type: 'text', text: 'go' }] },
+        {
+          role: 'assistant',
+          content: [
+            { type: 'thinking', thinking: 'One.', signature: tagResponsesSignature('One.', 'ollama') },
+            { type: 'thinking', thinking: 'Two.', signature: tagResponsesSignature('Two.', 'ollama') },
+          ],
+        },
+      ],
+    })
+    const options = { compatible: true, provider: 'ollama', reasoningInEncryptedContent: true }
+    expect((encodeResponsesRequest(ollama, 'm', options)['input'] as unknown[]).slice(1)).toEqual([
+      {
+        type: 'reasoning',
+        id: 'rs_1',
+        summary: [],
+        content: [{ type: 'reasoning_text', text: 'One.\n\nTwo.' }],
+        encrypted_content: 'One.\n\nTwo.',
+      },
+    ])
+  })
 })

@@ -226,15 +226,16 @@ const encodeInput = (
         }
         case 'thinking': {
           if (compatible) {
-            if (block.thinking === '') break
             // This server's own blob goes back to it, in an item of its own (an OpenAI model's
-            // encrypted reasoning at OpenRouter: one blob an item).
+            // encrypted reasoning at OpenRouter: one blob an item, its summary often empty). Not
+            // Ollama's, which is the text itself: merged with the turn's other thinking below.
             const own = opts.provider === undefined ? undefined : readServerSignature(block.signature, opts.provider)
-            if (own) {
+            if (own && !reasoningInEncryptedContent) {
               flush()
               items.push(reasoningText(items.length, block.thinking, own))
               break
             }
+            if (block.thinking === '') break
             // Any other: the turn's one item, its text in encrypted_content too where the server
             // reads it there (Ollama).
             if (turnReasoning) turnReasoning.text = `${turnReasoning.text}\n\n${block.thinking}`

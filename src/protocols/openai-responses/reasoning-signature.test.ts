@@ -70,6 +70,11 @@ describe("a compatible server's blob: back to it alone", () => {
     expect(wrapped).not.toContain('router-blob')
     expect(readServerReasoning(wrapped)).toBe(signature)
     expect(readServerReasoning('gAAAAB-openai-blob')).toBeUndefined()
+    // A client's forged wrapper naming no provider id (a ':' would split the tag) is nobody's.
+    const forged = Buffer.from(JSON.stringify({ v: 1, provider: 'server', maker: 'router:x', blob: 'b' })).toString(
+      'base64url',
+    )
+    expect(readServerReasoning(forged)).toBeUndefined()
     // OpenAI itself is never sent it: a pass-through body loses the item.
     const item = { type: 'reasoning', id: 'rs_1', summary: [], encrypted_content: wrapped }
     expect(withoutUnreadableReasoning([item], false)).toEqual([])

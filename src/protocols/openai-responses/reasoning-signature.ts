@@ -72,6 +72,8 @@ export const encodeAnthropicReasoning = (reasoning: AnthropicReasoning): string 
 const serverBlobHead = '{"v":1,"provider":"server",'
 const serverBlobPrefix = Buffer.from(serverBlobHead, 'utf8').toString('base64url')
 
+const providerId = /^[a-z0-9][a-z0-9_-]*$/
+
 const encodeServerReasoning = (maker: string, blob: string): string =>
   Buffer.from(JSON.stringify({ v: 1, provider: 'server', maker, blob }), 'utf8').toString('base64url')
 
@@ -86,7 +88,8 @@ export const readServerReasoning = (encryptedContent: string): string | undefine
   }
   if (!isObject(parsed) || parsed['v'] !== 1 || parsed['provider'] !== 'server') return undefined
   const { maker, blob } = parsed
-  return typeof maker === 'string' && maker !== '' && typeof blob === 'string' && blob !== ''
+  // A provider id, as config ids are: a forged one with a ':' would otherwise split the tag.
+  return typeof maker === 'string' && providerId.test(maker) && typeof blob === 'string' && blob !== ''
     ? tagResponsesSignature(blob, maker)
     : undefined
 }

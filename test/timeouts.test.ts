@@ -1,6 +1,6 @@
 import { afterAll, expect, test } from 'bun:test'
 import { type Harness, requestDetail, sdkClients } from './support/harness'
-import { twoModelGateway } from './support/scripted-upstream'
+import { loopbackPair, twoModelGateway } from './support/scripted-upstream'
 import { startSimulator } from './support/simulator'
 import { oneModelGateway } from './support/translation-gateway'
 
@@ -133,36 +133,21 @@ test('a steady stream gets no keep-alives, and pings never hold off the idle tim
   expect(body).toContain('silent for 200 ms')
 })
 
-/** An Anthropic server on loopback: `second-up` answers, `first-up` sends its headers and a byte, then nothing. */
-const stalling = Bun.serve({
-  hostname: '127.0.0.1',
-  port: 0,
-  async fetch(request) {
-    const { model } = (await request.json()) as { model: string }
-    if (model === 'first-up') {
-      const stalled = new ReadableStream({ start: (c) => c.enqueue(new TextEncoder().encode('{')) })
-      return new Response(stalled, { headers: { 'content-type': 'application/json' } })
-    }
-    return Response.json({
-      id: 'msg_up',
-      type: 'message',
-      role: 'assistant',
-      model,
-      content: [{ type: 'text', text: 'hi' }],
-      stop_reason: 'end_turn',
-      stop_sequence: null,
-      usage: { input_tokens: 10, output_tokens: 2 },
-    })
-  },
-})
-afterAll(() => stalling.stop(true))
+/** `second-up` answers; `first-up` sends its headers and a byte, then nothing. */
+const stalling = loopbackPair(
+  () =>
+    new Response(new ReadableStream({ start: (c) => c.enqueue(new TextEncoder().encode('{')) }), {
+      headers: { 'content-type': 'application/json' },
+    }),
+)
+afterAll(() => stalling.stop())
 
 for (const maxTokens of [100, 8000]) {
   test(`a JSON answer whose body stalls after its headers is bounded by first_byte_timeout_ms and falls back (max_tokens ${maxTokens})`, async () => {
     const h = await twoModelGateway({
       kind: 'anthropic',
       routing: { first_byte_timeout_ms: 300 },
-      baseUrl: stalling.url.href.replace(/\/$/, ''),
+      baseUrl: stalling.baseUrl,
       model: { max_output_tokens: 16_000 },
     })
     const res = await h.call('/compat-a/v1/messages', {

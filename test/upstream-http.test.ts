@@ -3,35 +3,18 @@
 // client, against servers on loopback.
 import { afterAll, expect, test } from 'bun:test'
 import { requestDetail } from './support/harness'
-import { twoModelGateway } from './support/scripted-upstream'
+import { loopbackPair, twoModelGateway } from './support/scripted-upstream'
 
-/** An Anthropic server on loopback: `second-up` answers; `first-up` as `firstAnswers` says. */
+/** `first-up`'s answer, as each test sets it; `second-up` answers. */
 let firstAnswers: () => Response = () => new Response(null, { status: 500 })
-const upstream = Bun.serve({
-  hostname: '127.0.0.1',
-  port: 0,
-  async fetch(request) {
-    const { model } = (await request.json()) as { model: string }
-    if (model === 'first-up') return firstAnswers()
-    return Response.json({
-      id: 'msg_up',
-      type: 'message',
-      role: 'assistant',
-      model,
-      content: [{ type: 'text', text: 'hi' }],
-      stop_reason: 'end_turn',
-      stop_sequence: null,
-      usage: { input_tokens: 10, output_tokens: 2 },
-    })
-  },
-})
-afterAll(() => upstream.stop(true))
+const upstream = loopbackPair(() => firstAnswers())
+afterAll(() => upstream.stop())
 
 const gateway = () =>
   twoModelGateway({
     kind: 'anthropic',
     routing: { first_byte_timeout_ms: 300 },
-    baseUrl: upstream.url.href.replace(/\/$/, ''),
+    baseUrl: upstream.baseUrl,
   })
 
 const ask = (h: Awaited<ReturnType<typeof gateway>>) =>

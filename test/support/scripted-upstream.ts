@@ -101,6 +101,33 @@ export const twoModelGateway = (opts: {
     },
   })
 
+/**
+ * An Anthropic server on a real loopback socket for twoModelGateway's models, for what only the
+ * HTTP layer sees (a body that stalls, a redirect): `second-up` answers "hi", `first-up` whatever
+ * `first` returns. Its base URL goes in twoModelGateway's `baseUrl`.
+ */
+export function loopbackPair(first: () => Response): { baseUrl: string; stop: () => void } {
+  const server = Bun.serve({
+    hostname: '127.0.0.1',
+    port: 0,
+    async fetch(request) {
+      const { model } = (await request.json()) as { model: string }
+      if (model === 'first-up') return first()
+      return Response.json({
+        id: 'msg_up',
+        type: 'message',
+        role: 'assistant',
+        model,
+        content: [{ type: 'text', text: 'hi' }],
+        stop_reason: 'end_turn',
+        stop_sequence: null,
+        usage: { input_tokens: 10, output_tokens: 2 },
+      })
+    },
+  })
+  return { baseUrl: server.url.href.replace(/\/$/, ''), stop: () => server.stop(true) }
+}
+
 /** twoModelGateway for answers a test scripts (its fetch replaced): one of them and the fallback to the next. */
 export const scriptedPair = (
   kind: ProviderKind,

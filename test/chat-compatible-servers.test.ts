@@ -319,6 +319,33 @@ describe('stream chunks', () => {
     ])
   })
 
+  // Such a server counted the prompt from its first chunk: re-estimated by the tokenizer, a cut
+  // stream's 48,000 cached tokens were billed at the full input price (~7× the prompt's cost).
+  test('usage on every chunk, the stream cut before its finish: the prompt is billed as counted, the output estimated', async () => {
+    const h = await chatGateway()
+    const counted = (output: number) => ({
+      usage: { prompt_tokens: 50_000, completion_tokens: output, prompt_tokens_details: { cached_tokens: 48_000 } },
+    })
+    byModel(h, {
+      'first-up': {
+        sse: [
+          chunk({ role: 'assistant', content: 'Hello ' }, null, counted(1)),
+          chunk({ content: 'world' }, null, counted(2)),
+        ],
+      },
+    })
+    await h
+      .call('/compat-a/v1/messages', {
+        method: 'POST',
+        headers: { 'anthropic-version': '2023-06-01' },
+        json: { model: 'svc-pro', max_tokens: 100, stream: true, messages: [{ role: 'user', content: 'Hi' }] },
+      })
+      .then((res) => res.text())
+    expect((await lastRecord(h)).usage_events).toEqual([
+      expect.objectContaining({ estimated: true, input_tokens: 2_000, cached_input_tokens: 48_000, output_tokens: 3 }),
+    ])
+  })
+
   test("a proxy echoing a second choice: only the first choice's words", async () => {
     const h = await chatGateway()
     const choice = (index: number, delta: Json, finish: string | null = null) => ({

@@ -5,7 +5,15 @@
 import { afterAll, beforeEach, describe, expect, test } from 'bun:test'
 import type { ModelSection } from '../src/config/schema'
 import { createLogger } from '../src/lib/log'
-import { createHarness, type Harness, remainingNanos, requestDetail } from './support/harness'
+import {
+  createHarness,
+  endedRequestDetail,
+  type Harness,
+  remainingNanos,
+  requestDetail,
+  sdkClients,
+} from './support/harness'
+import { anthropicEvent, scriptedUpstream, twoModelGateway } from './support/scripted-upstream'
 import { type SimUsage, startSimulator } from './support/simulator'
 import { simProviders } from './support/sim-models'
 
@@ -143,5 +151,76 @@ describe('token counts no count can be are estimated, never billed as reported',
     }
     expect(warnings).toEqual([])
     expect(await remainingNanos(h)).toBeLessThan(GRANT)
+  })
+})
+
+describe('what the client is told of counts no count can be', () => {
+  const streamed = (start: Record<string, unknown>, delta: Record<string, unknown>) => [
+    anthropicEvent('message_start', {
+      message: { id: 'msg_up', type: 'message', role: 'assistant', model: 'first-up', content: [], usage: start },
+    }),
+    anthropicEvent('content_block_start', { index: 0, content_block: { type: 'text', text: '' } }),
+    anthropicEvent('content_block_delta', { index: 0, delta: { type: 'text_delta', text: text.repeat(8) } }),
+    anthropicEvent('content_block_stop', { index: 0 }),
+    anthropicEvent('message_delta', { delta: { stop_reason: 'end_turn', stop_sequence: null }, usage: delta }),
+    anthropicEvent('message_stop'),
+  ]
+  const question = { model: 'svc-pro', max_tokens: 500, messages: [{ role: 'user' as const, content: 'Count me.' }] }
+
+  // The Anthropic relay forwarded message_delta as it came: the SDK's final message said -5 or 5e12
+  // output tokens (or a negative prompt, which Claude Code tracks its context by) while the ledger
+  // billed an estimate.
+  for (const [name, start, delta] of [
+    ['output 5e12', { input_tokens: 10, output_tokens: 1 }, { output_tokens: 5e12 }],
+    ['output -5', { input_tokens: 10, output_tokens: 1 }, { output_tokens: -5 }],
+    ['prompt -1,000,000', { input_tokens: -1_000_000, output_tokens: 1 }, { output_tokens: 30 }],
+  ] as const) {
+    test(`an Anthropic pass-through stream's final usage is what the ledger bills: ${name}`, async () => {
+      const gateway = await twoModelGateway({ kind: 'anthropic' })
+      scriptedUpstream(gateway, () => ({ sse: streamed(start, delta) }))
+      const message = await sdkClients(gateway).anthropic.messages.stream(question).finalMessage()
+      const leg = (await endedRequestDetail(gateway, message.id.slice(4))).usage_events[0]
+      expect(leg.estimated).toBe(true)
+      expect(leg.input_tokens).toBeGreaterThan(0)
+      expect(leg.output_tokens).toBeGreaterThan(0)
+      expect(message.usage).toMatchObject({ input_tokens: leg.input_tokens, output_tokens: leg.output_tokens })
+    })
+  }
+
+  test('a credible final usage goes to the client byte for byte', async () => {
+    const gateway = await twoModelGateway({ kind: 'anthropic' })
+    const frames = streamed({ input_tokens: 10, output_tokens: 1 }, { output_tokens: 42, custom_field: 'kept' })
+    scriptedUpstream(gateway, () => ({ sse: frames }))
+    const res = await gateway.call('/compat-a/v1/messages', {
+      method: 'POST',
+      headers: { 'anthropic-version': '2023-06-01' },
+      json: { ...question, stream: true },
+    })
+    expect(await res.text()).toContain(frames[4])
+  })
+
+  // A search costs a cent where a token costs a millionth of a dollar: the token bound let one
+  // reported count of 10⁹ searches take a whole grant at a cost past 2^53 nanos.
+  test('a billion web searches reported on one answer are not billed as reported', async () => {
+    const gateway = await twoModelGateway({ kind: 'anthropic' })
+    scriptedUpstream(gateway, () => ({
+      json: {
+        id: 'msg_up',
+        type: 'message',
+        role: 'assistant',
+        model: 'first-up',
+        content: [{ type: 'text', text: 'hi' }],
+        stop_reason: 'end_turn',
+        stop_sequence: null,
+        usage: { input_tokens: 10, output_tokens: 5, server_tool_use: { web_search_requests: 1_000_000_000 } },
+      },
+    }))
+    const before = await remainingNanos(gateway)
+    const message = await sdkClients(gateway).anthropic.messages.create(question)
+    const leg = (await endedRequestDetail(gateway, message.id.slice(4))).usage_events[0]
+    expect(leg).toMatchObject({ estimated: true, web_search_requests: 0, input_tokens: 10, output_tokens: 5 })
+    expect(leg.cost_nanos).toBe(15 * 1_000)
+    expect(before - (await remainingNanos(gateway))).toBe(15 * 1_000)
+    expect(message.usage.server_tool_use?.web_search_requests).toBe(0)
   })
 })

@@ -9,15 +9,17 @@ import { withoutForeignHistory } from '../protocols/anthropic/foreign-history'
 import { atListPrice } from '../protocols/anthropic/list-price'
 import { fitToModel } from '../protocols/anthropic/model-fit'
 import {
-  completeMessageDelta,
   createAnthropicPassThroughMeter,
+  replaceMessageDeltaUsage,
   rewriteMessageStart,
 } from '../protocols/anthropic/usage-meter'
 import { encodeAnthropicUsage } from '../protocols/anthropic/usage'
 import { encodeSse } from '../protocols/sse'
+import { isReported } from '../protocols/unreported-usage'
 import { isJson, isObject, replaceStringMember } from '../protocols/wire-values'
 import { pricesHourCacheWrites } from '../ledger/pricing'
 import { GatewayError } from '../lib/errors'
+import { billedAsReported } from './credible-usage'
 import { withoutSessionMetadata } from './session'
 import type { InboundSurface } from './surface'
 
@@ -86,12 +88,17 @@ export const anthropicSurface: InboundSurface = {
         meter.observe(event)
         if (event.event === 'message_start') return rewriteMessageStart(event, { id, estimatedUsage: billedUsage })
         if (event.event === 'message_delta') {
-          const { input, cacheRead, cacheWrite } = meter.usage()
-          const promptMissing = billedUsage !== undefined && input + cacheRead + cacheWrite === 0
-          return completeMessageDelta(
+          // The final counts, as the SDK reports them and the ledger bills them: the upstream's own
+          // where they can be billed as reported (relayed as they came), else svc's estimate in their
+          // place: an output count left out (a compatible server's, on which the SDK's stream throws),
+          // no prompt count, or counts no usage can have (told -5 or 5e12 while billed an estimate).
+          // Frames gathered into JSON are not the client's: that JSON is told its usage (json-answer.ts).
+          const usage = meter.usage()
+          const reported = isReported(usage)
+          if (!billed || billedAsReported(usage, reported)) return event.raw
+          return replaceMessageDeltaUsage(
             event,
-            meter.estimatedOutputTokens(),
-            promptMissing ? billedUsage().input_tokens : undefined,
+            encodeAnthropicUsage(billed({ usage, reported, outputChars: meter.outputChars() })),
           )
         }
         return event.raw

@@ -1,6 +1,6 @@
 import { describe, expect, test } from 'bun:test'
 import { emptyUsage } from '../exchange/types'
-import { answerChars, incredibleCounts, maxCredibleTokens } from './credible-usage'
+import { answerChars, incredibleCounts, maxCredibleSearches, maxCredibleTokens } from './credible-usage'
 
 describe('incredibleCounts', () => {
   test('whole counts from zero to the bound are credible, web searches absent or counted', () => {
@@ -25,6 +25,11 @@ describe('incredibleCounts', () => {
       'reasoning',
       'webSearches',
     ])
+  })
+
+  test('web searches have a bound of their own, far below the tokens', () => {
+    expect(incredibleCounts({ ...emptyUsage(), webSearches: maxCredibleSearches })).toEqual([])
+    expect(incredibleCounts({ ...emptyUsage(), webSearches: maxCredibleSearches + 1 })).toEqual(['webSearches'])
   })
 })
 

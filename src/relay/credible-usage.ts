@@ -12,6 +12,15 @@ import type { ExchangeResponse, Usage } from '../exchange/types'
  */
 export const maxCredibleTokens = 1_000_000_000
 
+/**
+ * Web searches one answer can have run. Each search's results enter the model's context (thousands of
+ * tokens apiece on Anthropic's), so no answer in the largest window comes near this; and each costs
+ * far more than a token (1 cent at the usual price), so the token bound would let one reported count
+ * spend any grant (measured: 10⁹ searches on an answer that offered no search tool took all of a
+ * $5 grant, at a cost past 2^53 nanos).
+ */
+export const maxCredibleSearches = 1_000
+
 const counts = ['input', 'cacheRead', 'cacheWrite', 'cacheWrite1h', 'output', 'reasoning', 'webSearches'] as const
 export type UsageCount = (typeof counts)[number]
 
@@ -33,7 +42,7 @@ export function incredibleCounts(usage: Usage): readonly UsageCount[] {
   let found: UsageCount[] | undefined
   for (const name of counts) {
     const n = usage[name]
-    if (n === undefined || isCredibleCount(n)) continue
+    if (n === undefined || (isCredibleCount(n) && (name !== 'webSearches' || n <= maxCredibleSearches))) continue
     found ??= []
     found.push(name)
   }

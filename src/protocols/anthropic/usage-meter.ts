@@ -140,21 +140,11 @@ export function rewriteMessageStart(
   return inPlace ?? encodeSse(event.event, { ...payload, message: { ...message, id: opts.id } })
 }
 
-/**
- * A message_delta as relayed: as it came, unless it lacks the output count Anthropic always sends
- * (`usage.output_tokens`, required), which an Anthropic-compatible server may leave out and on
- * which the official SDK's stream then throws. Such a delta gets `outputTokens`, the count the
- * ledger bills (an estimate).
- */
-export function completeMessageDelta(event: SseEvent, outputTokens: number, inputTokens?: number): string {
-  if (inputTokens === undefined && event.data.includes('"output_tokens"')) return event.raw
+/** A message_delta whose usage svc replaces with the counts it bills; the rest of the frame stays. */
+export function replaceMessageDeltaUsage(event: SseEvent, billed: AnthropicUsage): string {
   const payload = parseObject(event.data)
   const usage = isObject(payload.usage) ? payload.usage : {}
-  const output = typeof usage.output_tokens === 'number' ? undefined : { output_tokens: outputTokens }
-  // No prompt count came at all (the ledger estimates it): the client is told the estimate too.
-  const input = inputTokens === undefined ? undefined : { input_tokens: inputTokens }
-  if (!output && !input) return event.raw
-  return encodeSse(event.event, { ...payload, usage: { ...usage, ...output, ...input } })
+  return encodeSse(event.event, { ...payload, usage: { ...usage, ...billed } })
 }
 
 // The meter must never break a relay that is only forwarding bytes: bad JSON reads as {}.

@@ -54,6 +54,8 @@ export function chatStreamDecoder(toolNames: RequestToolNames = noToolNames): St
   let done = false
   let finishReason: string | undefined
   let usage: Usage | undefined
+  /** The prompt's counts went out ahead of the finish (a server that reports usage on every chunk). */
+  let promptTold = false
   const calls: ToolCall[] = []
   const callByIndex = new Map<number, ToolCall>()
   /** Signatures OpenRouter sent in reasoning_details, by call id, for calls not yet seen. */
@@ -211,6 +213,17 @@ export function chatStreamDecoder(toolNames: RequestToolNames = noToolNames): St
     }
     const finish = choice.finish_reason
     if (typeof finish === 'string' && finish !== '') finishReason = finish
+    // A server that reports usage on every chunk has counted the prompt from the start: a stream
+    // cut before its end is billed that prompt (its cached part at the cache price), as Anthropic's
+    // message_start count is, and only its output estimated. No output count: still unreported. On
+    // the finish's own chunk the whole usage follows at once.
+    if (usage !== undefined && !promptTold && finishReason === undefined) {
+      promptTold = true
+      out.push({
+        type: 'usage',
+        usage: { input: usage.input, cacheRead: usage.cacheRead, cacheWrite: usage.cacheWrite },
+      })
+    }
     return out
   }
 

@@ -196,7 +196,7 @@ describe('what the client is told of counts no count can be', () => {
       headers: { 'anthropic-version': '2023-06-01' },
       json: { ...question, stream: true },
     })
-    expect(await res.text()).toContain(frames[4])
+    expect(await res.text()).toContain(frames[4]!)
   })
 
   // A search costs a cent where a token costs a millionth of a dollar: the token bound let one

@@ -283,6 +283,38 @@ describe('a translated stream cut short charges the web searches that ran before
   }
 })
 
+describe('a translated Responses stream that fails tells the client, in response.failed, the usage it is billed', () => {
+  // It said message_start's 1 output token (and a Chat upstream's 0) where the ledger billed what flowed.
+  const faults = [
+    { name: 'cut (the body ends)', fault: { kind: 'cut', afterFrames: 12 } },
+    { name: 'reset', fault: { kind: 'reset', afterFrames: 12 } },
+    { name: 'malformed frame', fault: { kind: 'malformed', afterFrames: 12 } },
+    { name: 'in-band error', fault: { kind: 'error_event', afterFrames: 12 } },
+  ] as const
+  for (const upstream of ['anthropic', 'chat'] as const) {
+    for (const { name, fault } of faults) {
+      test(`responses in, ${upstream} upstream: ${name}`, async () => {
+        // Paced, so that what comes before a reset reaches svc before the connection goes.
+        sim.setScenario(upstreams[upstream].model, {
+          text,
+          chunks: 20,
+          chunkDelayMs: 1,
+          usage: { input: 30, output: 100 },
+          fault,
+        })
+        const answer = await ask({ upstream, surface: 'responses' }, true)
+        const failed = answer.body.split('\n\n').find((frame) => frame.startsWith('event: response.failed'))
+        expect(failed).toBeDefined()
+        const told = JSON.parse(failed!.slice(failed!.indexOf('data: ') + 6)).response.usage
+        const leg = (await endedRequestDetail(h, answer.id)).usage_events[0]
+        expect(leg).toMatchObject({ outcome: 'failed', estimated: true })
+        expect(leg.output_tokens).toBeGreaterThan(1)
+        expect(told).toMatchObject({ input_tokens: leg.input_tokens, output_tokens: leg.output_tokens })
+      })
+    }
+  }
+})
+
 describe('a translated stream whose upstream opens (or starts its answer) and fails in the same read falls back', () => {
   // `first` (quality 95) on the given dialect, the backup (80) a Responses model: both in `max`.
   const gateway = (first: 'anth' | 'chat' | 'resp') =>

@@ -39,10 +39,12 @@ export const newStreamMeter = (): StreamMeter => ({
 
 /**
  * The meter as a stream step: every event passes through unchanged, and is counted on the way.
- * `standIn`: the usage to tell the client at the finish where the upstream reported none, or
- * counts no usage can have (the estimate the ledger bills): a usage event of its own before the
- * finish, which the meter does not count, so the leg stays estimated. Without it, a client that
- * tracks its context from usage (Claude Code, Codex) would read zeros and never compact.
+ * `standIn`: the usage to tell the client where the upstream reported none, or counts no usage can
+ * have (the estimate the ledger bills): a usage event of its own before the stream's last event
+ * (its finish, an in-band error, or its end without either), which the meter does not count, so
+ * the leg stays estimated. Without it, a client that tracks its context from usage (Claude Code,
+ * Codex) would read zeros and never compact, and a Responses client's `response.failed` said 1
+ * output token (message_start's) where dozens were billed.
  */
 export const meterStep = (
   meter: StreamMeter,
@@ -50,14 +52,16 @@ export const meterStep = (
 ): StreamCodec<ExchangeEvent, ExchangeEvent> => ({
   push(event) {
     observe(meter, event)
-    if (event.type === 'finish' && standIn && !billedAsReported(meter.usage, meter.reported)) {
-      return [{ type: 'usage', usage: standIn(meter) }, event]
-    }
+    if (standIn && (event.type === 'finish' || event.type === 'error')) return [...standInUsage(meter, standIn), event]
     return [event]
   },
-  end: () => [],
+  end: () => (standIn && !meter.finished && !meter.error ? standInUsage(meter, standIn) : []),
   done: false,
 })
+
+/** The usage event to tell the client as a stream ends here: none where the upstream's own is billed as reported. */
+export const standInUsage = (meter: StreamMeter, standIn: (meter: StreamMeter) => Usage): ExchangeEvent[] =>
+  billedAsReported(meter.usage, meter.reported) ? [] : [{ type: 'usage', usage: standIn(meter) }]
 
 function observe(meter: StreamMeter, event: ExchangeEvent): void {
   switch (event.type) {

@@ -10,7 +10,7 @@ import { upstreamFailure } from '../providers/call-upstream'
 import { codecs, requestToolNames } from '../providers/codecs'
 import { isReported } from '../protocols/unreported-usage'
 import { errorWithoutSecrets, frameWithoutKey } from '../lib/redact'
-import { meterStep, newStreamMeter } from './meter'
+import { meterStep, newStreamMeter, standInUsage } from './meter'
 import { judgeStream, record, servedFirstByte } from './outcome'
 import type { AnsweredAttempt } from './attempt'
 import { passesThrough } from './surface'
@@ -100,12 +100,18 @@ export async function streamAnswer(
       a.leg.candidate.provider,
     )
     let broken: GatewayError | undefined
-    const onBroken = (error: GatewayError) => {
-      broken = error
-    }
     const estimate = (m: typeof meter) =>
       a.trace.billedUsage({ usage: m.usage, reported: m.reported, outputChars: m.outputChars })
-    clientFrames = translatedText(upstream, pipe(pipe(decoder, meterStep(meter, estimate)), encoder), encoder, onBroken)
+    clientFrames = translatedText(
+      upstream,
+      pipe(pipe(decoder, meterStep(meter, estimate)), encoder),
+      encoder,
+      (error) => {
+        broken = error
+        // The encoder's failure tells the client the usage billed for what flowed.
+        for (const event of standInUsage(meter, estimate)) encoder.push(event)
+      },
+    )
     // A stream the encoder ended with an error event failed, whatever the upstream had said before.
     complete = () => meter.finished && !meter.error && !broken
     generated = () => meter.started

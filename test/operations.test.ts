@@ -37,6 +37,17 @@ test('healthz is alive; readyz needs a provider', async () => {
   })
 })
 
+// Probed every few seconds: listing every account took 122 ms at 200,000 of them, on the event loop.
+test('readyz reads one row of the database, not every account; a database that cannot answer is not ready', async () => {
+  const h = await createHarness({ env: { K: 'k' }, config })
+  h.deps.ledger.listAccounts = () => Promise.reject(new Error('readyz must not list every account'))
+  expect((await h.call('/readyz', { key: null })).status).toBe(200)
+  h.deps.ledger.answersReads = () => Promise.reject(new Error('SQLITE_IOERR'))
+  const notReady = await h.call('/readyz', { key: null })
+  expect(notReady.status).toBe(503)
+  expect(await notReady.json()).toMatchObject({ status: 'not_ready', database: false })
+})
+
 test('/metrics counts requests, tokens, cost and upstream errors in Prometheus text', async () => {
   const h = await createHarness({ grantUsd: 1, env: { K: 'k' }, config })
   sim.queue('m-up', { fault: { kind: 'status', status: 500 } })

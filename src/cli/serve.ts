@@ -1,7 +1,7 @@
 // `svc serve`: open the ledger, make a first account on an empty database, listen, and on
 // SIGTERM/SIGINT/SIGHUP stop accepting, let in-flight streams finish (up to the grace period), exit 0.
 // A second SIGTERM/SIGINT meanwhile ends it at once (exit 128 + the signal's number).
-import { chmodSync, writeFileSync } from 'node:fs'
+import { chmodSync, readFileSync, writeFileSync } from 'node:fs'
 import { basename, dirname, join } from 'node:path'
 import { createApp } from '../app'
 import { ConfigError } from '../config/load'
@@ -108,10 +108,12 @@ export async function runServe(args: string[], io: Io): Promise<number> {
   // SIGHUP too: the terminal svc was started from went away. Left to its default it would end
   // the process at once, cutting streams and losing the ledger writes not yet committed. There
   // is no config to reload in place; under a service manager that restarts it, a restart is one.
-  const onSignal = Object.fromEntries(
-    (Object.keys(signalNumbers) as Signal[]).map((signal) => [signal, () => void shutdown(signal)]),
-  ) as Record<Signal, () => void>
-  for (const signal of Object.keys(onSignal) as Signal[]) process.on(signal, onSignal[signal])
+  // Unless svc was started with hang-ups ignored (`nohup svc serve &`): the operator asked for a
+  // gateway that outlives the terminal, and a handler would replace that choice with a drain.
+  const handlers = (Object.keys(signalNumbers) as Signal[])
+    .filter((signal) => signal !== 'SIGHUP' || !startedIgnoringHangUps())
+    .map((signal) => [signal, () => void shutdown(signal)] as const)
+  for (const [signal, handler] of handlers) process.on(signal, handler)
 
   log.info('svc is listening', {
     url,
@@ -131,7 +133,7 @@ export async function runServe(args: string[], io: Io): Promise<number> {
   await warnOfUnopenableProviderKeys(deps, log)
   if (values.once && !stopping) {
     // `make build` uses this to prove the binary boots on an empty database, then exits.
-    for (const signal of Object.keys(onSignal) as Signal[]) process.off(signal, onSignal[signal])
+    for (const [signal, handler] of handlers) process.off(signal, handler)
     io.out(JSON.stringify({ url, database: config.server.database, first_account: first?.account.name ?? null }))
     await server.stop(true)
     closeLedger(deps.ledger, log)
@@ -141,6 +143,19 @@ export async function runServe(args: string[], io: Io): Promise<number> {
 }
 
 const signalNumbers = { SIGHUP: 1, SIGINT: 2, SIGTERM: 15 } as const
+
+/**
+ * Whether the process began with SIGHUP ignored, as `nohup` starts it: bit 0 of the ignored-signal
+ * mask Linux shows in /proc (kept across the exec that sizes svc's heap). Elsewhere: taken as not.
+ */
+function startedIgnoringHangUps(): boolean {
+  try {
+    const mask = /^SigIgn:\s*([0-9a-f]+)$/m.exec(readFileSync('/proc/self/status', 'utf8'))?.[1]
+    return mask !== undefined && (Number.parseInt(mask.slice(-1), 16) & 1) === 1
+  } catch {
+    return false
+  }
+}
 type Signal = keyof typeof signalNumbers
 
 /**

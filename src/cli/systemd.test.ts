@@ -99,11 +99,25 @@ describe('svc systemd-unit', () => {
     expect(low).toContain('CapabilityBoundingSet=CAP_NET_BIND_SERVICE')
     expect(low).toContain('AmbientCapabilities=CAP_NET_BIND_SERVICE')
 
-    const elsewhere = directives((await unit(['--db', '/srv/svc data/svc.db'])).text)
+    const elsewhere = directives((await unit(['--user', 'svc', '--db', '/srv/svc data/svc.db'])).text)
     expect(elsewhere).toContain(
       'ExecStart=/usr/local/bin/svc serve --config /etc/svc/svc.toml --db "/srv/svc data/svc.db"',
     )
     expect(elsewhere).toContain('ReadWritePaths="/srv/svc data"')
+  })
+
+  // A dynamic user cannot write a directory made before it was allocated: the unit failed at start
+  // ("owned by uid 0 with mode 0755") and restarted for ever.
+  test('a database outside /var/lib needs a named user; one under /var/lib is a state directory of its own', async () => {
+    await expect(unit(['--db', '/srv/svc/svc.db'])).rejects.toThrow(
+      "--db /srv/svc/svc.db: the service's throwaway user (DynamicUser) can write only a directory systemd makes for it under /var/lib",
+    )
+    await expect(unit(['--db', '/var/lib/../srv/svc.db'])).rejects.toBeInstanceOf(UsageError)
+    const other = directives((await unit(['--db', '/var/lib/gateway/ledger/svc.db'])).text)
+    expect(other).toContain('DynamicUser=yes')
+    expect(other).toContain('StateDirectory=gateway/ledger')
+    expect(other).toContain('WorkingDirectory=/var/lib/gateway/ledger')
+    expect(other.filter((l) => l.startsWith('ReadWritePaths='))).toEqual([])
   })
 
   test('--binary defaults to the running executable only when it is the compiled svc', () => {

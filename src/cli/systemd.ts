@@ -53,10 +53,12 @@ export function renderSystemdUnit(o: UnitOptions): string {
   const user = o.user
     ? [`User=${o.user}`]
     : ['# A throwaway user allocated at start; it owns only the state directory.', 'DynamicUser=yes']
-  // StateDirectory= only manages directories under /var/lib; a database elsewhere must be opened up.
+  // StateDirectory= only manages directories under /var/lib; a database elsewhere must be opened up
+  // (for a named user who owns it: runSystemdUnit refuses it to a dynamic one).
+  const managed = stateDirectoryName(stateDir)
   const state =
-    stateDir === '/var/lib/svc'
-      ? ['StateDirectory=svc', 'StateDirectoryMode=0700', 'WorkingDirectory=/var/lib/svc']
+    managed !== undefined
+      ? [`StateDirectory=${managed}`, 'StateDirectoryMode=0700', `WorkingDirectory=${stateDir}`]
       : [
           'StateDirectory=svc',
           'StateDirectoryMode=0700',
@@ -142,6 +144,12 @@ export function unreachableBinaryWarning(binary: string): string | undefined {
   return `${binary} is under ${hidden}, which ProtectHome=yes/PrivateTmp=yes hide from the service (it would fail with 203/EXEC): install it as ${unitDefaults.binary}, or pass --binary`
 }
 
+/** The directory as a StateDirectory= name (relative to /var/lib), if systemd can manage it. */
+function stateDirectoryName(dir: string): string | undefined {
+  const name = dir.startsWith('/var/lib/') ? dir.slice('/var/lib/'.length) : undefined
+  return name !== undefined && /^[\w.-]+(\/[\w.-]+)*$/.test(name) && !/(^|\/)\.\.?(\/|$)/.test(name) ? name : undefined
+}
+
 export async function runSystemdUnit(args: string[], io: Io, runtime: Runtime = currentRuntime()): Promise<number> {
   const { values, positionals } = parseFlags(args, {
     binary: { type: 'string' },
@@ -168,6 +176,15 @@ export async function runSystemdUnit(args: string[], io: Io, runtime: Runtime = 
       throw new UsageError(`${flag} must be an absolute path: systemd runs the service from / (got ${path})`)
     }
   }
+  // A dynamic user is allocated at start and owns only what systemd makes for it then: it cannot
+  // write a directory made beforehand (`sudo mkdir /srv/svc` is root's), and the service would fail
+  // at start, restarting for ever.
+  const database = values.db ?? unitDefaults.database
+  if (values.user === undefined && stateDirectoryName(dirname(database)) === undefined) {
+    throw new UsageError(
+      `--db ${database}: the service's throwaway user (DynamicUser) can write only a directory systemd makes for it under /var/lib; put the database there (--db /var/lib/svc/svc.db), or pass --user NAME for an account that owns ${dirname(database)}`,
+    )
+  }
   const binary = values.binary ?? defaultBinary(runtime)
   const warning = unreachableBinaryWarning(binary)
   if (warning) io.err(`svc: warning: ${warning}`)
@@ -177,7 +194,7 @@ export async function runSystemdUnit(args: string[], io: Io, runtime: Runtime = 
       user: values.user,
       port,
       config: values.config ?? unitDefaults.config,
-      database: values.db ?? unitDefaults.database,
+      database,
     }),
   )
   return 0

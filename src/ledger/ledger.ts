@@ -234,6 +234,8 @@ export interface Ledger {
   getAccount(id: string): Promise<Account | undefined>
   getAccountByName(name: string): Promise<Account | undefined>
   listAccounts(): Promise<Account[]>
+  /** Reads one row of the accounts table: the database is open and answers (readiness, at any size). */
+  answersReads(): Promise<void>
   insertApiKey(key: Omit<ApiKeyRecord, 'createdAt' | 'revokedAt'>): Promise<ApiKeyRecord>
   findApiKeyByPrefix(prefix: string): Promise<ApiKeyRecord | undefined>
   getApiKey(id: string): Promise<ApiKeyRecord | undefined>

@@ -109,6 +109,9 @@ export function createSqliteLedger(
     async listAccounts() {
       return db.select().from(s.accounts).orderBy(s.accounts.createdAt).all()
     },
+    async answersReads() {
+      db.select({ id: s.accounts.id }).from(s.accounts).limit(1).all()
+    },
 
     async insertApiKey(key) {
       const row: ApiKeyRecord = { ...key, createdAt: clock(), revokedAt: null }

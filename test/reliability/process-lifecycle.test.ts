@@ -58,8 +58,8 @@ output_usd_per_mtok = 15
 `
 }
 
-async function serve(dir: GatewayDir): Promise<GatewayProcess> {
-  const gateway = await startGateway(dir, { env: { SIM_KEY } })
+async function serve(dir: GatewayDir, launcher?: string[]): Promise<GatewayProcess> {
+  const gateway = await startGateway(dir, { env: { SIM_KEY }, launcher })
   running.push(gateway)
   return gateway
 }
@@ -330,6 +330,23 @@ describe('a stop signal under load', () => {
     20_000,
   )
 })
+
+// `nohup svc serve &` keeps a gateway past the terminal's end: svc's own SIGHUP drain replaced the
+// ignored hang-up nohup set, and the gateway stopped when the terminal closed.
+test('started under nohup, a hang-up leaves the gateway serving; SIGTERM still drains it', async () => {
+  const dir = gatewayDir(configToml(5))
+  dirs.push(dir)
+  const gateway = await serve(dir, ['nohup'])
+  gateway.signal('SIGHUP')
+  await Bun.sleep(300)
+  sim.setScenario('sim-up', { text: 'Still here.', usage: { input: 10, output: 2 } })
+  const res = await post(gateway, dir.firstKey(), {})
+  expect(res.status).toBe(200)
+  expect(await res.text()).toContain('Still here.')
+  expect(gateway.logs.find((l) => l.msg.startsWith('shutting down'))).toBeUndefined()
+  gateway.signal('SIGTERM')
+  expect(await gateway.waitForExit(8_000)).toBe(0)
+}, 15_000)
 
 describe('kill -9 under load, then a restart on the same database', () => {
   test('opens cleanly, nothing charged twice, grants balance, and it serves again', async () => {

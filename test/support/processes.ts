@@ -58,7 +58,8 @@ const signalNumbers: Record<string, number> = { SIGINT: 2, SIGKILL: 9, SIGTERM: 
 /** Starts `svc serve` on a free loopback port and resolves once it listens. */
 export async function startGateway(
   where: GatewayDir,
-  opts: { env?: Record<string, string>; startTimeoutMs?: number } = {},
+  /** `launcher`: a command svc is started under (`['nohup']`). */
+  opts: { env?: Record<string, string>; startTimeoutMs?: number; launcher?: string[] } = {},
 ): Promise<GatewayProcess> {
   // Only what the gateway needs: no provider keys or SVC_* settings leak in from the test runner.
   const env: Record<string, string> = {
@@ -69,6 +70,7 @@ export async function startGateway(
   }
   const proc: Subprocess<'ignore', 'pipe', 'pipe'> = Bun.spawn(
     [
+      ...(opts.launcher ?? []),
       process.execPath,
       'src/main.ts',
       'serve',

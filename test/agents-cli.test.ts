@@ -456,6 +456,64 @@ describe.skipIf(!claude.ok)(`svc claude (Claude Code ${CLAUDE_VERSION})`, () => 
     ])
   })
 
+  test("settings files (the user's, a repository's) cannot send svc claude elsewhere; a --settings of the user's own applies with svc's", {
+    timeout: 60_000,
+  }, async () => {
+    const { h, inbound, gateway } = await startSvc('anthropic')
+    const home = tempHome()
+    expect((await svc(['login', gateway, '--with-token'], { home, stdin: `${h.key}\n` })).exitCode).toBe(0)
+    // Another server each file points at, recording what reaches it.
+    const elsewhere: string[] = []
+    const other = Bun.serve({
+      port: 0,
+      hostname: '127.0.0.1',
+      fetch: (r) => {
+        elsewhere.push(`${r.method} ${r.url} ${r.headers.get('authorization')}`)
+        return Response.json({ type: 'error', error: { type: 'api_error', message: 'elsewhere' } }, { status: 500 })
+      },
+    })
+    cleanups.push(() => other.stop(true))
+    const settings = (dir: string, env: Record<string, string>) => {
+      mkdirSync(join(dir, '.claude'), { recursive: true })
+      writeFileSync(join(dir, '.claude', 'settings.json'), JSON.stringify({ env }))
+    }
+    settings(home.home, {
+      ANTHROPIC_BASE_URL: `http://127.0.0.1:${other.port}/user`,
+      ANTHROPIC_MODEL: 'claude-sonnet-4-5',
+      ANTHROPIC_API_KEY: 'sk-ant-users-own-key',
+    })
+    settings(home.work, { ANTHROPIC_BASE_URL: `http://127.0.0.1:${other.port}/repository` })
+    sim.setScenario(UPSTREAM_MODEL, { text: 'Hello from the simulator', usage })
+    inbound.length = 0
+
+    const run = await svc(['claude', '-p', 'say hi'], { home, env: claudeEnv() })
+    showFailure('svc claude', run)
+    expect(run.exitCode).toBe(0)
+    expect(run.stdout).toBe('Hello from the simulator\n')
+    expect(elsewhere).toEqual([])
+    expectWindowAsked(inbound)
+    expect(inbound).toHaveLength(1)
+    // svc's key, svc's profile, no x-api-key: the files' key and model did not apply either.
+    expectClaudeCodeRequest(inbound[0]!, h.key)
+    expect(`${run.stdout}${run.stderr}`).not.toContain(h.key)
+
+    // The user's own --settings: Claude Code reads only the last one given, so svc merges it with
+    // its own. Both apply: the user's output limit, svc's gateway.
+    inbound.length = 0
+    const mine = JSON.stringify({
+      env: { CLAUDE_CODE_MAX_OUTPUT_TOKENS: '1234', ANTHROPIC_BASE_URL: 'http://127.0.0.1:9' },
+    })
+    const own = await svc(['claude', '--settings', mine, '-p', 'say hi'], { home, env: claudeEnv() })
+    showFailure('svc claude --settings', own)
+    expect(own.exitCode).toBe(0)
+    expect(own.stdout).toBe('Hello from the simulator\n')
+    expectWindowAsked(inbound)
+    expect(inbound.map((r) => [r.path, r.body.model, r.body.max_tokens, r.headers.authorization])).toEqual([
+      ['/compat-a/v1/messages', 'svc-pro', 1234, `Bearer ${h.key}`],
+    ])
+    expect(elsewhere).toEqual([])
+  })
+
   // Claude Code's own prompt (system prompt and tools, ~15,000 tokens) over the profile's window.
   test('a prompt no model takes: Claude Code says the prompt is too long, told by svc or knowing it', {
     timeout: 60_000,

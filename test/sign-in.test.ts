@@ -354,10 +354,16 @@ describe('svc login (device flow)', () => {
       expect(await c.run(...argv)).toBe(1)
       expect(c.err.join('')).toBe(unreachable)
     }
-    // Signed in, and the gateway goes away.
+    // Signed in, and the gateway goes away (there, or named by SVC_URL with a key for it).
+    const going = Bun.serve({ port: 0, hostname: '127.0.0.1', fetch: (r) => h.app.handle(r) })
+    const gone = `http://127.0.0.1:${going.port}`
     const signedIn = cli(`${h.key}\n`)
-    expect(await signedIn.run('login', gateway, '--with-token')).toBe(0)
-    signedIn.io.env.SVC_URL = down
+    expect(await signedIn.run('login', gone, '--with-token')).toBe(0)
+    going.stop(true)
+    expect(await signedIn.run('whoami')).toBe(1)
+    expect(signedIn.err.join('')).toBe(unreachable.replace(down, gone))
+    signedIn.err.length = 0
+    Object.assign(signedIn.io.env, { SVC_URL: down, SVC_API_KEY: h.key })
     expect(await signedIn.run('whoami')).toBe(1)
     expect(signedIn.err.join('')).toBe(unreachable)
 
@@ -439,7 +445,9 @@ describe('svc claude / svc codex launch', () => {
     expect(lines[0]).toBe(`${gateway}/compat-a|${h.key}|svc-max|svc-ultra-saver||`)
     expect(lines[1]).toBe('x-session-source: claude-code')
     expect(lines[2]).toMatch(/^x-agent-id: claude-code@/)
-    expect(lines.slice(3)).toEqual(['-p', 'do it', '--verbose'])
+    // The gateway's routing in --settings first (settings files cannot override it); the `--` after
+    // the agent's own arguments is the agent's too (cli-launchers.test.ts).
+    expect(lines.slice(3)).toEqual(['--settings', expect.any(String), '-p', 'do it', '--', '--verbose'])
     // The user's own window for Claude Code stands.
     c.io.env.CLAUDE_CODE_MAX_CONTEXT_TOKENS = '50000'
     expect(await c.run('claude', '-p', 'do it')).toBe(7)

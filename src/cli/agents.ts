@@ -1,12 +1,13 @@
 // `svc claude` and `svc codex`: launch a coding agent with the gateway as its endpoint, using the
-// signed-in key. Arguments after `--` pass through; the agent's exit code and signals pass back.
-import { hostname } from 'node:os'
-import { GatewayError } from '../lib/errors'
+// signed-in key. Arguments but svc's own pass through; the agent's exit code and signals pass back.
+import { readFileSync } from 'node:fs'
+import { constants, hostname } from 'node:os'
+import { resolve } from 'node:path'
 import { isObject } from '../protocols/wire-values'
 import { catalogPath, codexCatalogFor } from './codex-catalog'
 import { type Io, UsageError } from './context'
 import { requireCredentials } from './credentials'
-import { reach, Unreachable } from './reach'
+import { reach, refusedKey, Unreachable } from './reach'
 import { ownEntry } from '../lib/own-entry'
 
 const profiles: Record<string, string> = {
@@ -23,29 +24,34 @@ interface Launch {
 }
 
 /**
- * Splits `svc claude [--profile P] [ARGS…] [-- ARGS…]`: only --profile is ours; everything else is
- * the agent's, so `svc claude -p "hi"` works without `--`.
+ * Splits `svc claude [--profile P] [--insecure] [ARGS…] [-- ARGS…]`: only --profile and --insecure
+ * are ours; everything else is the agent's, so `svc claude -p "hi"` works without `--`. A `--`
+ * before any of the agent's arguments ends svc's flags and is dropped (`svc claude -- --help`);
+ * after one it is the agent's own and passes with the rest (`svc claude -p -- --version`).
  */
 function splitArgs(args: string[]) {
   let chosen = 'pro'
+  let insecure = false
   const agentArgs: string[] = []
   for (let i = 0; i < args.length; i++) {
     const arg = args[i]!
     if (arg === '--') {
-      agentArgs.push(...args.slice(i + 1))
+      agentArgs.push(...(agentArgs.length === 0 ? [] : [arg]), ...args.slice(i + 1))
       break
     }
     if (arg === '--profile') {
       chosen = args[++i] ?? ''
     } else if (arg.startsWith('--profile=')) {
       chosen = arg.slice('--profile='.length)
+    } else if (arg === '--insecure') {
+      insecure = true
     } else {
       agentArgs.push(arg)
     }
   }
   const profile = ownEntry(profiles, chosen)
   if (!profile) throw new UsageError(`--profile must be pro, max or ultra-saver (got ${JSON.stringify(chosen)})`)
-  return { profile, agentArgs }
+  return { profile, agentArgs, insecure }
 }
 
 /**
@@ -66,10 +72,7 @@ async function profileContextWindow(gateway: string, apiKey: string, profile: st
     if (err instanceof Unreachable && err.timedOut) return undefined
     throw err
   }
-  // The agent would start and then fail every request, telling the user to sign in to its vendor.
-  if (response.status === 401) {
-    throw new GatewayError('authentication', `${gateway} refused the signed-in key (revoked?): run \`svc login\` again`)
-  }
+  if (response.status === 401) throw refusedKey(gateway)
   if (!response.ok) return undefined
   const model: unknown = await response.json().catch(() => undefined)
   const window = isObject(model) ? model.max_input_tokens : undefined
@@ -77,29 +80,80 @@ async function profileContextWindow(gateway: string, apiKey: string, profile: st
 }
 
 export async function claudeLaunch(io: Io, args: string[]): Promise<Launch> {
-  const { profile, agentArgs } = splitArgs(args)
-  const { gateway, api_key } = requireCredentials(io)
+  const { profile, agentArgs, insecure } = splitArgs(args)
+  const { gateway, api_key } = requireCredentials(io, { insecure })
   const contextWindow = await profileContextWindow(gateway, api_key, profile)
+  const routing = {
+    ANTHROPIC_BASE_URL: `${gateway}/compat-a`,
+    // An API key would win over the token and bypass the gateway's key; "" is none.
+    ANTHROPIC_API_KEY: '',
+    ANTHROPIC_MODEL: profile,
+    // Claude Code's background calls (titles, summaries) go to the cheap profile.
+    ANTHROPIC_SMALL_FAST_MODEL: 'svc-ultra-saver',
+    ANTHROPIC_DEFAULT_HAIKU_MODEL: 'svc-ultra-saver',
+    ANTHROPIC_DEFAULT_SONNET_MODEL: profile,
+    ANTHROPIC_DEFAULT_OPUS_MODEL: profile,
+    ANTHROPIC_CUSTOM_HEADERS: `x-session-source: claude-code\nx-agent-id: claude-code@${hostname()}`,
+  }
   return {
     command: io.env.SVC_CLAUDE_BIN ?? 'claude',
-    args: agentArgs,
+    args: withRoutingSettings(io, agentArgs, routing),
     env: {
       ...io.env,
-      ANTHROPIC_BASE_URL: `${gateway}/compat-a`,
-      ANTHROPIC_AUTH_TOKEN: api_key,
-      // An API key in the environment would win over the token and bypass the gateway's key.
+      ...routing,
       ANTHROPIC_API_KEY: undefined,
-      ANTHROPIC_MODEL: profile,
-      // Claude Code's background calls (titles, summaries) go to the cheap profile.
-      ANTHROPIC_SMALL_FAST_MODEL: 'svc-ultra-saver',
-      ANTHROPIC_DEFAULT_HAIKU_MODEL: 'svc-ultra-saver',
-      ANTHROPIC_DEFAULT_SONNET_MODEL: profile,
-      ANTHROPIC_DEFAULT_OPUS_MODEL: profile,
-      ANTHROPIC_CUSTOM_HEADERS: `x-session-source: claude-code\nx-agent-id: claude-code@${hostname()}`,
-      // The window of a model Claude Code does not know, for when to compact; the user's own wins.
+      ANTHROPIC_AUTH_TOKEN: api_key,
+      // The window of a model Claude Code does not know, for when to compact; the user's own wins
+      // (in the environment or in a settings file: so not among the routing settings).
       CLAUDE_CODE_MAX_CONTEXT_TOKENS: io.env.CLAUDE_CODE_MAX_CONTEXT_TOKENS ?? contextWindow?.toString(),
     },
   }
+}
+
+/**
+ * Claude Code applies the `env` of its settings files (the user's ~/.claude/settings.json, a
+ * repository's .claude/settings.json) over its own environment: a file's ANTHROPIC_BASE_URL would
+ * take the key elsewhere, its ANTHROPIC_API_KEY would go to the gateway instead. Settings given with
+ * --settings win over both, so svc's routing goes there too, before the user's arguments. Not the
+ * key: an argument is readable by every user of the machine (`ps`); it stays in the environment,
+ * where a settings file's ANTHROPIC_AUTH_TOKEN could replace it but never send it elsewhere.
+ * Claude Code reads only the last --settings: a user's own (JSON or a file) is merged under svc's
+ * and given in one. One after a `--` is not a flag.
+ */
+function withRoutingSettings(io: Io, agentArgs: string[], routing: Record<string, string>): string[] {
+  const flagsEnd = agentArgs.includes('--') ? agentArgs.indexOf('--') : agentArgs.length
+  let theirs: Record<string, unknown> = {}
+  const rest: string[] = []
+  for (let i = 0; i < agentArgs.length; i++) {
+    const arg = agentArgs[i]!
+    const value =
+      i >= flagsEnd
+        ? undefined
+        : arg === '--settings' && i + 1 < flagsEnd
+          ? agentArgs[++i]
+          : arg.startsWith('--settings=')
+            ? arg.slice('--settings='.length)
+            : undefined
+    if (value === undefined) rest.push(arg)
+    else theirs = userSettings(io, value)
+  }
+  const env = isObject(theirs.env) ? theirs.env : {}
+  return ['--settings', JSON.stringify({ ...theirs, env: { ...env, ...routing } }), ...rest]
+}
+
+/** A user's --settings value, as Claude Code reads it: JSON when it looks like an object, else a file. */
+function userSettings(io: Io, value: string): Record<string, unknown> {
+  const json = value.trim().startsWith('{') && value.trim().endsWith('}')
+  let parsed: unknown
+  try {
+    parsed = JSON.parse(json ? value : readFileSync(resolve(io.cwd, value), 'utf8'))
+  } catch (err) {
+    const why =
+      json || err instanceof SyntaxError ? 'not valid JSON' : ((err as NodeJS.ErrnoException).code ?? 'unreadable')
+    throw new UsageError(`--settings ${json ? 'JSON' : value}: ${why} (svc adds the gateway's settings to it)`)
+  }
+  if (!isObject(parsed)) throw new UsageError(`--settings ${json ? 'JSON' : value}: not a JSON object`)
+  return parsed
 }
 
 /**
@@ -109,8 +163,8 @@ export async function claudeLaunch(io: Io, args: string[]): Promise<Launch> {
  * apply_patch tool, verbosity. A Codex that cannot print its catalog is launched as before.
  */
 export async function codexLaunch(io: Io, args: string[]): Promise<Launch> {
-  const { profile, agentArgs } = splitArgs(args)
-  const { gateway, api_key } = requireCredentials(io)
+  const { profile, agentArgs, insecure } = splitArgs(args)
+  const { gateway, api_key } = requireCredentials(io, { insecure })
   // One window for both: the catalog entry's and `model_context_window`, which also stands alone
   // when there is no catalog.
   const contextWindow = await profileContextWindow(gateway, api_key, profile)
@@ -197,13 +251,13 @@ export async function runAgent(launch: Launch, io: Io, name: 'claude' | 'codex')
   try {
     const code = await child.exited
     // A child killed by a signal exits as 128 + signal number, as a shell would report it.
-    return child.signalCode ? 128 + (signalNumbers[child.signalCode] ?? 1) : code
+    const signal = child.signalCode
+    if (!signal) return code
+    return 128 + (typeof signal === 'number' ? signal : constants.signals[signal])
   } finally {
     for (const [signal, handler] of handlers) process.off(signal, handler)
   }
 }
-
-const signalNumbers: Record<string, number> = { SIGHUP: 1, SIGINT: 2, SIGQUIT: 3, SIGKILL: 9, SIGTERM: 15 }
 
 export const runClaude = async (args: string[], io: Io) => runAgent(await claudeLaunch(io, args), io, 'claude')
 export const runCodex = async (args: string[], io: Io) => runAgent(await codexLaunch(io, args), io, 'codex')

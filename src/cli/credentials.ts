@@ -1,8 +1,10 @@
 // Where `svc login` keeps the gateway URL and key: <config dir>/credentials.json, mode 0600 in a
-// 0700 directory, so only the user can read the key.
-import { chmodSync, existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+// 0700 directory, so only the user can read the key. And the one rule for a gateway URL, wherever
+// it comes from (`svc login URL`, $SVC_URL, the stored sign-in).
+import { chmodSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
-import { userConfigDir } from '../config/load'
+import { ConfigError, userConfigDir } from '../config/load'
+import { GatewayError } from '../lib/errors'
 import type { Io } from './context'
 import { UsageError } from './context'
 
@@ -21,15 +23,36 @@ export interface Credentials {
 
 export const credentialsPath = (io: Io) => join(userConfigDir(io.env), 'credentials.json')
 
+/** A credentials file that is there but holds no sign-in svc can use (a hand edit, another program's file). */
+export class UnreadableCredentials extends ConfigError {
+  constructor(
+    readonly path: string,
+    readonly reason: string,
+  ) {
+    super(`the sign-in file ${path} is unreadable (${reason}): run \`svc login\` to replace it`)
+  }
+}
+
+/** The stored sign-in; undefined when there is none; UnreadableCredentials when the file is broken. */
 export function readCredentials(io: Io): Credentials | undefined {
   const path = credentialsPath(io)
-  if (!existsSync(path)) return undefined
+  let text: string
   try {
-    const parsed = JSON.parse(readFileSync(path, 'utf8')) as Credentials
-    return parsed.gateway && parsed.api_key ? parsed : undefined
-  } catch {
-    return undefined
+    text = readFileSync(path, 'utf8')
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return undefined
+    throw new UnreadableCredentials(path, (err as NodeJS.ErrnoException).code ?? (err as Error).message)
   }
+  let parsed: unknown
+  try {
+    parsed = JSON.parse(text)
+  } catch {
+    throw new UnreadableCredentials(path, 'not valid JSON')
+  }
+  const fields = parsed as Partial<Record<keyof Credentials, unknown>> | null
+  if (typeof fields?.gateway !== 'string' || !fields.gateway || typeof fields.api_key !== 'string' || !fields.api_key)
+    throw new UnreadableCredentials(path, 'no gateway and key in it')
+  return parsed as Credentials
 }
 
 export function writeCredentials(io: Io, credentials: Credentials): string {
@@ -43,11 +66,102 @@ export function writeCredentials(io: Io, credentials: Credentials): string {
 
 export const forgetCredentials = (io: Io) => rmSync(credentialsPath(io), { force: true })
 
-/** $SVC_URL and $SVC_API_KEY win over the stored sign-in, for scripts and CI. */
-export function requireCredentials(io: Io): Credentials {
+/**
+ * Path segments that are svc's own routes: a URL with one names an address inside the gateway
+ * (`…/compat-a`, copied from a client's settings), not the gateway. A path before them is a
+ * reverse proxy's prefix (`https://example.com/svc`), which is kept.
+ */
+const gatewayRoutes = new Set([
+  'compat-a',
+  'compat-b',
+  'anthropic',
+  'openai',
+  'v1',
+  'login',
+  'dashboard',
+  'healthz',
+  'readyz',
+  'openapi.json',
+])
+
+/** 127.0.0.0/8, ::1 (and ::ffff:127.x), localhost: the key never leaves the machine. */
+export function isLoopback(hostname: string): boolean {
+  const host = hostname.toLowerCase()
+  return (
+    host === 'localhost' ||
+    /^127(\.\d{1,3}){3}$/.test(host) ||
+    host === '[::1]' ||
+    /^\[::ffff:(127(\.\d{1,3}){3}|7f[0-9a-f]{2}:[0-9a-f]{1,4})\]$/.test(host)
+  )
+}
+
+/**
+ * The gateway URL normalised (scheme and host lower case, default port dropped, no trailing
+ * slash): what is stored and what requests are made under. `what` names where it came from in
+ * the messages. Plain http to another machine sends the key in clear, so it needs `insecure`.
+ */
+export function gatewayUrl(raw: string, opts: { insecure?: boolean; what?: string } = {}): string {
+  const what = opts.what ?? 'the gateway URL'
+  let url: URL
+  try {
+    url = new URL(raw)
+  } catch {
+    url = new URL('none:')
+  }
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') {
+    // `localhost:8080` parses as a URL of scheme "localhost:", `127.0.0.1:8080` as none.
+    const bare = raw.includes('://') ? undefined : URL.canParse(`http://${raw}`) ? new URL(`http://${raw}`) : undefined
+    const example = bare ? `${isLoopback(bare.hostname) ? 'http' : 'https'}://${raw}` : 'https://svc.example.com'
+    throw new UsageError(
+      `${what} ${JSON.stringify(raw)} is not an http:// or https:// URL: give it whole, e.g. ${example}`,
+    )
+  }
+  if (url.username || url.password) throw new UsageError(`${what} must not hold a user name or password`)
+  const segments = url.pathname.split('/').filter(Boolean)
+  const inside = segments.findIndex((s) => gatewayRoutes.has(s.toLowerCase()))
+  const path = (from: number, to?: number) =>
+    segments
+      .slice(from, to)
+      .map((s) => `/${s}`)
+      .join('')
+  const root = `${url.origin}${path(0, inside === -1 ? undefined : inside)}`
+  if (inside !== -1 || url.search || url.hash)
+    throw new UsageError(
+      `give the gateway's root URL, e.g. ${root}, not …${inside === -1 ? '' : path(inside)}${url.search}${url.hash}`,
+    )
+  if (url.protocol === 'http:' && !opts.insecure && !isLoopback(url.hostname))
+    throw new UsageError(
+      `refusing ${root}: over plain http the API key would travel in clear to ${url.hostname}, readable on every ` +
+        'network between. Use https://, or pass --insecure if that network is yours alone',
+    )
+  return root
+}
+
+/**
+ * $SVC_URL and $SVC_API_KEY win over the stored sign-in, for scripts and CI. $SVC_URL alone uses
+ * the stored key only for the gateway it was made for: sent to another URL it would be given away.
+ * `insecure`: the --insecure of the verb, for a plain-http $SVC_URL to another machine.
+ */
+export function requireCredentials(io: Io, opts: { insecure?: boolean } = {}): Credentials {
+  const envUrl = io.env.SVC_URL || undefined
+  const envKey = io.env.SVC_API_KEY || undefined
+  const gateway = envUrl === undefined ? undefined : gatewayUrl(envUrl, { insecure: opts.insecure, what: 'SVC_URL' })
+  if (gateway !== undefined && envKey !== undefined) return { gateway, api_key: envKey }
   const stored = readCredentials(io)
-  const gateway = io.env.SVC_URL ?? stored?.gateway
-  const apiKey = io.env.SVC_API_KEY ?? stored?.api_key
-  if (!gateway || !apiKey) throw new UsageError('not signed in: run `svc login [URL]` (or set SVC_URL and SVC_API_KEY)')
-  return { ...stored, gateway: gateway.replace(/\/+$/, ''), api_key: apiKey }
+  if (!stored) throw new UsageError('not signed in: run `svc login [URL]` (or set SVC_URL and SVC_API_KEY)')
+  // Checked when it was stored; a file from before that check may hold what no request can use.
+  let storedGateway: string
+  try {
+    storedGateway = gatewayUrl(stored.gateway, { insecure: true })
+  } catch (err) {
+    throw new ConfigError(
+      `the stored sign-in's gateway ${JSON.stringify(stored.gateway)} is not usable (${(err as Error).message}): run \`svc login URL\` again`,
+    )
+  }
+  if (gateway !== undefined && gateway !== storedGateway)
+    throw new GatewayError(
+      'authentication',
+      `SVC_URL names ${gateway}, but this machine is signed in to ${storedGateway}: set SVC_API_KEY to a key for ${gateway} (the stored key is not sent to another gateway)`,
+    )
+  return { ...stored, gateway: storedGateway, api_key: envKey ?? stored.api_key }
 }

@@ -18,6 +18,7 @@ Signing in and coding agents
   logout | whoami
   claude [--profile P] [ARGS…]   run Claude Code through the gateway
   codex [--profile P] [ARGS…]    run the Codex CLI through the gateway
+  (login, whoami, claude, codex: --insecure allows plain http:// to another machine)
 
 Administration (open the database directly; safe beside a running gateway)
   accounts create NAME | list
@@ -35,13 +36,19 @@ systemd-unit, whose output is the unit file), --help.
 `
 
 export const commandHelp: Record<string, string> = {
-  login: `svc login [URL] [--no-browser] [--name DEVICE]
-svc login [URL] --with-token < KEY
+  login: `svc login [URL] [--no-browser] [--name DEVICE] [--insecure]
+svc login [URL] --with-token [--insecure] < KEY
 
-Signs this machine in to a gateway (default: the last one, else http://127.0.0.1:8080). Prints a
-URL and a code and opens the browser where there is one; approve on the gateway's /login page with
-a key you already hold (or the admin token). The CLI then receives its own new API key, named after
-the device, stored with the URL in ~/.config/svc/credentials.json (mode 0600).
+Signs this machine in to a gateway (default: $SVC_URL, else the last one, else
+http://127.0.0.1:8080). Prints a URL and a code and opens the browser where there is one; approve on
+the gateway's /login page with a key you already hold (or the admin token). The CLI then receives
+its own new API key, named after the device, stored with the URL in ~/.config/svc/credentials.json
+(mode 0600). A sign-in file that cannot be read is replaced (and said so).
+
+URL is the gateway's root, with its scheme (https://svc.example.com, or a reverse proxy's path
+prefix: https://example.com/svc), not one of its routes (…/compat-a). Plain http:// is refused to
+any host but this machine (localhost, 127.0.0.0/8, ::1): the key would travel in clear. --insecure
+allows it, where the network between is yours alone.
 
 Examples:
   svc login https://svc.example.com
@@ -52,26 +59,34 @@ Revokes the stored key on its gateway and forgets it.
 
 Example:
   svc logout`,
-  whoami: `svc whoami [--json]
+  whoami: `svc whoami [--json] [--insecure]
 
-Shows the signed-in account, gateway and remaining credit.
+Shows the signed-in account, gateway and remaining credit. Exits 1 when not signed in, when the
+sign-in file cannot be read, or when the gateway refuses the key (run svc login again).
+$SVC_URL and $SVC_API_KEY win over the sign-in; $SVC_URL alone is used with the stored key only
+when it names the gateway signed in to. --insecure: a plain http:// $SVC_URL to another machine.
 
 Example:
   svc whoami`,
-  claude: `svc claude [--profile pro|max|ultra-saver] [ARGS…] [-- ARGS…]
+  claude: `svc claude [--profile pro|max|ultra-saver] [--insecure] [ARGS…] [-- ARGS…]
 
 Runs Claude Code with the gateway as its endpoint: ANTHROPIC_BASE_URL (the messages prefix),
 ANTHROPIC_AUTH_TOKEN (your key), ANTHROPIC_MODEL (the profile), the small/fast model on
-svc-ultra-saver, and session headers (x-session-source: claude-code, an agent id). Arguments other
-than --profile pass through to claude; its exit code does too. Help for svc itself: svc help claude.
+svc-ultra-saver, and session headers (x-session-source: claude-code, an agent id). All but the key
+also go in --settings, so that no settings file (~/.claude/settings.json, a repository's
+.claude/settings.json) sends your requests elsewhere; a --settings of your own is merged with it.
+Arguments other than --profile and --insecure pass through to claude, and so does a -- after any of
+them (a -- before them only ends svc's flags); its exit code does too. --insecure: a plain http://
+$SVC_URL to another machine. Help for svc itself: svc help claude.
 
 Examples:
   svc claude
   svc claude --profile max -p "explain this repository"`,
-  codex: `svc codex [--profile pro|max|ultra-saver] [ARGS…] [-- ARGS…]
+  codex: `svc codex [--profile pro|max|ultra-saver] [--insecure] [ARGS…] [-- ARGS…]
 
 Runs the Codex CLI with the gateway as a custom provider on the responses route
 (wire_api = "responses"), through -c overrides: your own Codex config file is not touched.
+Arguments pass through as for svc claude.
 
 Examples:
   svc codex

@@ -14,6 +14,13 @@ export class Unreachable extends GatewayError {
   }
 }
 
+/**
+ * The gateway answered 401 to the signed-in key (revoked, or the account's): the agent would start
+ * and fail every request, telling the user to sign in to its vendor; whoami would show nothing.
+ */
+export const refusedKey = (gateway: string) =>
+  new GatewayError('authentication', `${gateway} refused the signed-in key (revoked?): run \`svc login\` again`)
+
 /** `timeoutMs`: an address that drops packets answers never. */
 export async function reach(gateway: string, path: string, init: RequestInit, timeoutMs: number): Promise<Response> {
   try {

@@ -8,11 +8,13 @@ import {
   type Credentials,
   credentialsPath,
   forgetCredentials,
+  gatewayUrl,
   readCredentials,
   requireCredentials,
+  UnreadableCredentials,
   writeCredentials,
 } from './credentials'
-import { reach } from './reach'
+import { reach, refusedKey } from './reach'
 
 const defaultGateway = 'http://127.0.0.1:8080'
 /** How long one request to the gateway may take. */
@@ -44,7 +46,8 @@ function signInRefusal(gateway: string, start: { status: number; body: Record<st
     : `${gateway} did not start a sign-in (HTTP ${start.status}); is it an svc gateway?`
 }
 
-async function whoami(gateway: string, key: string) {
+/** `refusal`: the error to throw for an answer that is not the account, given why and the status. */
+async function whoami(gateway: string, key: string, refusal: (why: string, status: number) => Error) {
   const response = await reach(
     gateway,
     '/v1/auth/whoami',
@@ -54,10 +57,11 @@ async function whoami(gateway: string, key: string) {
   const body = await jsonObject(response)
   if (!response.ok) {
     const message = errorMessage(body)
-    throw new UsageError(
+    throw refusal(
       message
         ? `the gateway refused the key: ${message}`
         : `${gateway} answered HTTP ${response.status} to a sign-in check; is it an svc gateway?`,
+      response.status,
     )
   }
   return body as {
@@ -104,25 +108,27 @@ export async function runLogin(args: string[], io: Io): Promise<number> {
     'with-token': { type: 'boolean' },
     'no-browser': { type: 'boolean' },
     name: { type: 'string' },
+    insecure: { type: 'boolean' },
   })
-  const gateway = (positionals[0] ?? io.env.SVC_URL ?? readCredentials(io)?.gateway ?? defaultGateway).replace(
-    /\/+$/,
-    '',
-  )
+  const [raw, what] =
+    positionals[0] !== undefined
+      ? [positionals[0], 'the gateway URL']
+      : io.env.SVC_URL
+        ? [io.env.SVC_URL, 'SVC_URL']
+        : [storedSignIn(io).stored?.gateway ?? defaultGateway, 'the last gateway']
+  const gateway = gatewayUrl(raw, { insecure: values.insecure, what })
 
   if (values['with-token']) {
     const key = (await (io.stdin?.() ?? Promise.resolve(''))).trim()
     if (!key) throw new UsageError('pipe the API key on standard input: `svc login --with-token < key-file`')
-    const me = await whoami(gateway, key)
-    const replaced = readCredentials(io)
-    const path = writeCredentials(io, {
+    const me = await whoami(gateway, key, (why) => new UsageError(why))
+    const path = await storeSignIn(io, {
       gateway,
       api_key: key,
       key_id: me.key?.id,
       account: me.account?.name,
       origin: 'given',
     })
-    await revokeReplaced(io, replaced, key)
     print(
       io,
       values.json,
@@ -160,14 +166,12 @@ export async function runLogin(args: string[], io: Io): Promise<number> {
     lostGateway = false
     if (poll.status === 200) {
       const account = poll.body.account as { id: string; name: string }
-      const replaced = readCredentials(io)
-      const path = writeCredentials(io, {
+      const path = await storeSignIn(io, {
         gateway,
         api_key: String(poll.body.access_token),
         key_id: String(poll.body.key_id),
         account: account.name,
       })
-      await revokeReplaced(io, replaced, String(poll.body.access_token))
       print(
         io,
         values.json,
@@ -207,19 +211,45 @@ async function revoke(stored: Credentials): Promise<boolean> {
 
 const revokeElsewhere = (stored: Credentials) => `revoke it there with \`svc keys revoke ${stored.key_id ?? 'ID'}\``
 
+/** The stored sign-in, none, or why its file is unreadable: for the verbs that replace or delete it. */
+function storedSignIn(io: Io): { stored?: Credentials; unreadable?: UnreadableCredentials } {
+  try {
+    return { stored: readCredentials(io) }
+  } catch (err) {
+    if (err instanceof UnreadableCredentials) return { unreadable: err }
+    throw err
+  }
+}
+
 /**
- * Signing in again replaces the stored sign-in: a key the device sign-in made for this machine
- * would otherwise stay valid with nothing left that uses it. A key the user gave is theirs to keep.
+ * Stores a new sign-in in place of the old. A key the device sign-in made for this machine would
+ * otherwise stay valid with nothing left that uses it: it is revoked. A key the user gave is theirs
+ * to keep. An unreadable file is replaced, and said so: a key it may hold stays valid.
  */
-async function revokeReplaced(io: Io, replaced: Credentials | undefined, newKey: string) {
-  if (!replaced || replaced.origin === 'given' || replaced.api_key === newKey) return
+async function storeSignIn(io: Io, credentials: Credentials): Promise<string> {
+  const { stored: replaced, unreadable } = storedSignIn(io)
+  if (unreadable)
+    io.err(
+      `replacing the unreadable sign-in file ${unreadable.path} (${unreadable.reason}); a key it may hold was not revoked`,
+    )
+  const path = writeCredentials(io, credentials)
+  if (!replaced || replaced.origin === 'given' || replaced.api_key === credentials.api_key) return path
   if (!(await revoke(replaced)))
     io.err(`could not reach ${replaced.gateway} to revoke this machine's previous key; ${revokeElsewhere(replaced)}`)
+  return path
 }
 
 export async function runLogout(args: string[], io: Io): Promise<number> {
   const { values } = parseFlags(args, {})
-  const stored = readCredentials(io)
+  const { stored, unreadable } = storedSignIn(io)
+  if (unreadable) {
+    forgetCredentials(io)
+    io.err(
+      `deleted the unreadable sign-in file ${unreadable.path} (${unreadable.reason}); a key it may hold could not be revoked: revoke it on its gateway (\`svc keys revoke ID\`)`,
+    )
+    print(io, values.json, { signed_in: false, revoked: false }, () => 'signed out')
+    return 0
+  }
   if (!stored) {
     print(io, values.json, { signed_in: false }, () => 'not signed in')
     return 0
@@ -239,16 +269,19 @@ export async function runLogout(args: string[], io: Io): Promise<number> {
 }
 
 export async function runWhoami(args: string[], io: Io): Promise<number> {
-  const { values } = parseFlags(args, {})
+  const { values } = parseFlags(args, { insecure: { type: 'boolean' } })
   // Not signed in is an answer to the question, not a mistyped command: exit 1, no usage hint.
   const credentials = (() => {
     try {
-      return requireCredentials(io)
+      return requireCredentials(io, { insecure: values.insecure })
     } catch (err) {
       throw err instanceof UsageError ? new GatewayError('authentication', err.message) : err
     }
   })()
-  const me = await whoami(credentials.gateway, credentials.api_key)
+  // A refused key is the sign-in's to renew, as the launchers say; anything else is the gateway's.
+  const me = await whoami(credentials.gateway, credentials.api_key, (why, status) =>
+    status === 401 ? refusedKey(credentials.gateway) : new GatewayError('api_error', why),
+  )
   const credit = me.credit ?? { limit_nanos: 0, used_nanos: 0, remaining_nanos: 0 }
   print(io, values.json, { gateway: credentials.gateway, ...me, credentials_file: credentialsPath(io) }, () =>
     [

@@ -47,6 +47,8 @@ const cases = [
   },
   {
     kind: 'openai-responses' as const,
+    // Read as the upstream's own failure, in its words, as its stream's response.failed is.
+    legError: 'The model failed.',
     answer: {
       id: 'resp_1',
       object: 'response',
@@ -60,7 +62,7 @@ const cases = [
   },
 ]
 
-for (const { kind, answer } of cases) {
+for (const { kind, answer, legError = 'upstream answer ended in an error' } of cases) {
   test(`a ${kind} 200 that says it failed falls back; the client gets the backup's whole answer`, async () => {
     const h = await gateway(kind)
     brokenAnswer = answer
@@ -77,6 +79,6 @@ for (const { kind, answer } of cases) {
       ['first', 'failed'],
       ['backup', 'ok'],
     ])
-    expect(record.usage_events[0].error).toContain('upstream answer ended in an error')
+    expect(record.usage_events[0].error).toContain(legError)
   })
 }

@@ -5,7 +5,7 @@ import type { ProviderKind } from '../config/schema'
 import type { StreamCodec } from '../exchange/stream-codec'
 import type { ExchangeEvent, ExchangeRequest, ExchangeResponse, UpstreamErrorInfo } from '../exchange/types'
 import type { GatewayError } from '../lib/errors'
-import { decodeAnthropicError } from '../protocols/anthropic/errors'
+import { decodeAnthropicError, statusForAnthropicErrorType } from '../protocols/anthropic/errors'
 import { decodeAnthropicResponse } from '../protocols/anthropic/decode-anthropic-response'
 import { anthropicStreamDecoder } from '../protocols/anthropic/decode-anthropic-stream'
 import { encodeAnthropicRequest } from '../protocols/anthropic/encode-anthropic-request'
@@ -20,7 +20,7 @@ import { readResponsesFailure, responsesStreamDecoder } from '../protocols/opena
 import { encodeResponsesRequest } from '../protocols/openai-responses/encode-responses-request'
 import { decodeResponsesError } from '../protocols/openai-responses/errors'
 import type { SseEvent } from '../protocols/sse'
-import { isObject } from '../protocols/wire-values'
+import { isObject, readObject, readString } from '../protocols/wire-values'
 
 export interface ProviderCodec {
   /** Appended to the provider's base_url. */
@@ -73,6 +73,33 @@ const isCachingClaude = (model: CatalogModel) =>
 /** A Responses-compatible server's reasoning blobs are its own: tagged with it (ResponsesDecodeOptions). */
 const blobsOf = (provider: ProviderConfig) => (provider.openaiItself === false ? { blobMaker: provider.id } : {})
 
+/**
+ * Anthropic's error object under a 200 (a proxy's way: `{"type":"error","error":{…}}`), its type
+ * kept as a stream's in-band error keeps it: `overloaded_error` fails as a 529 would.
+ */
+function readAnthropicInBandError(json: unknown): UpstreamErrorInfo | undefined {
+  if (!isObject(json) || json.type !== 'error') return undefined
+  const error = readObject(json, 'error') ?? {}
+  const type = readString(error, 'type') ?? 'api_error'
+  const message = readString(error, 'message') || 'upstream answered 200 with an error'
+  return { status: statusForAnthropicErrorType(type), type, message }
+}
+
+/**
+ * A 200 Responses body that is an error (OpenRouter's `{"error":…}` with no output), or a Response
+ * that says it failed or was cancelled (OpenAI's, `output: []`): a failed attempt, as its stream's
+ * `response.failed` is. An `incomplete` one is an answer (the output limit).
+ */
+function readResponsesInBandError(json: unknown): UpstreamErrorInfo | undefined {
+  if (!isObject(json)) return undefined
+  if (json.status === 'failed' || json.status === 'cancelled') {
+    return json.error == null
+      ? { status: 500, type: 'api_error', message: `upstream response ${json.status}` }
+      : readResponsesFailure(json)
+  }
+  return !Array.isArray(json.output) && json.error != null ? readResponsesFailure(json) : undefined
+}
+
 export const codecs: Record<ProviderKind, ProviderCodec> = {
   anthropic: {
     path: '/v1/messages',
@@ -88,6 +115,7 @@ export const codecs: Record<ProviderKind, ProviderCodec> = {
     decodeResponse: decodeAnthropicResponse,
     streamDecoder: anthropicStreamDecoder,
     decodeError: decodeAnthropicError,
+    inBandError: readAnthropicInBandError,
     // Thinking another server signed in Claude's own form, which svc cannot tell apart, refused:
     // the same request without the thinking history (one round trip more, and no tokens).
     resendAfter: (error, body) => (refusesThinkingSignature(error.message) ? withoutThinkingHistory(body) : undefined),
@@ -127,7 +155,6 @@ export const codecs: Record<ProviderKind, ProviderCodec> = {
     decodeResponse: (json, toolNames, provider) => decodeResponsesResponse(json, toolNames, blobsOf(provider)),
     streamDecoder: (toolNames, provider) => responsesStreamDecoder(toolNames, blobsOf(provider)),
     decodeError: decodeResponsesError,
-    inBandError: (json) =>
-      isObject(json) && !Array.isArray(json.output) && json.error != null ? readResponsesFailure(json) : undefined,
+    inBandError: readResponsesInBandError,
   },
 }

@@ -81,20 +81,39 @@ export async function jsonAnswer(deps: Deps, a: AnsweredAttempt): Promise<Respon
     const reported = isReported(usage)
     if (!billedAsReported(usage, reported)) {
       // Decoded only to estimate output never reported, or whose count cannot be billed (credible-usage.ts): rare.
-      const outputChars = answerChars(
-        upstreamCodec.decodeResponse(json, requestToolNames(a.body), a.leg.candidate.provider).content,
-      )
+      const outputChars = answerChars(decodeAnswer(a, json).content)
       return deliverPassThrough(deps, a, { usage, reported, outputChars }, body)
     }
     const relayed = text === undefined ? undefined : a.surface.passThroughText?.(text, json, a.ids)
     return deliver(deps, a, { usage, reported, outputChars: 0 }, relayed ?? body)
   }
-  const response = upstreamCodec.decodeResponse(json, requestToolNames(a.body), a.leg.candidate.provider)
+  const response = decodeAnswer(a, json)
   const reported = isReported(response.usage)
   return deliverTranslated(deps, a, response, {
     reported,
     outputChars: outputCharsIfNeeded(response.usage, () => response),
   })
+}
+
+/**
+ * The upstream's 200 JSON decoded to the neutral answer. A body its kind cannot read as an answer (a
+ * proxy's `{"status":"ok"}`, a Chat body without choices) is a failed attempt whatever the kind, as
+ * the pass-through routes' check of the same body makes it (surface.passThroughJson): the next
+ * candidate is tried, the model's health counts it, the leg is charged nothing. Here rather than at
+ * each decoder's throw, so that the rule holds for every kind, the decoders staying readers of
+ * their wire that know nothing of fallback.
+ */
+function decodeAnswer(a: AnsweredAttempt, json: unknown): ExchangeResponse {
+  try {
+    return codecs[a.leg.candidate.provider.kind].decodeResponse(
+      json,
+      requestToolNames(a.body),
+      a.leg.candidate.provider,
+    )
+  } catch (err) {
+    if (!(err instanceof GatewayError) || err.retryable) throw err
+    throw new GatewayError(err.kind, err.message, { status: err.status, retryable: true, cause: err })
+  }
 }
 
 /**

@@ -20,6 +20,16 @@ const slowAnswer = { text: 'abcd'.repeat(DELTAS), chunks: DELTAS, chunkDelayMs: 
 /** Deltas the client reads before it goes away. */
 const READ = 3
 
+/** A leg's outcome, whether estimated, its tokens in and out, its cost and charge. */
+const legFigures = (e: Record<string, unknown>) => [
+  e.outcome,
+  e.estimated,
+  e.input_tokens,
+  e.output_tokens,
+  e.cost_nanos,
+  e.charged_nanos,
+]
+
 /** The one model, on the route's provider: 3 and 15 USD per Mtok. */
 const primary = {
   id: 'primary',
@@ -126,6 +136,68 @@ describe('client aborts mid-stream', () => {
   )
 })
 
+describe('client leaves a non-streamed request while the upstream works', () => {
+  const backup = { ...primary, id: 'backup', upstream_model: 'backup-up', quality: 80 }
+  const cells = routes.flatMap((route) => (['json', 'gathered'] as const).map((delivery) => ({ route, delivery })))
+
+  test.each(cells)(
+    '$route.name, $delivery: upstream aborted, no fallback, recorded aborted and charged nothing',
+    async ({ route, delivery }) => {
+      const h = await createHarness({
+        grantUsd: 5,
+        env: { SIM_KEY },
+        config: {
+          catalog: { builtin: false },
+          // Gathered: the JSON answer read from an upstream stream (every request over 0 tokens).
+          routing: delivery === 'gathered' ? { stream_upstream_above_max_tokens: 0 } : {},
+          providers: { live: providerFor(route, sim.url) },
+          models: [primary, backup],
+        },
+      })
+      // 1.2 s of writing: a JSON answer comes only then, a gathered one is read as it streams.
+      sim.setScenario('primary-up', slowAnswer)
+      const client = new AbortController()
+      const pending = h
+        .call(pathFor(route), {
+          method: 'POST',
+          headers: { 'anthropic-version': '2023-06-01' },
+          signal: client.signal,
+          json: bodyFor(route, false),
+        })
+        .catch(() => undefined)
+      await waitFor('the upstream call', () => (sim.requests.length > 0 ? true : undefined))
+      client.abort()
+      await pending
+
+      expect(await sim.waitForAbort(0)).toBe(true)
+      const requestId = await waitFor('the request recorded', async () => {
+        const items: { request_id: string; status: string }[] = (await (await h.call('/v1/usage/requests')).json())
+          .items
+        return items.find((item) => item.status !== 'in_progress')?.request_id
+      })
+      const detail = await requestDetail(h, requestId)
+      expect(detail).toMatchObject({
+        status: 'aborted',
+        http_status: 499,
+        stream: false,
+        attempts: 1,
+        selected_model_id: null,
+        total_cost_nanos: 0,
+        charged_nanos: 0,
+        error: { type: 'api_error', message: 'client went away' },
+      })
+      expect(detail.provider_ranks.map((r: { status: string }) => r.status)).toEqual(['aborted', 'not_tried'])
+      expect(detail.usage_events.map(legFigures)).toEqual([['aborted', false, 0, 0, 0, 0]])
+      expect(detail.grant_charges).toEqual([])
+      // No fallback once the client left, and its hold on the account's credit went with it.
+      expect(sim.requests).toHaveLength(1)
+      const grants = await h.deps.credit.get(h.accountId)
+      expect(h.deps.holds.available(grants)).toBe(grants)
+      expect((await (await h.call('/v1/usage')).json()).remaining_nanos).toBe(GRANT)
+    },
+  )
+})
+
 describe('a client that goes away once it has read the whole answer', () => {
   // An upstream that keeps its connection open a while after the message's end: the simulator's
   // bytes relayed, then a pause before the body closes. The client reads to the answer's last
@@ -208,13 +280,18 @@ describe('a client that goes away once it has read the whole answer', () => {
 })
 
 describe('a client that goes away while svc holds the stream’s opening (before its first byte)', () => {
+  /** Whether the upstream call was aborted (the silent upstream's connection closed by svc). */
+  let upstreamAborted = false
   /** An upstream that sends its opening, then thinks in silence until aborted. */
   const silentAfter = (opening: string) =>
     (async (_url: string, init: RequestInit) => {
       const body = new ReadableStream<Uint8Array>({
         start(controller) {
           controller.enqueue(new TextEncoder().encode(opening))
-          init.signal?.addEventListener('abort', () => controller.error(new DOMException('aborted', 'AbortError')))
+          init.signal?.addEventListener('abort', () => {
+            upstreamAborted = true
+            controller.error(new DOMException('aborted', 'AbortError'))
+          })
         },
       })
       return new Response(body, { headers: { 'content-type': 'text/event-stream' } })
@@ -222,14 +299,27 @@ describe('a client that goes away while svc holds the stream’s opening (before
   /** Anthropic's message_start, with the prompt it read (null: a compatible server's, with no usage). */
   const openingThenSilence = (inputTokens: number | null) => silentAfter(anthropicMessageStart('first-up', inputTokens))
 
-  const leave = async (h: Harness) => {
+  /** A streamed request of 500 tokens at most, on each surface (scriptedPair's profile). */
+  const streamed: Record<'messages' | 'responses', { path: string; json: Record<string, unknown> }> = {
+    messages: {
+      path: '/compat-a/v1/messages',
+      json: { model: 'svc-pro', max_tokens: 500, stream: true, messages: [{ role: 'user', content: 'hi' }] },
+    },
+    responses: {
+      path: '/compat-b/v1/responses',
+      json: { model: 'svc-pro', input: 'hi', stream: true, max_output_tokens: 500 },
+    },
+  }
+
+  const leave = async (h: Harness, request = streamed.messages) => {
+    upstreamAborted = false
     const controller = new AbortController()
     const pending = h
-      .call('/compat-a/v1/messages', {
+      .call(request.path, {
         method: 'POST',
         headers: { 'anthropic-version': '2023-06-01' },
         signal: controller.signal,
-        json: { model: 'svc-pro', max_tokens: 500, stream: true, messages: [{ role: 'user', content: 'hi' }] },
+        json: request.json,
       })
       .catch(() => undefined)
     await Bun.sleep(100)
@@ -268,6 +358,39 @@ describe('a client that goes away while svc holds the stream’s opening (before
     expect(leg.input_tokens).toBeGreaterThan(0)
     expect(d.charged_nanos).toBe(leg.cost_nanos)
     expect(leg.cost_nanos).toBe((leg.input_tokens + leg.output_tokens) * 1000)
+  })
+
+  test('a Responses client, translated for Anthropic: the prompt its opening counted is billed', async () => {
+    const h = await scriptedPair('anthropic')
+    h.deps.fetch = openingThenSilence(150_000)
+    const d = await leave(h, streamed.responses)
+    expect(upstreamAborted).toBe(true)
+    expect(d).toMatchObject({ status: 'aborted', http_status: 499, attempts: 1, charged_nanos: 150_001_000 })
+    expect(d.usage_events.map(legFigures)).toEqual([['aborted', true, 150_000, 1, 150_001_000, 150_001_000]])
+  })
+
+  test('a Responses client on OpenAI itself: response.created and in_progress count no prompt, the estimated one is billed', async () => {
+    const h = await scriptedPair('openai-responses', {}, 5, { openai_itself: true })
+    const created = (sequence: number, type: string) =>
+      sseFrame(type, {
+        type,
+        sequence_number: sequence,
+        response: {
+          id: 'resp_up',
+          object: 'response',
+          created_at: 1,
+          model: 'first-up',
+          status: 'in_progress',
+          output: [],
+        },
+      })
+    h.deps.fetch = silentAfter(created(0, 'response.created') + created(1, 'response.in_progress'))
+    const d = await leave(h, streamed.responses)
+    expect(upstreamAborted).toBe(true)
+    const route = routes.find((r) => r.surface === 'responses' && r.kind === 'openai-responses')!
+    const input = tokenizerCount(route, streamed.responses.json)
+    expect(d).toMatchObject({ status: 'aborted', http_status: 499, attempts: 1, charged_nanos: input * 1000 })
+    expect(d.usage_events.map(legFigures)).toEqual([['aborted', true, input, 0, input * 1000, input * 1000]])
   })
 
   test('a Chat upstream’s role chunk counts no prompt either: the estimated prompt is billed', async () => {

@@ -14,6 +14,11 @@ export interface Route {
   kind: ProviderKind
   /** Upstream frames the simulator sends before a mid-stream fault: two text deltas' worth. */
   afterFrames: number
+  /**
+   * Upstream frames that are the opening alone, held until the answer begins: Anthropic's
+   * message_start and ping, Chat's role chunk, Responses' response.created and in_progress.
+   */
+  openingFrames: number
   /** Client events before the first text delta. */
   prelude: string[]
   /** The upstream reports the prompt in its first frame (Anthropic's message_start); otherwise the tokenizer counts it. */
@@ -35,6 +40,7 @@ export const routes: Route[] = [
     surface: 'messages',
     kind: 'anthropic',
     afterFrames: 5,
+    openingFrames: 2,
     prelude: ['message_start', 'ping', 'content_block_start'],
     reportsPrompt: true,
     brokenStreamEnd: 'error',
@@ -44,6 +50,7 @@ export const routes: Route[] = [
     surface: 'messages',
     kind: 'openai-chat',
     afterFrames: 3,
+    openingFrames: 1,
     prelude: ['message_start', 'content_block_start'],
     reportsPrompt: false,
     brokenStreamEnd: 'error',
@@ -53,6 +60,7 @@ export const routes: Route[] = [
     surface: 'responses',
     kind: 'openai-responses',
     afterFrames: 6,
+    openingFrames: 2,
     prelude: responsesPrelude,
     reportsPrompt: false,
     brokenStreamEnd: 'error',
@@ -62,6 +70,7 @@ export const routes: Route[] = [
     surface: 'responses',
     kind: 'anthropic',
     afterFrames: 5,
+    openingFrames: 2,
     prelude: responsesPrelude,
     reportsPrompt: true,
     // The translated Responses stream fails the response itself, as OpenAI does.

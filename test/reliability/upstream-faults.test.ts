@@ -1,9 +1,10 @@
-// The upstream fault matrix: every fault the simulator can play × how the answer is delivered
-// (streamed; not streamed; not streamed to the client but gathered from an upstream stream, as svc
-// does for a long output limit) × the four ways a request crosses the gateway (same-shape
-// pass-through and translated, on both surfaces). For each, what the client receives — the second
-// candidate's answer, an error status in the surface's shape, or an error event after the first
-// byte — and the ledger row with its legs and charges, exactly.
+// The upstream fault matrix: every fault the simulator can play (and a body held back after its
+// headers, which it cannot) × how the answer is delivered (streamed; not streamed; not streamed to
+// the client but gathered from an upstream stream, as svc does for a long output limit) × the four
+// ways a request crosses the gateway (same-shape pass-through and translated, on both surfaces).
+// For each, what the client receives — the second candidate's answer, an error status in the
+// surface's shape, or an error event after the first byte — and the ledger row with its legs and
+// charges, exactly.
 import { afterAll, beforeEach, describe, expect, test } from 'bun:test'
 import type { ConfigFile } from '../../src/config/schema'
 import { createHarness, type Harness } from '../support/harness'
@@ -45,12 +46,16 @@ interface ErrorAnswer {
 
 interface Fault {
   name: string
-  /** Undefined: the provider's port is closed (connection refused). */
+  /** Undefined, and no `upstream` either: the provider's port is closed (connection refused). */
   scenario?: (route: Route) => Scenario
+  /** What the simulator cannot play: the harness's upstream fetch changed. */
+  upstream?: (h: Harness) => void
   /** Strikes before the first byte even when streamed (else only a non-streaming body breaks before it). */
   beforeFirstByte: boolean
+  /** The deliveries it is played on (all three unless given). */
+  deliveries?: readonly Delivery[]
   /** What a client gets when this was the only candidate. */
-  alone: (delivery: Delivery) => ErrorAnswer
+  alone: (delivery: Delivery, route: Route) => ErrorAnswer
 }
 
 /** JSON from a JSON call; a stream relayed; JSON gathered from an upstream stream. */
@@ -158,7 +163,95 @@ const faults: Fault[] = [
         `upstream answered 200 with content-type text/html; charset=utf-8, expected ${d === 'json' ? 'json' : 'text/event-stream'}`,
       ),
   },
+  {
+    // The simulator's slow first byte holds the headers, which only connect_timeout_ms bounds for a
+    // stream: here they come at once, and the first event (a JSON call: the whole answer) never.
+    name: 'headers at once, the first event past the timeout',
+    upstream: (h) => holdBody(h, 'primary-up'),
+    beforeFirstByte: true,
+    alone: (d) => ({
+      status: 504,
+      anthropicType: 'timeout_error',
+      openai: { type: 'server_error', code: 'timeout' },
+      kind: 'timeout',
+      message: `upstream sent no ${d === 'json' ? 'whole answer' : 'event'} within ${TIMEOUT_MS} ms`,
+    }),
+  },
+  // A stream that breaks right after its opening, before any content: the opening is held until
+  // the answer begins, so nothing has reached the client and the stream falls back.
+  {
+    // Written at once with the opening, the reset beats Bun's write of the headers.
+    name: 'reset right after the opening',
+    scenario: (r) => ({ fault: { kind: 'reset', afterFrames: r.openingFrames } }),
+    beforeFirstByte: true,
+    deliveries: ['stream'],
+    alone: () => apiError(/^upstream unreachable: upstream closed the connection before answering \(ECONNRESET/),
+  },
+  {
+    name: 'malformed frame right after the opening',
+    scenario: (r) => ({ fault: { kind: 'malformed', afterFrames: r.openingFrames } }),
+    beforeFirstByte: true,
+    deliveries: ['stream'],
+    // The frame the simulator garbles is the first content frame after the opening.
+    alone: (_, r) =>
+      apiError(
+        {
+          'messages → anthropic (pass-through)': 'upstream sent a malformed content_block_delta frame',
+          'messages → openai-chat (translated)': 'upstream sent a malformed JSON chunk',
+          'responses → openai-responses (pass-through)': 'upstream sent a malformed response.output_text.delta frame',
+          'responses → anthropic (translated)': 'upstream sent malformed JSON in a content_block_delta event',
+        }[r.name]!,
+      ),
+  },
+  {
+    name: 'in-band error right after the opening',
+    scenario: (r) => ({ fault: { kind: 'error_event', afterFrames: r.openingFrames } }),
+    beforeFirstByte: true,
+    deliveries: ['stream'],
+    // Anthropic's overloaded_error keeps its type; the OpenAI kinds' error event is a 500.
+    alone: (_, r) =>
+      r.kind === 'anthropic'
+        ? {
+            status: 529,
+            anthropicType: 'overloaded_error',
+            openai: { type: 'server_error', code: 'server_overloaded' },
+            kind: 'overloaded',
+            message: 'Overloaded',
+          }
+        : { ...apiError('The server is overloaded.'), status: 500 },
+  },
+  {
+    name: 'cut right after the opening',
+    scenario: (r) => ({ fault: { kind: 'cut', afterFrames: r.openingFrames } }),
+    beforeFirstByte: true,
+    deliveries: ['stream'],
+    alone: () => apiError('upstream stream ended before its answer began'),
+  },
 ]
+
+/** The connection is refused: the primary's provider is the closed port. */
+const refused = (fault: Fault) => !fault.scenario && !fault.upstream
+
+/**
+ * The harness's upstream fetch with `model`'s body held back once its headers came, until the
+ * call is aborted.
+ */
+function holdBody(h: Harness, model: string) {
+  const upstream = h.deps.fetch
+  h.deps.fetch = (async (url: string, init: RequestInit) => {
+    const res = await upstream(url, init)
+    if ((JSON.parse(String(init.body)) as { model: string }).model !== model || !res.body) return res
+    const held = new ReadableStream<Uint8Array>({
+      start(controller) {
+        init.signal?.addEventListener('abort', () => {
+          res.body?.cancel().catch(() => {})
+          controller.error(new DOMException('aborted', 'AbortError'))
+        })
+      },
+    })
+    return new Response(held, { status: res.status, headers: res.headers })
+  }) as unknown as typeof fetch
+}
 
 // primary: 3000 nanos/input token, 15000/output. backup: 1000 and 2000.
 const PRIMARY = { input: 3000, output: 15000 }
@@ -254,6 +347,7 @@ async function grantId(h: Harness): Promise<string> {
   return usage.grants[0].id
 }
 
+const deliveries = ['json', 'stream', 'gathered'] as const
 type Row = { route: Route; fault: Fault; delivery: Delivery; stream: boolean; label: string }
 const deliveryName: Record<Delivery, string> = {
   json: 'not streamed',
@@ -262,7 +356,7 @@ const deliveryName: Record<Delivery, string> = {
 }
 const rows: Row[] = routes.flatMap((route) =>
   faults.flatMap((fault) =>
-    (['json', 'stream', 'gathered'] as const).map((delivery) => ({
+    (fault.deliveries ?? deliveries).map((delivery) => ({
       route,
       fault,
       delivery,
@@ -276,8 +370,9 @@ const beforeFirstByte = (r: Row) => r.fault.beforeFirstByte || r.delivery !== 's
 
 describe('before the first byte: the second candidate serves', () => {
   test.each(rows.filter(beforeFirstByte))('$label', async ({ route, fault, delivery, stream }) => {
-    const h = await gateway(route, { dead: !fault.scenario, alone: false, delivery })
-    if (fault.scenario) sim.setScenario('primary-up', { ...primaryScenario, ...fault.scenario(route) })
+    const h = await gateway(route, { dead: refused(fault), alone: false, delivery })
+    fault.upstream?.(h)
+    sim.setScenario('primary-up', { ...primaryScenario, ...fault.scenario?.(route) })
     sim.setScenario('backup-up', backupScenario)
     const res = await send(h, route, bodyFor(route, stream))
     expect(res.status).toBe(200)
@@ -322,7 +417,7 @@ describe('before the first byte: the second candidate serves', () => {
 
     // The refused connection never reached the simulator.
     expect(sim.requests.map((r) => (r.body as { model: string }).model)).toEqual(
-      fault.scenario ? ['primary-up', 'backup-up'] : ['backup-up'],
+      refused(fault) ? ['backup-up'] : ['primary-up', 'backup-up'],
     )
     const detail = await requestDetail(h, requestId)
     expect(detail).toMatchObject({
@@ -342,12 +437,12 @@ describe('before the first byte: the second candidate serves', () => {
       ['primary', 'failed'],
       ['backup', 'chosen'],
     ])
-    const message = fault.alone(delivery).message
+    const message = fault.alone(delivery, route).message
     expect(detail.usage_events).toEqual([
       legView(requestId, {
         attempt: 1,
         model_id: 'primary',
-        provider_id: fault.scenario ? 'live' : 'dead',
+        provider_id: refused(fault) ? 'dead' : 'live',
         upstream_model: 'primary-up',
         estimated: false,
         outcome: 'failed',
@@ -389,10 +484,11 @@ describe('before the first byte: the second candidate serves', () => {
 
 describe('before the first byte with no other candidate: an error status in the surface’s shape', () => {
   test.each(rows.filter(beforeFirstByte))('$label', async ({ route, fault, delivery, stream }) => {
-    const h = await gateway(route, { dead: !fault.scenario, alone: true, delivery })
-    if (fault.scenario) sim.setScenario('primary-up', { ...primaryScenario, ...fault.scenario(route) })
+    const h = await gateway(route, { dead: refused(fault), alone: true, delivery })
+    fault.upstream?.(h)
+    sim.setScenario('primary-up', { ...primaryScenario, ...fault.scenario?.(route) })
     const res = await send(h, route, bodyFor(route, stream))
-    const want = fault.alone(delivery)
+    const want = fault.alone(delivery, route)
     // OpenAI clients do not know 529; they retry 503. An error no resend can fix is a 400 there:
     // Codex retries every 5xx whatever x-should-retry says (README).
     const status =
@@ -434,7 +530,7 @@ describe('before the first byte with no other candidate: an error status in the 
       legView(requestId, {
         attempt: 1,
         model_id: 'primary',
-        provider_id: fault.scenario ? 'live' : 'dead',
+        provider_id: refused(fault) ? 'dead' : 'live',
         upstream_model: 'primary-up',
         estimated: false,
         outcome: 'failed',
@@ -548,41 +644,57 @@ describe('after the first byte: an error event, no fallback, the estimated leg c
 })
 
 describe('429 retry-after is honoured', () => {
-  test('the candidate cools for retry-after seconds: later requests go to the backup first, then it returns', async () => {
-    const route = routes[0]!
-    const h = await gateway(route, { dead: false, alone: false })
-    sim.queue('primary-up', { fault: { kind: 'status', status: 429, retryAfter: 7 } })
-    sim.setScenario('backup-up', backupScenario)
-    const first = await send(h, route, bodyFor(route, false))
-    expect(first.status).toBe(200)
-    expect((await requestDetail(h, first.headers.get('x-request-id')!)).attempts).toBe(2)
+  test.each(routes.flatMap((route) => deliveries.map((delivery) => ({ route, delivery }))))(
+    '$route.name, $delivery: the candidate cools for retry-after seconds: later requests go to the backup first, then it returns',
+    async ({ route, delivery }) => {
+      const h = await gateway(route, { dead: false, alone: false, delivery })
+      const body = bodyFor(route, delivery === 'stream')
+      sim.queue('primary-up', { fault: { kind: 'status', status: 429, retryAfter: 7 } })
+      sim.setScenario('backup-up', backupScenario)
+      const first = await send(h, route, body)
+      expect(first.status).toBe(200)
+      // Served: the wait is the model's, not the client's.
+      expect(first.headers.get('retry-after')).toBeNull()
+      await first.text()
+      expect(await requestDetail(h, first.headers.get('x-request-id')!)).toMatchObject({
+        attempts: 2,
+        charged_nanos: BACKUP_COST,
+      })
 
-    const second = await send(h, route, bodyFor(route, false))
-    expect(second.status).toBe(200)
-    const detail = await requestDetail(h, second.headers.get('x-request-id')!)
-    const until = new Date(h.clock.now + 7_000).toISOString()
-    expect(detail).toMatchObject({ attempts: 1, selected_model_id: 'backup' })
-    expect(detail.provider_ranks).toEqual([
-      expect.objectContaining({ model_id: 'backup', status: 'chosen' }),
-      expect.objectContaining({
-        model_id: 'primary',
-        status: 'not_tried',
-        health: expect.objectContaining({ state: 'cooling', until }),
-        reason: expect.stringContaining(`ranked last: circuit cooling until ${until}`),
-      }),
-    ])
+      const second = await send(h, route, body)
+      expect(second.status).toBe(200)
+      await second.text()
+      const detail = await requestDetail(h, second.headers.get('x-request-id')!)
+      const until = new Date(h.clock.now + 7_000).toISOString()
+      expect(detail).toMatchObject({ attempts: 1, selected_model_id: 'backup', charged_nanos: BACKUP_COST })
+      expect(detail.provider_ranks).toEqual([
+        expect.objectContaining({ model_id: 'backup', status: 'chosen' }),
+        expect.objectContaining({
+          model_id: 'primary',
+          status: 'not_tried',
+          health: expect.objectContaining({ state: 'cooling', until }),
+          reason: expect.stringContaining(`ranked last: circuit cooling until ${until}`),
+        }),
+      ])
 
-    h.clock.advance(7_001)
-    sim.setScenario('primary-up', { text: 'Primary again.', usage: { input: 10, output: 2 } })
-    const third = await send(h, route, bodyFor(route, false))
-    expect(await third.json()).toMatchObject({ model: 'primary-up', content: [{ text: 'Primary again.' }] })
-    expect(sim.requests.map((r) => (r.body as { model: string }).model)).toEqual([
-      'primary-up',
-      'backup-up',
-      'backup-up',
-      'primary-up',
-    ])
-  })
+      h.clock.advance(7_001)
+      sim.setScenario('primary-up', { text: 'Primary again.', usage: { input: 10, output: 2 } })
+      const third = await send(h, route, body)
+      expect(third.status).toBe(200)
+      await third.text()
+      expect(await requestDetail(h, third.headers.get('x-request-id')!)).toMatchObject({
+        attempts: 1,
+        selected_model_id: 'primary',
+        charged_nanos: 10 * PRIMARY.input + 2 * PRIMARY.output,
+      })
+      expect(sim.requests.map((r) => (r.body as { model: string }).model)).toEqual([
+        'primary-up',
+        'backup-up',
+        'backup-up',
+        'primary-up',
+      ])
+    },
+  )
 })
 
 describe('an upstream’s long retry-after', () => {

@@ -103,11 +103,25 @@ export function createDeps(config: Config, opts: DepsOptions = {}): Deps {
     },
   })
   const grants = accountCache((accountId) => ledger.listGrants(accountId))
-  const byokKeys = accountCache((accountId) => admin.openProviderKeys(accountId))
+  const health = createHealth(clock)
+  // Each account's own keys as last loaded, sealed. A load that finds one added, replaced (even by
+  // the same key, sealed anew) or removed makes health forget what the old key taught: its open
+  // circuit would keep the new key untried for minutes. Loads follow every change, this process's
+  // (onAccountChanged) and another's (the CLI's, seen by syncCaches), and precede routing.
+  const sealedSeen = new Map<string, Map<string, string>>()
+  const byokKeys = accountCache(async (accountId) => {
+    const { keys, sealed } = await admin.ownProviderKeys(accountId)
+    const before = sealedSeen.get(accountId)
+    for (const providerId of new Set([...(before?.keys() ?? []), ...sealed.keys()])) {
+      if (before?.get(providerId) !== sealed.get(providerId)) health.forgetOwnKey(providerId, accountId)
+    }
+    if (sealed.size > 0) sealedSeen.set(accountId, sealed)
+    else sealedSeen.delete(accountId)
+    return keys
+  })
   const nudges = accountCache(async (accountId) =>
     computeNudges(await ledger.recentFeedbackSignals(accountId, nudgeWindow)),
   )
-  const health = createHealth(clock)
   const lastServed = new Map<string, { modelId: string; providerId: string }>()
   /** Agent sessions come and go by the thousand; memory must not grow with every one ever seen. */
   const sessionsRemembered = 10_000

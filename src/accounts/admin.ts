@@ -90,6 +90,48 @@ function readAmountNanos(nanos: number): number {
   return nanos
 }
 
+/** Longer than any provider's key (Anthropic's are ~110 characters); a header line of 1 MB is no key. */
+const longestProviderKey = 1024
+
+/**
+ * A provider key as it goes into a header: surrounding whitespace trimmed (a pasted key's line
+ * break), then visible ASCII only, 8 to 1,024 characters. A key holding a line break (a second
+ * line piped in with it), a space or a character from outside ASCII (a pasted ellipsis, a
+ * zero-width space) was stored, and every request through that provider then failed with a 502
+ * blaming the provider. The error says what is wrong and where, never the key itself.
+ */
+function readProviderKey(given: string): string {
+  const key = given.trim()
+  if (key.length > longestProviderKey) {
+    throw invalidRequest(
+      `the provider key is ${key.length} characters long; a key is at most ${longestProviderKey}`,
+      'key',
+    )
+  }
+  const at = key.search(/[^\x21-\x7e]/)
+  if (at >= 0) {
+    throw invalidRequest(
+      `the provider key holds ${describeCharacter(key.codePointAt(at)!)} at character ${at + 1} of ${key.length}: a key is visible ASCII characters only, on one line (store the key alone)`,
+      'key',
+    )
+  }
+  if (key.length < 8) throw invalidRequest('the provider key looks too short', 'key')
+  return key
+}
+
+const describeCharacter = (code: number) =>
+  code === 0x0a || code === 0x0d
+    ? 'a line break'
+    : code === 0x20
+      ? 'a space'
+      : code === 0x09
+        ? 'a tab'
+        : code < 0x20 || code === 0x7f
+          ? `a control character (U+${hex(code)})`
+          : `a character outside ASCII (U+${hex(code)})`
+
+const hex = (code: number) => code.toString(16).toUpperCase().padStart(4, '0')
+
 export function createAdmin(deps: {
   ledger: Ledger
   config: Config
@@ -124,6 +166,22 @@ export function createAdmin(deps: {
     } catch {
       return null
     }
+  }
+
+  /**
+   * openProviderKeys's keys, with each one as sealed in the database: sealing draws a fresh IV, so a
+   * key stored again (even the same key) seals differently, and a changed sealed form says the
+   * account replaced its key, from this process or another (deps.ts).
+   */
+  async function ownProviderKeys(accountId: string) {
+    const keys = new Map<string, string | null>()
+    const sealed = new Map<string, string>()
+    for (const row of await ledger.listProviderKeys(accountId)) {
+      if (!config.providers[row.providerId]) continue
+      keys.set(row.providerId, openSealed(row))
+      sealed.set(row.providerId, row.sealed)
+    }
+    return { keys, sealed }
   }
 
   return {
@@ -225,12 +283,12 @@ export function createAdmin(deps: {
           'provider',
         )
       }
-      if (input.key.trim().length < 8) throw invalidRequest('the provider key looks too short', 'key')
+      const key = readProviderKey(input.key)
       const stored = await ledger.putProviderKey({
         accountId: account.id,
         providerId: input.provider,
-        sealed: sealProviderKey(masterKey, input.key.trim(), account.id),
-        hint: providerKeyHint(input.key.trim()),
+        sealed: sealProviderKey(masterKey, key, account.id),
+        hint: providerKeyHint(key),
       })
       changed(account.id)
       return stored
@@ -290,13 +348,10 @@ export function createAdmin(deps: {
      * (no master key set, or not the one it was sealed with). Such a provider must not serve the
      * account on the platform's key instead: the account stored its own to be charged only the fee.
      */
-    async openProviderKeys(accountId: string): Promise<Map<string, string | null>> {
-      const keys = new Map<string, string | null>()
-      for (const row of await ledger.listProviderKeys(accountId)) {
-        if (config.providers[row.providerId]) keys.set(row.providerId, openSealed(row))
-      }
-      return keys
-    },
+    openProviderKeys: async (accountId: string): Promise<Map<string, string | null>> =>
+      (await ownProviderKeys(accountId)).keys,
+
+    ownProviderKeys,
 
     /** The stored provider keys this gateway cannot open, of configured providers: said at startup. */
     async unopenableProviderKeys(): Promise<ProviderKeyRecord[]> {

@@ -12,6 +12,8 @@ const openaiBody = (message: string, type: string, code: string | null, param: s
   JSON.stringify({ error: { message, type, param, code } })
 const anthropicBody = (type: string, message: string) => JSON.stringify({ type: 'error', error: { type, message } })
 const permissionDenied = 'Your API key does not have permission to use the specified resource.'
+const creditTooLow =
+  'Your credit balance is too low to access the Anthropic API. Please go to Plans & Billing to upgrade or purchase credits.'
 const projectModel = 'Project `proj_1` does not have access to model `gpt-5`'
 
 /** What routing and the client see of a GatewayError. */
@@ -72,6 +74,11 @@ describe('upstreamFailure: the gateway’s provider account failing is a retryab
       quota,
     ],
     ['billing_error under another status', { status: 400, type: 'billing_error', message: 'no credit' }, 'no credit'],
+    [
+      'Anthropic 400 for a key whose account ran out of prepaid credit',
+      decodeAnthropicError(400, anthropicBody('invalid_request_error', creditTooLow)),
+      creditTooLow,
+    ],
     ['401 (the platform key)', decodeAnthropicError(401, ''), 'upstream returned HTTP 401'],
     [
       '403',
@@ -215,6 +222,21 @@ describe('upstreamFailure: other upstream errors keep their status and are not p
       'an error type named like what every object inherits is just an unknown type',
       decodeAnthropicError(503, JSON.stringify({ type: 'error', error: { type: 'constructor', message: 'odd' } })),
       { kind: 'api_error', status: 503, message: 'odd', retryable: true, permanent: false, retryAfterSeconds: 30 },
+    ],
+    [
+      'a 400 that speaks of credit without saying the balance is too low is the client’s',
+      decodeAnthropicError(
+        400,
+        anthropicBody('invalid_request_error', 'metadata.credit_balance: Extra inputs are not permitted'),
+      ),
+      {
+        kind: 'invalid_request',
+        status: 400,
+        message: 'metadata.credit_balance: Extra inputs are not permitted',
+        retryable: false,
+        permanent: false,
+        retryAfterSeconds: 30,
+      },
     ],
     [
       'a 400 is the client’s: no fallback',

@@ -24,7 +24,8 @@ const kindForType: Record<string, ErrorKind> = {
 
 /**
  * Failures of the gateway's own account at the provider: its key (401), its bill (402; OpenAI's
- * 429 `insufficient_quota` is decoded as `billing_error`). Our misconfiguration, not the client's.
+ * 429 `insufficient_quota` is decoded as `billing_error`; Anthropic's 400 below). Our
+ * misconfiguration, not the client's.
  */
 const accountStatuses = new Set([401, 402])
 const accountTypes = new Set(['authentication_error', 'billing_error'])
@@ -51,9 +52,20 @@ const blamesTheRequest = (info: UpstreamErrorInfo) =>
   !aboutTheAccount.test(info.message) &&
   (info.param !== undefined || aboutTheRequest.test(info.message))
 
+/**
+ * Anthropic answers a key whose organization has run out of prepaid credit with a 400
+ * `invalid_request_error`, "Your credit balance is too low to access the Anthropic API. Please go
+ * to Plans & Billing…", not with a 402 `billing_error`: it is the key's account that cannot pay,
+ * as a 402 says, and another model may serve. Matched by that phrase alone, and on a 400 only: no
+ * refusal of a request's own content says it.
+ */
+const creditBalanceTooLow = (info: UpstreamErrorInfo) =>
+  info.status === 400 && /credit balance is too low/i.test(info.message)
+
 const isProviderAccountFailure = (info: UpstreamErrorInfo) =>
   accountStatuses.has(info.status) ||
   accountTypes.has(info.type) ||
+  creditBalanceTooLow(info) ||
   ((refusalStatuses.has(info.status) || refusalTypes.has(info.type)) && !blamesTheRequest(info))
 
 /**

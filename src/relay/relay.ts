@@ -7,7 +7,7 @@ import { errorResponse } from '../http/errors'
 import { GatewayError, invalidRequest } from '../lib/errors'
 import { newUlid } from '../lib/ids'
 import { errorWithoutSecrets } from '../lib/redact'
-import { byokFeeNanos } from '../ledger/credit'
+import { applicableCreditNanos, byokFeeNanos, type ChargeScope } from '../ledger/credit'
 import type { GrantRecord } from '../ledger/ledger'
 import { readRequestFeatures } from '../router/features'
 import { keyOwnerOf } from '../router/health'
@@ -118,6 +118,8 @@ export async function relay(deps: Deps, input: RelayInput): Promise<Response> {
 
     trace.creditHold = holdCredit(deps, available, ranking.candidates[0]!, mode, now)
     held = trace.creditHold
+    /** The most a candidate the request has held credit for may charge (holdForFallback). */
+    let admittedNanos = creditCeiling(deps, ranking.candidates[0]!)
 
     // One listener per request rather than one added and removed per attempt (~0.4 µs an attempt).
     // It is never removed: a client abort after the answer aborts a finished attempt, which does
@@ -137,6 +139,22 @@ export async function relay(deps: Deps, input: RelayInput): Promise<Response> {
         return errorResponse(error, surface.errorShape, idHeader)
       }
       attempts++
+      if (attempts > 1) {
+        // Judged on the grants the gate admitted the request on, as the gate judges: a charge
+        // committed since is in the README's few milliseconds of slack.
+        const rehold = holdForFallback(deps, { grants, previous: held, candidate, admittedNanos, mode, now })
+        if (rehold instanceof GatewayError) {
+          // Not tried: what it may cost cannot be held while others hold the credit.
+          candidate.rank.status = 'skipped'
+          candidate.rank.reason = `not tried as a fallback: ${rehold.message}`
+          lastError = rehold
+          everyFailurePermanent &&= rehold.permanent
+          held = trace.creditHold = undefined
+          continue
+        }
+        held = trace.creditHold = rehold
+        admittedNanos = Math.max(admittedNanos, creditCeiling(deps, candidate))
+      }
       const leg = trace.startLeg(candidate)
       const controller = new AbortController()
       current = controller
@@ -220,24 +238,70 @@ export async function relay(deps: Deps, input: RelayInput): Promise<Response> {
 const longestClientWaitSeconds = 60
 
 /**
- * Holds the most the first candidate can charge (its estimated prompt and whole max_tokens; for the
- * account's own key, the fee on it) on the grants that would pay it, or what they have left if
- * less: requests started together cannot each spend the same credit, so overspend stays within
- * one request's cost. A fallback to another candidate keeps this hold, released when the request
- * is recorded.
+ * The most a candidate can charge the account's credit: its estimated prompt and whole max_tokens,
+ * or, served with the account's own key, the fee on that.
+ */
+const creditCeiling = (deps: Deps, candidate: Candidate) =>
+  candidate.byok ? byokFeeNanos(candidate.mostCostNanos, deps.config.billing.byokFeePercent) : candidate.mostCostNanos
+
+const chargeScopeOf = (candidate: Candidate, mode: string, now: number): ChargeScope => ({
+  routingMode: mode,
+  modelId: candidate.model.id,
+  providerId: candidate.provider.id,
+  costType: candidate.byok ? 'byok_fee' : 'model_usage',
+  now,
+})
+
+/**
+ * Holds the most the first candidate can charge on the grants that would pay it, or what they have
+ * left if less: requests started together cannot each spend the same credit, so overspend stays
+ * within one request's cost. Released when the request is recorded; a fallback holds anew
+ * (holdForFallback).
  */
 function holdCredit(deps: Deps, available: GrantRecord[], first: Candidate, mode: string, now: number) {
-  const { mostCostNanos, byok, model, provider } = first
-  const amountNanos = byok ? byokFeeNanos(mostCostNanos, deps.config.billing.byokFeePercent) : mostCostNanos
+  const amountNanos = creditCeiling(deps, first)
   if (amountNanos <= 0) return undefined
-  const scope = {
-    routingMode: mode,
-    modelId: model.id,
-    providerId: provider.id,
-    costType: byok ? ('byok_fee' as const) : ('model_usage' as const),
-    now,
+  return deps.holds.hold(available, chargeScopeOf(first, mode, now), amountNanos)
+}
+
+/**
+ * The request's hold made what the fallback candidate can charge, on the grants that would pay it,
+ * or, if it cannot be, the 429 a request gets at the gate when others hold the credit (the
+ * candidate is then not tried).
+ *
+ * A request held only what its first candidate could charge: with the account's own key, the fee.
+ * Its fallback to the platform's key then cost the full price, so 30 requests at once on a 0.05 USD
+ * grant, each holding a 0.003 USD fee while its own key was refused, were each served at 0.06 USD
+ * (an audit: 17 served, 1.02 USD). The hold is topped up before such a leg instead. In full where
+ * the credit is there; in part (what is left, as the gate admits a request) only where no other
+ * request holds that credit, or where the candidate costs no more than the request was admitted
+ * for. Otherwise the credit others hold may be theirs to spend, each a fee-holder that falls back
+ * in its turn.
+ */
+function holdForFallback(
+  deps: Deps,
+  a: {
+    grants: GrantRecord[]
+    previous: CreditHold | undefined
+    candidate: Candidate
+    admittedNanos: number
+    mode: string
+    now: number
+  },
+): CreditHold | undefined | GatewayError {
+  deps.holds.release(a.previous)
+  const amountNanos = creditCeiling(deps, a.candidate)
+  if (amountNanos <= 0) return undefined
+  const scope = chargeScopeOf(a.candidate, a.mode, a.now)
+  const available = deps.holds.available(a.grants)
+  const left = applicableCreditNanos(available, scope)
+  const total = applicableCreditNanos(a.grants, scope)
+  const nobodyElseHolds = left === total
+  if (left >= amountNanos || (left > 0 && (nobodyElseHolds || amountNanos <= a.admittedNanos))) {
+    return deps.holds.hold(available, scope, amountNanos)
   }
-  return deps.holds.hold(available, scope, amountNanos)
+  // Some credit covers it (the ranking found some on these grants), held by others for now.
+  return creditHeld()
 }
 
 /**
@@ -370,7 +434,12 @@ function upstreamWords(error: GatewayError, providerId: string, byok: boolean, a
 const keyRefusal = (providerId: string, byok: boolean, said: string) => {
   // Claude Code reads any error that says "x-api-key" (Anthropic's "invalid x-api-key") as its own
   // sign-in gone and tells the user to log in to Anthropic: the very thing svc claude spares them.
-  const words = said.replace(/x-api-key/gi, 'API key')
+  // Anthropic's "Your credit balance is too low…" (call-upstream.ts) is the key's account's, not the
+  // client's svc credit. Clients match the phrase (Claude Code shows "Credit balance too low · Add
+  // funds" and Anthropic's billing page), which for the platform's key is an account not the user's.
+  const words = said
+    .replace(/x-api-key/gi, 'API key')
+    .replace(/\byour credit balance is too low/gi, 'its credit balance ran too low')
   return byok
     ? `${providerId} refused the key stored for this account (BYOK; the stored key needs replacing): ${words}`
     : `${providerId} refused the gateway's own account there (for the gateway's operator to fix; your svc key is fine): ${words}`

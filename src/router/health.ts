@@ -144,6 +144,19 @@ export function createHealth(clock: () => number, policy: HealthPolicy = default
       }
     },
 
+    /**
+     * Forgets what the account's own key for the provider taught, on every model: the account
+     * stored another key there, or removed it. The old key's failures (a revoked key, an account
+     * out of credit) said nothing of the new one, and an open circuit would have kept the new key
+     * untried for up to maxCooldownMs, the platform's key serving meanwhile at the full price.
+     */
+    forgetOwnKey(providerId: string, accountId: string) {
+      for (const key of entries.keys()) {
+        const [provider, , owner] = key.split('\u0000')
+        if (provider === providerId && owner === accountId) entries.delete(key)
+      }
+    },
+
     openCircuits(): number {
       const now = clock()
       let n = 0

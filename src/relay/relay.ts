@@ -43,6 +43,7 @@ export async function relay(deps: Deps, input: RelayInput): Promise<Response> {
       ? { 'x-request-id': requestId, 'request-id': requestId }
       : { 'x-request-id': requestId }
   let held: CreditHold | undefined
+  let registered: RequestTrace | undefined
   try {
     // Serving while nothing can be recorded would serve unbilled, and the usage API would never
     // show it: the requests already answered wait for the database, new ones are turned away.
@@ -111,9 +112,7 @@ export async function relay(deps: Deps, input: RelayInput): Promise<Response> {
     if (ranking.candidates.length === 0) {
       // Refused for credit that requests in flight hold, not for credit gone: they may leave some.
       const error = ranking.blockedByHeldCredit ? creditHeld() : nothingServes(ranking, profile)
-      const response = errorResponse(error, surface.errorShape, idHeader)
-      record(deps, trace, { status: 'failed', httpStatus: response.status, error })
-      return response
+      return failedAs(deps, trace, error, surface, idHeader)
     }
 
     trace.creditHold = holdCredit(deps, available, ranking.candidates[0]!, mode, now)
@@ -126,6 +125,16 @@ export async function relay(deps: Deps, input: RelayInput): Promise<Response> {
     // nothing. No `once`: abort fires at most once anyway, and the option made the call ~0.4 µs dearer.
     let current: AbortController | undefined
     input.signal?.addEventListener('abort', () => current?.abort())
+    // The drain's end (serve.ts) ends a request still in flight with its error, in the client's
+    // shape, rather than leave it to the reset of its connection, which recorded it as the client's
+    // abort and which SDKs read as a broken network. A stream's answer replaces this with its own.
+    let cutBy: GatewayError | undefined
+    trace.cut = (why) => {
+      cutBy = why
+      current?.abort(why)
+    }
+    deps.running.add(trace)
+    registered = trace
     let lastError: GatewayError | undefined
     /** Attempts made, and whether each failed for good (GatewayError.permanent). */
     let attempts = 0
@@ -138,6 +147,7 @@ export async function relay(deps: Deps, input: RelayInput): Promise<Response> {
         record(deps, trace, { status: 'aborted', httpStatus: 499, error })
         return errorResponse(error, surface.errorShape, idHeader)
       }
+      if (cutBy) return failedAs(deps, trace, cutBy, surface, idHeader)
       attempts++
       if (attempts > 1) {
         // Judged on the grants the gate admitted the request on, as the gate judges: a charge
@@ -182,6 +192,13 @@ export async function relay(deps: Deps, input: RelayInput): Promise<Response> {
         record(deps, trace, { status: 'completed', httpStatus: 200 })
         return answer
       } catch (err) {
+        if (cutBy) {
+          // Not the candidate's failure, and nothing of it reached the client: charged nothing.
+          trace.failLeg(leg, cutBy)
+          if (probe)
+            deps.health.releaseProbe(candidate.provider.id, candidate.model.id, keyOwnerOf(candidate.byok, accountId))
+          return failedAs(deps, trace, cutBy, surface, idHeader)
+        }
         const clientGone = input.signal?.aborted ?? false
         const error = settleFailedAttempt(deps, { trace, leg, err, clientGone, probe, apiKey })
         lastError = error
@@ -194,6 +211,8 @@ export async function relay(deps: Deps, input: RelayInput): Promise<Response> {
           request_id: requestId,
           model: candidate.model.id,
           provider: candidate.provider.id,
+          status: error.status,
+          kind: error.kind,
           error: error.message,
           retryable: error.retryable,
         })
@@ -212,15 +231,13 @@ export async function relay(deps: Deps, input: RelayInput): Promise<Response> {
     const error = (
       everyFailurePermanent && attempts === ranking.candidates.length ? last : last.notPermanent()
     ).withoutWaitOver(longestClientWaitSeconds)
-    // The ledger keeps the status the client was sent (an OpenAI client gets 503 for a 529).
-    const response = errorResponse(error, surface.errorShape, idHeader)
-    record(deps, trace, { status: 'failed', httpStatus: response.status, error })
-    return response
+    return failedAs(deps, trace, error, surface, idHeader)
   } catch (err) {
     // Not recorded: a refusal before routing (the model field, the decoder, the ledger refusing
     // writes) carries no id the usage API would not find; a bug past the ranking carries the id its
-    // log line names, and its hold must not keep the account's credit.
+    // log line names, and its hold must not keep the account's credit, nor the registry its trace.
     deps.holds.release(held)
+    if (registered) deps.running.remove(registered)
     if (err instanceof GatewayError) {
       deps.metrics.refused(err.kind)
       return errorResponse(err, surface.errorShape)
@@ -232,6 +249,22 @@ export async function relay(deps: Deps, input: RelayInput): Promise<Response> {
     })
     return errorResponse(err, surface.errorShape, idHeader)
   }
+}
+
+/**
+ * The request recorded failed with `error`, and the client's answer saying it. The ledger keeps
+ * the status the client was sent (an OpenAI client gets 503 for a 529).
+ */
+function failedAs(
+  deps: Deps,
+  trace: RequestTrace,
+  error: GatewayError,
+  surface: InboundSurface,
+  idHeader: Record<string, string>,
+): Response {
+  const response = errorResponse(error, surface.errorShape, idHeader)
+  record(deps, trace, { status: 'failed', httpStatus: response.status, error })
+  return response
 }
 
 /** The longest upstream retry-after passed on to a client (the openai SDK ignores longer ones). */

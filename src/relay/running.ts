@@ -1,6 +1,7 @@
-// The streams being served right now. A request reaches the ledger in one write when it ends;
-// until then the usage API finds a stream here, so a client can look up the id it got in the
-// response headers while the answer is still streaming (status in_progress, legs uncommitted).
+// The requests being served right now. A request reaches the ledger in one write when it ends;
+// until then the usage API finds it here, so a client can look up the id it got in a stream's
+// response headers while the answer is still streaming (status in_progress, legs uncommitted), and
+// the drain's end can end each with an error in its client's shape (cutAll).
 // Held in a Set and scanned by id: adding and removing cost nothing to hash, and reads are rare.
 import type { GatewayError } from '../lib/errors'
 import type { RequestTrace, RunningRequestSnapshot } from './trace'
@@ -25,9 +26,10 @@ export class RunningRequests {
   }
 
   /**
-   * Ends every running stream with `why`: each stops its upstream, sends its client an error event
-   * in the surface's shape (an SDK then sees an overloaded error to retry, not a reset connection)
-   * and is recorded with what flowed. The number cut.
+   * Ends every running request with `why`: each stops its upstream and tells its client in the
+   * surface's shape, a stream with an error event, any other with an error answer (an SDK then sees
+   * an overloaded error to retry, not a reset connection), and is recorded with what flowed. The
+   * number cut.
    */
   cutAll(why: GatewayError): number {
     for (const trace of this.traces) trace.cut?.(why)

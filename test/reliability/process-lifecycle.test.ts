@@ -244,6 +244,56 @@ describe('streams still running when the grace period ends', () => {
   }, 15_000)
 })
 
+// Before, a request not yet streaming to its client when the grace period ended was cut by the reset
+// of its connection: the client saw a broken network, the ledger a client abort (499).
+test('requests not yet streaming at the grace end (JSON, gathered, Responses, a stream before its first byte) get an overloaded error in their shape, recorded failed and charged nothing', async () => {
+  const dir = gatewayDir(configToml(1))
+  dirs.push(dir)
+  const gateway = await serve(dir)
+  const key = dir.firstKey()
+  sim.setScenario('sim-up', { text: 'Too late.', firstByteDelayMs: 8_000, usage: { input: 20, output: 3 } })
+  const seen = sim.requests.length
+  const responses = fetch(`${gateway.url}/compat-b/v1/responses`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+    body: JSON.stringify({ model: 'svc-pro', input: 'hello', max_output_tokens: 100 }),
+  })
+  const asks = [post(gateway, key, {}), post(gateway, key, { max_tokens: 8_000 }), post(gateway, key, { stream: true })]
+  await waitFor('four requests upstream', async () => (sim.requests.length - seen >= 4 ? true : undefined))
+  gateway.signal('SIGTERM')
+  const answers = await Promise.all(
+    [...asks, responses].map(async (ask) => {
+      const res = await ask
+      return { status: res.status, body: await res.json(), id: res.headers.get('x-request-id') }
+    }),
+  )
+  const overloaded = {
+    type: 'error',
+    error: { type: 'overloaded_error', message: expect.stringContaining('svc is shutting down') },
+  }
+  expect(answers.map(({ status, body }) => ({ status, body }))).toEqual([
+    { status: 529, body: overloaded },
+    { status: 529, body: overloaded },
+    { status: 529, body: overloaded },
+    {
+      status: 503,
+      body: {
+        error: expect.objectContaining({
+          type: 'server_error',
+          message: expect.stringContaining('svc is shutting down'),
+        }),
+      },
+    },
+  ])
+  expect(await gateway.waitForExit(5_000)).toBe(0)
+  expect(gateway.logs.find((l) => l.msg.startsWith('the grace period is over'))).toMatchObject({ cut: 4 })
+  const ledger = checkLedger(dir.database)
+  expect(ledger.violations).toEqual([])
+  for (const { id } of answers) {
+    expect(ledger.requests.find((r) => r.id === id)).toMatchObject({ status: 'failed', charged_nanos: 0 })
+  }
+}, 15_000)
+
 describe('a stop signal under load', () => {
   // SIGHUP as well: a closed terminal sends it, and by default it would end the process at once.
   test.each(['SIGTERM', 'SIGHUP'] as const)(

@@ -125,6 +125,16 @@ export function createDeps(config: Config, opts: DepsOptions = {}): Deps {
   const lastServed = new Map<string, { modelId: string; providerId: string }>()
   /** Agent sessions come and go by the thousand; memory must not grow with every one ever seen. */
   const sessionsRemembered = 10_000
+  /**
+   * Re-inserted so the Map's order is most recent last; the oldest session is forgotten past the
+   * cap (the ledger still knows it, one query away). Both ways in: a session found in the ledger
+   * but not served (its request refused, say) counts too, or the cap was passed for good.
+   */
+  const remember = (key: string, choice: { modelId: string; providerId: string }) => {
+    lastServed.delete(key)
+    lastServed.set(key, choice)
+    if (lastServed.size > sessionsRemembered) lastServed.delete(lastServed.keys().next().value!)
+  }
   const laneKey = (lane: SessionLane) => `${lane.accountId}\u0000${lane.sessionId}\u0000${lane.routingMode}`
   let syncCheckedThisTurn = false
   return {
@@ -141,16 +151,11 @@ export function createDeps(config: Config, opts: DepsOptions = {}): Deps {
         const known = lastServed.get(key)
         if (known) return known
         const found = await ledger.lastServedInSession(lane)
-        if (found) lastServed.set(key, found)
+        if (found) remember(key, found)
         return found
       },
       served(lane, choice) {
-        const key = laneKey(lane)
-        // Re-inserted so the Map's order is most recent last; the oldest session is forgotten
-        // past the cap (the ledger still knows it, one query away).
-        lastServed.delete(key)
-        lastServed.set(key, choice)
-        if (lastServed.size > sessionsRemembered) lastServed.delete(lastServed.keys().next().value!)
+        remember(laneKey(lane), choice)
       },
     },
     health,

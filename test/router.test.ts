@@ -703,6 +703,24 @@ describe('session stickiness', () => {
   })
 })
 
+// A session found in the ledger but not served (its request refused) was remembered past the cap for
+// good: 8,000 such requests from sessions memory had let go added ~24,000 objects that never left.
+test('sessions remembered stay within the cap, however they came: the oldest is asked of the ledger again', async () => {
+  const h = await setup()
+  let asked = 0
+  h.deps.ledger.lastServedInSession = async () => {
+    asked++
+    return { modelId: 'alpha', providerId: 'p' }
+  }
+  const lane = (i: number) => ({ accountId: 'acct', sessionId: `s${i}`, routingMode: 'max' as const })
+  for (let i = 0; i <= 10_000; i++) await h.deps.sessions.lastServed(lane(i))
+  expect(asked).toBe(10_001)
+  await h.deps.sessions.lastServed(lane(10_000))
+  expect(asked).toBe(10_001)
+  await h.deps.sessions.lastServed(lane(0))
+  expect(asked).toBe(10_002)
+})
+
 describe('feedback nudges', () => {
   test('negative feedback nudges the model down for this account and profile, clamped at −10', async () => {
     const h = await setup()

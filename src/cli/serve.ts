@@ -161,9 +161,9 @@ type Signal = keyof typeof signalNumbers
 /**
  * Stops accepting, then waits for the requests in flight (streams included) rather than for every
  * connection to close: an idle keep-alive connection would otherwise hold the process for the
- * whole grace period. Requests still running then are ended with an overloaded error (a stream's
- * as an event), which SDKs and agents retry (a bare reset reads as a broken network), and recorded
- * with what flowed;
+ * whole grace period. Streams still running then are ended with an overloaded error event, which
+ * SDKs and agents retry (a bare reset reads as a broken network), and recorded with what flowed
+ * (what is not yet streaming ends with its connection: running.ts `cutting`);
  * what is left a moment later is closed. True when nothing was cut.
  */
 async function drain(server: ReturnType<typeof Bun.serve>, deps: Deps, graceSeconds: number): Promise<boolean> {
@@ -176,14 +176,14 @@ async function drain(server: ReturnType<typeof Bun.serve>, deps: Deps, graceSeco
   const drained = await settled(graceSeconds * 1000)
   if (!drained) {
     const cut = deps.running.cutAll(shuttingDown())
-    deps.log.warn('the grace period is over: requests still running are ended with an overloaded error', { cut })
+    deps.log.warn('the grace period is over: streams still running are ended with an overloaded error', { cut })
     await settled(cutWaitMs)
   }
   await server.stop(true)
   return drained
 }
 
-/** How long the requests cut at the grace period's end get to send their last words. */
+/** How long the streams cut at the grace period's end get to send their last event. */
 const cutWaitMs = 1000
 
 const shuttingDown = () =>

@@ -43,7 +43,6 @@ export async function relay(deps: Deps, input: RelayInput): Promise<Response> {
       ? { 'x-request-id': requestId, 'request-id': requestId }
       : { 'x-request-id': requestId }
   let held: CreditHold | undefined
-  let registered: RequestTrace | undefined
   try {
     // Serving while nothing can be recorded would serve unbilled, and the usage API would never
     // show it: the requests already answered wait for the database, new ones are turned away.
@@ -125,16 +124,6 @@ export async function relay(deps: Deps, input: RelayInput): Promise<Response> {
     // nothing. No `once`: abort fires at most once anyway, and the option made the call ~0.4 µs dearer.
     let current: AbortController | undefined
     input.signal?.addEventListener('abort', () => current?.abort())
-    // The drain's end (serve.ts) ends a request still in flight with its error, in the client's
-    // shape, rather than leave it to the reset of its connection, which recorded it as the client's
-    // abort and which SDKs read as a broken network. A stream's answer replaces this with its own.
-    let cutBy: GatewayError | undefined
-    trace.cut = (why) => {
-      cutBy = why
-      current?.abort(why)
-    }
-    deps.running.add(trace)
-    registered = trace
     let lastError: GatewayError | undefined
     /** Attempts made, and whether each failed for good (GatewayError.permanent). */
     let attempts = 0
@@ -143,11 +132,12 @@ export async function relay(deps: Deps, input: RelayInput): Promise<Response> {
       // A client that left before this attempt (while svc read its credit, or between attempts) is
       // neither served nor charged: the abort listener stops only an attempt under way.
       if (input.signal?.aborted) {
+        const cut = deps.running.cutting
+        if (cut) return failedAs(deps, trace, cut, surface, idHeader)
         const error = new GatewayError('api_error', 'client went away', { status: 499 })
         record(deps, trace, { status: 'aborted', httpStatus: 499, error })
         return errorResponse(error, surface.errorShape, idHeader)
       }
-      if (cutBy) return failedAs(deps, trace, cutBy, surface, idHeader)
       attempts++
       if (attempts > 1) {
         // Judged on the grants the gate admitted the request on, as the gate judges: a charge
@@ -192,14 +182,16 @@ export async function relay(deps: Deps, input: RelayInput): Promise<Response> {
         record(deps, trace, { status: 'completed', httpStatus: 200 })
         return answer
       } catch (err) {
-        if (cutBy) {
-          // Not the candidate's failure, and nothing of it reached the client: charged nothing.
-          trace.failLeg(leg, cutBy)
+        const clientGone = input.signal?.aborted ?? false
+        // The drain's end closed the connection (running.ts): svc ended it, not its client, and
+        // none of it reached the client: recorded failed, charged nothing.
+        const cut = clientGone ? deps.running.cutting : undefined
+        if (cut) {
+          trace.failLeg(leg, cut)
           if (probe)
             deps.health.releaseProbe(candidate.provider.id, candidate.model.id, keyOwnerOf(candidate.byok, accountId))
-          return failedAs(deps, trace, cutBy, surface, idHeader)
+          return failedAs(deps, trace, cut, surface, idHeader)
         }
-        const clientGone = input.signal?.aborted ?? false
         const error = settleFailedAttempt(deps, { trace, leg, err, clientGone, probe, apiKey })
         lastError = error
         everyFailurePermanent &&= error.permanent
@@ -235,9 +227,8 @@ export async function relay(deps: Deps, input: RelayInput): Promise<Response> {
   } catch (err) {
     // Not recorded: a refusal before routing (the model field, the decoder, the ledger refusing
     // writes) carries no id the usage API would not find; a bug past the ranking carries the id its
-    // log line names, and its hold must not keep the account's credit, nor the registry its trace.
+    // log line names, and its hold must not keep the account's credit.
     deps.holds.release(held)
-    if (registered) deps.running.remove(registered)
     if (err instanceof GatewayError) {
       deps.metrics.refused(err.kind)
       return errorResponse(err, surface.errorShape)

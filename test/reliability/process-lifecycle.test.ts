@@ -244,9 +244,10 @@ describe('streams still running when the grace period ends', () => {
   }, 15_000)
 })
 
-// Before, a request not yet streaming to its client when the grace period ended was cut by the reset
-// of its connection: the client saw a broken network, the ledger a client abort (499).
-test('requests not yet streaming at the grace end (JSON, gathered, Responses, a stream before its first byte) get an overloaded error in their shape, recorded failed and charged nothing', async () => {
+// A request not yet streaming to its client when the grace period ends is ended by the close of its
+// connection (its client's SDK retries that as any connection error: running.ts says why it is not
+// told in words). Before, the ledger recorded each as its client's abort (499).
+test('requests not yet streaming at the grace end (JSON, gathered, Responses, a stream before its first byte) are recorded failed by the drain, charged nothing', async () => {
   const dir = gatewayDir(configToml(1))
   dirs.push(dir)
   const gateway = await serve(dir)
@@ -262,36 +263,20 @@ test('requests not yet streaming at the grace end (JSON, gathered, Responses, a 
   await waitFor('four requests upstream', async () => (sim.requests.length - seen >= 4 ? true : undefined))
   gateway.signal('SIGTERM')
   const answers = await Promise.all(
-    [...asks, responses].map(async (ask) => {
-      const res = await ask
-      return { status: res.status, body: await res.json(), id: res.headers.get('x-request-id') }
-    }),
+    [...asks, responses].map((ask) =>
+      ask.then(
+        (res) => res.status,
+        () => 'reset',
+      ),
+    ),
   )
-  const overloaded = {
-    type: 'error',
-    error: { type: 'overloaded_error', message: expect.stringContaining('svc is shutting down') },
-  }
-  expect(answers.map(({ status, body }) => ({ status, body }))).toEqual([
-    { status: 529, body: overloaded },
-    { status: 529, body: overloaded },
-    { status: 529, body: overloaded },
-    {
-      status: 503,
-      body: {
-        error: expect.objectContaining({
-          type: 'server_error',
-          message: expect.stringContaining('svc is shutting down'),
-        }),
-      },
-    },
-  ])
+  expect(answers).toEqual(['reset', 'reset', 'reset', 'reset'])
   expect(await gateway.waitForExit(5_000)).toBe(0)
-  expect(gateway.logs.find((l) => l.msg.startsWith('the grace period is over'))).toMatchObject({ cut: 4 })
   const ledger = checkLedger(dir.database)
   expect(ledger.violations).toEqual([])
-  for (const { id } of answers) {
-    expect(ledger.requests.find((r) => r.id === id)).toMatchObject({ status: 'failed', charged_nanos: 0 })
-  }
+  expect(ledger.requests.map(({ status, charged_nanos }) => ({ status, charged_nanos }))).toEqual(
+    Array.from({ length: 4 }, () => ({ status: 'failed', charged_nanos: 0 })),
+  )
 }, 15_000)
 
 describe('a stop signal under load', () => {

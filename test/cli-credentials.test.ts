@@ -143,6 +143,18 @@ describe('gateway URLs: svc login URL and SVC_URL', () => {
     }
     expect(gatewayUrl('https://Svc.Example.com:443/')).toBe('https://svc.example.com')
     expect(gatewayUrl('https://example.com/svc/')).toBe('https://example.com/svc')
+    // A proxy's prefix named like a route is still a prefix: only the path's end names a route.
+    for (const prefixed of [
+      'https://gw.example.com/openai',
+      'https://ai.example.com/v1/svc',
+      'https://example.com/anthropic/gw',
+    ])
+      expect(gatewayUrl(prefixed)).toBe(prefixed)
+    expect(() => gatewayUrl('https://gw.example.com/openai/v1')).toThrow(
+      "give the gateway's root URL, e.g. https://gw.example.com, not …/openai/v1",
+    )
+    // The address `svc serve --host 0.0.0.0` logs reaches this machine.
+    expect(gatewayUrl('http://0.0.0.0:8080')).toBe('http://0.0.0.0:8080')
   })
 
   test('a stored gateway from before the check (`svc login localhost:8080`): whoami and the launchers say to sign in again', async () => {
@@ -161,10 +173,19 @@ describe('gateway URLs: svc login URL and SVC_URL', () => {
 })
 
 describe('plain http to another machine', () => {
-  test('loopback is this machine: 127.0.0.0/8, ::1, localhost; anything else is not', () => {
-    for (const host of ['127.0.0.1', '127.5.6.7', 'localhost', 'LOCALHOST', '[::1]', '[::ffff:7f00:1]'])
+  test('loopback is this machine: 127.0.0.0/8, ::1, localhost, the unspecified addresses; anything else is not', () => {
+    for (const host of [
+      '127.0.0.1',
+      '127.5.6.7',
+      'localhost',
+      'LOCALHOST',
+      '[::1]',
+      '[::ffff:7f00:1]',
+      '0.0.0.0',
+      '[::]',
+    ])
       expect({ host, loopback: isLoopback(host) }).toEqual({ host, loopback: true })
-    for (const host of ['10.0.0.1', '128.0.0.1', '0.0.0.0', 'localhost.example.com', '127.0.0.1.nip.io', '[::2]'])
+    for (const host of ['10.0.0.1', '128.0.0.1', '0.0.0.1', 'localhost.example.com', '127.0.0.1.nip.io', '[::2]'])
       expect({ host, loopback: isLoopback(host) }).toEqual({ host, loopback: false })
     expect(gatewayUrl('http://[::1]:8080')).toBe('http://[::1]:8080')
     expect(gatewayUrl('http://127.0.0.1.nip.io', { insecure: true })).toBe('http://127.0.0.1.nip.io')

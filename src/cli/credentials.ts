@@ -67,28 +67,46 @@ export function writeCredentials(io: Io, credentials: Credentials): string {
 export const forgetCredentials = (io: Io) => rmSync(credentialsPath(io), { force: true })
 
 /**
- * Path segments that are svc's own routes: a URL with one names an address inside the gateway
- * (`…/compat-a`, copied from a client's settings), not the gateway. A path before them is a
- * reverse proxy's prefix (`https://example.com/svc`), which is kept.
+ * Path segments that end an address inside the gateway: a client's base URL (`…/compat-a`,
+ * `…/compat-b/v1`) or a route copied whole (`…/v1/messages`, `…/login`). Only at the end of the
+ * path: before other segments they are a reverse proxy's prefix (`https://example.com/v1/svc`),
+ * which is kept, as any other prefix is.
  */
-const gatewayRoutes = new Set([
+const routeTails = new Set([
   'compat-a',
   'compat-b',
-  'anthropic',
-  'openai',
   'v1',
+  'messages',
+  'responses',
+  'models',
+  'usage',
   'login',
   'dashboard',
   'healthz',
   'readyz',
   'openapi.json',
 ])
+/** svc's alias prefixes: inside the gateway when a route tail follows (`…/openai/v1`), a proxy's prefix alone. */
+const aliasPrefixes = new Set(['anthropic', 'openai'])
 
-/** 127.0.0.0/8, ::1 (and ::ffff:127.x), localhost: the key never leaves the machine. */
+/** Where the path's address inside the gateway begins, or -1 where it names none. */
+function routeTailAt(segments: string[]): number {
+  let at = segments.length
+  while (at > 0 && routeTails.has(segments[at - 1]!.toLowerCase())) at--
+  if (at < segments.length && at > 0 && aliasPrefixes.has(segments[at - 1]!.toLowerCase())) at--
+  return at < segments.length ? at : -1
+}
+
+/**
+ * 127.0.0.0/8, ::1 (and ::ffff:127.x), localhost, and the unspecified addresses (0.0.0.0, ::) that
+ * `svc serve --host 0.0.0.0` logs, which reach this machine: the key never leaves it.
+ */
 export function isLoopback(hostname: string): boolean {
   const host = hostname.toLowerCase()
   return (
     host === 'localhost' ||
+    host === '0.0.0.0' ||
+    host === '[::]' ||
     /^127(\.\d{1,3}){3}$/.test(host) ||
     host === '[::1]' ||
     /^\[::ffff:(127(\.\d{1,3}){3}|7f[0-9a-f]{2}:[0-9a-f]{1,4})\]$/.test(host)
@@ -118,7 +136,7 @@ export function gatewayUrl(raw: string, opts: { insecure?: boolean; what?: strin
   }
   if (url.username || url.password) throw new UsageError(`${what} must not hold a user name or password`)
   const segments = url.pathname.split('/').filter(Boolean)
-  const inside = segments.findIndex((s) => gatewayRoutes.has(s.toLowerCase()))
+  const inside = routeTailAt(segments)
   const path = (from: number, to?: number) =>
     segments
       .slice(from, to)

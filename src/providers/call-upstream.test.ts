@@ -177,6 +177,8 @@ describe('upstreamFailure: a 403 or 404 about what the request referenced is the
   })
 })
 
+const echoedBeta = 'Unexpected value(s) `credit balance is too low` for the `anthropic-beta` header'
+
 describe('upstreamFailure: other upstream errors keep their status and are not permanent', () => {
   test.each<[string, UpstreamErrorInfo, ReturnType<typeof view>]>([
     [
@@ -233,6 +235,19 @@ describe('upstreamFailure: other upstream errors keep their status and are not p
         kind: 'invalid_request',
         status: 400,
         message: 'metadata.credit_balance: Extra inputs are not permitted',
+        retryable: false,
+        permanent: false,
+        retryAfterSeconds: 30,
+      },
+    ],
+    [
+      // A client's anthropic-beta header saying the phrase tripped the model's circuit for everyone.
+      'a 400 quoting the credit phrase from the request (an unknown beta value) is the client’s',
+      decodeAnthropicError(400, anthropicBody('invalid_request_error', echoedBeta)),
+      {
+        kind: 'invalid_request',
+        status: 400,
+        message: echoedBeta,
         retryable: false,
         permanent: false,
         retryAfterSeconds: 30,

@@ -56,11 +56,15 @@ const blamesTheRequest = (info: UpstreamErrorInfo) =>
  * Anthropic answers a key whose organization has run out of prepaid credit with a 400
  * `invalid_request_error`, "Your credit balance is too low to access the Anthropic API. Please go
  * to Plans & Billing…", not with a 402 `billing_error`: it is the key's account that cannot pay,
- * as a 402 says, and another model may serve. Matched by that phrase alone, and on a 400 only: no
- * refusal of a request's own content says it.
+ * as a 402 says, and another model may serve. Matched by that sentence from its start, on that 400
+ * only: Anthropic quotes a request's values in its refusals ("Unexpected value(s) `…` for the
+ * `anthropic-beta` header"), and a client's header saying the phrase opened the circuit on a model
+ * for everyone (a review of this rule's first form).
  */
 const creditBalanceTooLow = (info: UpstreamErrorInfo) =>
-  info.status === 400 && /credit balance is too low/i.test(info.message)
+  info.status === 400 &&
+  info.type === 'invalid_request_error' &&
+  /^your credit balance is too low to access the anthropic api/i.test(info.message)
 
 const isProviderAccountFailure = (info: UpstreamErrorInfo) =>
   accountStatuses.has(info.status) ||

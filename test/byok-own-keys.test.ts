@@ -162,7 +162,10 @@ describe('an own Anthropic key whose account ran out of prepaid credit (a 400 "c
     await h.deps.admin.addProviderKey({ account: 'default', provider: 'own', key: OWN })
     providers(h.deps, { [OWN]: 'out of credit' })
     const before = await remainingNanos(h)
-    const { status, body } = await ask(h)
+    const { status, body, detail } = await ask(h)
+    // The request used the account's own key, though none served it (the spec: byok "when a tenant
+    // provider key was used"; recorded false before).
+    expect(detail).toMatchObject({ status: 'failed', byok: true, selected_model_id: null })
     expect({ status, body }).toEqual({
       status: 502,
       body: {

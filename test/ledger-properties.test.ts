@@ -506,7 +506,8 @@ function checkRequest(detail: RequestView, answer: Answer, at: number) {
     total_cached_input_tokens: sum(legs, (l) => l.cached_input_tokens),
     total_cache_creation_input_tokens: sum(legs, (l) => l.cache_creation_input_tokens),
     total_output_tokens: sum(legs, (l) => l.output_tokens),
-    byok: ok[0]?.byok ?? false,
+    // The serving leg's key, or where none served the last attempt's (the spec's "a tenant key was used").
+    byok: (ok[0] ?? legs.at(-1))?.byok ?? false,
     session_id: answer.ask.session,
   })
   expect(detail.charged_nanos).toBe(sum(detail.grant_charges, (c) => c.amount_nanos))

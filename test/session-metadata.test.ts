@@ -120,6 +120,21 @@ describe('messages: session attributes in metadata', () => {
   })
 })
 
+// A session id past 200 characters was recorded clipped but looked up as sent (found nothing), and
+// the clip could cut an emoji in half (a U+FFFD recorded that no client sent, nor could look up).
+test('a long session id is clipped between characters and found by the id the client sent', async () => {
+  const h = await gateway()
+  for (const sent of ['L'.repeat(250), `${'a'.repeat(199)}😀😀`]) {
+    const detail = await sendMessages(h, { session_id: sent })
+    const recorded = Array.from(sent).slice(0, 200).join('')
+    expect(detail.session_id).toBe(recorded)
+    const history = await (await h.call(`/v1/usage/requests?session_id=${encodeURIComponent(sent)}`)).json()
+    expect(history.items.map((r: { request_id: string }) => r.request_id)).toEqual([detail.request_id])
+    const sessions = await (await h.call(`/v1/usage/sessions?ids=${encodeURIComponent(sent)}`)).json()
+    expect(sessions.items).toEqual([expect.objectContaining({ session_id: recorded, request_count: 1 })])
+  }
+})
+
 describe('responses: session attributes in metadata', () => {
   const metadata = { session_id: 'sess-r', agent_id: 'agent-r', session_source: 'codex-wrapper', ticket: 'T-1' }
 

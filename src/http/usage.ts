@@ -5,6 +5,7 @@ import type { Deps } from '../deps'
 import { GatewayError, invalidRequest } from '../lib/errors'
 import type { RequestStatus } from '../ledger/ledger'
 import { feedbackView, requestSummaryView, requestView, sessionView, usageSummaryView } from '../ledger/views'
+import { asRecorded } from '../relay/session'
 import { requirePrincipal } from './auth'
 import { oneOf, readLimit, readTimestamp } from './params'
 
@@ -85,8 +86,8 @@ export const usageRoutes = (deps: Deps) =>
       const rows = await deps.ledger.listRequests({
         accountId: principal.accountId,
         before,
-        // Trimmed, as svc trims the ids it records (and GET /v1/usage/sessions trims those it looks up).
-        sessionId: query.session_id?.trim(),
+        // As svc records the ids (trimmed, clipped): the id a client sent finds its session.
+        sessionId: asRecorded(query.session_id) ?? undefined,
         status: oneOf(query.status, requestStatuses, undefined, 'status'),
         modelId: query.model || undefined,
         limit: limit + 1,
@@ -148,8 +149,8 @@ export const usageRoutes = (deps: Deps) =>
         ...new Set(
           asked
             .split(',')
-            .map((s) => s.trim())
-            .filter(Boolean),
+            .map(asRecorded)
+            .filter((id): id is string => id !== null),
         ),
       ]
       if (ids.length === 0) throw invalidRequest('ids is required: a comma-separated list of session ids', 'ids')
@@ -157,7 +158,8 @@ export const usageRoutes = (deps: Deps) =>
         throw invalidRequest(`ids takes at most ${usageLimits.sessionIds} session ids (got ${ids.length})`, 'ids')
       }
       // A session id may hold a comma (svc takes any client's id): the whole value is looked up too.
-      const lookup = asked.includes(',') ? [...ids, asked] : ids
+      const whole = asRecorded(asked)
+      const lookup = whole !== null && asked.includes(',') ? [...ids, whole] : ids
       const sessions = await deps.ledger.sessionsByIds(principal.accountId, lookup)
       return { items: sessions.map(sessionView) }
     })

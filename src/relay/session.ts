@@ -25,7 +25,21 @@ export function withoutSessionMetadata(body: Record<string, unknown>): Record<st
   return Object.keys(rest).length === 0 ? out : { ...out, metadata: rest }
 }
 
-const clip = (value: string | null | undefined) => (value ? value.trim().slice(0, 200) || null : null)
+/** Session attributes are kept to this many characters (code points: an emoji is one). */
+const longestSessionValue = 200
+
+/**
+ * A session attribute as svc records it: trimmed, at most 200 characters, cut between characters
+ * (a cut through an emoji's surrogate pair recorded a character no client sent), none if empty.
+ * The usage routes look ids up by the same rule, so the id a client sent finds its session.
+ */
+export function asRecorded(value: string | null | undefined): string | null {
+  const trimmed = value?.trim()
+  if (!trimmed) return null
+  // Counted in UTF-16 units first: the usual id is far shorter, and nothing is allocated for it.
+  return trimmed.length <= longestSessionValue ? trimmed : Array.from(trimmed).slice(0, longestSessionValue).join('')
+}
+const clip = asRecorded
 
 /** A session attribute from body metadata, held to the same rule as its header (a string, clipped). */
 function fromMetadata(

@@ -274,7 +274,9 @@ export class RequestTrace {
       sessionId: this.ctx.session.sessionId,
       agentId: this.ctx.session.agentId,
       sessionSource: this.ctx.session.sessionSource,
-      byok: served?.candidate.byok ?? false,
+      // The spec's "a tenant provider key was used": the served leg's key, or where none served,
+      // the last attempt's (a request failed on the account's own key used it).
+      byok: (served ?? this.legs.at(-1))?.candidate.byok ?? false,
       createdAt: this.ctx.createdAt,
       firstByteAt: this.firstByteAt,
       endedAt: now,

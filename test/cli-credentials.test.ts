@@ -5,10 +5,9 @@ import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join, resolve } from 'node:path'
-import type { Io } from '../src/cli/context'
 import { gatewayUrl, isLoopback } from '../src/cli/credentials'
-import { main } from '../src/main'
 import { runBounded } from './support/agents'
+import { cliUser, removeCliHomes } from './support/cli-user'
 import { createHarness, type Harness } from './support/harness'
 
 let h: Harness
@@ -33,28 +32,18 @@ beforeAll(async () => {
 afterAll(() => {
   server.stop(true)
   for (const d of dirs) rmSync(d, { recursive: true, force: true })
+  removeCliHomes()
 })
 
+/** A user of the CLI whose output is read run by run: each run starts with nothing printed. */
 function cli(stdin = '') {
-  const home = mkdtempSync(join(tmpdir(), 'svc-cli-credentials-'))
-  dirs.push(home)
-  const out: string[] = []
-  const err: string[] = []
-  const io: Io = {
-    env: { HOME: home, PATH: process.env.PATH },
-    cwd: home,
-    out: (t) => out.push(t),
-    err: (t) => err.push(t),
-    stdin: async () => stdin,
-  }
+  const user = cliUser(stdin)
   const run = async (...argv: string[]) => {
-    out.length = 0
-    err.length = 0
-    return main(argv, io)
+    user.out.length = 0
+    user.err.length = 0
+    return user.run(...argv)
   }
-  const path = join(home, '.config', 'svc', 'credentials.json')
-  const stored = () => JSON.parse(readFileSync(path, 'utf8')) as Record<string, string>
-  return { home, io, out: () => out.join(''), err: () => err.join(''), run, path, stored }
+  return { ...user, out: () => user.out.join(''), err: () => user.err.join(''), run }
 }
 
 /** A fake agent that records that it started and its arguments, one a line. */

@@ -1,17 +1,14 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
-import { existsSync, mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs'
-import { tmpdir } from 'node:os'
+import { existsSync, readFileSync, statSync } from 'node:fs'
 import { join } from 'node:path'
 import { createDeviceLogin } from '../src/accounts/device-login'
-import type { Io } from '../src/cli/context'
 import { linkUnderGateway } from '../src/cli/sign-in'
-import { main } from '../src/main'
+import { cliUser, removeCliHomes } from './support/cli-user'
 import { createHarness, type Harness } from './support/harness'
 
 let h: Harness
 let server: ReturnType<typeof Bun.serve>
 let gateway: string
-const homes: string[] = []
 
 beforeAll(async () => {
   h = await createHarness({ grantUsd: 3, config: { server: { device_poll_interval_seconds: 0 } } })
@@ -20,23 +17,10 @@ beforeAll(async () => {
 })
 afterAll(() => {
   server.stop(true)
-  for (const d of homes) rmSync(d, { recursive: true, force: true })
+  removeCliHomes()
 })
 
-function cli(stdin = '') {
-  const home = mkdtempSync(join(tmpdir(), 'svc-home-'))
-  homes.push(home)
-  const out: string[] = []
-  const err: string[] = []
-  const io: Io = {
-    env: { HOME: home, PATH: process.env.PATH },
-    cwd: home,
-    out: (t) => out.push(t),
-    err: (t) => err.push(t),
-    stdin: async () => stdin,
-  }
-  return { home, io, out, err, run: (...argv: string[]) => main(argv, io) }
-}
+const cli = cliUser
 
 /** Waits (bounded) until the CLI has printed its code, and returns it. */
 async function codeFrom(err: string[]): Promise<string> {

@@ -109,7 +109,12 @@ const modelRoute = /^\/(compat-a|anthropic|compat-b|openai)\//
  * sign-in: a few hundred bytes each) not at all. Without this, anyone could make svc parse 32 MB
  * without a key.
  */
-async function screenLargeBody(deps: Deps, request: Request, length: number): Promise<Response | undefined> {
+async function screenLargeBody(
+  deps: Deps,
+  request: Request,
+  length: number,
+  handle: (request: Request) => Promise<Response>,
+): Promise<Response | undefined> {
   const path = new URL(request.url).pathname
   const surface = surfaceOf(path)
   if (!modelRoute.test(path)) {
@@ -125,7 +130,35 @@ async function screenLargeBody(deps: Deps, request: Request, length: number): Pr
   } catch (err) {
     return refusal(deps, err, surface)
   }
-  return undefined
+  if (length > 0 || request.body === null) return undefined
+  // Sent without a Content-Length (chunked): read here, up to the limit, and handled as the body
+  // of that size it turned out to be. Bun's server would refuse one past its own limit with an
+  // empty 413, which the SDKs show as "413 status code (no body)".
+  const maxBody = deps.config.server.maxBodyBytes
+  const body = await readAtMost(request.body, maxBody)
+  if (body === undefined) {
+    return refusal(
+      deps,
+      new GatewayError('request_too_large', `request body is over ${maxBody} bytes; the limit is ${maxBody}`),
+      surface,
+    )
+  }
+  const headers = new Headers(request.headers)
+  headers.delete('transfer-encoding')
+  headers.set('content-length', String(body.byteLength))
+  return handle(new Request(request.url, { method: request.method, headers, body }))
+}
+
+/** The stream's bytes, or undefined once they pass `max` (the rest left unread). */
+async function readAtMost(stream: ReadableStream<Uint8Array>, max: number): Promise<Uint8Array | undefined> {
+  const chunks: Uint8Array[] = []
+  let size = 0
+  for await (const chunk of stream) {
+    size += chunk.byteLength
+    if (size > max) return undefined
+    chunks.push(chunk)
+  }
+  return Buffer.concat(chunks, size)
 }
 
 /** svc's own error answer before any upstream is asked, counted: a wave of 401s is an operator's to see. */
@@ -140,7 +173,9 @@ export function createApp(deps: Deps) {
   // normalize off: Elysia would otherwise rebuild every body from its schema before checking it,
   // which on a closed schema (feedback, say) drops unknown keys silently where the schema says to
   // refuse them, and on the model routes' open schemas only copies the body.
-  return new Elysia({ name: 'svc', normalize: false })
+  /** The app itself, for a chunked body read by screenLargeBody and handled again at its size. */
+  let handleSized: (request: Request) => Promise<Response> = () => Promise.reject(new Error('app not built'))
+  const app = new Elysia({ name: 'svc', normalize: false })
     .onRequest(({ request }) => {
       const length = Number(request.headers.get('content-length') ?? 0)
       if (length > maxBody) {
@@ -153,7 +188,7 @@ export function createApp(deps: Deps) {
       }
       // Small bodies (nearly every request) go on at no cost; large or unsized ones are screened.
       if (length > smallBodyBytes || (length === 0 && request.headers.has('transfer-encoding'))) {
-        return screenLargeBody(deps, request, length)
+        return screenLargeBody(deps, request, length, handleSized)
       }
     })
     .onTransform({ as: 'global' }, ({ body }) => {
@@ -203,6 +238,8 @@ export function createApp(deps: Deps) {
     .use(signInRoutes(deps))
     .use(dashboardRoutes(deps))
     .use(openApiRoutes())
+  handleSized = (request) => app.handle(request)
+  return app
 }
 
 export type App = ReturnType<typeof createApp>

@@ -417,6 +417,21 @@ describe('admin CLI', () => {
   })
 })
 
+// Any text is taken as the master key (hashed into one): a short one guards a copied database's
+// stored keys no better than a password, and nothing said so.
+test('serve warns of a master key of short text, not of 32 random bytes', async () => {
+  const { runWith } = cli({ ANTHROPIC_API_KEY: 'platform-key' })
+  const warned = (masterKey: string) =>
+    startupLog(() => runWith({ SVC_MASTER_KEY: masterKey }, 'serve', '--once', '--port', '0'), 'openssl rand')
+  expect(await warned('short-secret')).toEqual([
+    expect.objectContaining({
+      level: 'warn',
+      msg: 'SVC_MASTER_KEY is 12 characters: the BYOK keys sealed with it are as safe as it is hard to guess; make one of 32 random bytes with `openssl rand -base64 32` (and rotate to it: svc provider-keys reseal)',
+    }),
+  ])
+  expect(await warned(Buffer.from(crypto.getRandomValues(new Uint8Array(32))).toString('base64'))).toEqual([])
+})
+
 describe('admin HTTP API', () => {
   test('guarded by the admin token; same verbs as the CLI', async () => {
     const h = await createHarness()

@@ -3,9 +3,16 @@
 import { createCipheriv, createDecipheriv, createHash, randomBytes } from 'node:crypto'
 
 /** A 32-byte key given as base64 is used as is; any other secret is stretched with SHA-256. */
+/**
+ * A master key of 32 random bytes, as `openssl rand -base64 32` writes it, is used as is; any other
+ * text is hashed into one (SHA-256), which is only as strong as the text is hard to guess.
+ */
+export const isFullStrengthMasterKey = (masterKey: string) => Buffer.from(masterKey, 'base64').length === 32
+
 function masterKeyBytes(masterKey: string): Buffer {
-  const decoded = Buffer.from(masterKey, 'base64')
-  return decoded.length === 32 ? decoded : createHash('sha256').update(masterKey).digest()
+  return isFullStrengthMasterKey(masterKey)
+    ? Buffer.from(masterKey, 'base64')
+    : createHash('sha256').update(masterKey).digest()
 }
 
 export function sealProviderKey(masterKey: string, plaintext: string, accountId: string): string {

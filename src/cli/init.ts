@@ -14,6 +14,7 @@ database = ".svc/svc.db"
 # Bearer token of the admin API (/v1/admin); unset = admin API off.
 admin_token_env = "SVC_ADMIN_TOKEN"
 # Master key that encrypts BYOK provider keys (AES-256-GCM); unset = BYOK off.
+# Make one with: openssl rand -base64 32 (32 random bytes; any other text is hashed into a key).
 master_key_env = "SVC_MASTER_KEY"
 # Largest request body accepted (bytes); bigger ones get 413.
 max_body_bytes = 33554432

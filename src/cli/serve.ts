@@ -3,6 +3,7 @@
 // A second SIGTERM/SIGINT meanwhile ends it at once (exit 128 + the signal's number).
 import { chmodSync, readFileSync, writeFileSync } from 'node:fs'
 import { basename, dirname, join } from 'node:path'
+import { isFullStrengthMasterKey } from '../accounts/provider-keys'
 import { createApp } from '../app'
 import { ConfigError } from '../config/load'
 import { openDatabase } from '../db/open'
@@ -62,8 +63,11 @@ export async function runServe(args: string[], io: Io): Promise<number> {
       hostname: config.server.host,
       port: config.server.port,
       fetch: (request) => app.fetch(routable(request)),
-      // Bun's own limit backs up the app's Content-Length check for chunked bodies.
-      maxRequestBodySize: config.server.maxBodyBytes + 1024,
+      // Out of the app's way: it refuses a body past max_body_bytes itself, chunked ones included
+      // (app.ts), in the route's own error shape. Bun's refusal is an empty 413, which the SDKs
+      // show as "413 status code (no body)"; with its limit at max_body_bytes + 1 KB, any body
+      // larger than that got it. Its limit still backs the app's up, far past what it allows.
+      maxRequestBodySize: config.server.maxBodyBytes * 4,
       // The longest Bun allows (seconds without a byte either way). A model may think for minutes: a
       // started stream gets a keep-alive every [routing] ping_interval_ms (at most 240 s) instead.
       idleTimeout: 255,
@@ -333,9 +337,16 @@ function warnOfProfilesThatServeNothing(deps: Deps, log: Logger) {
  * price, until the key is set. Said once at startup, where the operator looks.
  */
 async function warnOfUnopenableProviderKeys(deps: Deps, log: Logger) {
+  const { masterKey, masterKeyEnv } = deps.config.server
+  // Any text is taken (hashed into a key, provider-keys.ts): a short one guards the stored keys of a
+  // copied database no better than a password would. Not refused: keys sealed with it must open.
+  if (masterKey !== undefined && !isFullStrengthMasterKey(masterKey) && masterKey.length < 32) {
+    log.warn(
+      `${masterKeyEnv} is ${masterKey.length} characters: the BYOK keys sealed with it are as safe as it is hard to guess; make one of 32 random bytes with \`openssl rand -base64 32\` (and rotate to it: svc provider-keys reseal)`,
+    )
+  }
   const unopenable = await deps.admin.unopenableProviderKeys()
   if (unopenable.length === 0) return
-  const { masterKey, masterKeyEnv } = deps.config.server
   log.error(
     `${unopenable.length} stored provider key(s) cannot be opened: ${masterKeyEnv} is ${masterKey ? 'not the key they were sealed with' : 'not set'}; until it is, their accounts are not served by those providers (the platform's key is never used in their place)`,
     { keys: unopenable.map((key) => ({ account_id: key.accountId, provider: key.providerId })) },

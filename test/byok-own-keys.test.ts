@@ -81,15 +81,18 @@ const creditTooLowSaid =
 function providers(
   deps: Deps,
   accounts: Record<string, ProviderAccount>,
-  opts: { delayMs?: number; outputTokens?: number } = {},
+  /** `refusalDelayMs`: how long the n-th refusal of a key takes (0-based), where not `delayMs`. */
+  opts: { delayMs?: number; outputTokens?: number; refusalDelayMs?: (nth: number) => number } = {},
 ): string[] {
   const called: string[] = []
+  let refusals = 0
   deps.fetch = (async (_url: string, init: RequestInit) => {
     const key = (init.headers as Record<string, string>)['x-api-key'] ?? ''
     const { model } = JSON.parse(String(init.body)) as { model: string }
     called.push(key)
-    if (opts.delayMs) await Bun.sleep(opts.delayMs)
     const account = accounts[key]
+    const delayMs = account === undefined && opts.refusalDelayMs ? opts.refusalDelayMs(refusals++) : opts.delayMs
+    if (delayMs) await Bun.sleep(delayMs)
     if (account === undefined) {
       return Response.json(
         { type: 'error', error: { type: 'authentication_error', message: 'invalid x-api-key' } },
@@ -217,6 +220,26 @@ describe('the credit a request holds when its own key fails and the platform’s
       expect({ status: r.status, type: r.body.error.type }).toEqual({ status: 429, type: 'rate_limit_error' })
     }
     expect(await remainingNanos(h)).toBe(0)
+  })
+
+  // Judged on the grants the request was admitted on, each fallback saw the credit the others had
+  // spent meanwhile as still there: all ten served, 0.15 USD on a 0.05 USD grant (an audit).
+  test('own keys refused 50 ms apart: each fallback sees the credit spent meanwhile, at most one request beyond it', async () => {
+    const h = await gateway([gamma, alpha], 0.05)
+    await h.deps.admin.addProviderKey({ account: 'default', provider: 'own', key: REVOKED })
+    const small = costOf(1_000)
+    providers(h.deps, { [PLATFORM]: 'ok' }, { delayMs: 5, outputTokens: 1_000, refusalDelayMs: (n) => 20 + 50 * n })
+    const results = await Promise.all(Array.from({ length: 10 }, () => ask(h, 1_000)))
+    const served = results.filter((r) => r.status === 200)
+    expect(served.reduce((sum, r) => sum + r.detail.total_cost_nanos, 0)).toBeLessThanOrEqual(50_000_000 + small)
+    expect(await remainingNanos(h)).toBe(0)
+    // The others: told their credit is held while some is, then that none is left.
+    for (const r of results.filter((r) => r.status !== 200)) {
+      expect([
+        { status: 429, type: 'rate_limit_error' },
+        { status: 402, type: 'billing_error' },
+      ]).toContainEqual({ status: r.status, type: r.body.error.type })
+    }
   })
 
   test('alone, a request whose own key is refused still falls back on the credit that is left', async () => {

@@ -140,11 +140,20 @@ export async function relay(deps: Deps, input: RelayInput): Promise<Response> {
       }
       attempts++
       if (attempts > 1) {
-        // Judged on the grants the gate admitted the request on, as the gate judges: a charge
-        // committed since is in the README's few milliseconds of slack.
-        const rehold = holdForFallback(deps, { grants, previous: held, candidate, admittedNanos, mode, now })
+        // Judged on the grants as they are now: the first attempt may have taken long enough for the
+        // account's other requests to be charged (judged on those it was admitted on, 10 requests
+        // whose own key failed 50 ms apart were each served on credit already spent: 3 × it).
+        const grantsNow = await deps.credit.get(accountId)
+        const rehold = holdForFallback(deps, {
+          grants: grantsNow,
+          previous: held,
+          candidate,
+          admittedNanos,
+          mode,
+          now,
+        })
         if (rehold instanceof GatewayError) {
-          // Not tried: what it may cost cannot be held while others hold the credit.
+          // Not tried: what it may cost cannot be held (others hold the credit, or it is spent).
           candidate.rank.status = 'skipped'
           candidate.rank.reason = `not tried as a fallback: ${rehold.message}`
           lastError = rehold
@@ -289,9 +298,9 @@ function holdCredit(deps: Deps, available: GrantRecord[], first: Candidate, mode
 }
 
 /**
- * The request's hold made what the fallback candidate can charge, on the grants that would pay it,
- * or, if it cannot be, the 429 a request gets at the gate when others hold the credit (the
- * candidate is then not tried).
+ * The request's hold made what the fallback candidate can charge, on the grants that would pay it
+ * (as they are now), or, if it cannot be, the error a request gets at the gate: the 429 when others
+ * hold the credit, the 402 when none is left (the candidate is then not tried).
  *
  * A request held only what its first candidate could charge: with the account's own key, the fee.
  * Its fallback to the platform's key then cost the full price, so 30 requests at once on a 0.05 USD
@@ -324,7 +333,14 @@ function holdForFallback(
   if (left >= amountNanos || (left > 0 && (nobodyElseHolds || amountNanos <= a.admittedNanos))) {
     return deps.holds.hold(available, scope, amountNanos)
   }
-  // Some credit covers it (the ranking found some on these grants), held by others for now.
+  // Spent since the request was admitted (by its own first attempt or the account's others): the
+  // gate's answer for no credit. Otherwise others hold what is left, for now.
+  if (total === 0) {
+    return new GatewayError(
+      'billing',
+      `no credit is left for ${a.candidate.model.id}, the next model to try: add a grant that covers it`,
+    )
+  }
   return creditHeld()
 }
 

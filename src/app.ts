@@ -146,7 +146,8 @@ async function screenLargeBody(
   const headers = new Headers(request.headers)
   headers.delete('transfer-encoding')
   headers.set('content-length', String(body.byteLength))
-  return handle(new Request(request.url, { method: request.method, headers, body }))
+  // The client's signal goes with it: the relay learns from it that the client left.
+  return handle(new Request(request.url, { method: request.method, headers, body, signal: request.signal }))
 }
 
 /** The stream's bytes, or undefined once they pass `max` (the rest left unread). */

@@ -233,11 +233,12 @@ describe('the credit a request holds when its own key fails and the platform’s
     const served = results.filter((r) => r.status === 200)
     expect(served.reduce((sum, r) => sum + r.detail.total_cost_nanos, 0)).toBeLessThanOrEqual(50_000_000 + small)
     expect(await remainingNanos(h)).toBe(0)
-    // The others: told their credit is held while some is, then that none is left.
+    // The others: told their credit is held while some is; once none is left, the failure before the
+    // fallback answers (the stored key refused).
     for (const r of results.filter((r) => r.status !== 200)) {
       expect([
         { status: 429, type: 'rate_limit_error' },
-        { status: 402, type: 'billing_error' },
+        { status: 502, type: 'api_error' },
       ]).toContainEqual({ status: r.status, type: r.body.error.type })
     }
   })
@@ -263,6 +264,62 @@ describe('the credit a request holds when its own key fails and the platform’s
     expect(new Set(called)).toEqual(new Set([OWN]))
     expect(await remainingNanos(h)).toBe(50_000_000 - 10 * feeOf(answer))
   })
+})
+
+// A fallback refused because its grant was spent meanwhile answered 402 (no retry; on the responses
+// route Codex's "Quota exceeded") where the first model's 529 was the answer: sent again, that model
+// would serve on its own grant (a review).
+test('a fallback whose grant was spent meanwhile leaves the first model’s retryable failure as the answer', async () => {
+  const h = await createHarness({
+    env: { PLATFORM_KEY: PLATFORM, SPARE_KEY: SPARE },
+    config: {
+      catalog: { builtin: false },
+      providers: {
+        anth: anthropic('http://anth.test', 'PLATFORM_KEY'),
+        spare: anthropic('http://spare.test', 'SPARE_KEY'),
+      },
+      models: [alpha, { ...spare, profiles: ['max', 'pro'] }],
+    },
+  })
+  await h.deps.admin.addGrant({ account: 'default', usd: '1', models: ['alpha'] })
+  await h.deps.admin.addGrant({ account: 'default', usd: '0.01', models: ['spare'] })
+  h.deps.fetch = (async (url: string, init: RequestInit) => {
+    const { model } = JSON.parse(String(init.body)) as { model: string }
+    if (String(url).includes('anth.test')) {
+      await Bun.sleep(150)
+      return Response.json(
+        { type: 'error', error: { type: 'overloaded_error', message: 'Overloaded' } },
+        { status: 529 },
+      )
+    }
+    return Response.json({
+      id: 'msg_up',
+      type: 'message',
+      role: 'assistant',
+      model,
+      content: [{ type: 'text', text: `from ${model}` }],
+      stop_reason: 'end_turn',
+      stop_sequence: null,
+      usage: { input_tokens: 10, output_tokens: 1_000 },
+    })
+  }) as unknown as typeof fetch
+  const send = (profile: string) =>
+    h.call('/compat-a/v1/messages', {
+      method: 'POST',
+      headers: { 'anthropic-version': '2023-06-01' },
+      json: { model: profile, max_tokens: 1_000, messages: [{ role: 'user', content: 'hello' }] },
+    })
+  const first = send('svc-max')
+  await Bun.sleep(30)
+  // Served by spare meanwhile, spending its 0.01 USD grant.
+  expect((await send('svc-pro')).status).toBe(200)
+  const res = await first
+  expect({ status: res.status, type: (await res.json()).error.type }).toEqual({ status: 529, type: 'overloaded_error' })
+  const detail = await endedRequestDetail(h, res.headers.get('x-request-id')!)
+  expect(detail.provider_ranks.map((r: { model_id: string; status: string }) => [r.model_id, r.status])).toEqual([
+    ['alpha', 'failed'],
+    ['spare', 'skipped'],
+  ])
 })
 
 describe('an own key replaced after its circuit opened is tried on the next request', () => {

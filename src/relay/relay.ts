@@ -156,7 +156,10 @@ export async function relay(deps: Deps, input: RelayInput): Promise<Response> {
           // Not tried: what it may cost cannot be held (others hold the credit, or it is spent).
           candidate.rank.status = 'skipped'
           candidate.rank.reason = `not tried as a fallback: ${rehold.message}`
-          lastError = rehold
+          // A model that failed first keeps its word: sent again, the request may be served by it on
+          // credit that is still there (a 402 for the fallback's spent grant, which SDKs do not
+          // retry, hid a 529 they would).
+          if (rehold.kind !== 'billing' || lastError === undefined) lastError = rehold
           everyFailurePermanent &&= rehold.permanent
           held = trace.creditHold = undefined
           continue
@@ -300,7 +303,8 @@ function holdCredit(deps: Deps, available: GrantRecord[], first: Candidate, mode
 /**
  * The request's hold made what the fallback candidate can charge, on the grants that would pay it
  * (as they are now), or, if it cannot be, the error a request gets at the gate: the 429 when others
- * hold the credit, the 402 when none is left (the candidate is then not tried).
+ * hold the credit, the 402 when none is left (the candidate is then not tried; relay() answers a
+ * 402 with the failure before it).
  *
  * A request held only what its first candidate could charge: with the account's own key, the fee.
  * Its fallback to the platform's key then cost the full price, so 30 requests at once on a 0.05 USD

@@ -100,3 +100,38 @@ test('a chunked body is held to the same limit, and one within it is served', as
   expect(within.status).toBe(200)
   expect(await within.text()).toContain('Read it all.')
 })
+
+// The request made again at its size had no signal: a client that left was not seen, the upstream
+// ran on, and the request was recorded completed and charged (a review).
+test('a chunked request whose client leaves is stopped upstream and recorded as left, as a sized one is', async () => {
+  sim.setScenario('m-up', { text: 'Slow answer.', usage: { input: 10, output: 3 }, firstByteDelayMs: 1_500 })
+  try {
+    for (const sized of [true, false]) {
+      const before = sim.requests.length
+      const leaving = new AbortController()
+      const body = JSON.stringify({ model: 'svc-pro', max_tokens: 5, messages: [{ role: 'user', content: 'hi' }] })
+      const asked = fetch(`${gateway.url}/compat-a/v1/messages`, {
+        method: 'POST',
+        headers: { 'x-api-key': dir.firstKey(), 'anthropic-version': '2023-06-01', 'content-type': 'application/json' },
+        body: sized ? body : chunked(body),
+        duplex: 'half',
+        signal: leaving.signal,
+      } as RequestInit).catch(() => 'left')
+      await Bun.sleep(300)
+      leaving.abort()
+      expect(await asked).toBe('left')
+      expect(await sim.waitForAbort(before, 3_000)).toBe(true)
+      let status: string | undefined
+      for (let i = 0; i < 50 && status !== 'aborted'; i++) {
+        const page = await fetch(`${gateway.url}/v1/usage/requests?limit=1`, {
+          headers: { authorization: `Bearer ${dir.firstKey()}` },
+        })
+        status = ((await page.json()) as { items: { status: string }[] }).items[0]?.status
+        if (status !== 'aborted') await Bun.sleep(20)
+      }
+      expect({ sized, status }).toEqual({ sized, status: 'aborted' })
+    }
+  } finally {
+    sim.setScenario('m-up', { text: 'Read it all.', usage: { input: 10, output: 3 } })
+  }
+})

@@ -74,6 +74,19 @@ const creditTooLow = {
 const creditTooLowSaid =
   'its credit balance ran too low to access the Anthropic API. Please go to Plans & Billing to upgrade or purchase credits.'
 
+/** An Anthropic answer from `model`: 10 prompt tokens and `outputTokens`. */
+const answerOf = (model: string, outputTokens: number) =>
+  Response.json({
+    id: 'msg_up',
+    type: 'message',
+    role: 'assistant',
+    model,
+    content: [{ type: 'text', text: `from ${model}` }],
+    stop_reason: 'end_turn',
+    stop_sequence: null,
+    usage: { input_tokens: 10, output_tokens: outputTokens },
+  })
+
 /**
  * The providers behind every upstream call of `deps`, answering by the key each call carries
  * (`accounts`, which a test may change between requests); returns the keys called, in order.
@@ -100,16 +113,7 @@ function providers(
       )
     }
     if (account === 'out of credit') return Response.json(creditTooLow, { status: 400 })
-    return Response.json({
-      id: 'msg_up',
-      type: 'message',
-      role: 'assistant',
-      model,
-      content: [{ type: 'text', text: `from ${model}` }],
-      stop_reason: 'end_turn',
-      stop_sequence: null,
-      usage: { input_tokens: 10, output_tokens: opts.outputTokens ?? 5 },
-    })
+    return answerOf(model, opts.outputTokens ?? 5)
   }) as unknown as typeof fetch
   return called
 }
@@ -292,16 +296,7 @@ test('a fallback whose grant was spent meanwhile leaves the first model’s retr
         { status: 529 },
       )
     }
-    return Response.json({
-      id: 'msg_up',
-      type: 'message',
-      role: 'assistant',
-      model,
-      content: [{ type: 'text', text: `from ${model}` }],
-      stop_reason: 'end_turn',
-      stop_sequence: null,
-      usage: { input_tokens: 10, output_tokens: 1_000 },
-    })
+    return answerOf(model, 1_000)
   }) as unknown as typeof fetch
   const send = (profile: string) =>
     h.call('/compat-a/v1/messages', {

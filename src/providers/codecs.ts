@@ -66,9 +66,11 @@ export const requestToolNames =
 
 const anthropicVersion = '2023-06-01'
 
-/** A Claude model that caches, by the name a router like OpenRouter gives it (`anthropic/…`). */
-const isCachingClaude = (model: CatalogModel) =>
-  model.capabilities.promptCaching && model.upstreamModel.startsWith('anthropic/')
+/** A Claude model, by the name a router like OpenRouter gives it (`anthropic/…`). */
+const isRoutedClaude = (model: CatalogModel) => model.upstreamModel.startsWith('anthropic/')
+
+/** A Claude model behind a router that caches. */
+const isCachingClaude = (model: CatalogModel) => model.capabilities.promptCaching && isRoutedClaude(model)
 
 /** A Responses-compatible server's reasoning blobs are its own: tagged with it (ResponsesDecodeOptions). */
 const blobsOf = (provider: ProviderConfig) => (provider.openaiItself === false ? { blobMaker: provider.id } : {})
@@ -132,6 +134,8 @@ export const codecs: Record<ProviderKind, ProviderCodec> = {
         systemMessages: provider.systemMessages,
         cacheControl: provider.anthropicCacheControl && isCachingClaude(model),
         samplingParameters: model.capabilities.samplingParameters,
+        // A router that takes Anthropic's cache_control (OpenRouter) takes its `reasoning` too.
+        claude: isRoutedClaude(model) ? { routerReasoning: provider.anthropicCacheControl } : undefined,
         reasoningEfforts: model.capabilities.reasoningEfforts,
         thoughtSignatures: provider.thoughtSignatures,
       }),

@@ -618,3 +618,46 @@ describe('encodeChatRequest', () => {
     ])
   })
 })
+
+// OpenRouter's `anthropic/…` models: both sampling parameters were passed (Claude 4.5 refuses them
+// together with a 400 the client could not avoid) and a client's thinking was dropped without a word
+// (the model's reasoning_effort list is Anthropic's own effort parameter's, empty for 4.5).
+describe('encodeChatRequest: a Claude model behind a router', () => {
+  const claude = { claude: { routerReasoning: true } }
+  const sampled = { ...base, temperature: 1.4, topP: 0.9 }
+  const sent = (req: ExchangeRequest, opts: ChatRequestOptions = claude) => {
+    const { temperature, top_p, reasoning, reasoning_effort, max_tokens } = encodeChatRequest(req, 'anthropic/x', opts)
+    return { temperature, top_p, reasoning, reasoning_effort, max_tokens }
+  }
+
+  test('temperature alone (clamped to Anthropic’s 0–1), not beside top_p; neither under thinking, but a top_p from 0.95', () => {
+    expect(sent(sampled)).toMatchObject({ temperature: 1, top_p: undefined })
+    expect(sent({ ...base, topP: 0.9 })).toMatchObject({ temperature: undefined, top_p: 0.9 })
+    const thinking = { type: 'enabled' as const, budgetTokens: 2_000 }
+    expect(sent({ ...sampled, thinking })).toMatchObject({ temperature: undefined, top_p: undefined })
+    expect(sent({ ...sampled, topP: 0.95, thinking })).toMatchObject({ temperature: undefined, top_p: 0.95 })
+    // Any other model as before.
+    expect(sent(sampled, {})).toMatchObject({ temperature: 1.4, top_p: 0.9 })
+  })
+
+  test('thinking as OpenRouter’s reasoning: a budget as max_tokens, room above it; an effort as itself, max as xhigh', () => {
+    expect(sent({ ...base, thinking: { type: 'enabled', budgetTokens: 2_000 } })).toEqual({
+      temperature: undefined,
+      top_p: undefined,
+      reasoning: { max_tokens: 2_000 },
+      reasoning_effort: undefined,
+      max_tokens: 2_064,
+    })
+    expect(sent({ ...base, thinking: { type: 'adaptive', effort: 'high' } })).toMatchObject({
+      reasoning: { effort: 'high' },
+      max_tokens: 64,
+    })
+    expect(sent({ ...base, thinking: { type: 'adaptive', effort: 'max' } }).reasoning).toEqual({ effort: 'xhigh' })
+    expect(sent({ ...base, thinking: { type: 'adaptive' } }).reasoning).toEqual({ enabled: true })
+    expect(sent({ ...base, thinking: { type: 'disabled' } }).reasoning).toBeUndefined()
+    // A router that does not take OpenRouter's reasoning: as before (an effort within the model's list).
+    expect(
+      sent({ ...base, thinking: { type: 'adaptive', effort: 'high' } }, { claude: { routerReasoning: false } }),
+    ).toMatchObject({ reasoning: undefined, reasoning_effort: 'high' })
+  })
+})

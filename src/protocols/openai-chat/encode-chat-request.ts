@@ -14,7 +14,7 @@ import {
   type ToolChoice,
   type UserContentBlock,
 } from '../../exchange/types'
-import { effortWithin, effortWithoutThinking } from '../../exchange/thinking-budget'
+import { effortWithin, effortWithoutThinking, maxTokensAbove, minThinkingBudget } from '../../exchange/thinking-budget'
 import {
   dataUrl,
   forcesWebSearch,
@@ -60,6 +60,15 @@ export interface ChatRequestOptions {
   cacheControl?: boolean
   /** false: the model refuses temperature and top_p (a reasoning model), so they are left out. */
   samplingParameters?: boolean
+  /**
+   * A Claude model behind a Chat router (OpenRouter's `anthropic/…`). Anthropic's rules hold there:
+   * Claude 4.5 and later refuse temperature and top_p together (a 400 the client could not avoid:
+   * OpenAI clients send both), and with thinking on refuse temperature and a top_p under 0.95.
+   * `routerReasoning`: the router takes OpenRouter's `reasoning` ({max_tokens} or {effort}), where
+   * the model's reasoning_effort list is Anthropic's own effort parameter's (none for 4.5): a
+   * client's thinking was dropped without a word.
+   */
+  claude?: { routerReasoning: boolean }
   /** The reasoning efforts the model takes (absent: any; empty: none). */
   reasoningEfforts?: readonly ModelEffort[]
   /**
@@ -109,9 +118,16 @@ export function encodeChatRequest(
   }
   body[opts.maxTokensField ?? 'max_tokens'] = req.maxTokens
   if (opts.cacheControl) body.cache_control = { type: 'ephemeral' }
+  const claudeThinks = opts.claude !== undefined && req.thinking !== undefined && req.thinking.type !== 'disabled'
   if (opts.samplingParameters !== false) {
-    if (req.temperature !== undefined) body.temperature = req.temperature
-    if (req.topP !== undefined) body.top_p = req.topP
+    if (!opts.claude) {
+      if (req.temperature !== undefined) body.temperature = req.temperature
+      if (req.topP !== undefined) body.top_p = req.topP
+    } else {
+      if (req.temperature !== undefined && !claudeThinks) body.temperature = Math.min(1, Math.max(0, req.temperature))
+      if (req.topP !== undefined && body.temperature === undefined && (!claudeThinks || req.topP >= 0.95))
+        body.top_p = req.topP
+    }
   }
   if (req.stopSequences && req.stopSequences.length > 0) body.stop = req.stopSequences.slice(0, maxStopSequences)
   if (req.tools.length > 0) {
@@ -129,7 +145,13 @@ export function encodeChatRequest(
   }
   const effort = reasoningEffortFor(req.thinking)
   const off = req.thinking?.type === 'disabled'
-  if (off && opts.thinkingToggle) body.thinking = { type: 'disabled' }
+  if (opts.claude?.routerReasoning && req.thinking && req.thinking.type !== 'disabled') {
+    const reasoning = claudeReasoning(req.thinking)
+    body.reasoning = reasoning
+    // Anthropic wants max_tokens above the budget (a 400 otherwise), as its own encoder makes it.
+    if ('max_tokens' in reasoning)
+      body[opts.maxTokensField ?? 'max_tokens'] = maxTokensAbove(reasoning.max_tokens, req.maxTokens)
+  } else if (off && opts.thinkingToggle) body.thinking = { type: 'disabled' }
   else {
     const within = off
       ? effortWithoutThinking(opts.reasoningEfforts)
@@ -326,4 +348,17 @@ function encodeToolChoice(choice: ToolChoice): Record<string, unknown> {
   else wire.tool_choice = { type: 'function', function: { name: openAIToolName(choice.name) } }
   if (choice.type !== 'none' && choice.disableParallel) wire.parallel_tool_calls = false
   return wire
+}
+
+/**
+ * Thinking asked of a Claude model, in OpenRouter's `reasoning`: a budget as `max_tokens` (at least
+ * Anthropic's least), an effort as itself (OpenRouter's list ends at `xhigh`), adaptive thinking
+ * with no effort as `enabled`.
+ */
+function claudeReasoning(
+  thinking: Exclude<ExchangeRequest['thinking'], undefined | { type: 'disabled' }>,
+): { max_tokens: number } | { effort: string } | { enabled: true } {
+  if (thinking.type === 'enabled') return { max_tokens: Math.max(minThinkingBudget, Math.floor(thinking.budgetTokens)) }
+  if (thinking.effort === undefined) return { enabled: true }
+  return { effort: thinking.effort === 'max' ? 'xhigh' : thinking.effort }
 }

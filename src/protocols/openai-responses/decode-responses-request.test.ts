@@ -342,6 +342,40 @@ describe('decodeResponsesRequest', () => {
     expect(decode({ tool_choice: choice, parallel_tool_calls: parallel }).toolChoice).toEqual(expected as never)
   })
 
+  // Other dialects have no such choice: every tool was offered, and the model could call one the
+  // client had excluded (a parameters audit).
+  test('allowed_tools narrows the offer to the tools it lists; one left and required is that tool', () => {
+    const tools = [{ type: 'function', name: 'read' }, { type: 'function', name: 'delete_all' }, { type: 'web_search' }]
+    const auto = decode({
+      tools,
+      tool_choice: { type: 'allowed_tools', mode: 'auto', tools: [{ type: 'function', name: 'read' }] },
+    })
+    expect({ tools: auto.tools.map((t) => t.name), webSearch: auto.webSearch, choice: auto.toolChoice }).toEqual({
+      tools: ['read'],
+      webSearch: undefined,
+      choice: { type: 'auto' },
+    })
+    const required = decode({
+      tools,
+      tool_choice: { type: 'allowed_tools', mode: 'required', tools: [{ type: 'function', name: 'read' }] },
+      parallel_tool_calls: false,
+    })
+    expect(required.toolChoice).toEqual({ type: 'tool', name: 'read', disableParallel: true })
+    const withSearch = decode({
+      tools,
+      tool_choice: {
+        type: 'allowed_tools',
+        mode: 'required',
+        tools: [{ type: 'function', name: 'read' }, { type: 'web_search' }],
+      },
+    })
+    expect({ tools: withSearch.tools.map((t) => t.name), search: withSearch.webSearch !== undefined }).toEqual({
+      tools: ['read'],
+      search: true,
+    })
+    expect(withSearch.toolChoice).toEqual({ type: 'any' })
+  })
+
   test('function tools become definitions; hosted tools are skipped', () => {
     const request = decode({
       tools: [

@@ -84,6 +84,8 @@ export const decodeResponsesRequest = (body: ResponsesBody, opts: DecodeResponse
   if (webSearch) request.webSearch = webSearch
   const toolChoice = decodeToolChoice(body.tool_choice, body.parallel_tool_calls)
   if (toolChoice) request.toolChoice = toolChoice
+  const allowed = allowedTools(body.tool_choice)
+  if (allowed) narrowToAllowed(request, allowed)
   if (typeof body.temperature === 'number') request.temperature = body.temperature
   if (typeof body.top_p === 'number') request.topP = body.top_p
   const thinking = decodeReasoning(body.reasoning)
@@ -551,7 +553,8 @@ const decodeToolChoice = (choice: unknown, parallel: unknown): ToolChoice | unde
       }
       return { type: 'tool', name, ...disableParallel }
     }
-    // allowed_tools keeps its mode; the neutral form cannot narrow the tool list.
+    // allowed_tools keeps its mode here; the tools it leaves out are taken out of the offer
+    // (narrowToAllowed).
     if (choice['type'] === 'allowed_tools') {
       return choice['mode'] === 'required' ? { type: 'any', ...disableParallel } : { type: 'auto', ...disableParallel }
     }
@@ -559,6 +562,31 @@ const decodeToolChoice = (choice: unknown, parallel: unknown): ToolChoice | unde
     if (typeof choice['type'] === 'string') return { type: 'auto', ...disableParallel }
   }
   throw invalidRequest('tool_choice must be "auto", "none", "required" or {type:"function", name}', 'tool_choice')
+}
+
+/** The tools an `allowed_tools` choice leaves the model: function and custom tools by name, and web search. */
+function allowedTools(choice: unknown): { names: Set<string>; webSearch: boolean } | undefined {
+  if (!isObject(choice) || choice['type'] !== 'allowed_tools') return undefined
+  const listed = Array.isArray(choice['tools']) ? choice['tools'].filter(isObject) : []
+  return {
+    names: new Set(listed.flatMap((tool) => (typeof tool['name'] === 'string' ? [tool['name']] : []))),
+    webSearch: listed.some((tool) => typeof tool['type'] === 'string' && tool['type'].startsWith('web_search')),
+  }
+}
+
+/**
+ * The offer narrowed to what an `allowed_tools` choice allows ("constrains the tools available to
+ * the model", OpenAI's reference): other dialects have no such choice, and were offered every tool,
+ * so a model could call one the client had excluded. One tool left and required is that tool.
+ */
+function narrowToAllowed(request: ExchangeRequest, allowed: { names: Set<string>; webSearch: boolean }): void {
+  request.tools = request.tools.filter((tool) => allowed.names.has(tool.name))
+  if (!allowed.webSearch) delete request.webSearch
+  const only = request.tools.length === 1 && !request.webSearch ? request.tools[0] : undefined
+  if (only && request.toolChoice?.type === 'any') {
+    const { disableParallel } = request.toolChoice
+    request.toolChoice = { type: 'tool', name: only.name, ...(disableParallel ? { disableParallel } : {}) }
+  }
 }
 
 const decodeMaxTokens = (value: unknown, fallback: number): number => {

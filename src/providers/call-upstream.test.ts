@@ -380,14 +380,8 @@ describe('callUpstream against servers on loopback', () => {
           status,
           headers: location ? { location } : {},
         })) as unknown as typeof fetch
-    const redirect = (message: string): ReturnType<typeof view> => ({
-      kind: 'api_error',
-      status: 502,
-      message,
-      retryable: true,
-      permanent: true,
-      retryAfterSeconds: undefined,
-    })
+    // Seen as an account's failure is: another candidate may serve, a client retry would not.
+    const redirect = accountFailure
     const url = 'http://upstream.internal:8000/v1/messages'
     expect(await outcome(call(redirecting(301, 'https://upstream.internal:8000/v1/messages'), url))).toEqual(
       redirect(

@@ -22,6 +22,7 @@ import { addCacheBreakpoints, type WireBlock, type WireMessage } from './cache-b
 import { type AnthropicModelRules, fitToModel } from './model-fit'
 import { isForeignSignature, isGatewaySignature, lastToolTurnOpensWithThinking } from './thinking-signature'
 import { anthropicUpstreamToolId } from './tool-use-id'
+import { setClaudeSampling } from './sampling'
 
 export interface AnthropicRequestOptions extends AnthropicModelRules {
   /** The model caches prompts: a request that marks no cache breakpoint gets some (cache-breakpoints.ts). */
@@ -96,13 +97,8 @@ export function encodeAnthropicRequest(
   if (format) outputConfig.format = format
   if (Object.keys(outputConfig).length > 0) body.output_config = outputConfig
 
-  // With thinking on Anthropic rejects temperature and top_k, and top_p below 0.95.
-  // Anthropic takes 0–1 where OpenAI clients may send up to 2: the nearest it accepts, not a 400.
-  if (req.temperature !== undefined && !thinkingOn) body.temperature = Math.min(1, Math.max(0, req.temperature))
-  // Claude 4.5 and later refuse temperature and top_p together (a 400); OpenAI clients may send
-  // both. Temperature goes alone, as Anthropic advises setting one: older Claudes lose nothing real.
-  if (req.topP !== undefined && body.temperature === undefined && (!thinkingOn || req.topP >= 0.95))
-    body.top_p = req.topP
+  setClaudeSampling(body, req, thinkingOn)
+  // With thinking on Anthropic rejects top_k too.
   if (req.topK !== undefined && !thinkingOn) body.top_k = req.topK
   if (req.stopSequences && req.stopSequences.length > 0) body.stop_sequences = req.stopSequences
   if (req.user) body.metadata = { user_id: req.user }

@@ -35,6 +35,7 @@ import {
   unsignedCallSignature,
   withoutThoughtSignature,
 } from '../thought-signature'
+import { setClaudeSampling } from '../anthropic/sampling'
 
 export interface ChatRequestOptions {
   /** OpenAI wants max_completion_tokens; most compatible servers still read max_tokens (the default). */
@@ -61,9 +62,9 @@ export interface ChatRequestOptions {
   /** false: the model refuses temperature and top_p (a reasoning model), so they are left out. */
   samplingParameters?: boolean
   /**
-   * A Claude model behind a Chat router (OpenRouter's `anthropic/…`). Anthropic's rules hold there:
-   * Claude 4.5 and later refuse temperature and top_p together (a 400 the client could not avoid:
-   * OpenAI clients send both), and with thinking on refuse temperature and a top_p under 0.95.
+   * A Claude model behind a Chat router (OpenRouter's `anthropic/…`). Anthropic's sampling rules
+   * hold there (setClaudeSampling: Claude 4.5 refused an OpenAI client's temperature and top_p together,
+   * a 400 the client could not avoid).
    * `routerReasoning`: the router takes OpenRouter's `reasoning` ({max_tokens} or {effort}), where
    * the model's reasoning_effort list is Anthropic's own effort parameter's (none for 4.5): a
    * client's thinking was dropped without a word.
@@ -123,11 +124,7 @@ export function encodeChatRequest(
     if (!opts.claude) {
       if (req.temperature !== undefined) body.temperature = req.temperature
       if (req.topP !== undefined) body.top_p = req.topP
-    } else {
-      if (req.temperature !== undefined && !claudeThinks) body.temperature = Math.min(1, Math.max(0, req.temperature))
-      if (req.topP !== undefined && body.temperature === undefined && (!claudeThinks || req.topP >= 0.95))
-        body.top_p = req.topP
-    }
+    } else setClaudeSampling(body, req, claudeThinks)
   }
   if (req.stopSequences && req.stopSequences.length > 0) body.stop = req.stopSequences.slice(0, maxStopSequences)
   if (req.tools.length > 0) {

@@ -70,6 +70,8 @@ export async function runServe(args: string[], io: Io): Promise<number> {
       maxRequestBodySize: config.server.maxBodyBytes * 4,
       // The longest Bun allows (seconds without a byte either way). A model may think for minutes: a
       // started stream gets a keep-alive every [routing] ping_interval_ms (at most 240 s) instead.
+      // A request with a body is not held to it while it awaits its answer (a gathered answer, a
+      // chain of fallbacks may take longer): test/client-connections.test.ts pins that.
       idleTimeout: 255,
     }),
   )

@@ -90,6 +90,20 @@ describe('atListPrice', () => {
       })
     })
 
+    test("inside a document's own content too, even when no other mark asks for an hour", () => {
+      const document = (mark: object) => ({
+        type: 'document',
+        title: 'notes',
+        source: { type: 'content', content: [{ type: 'text', text: 'a long document', cache_control: mark }] },
+      })
+      const nested = deepFreeze({ model: 'm', messages: [{ role: 'user', content: [document(hour)] }] })
+      expect(atListPrice(nested, false)).toEqual({
+        model: 'm',
+        messages: [{ role: 'user', content: [document({ type: 'ephemeral' })] }],
+      })
+      expect(atListPrice(nested, true)).toBe(nested)
+    })
+
     test('what else costs more than list price is still left out for a model that prices the hour', () => {
       expect(atListPrice({ ...body, speed: 'fast' }, true)).toEqual(body)
     })

@@ -108,12 +108,24 @@ function withListPriceTools(out: JsonObject, tools: unknown[]): void {
 
 const isLongCache = (value: unknown): boolean => isObject(value) && value.ttl === '1h'
 
-/** Whether any cache mark of the body (top level, system, tools, message blocks) asks for an hour. */
+/**
+ * The blocks a document's own content holds (`source: {type: "content", content: [...]}`): text
+ * and images, which take cache marks as any block does.
+ */
+const documentBlocks = (block: JsonObject): unknown[] | undefined =>
+  isObject(block.source) && Array.isArray(block.source.content) ? block.source.content : undefined
+
+/**
+ * Whether any cache mark of the body (top level, system, tools, message blocks, the blocks inside
+ * those: a tool result's, a document's) asks for an hour.
+ */
 function hasLongCache(body: JsonObject): boolean {
   if (isLongCache(body.cache_control)) return true
   const marked = (block: unknown): boolean =>
     isObject(block) &&
-    (isLongCache(block.cache_control) || (Array.isArray(block.content) && block.content.some(marked)))
+    (isLongCache(block.cache_control) ||
+      (Array.isArray(block.content) && block.content.some(marked)) ||
+      documentBlocks(block)?.some(marked) === true)
   if (Array.isArray(body.system) && body.system.some(marked)) return true
   if (Array.isArray(body.tools) && body.tools.some(marked)) return true
   return Array.isArray(body.messages) && body.messages.some(marked)
@@ -132,6 +144,12 @@ function withShortCache(out: JsonObject): JsonObject {
       const original = block.content
       const content = original.map(shorten)
       if (content.some((b, i) => b !== original[i])) copy = { ...copy, content }
+    }
+    const inDocument = documentBlocks(block)
+    if (inDocument) {
+      const content = inDocument.map(shorten)
+      if (content.some((b, i) => b !== inDocument[i]))
+        copy = { ...copy, source: { ...(block.source as JsonObject), content } }
     }
     return copy
   }

@@ -111,6 +111,19 @@ describe('fallback before the first byte', () => {
       reason: /^api_error: Internal server error/,
     },
     {
+      // Cloudflare's own status in front of an origin that did not answer in time.
+      name: 'anthropic 524 (a front timed out)',
+      primary: 'anth',
+      scenario: { fault: { kind: 'status', status: 524 } },
+      reason: /^api_error: Simulated 524 error/,
+    },
+    {
+      name: 'chat 501',
+      primary: 'chat',
+      scenario: { fault: { kind: 'status', status: 501 } },
+      reason: /^api_error: Simulated 501 error/,
+    },
+    {
       name: 'anthropic 401 (the platform key is wrong)',
       primary: 'anth',
       scenario: { fault: { kind: 'status', status: 401 } },

@@ -221,6 +221,19 @@ describe('upstreamFailure: other upstream errors keep their status and are not p
       },
     ],
     [
+      // Any 5xx is the provider's: a front's own (Cloudflare's 520–524) as much as the origin's.
+      'a front’s 524, its body a page',
+      decodeChatError(524, '<html><body>A timeout occurred</body></html>'),
+      {
+        kind: 'api_error',
+        status: 524,
+        message: 'upstream returned HTTP 524: <html><body>A timeout occurred</body></html>',
+        retryable: true,
+        permanent: false,
+        retryAfterSeconds: 30,
+      },
+    ],
+    [
       'an error type named like what every object inherits is just an unknown type',
       decodeAnthropicError(503, JSON.stringify({ type: 'error', error: { type: 'constructor', message: 'odd' } })),
       { kind: 'api_error', status: 503, message: 'odd', retryable: true, permanent: false, retryAfterSeconds: 30 },

@@ -10,8 +10,12 @@ export interface UpstreamTimeouts {
   firstByteMs: number
 }
 
-/** Statuses after which another candidate may well succeed: the fault is this provider's. */
-const retryableStatuses = new Set([408, 409, 425, 429, 500, 502, 503, 504, 529])
+/**
+ * Statuses below 500 after which another candidate may well succeed: the fault is this provider's.
+ * Any 5xx is, too: besides 500–504 and Anthropic's 529, a front's own (Cloudflare's 520–524 when the
+ * origin fails or times out), a 501 or 507 of a compatible server.
+ */
+const retryableStatuses = new Set([408, 409, 425, 429])
 
 const kindForType: Record<string, ErrorKind> = {
   invalid_request_error: 'invalid_request',
@@ -125,7 +129,7 @@ export function upstreamFailure(info: UpstreamErrorInfo, retryAfterSeconds?: num
   const kind = ownEntry(kindForType, info.type) ?? (info.status >= 500 ? 'api_error' : 'invalid_request')
   return new GatewayError(kind, info.message, {
     status: info.status,
-    retryable: retryableStatuses.has(info.status),
+    retryable: info.status >= 500 || retryableStatuses.has(info.status),
     retryAfterSeconds,
   })
 }

@@ -97,6 +97,29 @@ test('an admin verb on a path with no database says so and makes none', async ()
   expect(existsSync(path)).toBe(false)
 })
 
+test('an admin verb on an empty file says so and leaves it empty: svc serve makes it a database, first key and all', async () => {
+  const path = tempDatabase()
+  writeFileSync(path, '', { mode: 0o644 })
+  for (const argv of [
+    ['accounts', 'create', 'alice'],
+    ['accounts', 'list'],
+    ['keys', 'list'],
+  ]) {
+    expect(await cli(...argv, '--db', path)).toEqual({
+      code: 1,
+      out: '',
+      err: `svc: no database at ${path} (the file is empty: start svc serve on it, or pass --db)`,
+    })
+  }
+  expect({ size: statSync(path).size, mode: (statSync(path).mode & 0o777).toString(8) }).toEqual({
+    size: 0,
+    mode: '644',
+  })
+  const served = await cli('serve', '--once', '--port', '0', '--db', path)
+  expect(served.code).toBe(0)
+  expect(JSON.parse(served.out)).toMatchObject({ first_account: 'default' })
+})
+
 test('a database an older release left readable by others is made its owner’s, and that is said once', () => {
   const path = tempDatabase()
   // svc's own database, as a release that made it with the umask's mode left it (a reader keeps its -wal and -shm).

@@ -55,7 +55,9 @@ Examples:
   printenv SVC_KEY | svc login http://127.0.0.1:8080 --with-token`,
   logout: `svc logout
 
-Revokes the stored key on its gateway and forgets it.
+Forgets the stored key. A key the device sign-in made is revoked on its gateway first; a key given
+with --with-token may serve other machines and scripts, so it keeps working there (the message says
+how to revoke it).
 
 Example:
   svc logout`,
@@ -112,10 +114,11 @@ Example:
 Prints a systemd unit for \`svc serve\` to stdout. It runs as a throwaway DynamicUser (or --user
 NAME, which must exist), keeps the database in /var/lib/svc/svc.db (StateDirectory=svc; the first
 API key is written beside it), reads /etc/svc/svc.toml and the secrets from /etc/svc/env
-(provider keys, SVC_ADMIN_TOKEN, SVC_MASTER_KEY), restarts on failure, gives in-flight streams
+(provider keys, SVC_ADMIN_TOKEN, SVC_MASTER_KEY), restarts always (a SIGHUP's drain exits 0), gives in-flight streams
 time to finish on stop, and locks the process down (no capabilities, read-only system, no home).
 --binary defaults to this executable when it is the compiled svc, else /usr/local/bin/svc.
---config and --db change the paths written into the unit; --port below 1024 adds
+--config and --db change the paths written into the unit (not under /home, /root, /tmp or /var/tmp,
+which the unit hides from the service; a database outside /var/lib needs --user); --port below 1024 adds
 CAP_NET_BIND_SERVICE, the one capability it then needs.
 
 Example:

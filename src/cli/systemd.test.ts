@@ -120,6 +120,23 @@ describe('svc systemd-unit', () => {
     expect(other.filter((l) => l.startsWith('ReadWritePaths='))).toEqual([])
   })
 
+  // ReadWritePaths= cannot open /home again under ProtectHome=yes; PrivateTmp=yes gives the service a
+  // /tmp of its own: the unit failed at start (226/NAMESPACE), or kept its ledger in a throwaway /tmp.
+  test('refuses a database or config the sandbox hides from the service, even with a named user', async () => {
+    for (const [flag, path, hidden] of [
+      ['--db', '/home/alice/svc/svc.db', '/home'],
+      ['--db', '/root/svc.db', '/root'],
+      ['--db', '/tmp/svc/svc.db', '/tmp'],
+      ['--config', '/home/alice/svc.toml', '/home'],
+      ['--config', '/var/tmp/svc.toml', '/var/tmp'],
+    ] as const) {
+      await expect(unit([flag, path, '--user', 'alice'])).rejects.toThrow(
+        `${flag} ${path} is under ${hidden}, which the unit's sandbox (ProtectHome=yes, PrivateTmp=yes) hides from the service`,
+      )
+    }
+    expect((await unit(['--db', '/srv/svc/svc.db', '--config', '/etc/svc/svc.toml', '--user', 'alice'])).code).toBe(0)
+  })
+
   test('--binary defaults to the running executable only when it is the compiled svc', () => {
     expect(defaultBinary(underBun)).toBe('/usr/local/bin/svc')
     expect(defaultBinary({ execPath: '/opt/svc/svc', main: '/$bunfs/root/svc' })).toBe('/opt/svc/svc')

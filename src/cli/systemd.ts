@@ -135,11 +135,16 @@ WantedBy=multi-user.target
 }
 
 /**
- * ProtectHome=yes hides /home and /root from the service and PrivateTmp=yes gives it an empty /tmp:
- * a binary there fails to start with status 203/EXEC, which names neither cause.
+ * The directory of the unit's sandbox that hides `path` from the service: ProtectHome=yes empties
+ * /home and /root (ReadWritePaths= cannot open them again), PrivateTmp=yes gives it a /tmp and
+ * /var/tmp of its own, thrown away when it stops.
  */
+const hiddenDirectoryOf = (path: string) =>
+  ['/home', '/root', '/tmp', '/var/tmp'].find((dir) => path === dir || path.startsWith(`${dir}/`))
+
+/** A binary the sandbox hides fails to start with status 203/EXEC, which names neither cause. */
 export function unreachableBinaryWarning(binary: string): string | undefined {
-  const hidden = ['/home', '/root', '/tmp', '/var/tmp'].find((dir) => binary === dir || binary.startsWith(`${dir}/`))
+  const hidden = hiddenDirectoryOf(binary)
   if (!hidden) return undefined
   return `${binary} is under ${hidden}, which ProtectHome=yes/PrivateTmp=yes hide from the service (it would fail with 203/EXEC): install it as ${unitDefaults.binary}, or pass --binary`
 }
@@ -184,6 +189,19 @@ export async function runSystemdUnit(args: string[], io: Io, runtime: Runtime = 
     throw new UsageError(
       `--db ${database}: the service's throwaway user (DynamicUser) can write only a directory systemd makes for it under /var/lib; put the database there (--db /var/lib/svc/svc.db), or pass --user NAME for an account that owns ${dirname(database)}`,
     )
+  }
+  // Refused, not warned of: the service could not open them (226/NAMESPACE, "config file does not
+  // exist"), or would keep its ledger in a /tmp thrown away at every stop.
+  for (const [flag, path] of [
+    ['--db', database],
+    ['--config', values.config],
+  ] as const) {
+    const hidden = path === undefined ? undefined : hiddenDirectoryOf(path)
+    if (hidden) {
+      throw new UsageError(
+        `${flag} ${path} is under ${hidden}, which the unit's sandbox (ProtectHome=yes, PrivateTmp=yes) hides from the service: put it under /var/lib or /etc (or /srv, with --user NAME for an account that owns it)`,
+      )
+    }
   }
   const binary = values.binary ?? defaultBinary(runtime)
   const warning = unreachableBinaryWarning(binary)

@@ -64,6 +64,11 @@ function openClient(path: string, opts: OpenOptions): Database {
     client.query('SELECT 1 FROM sqlite_master LIMIT 1').get()
     // `svc serve` too: it makes a database of a new or empty file, never of another program's.
     refuseForeign(client, path)
+    // Only `svc serve` makes one: an admin verb given an empty file (a `touch`, a failed copy) made
+    // it svc's, and the gateway later started on it made no first account and key.
+    if (opts.create === false && path !== ':memory:' && !client.query(migrationsTable).get()) {
+      throw new ConfigError(`no database at ${path} (the file is empty: start svc serve on it, or pass --db)`)
+    }
     if (path !== ':memory:') ownerOnly(path, opts.log)
     // WAL lets usage queries read while a request is being recorded; NORMAL is durable across
     // process crashes in WAL mode (only an OS crash can lose the last commits).

@@ -38,6 +38,8 @@ describe.each(kinds)('an upstream of kind %s refuses a prompt over its context w
       json: { model: profileFor[kind], max_tokens: 100, messages: [{ role: 'user', content: longPrompt }] },
     })
     expect(res.status).toBe(400)
+    // As svc's own refusal of a prompt no window fits: every candidate refused it, a retry would too.
+    expect(res.headers.get('x-should-retry')).toBe('false')
     const body = await res.json()
     expect(body.type).toBe('error')
     expect(body.error.type).toBe('invalid_request_error')

@@ -122,9 +122,10 @@ export function upstreamFailure(info: UpstreamErrorInfo, retryAfterSeconds?: num
     return new GatewayError(kind, info.message, { status: info.status, retryable: true, retryAfterSeconds })
   }
   // The router's estimate of the prompt let a model whose window it overflows try: one with a
-  // larger window may yet serve (retryable), and the client hears it as its dialect says it.
+  // larger window may yet serve (retryable), and the client hears it as its dialect says it. Once
+  // every candidate has refused it, the same request sent again would be too (permanent).
   if (info.status === 400 && contextOverflowWording.test(info.message)) {
-    return new GatewayError('context_exceeded', info.message, { retryable: true })
+    return new GatewayError('context_exceeded', info.message, { retryable: true, permanent: true })
   }
   const kind = ownEntry(kindForType, info.type) ?? (info.status >= 500 ? 'api_error' : 'invalid_request')
   return new GatewayError(kind, info.message, {

@@ -17,9 +17,20 @@ describe('withoutSecrets', () => {
   test('a message with nothing secret is the very string', () => {
     const said = 'Overloaded: try again (request_id req_011CTest)'
     expect(withoutSecrets(said, 'sk-ant-key-0001')).toBe(said)
-    // OpenAI's own masked form names no key.
+  })
+
+  test('a key as a provider masks it: its first and last characters are the key’s', () => {
     expect(withoutSecrets('Incorrect API key provided: sk-proj-****abcd.', 'x')).toBe(
-      'Incorrect API key provided: sk-proj-****abcd.',
+      'Incorrect API key provided: [redacted].',
     )
+    expect(
+      withoutSecrets(
+        `Incorrect API key provided: sk-proj-PLAT${'*'.repeat(40)}WXYZ. You can find your API key at`,
+        'x',
+      ),
+    ).toBe('Incorrect API key provided: [redacted]. You can find your API key at')
+    expect(withoutSecrets('Invalid API Key: gsk_ab************wxyz', 'x')).toBe('Invalid API Key: [redacted]')
+    // Markdown's emphasis is no key.
+    expect(withoutSecrets('**bold** and ***more***', 'x')).toBe('**bold** and ***more***')
   })
 })

@@ -2,8 +2,12 @@
 // logged or stored.
 import type { GatewayError } from './errors'
 
-/** Key-shaped words: OpenAI's and Anthropic's `sk-…`, svc's own `svc-…`, and bearer credentials. */
-const keyShaped = /\b(?:sk|svc)-[A-Za-z0-9_-]{12,}|\bBearer\s+[^\s"',]+/gi
+/**
+ * Key-shaped words: OpenAI's and Anthropic's `sk-…`, svc's own `svc-…`, bearer credentials, and a
+ * key as a provider masks it when refusing it (OpenAI's "sk-proj-****…WXYZ", any `gsk_ab****wxyz`):
+ * its first and last characters are the operator's key's, which no client is shown.
+ */
+const keyShaped = /\b(?:sk|svc)-[A-Za-z0-9_*-]{12,}|\bBearer\s+[^\s"',]+|\b[\w-]+\*{4,}[\w*-]*/gi
 
 /**
  * `text` without `key` (the one the request used, wherever it is quoted) and without anything

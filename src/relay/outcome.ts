@@ -26,6 +26,28 @@ export function record(deps: Deps, trace: RequestTrace, result: Parameters<Reque
   deps.running.remove(trace)
 }
 
+/**
+ * Kinds of an upstream's refusal of the request itself. Its words may quote the request: vLLM's
+ * 400 for a field it does not take echoes the whole input, prompt and all.
+ */
+const refusalsOfTheRequest = new Set([
+  'invalid_request',
+  'context_exceeded',
+  'not_found',
+  'permission',
+  'request_too_large',
+])
+
+/**
+ * An upstream's error message as the log may hold it: a refusal of the request is told by its
+ * length only (the account reads it whole in the request's record, the operator in the ledger).
+ */
+export function loggableUpstreamError(kind: string | null, message: string | null): string | null {
+  return message !== null && kind !== null && refusalsOfTheRequest.has(kind)
+    ? `(the upstream refused the request: ${message.length} characters, in the request's record)`
+    : message
+}
+
 /** One line per request; never a key or a prompt. */
 function logRequest(deps: Deps, finished: FinishedRequest) {
   const r = finished.request
@@ -42,7 +64,8 @@ function logRequest(deps: Deps, finished: FinishedRequest) {
     ttfb_ms: r.firstByteAt === null ? null : r.firstByteAt - r.createdAt,
     duration_ms: r.endedAt === null ? null : r.endedAt - r.createdAt,
     session_id: r.sessionId,
-    error: r.errorMessage,
+    // Without an attempt, the words are svc's own refusal (a field it could not read, say).
+    error: r.attempts > 0 ? loggableUpstreamError(r.errorType, r.errorMessage) : r.errorMessage,
   })
 }
 

@@ -19,7 +19,7 @@ import { promptCacheKeyOf, readSessionAttributes } from './session'
 import type { ClientIds, InboundSurface } from './surface'
 import { assembledAnswer } from './assembled-answer'
 import { jsonAnswer } from './json-answer'
-import { record } from './outcome'
+import { loggableUpstreamError, record } from './outcome'
 import { send } from './send'
 import { streamAnswer } from './stream-answer'
 import { type LegDraft, RequestTrace } from './trace'
@@ -217,7 +217,7 @@ export async function relay(deps: Deps, input: RelayInput): Promise<Response> {
           provider: candidate.provider.id,
           status: error.status,
           kind: error.kind,
-          error: error.message,
+          error: loggableUpstreamError(error.kind, error.message),
           retryable: error.retryable,
         })
         if (!error.retryable) break

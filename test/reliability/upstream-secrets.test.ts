@@ -47,10 +47,56 @@ describe('an upstream that quotes the key', () => {
     expect((await res.json()).error.message).toBe(said)
     const detail = await requestDetail(h, res.headers.get('x-request-id')!)
     expect(detail.usage_events[0].error).toBe(said)
-    expect(logged.join('')).toContain(said.replaceAll('"', '\\"'))
+    // A refusal of the request may quote it (below): the log tells its length, not its words.
+    expect(logged.join('')).toContain(
+      `(the upstream refused the request: ${said.length} characters, in the request's record)`,
+    )
     const everything = JSON.stringify(detail) + logged.join('')
     expect(everything).not.toContain(PLATFORM_KEY)
     expect(everything).not.toContain('sk-live-0123456789abcdef')
+  })
+})
+
+describe('an upstream whose refusal quotes the prompt (vLLM echoes the whole input of a request it refuses)', () => {
+  const echoingInput = Bun.serve({
+    port: 0,
+    hostname: '127.0.0.1',
+    fetch: async (request) => {
+      const { messages } = (await request.json()) as { messages: unknown }
+      const said = `[{'type': 'extra_forbidden', 'loc': ('body', 'x'), 'input': ${JSON.stringify(messages)}}]`
+      return Response.json(
+        { object: 'error', message: said, type: 'BadRequestError', param: null, code: 400 },
+        { status: 400 },
+      )
+    },
+  })
+  afterAll(() => echoingInput.stop(true))
+
+  test('the client and its record get the words; the log, never the prompt', async () => {
+    const h = await createHarness({
+      grantUsd: 5,
+      env: { K: 'vllm-key-0123456789' },
+      config: {
+        catalog: { builtin: false },
+        providers: { vllm: { kind: 'openai-chat', base_url: `${echoingInput.url.href}v1`, api_key_env: 'K' } },
+        models: [simClaude({ provider: 'vllm' })],
+      },
+    })
+    const logged: string[] = []
+    h.deps.log = createLogger('info', (line) => logged.push(line))
+    const prompt = 'MY-SECRET-PROMPT: my password is hunter2'
+    const res = await h.call('/compat-a/v1/messages', {
+      method: 'POST',
+      headers: { 'anthropic-version': '2023-06-01' },
+      json: { model: 'svc-max', max_tokens: 10, messages: [{ role: 'user', content: prompt }] },
+    })
+    expect(res.status).toBe(400)
+    expect((await res.json()).error.message).toContain('hunter2')
+    const detail = await requestDetail(h, res.headers.get('x-request-id')!)
+    expect(detail.usage_events[0].error).toContain('hunter2')
+    expect(logged.some((line) => line.includes('upstream leg failed'))).toBe(true)
+    expect(logged.some((line) => line.includes('"msg":"request"'))).toBe(true)
+    expect(logged.join('\n')).not.toContain('hunter2')
   })
 })
 

@@ -772,6 +772,11 @@ describe('what an audit of the admin CLI found', () => {
         grant('"usd":0.1'),
         grant('"usd":1e30'),
         grant('"usd":-2'),
+        // More digits than a double keeps: JSON.parse made it 8500000000000004 nanos.
+        grant('"usd":8500000.000000003'),
+        grant('"usd":"9007199.254740991"'),
+        grant('"usd":"0.000000001"'),
+        grant('"usd":"0x10"'),
       ]),
     ).toEqual([
       [400, tooLarge],
@@ -783,6 +788,13 @@ describe('what an audit of the admin CLI found', () => {
       [201, 100_000_000],
       [400, `the amount ${'1'.padEnd(31, '0')} USD is too large: a grant holds at most 9007199.254740991 USD`],
       [400, 'the amount must be more than zero'],
+      [
+        400,
+        'the amount 8500000.000000004 USD has more digits than a JSON number keeps exactly: send usd as a string ("8500000.000000004") or amount_nanos',
+      ],
+      [201, Number.MAX_SAFE_INTEGER],
+      [201, 1],
+      [400, 'the amount must be a plain decimal number of USD, such as 20 or 0.25 (got 0x10)'],
     ])
   })
 

@@ -60,14 +60,25 @@ export function usdTextToNanos(text: string): number {
   return Number(nanos)
 }
 
+/** The significant digits a JSON number keeps whatever it was written as (a double holds 15). */
+const exactDigits = 15
+
 /**
  * The API's `usd`, a JSON number, read as the CLI's text: its shortest decimal form, written out
- * without an exponent (String gives 1e-7 below a millionth and 1e+21 from there).
+ * without an exponent (String gives 1e-7 below a millionth and 1e+21 from there). A number of more
+ * significant digits than a double keeps may already have been rounded when the body was parsed
+ * (8500000.000000003 USD came out a nano more): refused, for a string or amount_nanos.
  */
 export function usdNumberToNanos(usd: number): number {
   const [mantissa = '', exponent = '0'] = String(Math.abs(usd)).split('e')
   const [whole = '', fraction = ''] = mantissa.split('.')
   const digits = whole + fraction
+  if (digits.replace(/^0+|0+$/g, '').length > exactDigits) {
+    throw invalidRequest(
+      `the amount ${usd} USD has more digits than a JSON number keeps exactly: send usd as a string ("${usd}") or amount_nanos`,
+      'usd',
+    )
+  }
   const point = whole.length + Number(exponent)
   const plain =
     point <= 0

@@ -113,7 +113,8 @@ export const adminRoutes = (deps: Deps) =>
       {
         body: t.Object({
           account: t.String(),
-          usd: t.Optional(t.Number()),
+          // A string is read to the nano as written; a number as a double keeps it (admin.ts).
+          usd: t.Optional(t.Union([t.Number(), t.String()])),
           amount_nanos: t.Optional(t.Integer()),
           scope_cost_type: t.Optional(t.String()),
           scope_routing_modes: Names,

@@ -1092,7 +1092,14 @@ const schemas: Record<string, Schema> = {
   GrantRequest: object(
     {
       account: { type: 'string', description: 'account name or id' },
-      usd: { type: 'number', exclusiveMinimum: 0, description: 'the amount in USD; give this or amount_nanos' },
+      usd: {
+        oneOf: [
+          { type: 'number', exclusiveMinimum: 0 },
+          { type: 'string', pattern: '^\\d+(\\.\\d{1,9})?$' },
+        ],
+        description:
+          'the amount in USD; give this or amount_nanos. A string is read to the nano as written; a number of more than 15 significant digits is refused (JSON parsers round it)',
+      },
       amount_nanos: nanos('the amount in nanos; give this or usd'),
       scope_cost_type: { type: 'string', enum: [...scopeCostTypes], default: 'all' },
       scope_routing_modes: arrayOf(ref('RoutingMode')),

@@ -166,6 +166,33 @@ const rowsOf = ({ record, legs }: ChargedRequest): Rows => [
 ]
 
 /**
+ * Builds b56fb46 … fba8d52 (before f28f316) journaled the charged request itself, `{ record, legs:
+ * [{ leg, charged, parts }] }`, not its rows: one killed before its spread left such an entry for
+ * the next open (upgrades included). Its rows are the ones those builds wrote from it; its legs
+ * predate web_search_requests and cache_creation_1h_input_tokens, 0 as migrations 0005 and 0006
+ * gave the rows already there.
+ */
+const rowsOfObjects = ({ record, legs }: ChargedRequest): Rows =>
+  rowsOf({
+    record,
+    legs: legs.map(({ leg, charged, parts }) => ({
+      leg: {
+        ...leg,
+        webSearchRequests: leg.webSearchRequests ?? 0,
+        cacheCreation1hInputTokens: leg.cacheCreation1hInputTokens ?? 0,
+      },
+      charged,
+      parts,
+    })),
+  })
+
+/** A journal entry's rows, whichever build wrote it. */
+function rowsOfEntry(entry: string): Rows {
+  const rows = JSON.parse(entry) as Rows | ChargedRequest
+  return Array.isArray(rows) ? rows : rowsOfObjects(rows)
+}
+
+/**
  * How long a finished request's write waits for others to share its transaction. No answer waits
  * for it (relay/outcome.ts), so only a process killed outright in this window loses records, and
  * the quota gate may let through this much more than the credit. Against a commit per event-loop
@@ -294,12 +321,12 @@ export function createRequestWriter(client: Database, hooks: WriterHooks = {}) {
   /** Moves every journal entry into the tables, and empties the journal, in one transaction. */
   const spreadAll = client.transaction(() => {
     const entries = readEntries.all()
-    for (const { entry } of entries) insertRows(JSON.parse(entry) as Rows)
+    for (const { entry } of entries) insertRows(rowsOfEntry(entry))
     if (entries.length > 0) clearEntries.run()
   })
   /** One entry at a time: an entry that cannot be written stays in the journal, nothing is lost. */
   const spreadOne = client.transaction((seq: number, entry: string) => {
-    insertRows(JSON.parse(entry) as Rows)
+    insertRows(rowsOfEntry(entry))
     deleteEntry.run(seq)
   })
 

@@ -2,7 +2,7 @@
 // Entry of the binary: argv → one command in src/cli.
 import { runAccounts, runGrants, runKeys, runProviderKeys, runUsage } from './cli/admin'
 import { runClaude, runCodex } from './cli/agents'
-import { runBackup } from './cli/backup'
+import { runBackup, runRestore } from './cli/backup'
 import { type Io, processIo, reportFailure, UsageError } from './cli/context'
 import { commandHelp, overview, version } from './cli/help'
 import { runInit } from './cli/init'
@@ -20,6 +20,7 @@ const commands: Record<string, (args: string[], io: Io) => Promise<number>> = {
   grants: runGrants,
   usage: runUsage,
   backup: runBackup,
+  restore: runRestore,
   'provider-keys': runProviderKeys,
   login: runLogin,
   logout: runLogout,

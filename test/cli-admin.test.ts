@@ -145,7 +145,17 @@ describe('admin CLI', () => {
 
   test('help for every command, version, unknown command', async () => {
     const { run } = cli()
-    for (const command of ['serve', 'init', 'accounts', 'keys', 'grants', 'provider-keys', 'usage', 'backup']) {
+    for (const command of [
+      'serve',
+      'init',
+      'accounts',
+      'keys',
+      'grants',
+      'provider-keys',
+      'usage',
+      'backup',
+      'restore',
+    ]) {
       const r = await run(command, '--help')
       expect(r.code).toBe(0)
       expect(r.out).toContain(`svc ${command}`)
@@ -628,9 +638,7 @@ describe('backup', () => {
     expect(done.code).toBe(0)
     expect(done.out).toContain(`backed up ${database} to ${copy}`)
     expect(done.out).toContain('1 accounts')
-    expect(done.out).toContain(
-      `To restore: stop svc, copy it to ${database}, delete ${database}-wal and ${database}-shm`,
-    )
+    expect(done.out).toContain(`To restore: stop svc, run svc restore ${copy} --db ${database}, start svc.`)
     expect(statSync(copy).mode & 0o777).toBe(0o600)
     serving.close()
     const raw = new Database(copy, { readonly: true })
@@ -655,6 +663,91 @@ describe('backup', () => {
     const json = JSON.parse((await run('backup', join(dir, 'second.db'), '--json')).out)
     expect(json).toMatchObject({ file: join(dir, 'second.db'), database, accounts: 1, grants: 1 })
     expect(json.bytes).toBeGreaterThan(0)
+  })
+
+  // Each step a process of its own, as an operator runs them: a connection this test process opened
+  // through Drizzle stays open until its statements are collected, and would hold the database.
+  test('restore: refused while a gateway has the database open; then the backup alone, a crash-left log set aside with the file it replaced', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'svc-restore-'))
+    dirs.push(dir)
+    const database = join(dir, 'svc.db')
+    const svc = (...argv: string[]) => {
+      const run = Bun.spawnSync(
+        [process.execPath, join(import.meta.dir, '../src/main.ts'), ...argv, '--db', database],
+        {
+          cwd: dir, // no svc.toml there: defaults
+          env: { ...process.env, SVC_CONFIG: '' },
+          stdout: 'pipe',
+          stderr: 'pipe',
+        },
+      )
+      return { code: run.exitCode, out: run.stdout.toString(), err: run.stderr.toString() }
+    }
+    expect(svc('serve', '--once', '--port', '0').code).toBe(0)
+    expect(svc('accounts', 'create', 'alice').code).toBe(0)
+    const copy = join(dir, 'backup.db')
+    expect(svc('backup', copy).code).toBe(0)
+
+    // A gateway that goes on after the backup and is killed outright: its last writes are in a -wal.
+    const killed = Bun.spawnSync(
+      [
+        process.execPath,
+        '-e',
+        `const { Database } = require('bun:sqlite');
+         const db = new Database(${JSON.stringify(database)});
+         db.exec("PRAGMA wal_autocheckpoint = 0");
+         db.exec("INSERT INTO accounts (id, name, created_at) VALUES ('acct_after', 'bob', 1)");
+         process.kill(process.pid, 'SIGKILL')`,
+      ],
+      { stderr: 'pipe' },
+    )
+    expect(killed.signalCode).toBe('SIGKILL')
+    expect(statSync(`${database}-wal`).size).toBeGreaterThan(0)
+
+    // A gateway running on it: refused, nothing moved.
+    const serving = Bun.spawn(
+      [
+        process.execPath,
+        '-e',
+        `const { Database } = require('bun:sqlite');
+         const db = new Database(${JSON.stringify(database)});
+         db.query('SELECT count(*) FROM accounts').get();
+         console.log('open');
+         setTimeout(() => {}, 20000)`,
+      ],
+      { stdout: 'pipe' },
+    )
+    await serving.stdout.getReader().read()
+    expect(svc('restore', copy)).toEqual({
+      code: 1,
+      out: '',
+      err: `svc: ${database} is open in another process (a running svc serve?): stop it first, then restore\n`,
+    })
+    serving.kill()
+    await serving.exited
+
+    const done = svc('restore', copy, '--json')
+    expect(done.err).toBe('')
+    expect(done.code).toBe(0)
+    const summary = JSON.parse(done.out)
+    expect(summary).toMatchObject({ file: copy, database, accounts: 2 })
+    expect(summary.replaced).toStartWith(`${database}.replaced-`)
+    expect([existsSync(`${database}-wal`), existsSync(`${database}-shm`)]).toEqual([false, false])
+    expect(statSync(database).mode & 0o777).toBe(0o600)
+    const names = (file: string) => {
+      const db = new Database(file, { readonly: true })
+      const rows = db.query('SELECT name FROM accounts ORDER BY name').all() as { name: string }[]
+      db.close()
+      return rows.map((r) => r.name)
+    }
+    // The backup's accounts, not the crashed gateway's; what it had is in the file set aside.
+    expect(names(database)).toEqual(['alice', 'default'])
+    expect(names(summary.replaced)).toEqual(['alice', 'bob', 'default'])
+
+    expect(svc('restore', database).err).toBe(`svc: ${database} is the database itself: give the backup's file\n`)
+    writeFileSync(join(dir, 'notes.txt'), 'not a database')
+    expect(svc('restore', join(dir, 'notes.txt')).code).toBe(1)
+    expect(names(database)).toEqual(['alice', 'default'])
   })
 
   test('no database, no backup and no file left behind', async () => {

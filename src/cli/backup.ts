@@ -2,8 +2,20 @@
 // INTO reads one snapshot (WAL lets the gateway keep writing meanwhile) and writes a compact
 // database that stands on its own, with no log beside it; journal entries not yet spread into the
 // tables go along and are spread when a restored copy is first opened.
+// `svc restore FILE`: such a copy put back in the database's place, with the gateway stopped.
 import { Database } from 'bun:sqlite'
-import { closeSync, existsSync, openSync, rmSync, statSync } from 'node:fs'
+import {
+  chmodSync,
+  chownSync,
+  closeSync,
+  copyFileSync,
+  existsSync,
+  fsyncSync,
+  openSync,
+  renameSync,
+  rmSync,
+  statSync,
+} from 'node:fs'
 import { resolve } from 'node:path'
 import { ConfigError } from '../config/load'
 import { cannotOpen, migrationsTable, refuseDirectory, refuseForeign } from '../db/open'
@@ -34,10 +46,103 @@ export async function runBackup(args: string[], io: Io): Promise<number> {
   print(io, values.json, summary, () =>
     [
       `backed up ${database} to ${target} (${(summary.bytes / 1024 / 1024).toFixed(1)} MB): ${summary.accounts} accounts, ${summary.requests} requests, ${summary.grants} grants`,
-      `To restore: stop svc, copy it to ${database}, delete ${database}-wal and ${database}-shm, start svc.`,
+      `To restore: stop svc, run svc restore ${target} --db ${database}, start svc.`,
     ].join('\n'),
   )
   return 0
+}
+
+const restoreUsage = 'usage: svc restore FILE'
+
+/**
+ * Puts a backup in the database's place. By hand (copy the file over) a `-wal` left beside the
+ * database by a gateway that crashed was replayed onto the restored copy at the next start: the
+ * crashed gateway's state came back as if nothing had been restored, or the copy was ruined
+ * ("database disk image is malformed"). Here the database must be closed by every process, the
+ * one it replaces is kept beside it (its log folded in), and the backup arrives alone, by rename.
+ */
+export async function runRestore(args: string[], io: Io): Promise<number> {
+  const { values, positionals } = parseFlags(args, {})
+  if (positionals.length !== 1) throw new UsageError(restoreUsage)
+  const backup = resolve(io.cwd, positionals[0]!)
+  const database = loadCliConfig(io, values).server.database
+  if (database === ':memory:') throw new GatewayError('invalid_request', 'an in-memory database cannot be restored')
+  if (!existsSync(backup)) throw new GatewayError('not_found', `no backup at ${backup}`)
+  refuseDirectory(backup)
+  refuseDirectory(database)
+  if (resolve(backup) === resolve(database)) {
+    throw new GatewayError('invalid_request', `${backup} is the database itself: give the backup's file`)
+  }
+  const counts = checkedCounts(backup)
+  const owner = existsSync(database) ? statSync(database) : undefined
+  const replaced = owner ? setAside(database) : undefined
+  // Written beside the database, then renamed over its path: a crash leaves the old file or the new.
+  const incoming = `${database}.restoring`
+  rmSync(incoming, { force: true })
+  createPrivately(incoming)
+  copyFileSync(backup, incoming)
+  chmodSync(incoming, 0o600) // a copy may take its source's mode
+  // Restored by root (sudo) for a service running as its own user: the file stays that user's.
+  if (owner && process.getuid?.() === 0) chownSync(incoming, owner.uid, owner.gid)
+  const fd = openSync(incoming, 'r+')
+  try {
+    fsyncSync(fd)
+  } finally {
+    closeSync(fd)
+  }
+  // A log with no database beside it (the file deleted by hand) would be replayed onto the backup.
+  for (const suffix of ['-wal', '-shm']) rmSync(database + suffix, { force: true })
+  renameSync(incoming, database)
+  const summary = { file: backup, database, replaced: replaced ?? null, ...counts }
+  print(io, values.json, summary, () =>
+    [
+      `restored ${backup} to ${database}: ${counts.accounts} accounts, ${counts.requests} requests, ${counts.grants} grants`,
+      replaced ? `The database it replaced is kept as ${replaced}.` : '',
+    ]
+      .filter(Boolean)
+      .join('\n'),
+  )
+  return 0
+}
+
+/** The backup's counts, once it opens as an svc database and checks out (never written to). */
+function checkedCounts(backup: string) {
+  openSource(backup).close()
+  return countsOf(backup)
+}
+
+/**
+ * The database moved aside (`PATH.replaced-<time>`), once no process has it open: a gateway
+ * running on it holds it, and the exclusive lock taken here is refused at once. Closing that
+ * connection folds the log into the file, so the file set aside stands alone; a `-wal` or `-shm`
+ * left regardless goes with it, never to the restored database.
+ */
+function setAside(database: string): string {
+  let client: Database | undefined
+  try {
+    client = new Database(database)
+    refuseForeign(client, database)
+    client.exec('PRAGMA locking_mode = EXCLUSIVE')
+    client.exec('BEGIN EXCLUSIVE')
+    client.exec('COMMIT')
+  } catch (err) {
+    client?.close()
+    if (err instanceof ConfigError) throw err
+    if (/locked|busy/i.test((err as Error).message)) {
+      throw new GatewayError(
+        'invalid_request',
+        `${database} is open in another process (a running svc serve?): stop it first, then restore`,
+      )
+    }
+    throw cannotOpen(database, err)
+  }
+  client.close()
+  const aside = `${database}.replaced-${new Date().toISOString().replace(/[:.]/g, '-')}`
+  renameSync(database, aside)
+  for (const suffix of ['-wal', '-shm']) {
+    if (existsSync(database + suffix)) renameSync(database + suffix, aside + suffix)
+  }
+  return aside
 }
 
 /**

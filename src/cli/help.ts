@@ -27,6 +27,7 @@ Administration (open the database directly; safe beside a running gateway)
   provider-keys add --account NAME --provider ID < KEY | list | remove | reseal
   usage --account NAME
   backup FILE           a consistent copy of the database, taken while the gateway serves
+  restore FILE          put a backup in the database's place (the gateway stopped)
 
 Every command takes --config FILE (else $SVC_CONFIG, else ./svc.toml), --db PATH, --json (but
 systemd-unit, whose output is the unit file), --help.
@@ -166,11 +167,23 @@ Example:
 
 Copies the database to FILE (created readable by you alone; never over an existing file) as one
 consistent snapshot, while the gateway goes on serving and writing. The copy is checked and
-counted before the command succeeds. To restore: stop svc, copy FILE to the database's path,
-delete the -wal and -shm files beside it, start svc.
+counted before the command succeeds. To restore it: stop svc, svc restore FILE, start svc.
 
 Example:
   svc backup /var/backups/svc-$(date +%F).db`,
+  restore: `svc restore FILE
+
+Puts FILE, a backup svc backup made, in the database's place (--db, [server] database). The
+gateway must be stopped: a database another process has open is refused. The database it replaces
+is kept beside it as PATH.replaced-TIME, with what its log held; the backup arrives owned as the
+database was (when run as root), readable by its owner alone, with no log
+beside it (a -wal a crashed gateway left would otherwise be replayed onto it at the next start).
+Requests the backup caught in its journal are recorded when svc next opens the database, charged once.
+
+Example:
+  sudo systemctl stop svc
+  sudo svc restore /var/backups/svc-2026-11-20.db --db /var/lib/svc/svc.db
+  sudo systemctl start svc`,
   usage: `svc usage --account NAME [--limit N]
 
 Credit position and the most recent usage events of an account (--limit: 1–200, default 20).

@@ -58,6 +58,19 @@ describe('decodeResponsesRequest', () => {
     ])
   })
 
+  test('a call whose arguments were cut mid-JSON (an upstream stopped at the output limit) is read as {}', () => {
+    const request = decode({
+      input: [
+        { type: 'function_call', call_id: 'call_1', name: 'write_file', arguments: '{"path": "a.txt", "text": "hel' },
+        { type: 'function_call_output', call_id: 'call_1', output: 'failed to parse function arguments' },
+      ],
+    })
+    expect(request.messages[0]).toEqual({
+      role: 'assistant',
+      content: [{ type: 'tool_use', id: 'call_1', name: 'write_file', input: {} }],
+    })
+  })
+
   test('a function-call turn decodes to tool_use / tool_result, merging same-role items', () => {
     const request = decode({
       input: [
@@ -663,7 +676,7 @@ describe('decodeResponsesRequest', () => {
       'input[0].content',
     ],
     [{ input: ['hi'] }, 'input[0]'],
-    [{ input: [{ type: 'function_call', call_id: 'c', name: 'f', arguments: '{oops' }] }, 'input[0].arguments'],
+    [{ input: [{ type: 'function_call', call_id: 'c', name: 'f', arguments: 7 }] }, 'input[0].arguments'],
     [{ input: [{ type: 'function_call', name: 'f', arguments: '{}' }] }, 'input[0].call_id'],
     [{ input: [{ type: 'function_call_output', call_id: 'c' }] }, 'input[0].output'],
     [{ input: [{ type: 'item_reference', id: 'msg_1' }] }, 'input[0].type'],

@@ -19,6 +19,7 @@ import type {
   UserContentBlock,
   WebSearchTool,
 } from '../../exchange/types'
+import { parseToolArguments } from '../../exchange/tool-arguments'
 import { invalidRequest } from '../../lib/errors'
 import { unreadableFileId } from '../openai-common'
 import { isObject, type JsonObject, asArray, asString } from '../wire-values'
@@ -307,15 +308,10 @@ const decodeFunctionCall = (item: JsonObject, path: string): ContentBlock => {
   const name = calledToolName(item, path)
   const args = item['arguments']
   if (typeof args !== 'string') throw invalidRequest(`${path}.arguments must be a JSON string`, `${path}.arguments`)
-  let input: unknown = {}
-  if (args.trim() !== '') {
-    try {
-      input = JSON.parse(args)
-    } catch {
-      throw invalidRequest(`${path}.arguments is not valid JSON`, `${path}.arguments`)
-    }
-  }
-  return { type: 'tool_use', id, name, input }
+  // Read as an answer's are (wire-formats §4.3): arguments that do not parse are `{}`. A call an
+  // upstream cut at the output limit reaches the client with its partial arguments, and the client
+  // sends them back in every later turn: refused, the conversation could never go on.
+  return { type: 'tool_use', id, name, input: parseToolArguments(args) }
 }
 
 /** A custom tool's call, as other dialects' models made it: a function call of its text (client-tools.ts). */

@@ -13,7 +13,7 @@ import { signInRoutes } from './http/sign-in'
 import { spendRoutes } from './http/spend'
 import { usageRoutes } from './http/usage'
 import { GatewayError, invalidRequest } from './lib/errors'
-import { describeValueError } from './lib/schema-errors'
+import { describeValueError, fieldOf } from './lib/schema-errors'
 
 /** Which error shape a path answers in: OpenAI's for the responses surface, Anthropic's elsewhere. */
 export const surfaceOf = (path: string): Surface =>
@@ -38,8 +38,11 @@ const knownRoutes: { pattern: RegExp; methods: string }[] = [
   { pattern: /^\/login$/, methods: 'GET,POST' },
 ]
 
-function describeValidation(error: ValidationError): string {
-  return error.valueError ? describeValueError(error.valueError) : 'request body does not match the expected shape'
+/** A body the route's schema refused, naming the field (OpenAI's `param`) where one is at fault. */
+function validationRefusal(error: ValidationError): GatewayError {
+  const wrong = error.valueError
+  if (!wrong) return invalidRequest('request body does not match the expected shape')
+  return invalidRequest(describeValueError(wrong), fieldOf(wrong) || undefined)
 }
 
 /** Whether some object in a parsed body throws when printed (its own toString or valueOf is no function). */
@@ -220,7 +223,7 @@ export function createApp(deps: Deps) {
         case 'PARSE':
           return refusal(deps, invalidRequest('request body is not valid JSON'), surface)
         case 'VALIDATION':
-          return refusal(deps, invalidRequest(describeValidation(error as ValidationError)), surface)
+          return refusal(deps, validationRefusal(error as ValidationError), surface)
         default:
           // Elysia's message for a refused value prints the value, which throws for an object JSON
           // gave a `toString` that is no function ({"model": {"toString": 1}}): the body's fault.

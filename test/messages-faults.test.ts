@@ -141,7 +141,7 @@ describe('fallback before the first byte', () => {
       name: 'chat 429',
       primary: 'chat',
       scenario: { fault: { kind: 'status', status: 429 } },
-      reason: /^rate_limit: Rate limit exceeded/,
+      reason: /^rate_limit: chat is rate-limiting the gateway's own account there/,
     },
     {
       name: 'chat 503',

@@ -943,6 +943,23 @@ describe('errors in OpenAI shape', () => {
     expect(sim.requests).toEqual([])
   })
 
+  test("a field of the wrong kind: 400 saying what it takes, the field as param (the SDK's err.param)", async () => {
+    const { openai } = await setup()
+    const err = await openai.responses.create({ model: 'svc-pro', input: 'hi', max_output_tokens: 0 }).then(
+      () => {
+        throw new Error('expected a 400')
+      },
+      (e: unknown) => e as InstanceType<typeof OpenAI.BadRequestError>,
+    )
+    expect(err).toBeInstanceOf(OpenAI.BadRequestError)
+    expect(err.param).toBe('max_output_tokens')
+    expect(err.error).toMatchObject({
+      message: 'max_output_tokens: must be an integer of at least 1, or null (got 0)',
+      param: 'max_output_tokens',
+    })
+    expect(sim.requests).toEqual([])
+  })
+
   test('a stored conversation or prompt template: 400 naming it, nothing sent upstream', async () => {
     const { h } = await setup()
     for (const [param, value, message] of [

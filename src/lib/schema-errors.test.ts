@@ -7,6 +7,29 @@ const firstError = (schema: Parameters<typeof Value.Errors>[0], value: unknown) 
   describeValueError(Value.Errors(schema, value).First()!)
 
 describe('describeValueError', () => {
+  // TypeBox's own words for these were "expected union value": nothing of what the field takes.
+  test('says what a union takes, bounds and all', () => {
+    const Nullable = <S extends Parameters<typeof T.Union>[0][number]>(s: S) => T.Union([s, T.Null()])
+    const schema = T.Object({
+      max_output_tokens: Nullable(T.Integer({ minimum: 1 })),
+      input: T.Union([T.String(), T.Array(T.Unknown())]),
+      store: Nullable(T.Boolean()),
+      top_p: T.Union([T.Number({ minimum: 0, maximum: 1 }), T.Null()]),
+    })
+    const ok = { max_output_tokens: 5, input: 'hi', store: true, top_p: 0.5 }
+    expect([
+      firstError(schema, { ...ok, max_output_tokens: 0 }),
+      firstError(schema, { ...ok, input: 5 }),
+      firstError(schema, { ...ok, store: 'false' }),
+      firstError(schema, { ...ok, top_p: 2 }),
+    ]).toEqual([
+      'max_output_tokens: must be an integer of at least 1, or null (got 0)',
+      'input: must be a string, or an array (got 5)',
+      'store: must be true or false, or null (got "false")',
+      'top_p: must be a number from 0 to 1, or null (got 2)',
+    ])
+  })
+
   test('quotes a short wrong value back', () => {
     expect(firstError(T.Object({ account: T.String() }), { account: 123 })).toBe('account: expected string (got 123)')
   })

@@ -30,8 +30,59 @@ function quoted(field: string, value: unknown): string {
   return ` (got ${text.length > quotedChars ? `${text.slice(0, quotedChars)}…` : text})`
 }
 
+type SchemaNode = {
+  anyOf?: SchemaNode[]
+  const?: unknown
+  type?: string
+  minimum?: number
+  maximum?: number
+  exclusiveMinimum?: number
+  minLength?: number
+}
+
+/** What a value must be, in words: "an integer of at least 1, or null". Undefined for a shape too rich to say. */
+function expected(schema: SchemaNode): string | undefined {
+  if (schema.anyOf) {
+    const members = schema.anyOf.map(expected)
+    return members.every((m) => m !== undefined) ? members.join(', or ') : undefined
+  }
+  if (schema.const !== undefined) return JSON.stringify(schema.const)
+  const { minimum, maximum, exclusiveMinimum } = schema
+  const bounds =
+    minimum !== undefined && maximum !== undefined
+      ? ` from ${minimum} to ${maximum}`
+      : minimum !== undefined
+        ? ` of at least ${minimum}`
+        : exclusiveMinimum !== undefined
+          ? ` above ${exclusiveMinimum}`
+          : maximum !== undefined
+            ? ` of at most ${maximum}`
+            : ''
+  switch (schema.type) {
+    case 'integer':
+      return `an integer${bounds}`
+    case 'number':
+      return `a number${bounds}`
+    case 'string':
+      return (schema.minLength ?? 0) > 0 ? 'a non-empty string' : 'a string'
+    case 'boolean':
+      return 'true or false'
+    case 'null':
+      return 'null'
+    case 'array':
+      return 'an array'
+    case 'object':
+      return 'an object'
+    default:
+      return undefined
+  }
+}
+
+/** The field a validation error names, as a request's `param` or a config key: `tools.0.name`. */
+export const fieldOf = (error: ValueError): string => error.path.replace(/^\//, '').replaceAll('/', '.')
+
 export function describeValueError(error: ValueError): string {
-  const field = error.path.replace(/^\//, '').replaceAll('/', '.') || '(top level)'
+  const field = fieldOf(error) || '(top level)'
   const message = error.message.toLowerCase()
   if (message.includes('unexpected property')) {
     // A record whose keys follow a pattern (provider ids): the key is not unknown, it is misspelt.
@@ -43,5 +94,8 @@ export function describeValueError(error: ValueError): string {
   if (choices?.length && choices.every((c) => typeof c === 'string')) {
     return `${field}: must be one of ${choices.join(', ')}${quoted(field, error.value)}`
   }
+  // TypeBox says only "expected union value" of a value none of a union's members takes.
+  const wanted = message.includes('union') ? expected(error.schema as SchemaNode) : undefined
+  if (wanted) return `${field}: must be ${wanted}${quoted(field, error.value)}`
   return `${field}: ${message}${quoted(field, error.value)}`
 }

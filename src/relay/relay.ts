@@ -467,9 +467,16 @@ const refusesTheRequest = new Set(['context_exceeded', 'not_found', 'permission'
  * key, whose key it was.
  */
 function upstreamWords(error: GatewayError, providerId: string, byok: boolean, apiKey: string): GatewayError {
+  // A rate limit of the platform's key is told in svc's words: the provider's name the gateway's
+  // organization (OpenAI's org-…, Anthropic's id), its limits and what every account on the key used
+  // together, and send the reader to a console that is not theirs.
+  if (error.kind === 'rate_limit' && !byok) return error.withMessage(platformRateLimit(providerId))
   const said = errorWithoutSecrets(error, apiKey)
   return error.keyRefused ? error.withMessage(keyRefusal(providerId, byok, said.message)) : said
 }
+
+const platformRateLimit = (providerId: string) =>
+  `${providerId} is rate-limiting the gateway's own account there (a limit its users share, not your svc key's): retry shortly`
 
 /**
  * Whose key the provider refused, said before the provider's words: its "invalid x-api-key" alone

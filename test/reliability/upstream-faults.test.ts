@@ -102,7 +102,8 @@ const faults: Fault[] = [
       anthropicType: 'rate_limit_error',
       openai: { type: 'rate_limit_error', code: 'rate_limit_exceeded' },
       kind: 'rate_limit',
-      message: 'Rate limit exceeded (simulated)',
+      // The platform key's limit in svc's words: the provider's name the gateway's organization.
+      message: /^\w+ is rate-limiting the gateway's own account there/,
       retryAfter: '7',
     }),
   },

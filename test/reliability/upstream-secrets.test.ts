@@ -143,3 +143,36 @@ describe('an upstream that quotes the key in an error event, once the answer has
     expect(stream + JSON.stringify(detail) + logged.join('')).not.toContain(upstreamKey)
   })
 })
+
+describe("a rate limit of the platform's key (OpenAI's and Anthropic's name the gateway's organization and its usage)", () => {
+  const openaiWords =
+    'Rate limit reached for gpt-5 in organization org-AbCdEf123456 on tokens per min (TPM): Limit 30000, Used 29000, Requested 2000. Please try again in 2s. Visit https://platform.openai.com/account/rate-limits to learn more.'
+
+  test("the client and its record get svc's words; an account's own key keeps the provider's", async () => {
+    const h = await scriptedPair('openai-chat')
+    scriptedUpstream(h, () => ({
+      status: 429,
+      json: { error: { message: openaiWords, type: 'tokens', param: null, code: 'rate_limit_exceeded' } },
+    }))
+    const ask = () =>
+      h.call('/compat-a/v1/messages', {
+        method: 'POST',
+        headers: { 'anthropic-version': '2023-06-01' },
+        json: { model: 'svc-pro', max_tokens: 10, messages: [{ role: 'user', content: 'hi' }] },
+      })
+    const res = await ask()
+    expect(res.status).toBe(429)
+    const said = (await res.json()).error.message
+    expect(said).toBe(
+      "p is rate-limiting the gateway's own account there (a limit its users share, not your svc key's): retry shortly",
+    )
+    const detail = await requestDetail(h, res.headers.get('x-request-id')!)
+    expect(JSON.stringify(detail)).not.toContain('org-AbCdEf123456')
+
+    // The account's own key (BYOK): its organization, its limits, its words.
+    await h.deps.admin.addProviderKey({ account: 'default', provider: 'p', key: 'own-key-0123456789' })
+    const own = await ask()
+    expect(own.status).toBe(429)
+    expect((await own.json()).error.message).toBe(openaiWords)
+  })
+})

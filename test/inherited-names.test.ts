@@ -81,14 +81,14 @@ describe('names every object inherits', () => {
     }
   })
 
-  test("as an upstream's error type: an unknown type, kept with its status; /metrics still renders", async () => {
+  test("as an upstream's error type: an unknown type, read from its status (503: an overload); /metrics still renders", async () => {
     const json = await h.call('/compat-a/v1/messages', {
       method: 'POST',
       headers: { 'anthropic-version': '2023-06-01' },
       json: { model: 'svc-max', max_tokens: 5, messages: [{ role: 'user', content: 'hi' }] },
     })
-    expect(json.status).toBe(503)
-    expect((await json.json()).error).toEqual({ type: 'api_error', message: 'odd upstream' })
+    expect(json.status).toBe(529)
+    expect((await json.json()).error).toEqual({ type: 'overloaded_error', message: 'odd upstream' })
 
     const stream = await h.call('/compat-a/v1/messages', {
       method: 'POST',

@@ -344,7 +344,8 @@ describe('errors that end the request', () => {
     sim.setScenario('gpt-b-up', { fault: { kind: 'status', status: 503 } })
     for (const stream of [false, true]) {
       const res = await postMessages(h, { stream })
-      expect(res.status).toBe(503)
+      // An upstream's 503 is an overload, which Anthropic's clients know as 529 (wire-formats §4.12).
+      expect(res.status).toBe(529)
       expect(res.headers.get('content-type')).toContain('application/json')
       // A retry may find a candidate free again: the SDK's own rule decides.
       expect(res.headers.get('x-should-retry')).toBeNull()
@@ -357,7 +358,7 @@ describe('errors that end the request', () => {
       const detail = await requestDetail(h, requestId)
       expect(detail).toMatchObject({
         status: 'failed',
-        http_status: 503,
+        http_status: 529,
         attempts: 2,
         selected_model_id: null,
         total_cost_nanos: 0,
@@ -377,7 +378,7 @@ describe('errors that end the request', () => {
       .messages.create({ model: 'svc-max', max_tokens: 100, messages: ask })
       .catch((e: unknown) => e)
     expect(err).toBeInstanceOf(Anthropic.APIError)
-    expect((err as InstanceType<typeof Anthropic.APIError>).status).toBe(503)
+    expect((err as InstanceType<typeof Anthropic.APIError>).status).toBe(529)
   })
 })
 

@@ -226,7 +226,7 @@ describe('upstreamFailure: other upstream errors keep their status and are not p
       decodeChatError(524, '<html><body>A timeout occurred</body></html>'),
       {
         kind: 'api_error',
-        status: 524,
+        status: 500,
         message: 'upstream returned HTTP 524: <html><body>A timeout occurred</body></html>',
         retryable: true,
         permanent: false,
@@ -234,9 +234,58 @@ describe('upstreamFailure: other upstream errors keep their status and are not p
       },
     ],
     [
-      'an error type named like what every object inherits is just an unknown type',
+      'an error type named like what every object inherits is just an unknown type, read from its status',
       decodeAnthropicError(503, JSON.stringify({ type: 'error', error: { type: 'constructor', message: 'odd' } })),
-      { kind: 'api_error', status: 503, message: 'odd', retryable: true, permanent: false, retryAfterSeconds: 30 },
+      { kind: 'overloaded', status: 529, message: 'odd', retryable: true, permanent: false, retryAfterSeconds: 30 },
+    ],
+    // Statuses Anthropic never sends, as the dialects pair them (wire-formats §4.12).
+    [
+      'a FastAPI server’s 422 is a 400',
+      decodeChatError(422, openaiBody('field required', 'BadRequestError', null)),
+      {
+        kind: 'invalid_request',
+        status: 400,
+        message: 'field required',
+        retryable: false,
+        permanent: false,
+        retryAfterSeconds: 30,
+      },
+    ],
+    [
+      'a proxy’s 408 is a 504 timeout',
+      decodeChatError(408, ''),
+      {
+        kind: 'timeout',
+        status: 504,
+        message: 'upstream returned HTTP 408',
+        retryable: true,
+        permanent: false,
+        retryAfterSeconds: 30,
+      },
+    ],
+    [
+      'a 502 is an overload (529)',
+      decodeChatError(502, ''),
+      {
+        kind: 'overloaded',
+        status: 529,
+        message: 'upstream returned HTTP 502',
+        retryable: true,
+        permanent: false,
+        retryAfterSeconds: 30,
+      },
+    ],
+    [
+      'a 409 keeps its status: the SDKs retry it',
+      decodeChatError(409, openaiBody('conflict', 'invalid_request_error', null)),
+      {
+        kind: 'invalid_request',
+        status: 409,
+        message: 'conflict',
+        retryable: true,
+        permanent: false,
+        retryAfterSeconds: 30,
+      },
     ],
     [
       'a 400 that speaks of credit without saying the balance is too low is the client’s',
@@ -341,7 +390,7 @@ describe('callUpstream against servers on loopback', () => {
       Bun.sleep(2000).then(() => 'hung'),
     ])
 
-  test('an error head whose body then stalls ends within the first-byte limit, as the head’s status, and the connection is closed', async () => {
+  test('an error head whose body then stalls ends within the first-byte limit, as the head’s status says, and the connection is closed', async () => {
     let closed = 0
     const heads = [
       // A 503 with a length its body never reaches; a 429 whose chunked body never starts.
@@ -366,7 +415,7 @@ describe('callUpstream against servers on loopback', () => {
     const started = performance.now()
     expect(await outcome(call(client, url, 200))).toEqual({
       kind: 'overloaded',
-      status: 503,
+      status: 529,
       message: 'upstream returned HTTP 503 (its body did not come within 200 ms)',
       retryable: true,
       permanent: false,

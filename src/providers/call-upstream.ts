@@ -3,6 +3,7 @@
 import type { UpstreamErrorInfo } from '../exchange/types'
 import { type ErrorKind, GatewayError } from '../lib/errors'
 import { ownEntry } from '../lib/own-entry'
+import { anthropicErrorTypeForStatus } from '../protocols/anthropic/errors'
 import { readTextPrefix } from './bounded-body'
 
 export interface UpstreamTimeouts {
@@ -127,9 +128,15 @@ export function upstreamFailure(info: UpstreamErrorInfo, retryAfterSeconds?: num
   if (info.status === 400 && contextOverflowWording.test(info.message)) {
     return new GatewayError('context_exceeded', info.message, { retryable: true, permanent: true })
   }
-  const kind = ownEntry(kindForType, info.type) ?? (info.status >= 500 ? 'api_error' : 'invalid_request')
+  // The client hears the status its dialect pairs with the failure (wire-formats §4.12), not one
+  // its provider never sends: a FastAPI server's 422 is a 400, a proxy's 408 a 504 timeout, a 502
+  // or 503 an overload (529; 503 on the responses route). A 409 and a 425 keep theirs: the SDKs
+  // retry those, and would not a 400. An error type the upstream names outside Anthropic's is read
+  // from its status.
+  const kind =
+    ownEntry(kindForType, info.type) ?? ownEntry(kindForType, anthropicErrorTypeForStatus(info.status)) ?? 'api_error'
   return new GatewayError(kind, info.message, {
-    status: info.status,
+    status: info.status === 409 || info.status === 425 ? info.status : undefined,
     retryable: info.status >= 500 || retryableStatuses.has(info.status),
     retryAfterSeconds,
   })

@@ -197,3 +197,34 @@ test('pass-through, streamed: a reset after message_delta is still a failed stre
   expect(await lastRaw()).not.toContain('message_stop')
   expect(await lastRecord(h)).toMatchObject({ status: 'failed' })
 })
+
+// Some proxies in front of Claude (LiteLLM's) write `data:` lines only, each naming its `type`.
+// Relayed as they came, the SDK's stream drops every event, and svc took the stream for an answer
+// that never began (a 502, the model's health charged). Each frame goes out named by its type.
+describe('an Anthropic stream of data lines only', () => {
+  const dataOnly = (frame: string) => frame.replace(/^event: [^\n]*\n/, '')
+  const answer = [
+    messageStart('first-up'),
+    ...text('Hello there.'),
+    blockStop,
+    messageDelta('end_turn', 3),
+    messageStop,
+  ].map(dataOnly)
+
+  test('streamed: the client gets every event named, its SDK the whole message; the leg is ok', async () => {
+    const h = await scriptedPair('anthropic')
+    scriptedUpstream(h, () => ({ sse: answer }))
+    const { clients, lastRaw } = teedSdkClients(h)
+    const message = await clients.anthropic.messages
+      .stream({ model: 'svc-pro', max_tokens: 100, messages: [{ role: 'user', content: 'hi' }] })
+      .finalMessage()
+    expect(message.content).toMatchObject([{ type: 'text', text: 'Hello there.' }])
+    expect(message.usage.output_tokens).toBe(3)
+    const raw = await lastRaw()
+    for (const type of ['message_start', 'content_block_start', 'content_block_delta', 'message_delta', 'message_stop'])
+      expect(raw).toContain(`event: ${type}\ndata: {"type":"${type}"`)
+    const [row] = (await (await h.call('/v1/usage/requests')).json()).items
+    const detail = await endedRequestDetail(h, row.request_id)
+    expect(detail.usage_events.map((e: { outcome: string }) => e.outcome)).toEqual(['ok'])
+  })
+})

@@ -14,9 +14,9 @@ import {
   rewriteMessageStart,
 } from '../protocols/anthropic/usage-meter'
 import { encodeAnthropicUsage } from '../protocols/anthropic/usage'
-import { encodeSse } from '../protocols/sse'
+import { encodeSse, type SseEvent } from '../protocols/sse'
 import { isReported } from '../protocols/unreported-usage'
-import { isJson, isObject, replaceStringMember } from '../protocols/wire-values'
+import { isJson, isObject, parseJson, replaceStringMember } from '../protocols/wire-values'
 import { pricesHourCacheWrites } from '../ledger/pricing'
 import { GatewayError } from '../lib/errors'
 import { billedAsReported } from './credible-usage'
@@ -24,6 +24,18 @@ import { withoutSessionMetadata } from './session'
 import type { InboundSurface } from './surface'
 
 const messageId = (requestId: string) => `msg_${requestId}`
+
+/**
+ * A frame with no `event:` line, named as Anthropic names it, by its data's `type`: some proxies in
+ * front of Claude (LiteLLM's) write `data:` lines only, which the SDK's stream drops, and every
+ * request failed as an answer that never began.
+ */
+function namedByType(event: SseEvent): SseEvent {
+  const parsed = parseJson(event.data)
+  const type = parsed.ok && isObject(parsed.value) ? parsed.value.type : undefined
+  if (typeof type !== 'string' || !/^[a-z_]+$/.test(type)) return event
+  return { event: type, data: event.data, raw: `event: ${type}\ndata: ${event.data.replaceAll('\n', '\ndata: ')}\n\n` }
+}
 
 export const anthropicSurface: InboundSurface = {
   name: 'messages',
@@ -76,15 +88,16 @@ export const anthropicSurface: InboundSurface = {
       ? () => encodeAnthropicUsage(billed({ usage: meter.usage(), reported: false, outputChars: meter.outputChars() }))
       : undefined
     return {
-      frame(event) {
+      frame(upstreamEvent) {
         // Every Anthropic frame carries JSON. Relaying one that does not would break the client's
         // parser while the ledger saw a clean finish; end the stream with an error event instead.
-        if (!isJson(event.data)) {
-          throw new GatewayError('api_error', `upstream sent a malformed ${event.event ?? 'data'} frame`, {
+        if (!isJson(upstreamEvent.data)) {
+          throw new GatewayError('api_error', `upstream sent a malformed ${upstreamEvent.event ?? 'data'} frame`, {
             status: 502,
             retryable: true,
           })
         }
+        const event = upstreamEvent.event === undefined ? namedByType(upstreamEvent) : upstreamEvent
         meter.observe(event)
         if (event.event === 'message_start') return rewriteMessageStart(event, { id, estimatedUsage: billedUsage })
         if (event.event === 'message_delta') {

@@ -2,7 +2,7 @@
 import { Elysia, type ValidationError } from 'elysia'
 import type { Deps } from './deps'
 import { adminRoutes } from './http/admin'
-import { requirePrincipalBeforeBody } from './http/auth'
+import { requirePrincipal, requirePrincipalBeforeBody } from './http/auth'
 import { dashboardRoutes } from './http/dashboard'
 import { errorResponse, type Surface, toGatewayError } from './http/errors'
 import { healthRoutes } from './http/health'
@@ -12,7 +12,9 @@ import { responsesRoutes } from './http/responses'
 import { signInRoutes } from './http/sign-in'
 import { spendRoutes } from './http/spend'
 import { usageRoutes } from './http/usage'
+import { databaseRefusesWrites } from './ledger/write-refusals'
 import { GatewayError, invalidRequest } from './lib/errors'
+import { newUlid } from './lib/ids'
 import { describeValueError, fieldOf } from './lib/schema-errors'
 
 /** Which error shape a path answers in: OpenAI's for the responses surface, Anthropic's elsewhere. */
@@ -165,6 +167,33 @@ async function readAtMost(stream: ReadableStream<Uint8Array>, max: number): Prom
   return Buffer.concat(chunks, size)
 }
 
+/**
+ * A model request whose body was refused before its key was read (Elysia reads and checks the
+ * body first): a caller without a valid key hears 401, as from Anthropic's and OpenAI's APIs, not
+ * what is wrong with its body, and the refusal counts as one of authentication.
+ */
+async function bodyRefusal(deps: Deps, request: Request, path: string, err: unknown, surface: Surface) {
+  if (modelRoute.test(path)) {
+    try {
+      await requirePrincipal(deps, request, surface === 'anthropic')
+    } catch (unknownCaller) {
+      return refusal(deps, unknownCaller, surface)
+    }
+  }
+  return refusal(deps, err, surface)
+}
+
+/**
+ * A bug outside the relay (a usage or admin route): logged under an id of its own, which the answer
+ * carries, as its message says ("the request id identifies it in the logs").
+ */
+function gatewayBug(deps: Deps, error: unknown, path: string, surface: Surface): Response {
+  const id = newUlid()
+  deps.log.error('unhandled error', { request_id: id, path, error: String(error), stack: (error as Error)?.stack })
+  deps.metrics.refused('api_error')
+  return errorResponse(error, surface, { 'x-request-id': id })
+}
+
 /** svc's own error answer before any upstream is asked, counted: a wave of 401s is an operator's to see. */
 function refusal(deps: Deps, err: unknown, surface: Surface): Response {
   const error = toGatewayError(err)
@@ -221,16 +250,21 @@ export function createApp(deps: Deps) {
           return refusal(deps, new GatewayError('not_found', `no route ${request.method} ${path}`), surface)
         }
         case 'PARSE':
-          return refusal(deps, invalidRequest('request body is not valid JSON'), surface)
+          return bodyRefusal(deps, request, path, invalidRequest('request body is not valid JSON'), surface)
         case 'VALIDATION':
-          return refusal(deps, validationRefusal(error as ValidationError), surface)
+          return bodyRefusal(deps, request, path, validationRefusal(error as ValidationError), surface)
         default:
           // Elysia's message for a refused value prints the value, which throws for an object JSON
           // gave a `toString` that is no function ({"model": {"toString": 1}}): the body's fault.
-          if (error instanceof TypeError && holdsUnprintable(body))
-            return refusal(deps, invalidRequest('request body does not match the expected shape'), surface)
-          if (!(error instanceof GatewayError)) deps.log.error('unhandled error', { path, error: String(error) })
-          return refusal(deps, error, surface)
+          if (error instanceof TypeError && holdsUnprintable(body)) {
+            const unreadable = invalidRequest('request body does not match the expected shape')
+            return bodyRefusal(deps, request, path, unreadable, surface)
+          }
+          // A body nested too deep (onTransform), refused before its key too.
+          if (error instanceof GatewayError && error.kind === 'invalid_request')
+            return bodyRefusal(deps, request, path, error, surface)
+          if (error instanceof GatewayError || databaseRefusesWrites(error)) return refusal(deps, error, surface)
+          return gatewayBug(deps, error, path, surface)
       }
     })
     .use(healthRoutes(deps))

@@ -1032,6 +1032,32 @@ describe('messages: validation and errors before any upstream', () => {
     expect(viaXApiKey.status).toBe(200)
   })
 
+  // Elysia reads and checks a body before the route's key check: an unknown caller heard what was
+  // wrong with its body. Anthropic's and OpenAI's APIs answer 401 first.
+  test('no key or a bad one with a malformed body: still 401, on both routes', async () => {
+    const h = await gateway()
+    const refused = (res: Response) => res.status
+    const bodies = [{ model: 5 }, { model: 'svc-max', max_tokens: 'x', messages: ask }]
+    for (const json of bodies) {
+      for (const key of [null, 'svc-not-a-real-key-000000']) {
+        const a = await h.call('/compat-a/v1/messages', { method: 'POST', json, headers: versioned, key })
+        await expectError(a, 401, 'authentication_error')
+        const b = await h.call('/compat-b/v1/responses', { method: 'POST', json: { ...json, input: 5 }, key })
+        expect(refused(b)).toBe(401)
+      }
+    }
+    const notJson = await h.call('/compat-a/v1/messages', {
+      method: 'POST',
+      body: '{oops',
+      headers: versioned,
+      key: null,
+    })
+    await expectError(notJson, 401, 'authentication_error')
+    // With its key, the body's fault is said.
+    const known = await h.call('/compat-a/v1/messages', { method: 'POST', json: bodies[1], headers: versioned })
+    await expectError(known, 400, 'invalid_request_error', 'max_tokens')
+  })
+
   test('402 billing_error when the account has no credit; the request is recorded', async () => {
     const h = await gateway({ grantUsd: undefined })
     const res = await postMessages(h, { model: 'svc-max', max_tokens: 10, messages: ask })

@@ -412,4 +412,23 @@ describe('errors on any route', () => {
     expect(big.status).toBe(413)
     expect(((await big.json()) as { error: { type: string } }).error.type).toBe('request_too_large')
   })
+
+  test('a gateway bug: 500 with the id its log line names, as its message says', async () => {
+    const h = await createHarness({ now: T0 })
+    const logged: string[] = []
+    h.deps.log = (await import('../src/lib/log')).createLogger('info', (line) => logged.push(line))
+    h.deps.ledger.listRequests = () => {
+      throw new TypeError('a bug')
+    }
+    const res = await h.call('/v1/usage/requests')
+    expect(res.status).toBe(500)
+    expect(await res.json()).toEqual({
+      type: 'error',
+      error: { type: 'api_error', message: 'internal error in the gateway; the request id identifies it in the logs' },
+    })
+    const id = res.headers.get('x-request-id')!
+    expect(id).toMatch(/^[0-9A-HJKMNP-TV-Z]{26}$/)
+    const line = JSON.parse(logged.find((l) => l.includes('unhandled error'))!)
+    expect(line).toMatchObject({ level: 'error', msg: 'unhandled error', request_id: id, error: 'TypeError: a bug' })
+  })
 })

@@ -960,6 +960,32 @@ describe('errors in OpenAI shape', () => {
     expect(sim.requests).toEqual([])
   })
 
+  test("an OpenAI upstream's own error code reaches the client (err.code), on both dialects of upstream", async () => {
+    for (const path of ['/chat/completions', '/responses']) {
+      const { h, openai } = await setup()
+      h.deps.fetch = (async (url: string) =>
+        Response.json(
+          {
+            error: {
+              message: 'Invalid prompt: your prompt was flagged as potentially violating our usage policy.',
+              type: 'invalid_request_error',
+              param: null,
+              code: 'invalid_prompt',
+            },
+          },
+          { status: String(url).endsWith(path) ? 400 : 500 },
+        )) as unknown as typeof fetch
+      const profile = path === '/responses' ? byKind('openai-responses').profile : byKind('openai-chat').profile
+      const err = await openai.responses.create({ model: profile, input: 'hi' }).then(
+        () => {
+          throw new Error('expected a 400')
+        },
+        (e: unknown) => e as InstanceType<typeof OpenAI.BadRequestError>,
+      )
+      expect({ status: err.status, code: err.code }).toEqual({ status: 400, code: 'invalid_prompt' })
+    }
+  })
+
   test('a stored conversation or prompt template: 400 naming it, nothing sent upstream', async () => {
     const { h } = await setup()
     for (const [param, value, message] of [

@@ -41,6 +41,8 @@ export class GatewayError extends Error {
   readonly retryAfterSeconds?: number
   /** Which request field is wrong, when one is (OpenAI's `param`). */
   readonly param?: string
+  /** An OpenAI upstream's own `code` for the failure (`invalid_prompt`), passed on to OpenAI clients. */
+  readonly code?: string
   /**
    * True when the same request sent again cannot succeed (soon): the client is told
    * `x-should-retry: false`, which the Anthropic and OpenAI SDKs (and Claude Code) obey over their
@@ -62,6 +64,7 @@ export class GatewayError extends Error {
       retryable?: boolean
       retryAfterSeconds?: number
       param?: string
+      code?: string
       permanent?: boolean
       keyRefused?: boolean
       cause?: unknown
@@ -74,6 +77,7 @@ export class GatewayError extends Error {
     this.retryable = options.retryable ?? false
     this.retryAfterSeconds = options.retryAfterSeconds
     this.param = options.param
+    this.code = options.code
     this.permanent = options.permanent ?? false
     this.keyRefused = options.keyRefused ?? false
   }
@@ -97,12 +101,13 @@ export class GatewayError extends Error {
 
   /** `retryAfterSeconds: null` takes the wait out. */
   private with(change: { message?: string; permanent?: boolean; retryAfterSeconds?: null }): GatewayError {
-    const { kind, message, status, retryable, retryAfterSeconds, param, permanent, keyRefused, cause } = this
+    const { kind, message, status, retryable, retryAfterSeconds, param, code, permanent, keyRefused, cause } = this
     return new GatewayError(kind, change.message ?? message, {
       status,
       retryable,
       retryAfterSeconds: change.retryAfterSeconds === null ? undefined : retryAfterSeconds,
       param,
+      code,
       permanent: change.permanent ?? permanent,
       keyRefused,
       cause,

@@ -136,6 +136,7 @@ export function upstreamFailure(info: UpstreamErrorInfo, retryAfterSeconds?: num
   const kind =
     ownEntry(kindForType, info.type) ?? ownEntry(kindForType, anthropicErrorTypeForStatus(info.status)) ?? 'api_error'
   return new GatewayError(kind, info.message, {
+    code: info.code,
     status: info.status === 409 || info.status === 425 ? info.status : undefined,
     retryable: info.status >= 500 || retryableStatuses.has(info.status),
     retryAfterSeconds,

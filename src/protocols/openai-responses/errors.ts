@@ -90,6 +90,11 @@ export function mapErrorStatusToOpenAI(error: GatewayError): number {
   return error.status === 529 ? 503 : error.status
 }
 
-/** A GatewayError rendered as an OpenAI error body. */
-export const encodeGatewayErrorAsOpenAI = (error: GatewayError): OpenAIErrorBody =>
-  encodeOpenAIError({ message: error.message, ...mapErrorKindToOpenAI(error.kind), param: error.param ?? null })
+/**
+ * A GatewayError rendered as an OpenAI error body; an OpenAI upstream's own code where it gave one
+ * (clients branch on `invalid_prompt`, Codex stops on it).
+ */
+export function encodeGatewayErrorAsOpenAI(error: GatewayError): OpenAIErrorBody {
+  const { type, code } = mapErrorKindToOpenAI(error.kind)
+  return encodeOpenAIError({ message: error.message, type, code: error.code ?? code, param: error.param ?? null })
+}

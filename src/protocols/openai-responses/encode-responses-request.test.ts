@@ -1,5 +1,5 @@
 import { describe, expect, test } from 'bun:test'
-import type { ExchangeRequest } from '../../exchange/types'
+import type { ExchangeRequest, UserContentBlock } from '../../exchange/types'
 import { encodeResponsesRequest } from './encode-responses-request'
 import { tagResponsesSignature } from './reasoning-signature'
 
@@ -13,6 +13,30 @@ const request = (patch: Partial<ExchangeRequest>): ExchangeRequest => ({
 })
 
 describe('encodeResponsesRequest', () => {
+  // Responses has no error flag for a tool's output: the model read a failed call's text as its result.
+  test("a failed tool call's output says so in words, as the Chat encoder says it (§4.2)", () => {
+    const result = (isError: boolean, content: UserContentBlock[]) =>
+      request({
+        messages: [
+          { role: 'assistant', content: [{ type: 'tool_use', id: 'toolu_1', name: 'read', input: {} }] },
+          { role: 'user', content: [{ type: 'tool_result', toolUseId: 'toolu_1', isError, content }] },
+        ],
+      })
+    const outputOf = (req: ExchangeRequest) =>
+      (encodeResponsesRequest(req, 'gpt-5')['input'] as Record<string, unknown>[]).find(
+        (item) => item.type === 'function_call_output',
+      )?.output
+    const text = [{ type: 'text' as const, text: 'No such file: x' }]
+    const image = { type: 'image' as const, source: { kind: 'base64' as const, mediaType: 'image/png', data: 'iVBOR' } }
+    expect(outputOf(result(true, text))).toBe('Error: No such file: x')
+    expect(outputOf(result(false, text))).toBe('No such file: x')
+    expect(outputOf(result(true, [...text, image]))).toEqual([
+      { type: 'input_text', text: 'Error:' },
+      { type: 'input_text', text: 'No such file: x' },
+      { type: 'input_image', image_url: 'data:image/png;base64,iVBOR', detail: 'auto' },
+    ])
+  })
+
   test('an Anthropic-shaped conversation becomes instructions and input items (§4.4)', () => {
     const body = encodeResponsesRequest(
       request({

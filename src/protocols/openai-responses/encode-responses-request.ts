@@ -137,10 +137,18 @@ const encodeUserPart = (block: UserContentBlock): Item => {
   }
 }
 
-const encodeToolOutput = (content: UserContentBlock[]): string | Item[] =>
-  content.every((block) => block.type === 'text')
-    ? content.map((block) => (block.type === 'text' ? block.text : '')).join('\n')
-    : content.map(encodeUserPart)
+/**
+ * A tool's output. Responses has no error flag: a failed call's output says so in words, as the
+ * Chat encoder says it (wire-formats §4.2), or the model takes a tool's error text for its result.
+ */
+const encodeToolOutput = (content: UserContentBlock[], isError: boolean | undefined): string | Item[] => {
+  if (content.every((block) => block.type === 'text')) {
+    const text = content.map((block) => (block.type === 'text' ? block.text : '')).join('\n')
+    return isError ? `Error: ${text}` : text
+  }
+  const parts = content.map(encodeUserPart)
+  return isError ? [{ type: 'input_text', text: 'Error:' }, ...parts] : parts
+}
 
 /**
  * `compatible`: for a Responses-compatible server, thinking goes back as reasoning text, whoever
@@ -218,9 +226,11 @@ const encodeInput = (
             call_id: callId,
             output:
               media.length === 0
-                ? encodeToolOutput(block.content)
-                : encodeToolOutput(block.content.filter((part) => part.type === 'text')) ||
-                  'The tool returned what follows.',
+                ? encodeToolOutput(block.content, block.isError)
+                : encodeToolOutput(
+                    block.content.filter((part) => part.type === 'text'),
+                    block.isError,
+                  ) || 'The tool returned what follows.',
           })
           break
         }

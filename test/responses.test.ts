@@ -667,6 +667,32 @@ describe('request features reach the upstream', () => {
     })
   })
 
+  // openai-node's parse helpers mark a tool strict; held to its schema at OpenAI, it must be on Chat too.
+  test('openai-chat: a tool the client marked strict is strict there; another is sent as it was', async () => {
+    const u = byKind('openai-chat')
+    const { openai } = await setup()
+    sim.setScenario(u.upstreamModel, { text: 'ok', usage })
+    const parameters = {
+      type: 'object',
+      properties: { city: { type: 'string' } },
+      required: ['city'],
+      additionalProperties: false,
+    }
+    await openai.responses.create({
+      model: u.profile,
+      input: 'hi',
+      tools: [
+        { type: 'function', name: 'get_weather', parameters, strict: true },
+        { type: 'function', name: 'ping', parameters: { type: 'object' }, strict: false },
+      ],
+    })
+    const sent = sim.requests[0]!.body as { tools: { function: Record<string, unknown> }[] }
+    expect(sent.tools.map((t) => t.function)).toEqual([
+      { name: 'get_weather', parameters, strict: true },
+      { name: 'ping', parameters: { type: 'object' } },
+    ])
+  })
+
   // Codex sends reasoning.effort on every turn; a Claude 4.5 model answers adaptive thinking with a 400.
   test('anthropic: reasoning.effort is a thinking budget, or adaptive + output_config.effort where the model takes it', async () => {
     const u = byKind('anthropic')

@@ -142,6 +142,11 @@ export interface ToolDefinition {
   description?: string
   /** JSON Schema of the arguments object. */
   inputSchema: Record<string, unknown>
+  /**
+   * The client asked that calls follow the schema exactly (OpenAI's and Anthropic's `strict: true`):
+   * kept for an OpenAI-dialect upstream, which enforces it.
+   */
+  strict?: true
   cacheControl?: CacheControl
 }
 

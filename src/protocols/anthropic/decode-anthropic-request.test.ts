@@ -84,6 +84,20 @@ describe('decodeAnthropicRequest', () => {
     expect(decodeAnthropicRequest(body)).toEqual(claudeCodeExchange)
   })
 
+  test('a tool marked strict stays strict (an OpenAI-dialect upstream enforces it); strict: false is the default', () => {
+    const schema = { type: 'object', properties: {} }
+    const tools = [
+      { name: 'a', input_schema: schema, strict: true },
+      { name: 'b', input_schema: schema, strict: false },
+      { name: 'c', input_schema: schema },
+    ]
+    expect(decodeAnthropicRequest({ ...base, tools, messages: [{ role: 'user', content: 'hi' }] }).tools).toEqual([
+      { name: 'a', inputSchema: schema, strict: true },
+      { name: 'b', inputSchema: schema },
+      { name: 'c', inputSchema: schema },
+    ])
+  })
+
   test("Claude Code's tool search: a deferred tool is offered once a tool_reference loaded it, the result says so", () => {
     const schema = { type: 'object', properties: {} }
     const tools = [

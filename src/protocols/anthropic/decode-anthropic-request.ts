@@ -285,6 +285,7 @@ function decodeTools(tools: unknown, messages: unknown[]): DecodedTools {
     }
     const description = readString(raw, 'description')
     if (description !== undefined) tool.description = description
+    if (raw.strict === true) tool.strict = true
     const cacheControl = decodeCacheControl(raw.cache_control)
     if (cacheControl) tool.cacheControl = cacheControl
     out.tools.push(tool)

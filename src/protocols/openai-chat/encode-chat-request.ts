@@ -134,6 +134,8 @@ export function encodeChatRequest(
         name: openAIToolName(tool.name),
         ...(tool.description === undefined ? {} : { description: tool.description }),
         parameters: tool.inputSchema,
+        // Only when the client asked: a server that does not know the field sees it only then.
+        ...(tool.strict ? { strict: true } : {}),
       },
     }))
     // No Chat upstream runs a search (the router sends one here only when no model of the profile

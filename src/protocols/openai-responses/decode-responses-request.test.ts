@@ -398,7 +398,7 @@ describe('decodeResponsesRequest', () => {
       ],
     })
     expect(request.tools).toEqual([
-      { name: 'get_weather', description: 'Weather', inputSchema: { type: 'object' } },
+      { name: 'get_weather', description: 'Weather', inputSchema: { type: 'object' }, strict: true },
       { name: 'ping', inputSchema: { type: 'object', properties: {} } },
     ])
   })

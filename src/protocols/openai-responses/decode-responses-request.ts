@@ -524,6 +524,7 @@ const decodeFunctionTool = (tool: JsonObject, path: string, name: string): ToolD
   const definition: ToolDefinition = { name, inputSchema: parameters ?? { type: 'object', properties: {} } }
   const description = asString(tool['description'])
   if (description) definition.description = description
+  if (tool['strict'] === true) definition.strict = true
   return definition
 }
 

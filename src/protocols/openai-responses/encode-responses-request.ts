@@ -52,13 +52,14 @@ export const encodeResponsesRequest = (
     reasoningInEncryptedContent: compatible && rules.reasoningInEncryptedContent === true,
   })
   body['input'] = items
-  // strict:false because third-party schemas rarely meet strict mode's every-property-required rule (§2.4).
+  // strict:false unless the client asked for it: third-party schemas rarely meet strict mode's
+  // every-property-required rule (§2.4), and OpenAI's default is strict.
   const tools: Item[] = req.tools.map((tool) => ({
     type: 'function',
     name: openAIToolName(tool.name),
     ...(tool.description ? { description: tool.description } : {}),
     parameters: tool.inputSchema,
-    strict: false,
+    strict: tool.strict === true,
   }))
   if (req.webSearch) tools.push(encodeWebSearchTool(req.webSearch))
   if (tools.length > 0) body['tools'] = tools

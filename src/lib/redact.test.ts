@@ -30,7 +30,21 @@ describe('withoutSecrets', () => {
       ),
     ).toBe('Incorrect API key provided: [redacted]. You can find your API key at')
     expect(withoutSecrets('Invalid API Key: gsk_ab************wxyz', 'x')).toBe('Invalid API Key: [redacted]')
-    // Markdown's emphasis is no key.
-    expect(withoutSecrets('**bold** and ***more***', 'x')).toBe('**bold** and ***more***')
+    expect(withoutSecrets('Authentication Fails, Your api key: ****6789 is invalid', 'x')).toBe(
+      'Authentication Fails, Your api key: [redacted] is invalid',
+    )
+    // Markdown's emphasis and a masked value with nothing shown after it are no key.
+    expect(withoutSecrets('**bold** and ***more***, hunter2****, ab******', 'x')).toBe(
+      '**bold** and ***more***, hunter2****, ab******',
+    )
+  })
+
+  // An upstream's 400 may echo a client's prompt (vLLM's does): the pattern must not backtrack on it.
+  test('a long hyphenated text is read in linear time', () => {
+    const text = `${'a-'.repeat(32_768)} and sk-proj-${'*'.repeat(20)}WXYZ`
+    const started = performance.now()
+    const said = withoutSecrets(text, 'x')
+    expect(performance.now() - started).toBeLessThan(200)
+    expect(said.endsWith(' and [redacted]')).toBe(true)
   })
 })

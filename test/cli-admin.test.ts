@@ -1,6 +1,16 @@
 import { Database } from 'bun:sqlite'
 import { afterEach, describe, expect, test } from 'bun:test'
-import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs'
+import {
+  chmodSync,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readFileSync,
+  rmSync,
+  statSync,
+  symlinkSync,
+  writeFileSync,
+} from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import type { Io } from '../src/cli/context'
@@ -667,41 +677,72 @@ describe('backup', () => {
 
   // Each step a process of its own, as an operator runs them: a connection this test process opened
   // through Drizzle stays open until its statements are collected, and would hold the database.
-  test('restore: refused while a gateway has the database open; then the backup alone, a crash-left log set aside with the file it replaced', async () => {
+  const restoreSetup = () => {
     const dir = mkdtempSync(join(tmpdir(), 'svc-restore-'))
     dirs.push(dir)
     const database = join(dir, 'svc.db')
-    const svc = (...argv: string[]) => {
-      const run = Bun.spawnSync(
-        [process.execPath, join(import.meta.dir, '../src/main.ts'), ...argv, '--db', database],
-        {
-          cwd: dir, // no svc.toml there: defaults
-          env: { ...process.env, SVC_CONFIG: '' },
-          stdout: 'pipe',
-          stderr: 'pipe',
-        },
-      )
+    const svcOn = (db: string, ...argv: string[]) => {
+      const run = Bun.spawnSync([process.execPath, join(import.meta.dir, '../src/main.ts'), ...argv, '--db', db], {
+        cwd: dir, // no svc.toml there: defaults
+        env: { ...process.env, SVC_CONFIG: '' },
+        stdout: 'pipe',
+        stderr: 'pipe',
+      })
       return { code: run.exitCode, out: run.stdout.toString(), err: run.stderr.toString() }
     }
-    expect(svc('serve', '--once', '--port', '0').code).toBe(0)
-    expect(svc('accounts', 'create', 'alice').code).toBe(0)
-    const copy = join(dir, 'backup.db')
-    expect(svc('backup', copy).code).toBe(0)
-
-    // A gateway that goes on after the backup and is killed outright: its last writes are in a -wal.
-    const killed = Bun.spawnSync(
+    const svc = (...argv: string[]) => svcOn(database, ...argv)
+    return { dir, database, svc, svcOn }
+  }
+  /** A gateway that writes `name`'s account and is killed outright: the write is in the -wal alone. */
+  const killedAfterWriting = (database: string, name: string) =>
+    Bun.spawnSync(
       [
         process.execPath,
         '-e',
         `const { Database } = require('bun:sqlite');
          const db = new Database(${JSON.stringify(database)});
          db.exec("PRAGMA wal_autocheckpoint = 0");
-         db.exec("INSERT INTO accounts (id, name, created_at) VALUES ('acct_after', 'bob', 1)");
+         db.exec("INSERT INTO accounts (id, name, created_at) VALUES ('acct_${name}', '${name}', 1)");
          process.kill(process.pid, 'SIGKILL')`,
       ],
       { stderr: 'pipe' },
     )
-    expect(killed.signalCode).toBe('SIGKILL')
+  const names = (file: string) => {
+    const db = new Database(file, { readonly: true })
+    const rows = db.query('SELECT name FROM accounts ORDER BY name').all() as { name: string }[]
+    db.close()
+    return rows.map((r) => r.name)
+  }
+
+  test("restore: a backup with a -wal of its own (a crashed gateway's file) comes whole; a link to the database is refused", () => {
+    const { dir, database, svc, svcOn } = restoreSetup()
+    expect(svc('serve', '--once', '--port', '0').code).toBe(0)
+    const old = join(dir, 'old.db')
+    expect(svcOn(old, 'serve', '--once', '--port', '0').code).toBe(0)
+    expect(killedAfterWriting(old, 'bob').signalCode).toBe('SIGKILL')
+    expect(statSync(`${old}-wal`).size).toBeGreaterThan(0)
+    const done = svc('restore', old, '--json')
+    expect(done.code).toBe(0)
+    expect(JSON.parse(done.out)).toMatchObject({ accounts: 2 })
+    expect(names(database)).toEqual(['bob', 'default'])
+
+    // A link to the database is the database: refused before anything moves.
+    const link = join(dir, 'latest-backup.db')
+    symlinkSync(database, link)
+    expect(svc('restore', link).err).toBe(`svc: ${link} is the database itself: give the backup's file\n`)
+    expect(names(database)).toEqual(['bob', 'default'])
+    expect(existsSync(`${database}.restoring`)).toBe(false)
+  })
+
+  test('restore: refused while a gateway has the database open; then the backup alone, a crash-left log set aside with the file it replaced', async () => {
+    const { dir, database, svc } = restoreSetup()
+    expect(svc('serve', '--once', '--port', '0').code).toBe(0)
+    expect(svc('accounts', 'create', 'alice').code).toBe(0)
+    const copy = join(dir, 'backup.db')
+    expect(svc('backup', copy).code).toBe(0)
+
+    // A gateway that goes on after the backup and is killed outright: its last writes are in a -wal.
+    expect(killedAfterWriting(database, 'bob').signalCode).toBe('SIGKILL')
     expect(statSync(`${database}-wal`).size).toBeGreaterThan(0)
 
     // A gateway running on it: refused, nothing moved.
@@ -734,12 +775,6 @@ describe('backup', () => {
     expect(summary.replaced).toStartWith(`${database}.replaced-`)
     expect([existsSync(`${database}-wal`), existsSync(`${database}-shm`)]).toEqual([false, false])
     expect(statSync(database).mode & 0o777).toBe(0o600)
-    const names = (file: string) => {
-      const db = new Database(file, { readonly: true })
-      const rows = db.query('SELECT name FROM accounts ORDER BY name').all() as { name: string }[]
-      db.close()
-      return rows.map((r) => r.name)
-    }
     // The backup's accounts, not the crashed gateway's; what it had is in the file set aside.
     expect(names(database)).toEqual(['alice', 'default'])
     expect(names(summary.replaced)).toEqual(['alice', 'bob', 'default'])

@@ -5,13 +5,12 @@
 // `svc restore FILE`: such a copy put back in the database's place, with the gateway stopped.
 import { Database } from 'bun:sqlite'
 import {
-  chmodSync,
   chownSync,
   closeSync,
-  copyFileSync,
   existsSync,
   fsyncSync,
   openSync,
+  realpathSync,
   renameSync,
   rmSync,
   statSync,
@@ -58,8 +57,9 @@ const restoreUsage = 'usage: svc restore FILE'
  * Puts a backup in the database's place. By hand (copy the file over) a `-wal` left beside the
  * database by a gateway that crashed was replayed onto the restored copy at the next start: the
  * crashed gateway's state came back as if nothing had been restored, or the copy was ruined
- * ("database disk image is malformed"). Here the database must be closed by every process, the
- * one it replaces is kept beside it (its log folded in), and the backup arrives alone, by rename.
+ * ("database disk image is malformed"). Here the backup is copied whole first (VACUUM INTO, as a
+ * backup is made: what a `-wal` of its own holds goes along) and checked; then the database, once no
+ * process has it open, is kept aside and the copy renamed into its place, with no log beside it.
  */
 export async function runRestore(args: string[], io: Io): Promise<number> {
   const { values, positionals } = parseFlags(args, {})
@@ -70,29 +70,37 @@ export async function runRestore(args: string[], io: Io): Promise<number> {
   if (!existsSync(backup)) throw new GatewayError('not_found', `no backup at ${backup}`)
   refuseDirectory(backup)
   refuseDirectory(database)
-  if (resolve(backup) === resolve(database)) {
+  // By the files themselves: a link to the database is the database.
+  if (existsSync(database) && realpathSync(backup) === realpathSync(database)) {
     throw new GatewayError('invalid_request', `${backup} is the database itself: give the backup's file`)
   }
-  const counts = checkedCounts(backup)
-  const owner = existsSync(database) ? statSync(database) : undefined
-  const replaced = owner ? setAside(database) : undefined
   // Written beside the database, then renamed over its path: a crash leaves the old file or the new.
   const incoming = `${database}.restoring`
   rmSync(incoming, { force: true })
   createPrivately(incoming)
-  copyFileSync(backup, incoming)
-  chmodSync(incoming, 0o600) // a copy may take its source's mode
+  let counts: ReturnType<typeof countsOf>
+  try {
+    copyInto(backup, incoming)
+    counts = countsOf(incoming)
+    flushToDisk(incoming) // before it replaces the database by rename
+  } catch (err) {
+    rmSync(incoming, { force: true })
+    throw err
+  }
+  const owner = existsSync(database) ? statSync(database) : undefined
   // Restored by root (sudo) for a service running as its own user: the file stays that user's.
   if (owner && process.getuid?.() === 0) chownSync(incoming, owner.uid, owner.gid)
-  const fd = openSync(incoming, 'r+')
+  let replaced: string | undefined
   try {
-    fsyncSync(fd)
-  } finally {
-    closeSync(fd)
+    replaced = owner ? setAside(database) : undefined
+    // A log with no database beside it (the file deleted by hand) would be replayed onto the backup.
+    for (const suffix of ['-wal', '-shm']) rmSync(database + suffix, { force: true })
+    renameSync(incoming, database)
+  } catch (err) {
+    rmSync(incoming, { force: true })
+    if (replaced && !existsSync(database)) renameSync(replaced, database)
+    throw err
   }
-  // A log with no database beside it (the file deleted by hand) would be replayed onto the backup.
-  for (const suffix of ['-wal', '-shm']) rmSync(database + suffix, { force: true })
-  renameSync(incoming, database)
   const summary = { file: backup, database, replaced: replaced ?? null, ...counts }
   print(io, values.json, summary, () =>
     [
@@ -105,10 +113,13 @@ export async function runRestore(args: string[], io: Io): Promise<number> {
   return 0
 }
 
-/** The backup's counts, once it opens as an svc database and checks out (never written to). */
-function checkedCounts(backup: string) {
-  openSource(backup).close()
-  return countsOf(backup)
+function flushToDisk(file: string) {
+  const fd = openSync(file, 'r+')
+  try {
+    fsyncSync(fd)
+  } finally {
+    closeSync(fd)
+  }
 }
 
 /**

@@ -195,6 +195,25 @@ describe('a path that names no database file', () => {
     expect((statSync(dir).mode & 0o777).toString(8)).toBe('755')
   })
 
+  // A shared ledger is a PostgreSQL URL elsewhere: taken as a path, it made ./postgres:/…/svc, and
+  // each instance behind a balancer kept a ledger, keys and credit of its own.
+  test('a URL is refused in one line, the password left out, and nothing is made', async () => {
+    const dir = dirname(tempDatabase())
+    const refusal =
+      "svc: database postgres://…@127.0.0.1:5432/svc is a URL: svc's ledger is an SQLite file; give its path"
+    for (const argv of [
+      ['serve', '--once', '--port', '0'],
+      ['accounts', 'list'],
+    ]) {
+      expect(await cliIn(dir, ...argv, '--db', 'postgres://svc:secret@127.0.0.1:5432/svc')).toEqual({
+        code: 1,
+        out: '',
+        err: refusal,
+      })
+    }
+    expect(readdirSync(dir)).toEqual([])
+  })
+
   test('any verb, serve included, on another program’s SQLite file refuses it and leaves the file as it was', async () => {
     const path = join(dirname(tempDatabase()), 'other.db')
     const other = new Database(path, { create: true })

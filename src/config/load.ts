@@ -219,8 +219,20 @@ export function loadConfig(opts: LoadOptions): Config {
   return resolveConfig(raw, { ...opts, source: path })
 }
 
-/** SQLite's `:memory:` (a throwaway gateway, nothing kept) is a name, not a path to resolve. */
-const databasePath = (cwd: string, database: string) => (database === ':memory:' ? database : resolve(cwd, database))
+/**
+ * SQLite's `:memory:` (a throwaway gateway, nothing kept) is a name, not a path to resolve. A URL
+ * (`postgres://…`, as for a shared ledger) is refused: taken as a path, it became a local SQLite
+ * file under `./postgres:/…`, and each instance behind a balancer kept its own ledger, keys and credit.
+ */
+function databasePath(cwd: string, database: string): string {
+  if (database === ':memory:') return database
+  if (/^[a-z][a-z0-9+.-]*:\/\//i.test(database)) {
+    throw new ConfigError(
+      `database ${database.replace(/\/\/[^@/]*@/, '//…@')} is a URL: svc's ledger is an SQLite file; give its path`,
+    )
+  }
+  return resolve(cwd, database)
+}
 
 /** Validates a parsed config object and resolves secrets and defaults. */
 export function resolveConfig(raw: unknown, opts: LoadOptions & { source?: string }): Config {

@@ -177,6 +177,7 @@ async function bodyRefusal(deps: Deps, request: Request, path: string, err: unkn
     try {
       await requirePrincipal(deps, request, surface === 'anthropic')
     } catch (unknownCaller) {
+      if (!(unknownCaller instanceof GatewayError)) return gatewayBug(deps, unknownCaller, path, surface)
       return refusal(deps, unknownCaller, surface)
     }
   }

@@ -148,6 +148,29 @@ describe('an upstream 404 about what the request referenced is the request’s',
   })
 })
 
+// A 501: the server does not do what the request asks (logprobs, a tool type). One client's odd
+// request answered so three times had opened the model's circuit for every account.
+test('an upstream 501: the next model serves, the model’s health untouched; alone, a 400 in the provider’s words', async () => {
+  const notImplemented = {
+    status: 501,
+    body: { error: { message: 'logprobs is not implemented', type: 'server_error', param: null, code: null } },
+  }
+  const h = await gateway('openai-responses')
+  answer = notImplemented
+  for (let i = 0; i < 3; i++) {
+    sim.queue('claude-up', { text: 'Here.' })
+    expect((await responses(h, { model: 'svc-pro', input: 'hi' })).status).toBe(200)
+  }
+  expect(h.deps.health.view('fake', 'first')).toMatchObject({ state: 'closed', error_rate: 0 })
+  const alone = await gateway('openai-responses', { alone: true })
+  const res = await responses(alone, { model: 'svc-pro', input: 'hi' })
+  expect(res.status).toBe(400)
+  expect((await res.json()).error).toMatchObject({
+    message: 'logprobs is not implemented',
+    type: 'invalid_request_error',
+  })
+})
+
 describe('an upstream 403 or 404 about the model or the key is still the gateway’s account failure', () => {
   test('Anthropic’s 404 naming the model falls back to the next candidate and counts against the model', async () => {
     const h = await gateway('anthropic')

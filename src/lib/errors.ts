@@ -43,6 +43,8 @@ export class GatewayError extends Error {
   readonly param?: string
   /** An OpenAI upstream's own `code` for the failure (`invalid_prompt`), passed on to OpenAI clients. */
   readonly code?: string
+  /** The HTTP status the upstream answered, where the client is told another (call-upstream.ts): for the log. */
+  readonly upstreamStatus?: number
   /**
    * True when the same request sent again cannot succeed (soon): the client is told
    * `x-should-retry: false`, which the Anthropic and OpenAI SDKs (and Claude Code) obey over their
@@ -65,6 +67,7 @@ export class GatewayError extends Error {
       retryAfterSeconds?: number
       param?: string
       code?: string
+      upstreamStatus?: number
       permanent?: boolean
       keyRefused?: boolean
       cause?: unknown
@@ -78,6 +81,7 @@ export class GatewayError extends Error {
     this.retryAfterSeconds = options.retryAfterSeconds
     this.param = options.param
     this.code = options.code
+    this.upstreamStatus = options.upstreamStatus
     this.permanent = options.permanent ?? false
     this.keyRefused = options.keyRefused ?? false
   }
@@ -101,13 +105,26 @@ export class GatewayError extends Error {
 
   /** `retryAfterSeconds: null` takes the wait out. */
   private with(change: { message?: string; permanent?: boolean; retryAfterSeconds?: null }): GatewayError {
-    const { kind, message, status, retryable, retryAfterSeconds, param, code, permanent, keyRefused, cause } = this
+    const {
+      kind,
+      message,
+      status,
+      retryable,
+      retryAfterSeconds,
+      param,
+      code,
+      upstreamStatus,
+      permanent,
+      keyRefused,
+      cause,
+    } = this
     return new GatewayError(kind, change.message ?? message, {
       status,
       retryable,
       retryAfterSeconds: change.retryAfterSeconds === null ? undefined : retryAfterSeconds,
       param,
       code,
+      upstreamStatus,
       permanent: change.permanent ?? permanent,
       keyRefused,
       cause,

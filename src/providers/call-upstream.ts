@@ -107,6 +107,7 @@ export function upstreamFailure(info: UpstreamErrorInfo, retryAfterSeconds?: num
   if (isProviderAccountFailure(info)) {
     return new GatewayError('api_error', info.message, {
       status: 502,
+      upstreamStatus: info.status,
       retryable: true,
       permanent: true,
       keyRefused: true,
@@ -128,6 +129,16 @@ export function upstreamFailure(info: UpstreamErrorInfo, retryAfterSeconds?: num
   if (info.status === 400 && contextOverflowWording.test(info.message)) {
     return new GatewayError('context_exceeded', info.message, { retryable: true, permanent: true })
   }
+  // A 501: this server does not do what the request asks (logprobs, a tool type). Another model may
+  // (retryable), and like the refusals above it says nothing of the provider's health: one client's
+  // odd request opened the model's circuit for everyone. A 400 if every candidate says it.
+  if (info.status === 501) {
+    return new GatewayError('invalid_request', info.message, {
+      upstreamStatus: 501,
+      retryable: true,
+      retryAfterSeconds,
+    })
+  }
   // The client hears the status its dialect pairs with the failure (wire-formats §4.12), not one
   // its provider never sends: a FastAPI server's 422 is a 400, a proxy's 408 a 504 timeout, a 502
   // or 503 an overload (529; 503 on the responses route). A 409 and a 425 keep theirs: the SDKs
@@ -137,6 +148,7 @@ export function upstreamFailure(info: UpstreamErrorInfo, retryAfterSeconds?: num
     ownEntry(kindForType, info.type) ?? ownEntry(kindForType, anthropicErrorTypeForStatus(info.status)) ?? 'api_error'
   return new GatewayError(kind, info.message, {
     code: info.code,
+    upstreamStatus: info.status,
     status: info.status === 409 || info.status === 425 ? info.status : undefined,
     retryable: info.status >= 500 || retryableStatuses.has(info.status),
     retryAfterSeconds,

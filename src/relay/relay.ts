@@ -6,7 +6,7 @@ import type { Deps } from '../deps'
 import { errorResponse } from '../http/errors'
 import { GatewayError, invalidRequest } from '../lib/errors'
 import { newUlid } from '../lib/ids'
-import { errorWithoutSecrets } from '../lib/redact'
+import { errorWithoutSecrets, withoutSecrets } from '../lib/redact'
 import { applicableCreditNanos, byokFeeNanos, type ChargeScope } from '../ledger/credit'
 import type { GrantRecord } from '../ledger/ledger'
 import { readRequestFeatures } from '../router/features'
@@ -211,15 +211,6 @@ export async function relay(deps: Deps, input: RelayInput): Promise<Response> {
           record(deps, trace, { status: 'aborted', httpStatus: 499, error })
           return errorResponse(error, surface.errorShape, idHeader)
         }
-        deps.log.warn('upstream leg failed', {
-          request_id: requestId,
-          model: candidate.model.id,
-          provider: candidate.provider.id,
-          status: error.status,
-          kind: error.kind,
-          error: loggableUpstreamError(error.kind, error.message),
-          retryable: error.retryable,
-        })
         if (!error.retryable) break
       }
     }
@@ -444,7 +435,23 @@ function settleFailedAttempt(
           status: 500,
         })
   if (a.clientGone) a.trace.abandonLeg(a.leg, error)
-  else a.trace.failLeg(a.leg, error)
+  else {
+    a.trace.failLeg(a.leg, error)
+    deps.log.warn('upstream leg failed', {
+      request_id: a.trace.ctx.id,
+      model: model.id,
+      provider: provider.id,
+      status: error.upstreamStatus ?? error.status,
+      kind: error.kind,
+      // The upstream's own words (its key taken out) for the operator: the client and the request's
+      // record may have svc's instead (upstreamWords: a rate limit of the platform's key).
+      error: loggableUpstreamError(
+        error.kind,
+        a.err instanceof GatewayError ? withoutSecrets(a.err.message, a.apiKey) : error.message,
+      ),
+      retryable: error.retryable,
+    })
+  }
   if (!a.clientGone && !internal) deps.metrics.upstreamError(provider.id, model.id, error.kind)
   // A refusal of the request itself (a prompt too long for this model, an item or file it names
   // that this provider does not hold) says nothing of the provider's health: another model may serve it.
@@ -458,8 +465,8 @@ function settleFailedAttempt(
   return error
 }
 
-/** Retryable failures that are the request's, not the provider's (call-upstream.ts). */
-const refusesTheRequest = new Set(['context_exceeded', 'not_found', 'permission'])
+/** Retryable failures that are the request's, not the provider's (call-upstream.ts: a 501 is invalid_request). */
+const refusesTheRequest = new Set(['context_exceeded', 'not_found', 'permission', 'invalid_request'])
 
 /**
  * A provider's failure in the words the client, the log and the ledger get: never the key that

@@ -150,6 +150,8 @@ describe("a rate limit of the platform's key (OpenAI's and Anthropic's name the 
 
   test("the client and its record get svc's words; an account's own key keeps the provider's", async () => {
     const h = await scriptedPair('openai-chat')
+    const logged: string[] = []
+    h.deps.log = createLogger('info', (line) => logged.push(line))
     scriptedUpstream(h, () => ({
       status: 429,
       json: { error: { message: openaiWords, type: 'tokens', param: null, code: 'rate_limit_exceeded' } },
@@ -168,6 +170,12 @@ describe("a rate limit of the platform's key (OpenAI's and Anthropic's name the 
     )
     const detail = await requestDetail(h, res.headers.get('x-request-id')!)
     expect(JSON.stringify(detail)).not.toContain('org-AbCdEf123456')
+    // The operator's log keeps the provider's words: which limit (tokens a minute, requests a day).
+    const legLines = logged.map((line) => JSON.parse(line)).filter((line) => line.msg === 'upstream leg failed')
+    expect(legLines.map((line) => [line.status, line.error])).toEqual([
+      [429, openaiWords],
+      [429, openaiWords],
+    ])
 
     // The account's own key (BYOK): its organization, its limits, its words.
     await h.deps.admin.addProviderKey({ account: 'default', provider: 'p', key: 'own-key-0123456789' })

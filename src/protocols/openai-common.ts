@@ -113,3 +113,30 @@ export function openAIUsage(counts: OpenAIUsageCounts): Usage {
   const usage = { input: prompt - cacheRead - cacheWrite, cacheRead, cacheWrite, output: output ?? 0, reasoning }
   return output === undefined ? markUnreported(usage) : usage
 }
+
+/**
+ * Whether a tool's schema is one OpenAI's strict mode takes: every object closed
+ * (`additionalProperties: false`) with all its properties required, all the way down. Anthropic's
+ * strict tools allow optional properties, which OpenAI refuses with a 400; such a tool goes
+ * unstrict rather than fail the request.
+ */
+export function takesStrictMode(schema: unknown): boolean {
+  if (Array.isArray(schema)) return schema.every(takesStrictMode)
+  if (schema === null || typeof schema !== 'object') return true
+  const node = schema as Record<string, unknown>
+  const properties = node.properties
+  if (node.type === 'object' || (properties !== null && typeof properties === 'object')) {
+    if (node.additionalProperties !== false) return false
+    const names = properties !== null && typeof properties === 'object' ? Object.keys(properties) : []
+    const required = Array.isArray(node.required) ? node.required : []
+    if (!names.every((name) => required.includes(name))) return false
+  }
+  return ['properties', 'items', 'anyOf', '$defs', 'definitions'].every((key) => {
+    const child = node[key]
+    if (child === undefined) return true
+    // A map of schemas (properties, $defs) or a schema or a list of schemas (items, anyOf).
+    return key === 'properties' || key === '$defs' || key === 'definitions'
+      ? child !== null && typeof child === 'object' && Object.values(child).every(takesStrictMode)
+      : takesStrictMode(child)
+  })
+}

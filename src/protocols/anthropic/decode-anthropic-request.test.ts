@@ -84,17 +84,30 @@ describe('decodeAnthropicRequest', () => {
     expect(decodeAnthropicRequest(body)).toEqual(claudeCodeExchange)
   })
 
-  test('a tool marked strict stays strict (an OpenAI-dialect upstream enforces it); strict: false is the default', () => {
-    const schema = { type: 'object', properties: {} }
+  // Anthropic's strict tools may leave properties optional, which OpenAI's strict mode refuses (a 400):
+  // such a tool goes unstrict rather than fail the request there.
+  test('a tool marked strict stays strict where OpenAI takes its schema so; strict: false is the default', () => {
+    const schema = {
+      type: 'object',
+      properties: {
+        path: { type: 'string' },
+        opts: { type: 'object', properties: {}, additionalProperties: false, required: [] },
+      },
+      required: ['path', 'opts'],
+      additionalProperties: false,
+    }
+    const optional = { type: 'object', properties: { path: { type: 'string' } }, additionalProperties: false }
     const tools = [
       { name: 'a', input_schema: schema, strict: true },
       { name: 'b', input_schema: schema, strict: false },
       { name: 'c', input_schema: schema },
+      { name: 'd', input_schema: optional, strict: true },
     ]
     expect(decodeAnthropicRequest({ ...base, tools, messages: [{ role: 'user', content: 'hi' }] }).tools).toEqual([
       { name: 'a', inputSchema: schema, strict: true },
       { name: 'b', inputSchema: schema },
       { name: 'c', inputSchema: schema },
+      { name: 'd', inputSchema: optional },
     ])
   })
 

@@ -22,6 +22,7 @@ import type {
 } from '../../exchange/types'
 import { isClaudeCodeBillingLine } from './claude-code-billing-line'
 import { invalidRequest } from '../../lib/errors'
+import { takesStrictMode } from '../openai-common'
 import { isObject, type JsonObject, readArray, readBoolean, readNumber, readObject, readString } from '../wire-values'
 
 export function decodeAnthropicRequest(body: unknown): ExchangeRequest {
@@ -285,7 +286,7 @@ function decodeTools(tools: unknown, messages: unknown[]): DecodedTools {
     }
     const description = readString(raw, 'description')
     if (description !== undefined) tool.description = description
-    if (raw.strict === true) tool.strict = true
+    if (raw.strict === true && takesStrictMode(tool.inputSchema)) tool.strict = true
     const cacheControl = decodeCacheControl(raw.cache_control)
     if (cacheControl) tool.cacheControl = cacheControl
     out.tools.push(tool)

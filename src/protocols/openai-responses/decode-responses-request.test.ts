@@ -390,16 +390,25 @@ describe('decodeResponsesRequest', () => {
   })
 
   test('function tools become definitions; hosted tools are skipped', () => {
+    const closed = {
+      type: 'object',
+      properties: { city: { type: 'string' } },
+      required: ['city'],
+      additionalProperties: false,
+    }
     const request = decode({
       tools: [
-        { type: 'function', name: 'get_weather', description: 'Weather', parameters: { type: 'object' }, strict: true },
+        { type: 'function', name: 'get_weather', description: 'Weather', parameters: closed, strict: true },
         { type: 'web_search' },
         { type: 'function', name: 'ping' },
+        // Not a schema strict mode takes (an open object): sent unstrict rather than refused.
+        { type: 'function', name: 'open', parameters: { type: 'object' }, strict: true },
       ],
     })
     expect(request.tools).toEqual([
-      { name: 'get_weather', description: 'Weather', inputSchema: { type: 'object' }, strict: true },
+      { name: 'get_weather', description: 'Weather', inputSchema: closed, strict: true },
       { name: 'ping', inputSchema: { type: 'object', properties: {} } },
+      { name: 'open', inputSchema: { type: 'object' } },
     ])
   })
 

@@ -21,7 +21,7 @@ import type {
 } from '../../exchange/types'
 import { parseToolArguments } from '../../exchange/tool-arguments'
 import { invalidRequest } from '../../lib/errors'
-import { unreadableFileId } from '../openai-common'
+import { takesStrictMode, unreadableFileId } from '../openai-common'
 import { isObject, type JsonObject, asArray, asString } from '../wire-values'
 import { readAnthropicReasoning, readServerReasoning, tagResponsesSignature } from './reasoning-signature'
 import type { ResponsesBody } from './schema'
@@ -524,7 +524,7 @@ const decodeFunctionTool = (tool: JsonObject, path: string, name: string): ToolD
   const definition: ToolDefinition = { name, inputSchema: parameters ?? { type: 'object', properties: {} } }
   const description = asString(tool['description'])
   if (description) definition.description = description
-  if (tool['strict'] === true) definition.strict = true
+  if (tool['strict'] === true && takesStrictMode(definition.inputSchema)) definition.strict = true
   return definition
 }
 

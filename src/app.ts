@@ -15,7 +15,7 @@ import { usageRoutes } from './http/usage'
 import { databaseRefusesWrites } from './ledger/write-refusals'
 import { GatewayError, invalidRequest } from './lib/errors'
 import { newUlid } from './lib/ids'
-import { describeValueError, fieldOf } from './lib/schema-errors'
+import { describeValueError, paramOf, specificError } from './lib/schema-errors'
 
 /** Which error shape a path answers in: OpenAI's for the responses surface, Anthropic's elsewhere. */
 export const surfaceOf = (path: string): Surface =>
@@ -44,7 +44,8 @@ const knownRoutes: { pattern: RegExp; methods: string }[] = [
 function validationRefusal(error: ValidationError): GatewayError {
   const wrong = error.valueError
   if (!wrong) return invalidRequest('request body does not match the expected shape')
-  return invalidRequest(describeValueError(wrong), fieldOf(wrong) || undefined)
+  const specific = specificError(wrong)
+  return invalidRequest(describeValueError(specific, paramOf), paramOf(specific) || undefined)
 }
 
 /** Whether some object in a parsed body throws when printed (its own toString or valueOf is no function). */

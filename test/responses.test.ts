@@ -970,7 +970,7 @@ describe('errors in OpenAI shape', () => {
   })
 
   test("a field of the wrong kind: 400 saying what it takes, the field as param (the SDK's err.param)", async () => {
-    const { openai } = await setup()
+    const { h, openai } = await setup()
     const err = await openai.responses.create({ model: 'svc-pro', input: 'hi', max_output_tokens: 0 }).then(
       () => {
         throw new Error('expected a 400')
@@ -982,6 +982,12 @@ describe('errors in OpenAI shape', () => {
     expect(err.error).toMatchObject({
       message: 'max_output_tokens: must be an integer of at least 1, or null (got 0)',
       param: 'max_output_tokens',
+    })
+    // An array where a string or an array may stand: what is wrong is inside it, named as OpenAI names it.
+    const inside = await post(h, { model: 'svc-pro', input: [1] })
+    expect((await inside.json()).error).toMatchObject({
+      message: 'input[0]: expected object (got 1)',
+      param: 'input[0]',
     })
     expect(sim.requests).toEqual([])
   })

@@ -78,11 +78,39 @@ function expected(schema: SchemaNode): string | undefined {
   }
 }
 
-/** The field a validation error names, as a request's `param` or a config key: `tools.0.name`. */
+/** The field a validation error names, as a config key: `tools.0.name`. */
 export const fieldOf = (error: ValueError): string => error.path.replace(/^\//, '').replaceAll('/', '.')
 
-export function describeValueError(error: ValueError): string {
-  const field = fieldOf(error) || '(top level)'
+/** The field as OpenAI's `param` names one: `input[0].role`. */
+export const paramOf = (error: ValueError): string =>
+  error.path
+    .split('/')
+    .filter((segment) => segment !== '')
+    .reduce(
+      (param, segment) => (/^\d+$/.test(segment) ? `${param}[${segment}]` : param ? `${param}.${segment}` : segment),
+      '',
+    )
+
+/**
+ * The error to tell: where a union has a member of the value's own kind (an array where a string or
+ * an array may stand), what is wrong is inside the value, said by that member's first error.
+ */
+export function specificError(error: ValueError): ValueError {
+  const kind = Array.isArray(error.value)
+    ? 'array'
+    : error.value !== null && typeof error.value === 'object'
+      ? 'object'
+      : undefined
+  const members = (error.schema as SchemaNode).anyOf
+  if (!kind || !members || !error.message.toLowerCase().includes('union')) return error
+  const index = members.findIndex((member) => member.type === kind)
+  const inside = index < 0 ? undefined : error.errors[index]?.First()
+  return inside ? specificError(inside) : error
+}
+
+/** `name` says the field: a config key by default (`models.0.id`), a request's param on the routes. */
+export function describeValueError(error: ValueError, name: (error: ValueError) => string = fieldOf): string {
+  const field = name(error) || '(top level)'
   const message = error.message.toLowerCase()
   if (message.includes('unexpected property')) {
     // A record whose keys follow a pattern (provider ids): the key is not unknown, it is misspelt.

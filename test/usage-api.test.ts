@@ -413,6 +413,19 @@ describe('errors on any route', () => {
     expect(((await big.json()) as { error: { type: string } }).error.type).toBe('request_too_large')
   })
 
+  // Elysia gives a path id that does not decode as null: the 404 said "no request null".
+  test('an id whose percent-encoding does not decode is named as sent', async () => {
+    const h = await createHarness({ now: T0 })
+    const named = async (path: string, init: { method?: string; json?: unknown } = {}) =>
+      JSON.stringify(await (await h.call(path, { headers: { 'anthropic-version': '2023-06-01' }, ...init })).json())
+    expect(await named('/v1/usage/requests/%FF')).toContain('no request %FF in this account')
+    expect(await named('/v1/usage/requests/%FF/feedback', { method: 'POST', json: { rating: 'up' } })).toContain(
+      'no request %FF in this account',
+    )
+    expect(await named('/compat-a/v1/models/%E0%A4%A')).toContain('no model %E0%A4%A')
+    expect(await named('/compat-b/v1/responses/%FF')).toContain('response %FF is not kept')
+  })
+
   test('a gateway bug: 500 with the id its log line names, as its message says', async () => {
     const h = await createHarness({ now: T0 })
     const logged: string[] = []

@@ -9,7 +9,7 @@ import { anthropicSurface } from '../relay/anthropic-surface'
 import { countTokens } from '../relay/count-tokens'
 import { relay } from '../relay/relay'
 import { requirePrincipal } from './auth'
-import { readLimit } from './params'
+import { pathId, readLimit } from './params'
 import { findProfileModel, profileModelsOf, profilesCreatedAt } from './profile-models'
 
 /**
@@ -108,8 +108,8 @@ const messagesSurface = (deps: Deps, prefix: string) =>
     .get('/v1/models', async ({ query, principal }) =>
       modelsPage(await anthropicProfileModels(deps, principal.accountId), query),
     )
-    .get('/v1/models/:id', async ({ params, principal }) =>
-      findProfileModel(await anthropicProfileModels(deps, principal.accountId), params.id),
+    .get('/v1/models/:id', async ({ params, principal, request }) =>
+      findProfileModel(await anthropicProfileModels(deps, principal.accountId), pathId(params.id, request, '/models/')),
     )
 
 export const messagesRoutes = (deps: Deps) =>

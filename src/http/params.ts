@@ -38,3 +38,14 @@ export function readTimestamp(raw: string, name: string): number {
   }
   return ms
 }
+
+/**
+ * A path's id as the client sent it. Elysia gives null for one whose percent-encoding does not
+ * decode (`%FF`), which a 404 then named "null": the segment after `before` is named instead.
+ */
+export function pathId(id: string | null | undefined, request: Request, before: string): string {
+  if (typeof id === 'string') return id
+  const path = new URL(request.url).pathname
+  const at = path.indexOf(before)
+  return at < 0 ? '' : (path.slice(at + before.length).split('/')[0] ?? '')
+}

@@ -8,6 +8,7 @@ import { ResponsesBody } from '../protocols/openai-responses/schema'
 import { relay } from '../relay/relay'
 import { responsesSurface } from '../relay/responses-surface'
 import { requirePrincipal } from './auth'
+import { pathId } from './params'
 import { findProfileModel, profileModelsOf, profilesCreatedAt } from './profile-models'
 
 /**
@@ -30,10 +31,10 @@ const openAIProfileModels = async (deps: Deps, accountId: string) =>
  * stores none, whatever `store` says (OpenAI's default is true, and a pass-through answer echoes
  * it). Said plainly, rather than "no route", so that the caller knows to keep the conversation.
  */
-const noStoredResponse = ({ params }: { params: { id: string } }): never => {
+const noStoredResponse = ({ params, request }: { params: { id: string }; request: Request }): never => {
   throw new GatewayError(
     'not_found',
-    `response ${params.id} is not kept: this gateway stores no responses (it is stateless), so none can be read, cancelled or deleted; keep the output you received and send the whole conversation in input`,
+    `response ${pathId(params.id, request, '/responses/')} is not kept: this gateway stores no responses (it is stateless), so none can be read, cancelled or deleted; keep the output you received and send the whole conversation in input`,
   )
 }
 
@@ -72,8 +73,8 @@ const responsesSurfaceAt = (deps: Deps, prefix: string) =>
       object: 'list',
       data: await openAIProfileModels(deps, principal.accountId),
     }))
-    .get('/v1/models/:id', async ({ params, principal }) =>
-      findProfileModel(await openAIProfileModels(deps, principal.accountId), params.id),
+    .get('/v1/models/:id', async ({ params, principal, request }) =>
+      findProfileModel(await openAIProfileModels(deps, principal.accountId), pathId(params.id, request, '/models/')),
     )
 
 export const responsesRoutes = (deps: Deps) =>

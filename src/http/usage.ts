@@ -7,7 +7,7 @@ import type { RequestStatus } from '../ledger/ledger'
 import { feedbackView, requestSummaryView, requestView, sessionView, usageSummaryView } from '../ledger/views'
 import { asRecorded } from '../relay/session'
 import { requirePrincipal } from './auth'
-import { oneOf, readLimit, readTimestamp } from './params'
+import { oneOf, pathId, readLimit, readTimestamp } from './params'
 
 /** Documented bounds (README, "Usage API"). */
 export const usageLimits = {
@@ -94,17 +94,19 @@ export const usageRoutes = (deps: Deps) =>
       })
       return { items: rows.slice(0, limit).map(requestSummaryView), has_more: rows.length > limit }
     })
-    .get('/v1/usage/requests/:id', async ({ principal, params }) => {
+    .get('/v1/usage/requests/:id', async ({ principal, params, request }) => {
+      const id = pathId(params.id, request, '/requests/')
       // Running first: a request that ends meanwhile is in the ledger's queue, which reads flush.
-      const running = deps.running.find(principal.accountId, params.id)
+      const running = deps.running.find(principal.accountId, id)
       if (running) return requestView({ ...running.snapshot(), charges: [], feedback: [] })
-      const detail = await deps.ledger.getRequest(principal.accountId, params.id)
-      if (!detail) throw new GatewayError('not_found', `no request ${params.id} in this account`)
+      const detail = await deps.ledger.getRequest(principal.accountId, id)
+      if (!detail) throw new GatewayError('not_found', `no request ${id} in this account`)
       return requestView(detail)
     })
     .post(
       '/v1/usage/requests/:id/feedback',
-      async ({ principal, params, body, set }) => {
+      async ({ principal, params, body, set, request }) => {
+        const id = pathId(params.id, request, '/requests/')
         // A blank comment says nothing: as if there were none.
         const comment = body.comment?.trim() ? body.comment : undefined
         if (body.rating === undefined && comment === undefined && body.reason === undefined) {
@@ -118,19 +120,15 @@ export const usageRoutes = (deps: Deps) =>
             'comment',
           )
         }
-        if (deps.running.find(principal.accountId, params.id)) {
-          throw new GatewayError(
-            'invalid_request',
-            `request ${params.id} is still running: rate it once it has ended`,
-            {
-              status: 409,
-            },
-          )
+        if (deps.running.find(principal.accountId, id)) {
+          throw new GatewayError('invalid_request', `request ${id} is still running: rate it once it has ended`, {
+            status: 409,
+          })
         }
-        const detail = await deps.ledger.getRequest(principal.accountId, params.id)
-        if (!detail) throw new GatewayError('not_found', `no request ${params.id} in this account`)
+        const detail = await deps.ledger.getRequest(principal.accountId, id)
+        if (!detail) throw new GatewayError('not_found', `no request ${id} in this account`)
         const saved = await deps.ledger.addFeedback({
-          requestId: params.id,
+          requestId: id,
           accountId: principal.accountId,
           rating: body.rating ?? null,
           reason: body.reason ?? null,

@@ -1,7 +1,7 @@
 // createApp(deps) → the Elysia app. It never listens: `svc serve` does, tests call app.handle().
 import { Elysia, type ValidationError } from 'elysia'
 import type { Deps } from './deps'
-import { adminRoutes } from './http/admin'
+import { adminRoutes, requireAdmin } from './http/admin'
 import { requirePrincipal, requirePrincipalBeforeBody } from './http/auth'
 import { dashboardRoutes } from './http/dashboard'
 import { errorResponse, type Surface, toGatewayError } from './http/errors'
@@ -168,15 +168,24 @@ async function readAtMost(stream: ReadableStream<Uint8Array>, max: number): Prom
   return Buffer.concat(chunks, size)
 }
 
+/** The credentials a route asks for, checked from the headers alone; routes without any are absent. */
+function credentialsOf(deps: Deps, request: Request, path: string, surface: Surface): (() => unknown) | undefined {
+  if (modelRoute.test(path)) return () => requirePrincipal(deps, request, surface === 'anthropic')
+  if (path.startsWith('/v1/usage')) return () => requirePrincipal(deps, request, false)
+  if (path.startsWith('/v1/admin/')) return () => requireAdmin(deps, request.headers)
+  return undefined
+}
+
 /**
- * A model request whose body was refused before its key was read (Elysia reads and checks the
- * body first): a caller without a valid key hears 401, as from Anthropic's and OpenAI's APIs, not
- * what is wrong with its body, and the refusal counts as one of authentication.
+ * A request whose body was refused before its credentials were read (Elysia reads and checks the
+ * body first): a caller without a valid key (or admin token) hears 401, as from Anthropic's and
+ * OpenAI's APIs, not what is wrong with its body, and the refusal counts as one of authentication.
  */
 async function bodyRefusal(deps: Deps, request: Request, path: string, err: unknown, surface: Surface) {
-  if (modelRoute.test(path)) {
+  const check = credentialsOf(deps, request, path, surface)
+  if (check) {
     try {
-      await requirePrincipal(deps, request, surface === 'anthropic')
+      await check()
     } catch (unknownCaller) {
       if (!(unknownCaller instanceof GatewayError)) return gatewayBug(deps, unknownCaller, path, surface)
       return refusal(deps, unknownCaller, surface)

@@ -1034,7 +1034,7 @@ describe('messages: validation and errors before any upstream', () => {
 
   // Elysia reads and checks a body before the route's key check: an unknown caller heard what was
   // wrong with its body. Anthropic's and OpenAI's APIs answer 401 first.
-  test('no key or a bad one with a malformed body: still 401, on both routes', async () => {
+  test('no key or a bad one with a malformed body: still 401, on both model routes, usage and admin', async () => {
     const h = await gateway()
     const refused = (res: Response) => res.status
     const bodies = [{ model: 5 }, { model: 'svc-max', max_tokens: 'x', messages: ask }]
@@ -1056,6 +1056,15 @@ describe('messages: validation and errors before any upstream', () => {
     // With its key, the body's fault is said.
     const known = await h.call('/compat-a/v1/messages', { method: 'POST', json: bodies[1], headers: versioned })
     await expectError(known, 400, 'invalid_request_error', 'max_tokens')
+    // The usage and admin routes alike: their key, or the admin token, first.
+    const feedback = await h.call('/v1/usage/requests/x/feedback', {
+      method: 'POST',
+      key: null,
+      json: { rating: 'sideways' },
+    })
+    await expectError(feedback, 401, 'authentication_error')
+    const grant = await h.call('/v1/admin/grants', { method: 'POST', key: 'wrong-token', json: { usd: 1 } })
+    await expectError(grant, 401, 'authentication_error', 'invalid admin token')
   })
 
   test('402 billing_error when the account has no credit; the request is recorded', async () => {

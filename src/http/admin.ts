@@ -40,7 +40,7 @@ export const providerKeyView = (k: ProviderKeyRecord & { opens?: boolean }) => (
   ...(k.opens === undefined ? {} : { opens: k.opens }),
 })
 
-function requireAdmin(deps: Deps, headers: Headers) {
+export function requireAdmin(deps: Deps, headers: Headers) {
   const expected = deps.config.server.adminToken
   if (!expected) {
     throw new GatewayError('permission', 'the admin API is disabled: set SVC_ADMIN_TOKEN (or [server] admin_token_env)')

@@ -194,3 +194,118 @@ describe('the OpenAPI document', () => {
     }
   })
 })
+
+describe('the error responses the document declares', () => {
+  type ResponseObject = { description: string; headers?: Record<string, unknown> }
+  const post = (path: string) => doc.paths[path]!.post!
+  const response = (path: string, status: string) => deref(post(path).responses[status] as ResponseObject)
+  const headersOf = (path: string, status: string) => Object.keys(response(path, status).headers ?? {}).sort()
+  const messagesRoutes = ['/compat-a/v1/messages', '/anthropic/v1/messages']
+  const responsesRoutes = ['/compat-b/v1/responses', '/openai/v1/responses']
+
+  test('the responses route: no credit is a 429 insufficient_quota, never a 402', () => {
+    for (const path of responsesRoutes) {
+      expect(Object.keys(post(path).responses)).not.toContain('402')
+      expect(response(path, '429').description).toContain('insufficient_quota')
+      expect(response(path, '429').description).toContain('rate_limit_exceeded')
+      // What no resend can fix is a 400 there: "no model can serve", the provider refusing the platform's key.
+      expect(response(path, '400').description).toContain('server_error')
+      expect(response(path, '400').description).toContain('no model can serve')
+      expect(response(path, '503').description).not.toContain('no model can serve')
+    }
+  })
+
+  test('both model routes document the upstream refusals and the 409 and 425 they pass on', () => {
+    for (const path of [...messagesRoutes, ...responsesRoutes]) {
+      expect({ path, statuses: Object.keys(post(path).responses) }).toEqual({
+        path,
+        statuses: expect.arrayContaining(['403', '404', '409', '425']),
+      })
+    }
+  })
+
+  test('the messages route: "no model can serve" is a 503 api_error, an overload a 529', () => {
+    for (const path of messagesRoutes) {
+      expect(response(path, '503').description).toMatch(/^api_error: no model can serve/)
+      expect(response(path, '503').description).not.toMatch(/^overloaded_error/)
+      expect(response(path, '529').description).toMatch(/^overloaded_error/)
+      expect(response(path, '402').description).toMatch(/^billing_error/)
+      // An upstream's 502 or 503 is a 529 there, its 408 a 504, its 422 a 400 (README, HTTP API).
+      expect(response(path, '529').description).toContain('502, 503 or 529')
+      expect(response(path, '504').description).toMatch(/^timeout_error: .*408/)
+      expect(response(path, '400').description).toContain('422')
+    }
+  })
+
+  test('error responses declare the headers svc sends on them, each defined once', () => {
+    const defined = Object.keys(doc.components.headers ?? {})
+    for (const name of ['X-Request-Id', 'request-id', 'x-should-retry', 'Retry-After', 'Allow'])
+      expect(defined).toContain(name)
+    // Routed errors carry the request id; the Anthropic SDK reads it as request-id.
+    expect(headersOf('/compat-a/v1/messages', '402')).toEqual(['X-Request-Id', 'request-id', 'x-should-retry'])
+    expect(headersOf('/compat-a/v1/messages', '529')).toEqual(['Retry-After', 'X-Request-Id', 'request-id'])
+    expect(headersOf('/compat-a/v1/messages', '503')).toEqual([
+      'Retry-After',
+      'X-Request-Id',
+      'request-id',
+      'x-should-retry',
+    ])
+    expect(headersOf('/compat-b/v1/responses', '429')).toEqual(['Retry-After', 'X-Request-Id', 'x-should-retry'])
+    expect(headersOf('/compat-b/v1/responses', '400')).toEqual(['X-Request-Id', 'x-should-retry'])
+    expect(headersOf('/compat-a/v1/messages', '200')).toEqual(['X-Request-Id', 'request-id'])
+    expect(headersOf('/compat-b/v1/responses', '200')).toEqual(['X-Request-Id'])
+    // A refusal before routing carries no id.
+    expect(headersOf('/compat-a/v1/messages', '401')).toEqual([])
+    // Every header of a response is a reference to the one definition.
+    for (const { op } of operations()) {
+      for (const r of Object.values(op.responses)) {
+        for (const h of Object.values(deref(r as ResponseObject).headers ?? {}))
+          expect(h).toEqual({ $ref: expect.stringMatching(/^#\/components\/headers\//) })
+      }
+    }
+  })
+
+  test('a body over 64 KB is a 413 on the admin POST routes, feedback and sign-in', () => {
+    const appSource = readFileSync(join(import.meta.dir, '..', 'app.ts'), 'utf8')
+    expect(appSource).toContain('const smallBodyBytes = 64 * 1024')
+    const bodyRoutes = [
+      ...Object.entries(doc.paths)
+        .filter(([path, item]) => path.startsWith('/v1/admin/') && item.post)
+        .map(([path]) => path),
+      '/v1/usage/requests/{id}/feedback',
+      '/v1/auth/device/code',
+      '/v1/auth/device/token',
+      '/login',
+    ]
+    expect(bodyRoutes.length).toBeGreaterThan(8)
+    for (const path of bodyRoutes) {
+      expect({ path, statuses: Object.keys(post(path).responses) }).toEqual({
+        path,
+        statuses: expect.arrayContaining(['413']),
+      })
+    }
+    expect(response('/v1/admin/grants', '413').description).toContain('64 KB')
+  })
+
+  test('feedback: a request still running is a 409; the comment is bounded in characters, not code points', () => {
+    const feedback = post('/v1/usage/requests/{id}/feedback').responses
+    expect(Object.keys(feedback)).toEqual(expect.arrayContaining(['409', '413']))
+    const schema = doc.components.schemas!.FeedbackRequest! as {
+      properties: { comment: { maxLength?: number; description: string } }
+      anyOf: unknown[]
+    }
+    expect(schema.properties.comment.maxLength).toBeUndefined()
+    expect(schema.properties.comment.description).toContain('4,000')
+    expect(schema.properties.comment.description).toContain('grapheme')
+    expect(schema.properties.comment.description).toContain('blank')
+    // At least one of the three, a blank comment not counting.
+    expect(schema.anyOf).toContainEqual({ required: ['comment'], properties: { comment: { pattern: '\\S' } } })
+  })
+
+  test('ProviderKey: `opens` is listed but not required (storing a key answers without it)', () => {
+    const providerKey = doc.components.schemas!.ProviderKey! as { required: string[]; properties: object }
+    expect(Object.keys(providerKey.properties)).toContain('opens')
+    expect(providerKey.required).not.toContain('opens')
+    expect(providerKey.required).toEqual(['id', 'account_id', 'provider_id', 'hint', 'created_at'])
+  })
+})

@@ -92,42 +92,117 @@ const profiles = Object.keys(profileNames)
 const routingModes = [...new Set(Object.values(profileNames))]
 
 // Error responses. The messages, usage, admin and sign-in routes answer in Anthropic's shape; the
-// responses route in OpenAI's, with 529 sent as 503 (OpenAI's SDKs retry 503 and know no 529).
+// responses route in OpenAI's, with 529 sent as 503 (OpenAI's SDKs retry 503 and know no 529), and
+// what no resend can fix there as a 400 or OpenAI's own 429 insufficient_quota (Codex retries every
+// 5xx and a 402 whatever x-should-retry says). An upstream's own error reaches the client with the
+// status its dialect pairs with it (README, HTTP API).
+type Shape = 'Anthropic' | 'OpenAI'
+/** A body over this on a route other than the model routes is a 413 (app.ts, smallBodyBytes). */
+const smallBodyBytes = 64 * 1024
+const tooLarge =
+  `request_too_large: the body is larger than [server] max_body_bytes, or, on a usage, admin or sign-in ` +
+  `route, larger than ${smallBodyBytes / 1024} KB (${smallBodyBytes.toLocaleString('en')} bytes)`
 const anthropicStatuses: Record<number, string> = {
-  400: 'invalid_request_error: the body or a parameter is wrong (the message names it), or the prompt fits no model under the profile ("prompt is too long: …")',
-  401: 'authentication_error: missing, unknown or revoked API key',
-  402: 'billing_error: no credit grant covers this request',
-  403: 'permission_error',
-  404: 'not_found_error',
+  400:
+    'invalid_request_error: the body or a parameter is wrong (the message names it). On the messages route also: ' +
+    'the prompt fits no model under the profile ("prompt is too long: …"), the request needs what no model ' +
+    "under the profile can serve (files stored with Anthropic, a client tool only Anthropic's models have), or " +
+    "an upstream's own 400, 422 or 501; x-should-retry: false where the same request cannot succeed",
+  401: 'authentication_error: missing, unknown or revoked API key (or admin token)',
+  402: 'billing_error: no credit grant covers this request; x-should-retry: false',
+  403:
+    'permission_error: on the admin routes, the admin API is off ([server] admin_token_env names an unset ' +
+    "variable); on the messages route, an upstream's refusal of something the request referenced (a file)",
+  404:
+    'not_found_error: no such route, model, request, key or account (the message names it); on the messages ' +
+    "route, an upstream's refusal of something the request referenced (a file_id its store does not hold)",
   405: 'invalid_request_error: wrong method for this path; the Allow header lists the right one',
-  413: 'request_too_large: the body is larger than [server] max_body_bytes',
-  429: 'rate_limit_error: the upstream is rate limiting',
-  500: 'api_error: a fault in the gateway or the upstream',
-  502: 'api_error: the upstream answered with something that is not a valid answer',
-  503: 'overloaded_error: no model can serve this request under the profile (the reasons are in the message), or every candidate failed',
-  504: 'timeout_error: the upstream sent nothing within [routing] first_byte_timeout_ms',
-  529: 'overloaded_error: the upstream is overloaded',
+  409:
+    'invalid_request_error: on feedback, the request is still running (rate it once it has ended); on the ' +
+    "messages route, an upstream's own 409, kept (the SDKs retry it)",
+  413: tooLarge,
+  425: "invalid_request_error: an upstream's own 425 (too early), kept (the SDKs retry it)",
+  429:
+    "rate_limit_error: an upstream is rate limiting (the platform's key: said in svc's words), or the " +
+    "account's remaining credit is held by its requests in flight (Retry-After: 1)",
+  500:
+    "api_error: a fault in the gateway (X-Request-Id names its log line), or an upstream's own api_error, or " +
+    'its 5xx other than 502, 503, 504 and 529',
+  502:
+    'api_error: an upstream is unreachable, redirected, answered with something that is not a valid answer, ' +
+    "or refused the provider account svc used there (its key or its credit: the operator's to fix; the " +
+    "caller's key is fine); x-should-retry: false when every candidate's provider account failed",
+  503:
+    'api_error: no model can serve this request under the profile (the reasons are in the message; ' +
+    "x-should-retry: false; never overloaded_error, which Claude Code retries for minutes), or svc's " +
+    'database refuses writes (Retry-After)',
+  504: 'timeout_error: an upstream sent nothing within [routing] first_byte_timeout_ms, or answered 408 or 504',
+  529: 'overloaded_error: an upstream is overloaded (its own 502, 503 or 529)',
 }
 const openAIStatuses: Record<number, string> = {
-  400: 'invalid_request_error (param names the field); code context_length_exceeded: the prompt fits no model under the profile',
+  400:
+    'invalid_request_error (param names the field), with code context_length_exceeded when the prompt fits no ' +
+    "model under the profile; an upstream's own 400, 422 or 501 too. server_error (code server_error) for " +
+    'what the same request sent again cannot fix: no model can serve it under the profile (the reasons are ' +
+    "in the message), or every candidate's provider refused the platform's key or account there (the " +
+    "operator's to fix). x-should-retry: false where the same request sent again cannot succeed",
   401: 'invalid_request_error, code invalid_api_key',
-  402: 'insufficient_quota: no credit grant covers this request',
-  404: 'invalid_request_error: no such route, model (the message lists the profiles) or item',
+  403: "permission_error: an upstream's refusal of something the request referenced (a file)",
+  404:
+    'invalid_request_error: no such route, model (the message lists the profiles) or stored response; on ' +
+    "POST /v1/responses, an upstream's refusal of something the request referenced (an item, a file)",
   405: 'invalid_request_error, code method_not_allowed; the Allow header lists the right method',
-  413: 'invalid_request_error, code request_too_large',
-  429: 'rate_limit_error, code rate_limit_exceeded',
-  500: 'server_error',
-  502: 'server_error: the upstream answered with something that is not a valid answer',
-  503: 'server_error, code server_overloaded: no model can serve this request, every candidate failed, or the upstream is overloaded',
-  504: 'server_error, code timeout',
+  409: "invalid_request_error: an upstream's own 409, kept (the SDKs retry it)",
+  413: 'invalid_request_error, code request_too_large: the body is larger than [server] max_body_bytes',
+  425: "invalid_request_error: an upstream's own 425 (too early), kept (the SDKs retry it)",
+  429:
+    "rate_limit_error, code rate_limit_exceeded: an upstream is rate limiting, or the account's remaining " +
+    'credit is held by its requests in flight (Retry-After: 1). insufficient_quota (type and code): no ' +
+    'credit grant covers this request; x-should-retry: false',
+  500:
+    "server_error: a fault in the gateway, or an upstream's own api_error, or its 5xx other than 502, 503, 504 " +
+    'and 529',
+  502:
+    'server_error: an upstream is unreachable, redirected, or answered with something that is not a valid ' +
+    "answer; or a provider refused the platform's key while a candidate was left untried",
+  503:
+    'server_error, code server_overloaded: an upstream is overloaded (its own 502, 503 or 529); code ' +
+    "server_error: svc's database refuses writes (Retry-After)",
+  504: 'server_error, code timeout: an upstream sent nothing within [routing] first_byte_timeout_ms, or answered 408 or 504',
 }
-const retryable = new Set([429, 503, 529])
 
-function errorResponse(shape: 'Anthropic' | 'OpenAI', status: number, description: string): Json {
-  const headers = {
-    ...(retryable.has(status) ? { 'Retry-After': { $ref: '#/components/headers/Retry-After' } } : {}),
-    ...(status === 405 ? { Allow: { $ref: '#/components/headers/Allow' } } : {}),
+const headerRef = (name: string): Ref => ({ $ref: `#/components/headers/${name}` })
+/** The routed request's id, by surface: the Anthropic SDK reads `request-id`, the OpenAI SDK `x-request-id`. */
+const requestIdHeaders: Record<Shape, Record<string, Ref>> = {
+  Anthropic: { 'X-Request-Id': headerRef('X-Request-Id'), 'request-id': headerRef('request-id') },
+  OpenAI: { 'X-Request-Id': headerRef('X-Request-Id') },
+}
+/** Refused before any routing, whatever the route: never with a request id. */
+const neverRouted = new Set([401, 405])
+/** Where svc sends `x-should-retry: false` (README, HTTP API). */
+const permanentStatuses: Record<Shape, Set<number>> = {
+  Anthropic: new Set([400, 402, 502, 503]),
+  OpenAI: new Set([400, 429]),
+}
+/** Where a Retry-After may come with the error. */
+const waitStatuses = new Set([429, 503, 529])
+
+/** The headers an error response of this shape and status may carry. */
+function errorHeaders(shape: Shape, status: number): Record<string, Ref> {
+  return {
+    ...(neverRouted.has(status) ? {} : requestIdHeaders[shape]),
+    ...(permanentStatuses[shape].has(status) ? { 'x-should-retry': headerRef('x-should-retry') } : {}),
+    ...(waitStatuses.has(status) ? { 'Retry-After': headerRef('Retry-After') } : {}),
+    ...(status === 405 ? { Allow: headerRef('Allow') } : {}),
   }
+}
+
+function errorResponse(
+  shape: Shape,
+  status: number,
+  description: string,
+  headers: Record<string, Ref> = errorHeaders(shape, status),
+): Json {
   return {
     description,
     ...(Object.keys(headers).length > 0 ? { headers } : {}),
@@ -135,9 +210,15 @@ function errorResponse(shape: 'Anthropic' | 'OpenAI', status: number, descriptio
   }
 }
 
-const errors = (shape: 'Anthropic' | 'OpenAI', statuses: number[]): Responses =>
+const errors = (shape: Shape, statuses: number[]): Responses =>
   Object.fromEntries(statuses.map((s) => [String(s), { $ref: `#/components/responses/${shape}${s}` }]))
 const anthropicErrors = (...statuses: number[]) => errors('Anthropic', statuses)
+
+/** An upstream's refusal of what the request referenced (403, 404) and its 409 and 425, passed on. */
+const upstreamKept = [403, 404, 409, 425]
+/** What the model routes answer besides their 200: the messages route, and the responses route. */
+const messagesErrors = anthropicErrors(400, 401, 402, ...upstreamKept, 405, 413, 429, 500, 502, 503, 504, 529)
+const responsesErrors = errors('OpenAI', [400, 401, ...upstreamKept, 405, 413, 429, 500, 502, 503, 504])
 
 // Security requirements, by surface.
 const modelKey: SecurityRequirement[] = [{ apiKeyBearer: [] }, { apiKeyHeader: [] }]
@@ -169,7 +250,6 @@ const accountQuery = (required: boolean): Parameter => ({
 })
 
 const sessionHeaders = ['SessionId', 'AgentId', 'SessionSource'].map(param)
-const requestIdHeader = { 'X-Request-Id': { $ref: '#/components/headers/X-Request-Id' } }
 
 const sseStream = (description: string) => ({
   'text/event-stream': { schema: { type: 'string', description } satisfies Schema },
@@ -220,7 +300,7 @@ function messagesPaths(prefix: string, alias: boolean): Paths {
         responses: {
           '200': {
             description: 'the message, or with `stream: true` its SSE stream',
-            headers: requestIdHeader,
+            headers: requestIdHeaders.Anthropic,
             content: {
               ...json(ref('AnthropicMessage')),
               ...sseStream(
@@ -230,7 +310,7 @@ function messagesPaths(prefix: string, alias: boolean): Paths {
               ),
             },
           },
-          ...anthropicErrors(400, 401, 402, 405, 413, 429, 500, 502, 503, 504, 529),
+          ...messagesErrors,
         },
       },
     },
@@ -325,7 +405,7 @@ function responsesPaths(prefix: string, alias: boolean): Paths {
         responses: {
           '200': {
             description: 'the response, or with `stream: true` its SSE stream',
-            headers: requestIdHeader,
+            headers: requestIdHeaders.OpenAI,
             content: {
               ...json(ref('OpenAIResponse')),
               ...sseStream(
@@ -338,7 +418,7 @@ function responsesPaths(prefix: string, alias: boolean): Paths {
               ),
             },
           },
-          ...errors('OpenAI', [400, 401, 402, 405, 413, 429, 500, 502, 503, 504]),
+          ...responsesErrors,
         },
       },
     },
@@ -497,7 +577,7 @@ const usagePaths: Paths = {
       requestBody: { required: true, content: json(ref('FeedbackRequest')) },
       responses: {
         '201': { description: 'the feedback as stored', content: json(ref('Feedback')) },
-        ...anthropicErrors(400, 401, 404, 405),
+        ...anthropicErrors(400, 401, 404, 405, 409, 413),
       },
     },
   },
@@ -560,6 +640,8 @@ const usagePaths: Paths = {
 }
 
 const adminErrors = (...statuses: number[]) => anthropicErrors(401, 403, ...statuses)
+/** A POST's body over 64 KB is a 413, as on every route but the model routes. */
+const adminPostErrors = (...statuses: number[]) => adminErrors(413, ...statuses)
 const adminNote = 'Needs the admin token; 403 while [server] admin_token_env names an unset variable (the API is off).'
 
 const adminPaths: Paths = {
@@ -591,7 +673,7 @@ const adminPaths: Paths = {
       },
       responses: {
         '201': { description: 'the account', content: json(ref('Account')) },
-        ...adminErrors(400),
+        ...adminPostErrors(400),
       },
     },
   },
@@ -621,7 +703,7 @@ const adminPaths: Paths = {
       },
       responses: {
         '201': { description: 'the key record and the key', content: json(ref('CreatedApiKey')) },
-        ...adminErrors(400, 404),
+        ...adminPostErrors(400, 404),
       },
     },
   },
@@ -633,7 +715,7 @@ const adminPaths: Paths = {
       description: adminNote,
       security: admin,
       parameters: [idPath('the key id')],
-      responses: { '200': { description: 'the revoked key', content: json(ref('ApiKey')) }, ...adminErrors(404) },
+      responses: { '200': { description: 'the revoked key', content: json(ref('ApiKey')) }, ...adminPostErrors(404) },
     },
   },
   '/v1/admin/grants': {
@@ -656,7 +738,7 @@ const adminPaths: Paths = {
       description: adminNote,
       security: admin,
       requestBody: { required: true, content: json(ref('GrantRequest')) },
-      responses: { '201': { description: 'the grant', content: json(ref('Grant')) }, ...adminErrors(400, 404) },
+      responses: { '201': { description: 'the grant', content: json(ref('Grant')) }, ...adminPostErrors(400, 404) },
     },
   },
   '/v1/admin/usage': {
@@ -704,7 +786,7 @@ const adminPaths: Paths = {
       },
       responses: {
         '201': { description: 'the stored key, by hint', content: json(ref('ProviderKey')) },
-        ...adminErrors(400, 404),
+        ...adminPostErrors(400, 404),
       },
     },
     delete: {
@@ -745,7 +827,7 @@ const wrongCodesLimited = {
     `the form again: more than ${wrongCodeBurst} wrong codes, then more than one every ` +
       `${1 / wrongCodesPerSecond} s, were tried on this gateway (RFC 8628 §5.1); retry-after says when to try again`,
   ),
-  headers: { 'retry-after': { schema: { type: 'integer' } } },
+  headers: { 'Retry-After': headerRef('Retry-After') },
 }
 
 const signInPaths: Paths = {
@@ -768,12 +850,13 @@ const signInPaths: Paths = {
       },
       responses: {
         '200': { description: 'the code pair', content: json(ref('DeviceCode')) },
-        ...anthropicErrors(400),
+        ...anthropicErrors(400, 413),
         '429': errorResponse(
           'Anthropic',
           429,
           `rate_limit_error: ${maxWaitingDeviceCodes} sign-ins are already waiting for approval (asking needs no ` +
             'credentials, so their number is capped); Retry-After says when the soonest code expires',
+          { 'Retry-After': headerRef('Retry-After') },
         ),
       },
     },
@@ -794,6 +877,7 @@ const signInPaths: Paths = {
           description: 'not (yet) approved, in the RFC 8628 shape; a malformed body gets the Anthropic error shape',
           content: json({ oneOf: [ref('DeviceTokenError'), ref('AnthropicError')] }),
         },
+        ...anthropicErrors(413),
       },
     },
   },
@@ -873,6 +957,7 @@ const signInPaths: Paths = {
         '400': html('the form again: the code was already used or a field is missing'),
         '401': html('the form again: the key or admin token is not valid'),
         '404': html('the form again: the code is unknown or expired, or the account does not exist'),
+        ...anthropicErrors(413),
         '429': wrongCodesLimited,
       },
     },
@@ -947,7 +1032,12 @@ const schemas: Record<string, Schema> = {
               'invalid_request_error',
               'authentication_error',
               'billing_error',
+              'permission_error',
               'not_found_error',
+              'request_too_large',
+              'rate_limit_error',
+              'api_error',
+              'timeout_error',
               'overloaded_error',
             ],
           },
@@ -965,10 +1055,26 @@ const schemas: Record<string, Schema> = {
         message: { type: 'string' },
         type: {
           type: 'string',
-          examples: ['invalid_request_error', 'insufficient_quota', 'rate_limit_error', 'server_error'],
+          examples: [
+            'invalid_request_error',
+            'insufficient_quota',
+            'rate_limit_error',
+            'permission_error',
+            'server_error',
+          ],
         },
         param: nullable('string', { description: 'the request field at fault, when one is' }),
-        code: nullable('string', { examples: ['invalid_api_key', 'rate_limit_exceeded', 'server_overloaded'] }),
+        code: nullable('string', {
+          examples: [
+            'invalid_api_key',
+            'context_length_exceeded',
+            'insufficient_quota',
+            'rate_limit_exceeded',
+            'server_error',
+            'server_overloaded',
+            'timeout',
+          ],
+        }),
       }),
     }),
     description: "OpenAI's error body: the routes under /compat-b and /openai",
@@ -1253,11 +1359,24 @@ const schemas: Record<string, Schema> = {
       {
         rating: { type: 'string', enum: ['up', 'down'] },
         reason: ref('FeedbackReason'),
-        comment: { type: 'string', maxLength: usageLimits.feedbackComment },
+        comment: {
+          type: 'string',
+          description:
+            `at most ${usageLimits.feedbackComment.toLocaleString('en')} characters as a reader counts them ` +
+            '(grapheme clusters: an emoji is one, whatever its code points), which maxLength, counting code points, cannot ' +
+            'say: a longer one is a 400. A blank comment (whitespace only) counts as none: it is not stored, and ' +
+            'alone it is a 400',
+        },
       },
       ['rating', 'reason', 'comment'],
-      { additionalProperties: false, minProperties: 1 },
+      { additionalProperties: false },
     ),
+    description: 'at least one of rating, reason and a comment that is not blank',
+    anyOf: [
+      { required: ['rating'] },
+      { required: ['reason'] },
+      { required: ['comment'], properties: { comment: { pattern: '\\S' } } },
+    ],
   },
   Feedback: object({
     id: { type: 'string' },
@@ -1292,17 +1411,22 @@ const schemas: Record<string, Schema> = {
   CreatedApiKey: {
     allOf: [ref('ApiKey'), object({ key: { type: 'string', description: 'the key itself, shown this once' } })],
   },
-  ProviderKey: object({
-    id: { type: 'string' },
-    account_id: { type: 'string' },
-    provider_id: { type: 'string' },
-    hint: { type: 'string', description: 'an ellipsis and the last characters of the key' },
-    created_at: dateTime(),
-    opens: {
-      type: 'boolean',
-      description: "in a list: whether this gateway's master key opens it (one that does not serves no one)",
+  ProviderKey: object(
+    {
+      id: { type: 'string' },
+      account_id: { type: 'string' },
+      provider_id: { type: 'string' },
+      hint: { type: 'string', description: 'an ellipsis and the last characters of the key' },
+      created_at: dateTime(),
+      opens: {
+        type: 'boolean',
+        description:
+          "in a list: whether this gateway's master key opens it (one that does not serves no one); not in the " +
+          'answer to storing a key, which the master key has just sealed',
+      },
     },
-  }),
+    ['opens'],
+  ),
   DeviceCode: object({
     device_code: { type: 'string', description: 'secret; the client polls with it' },
     user_code: { type: 'string', pattern: '^[A-Z]{4}-[A-Z]{4}$', description: 'what the user checks and types' },
@@ -1455,8 +1579,8 @@ export const openApiDocument: OpenApiDocument = {
     version: interfaceVersion,
     summary: 'An LLM routing gateway: Anthropic Messages and OpenAI Responses in, routed behind profiles',
     description:
-      'Clients name a routing profile (`svc-pro`, `svc-max`, `svc-ultra-saver`) instead of a model. Every model ' +
-      'response carries `X-Request-Id`; the usage routes look it up. All money is integer USD nanos ' +
+      'Clients name a routing profile (`svc-pro`, `svc-max`, `svc-ultra-saver`) instead of a model. Every answer ' +
+      'to a routed model request, an error too, carries `X-Request-Id`; the usage routes look it up. All money is integer USD nanos ' +
       '(1,000,000,000 nanos = 1 USD). Token fields follow Anthropic: `input_tokens` excludes cache reads and writes.',
   },
   servers: [{ url: 'http://127.0.0.1:8080', description: 'svc serve with its defaults' }],
@@ -1523,10 +1647,31 @@ export const openApiDocument: OpenApiDocument = {
     },
     headers: {
       'X-Request-Id': {
-        description: 'the routed request (a ULID): look it up at /v1/usage/requests/{id}',
+        description:
+          'the routed request (a ULID): look it up at /v1/usage/requests/{id}. Every answer of a messages or ' +
+          'responses request that was routed carries it, an error too; a refusal before routing (a body not of ' +
+          "the route's shape, a model that names no profile, svc's database refusing writes) carries none, nor do " +
+          "the other routes' errors, but for a 500 from a fault in the gateway, which carries the id its log line names",
         schema: { type: 'string' },
       },
-      'Retry-After': { description: 'seconds to wait, when the upstream said', schema: { type: 'string' } },
+      'request-id': {
+        description:
+          "the same id, on the messages routes' answers that carry X-Request-Id (the Anthropic SDK reads this one)",
+        schema: { type: 'string' },
+      },
+      'x-should-retry': {
+        description:
+          'sent, as `false`, on an error the same request sent again cannot fix (the Anthropic and OpenAI SDKs ' +
+          'obey it over their status rule); never sent as `true`',
+        schema: { type: 'string', const: 'false' },
+      },
+      'Retry-After': {
+        description:
+          "seconds to wait before trying again: an upstream's own (one over 60 s is not passed on), 1 while the " +
+          "account's credit is held by its requests in flight, 5 while svc's database refuses writes; on the " +
+          'sign-in routes, until a limit lifts',
+        schema: { type: 'integer', minimum: 0 },
+      },
       Allow: { description: 'the method this path takes', schema: { type: 'string' } },
     },
     responses: {

@@ -464,7 +464,7 @@ describe('mid-stream failures after the first byte', () => {
       if (fault!.kind === 'reset') expect(['aaaa', 'aaaa bbbb']).toContain(text)
       else expect(text).toBe('aaaa bbbb')
       const deltas = frames.filter((f) => f.event === 'content_block_delta').map((f) => f.event)
-      expect(frames.map((f) => f.event)).toEqual(['message_start', 'ping', 'content_block_start', ...deltas, 'error'])
+      expect(frames.map((f) => f.event)).toEqual(['message_start', 'content_block_start', 'ping', ...deltas, 'error'])
       // Every frame the client got is valid JSON: a malformed upstream frame is not relayed.
       for (const f of frames) expect(f.data.unparseable).toBeUndefined()
       // The upstream's own in-band error is relayed as sent; otherwise the gateway adds one.

@@ -1262,7 +1262,7 @@ describe('failures after the first byte', () => {
   test('translated (anthropic) cut mid-stream: response.failed ends the stream; estimated leg', async () => {
     const u = byKind('anthropic')
     const { h } = await setup()
-    // message_start, ping, content_block_start, then two of four deltas (21 of 43 characters).
+    // message_start, content_block_start, ping, then two of four deltas (21 of 43 characters).
     sim.setScenario(u.upstreamModel, { text, chunks: 4, usage, fault: { kind: 'cut', afterFrames: 5 } })
     const res = await h.call('/compat-b/v1/responses', streamRequest(u.profile))
     expect(res.status).toBe(200)

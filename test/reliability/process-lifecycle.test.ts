@@ -328,8 +328,8 @@ describe('a stop signal under load', () => {
         const frames = parseFrames(body)
         expect(frames.map((f) => f.event).filter((e) => e !== 'content_block_delta')).toEqual([
           'message_start',
-          'ping',
           'content_block_start',
+          'ping',
           'content_block_stop',
           'message_delta',
           'message_stop',

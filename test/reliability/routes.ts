@@ -16,7 +16,8 @@ export interface Route {
   afterFrames: number
   /**
    * Upstream frames that are the opening alone, held until the answer begins: Anthropic's
-   * message_start and ping, Chat's role chunk, Responses' response.created and in_progress.
+   * message_start (its ping comes after the first block's start), Chat's role chunk, Responses'
+   * response.created and in_progress.
    */
   openingFrames: number
   /** Client events before the first text delta. */
@@ -40,8 +41,8 @@ export const routes: Route[] = [
     surface: 'messages',
     kind: 'anthropic',
     afterFrames: 5,
-    openingFrames: 2,
-    prelude: ['message_start', 'ping', 'content_block_start'],
+    openingFrames: 1,
+    prelude: ['message_start', 'content_block_start', 'ping'],
     reportsPrompt: true,
     brokenStreamEnd: 'error',
   },
@@ -70,7 +71,7 @@ export const routes: Route[] = [
     surface: 'responses',
     kind: 'anthropic',
     afterFrames: 5,
-    openingFrames: 2,
+    openingFrames: 1,
     prelude: responsesPrelude,
     reportsPrompt: true,
     // The translated Responses stream fails the response itself, as OpenAI does.

@@ -43,7 +43,7 @@ test('a Responses upstream that closes its stream before any event: the next can
 
 test('pass-through: a frame after the upstream’s message_stop is not the client’s', async () => {
   const h = await translationGateway(sim)
-  // message_start, ping, content_block_start, one delta, content_block_stop, message_delta,
+  // message_start, content_block_start, ping, one delta, content_block_stop, message_delta,
   // message_stop: then a malformed frame.
   sim.setScenario(upstreamModelFor.anthropic, {
     text: 'Whole.',

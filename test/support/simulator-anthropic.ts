@@ -1,7 +1,15 @@
 // Anthropic Messages as the simulator speaks it (wire-formats §1.6–1.8): one block open at a time,
 // every frame named by an `event:` line, usage in Anthropic semantics (input excludes cache).
 
-import { type DialectCodec, type Frame, type Plan, planTools, reportedUsage, sseFrame } from './simulator-plan'
+import {
+  type DialectCodec,
+  type Frame,
+  type Plan,
+  planTools,
+  type Refusal,
+  reportedUsage,
+  sseFrame,
+} from './simulator-plan'
 
 const errorTypes: Record<number, string> = {
   400: 'invalid_request_error',
@@ -112,11 +120,15 @@ function encodeFrames(plan: Plan): Frame[] {
     // output_tokens 1 at start, like Anthropic; the final count arrives in message_delta.
     sseFrame('message_start', { type: 'message_start', message: message(plan, [], null, null, 1) }),
   ]
-  if (plan.pings !== false) frames.push(sseFrame('ping', { type: 'ping' }))
+  // Anthropic's one ping comes right after the first content_block_start (golden transcript §5.1).
+  const ping = () => {
+    if (plan.pings !== false) frames.push(sseFrame('ping', { type: 'ping' }))
+  }
 
   let index = 0
   const block = (contentBlock: unknown, deltas: unknown[]) => {
     frames.push(sseFrame('content_block_start', { type: 'content_block_start', index, content_block: contentBlock }))
+    if (index === 0) ping()
     for (const delta of deltas) {
       frames.push(sseFrame('content_block_delta', { type: 'content_block_delta', index, delta }, true))
     }
@@ -151,6 +163,9 @@ function encodeFrames(plan: Plan): Frame[] {
     ])
   }
 
+  // An answer of no blocks at all has its ping before message_delta.
+  if (index === 0) ping()
+
   const u = usageOf(plan, plan.usage.output)
   // Cumulative, and carrying the input counts too, as Anthropic now sends them.
   const finalUsage =
@@ -176,11 +191,127 @@ function encodeFrames(plan: Plan): Frame[] {
   return frames
 }
 
-function validate(body: Record<string, unknown>): string | undefined {
-  if (typeof body['model'] !== 'string') return 'model: Field required'
-  if (typeof body['max_tokens'] !== 'number') return 'max_tokens: Field required'
-  if (!Array.isArray(body['messages'])) return 'messages: Field required'
+const isObject = (v: unknown): v is Record<string, unknown> => v !== null && typeof v === 'object' && !Array.isArray(v)
+
+type Block = Record<string, unknown>
+
+/** A message's content as blocks: a string is one text block (§1.2). */
+const blocksOf = (content: unknown): Block[] =>
+  typeof content === 'string'
+    ? [{ type: 'text', text: content }]
+    : Array.isArray(content)
+      ? content.filter(isObject)
+      : []
+
+/** Anthropic merges consecutive turns of one role before checking them (§1.2): so does the simulator. */
+function turnsOf(messages: unknown[]): { role: unknown; blocks: Block[]; index: number }[] {
+  const turns: { role: unknown; blocks: Block[]; index: number }[] = []
+  messages.forEach((m, index) => {
+    if (!isObject(m)) return
+    const last = turns.at(-1)
+    if (last && last.role === m['role']) last.blocks.push(...blocksOf(m['content']))
+    else turns.push({ role: m['role'], blocks: blocksOf(m['content']), index })
+  })
+  return turns
+}
+
+/** Anthropic's pattern for a client tool id (§1.3): `tool_use.id` and `tool_result.tool_use_id`. */
+const toolIdPattern = /^[a-zA-Z0-9_-]+$/
+
+/** What thinking forbids, for a request that has it on (§1.2, extended-thinking docs). */
+function thinkingRefusal(body: Record<string, unknown>, headers: Headers): string | undefined {
+  const thinking = body['thinking']
+  if (!isObject(thinking) || (thinking['type'] !== 'enabled' && thinking['type'] !== 'adaptive')) return undefined
+  if (thinking['type'] === 'enabled') {
+    const budget = thinking['budget_tokens']
+    if (typeof budget === 'number' && budget < 1024)
+      return 'thinking.enabled.budget_tokens: Input should be greater than or equal to 1024'
+    // Interleaved thinking lets the budget span the whole turn, past max_tokens (extended-thinking docs).
+    const interleaved = (headers.get('anthropic-beta') ?? '').includes('interleaved-thinking')
+    if (typeof budget === 'number' && budget >= (body['max_tokens'] as number) && !interleaved)
+      return '`max_tokens` must be greater than `thinking.budget_tokens`. Please consult our documentation at https://docs.claude.com/en/docs/build-with-claude/extended-thinking#max-tokens-and-context-window-size'
+  }
+  const temperature = body['temperature']
+  if (temperature !== undefined && temperature !== null && temperature !== 1)
+    return '`temperature` may only be set to 1 when thinking is enabled. Please consult our documentation at https://docs.claude.com/en/docs/build-with-claude/extended-thinking#feature-compatibility'
+  if (body['top_k'] !== undefined && body['top_k'] !== null)
+    return '`top_k` must be unset when thinking is enabled. Please consult our documentation at https://docs.claude.com/en/docs/build-with-claude/extended-thinking#feature-compatibility'
+  const choice = body['tool_choice']
+  if (isObject(choice) && (choice['type'] === 'any' || choice['type'] === 'tool'))
+    return 'Thinking may not be enabled when tool_choice forces tool use.'
   return undefined
+}
+
+/** The content rules Anthropic applies to history (§1.3). */
+function messagesRefusal(messages: unknown[], hasTools: boolean): string | undefined {
+  for (const [i, m] of messages.entries()) {
+    if (!isObject(m)) continue
+    const content = m['content']
+    const last = i === messages.length - 1 && m['role'] === 'assistant'
+    // Only the final assistant turn (a prefill) may be empty.
+    if (!last && (content === '' || (Array.isArray(content) && content.length === 0)))
+      return `messages.${i}: all messages must have non-empty content except for the optional final assistant message`
+    for (const [j, block] of blocksOf(content).entries()) {
+      const type = block['type']
+      if (type === 'text' && block['text'] === '' && Array.isArray(content))
+        return `messages.${i}.content.${j}.text: text content blocks must be non-empty`
+      if ((type === 'tool_use' || type === 'tool_result') && !hasTools)
+        return 'Requests which include `tool_use` or `tool_result` blocks must define tools.'
+      if (type === 'tool_use' && typeof block['id'] === 'string' && !toolIdPattern.test(block['id']))
+        return `messages.${i}.content.${j}.tool_use.id: String should match pattern '^[a-zA-Z0-9_-]+$'`
+      if (
+        type === 'tool_result' &&
+        typeof block['tool_use_id'] === 'string' &&
+        !toolIdPattern.test(block['tool_use_id'])
+      )
+        return `messages.${i}.content.${j}.tool_result.tool_use_id: String should match pattern '^[a-zA-Z0-9_-]+$'`
+    }
+  }
+  // Each assistant turn's tool_use blocks are answered by tool_result blocks leading the next user
+  // turn, and each tool_result answers a tool_use of the turn before it (§1.3).
+  const turns = turnsOf(messages)
+  for (const [t, turn] of turns.entries()) {
+    const previous = turns[t - 1]
+    const asked = new Set(
+      previous?.role === 'assistant' ? previous.blocks.filter((b) => b['type'] === 'tool_use').map((b) => b['id']) : [],
+    )
+    if (turn.role === 'user') {
+      const results = turn.blocks.filter((b) => b['type'] === 'tool_result').map((b) => b['tool_use_id'])
+      const stray = results.filter((id) => !asked.has(id))
+      if (stray.length > 0)
+        return `messages.${turn.index}.content.0: unexpected \`tool_use_id\` found in \`tool_result\` blocks: ${stray.join(', ')}. Each \`tool_result\` block must have a corresponding \`tool_use\` block in the previous message.`
+    }
+    if (asked.size === 0) continue
+    const leading = new Set<unknown>()
+    if (turn.role === 'user') {
+      for (const b of turn.blocks) {
+        if (b['type'] !== 'tool_result') break
+        leading.add(b['tool_use_id'])
+      }
+    }
+    const unanswered = [...asked].filter((id) => !leading.has(id))
+    if (unanswered.length > 0)
+      return `messages.${turn.index}: \`tool_use\` ids were found without \`tool_result\` blocks immediately after: ${unanswered.join(', ')}. Each \`tool_use\` block must have a corresponding \`tool_result\` block in the next message.`
+  }
+  return undefined
+}
+
+/** What Anthropic refuses before generating (§1.1–1.4); each a 400 invalid_request_error. */
+function validate(body: Record<string, unknown>, headers: Headers): Refusal | undefined {
+  const refusal = (message: string | undefined) => (message === undefined ? undefined : { message })
+  // Every Anthropic API call names its version (§1.1).
+  if (!headers.has('anthropic-version')) return refusal('anthropic-version: header is required')
+  if (typeof body['model'] !== 'string') return refusal('model: Field required')
+  if (typeof body['max_tokens'] !== 'number') return refusal('max_tokens: Field required')
+  if (!Array.isArray(body['messages'])) return refusal('messages: Field required')
+  const system = body['system']
+  if (Array.isArray(system) && system.some((b) => isObject(b) && b['type'] === 'text' && b['text'] === ''))
+    return refusal('system: text content blocks must be non-empty')
+  const tools = body['tools']
+  const hasTools = Array.isArray(tools) && tools.length > 0
+  // No check of `temperature` with `top_p` (refused together from Claude 4.5 on): the simulator's
+  // models have no generation.
+  return refusal(thinkingRefusal(body, headers) ?? messagesRefusal(body['messages'], hasTools))
 }
 
 export const anthropicCodec: DialectCodec = {

@@ -8,10 +8,11 @@ import {
   type Plan,
   type PlanTool,
   planTools,
+  type Refusal,
   reportedUsage,
   sseFrame,
 } from './simulator-plan'
-import { openaiAuthorized, openaiErrorBody } from './simulator-openai'
+import { badFunctionName, openaiAuthorized, openaiErrorBody, refuse } from './simulator-openai'
 
 const finishReason = (plan: Plan): string =>
   plan.stop === 'tool_use' ? 'tool_calls' : plan.stop === 'max_tokens' ? 'length' : 'stop'
@@ -165,10 +166,68 @@ function encodeBody(plan: Plan) {
   }
 }
 
-function validate(body: Record<string, unknown>): string | undefined {
-  if (typeof body['model'] !== 'string') return "Missing required parameter: 'model'."
-  if (!Array.isArray(body['messages'])) return "Missing required parameter: 'messages'."
+const isObject = (v: unknown): v is Record<string, unknown> => v !== null && typeof v === 'object' && !Array.isArray(v)
+
+/**
+ * OpenAI's tool-call pairing (§3.1): a `tool` message answers a call of the assistant message its
+ * run of tool messages follows, and an assistant's calls are each answered before the next turn.
+ */
+function toolMessagesRefusal(messages: unknown[]): Refusal | undefined {
+  let open: Set<unknown> | undefined
+  let asker = -1
+  for (const [i, m] of messages.entries()) {
+    if (!isObject(m)) continue
+    if (m['role'] === 'tool') {
+      if (!open?.has(m['tool_call_id']))
+        return refuse(
+          "Invalid parameter: messages with role 'tool' must be a response to a preceeding message with 'tool_calls'.",
+          `messages.[${i}].role`,
+        )
+      open.delete(m['tool_call_id'])
+      continue
+    }
+    if (open && open.size > 0)
+      return refuse(
+        `An assistant message with 'tool_calls' must be followed by tool messages responding to each 'tool_call_id'. The following tool_call_ids did not have response messages: ${[...open].join(', ')}`,
+        `messages.[${asker}].role`,
+      )
+    const calls = m['role'] === 'assistant' && Array.isArray(m['tool_calls']) ? m['tool_calls'] : []
+    open = calls.length > 0 ? new Set(calls.map((c) => (isObject(c) ? c['id'] : undefined))) : undefined
+    asker = i
+  }
   return undefined
+}
+
+/** What OpenAI's Chat Completions refuses before generating (§3.1, §3.4): each a 400 invalid_request_error. */
+function validate(body: Record<string, unknown>): Refusal | undefined {
+  if (typeof body['model'] !== 'string')
+    return refuse("Missing required parameter: 'model'.", 'model', 'missing_required_parameter')
+  if (!Array.isArray(body['messages']))
+    return refuse("Missing required parameter: 'messages'.", 'messages', 'missing_required_parameter')
+  // stream_options belongs to streamed requests only.
+  if (body['stream_options'] !== undefined && body['stream_options'] !== null && body['stream'] !== true)
+    return refuse("The 'stream_options' parameter is only allowed when 'stream' is enabled.", 'stream_options')
+  // `stop`: a string or at most 4 of them.
+  const stop = body['stop']
+  if (Array.isArray(stop) && stop.length > 4)
+    return refuse(
+      `Invalid 'stop': array too long. Expected an array with maximum length 4, but got an array with length ${stop.length} instead.`,
+      'stop',
+      'array_above_max_length',
+    )
+  const tools = Array.isArray(body['tools']) ? body['tools'] : []
+  // parallel_tool_calls says how to call tools: there must be some.
+  if (body['parallel_tool_calls'] !== undefined && body['parallel_tool_calls'] !== null && tools.length === 0)
+    return refuse(
+      "Invalid value for 'parallel_tool_calls': 'parallel_tool_calls' is only allowed when 'tools' are specified.",
+      'parallel_tool_calls',
+    )
+  for (const [i, tool] of tools.entries()) {
+    const fn = isObject(tool) && isObject(tool['function']) ? tool['function'] : undefined
+    const bad = badFunctionName(fn?.['name'], `tools[${i}].function.name`)
+    if (bad) return bad
+  }
+  return toolMessagesRefusal(body['messages'])
 }
 
 export const chatCodec: DialectCodec = {

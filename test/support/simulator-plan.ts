@@ -312,18 +312,29 @@ export const sseFrame = (event: string | null, data: unknown, paced = false): Fr
   paced,
 })
 
+/**
+ * A request the provider refuses, as it refuses it: status 400 unless given, the message, and (OpenAI)
+ * the `param` and `code` its error body names.
+ */
+export interface Refusal {
+  status?: number
+  message: string
+  param?: string | null
+  code?: string | null
+}
+
 /** What each protocol module provides to the server. */
 export interface DialectCodec {
   name: DialectName
   /** Header names carrying the request id (`request-id` / `x-request-id`). */
   requestIdHeader: string
   authorized(headers: Headers, apiKey: string): boolean
-  /** The provider's own error body for an HTTP status. */
-  errorBody(status: number, message: string, requestId: string): unknown
+  /** The provider's own error body for an HTTP status (OpenAI's names the `param` and `code` a refusal gives). */
+  errorBody(status: number, message: string, requestId: string, refusal?: Refusal): unknown
   /** The provider's own 400 for a prompt of `tokens` over a context window of `window`. */
   contextExceededBody(tokens: number, window: number, requestId: string): unknown
-  /** Why the body would be rejected with 400, or undefined. */
-  validate(body: Record<string, unknown>): string | undefined
+  /** Why the provider would refuse this request (before generating anything), or undefined. */
+  validate(body: Record<string, unknown>, headers: Headers): Refusal | undefined
   encodeBody(plan: Plan): unknown
   encodeFrames(plan: Plan): Frame[]
   /** The in-band error a provider sends after the 200 (`seq` = frames already sent). */

@@ -2,8 +2,16 @@
 // (added → parts → deltas → done) with a `sequence_number` that rises by one per event, and a
 // terminal response carrying the complete output and usage.
 
-import { type DialectCodec, type Frame, type Plan, planTools, reportedUsage, sseFrame } from './simulator-plan'
-import { openaiAuthorized, openaiErrorBody } from './simulator-openai'
+import { badFunctionName, openaiAuthorized, openaiErrorBody, refuse } from './simulator-openai'
+import {
+  type DialectCodec,
+  type Frame,
+  type Plan,
+  planTools,
+  type Refusal,
+  reportedUsage,
+  sseFrame,
+} from './simulator-plan'
 
 /** Responses' input_tokens includes cache reads and writes; Anthropic's input_tokens does not (§4.7). */
 function usageOf(plan: Plan) {
@@ -239,8 +247,43 @@ function encodeFrames(plan: Plan): Frame[] {
   return frames
 }
 
-function validate(body: Record<string, unknown>): string | undefined {
-  if (typeof body['model'] !== 'string') return "Missing required parameter: 'model'."
+const isObject = (v: unknown): v is Record<string, unknown> => v !== null && typeof v === 'object' && !Array.isArray(v)
+
+/** What OpenAI's Responses refuses before generating (§2.2–2.4, §2.8): each a 400 invalid_request_error unless said. */
+function validate(body: Record<string, unknown>): Refusal | undefined {
+  if (typeof body['model'] !== 'string')
+    return refuse("Missing required parameter: 'model'.", 'model', 'missing_required_parameter')
+  // The simulator stores nothing, so every previous response is unknown: OpenAI's 404 for one (§2.8).
+  const previous = body['previous_response_id']
+  if (typeof previous === 'string')
+    return refuse(
+      `Previous response with id '${previous}' not found.`,
+      'previous_response_id',
+      'previous_response_not_found',
+      404,
+    )
+  // Without stored state only a prompt template could stand in for the input.
+  if (body['input'] === undefined && body['prompt'] === undefined)
+    return refuse("Missing required parameter: 'input'.", 'input', 'missing_required_parameter')
+  const max = body['max_output_tokens']
+  if (typeof max === 'number' && max < 16)
+    return refuse(
+      `Invalid 'max_output_tokens': integer below minimum value. Expected a value >= 16, but got ${max} instead.`,
+      'max_output_tokens',
+      'integer_below_min_value',
+    )
+  const tools = Array.isArray(body['tools']) ? body['tools'] : []
+  for (const [i, tool] of tools.entries()) {
+    if (!isObject(tool) || tool['type'] !== 'function') continue
+    const bad = badFunctionName(tool['name'], `tools[${i}].name`)
+    if (bad) return bad
+  }
+  // A function_call_output answers a function_call the same input carries (nothing is stored).
+  const input = Array.isArray(body['input']) ? body['input'].filter(isObject) : []
+  const calls = new Set(input.filter((item) => item['type'] === 'function_call').map((item) => item['call_id']))
+  const orphan = input.find((item) => item['type'] === 'function_call_output' && !calls.has(item['call_id']))
+  if (orphan)
+    return refuse(`No tool call found for function call output with call_id ${String(orphan['call_id'])}.`, 'input')
   return undefined
 }
 

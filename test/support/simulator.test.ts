@@ -104,14 +104,15 @@ describe('Anthropic Messages', () => {
     expect(msg.stop_reason).toBe('tool_use')
   })
 
-  test('wire order: message_start, ping, blocks, message_delta with full usage, message_stop', async () => {
+  test('wire order: message_start, first block start, ping, blocks, message_delta with full usage, message_stop', async () => {
     sim.setScenario('claude-sim', { thinking: 'Hmm.', text: 'Yes.', usage: cached })
     const sse = await rawStream('/v1/messages', { model: 'claude-sim', stream: true, ...ask }, anthropicHeaders)
     const events = [...sse.matchAll(/^event: (.+)$/gm)].map((m) => m[1])
+    // The ping follows the first content_block_start, as in Anthropic's own streams (§5.1).
     expect(events).toEqual([
       'message_start',
-      'ping',
       'content_block_start',
+      'ping',
       'content_block_delta',
       'content_block_delta',
       'content_block_stop',
@@ -368,7 +369,11 @@ describe('faults', () => {
   test('truncated JSON and wrong content type', async () => {
     sim.setScenario('m', { fault: { kind: 'truncated_json' } })
     expect(await failure(openai.chat.completions.create({ model: 'm', ...chatAsk }))).toBeInstanceOf(Error)
-    const cut = await fetch(`${sim.url}/v1/responses`, { method: 'POST', headers: bearer, body: '{"model":"m"}' })
+    const cut = await fetch(`${sim.url}/v1/responses`, {
+      method: 'POST',
+      headers: bearer,
+      body: '{"model":"m","input":"x"}',
+    })
     expect(cut.headers.get('content-type')).toBe('application/json')
     expect(await failure(cut.text().then(JSON.parse))).toBeInstanceOf(Error)
 
@@ -412,6 +417,229 @@ describe('faults', () => {
     const started = performance.now()
     expect(await sim.waitForAbort(0, 5_000)).toBe(false)
     expect(performance.now() - started).toBeLessThan(1_000)
+  })
+})
+
+describe('requests the real APIs refuse', () => {
+  const post = (path: string, body: unknown, headers: Record<string, string>) =>
+    fetch(`${sim.url}${path}`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', ...headers },
+      body: JSON.stringify(body),
+    })
+  const hi = [{ role: 'user', content: 'hi' }]
+  const tool = { name: 't', input_schema: { type: 'object' } }
+  const use = (id: string) => ({ role: 'assistant', content: [{ type: 'tool_use', id, name: 't', input: {} }] })
+  const result = (id: string) => ({ type: 'tool_result', tool_use_id: id, content: 'ok' })
+  const thinking = { type: 'enabled', budget_tokens: 1024 }
+
+  // Each: name, body (over model and max_tokens 2048), headers (default anthropicHeaders), the
+  // message's telling part, or null for a body Anthropic takes.
+  const anthropicCases: [string, Record<string, unknown>, Record<string, string> | undefined, string | null][] = [
+    ['no anthropic-version header', { messages: hi }, { 'x-api-key': KEY }, 'anthropic-version'],
+    ['thinking with temperature 0.5', { thinking, temperature: 0.5, messages: hi }, undefined, '`temperature`'],
+    ['thinking with temperature 1', { thinking, temperature: 1, messages: hi }, undefined, null],
+    ['thinking with top_k', { thinking, top_k: 5, messages: hi }, undefined, '`top_k`'],
+    [
+      'budget_tokens under 1024',
+      { thinking: { type: 'enabled', budget_tokens: 1000 }, messages: hi },
+      undefined,
+      '1024',
+    ],
+    [
+      'budget_tokens = max_tokens',
+      { thinking: { type: 'enabled', budget_tokens: 2048 }, messages: hi },
+      undefined,
+      '`max_tokens`',
+    ],
+    [
+      'budget_tokens over max_tokens with interleaved thinking',
+      { thinking: { type: 'enabled', budget_tokens: 4096 }, messages: hi },
+      { ...anthropicHeaders, 'anthropic-beta': 'interleaved-thinking-2025-05-14' },
+      null,
+    ],
+    [
+      'thinking with tool_choice any',
+      { thinking, tools: [tool], tool_choice: { type: 'any' }, messages: hi },
+      undefined,
+      'tool_choice',
+    ],
+    [
+      'thinking with tool_choice tool',
+      { thinking, tools: [tool], tool_choice: { type: 'tool', name: 't' }, messages: hi },
+      undefined,
+      'tool_choice',
+    ],
+    [
+      'tool_use answered by text',
+      { tools: [tool], messages: [...hi, use('toolu_1'), { role: 'user', content: 'next' }] },
+      undefined,
+      'toolu_1',
+    ],
+    [
+      'tool_result after text',
+      {
+        tools: [tool],
+        messages: [...hi, use('toolu_1'), { role: 'user', content: [{ type: 'text', text: 'a' }, result('toolu_1')] }],
+      },
+      undefined,
+      'immediately after',
+    ],
+    [
+      'tool_result for no tool_use',
+      {
+        tools: [tool],
+        messages: [...hi, { role: 'assistant', content: 'a' }, { role: 'user', content: [result('toolu_9')] }],
+      },
+      undefined,
+      'toolu_9',
+    ],
+    [
+      'tool_use answered',
+      { tools: [tool], messages: [...hi, use('toolu_1'), { role: 'user', content: [result('toolu_1')] }] },
+      undefined,
+      null,
+    ],
+    ['tool_use ending the prefill', { tools: [tool], messages: [...hi, use('toolu_1')] }, undefined, null],
+    [
+      'tool blocks with no tools',
+      { messages: [...hi, use('toolu_1'), { role: 'user', content: [result('toolu_1')] }] },
+      undefined,
+      'must define tools',
+    ],
+    [
+      'empty text block',
+      { messages: [{ role: 'user', content: [{ type: 'text', text: '' }] }] },
+      undefined,
+      'non-empty',
+    ],
+    ['empty user message', { messages: [{ role: 'user', content: '' }] }, undefined, 'non-empty'],
+    ['empty final assistant prefill', { messages: [...hi, { role: 'assistant', content: '' }] }, undefined, null],
+    ['empty system text block', { system: [{ type: 'text', text: '' }], messages: hi }, undefined, 'non-empty'],
+    [
+      'tool id outside [a-zA-Z0-9_-]',
+      { tools: [tool], messages: [...hi, use('functions.t:0'), { role: 'user', content: [result('functions.t:0')] }] },
+      undefined,
+      'pattern',
+    ],
+  ]
+  test.each(anthropicCases)('anthropic: %s', async (_name, body, headers, refused) => {
+    const res = await post('/v1/messages', { model: 'm', max_tokens: 2048, ...body }, headers ?? anthropicHeaders)
+    const answer = (await res.json()) as { type: string; error: { type: string; message: string } }
+    if (refused === null) {
+      expect(answer.type).toBe('message')
+      return
+    }
+    expect(res.status).toBe(400)
+    expect(res.headers.get('request-id')).toStartWith('req_sim')
+    expect(answer).toMatchObject({ type: 'error', error: { type: 'invalid_request_error' } })
+    expect(answer.error.message).toContain(refused)
+  })
+
+  test('anthropic: count_tokens asks for the version header too', async () => {
+    const res = await post('/v1/messages/count_tokens', { model: 'm', messages: hi }, { 'x-api-key': KEY })
+    expect(res.status).toBe(400)
+    expect(await res.json()).toMatchObject({
+      error: { type: 'invalid_request_error', message: expect.stringContaining('anthropic-version') },
+    })
+  })
+
+  /** OpenAI's error body: all four keys, the param at fault named. */
+  const expectOpenAIRefusal = (answer: unknown, param: string) => {
+    expect(answer).toMatchObject({ error: { type: 'invalid_request_error', param, message: expect.any(String) } })
+    const error = (answer as { error: Record<string, unknown> }).error
+    expect(Object.keys(error).sort()).toEqual(['code', 'message', 'param', 'type'])
+    expect(error['code'] === null || typeof error['code'] === 'string').toBe(true)
+  }
+
+  const call = (id: string) => ({
+    role: 'assistant',
+    content: null,
+    tool_calls: [{ id, type: 'function', function: { name: 'f', arguments: '{}' } }],
+  })
+  const fn = (name: string) => ({ type: 'function', function: { name, parameters: { type: 'object' } } })
+  // Each: name, body (over model), the `param` OpenAI names, or undefined for a body it takes.
+  const chatCases: [string, Record<string, unknown>, string | undefined][] = [
+    ['stream_options without stream', { messages: hi, stream_options: { include_usage: true } }, 'stream_options'],
+    ['stream_options with stream', { messages: hi, stream: true, stream_options: { include_usage: true } }, undefined],
+    [
+      'tool message with no tool_calls before it',
+      { messages: [...hi, { role: 'tool', tool_call_id: 'call_1', content: 'x' }] },
+      'messages.[1].role',
+    ],
+    [
+      'tool message for another call',
+      { messages: [...hi, call('call_1'), { role: 'tool', tool_call_id: 'call_2', content: 'x' }] },
+      'messages.[2].role',
+    ],
+    [
+      'tool_calls left unanswered',
+      { messages: [...hi, call('call_1'), { role: 'user', content: 'and?' }] },
+      'messages.[1].role',
+    ],
+    [
+      'tool_calls answered',
+      { messages: [...hi, call('call_1'), { role: 'tool', tool_call_id: 'call_1', content: 'x' }] },
+      undefined,
+    ],
+    ['5 stop strings', { messages: hi, stop: ['a', 'b', 'c', 'd', 'e'] }, 'stop'],
+    ['4 stop strings', { messages: hi, stop: ['a', 'b', 'c', 'd'] }, undefined],
+    ['parallel_tool_calls without tools', { messages: hi, parallel_tool_calls: false }, 'parallel_tool_calls'],
+    ['function name with a dot', { messages: hi, tools: [fn('a.b')] }, 'tools[0].function.name'],
+    ['function name of 65 characters', { messages: hi, tools: [fn('a'.repeat(65))] }, 'tools[0].function.name'],
+    [
+      'function name of 64 characters',
+      { messages: hi, tools: [fn('a'.repeat(64))], parallel_tool_calls: true },
+      undefined,
+    ],
+  ]
+  test.each(chatCases)('chat: %s', async (_name, body, param) => {
+    const res = await post('/v1/chat/completions', { model: 'm', ...body }, bearer)
+    const answer = (await res.text()) as string
+    if (param === undefined) {
+      expect(res.status).toBe(200)
+      return
+    }
+    expect(res.status).toBe(400)
+    expectOpenAIRefusal(JSON.parse(answer), param)
+  })
+
+  const fc = { type: 'function_call', call_id: 'call_1', name: 'f', arguments: '{}' }
+  // Each: name, body (over model), the status and `param` OpenAI answers, or undefined for a body it takes.
+  const responsesCases: [string, Record<string, unknown>, [number, string] | undefined][] = [
+    ['max_output_tokens under 16', { input: 'hi', max_output_tokens: 15 }, [400, 'max_output_tokens']],
+    ['max_output_tokens 16', { input: 'hi', max_output_tokens: 16 }, undefined],
+    [
+      'function_call_output with no call',
+      { input: [{ type: 'function_call_output', call_id: 'call_9', output: 'x' }] },
+      [400, 'input'],
+    ],
+    [
+      'function_call_output after its call',
+      { input: [fc, { type: 'function_call_output', call_id: 'call_1', output: 'x' }] },
+      undefined,
+    ],
+    ['no input', {}, [400, 'input']],
+    [
+      'previous_response_id (nothing stored)',
+      { input: 'hi', previous_response_id: 'resp_nope' },
+      [404, 'previous_response_id'],
+    ],
+    [
+      'function name with a dot',
+      { input: 'hi', tools: [{ type: 'function', name: 'a.b', parameters: {} }] },
+      [400, 'tools[0].name'],
+    ],
+  ]
+  test.each(responsesCases)('responses: %s', async (_name, body, refused) => {
+    const res = await post('/v1/responses', { model: 'm', ...body }, bearer)
+    const answer = await res.json()
+    if (refused === undefined) {
+      expect(res.status).toBe(200)
+      return
+    }
+    expect(res.status).toBe(refused[0])
+    expectOpenAIRefusal(answer, refused[1])
   })
 })
 

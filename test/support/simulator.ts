@@ -23,16 +23,29 @@
 // `instructions`, `messages`, `input` and `tools`, skipping `type` and `role` values. Default
 // output usage is ceil(chars / 4) of text + thinking + tool arguments (at least 1).
 //
+// Requests: each dialect's `validate` refuses, with that provider's status and error body, what the
+// real API refuses before generating (missing fields, thinking limits, unpaired tool calls, tool names
+// and ids outside the provider's pattern, …; the rules in each dialect file), so a malformed
+// upstream request from the gateway fails here as it would at the provider.
+//
 // Run alone: `bun test/support/simulator.ts --port 8787 [--api-key KEY]`.
 
 import { anthropicCodec } from './simulator-anthropic'
 import { chatCodec } from './simulator-chat'
 import { openaiErrorBody } from './simulator-openai'
-import { buildPlan, countRequestTokens, type DialectCodec, newId, type Plan, type Scenario } from './simulator-plan'
+import {
+  buildPlan,
+  countRequestTokens,
+  type DialectCodec,
+  newId,
+  type Plan,
+  type Refusal,
+  type Scenario,
+} from './simulator-plan'
 import { responsesCodec } from './simulator-responses'
 import { sleep, sseHeaders, streamFrames, truncatedStream } from './simulator-stream'
 
-export type { Scenario, SimFault, SimSplit, SimUsage } from './simulator-plan'
+export type { Refusal, Scenario, SimFault, SimSplit, SimUsage } from './simulator-plan'
 export { countRequestTokens } from './simulator-plan'
 
 export interface RecordedRequest {
@@ -156,9 +169,15 @@ export function startSimulator(opts: SimulatorOptions = {}): Simulator {
     return Response.json(body, { status, headers })
   }
 
-  function errorResponse(codec: DialectCodec, status: number, message: string, extra: Record<string, string> = {}) {
+  function errorResponse(
+    codec: DialectCodec,
+    status: number,
+    message: string,
+    extra: Record<string, string> = {},
+    refusal?: Refusal,
+  ) {
     const requestId = newId('req_sim')
-    return Response.json(codec.errorBody(status, message, requestId), {
+    return Response.json(codec.errorBody(status, message, requestId, refusal), {
       status,
       headers: { [codec.requestIdHeader]: requestId, ...extra },
     })
@@ -351,14 +370,17 @@ export function startSimulator(opts: SimulatorOptions = {}): Simulator {
     }
     if (path === '/v1/messages/count_tokens') {
       life.finish()
+      // Anthropic asks every call for its version header, count_tokens too (wire-formats §1.1).
+      if (!req.headers.has('anthropic-version'))
+        return errorResponse(codec, 400, 'anthropic-version: header is required')
       if (typeof body['model'] !== 'string') return errorResponse(codec, 400, 'model: Field required')
       if (!Array.isArray(body['messages'])) return errorResponse(codec, 400, 'messages: Field required')
       return json(codec, { input_tokens: countRequestTokens(body) })
     }
-    const invalid = codec.validate(body)
-    if (invalid) {
+    const refusal = codec.validate(body, req.headers)
+    if (refusal) {
       life.finish()
-      return errorResponse(codec, 400, invalid)
+      return errorResponse(codec, refusal.status ?? 400, refusal.message, {}, refusal)
     }
     return generate(codec, body, life)
   }

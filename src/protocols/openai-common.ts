@@ -114,29 +114,42 @@ export function openAIUsage(counts: OpenAIUsageCounts): Usage {
   return output === undefined ? markUnreported(usage) : usage
 }
 
+/** Keywords OpenAI's strict mode refuses (its structured-outputs docs: "not permitted"). */
+const notInStrictMode = ['allOf', 'oneOf', 'not', 'patternProperties', 'if', 'then', 'else', 'dependentSchemas']
+
 /**
- * Whether a tool's schema is one OpenAI's strict mode takes: every object closed
- * (`additionalProperties: false`) with all its properties required, all the way down. Anthropic's
- * strict tools allow optional properties, which OpenAI refuses with a 400; such a tool goes
- * unstrict rather than fail the request.
+ * Whether a tool's schema is one OpenAI's strict mode takes: its root an object, every object
+ * closed (`additionalProperties: false`) with all its properties required, all the way down, and no
+ * keyword strict mode refuses. Anthropic's strict tools allow optional properties and `allOf`,
+ * which OpenAI refuses with a 400: such a tool goes unstrict rather than fail the request. Linear in
+ * the schema's size (a tool of 100,000 properties is a client's to send).
  */
 export function takesStrictMode(schema: unknown): boolean {
-  if (Array.isArray(schema)) return schema.every(takesStrictMode)
+  if (schema === null || typeof schema !== 'object' || Array.isArray(schema)) return false
+  const root = schema as Record<string, unknown>
+  return isObjectSchema(root) && strictBelow(root)
+}
+
+const isObjectSchema = (node: Record<string, unknown>): boolean =>
+  node.type === 'object' ||
+  (Array.isArray(node.type) && node.type.includes('object')) ||
+  (node.properties !== null && typeof node.properties === 'object')
+
+function strictBelow(schema: unknown): boolean {
+  if (Array.isArray(schema)) return schema.every(strictBelow)
   if (schema === null || typeof schema !== 'object') return true
   const node = schema as Record<string, unknown>
-  const properties = node.properties
-  if (node.type === 'object' || (properties !== null && typeof properties === 'object')) {
+  if (notInStrictMode.some((keyword) => keyword in node)) return false
+  if (isObjectSchema(node)) {
     if (node.additionalProperties !== false) return false
-    const names = properties !== null && typeof properties === 'object' ? Object.keys(properties) : []
-    const required = Array.isArray(node.required) ? node.required : []
-    if (!names.every((name) => required.includes(name))) return false
+    const names = node.properties !== null && typeof node.properties === 'object' ? Object.keys(node.properties) : []
+    const required = new Set(Array.isArray(node.required) ? node.required : [])
+    if (!names.every((name) => required.has(name))) return false
   }
-  return ['properties', 'items', 'anyOf', '$defs', 'definitions'].every((key) => {
-    const child = node[key]
-    if (child === undefined) return true
-    // A map of schemas (properties, $defs) or a schema or a list of schemas (items, anyOf).
-    return key === 'properties' || key === '$defs' || key === 'definitions'
-      ? child !== null && typeof child === 'object' && Object.values(child).every(takesStrictMode)
-      : takesStrictMode(child)
-  })
+  return (
+    ['properties', '$defs', 'definitions'].every((key) => {
+      const map = node[key]
+      return map === undefined || (map !== null && typeof map === 'object' && Object.values(map).every(strictBelow))
+    }) && ['items', 'prefixItems', 'anyOf'].every((key) => node[key] === undefined || strictBelow(node[key]))
+  )
 }

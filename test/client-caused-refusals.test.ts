@@ -169,6 +169,16 @@ test('an upstream 501: the next model serves, the model’s health untouched; al
     message: 'logprobs is not implemented',
     type: 'invalid_request_error',
   })
+
+  // A 409 (an invalid_request too) is the provider's: it counts, as it did.
+  const conflicted = await gateway('openai-responses')
+  answer = {
+    status: 409,
+    body: { error: { message: 'conflict', type: 'invalid_request_error', param: null, code: null } },
+  }
+  sim.queue('claude-up', { text: 'Here.' })
+  expect((await responses(conflicted, { model: 'svc-pro', input: 'hi' })).status).toBe(200)
+  expect(conflicted.deps.health.view('fake', 'first').error_rate).toBeGreaterThan(0)
 })
 
 describe('an upstream 403 or 404 about the model or the key is still the gateway’s account failure', () => {

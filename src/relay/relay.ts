@@ -455,7 +455,7 @@ function settleFailedAttempt(
   if (!a.clientGone && !internal) deps.metrics.upstreamError(provider.id, model.id, error.kind)
   // A refusal of the request itself (a prompt too long for this model, an item or file it names
   // that this provider does not hold) says nothing of the provider's health: another model may serve it.
-  if (!a.clientGone && error.retryable && !refusesTheRequest.has(error.kind)) {
+  if (!a.clientGone && error.retryable && !refusesTheRequest.has(error.kind) && error.upstreamStatus !== 501) {
     deps.health.recordFailure(provider.id, model.id, { retryAfterSeconds: error.retryAfterSeconds }, keyOwner)
   } else if (a.probe) {
     // A probe with no verdict (client gone, the client's own 4xx) says nothing about the
@@ -465,8 +465,12 @@ function settleFailedAttempt(
   return error
 }
 
-/** Retryable failures that are the request's, not the provider's (call-upstream.ts: a 501 is invalid_request). */
-const refusesTheRequest = new Set(['context_exceeded', 'not_found', 'permission', 'invalid_request'])
+/**
+ * Retryable failures that are the request's, not the provider's (call-upstream.ts), and so is an
+ * upstream's 501 (this server does not do what the request asks). A 409 or 425, invalid_request
+ * too, is the provider's and counts.
+ */
+const refusesTheRequest = new Set(['context_exceeded', 'not_found', 'permission'])
 
 /**
  * A provider's failure in the words the client, the log and the ledger get: never the key that

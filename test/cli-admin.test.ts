@@ -3,8 +3,10 @@ import { afterEach, describe, expect, test } from 'bun:test'
 import {
   chmodSync,
   existsSync,
+  lstatSync,
   mkdirSync,
   mkdtempSync,
+  readdirSync,
   readFileSync,
   rmSync,
   statSync,
@@ -732,6 +734,41 @@ describe('backup', () => {
     expect(svc('restore', link).err).toBe(`svc: ${link} is the database itself: give the backup's file\n`)
     expect(names(database)).toEqual(['bob', 'default'])
     expect(existsSync(`${database}.restoring`)).toBe(false)
+  })
+
+  test('restore: a backup a newer svc made is refused before anything moves; through a linked --db, the file it names is replaced', () => {
+    const { dir, svc, svcOn } = restoreSetup()
+    expect(svc('serve', '--once', '--port', '0').code).toBe(0)
+    const newer = join(dir, 'newer.db')
+    expect(svcOn(newer, 'serve', '--once', '--port', '0').code).toBe(0)
+    expect(svcOn(newer, 'accounts', 'create', 'carol').code).toBe(0)
+    const raw = new Database(newer)
+    raw.run('INSERT INTO __drizzle_migrations (hash, created_at) VALUES (?, ?)', [
+      'ab'.repeat(32),
+      Date.now() + 86_400_000,
+    ])
+    raw.close()
+    const refused = svc('restore', newer)
+    expect(refused.code).toBe(1)
+    expect(refused.err).toContain('was migrated by a newer svc')
+    expect(readdirSync(dir).filter((f) => f.startsWith('svc.db.'))).toEqual([])
+
+    // The operator keeps the ledger on another volume and links it: the linked file is restored.
+    const volume = join(dir, 'volume')
+    mkdirSync(volume)
+    const kept = join(volume, 'svc.db')
+    expect(svcOn(kept, 'serve', '--once', '--port', '0').code).toBe(0)
+    const link = join(dir, 'linked.db')
+    symlinkSync(kept, link)
+    expect(svc('accounts', 'create', 'dora').code).toBe(0)
+    const copy = join(dir, 'backup.db')
+    expect(svc('backup', copy).code).toBe(0)
+    expect(names(kept)).toEqual(['default'])
+    const done = svcOn(link, 'restore', copy, '--json')
+    expect(done.code).toBe(0)
+    expect(lstatSync(link).isSymbolicLink()).toBe(true)
+    expect(JSON.parse(done.out).replaced).toStartWith(`${kept}.replaced-`)
+    expect(names(kept)).toEqual(['default', 'dora'])
   })
 
   test('restore: refused while a gateway has the database open; then the backup alone, a crash-left log set aside with the file it replaced', async () => {

@@ -17,7 +17,7 @@ import {
 } from 'node:fs'
 import { resolve } from 'node:path'
 import { ConfigError } from '../config/load'
-import { cannotOpen, migrationsTable, refuseDirectory, refuseForeign } from '../db/open'
+import { cannotOpen, migrationsTable, refuseDirectory, refuseForeign, refuseNewerMigrations } from '../db/open'
 import { GatewayError } from '../lib/errors'
 import { type Io, loadCliConfig, parseFlags, print, UsageError } from './context'
 
@@ -65,11 +65,20 @@ export async function runRestore(args: string[], io: Io): Promise<number> {
   const { values, positionals } = parseFlags(args, {})
   if (positionals.length !== 1) throw new UsageError(restoreUsage)
   const backup = resolve(io.cwd, positionals[0]!)
-  const database = loadCliConfig(io, values).server.database
+  const configured = loadCliConfig(io, values).server.database
+  // Through a link, the file it names is the one replaced: data kept on another volume stays there.
+  const database = configured !== ':memory:' && existsSync(configured) ? realpathSync(configured) : configured
   if (database === ':memory:') throw new GatewayError('invalid_request', 'an in-memory database cannot be restored')
   if (!existsSync(backup)) throw new GatewayError('not_found', `no backup at ${backup}`)
   refuseDirectory(backup)
   refuseDirectory(database)
+  // A backup a newer svc made would be refused by this one's serve once in place: refused before.
+  const source = openSource(backup)
+  try {
+    refuseNewerMigrations(source, backup)
+  } finally {
+    source.close()
+  }
   // By the files themselves: a link to the database is the database.
   if (existsSync(database) && realpathSync(backup) === realpathSync(database)) {
     throw new GatewayError('invalid_request', `${backup} is the database itself: give the backup's file`)
@@ -212,7 +221,9 @@ function countsOf(file: string) {
     const check = copy.query<{ quick_check: string }, []>('PRAGMA quick_check').get()?.quick_check
     if (check !== 'ok') throw new GatewayError('api_error', `the backup at ${file} does not check out: ${check}`)
     const count = (table: string) => copy.query<{ n: number }, []>(`SELECT count(*) AS n FROM ${table}`).get()!.n
-    return { accounts: count('accounts'), requests: count('requests'), grants: count('grants') }
+    // A journal entry is a request charged whose rows are spread when the copy is first opened.
+    const requests = count('requests') + count('ledger_journal')
+    return { accounts: count('accounts'), requests, grants: count('grants') }
   } finally {
     copy.close()
   }

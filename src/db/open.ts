@@ -221,7 +221,7 @@ export const migrationsTable = "SELECT 1 FROM sqlite_master WHERE type = 'table'
  * then fails every request write on a column it does not know. A row dated past every migration
  * this build embeds is that newer svc's (an edited older migration keeps its date).
  */
-function refuseNewerMigrations(client: Database, path: string) {
+export function refuseNewerMigrations(client: Database, path: string) {
   if (!client.query(migrationsTable).get()) return
   const latest = Math.max(...embeddedMigrations.map((m) => m.when))
   const newer = client

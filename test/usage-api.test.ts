@@ -424,6 +424,15 @@ describe('errors on any route', () => {
     )
     expect(await named('/compat-a/v1/models/%E0%A4%A')).toContain('no model %E0%A4%A')
     expect(await named('/compat-b/v1/responses/%FF')).toContain('response %FF is not kept')
+    const revoke = await h.call('/v1/admin/keys/%FF/revoke', {
+      method: 'POST',
+      key: null,
+      headers: { authorization: 'Bearer admin-secret' },
+    })
+    expect(JSON.stringify(await revoke.json())).toContain('no API key with id %FF')
+    expect(JSON.stringify(await (await h.call('/dashboard/%FF', { key: null })).json())).toContain(
+      'no dashboard file %FF',
+    )
   })
 
   test('a gateway bug: 500 with the id its log line names, as its message says', async () => {

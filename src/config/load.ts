@@ -227,9 +227,9 @@ export function loadConfig(opts: LoadOptions): Config {
 function databasePath(cwd: string, database: string): string {
   if (database === ':memory:') return database
   if (/^[a-z][a-z0-9+.-]*:\/\//i.test(database)) {
-    throw new ConfigError(
-      `database ${database.replace(/\/\/[^@/]*@/, '//…@')} is a URL: svc's ledger is an SQLite file; give its path`,
-    )
+    // Its scheme alone: the rest may hold a password (user:pass@, ?password=).
+    const scheme = database.slice(0, database.indexOf(':'))
+    throw new ConfigError(`database ${scheme}://… is a URL: svc's ledger is an SQLite file; give its path`)
   }
   return resolve(cwd, database)
 }

@@ -7,7 +7,7 @@ import { GatewayError } from '../lib/errors'
 import { grantView, usageSummaryView } from '../ledger/views'
 import type { ApiKeyRecord, ProviderKeyRecord } from '../ledger/ledger'
 import { readApiKey } from './auth'
-import { readLimit } from './params'
+import { pathId, readLimit } from './params'
 import { usageLimits } from './usage'
 
 const iso = (ms: number | null) => (ms === null ? null : new Date(ms).toISOString())
@@ -84,8 +84,8 @@ export const adminRoutes = (deps: Deps) =>
       },
       { body: t.Object({ account: t.String(), name: t.Optional(t.String()) }) },
     )
-    .post('/keys/:id/revoke', async ({ params }) => {
-      const key = await deps.admin.revokeKey(params.id)
+    .post('/keys/:id/revoke', async ({ params, request }) => {
+      const key = await deps.admin.revokeKey(pathId(params.id, request, '/keys/'))
       deps.auth.forgetKey(key.id)
       return apiKeyView(key)
     })

@@ -17,6 +17,7 @@ import styleCss from '../dashboard/style.css' with { type: 'text' }
 import type { Deps } from '../deps'
 import { GatewayError } from '../lib/errors'
 import { ownEntry } from '../lib/own-entry'
+import { pathId } from './params'
 
 const js = 'text/javascript; charset=utf-8'
 const css = 'text/css; charset=utf-8'
@@ -74,4 +75,4 @@ export const dashboardRoutes = (_deps: Deps) =>
   new Elysia({ name: 'http.dashboard' })
     .get('/dashboard', ({ request }) => serve('index.html', request))
     .get('/dashboard/', ({ request }) => serve('index.html', request))
-    .get('/dashboard/:file', ({ params, request }) => serve(params.file, request))
+    .get('/dashboard/:file', ({ params, request }) => serve(pathId(params.file, request, '/dashboard/'), request))

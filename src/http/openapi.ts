@@ -127,7 +127,7 @@ const anthropicStatuses: Record<number, string> = {
     "account's remaining credit is held by its requests in flight (Retry-After: 1)",
   500:
     "api_error: a fault in the gateway (X-Request-Id names its log line), or an upstream's own api_error, or " +
-    'its 5xx other than 502, 503, 504 and 529',
+    'its 5xx other than 501 (a 400), 502, 503, 504 and 529',
   502:
     'api_error: an upstream is unreachable, redirected, answered with something that is not a valid answer, ' +
     "or refused the provider account svc used there (its key or its credit: the operator's to fix; the " +
@@ -160,8 +160,8 @@ const openAIStatuses: Record<number, string> = {
     'credit is held by its requests in flight (Retry-After: 1). insufficient_quota (type and code): no ' +
     'credit grant covers this request; x-should-retry: false',
   500:
-    "server_error: a fault in the gateway, or an upstream's own api_error, or its 5xx other than 502, 503, 504 " +
-    'and 529',
+    "server_error: a fault in the gateway, or an upstream's own api_error, or its 5xx other than 501 (a 400), " +
+    '502, 503, 504 and 529',
   502:
     'server_error: an upstream is unreachable, redirected, or answered with something that is not a valid ' +
     "answer; or a provider refused the platform's key while a candidate was left untried",

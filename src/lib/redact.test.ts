@@ -33,6 +33,7 @@ describe('withoutSecrets', () => {
     expect(withoutSecrets('Authentication Fails, Your api key: ****6789 is invalid', 'x')).toBe(
       'Authentication Fails, Your api key: [redacted] is invalid',
     )
+    expect(withoutSecrets('Incorrect API key provided: na***ys.', 'x')).toBe('Incorrect API key provided: [redacted].')
     // Markdown's emphasis and a masked value with nothing shown after it are no key.
     expect(withoutSecrets('**bold** and ***more***, hunter2****, ab******', 'x')).toBe(
       '**bold** and ***more***, hunter2****, ab******',

@@ -771,6 +771,29 @@ describe('backup', () => {
     expect(names(kept)).toEqual(['default', 'dora'])
   })
 
+  test('restore: a database an older svc left (no journal table) backs up and restores; a dangling linked --db is made where it pointed', () => {
+    const { dir, database, svc, svcOn } = restoreSetup()
+    expect(svc('serve', '--once', '--port', '0').code).toBe(0)
+    // As before migration 0004, which made the journal.
+    const raw = new Database(database)
+    raw.run('DROP TABLE ledger_journal')
+    raw.close()
+    const copy = join(dir, 'backup.db')
+    const backedUp = svc('backup', copy, '--json')
+    expect(backedUp.err).toBe('')
+    expect(JSON.parse(backedUp.out)).toMatchObject({ accounts: 1, requests: 0 })
+
+    // The volume the link named is empty (why a restore is wanted): the file is made there.
+    const volume = join(dir, 'volume')
+    mkdirSync(volume)
+    const link = join(dir, 'linked.db')
+    symlinkSync(join(volume, 'svc.db'), link)
+    const done = svcOn(link, 'restore', copy, '--json')
+    expect(done.err).toBe('')
+    expect(lstatSync(link).isSymbolicLink()).toBe(true)
+    expect(names(join(volume, 'svc.db'))).toEqual(['default'])
+  })
+
   test('restore: refused while a gateway has the database open; then the backup alone, a crash-left log set aside with the file it replaced', async () => {
     const { dir, database, svc } = restoreSetup()
     expect(svc('serve', '--once', '--port', '0').code).toBe(0)

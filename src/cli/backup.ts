@@ -9,13 +9,15 @@ import {
   closeSync,
   existsSync,
   fsyncSync,
+  lstatSync,
   openSync,
+  readlinkSync,
   realpathSync,
   renameSync,
   rmSync,
   statSync,
 } from 'node:fs'
-import { resolve } from 'node:path'
+import { dirname, resolve } from 'node:path'
 import { ConfigError } from '../config/load'
 import { cannotOpen, migrationsTable, refuseDirectory, refuseForeign, refuseNewerMigrations } from '../db/open'
 import { GatewayError } from '../lib/errors'
@@ -66,8 +68,9 @@ export async function runRestore(args: string[], io: Io): Promise<number> {
   if (positionals.length !== 1) throw new UsageError(restoreUsage)
   const backup = resolve(io.cwd, positionals[0]!)
   const configured = loadCliConfig(io, values).server.database
-  // Through a link, the file it names is the one replaced: data kept on another volume stays there.
-  const database = configured !== ':memory:' && existsSync(configured) ? realpathSync(configured) : configured
+  // Through a link, the file it names is the one replaced: data kept on another volume stays there,
+  // the link too (its target gone, as when a restore is wanted, the file is made where it pointed).
+  const database = configured === ':memory:' ? configured : linkedFile(configured)
   if (database === ':memory:') throw new GatewayError('invalid_request', 'an in-memory database cannot be restored')
   if (!existsSync(backup)) throw new GatewayError('not_found', `no backup at ${backup}`)
   refuseDirectory(backup)
@@ -120,6 +123,19 @@ export async function runRestore(args: string[], io: Io): Promise<number> {
       .join('\n'),
   )
   return 0
+}
+
+/** The file a path names through any link, whether or not the file is there. */
+function linkedFile(path: string): string {
+  if (existsSync(path)) return realpathSync(path)
+  const isLink = (() => {
+    try {
+      return lstatSync(path).isSymbolicLink()
+    } catch {
+      return false
+    }
+  })()
+  return isLink ? resolve(dirname(path), readlinkSync(path)) : path
 }
 
 function flushToDisk(file: string) {
@@ -221,8 +237,10 @@ function countsOf(file: string) {
     const check = copy.query<{ quick_check: string }, []>('PRAGMA quick_check').get()?.quick_check
     if (check !== 'ok') throw new GatewayError('api_error', `the backup at ${file} does not check out: ${check}`)
     const count = (table: string) => copy.query<{ n: number }, []>(`SELECT count(*) AS n FROM ${table}`).get()!.n
-    // A journal entry is a request charged whose rows are spread when the copy is first opened.
-    const requests = count('requests') + count('ledger_journal')
+    // A journal entry is a request charged whose rows are spread when the copy is first opened (a
+    // database older than migration 0004 has no journal).
+    const journal = copy.query("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'ledger_journal'").get()
+    const requests = count('requests') + (journal ? count('ledger_journal') : 0)
     return { accounts: count('accounts'), requests, grants: count('grants') }
   } finally {
     copy.close()

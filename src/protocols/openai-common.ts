@@ -115,19 +115,33 @@ export function openAIUsage(counts: OpenAIUsageCounts): Usage {
 }
 
 /** Keywords OpenAI's strict mode refuses (its structured-outputs docs: "not permitted"). */
-const notInStrictMode = ['allOf', 'oneOf', 'not', 'patternProperties', 'if', 'then', 'else', 'dependentSchemas']
+const notInStrictMode = [
+  'allOf',
+  'oneOf',
+  'not',
+  'patternProperties',
+  'if',
+  'then',
+  'else',
+  'dependentSchemas',
+  'default',
+]
+/** OpenAI's limits for a strict schema: object properties in all, and levels of nesting. */
+const strictLimits = { properties: 5_000, depth: 10 }
 
 /**
  * Whether a tool's schema is one OpenAI's strict mode takes: its root an object, every object
- * closed (`additionalProperties: false`) with all its properties required, all the way down, and no
- * keyword strict mode refuses. Anthropic's strict tools allow optional properties and `allOf`,
- * which OpenAI refuses with a 400: such a tool goes unstrict rather than fail the request. Linear in
+ * closed (`additionalProperties: false`) with exactly its properties required, every subschema
+ * typed (`type`, `anyOf`, `$ref`, `enum` or `const`), no keyword strict mode refuses, and within
+ * its limits. Anthropic's strict tools allow optional properties, `allOf` and defaults, which
+ * OpenAI refuses with a 400: such a tool goes unstrict rather than fail the request. Linear in
  * the schema's size (a tool of 100,000 properties is a client's to send).
  */
 export function takesStrictMode(schema: unknown): boolean {
   if (schema === null || typeof schema !== 'object' || Array.isArray(schema)) return false
   const root = schema as Record<string, unknown>
-  return isObjectSchema(root) && strictBelow(root)
+  const seen = { properties: 0 }
+  return isObjectSchema(root) && strictBelow(root, 0, seen)
 }
 
 const isObjectSchema = (node: Record<string, unknown>): boolean =>
@@ -135,21 +149,34 @@ const isObjectSchema = (node: Record<string, unknown>): boolean =>
   (Array.isArray(node.type) && node.type.includes('object')) ||
   (node.properties !== null && typeof node.properties === 'object')
 
-function strictBelow(schema: unknown): boolean {
-  if (Array.isArray(schema)) return schema.every(strictBelow)
+const typingKeywords = ['type', 'anyOf', '$ref', 'enum', 'const']
+
+function strictBelow(schema: unknown, depth: number, seen: { properties: number }): boolean {
+  if (Array.isArray(schema)) return schema.every((item) => strictBelow(item, depth, seen))
   if (schema === null || typeof schema !== 'object') return true
   const node = schema as Record<string, unknown>
+  if (depth > strictLimits.depth) return false
+  if (!typingKeywords.some((keyword) => keyword in node)) return false
   if (notInStrictMode.some((keyword) => keyword in node)) return false
   if (isObjectSchema(node)) {
     if (node.additionalProperties !== false) return false
     const names = node.properties !== null && typeof node.properties === 'object' ? Object.keys(node.properties) : []
     const required = new Set(Array.isArray(node.required) ? node.required : [])
-    if (!names.every((name) => required.has(name))) return false
+    // Exactly its properties: none optional, none required that is not there.
+    if (required.size !== names.length || !names.every((name) => required.has(name))) return false
+    seen.properties += names.length
+    if (seen.properties > strictLimits.properties) return false
   }
+  const maps = ['properties', '$defs', 'definitions'].every((key) => {
+    const map = node[key]
+    if (map === undefined) return true
+    if (map === null || typeof map !== 'object') return false
+    // Definitions are not a level of nesting; properties are.
+    const below = key === 'properties' ? depth + 1 : depth
+    return Object.values(map).every((child) => strictBelow(child, below, seen))
+  })
   return (
-    ['properties', '$defs', 'definitions'].every((key) => {
-      const map = node[key]
-      return map === undefined || (map !== null && typeof map === 'object' && Object.values(map).every(strictBelow))
-    }) && ['items', 'prefixItems', 'anyOf'].every((key) => node[key] === undefined || strictBelow(node[key]))
+    maps &&
+    ['items', 'prefixItems', 'anyOf'].every((key) => node[key] === undefined || strictBelow(node[key], depth, seen))
   )
 }

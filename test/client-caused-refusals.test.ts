@@ -170,6 +170,16 @@ test('an upstream 501: the next model serves, the model’s health untouched; al
     type: 'invalid_request_error',
   })
 
+  // A 501 whose Anthropic body says the key is refused is the account's failure, and counts like any.
+  const refusedKey = await gateway('anthropic')
+  answer = { status: 501, body: { type: 'error', error: { type: 'authentication_error', message: 'bad key' } } }
+  sim.queue('claude-up', { text: 'Here.' })
+  expect(
+    (await messages(refusedKey, { model: 'svc-pro', max_tokens: 10, messages: [{ role: 'user', content: 'hi' }] }))
+      .status,
+  ).toBe(200)
+  expect(refusedKey.deps.health.view('fake', 'first').error_rate).toBeGreaterThan(0)
+
   // A 409 (an invalid_request too) is the provider's: it counts, as it did.
   const conflicted = await gateway('openai-responses')
   answer = {

@@ -455,7 +455,7 @@ function settleFailedAttempt(
   if (!a.clientGone && !internal) deps.metrics.upstreamError(provider.id, model.id, error.kind)
   // A refusal of the request itself (a prompt too long for this model, an item or file it names
   // that this provider does not hold) says nothing of the provider's health: another model may serve it.
-  if (!a.clientGone && error.retryable && !refusesTheRequest.has(error.kind) && error.upstreamStatus !== 501) {
+  if (!a.clientGone && error.retryable && !refusesTheRequest.has(error.kind) && !notImplemented(error)) {
     deps.health.recordFailure(provider.id, model.id, { retryAfterSeconds: error.retryAfterSeconds }, keyOwner)
   } else if (a.probe) {
     // A probe with no verdict (client gone, the client's own 4xx) says nothing about the
@@ -471,6 +471,7 @@ function settleFailedAttempt(
  * too, is the provider's and counts.
  */
 const refusesTheRequest = new Set(['context_exceeded', 'not_found', 'permission'])
+const notImplemented = (error: GatewayError) => error.kind === 'invalid_request' && error.upstreamStatus === 501
 
 /**
  * A provider's failure in the words the client, the log and the ledger get: never the key that

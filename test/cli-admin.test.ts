@@ -792,6 +792,20 @@ describe('backup', () => {
     expect(done.err).toBe('')
     expect(lstatSync(link).isSymbolicLink()).toBe(true)
     expect(names(join(volume, 'svc.db'))).toEqual(['default'])
+
+    // A link to a dangling link, relative, through a linked directory: followed as the system does.
+    mkdirSync(join(dir, 'deep', 'real'), { recursive: true })
+    mkdirSync(join(dir, 'deep', 'vol'))
+    symlinkSync(join(dir, 'deep', 'real'), join(dir, 'alias'))
+    symlinkSync('../vol/svc.db', join(dir, 'deep', 'real', 'svc.db'))
+    const outer = join(dir, 'outer.db')
+    symlinkSync(join(dir, 'alias', 'svc.db'), outer)
+    expect(svcOn(outer, 'restore', copy).code).toBe(0)
+    expect([
+      lstatSync(outer).isSymbolicLink(),
+      lstatSync(join(dir, 'deep', 'real', 'svc.db')).isSymbolicLink(),
+    ]).toEqual([true, true])
+    expect(names(join(dir, 'deep', 'vol', 'svc.db'))).toEqual(['default'])
   })
 
   test('restore: refused while a gateway has the database open; then the backup alone, a crash-left log set aside with the file it replaced', async () => {

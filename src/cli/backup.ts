@@ -125,17 +125,23 @@ export async function runRestore(args: string[], io: Io): Promise<number> {
   return 0
 }
 
-/** The file a path names through any link, whether or not the file is there. */
+/**
+ * The file a path names through any link, whether or not the file is there: a dangling link is
+ * followed hop by hop, each read from the link's real directory, as the system follows it.
+ */
 function linkedFile(path: string): string {
   if (existsSync(path)) return realpathSync(path)
-  const isLink = (() => {
-    try {
-      return lstatSync(path).isSymbolicLink()
-    } catch {
-      return false
-    }
-  })()
-  return isLink ? resolve(dirname(path), readlinkSync(path)) : path
+  let at = path
+  for (let hops = 0; hops < 40 && isLink(at); hops++) at = resolve(realpathSync(dirname(at)), readlinkSync(at))
+  return at
+}
+
+const isLink = (path: string): boolean => {
+  try {
+    return lstatSync(path).isSymbolicLink()
+  } catch {
+    return false
+  }
 }
 
 function flushToDisk(file: string) {

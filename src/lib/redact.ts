@@ -4,14 +4,15 @@ import type { GatewayError } from './errors'
 
 /**
  * Key-shaped words: OpenAI's and Anthropic's `sk-…`, svc's own `svc-…`, bearer credentials, and a
- * key as a provider masks it when refusing it (OpenAI's "sk-proj-****…WXYZ", `gsk_ab****wxyz`,
+ * key as a provider masks it when refusing it (any `sk-`/`svc-` word with an asterisk in it, OpenAI's
+ * "sk-proj-****…WXYZ", `gsk_ab****wxyz`,
  * DeepSeek's "****6789", and xAI's "na***ys", three asterisks between two characters a side, a
  * shape narrow enough to leave "f***ing" and "char***argv" as said): its first and last characters are the operator's key's, which no client
  * is shown. The masked form is matched from a word's start only, its parts bounded: upstream text
  * may quote a client's prompt, and `[\w-]+` tried at every position of a 64 KB `a-a-a-…` took a second.
  */
 const keyShaped =
-  /\b(?:sk|svc)-[A-Za-z0-9_*-]{12,}|\bBearer\s+[^\s"',]+|(?<![\w*-])[\w-]{0,64}\*{4,}[\w-]{1,64}(?![\w*-])|(?<![\w*-])[\w-]{2}\*{3}[\w-]{2}(?![\w*-])/gi
+  /\b(?:sk|svc)-[A-Za-z0-9_*-]{12,}|\b(?:sk|svc)-[\w-]{0,64}\*[\w*-]{0,64}|\bBearer\s+[^\s"',]+|(?<![\w*-])[\w-]{0,64}\*{4,}[\w-]{1,64}(?![\w*-])|(?<![\w*-])[\w-]{2}\*{3}[\w-]{2}(?![\w*-])/gi
 
 /**
  * `text` without `key` (the one the request used, wherever it is quoted) and without anything

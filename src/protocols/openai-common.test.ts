@@ -101,6 +101,7 @@ describe('takesStrictMode: the schemas OpenAI strict mode takes', () => {
     ['patternProperties', closed({}, { patternProperties: { '^x': { type: 'string' } } }), false],
     ['an open object in prefixItems', closed({ t: { type: 'array', prefixItems: [{ type: 'object' }] } }), false],
     ['a root that is no object', { anyOf: [closed({})] }, false],
+    ['a boolean schema where a schema belongs', closed({ a: true, list: { type: 'array', items: true } }), false],
     ['a default (pydantic and zod write them)', closed({ a: { type: 'string', default: 'x' } }), false],
     ['a property with no type', closed({ a: { description: 'anything' } }), false],
     ['a required key that is no property', closed({ a: { type: 'string' } }, { required: ['a', 'b'] }), false],

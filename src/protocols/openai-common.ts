@@ -153,7 +153,8 @@ const typingKeywords = ['type', 'anyOf', '$ref', 'enum', 'const']
 
 function strictBelow(schema: unknown, depth: number, seen: { properties: number }): boolean {
   if (Array.isArray(schema)) return schema.every((item) => strictBelow(item, depth, seen))
-  if (schema === null || typeof schema !== 'object') return true
+  // A boolean schema (`true`) or a stray value where a schema belongs is no typed schema.
+  if (schema === null || typeof schema !== 'object') return false
   const node = schema as Record<string, unknown>
   if (depth > strictLimits.depth) return false
   if (!typingKeywords.some((keyword) => keyword in node)) return false

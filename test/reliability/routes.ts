@@ -35,6 +35,16 @@ export const responsesPrelude = [
   'response.content_part.added',
 ]
 
+/** A one-message Responses stream, whole: the prelude, one text delta, and each part closed. */
+export const responsesCleanEvents = [
+  ...responsesPrelude,
+  'response.output_text.delta',
+  'response.output_text.done',
+  'response.content_part.done',
+  'response.output_item.done',
+  'response.completed',
+]
+
 export const routes: Route[] = [
   {
     name: 'messages → anthropic (pass-through)',

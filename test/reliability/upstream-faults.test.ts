@@ -16,7 +16,7 @@ import {
   deltaText,
   providerFor,
   type Route,
-  responsesPrelude,
+  responsesCleanEvents,
   routes,
   send,
   tokenizerCount,
@@ -319,14 +319,7 @@ function gateway(
 const cleanEvents = (route: Route) =>
   route.surface === 'messages'
     ? [...route.prelude, 'content_block_delta', 'content_block_stop', 'message_delta', 'message_stop']
-    : [
-        ...responsesPrelude,
-        'response.output_text.delta',
-        'response.output_text.done',
-        'response.content_part.done',
-        'response.output_item.done',
-        'response.completed',
-      ]
+    : responsesCleanEvents
 
 /** One leg as GET /v1/usage/requests/{id} shows it. */
 const legView = (requestId: string, leg: Record<string, unknown>) => ({

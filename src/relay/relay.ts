@@ -474,9 +474,9 @@ const refusesTheRequest = new Set(['context_exceeded', 'not_found', 'permission'
 const notImplemented = (error: GatewayError) => error.kind === 'invalid_request' && error.upstreamStatus === 501
 
 /**
- * A provider's failure in the words the client, the log and the ledger get: never the key that
- * called it (a compatible server may quote the request's headers in its error), and, for a refused
- * key, whose key it was.
+ * A provider's failure in the words the client and the ledger get (the log keeps the provider's
+ * own, settleFailedAttempt): never the key that called it (a compatible server may quote the
+ * request's headers in its error), and, for a refused key, whose key it was.
  */
 function upstreamWords(error: GatewayError, providerId: string, byok: boolean, apiKey: string): GatewayError {
   // A rate limit of the platform's key is told in svc's words: the provider's name the gateway's

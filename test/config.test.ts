@@ -723,6 +723,28 @@ describe('config', () => {
     ).toThrow('providers.x.thinking_toggle')
   })
 
+  test('top_k: on for OpenRouter (its id or host), off for any other unless the file sets it', () => {
+    const fromEnv = load({}, { OPENROUTER_API_KEY: 'o', OPENAI_API_KEY: 'k', DEEPSEEK_API_KEY: 'd' })
+    expect(fromEnv.providers.openrouter?.topK).toBe(true)
+    expect(fromEnv.providers.openai?.topK).toBe(false)
+    expect(fromEnv.providers.deepseek?.topK).toBe(false)
+    const fromFile = load({
+      providers: {
+        router: { kind: 'openai-chat', base_url: 'https://openrouter.ai/api/v1' },
+        vllm: { kind: 'openai-chat', base_url: 'http://gpu:8000/v1', top_k: true },
+        mistral: { kind: 'openai-chat', base_url: 'https://api.mistral.ai/v1' },
+        openrouter: { kind: 'openai-chat', top_k: false },
+      },
+    })
+    expect(fromFile.providers.router?.topK).toBe(true)
+    expect(fromFile.providers.vllm?.topK).toBe(true)
+    expect(fromFile.providers.mistral?.topK).toBe(false)
+    expect(fromFile.providers.openrouter?.topK).toBe(false)
+    expect(() => load({ providers: { x: { kind: 'openai-chat', base_url: 'http://x', top_k: 40 } } })).toThrow(
+      'providers.x.top_k',
+    )
+  })
+
   test('reasoning_content: on for the well-known deepseek provider, off for any other unless the file sets it', () => {
     const fromEnv = load({}, { DEEPSEEK_API_KEY: 'd', OPENROUTER_API_KEY: 'o', OPENAI_API_KEY: 'k' })
     expect(fromEnv.providers.deepseek?.reasoningContent).toBe(true)

@@ -338,6 +338,31 @@ describe('translated requests', () => {
     )
     expect(upstreamBody()).toMatchObject({ model: 'gpt-p-up', temperature: 0.2 })
   })
+
+  // OpenAI and Mistral refuse an unknown `top_k`; vLLM, llama.cpp and OpenRouter take it.
+  test('an Anthropic client’s top_k reaches a Chat server that takes it, and no other', async () => {
+    const served = async (chat: NonNullable<ConfigFile['providers']>[string]) => {
+      sim.reset()
+      const h = await createHarness({
+        grantUsd: 5,
+        env: { SIM_KEY },
+        config: {
+          catalog: { builtin: false },
+          providers: { chat },
+          models: [simClaude({ id: 'open-model', provider: 'chat', upstream_model: 'open-up' })],
+        },
+      })
+      await sdkClients(h).anthropic.messages.create(
+        withSampling({ max_tokens: 64, temperature: 0.7, top_k: 40, messages: [user('hi')] }),
+      )
+      return upstreamBody()
+    }
+    const vllm = { kind: 'openai-chat' as const, base_url: `${sim.url}/v1`, api_key_env: 'SIM_KEY', top_k: true }
+    expect(await served(vllm)).toMatchObject({ model: 'open-up', temperature: 0.7, top_k: 40 })
+    const strict = await served({ ...vllm, top_k: undefined })
+    expect(strict).toMatchObject({ model: 'open-up', temperature: 0.7 })
+    expect(strict).not.toHaveProperty('top_k')
+  })
 })
 
 describe('retirement', () => {

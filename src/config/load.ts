@@ -40,6 +40,8 @@ export interface ProviderConfig {
   systemMessages: 'in_place' | 'merged'
   /** openai-chat: ask the router to cache Claude models' prompts (schema.ts, anthropic_cache_control). */
   anthropicCacheControl: boolean
+  /** openai-chat: the server takes `top_k` (schema.ts, top_k). Unset counts as false. */
+  topK?: boolean
   /**
    * anthropic: the server is Anthropic itself (schema.ts, anthropic_signatures): thinking history
    * and tool ids are held to its rules. Unset counts as true, what every anthropic upstream got before.
@@ -353,6 +355,7 @@ function resolveProviders(file: ConfigFile, env: Env, where: string): Record<str
       thinkingToggle: known.thinkingToggle ?? false,
       systemMessages: 'in_place',
       anthropicCacheControl: known.anthropicCacheControl ?? false,
+      topK: takesTopK(id, known.baseUrl),
       anthropicSignatures: isAnthropicItself(id, known.baseUrl),
       openaiItself: isOpenAIItself(id, known.baseUrl),
       reasoningInEncryptedContent: isOllama(id, known.baseUrl),
@@ -374,6 +377,7 @@ function resolveProviders(file: ConfigFile, env: Env, where: string): Record<str
       thinkingToggle: section.thinking_toggle ?? wellKnownProviders[id]?.thinkingToggle ?? false,
       systemMessages: section.system_messages ?? 'in_place',
       anthropicCacheControl: section.anthropic_cache_control ?? wellKnownProviders[id]?.anthropicCacheControl ?? false,
+      topK: section.top_k ?? takesTopK(id, baseUrl),
       anthropicSignatures: section.anthropic_signatures ?? isAnthropicItself(id, baseUrl),
       openaiItself: section.openai_itself ?? isOpenAIItself(id, baseUrl),
       reasoningInEncryptedContent: section.reasoning_in_encrypted_content ?? isOllama(id, baseUrl),
@@ -381,6 +385,16 @@ function resolveProviders(file: ConfigFile, env: Env, where: string): Record<str
     }
   }
   return providers
+}
+
+/**
+ * A Chat server known to take `top_k`: OpenRouter, by its id or host (it passes the field to the
+ * models that take it and drops it for the rest). vLLM, llama.cpp and SGLang take it too but run on
+ * any host, so their files say so; OpenAI and Mistral refuse the field, so it is off by default.
+ */
+function takesTopK(id: string, baseUrl: string): boolean {
+  const host = hostOf(baseUrl)
+  return id === 'openrouter' || host === 'openrouter.ai' || host.endsWith('.openrouter.ai')
 }
 
 /**

@@ -50,6 +50,12 @@ export const ProviderSection = T.Object(
      */
     anthropic_cache_control: T.Optional(T.Boolean()),
     /**
+     * openai-chat only: the server takes `top_k` (vLLM, llama.cpp, SGLang, OpenRouter), so an
+     * Anthropic client's top_k goes through. Default on for the well-known `openrouter` provider and
+     * openrouter.ai, off elsewhere: OpenAI and Mistral refuse the field.
+     */
+    top_k: T.Optional(T.Boolean()),
+    /**
      * anthropic only: the server is Anthropic itself, which refuses thinking it did not sign and
      * tool ids outside [a-zA-Z0-9_-]. Default on for the well-known `anthropic` provider and hosts
      * under anthropic.com, off elsewhere: Anthropic-compatible servers (DeepSeek, Kimi) want a

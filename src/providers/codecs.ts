@@ -134,6 +134,7 @@ export const codecs: Record<ProviderKind, ProviderCodec> = {
         systemMessages: provider.systemMessages,
         cacheControl: provider.anthropicCacheControl && isCachingClaude(model),
         samplingParameters: model.capabilities.samplingParameters,
+        topK: provider.topK,
         // A router that takes Anthropic's cache_control (OpenRouter) takes its `reasoning` too.
         claude: isRoutedClaude(model) ? { routerReasoning: provider.anthropicCacheControl } : undefined,
         reasoningEfforts: model.capabilities.reasoningEfforts,

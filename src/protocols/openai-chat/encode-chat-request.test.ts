@@ -110,6 +110,16 @@ describe('encodeChatRequest', () => {
     })
   })
 
+  // OpenAI and Mistral refuse the field; vLLM, llama.cpp and OpenRouter take it (wire-formats §4.2).
+  test('top_k goes only to a server that takes it, and never to a model that refuses sampling parameters', () => {
+    const request: ExchangeRequest = { ...base, topK: 40 }
+    expect(encodeChatRequest(request, 'm').top_k).toBeUndefined()
+    expect(encodeChatRequest(request, 'm', { topK: true }).top_k).toBe(40)
+    expect(encodeChatRequest({ ...request, topK: 0 }, 'm', { topK: true }).top_k).toBe(0)
+    expect(encodeChatRequest(request, 'm', { topK: true, samplingParameters: false }).top_k).toBeUndefined()
+    expect(encodeChatRequest(base, 'm', { topK: true })).not.toHaveProperty('top_k')
+  })
+
   test('tool-only assistant turns have null content; thinking is dropped unless asked for', () => {
     const request: ExchangeRequest = {
       ...base,
@@ -638,6 +648,13 @@ describe('encodeChatRequest: a Claude model behind a router', () => {
     expect(sent({ ...sampled, topP: 0.95, thinking })).toMatchObject({ temperature: undefined, top_p: 0.95 })
     // Any other model as before.
     expect(sent(sampled, {})).toMatchObject({ temperature: 1.4, top_p: 0.9 })
+  })
+
+  test('top_k where the router takes it, but not under thinking, which Claude refuses it with', () => {
+    const topK = (req: ExchangeRequest) => encodeChatRequest(req, 'anthropic/x', { ...claude, topK: true }).top_k
+    expect(topK({ ...base, topK: 5 })).toBe(5)
+    expect(topK({ ...base, topK: 5, thinking: { type: 'enabled', budgetTokens: 2_000 } })).toBeUndefined()
+    expect(topK({ ...base, topK: 5, thinking: { type: 'disabled' } })).toBe(5)
   })
 
   test('thinking as OpenRouter’s reasoning: a budget as max_tokens, room above it; an effort as itself, max as xhigh', () => {

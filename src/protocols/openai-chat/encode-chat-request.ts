@@ -59,8 +59,13 @@ export interface ChatRequestOptions {
    * Anthropic client set, and a Responses client sets none.
    */
   cacheControl?: boolean
-  /** false: the model refuses temperature and top_p (a reasoning model), so they are left out. */
+  /** false: the model refuses temperature, top_p and top_k (a reasoning model), so they are left out. */
   samplingParameters?: boolean
+  /**
+   * The server takes `top_k` (vLLM, llama.cpp, OpenRouter). Chat has no such field and OpenAI's
+   * endpoints refuse unknown ones, so an Anthropic client's top_k goes only where the provider says.
+   */
+  topK?: boolean
   /**
    * A Claude model behind a Chat router (OpenRouter's `anthropic/…`). Anthropic's sampling rules
    * hold there (setClaudeSampling: Claude 4.5 refused an OpenAI client's temperature and top_p together,
@@ -125,6 +130,8 @@ export function encodeChatRequest(
       if (req.temperature !== undefined) body.temperature = req.temperature
       if (req.topP !== undefined) body.top_p = req.topP
     } else setClaudeSampling(body, req, claudeThinks)
+    // Claude refuses top_k with thinking on, as on Anthropic's own API.
+    if (opts.topK && req.topK !== undefined && !claudeThinks) body.top_k = req.topK
   }
   if (req.stopSequences && req.stopSequences.length > 0) body.stop = req.stopSequences.slice(0, maxStopSequences)
   if (req.tools.length > 0) {

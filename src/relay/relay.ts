@@ -116,8 +116,8 @@ export async function relay(deps: Deps, input: RelayInput): Promise<Response> {
 
     trace.creditHold = holdCredit(deps, available, ranking.candidates[0]!, mode, now)
     held = trace.creditHold
-    /** The most a candidate the request has held credit for may charge (holdForFallback). */
-    let admittedNanos = creditCeiling(deps, ranking.candidates[0]!)
+    /** What the request was admitted to cost beyond the credit it could hold (holdForFallback). */
+    const admittedShortNanos = creditCeiling(deps, ranking.candidates[0]!) - heldNanos(held)
 
     // One listener per request rather than one added and removed per attempt (~0.4 µs an attempt).
     // It is never removed: a client abort after the answer aborts a finished attempt, which does
@@ -148,7 +148,7 @@ export async function relay(deps: Deps, input: RelayInput): Promise<Response> {
           grants: grantsNow,
           previous: held,
           candidate,
-          admittedNanos,
+          admittedShortNanos,
           mode,
           now,
         })
@@ -165,7 +165,6 @@ export async function relay(deps: Deps, input: RelayInput): Promise<Response> {
           continue
         }
         held = trace.creditHold = rehold
-        admittedNanos = Math.max(admittedNanos, creditCeiling(deps, candidate))
       }
       const leg = trace.startLeg(candidate)
       const controller = new AbortController()
@@ -268,6 +267,8 @@ const longestClientWaitSeconds = 60
  * The most a candidate can charge the account's credit: its estimated prompt and whole max_tokens,
  * or, served with the account's own key, the fee on that.
  */
+const heldNanos = (hold: CreditHold | undefined) => hold?.parts.reduce((sum, part) => sum + part.amountNanos, 0) ?? 0
+
 const creditCeiling = (deps: Deps, candidate: Candidate) =>
   candidate.byok ? byokFeeNanos(candidate.mostCostNanos, deps.config.billing.byokFeePercent) : candidate.mostCostNanos
 
@@ -302,9 +303,12 @@ function holdCredit(deps: Deps, available: GrantRecord[], first: Candidate, mode
  * grant, each holding a 0.003 USD fee while its own key was refused, were each served at 0.06 USD
  * (an audit: 17 served, 1.02 USD). The hold is topped up before such a leg instead. In full where
  * the credit is there; in part (what is left, as the gate admits a request) only where no other
- * request holds that credit, or where the candidate costs no more than the request was admitted
- * for. Otherwise the credit others hold may be theirs to spend, each a fee-holder that falls back
- * in its turn.
+ * request holds that credit, or where it leaves unheld no more than the request's admission did
+ * (its first cost less what it could hold then). Otherwise the credit others hold may be theirs to
+ * spend, each a fee-holder that falls back in its turn. Judged on the admission's cost instead,
+ * requests held in full on a grant scoped to their first model each took a small general grant
+ * whole as they fell back, all served in full beyond it (an audit: 20 requests at once, two
+ * requests' cost unpaid, where README promises about one).
  */
 function holdForFallback(
   deps: Deps,
@@ -312,7 +316,7 @@ function holdForFallback(
     grants: GrantRecord[]
     previous: CreditHold | undefined
     candidate: Candidate
-    admittedNanos: number
+    admittedShortNanos: number
     mode: string
     now: number
   },
@@ -325,7 +329,7 @@ function holdForFallback(
   const left = applicableCreditNanos(available, scope)
   const total = applicableCreditNanos(a.grants, scope)
   const nobodyElseHolds = left === total
-  if (left >= amountNanos || (left > 0 && (nobodyElseHolds || amountNanos <= a.admittedNanos))) {
+  if (left >= amountNanos || (left > 0 && (nobodyElseHolds || amountNanos - left <= a.admittedShortNanos))) {
     return deps.holds.hold(available, scope, amountNanos)
   }
   // Spent since the request was admitted (by its own first attempt or the account's others): the

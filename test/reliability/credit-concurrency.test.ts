@@ -4,7 +4,7 @@
 // what was served beyond the credit is less than one request and shows as total_cost_nanos −
 // charged_nanos (README, "Money and credit"), and once the credit is gone a request gets 402.
 import { afterAll, describe, expect, test } from 'bun:test'
-import { createHarness, type Harness } from '../support/harness'
+import { createHarness, endedRequestDetail, type Harness } from '../support/harness'
 import { scriptedPair, scriptedUpstream } from '../support/scripted-upstream'
 import { simClaude } from '../support/sim-models'
 import { startSimulator } from '../support/simulator'
@@ -186,6 +186,71 @@ describe('credit under concurrency', () => {
     expect(responses.headers.get('x-should-retry')).toBe('false')
     expect((await responses.json()).error).toMatchObject({ type: 'insufficient_quota', code: 'insufficient_quota' })
     expect(sim.requests.length).toBe(upstreamCalls)
+  })
+
+  // Each held in full on the grant of the model it was ranked to, they fell back together onto a
+  // small general grant: judged on what each had been admitted to cost, each took what was left of
+  // it, and three were served on credit for one (an audit: two requests' cost unpaid).
+  test('20 requests held on a grant scoped to their first model fall back onto a small general one: overspend under one request', async () => {
+    const priced = { provider: 'anth', profiles: ['pro' as const], input_usd_per_mtok: 1, output_usd_per_mtok: 2 }
+    const h = await createHarness({
+      env: { SIM_KEY },
+      config: {
+        catalog: { builtin: false },
+        providers: { anth: { kind: 'anthropic', base_url: sim.url, api_key_env: 'SIM_KEY' } },
+        models: [
+          { id: 'first', upstream_model: 'first-up', quality: 90, ...priced },
+          { id: 'second', upstream_model: 'second-up', quality: 80, ...priced },
+        ],
+      },
+    })
+    /** The ceiling each request holds: its prompt's ~4 tokens and its max_tokens, as the second answers. */
+    const oneRequest = 4 * 1000 + 2000 * 2000
+    // Neither a whole number of requests: the tenth's hold spills onto the general grant.
+    const scoped = await addGrant(h, { amount_nanos: 40_000_000, scope_models: ['first'] })
+    const general = await addGrant(h, { amount_nanos: 4_500_000 })
+    sim.setScenario('first-up', { fault: { kind: 'status', status: 529 } })
+    sim.setScenario('second-up', {
+      text: 'one two three four five',
+      chunks: 5,
+      chunkDelayMs: 40,
+      usage: { input: 4, output: 2000 },
+    })
+
+    const answers = await Promise.all(
+      Array.from({ length: 20 }, async () => {
+        const res = await h.call('/compat-a/v1/messages', {
+          method: 'POST',
+          headers: { 'anthropic-version': '2023-06-01' },
+          json: {
+            model: 'svc-pro',
+            max_tokens: 2000,
+            stream: true,
+            messages: [{ role: 'user', content: 'count slowly' }],
+          },
+        })
+        await res.text()
+        return { status: res.status, id: res.headers.get('x-request-id')! }
+      }),
+    )
+    const served = answers.filter((a) => a.status === 200)
+    expect(served.length).toBeGreaterThan(0)
+    // The rest were told to wait for credit others held, at the gate or at their fallback.
+    expect(new Set(answers.filter((a) => a.status !== 200).map((a) => a.status))).toEqual(new Set([429]))
+    let cost = 0
+    let charged = 0
+    for (const { id } of served) {
+      const detail = await endedRequestDetail(h, id)
+      expect(detail).toMatchObject({ status: 'completed', selected_model_id: 'second' })
+      cost += detail.total_cost_nanos
+      charged += detail.charged_nanos
+    }
+    expect(cost - charged).toBeLessThanOrEqual(oneRequest)
+    // The scoped grant paid nothing: its model served no one. The general one paid what it had.
+    const grants = await h.deps.ledger.listGrants(h.accountId)
+    expect(grants.find((g) => g.id === scoped)!.remainingNanos).toBe(40_000_000)
+    expect(grants.find((g) => g.id === general)!.remainingNanos).toBeGreaterThanOrEqual(0)
+    expect(charged).toBe(4_500_000 - grants.find((g) => g.id === general)!.remainingNanos)
   })
 
   test('30 long answers at once on a grant worth less than one: each holds its whole max_tokens, so one is served, the rest wait, then 402', async () => {

@@ -3,9 +3,10 @@
 import type { CatalogModel, ProviderConfig } from '../config/load'
 import type { ProviderKind } from '../config/schema'
 import type { StreamEncoder } from '../exchange/stream-codec'
-import type { ExchangeRequest, ExchangeResponse, UpstreamErrorInfo, Usage } from '../exchange/types'
+import type { ExchangeRequest, ExchangeResponse, Usage } from '../exchange/types'
 import type { Surface } from '../http/errors'
 import type { GatewayError } from '../lib/errors'
+import type { PassThroughMeter } from '../protocols/pass-through-meter'
 import type { SseEvent } from '../protocols/sse'
 
 export interface ClientIds {
@@ -16,23 +17,14 @@ export interface ClientIds {
 }
 
 /** Metering and rewriting of a same-shape upstream stream, frame by frame. */
-export interface PassThroughStream {
+export interface PassThroughStream extends PassThroughMeter {
   /** Observes the frame and returns the text to send the client. */
   frame(event: SseEvent): string
-  usage(): Usage
-  /** The upstream finished the message (its usage is final, not an estimate). */
-  finished(): boolean
   /**
    * The body ended cleanly before the terminal event: the frame that completes an answer whole
    * nonetheless (Anthropic's message_stop after a named stop reason), or '' (finished() says which).
    */
   closeCleanly(): string
-  /** The answer has begun: the upstream sent content (a block, an item) or finished, not only its opening. */
-  generated(): boolean
-  estimatedOutputTokens(): number
-  /** Characters of output streamed so far, for estimating a count the upstream reported as no count can be. */
-  outputChars(): number
-  error(): UpstreamErrorInfo | undefined
   /** The error event to append when the upstream stream breaks after the first byte. */
   errorFrame(error: GatewayError): string
 }

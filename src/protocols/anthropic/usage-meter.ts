@@ -1,22 +1,20 @@
 // Usage accounting for the Anthropic byte pass-through relay: frames are forwarded untouched,
 // and only the few that carry usage, ids or errors are parsed.
 
-import { emptyUsage, overwriteUsage, type UpstreamErrorInfo, type Usage } from '../../exchange/types'
+import { emptyUsage, overwriteUsage, type UpstreamErrorInfo } from '../../exchange/types'
 import { encodeSse, type SseEvent } from '../sse'
 import { isObject, parseJson, readObject, readString, replaceStringMember } from '../wire-values'
 import { statusForAnthropicErrorType } from './errors'
 import { markUnreported } from '../unreported-usage'
+import type { PassThroughMeter } from '../pass-through-meter'
 import { type AnthropicUsage, anthropicUsage, anthropicUsagePartial } from './usage'
 
-export interface AnthropicPassThroughMeter {
+/**
+ * Usage is zeros until message_start, and unreported until a message_delta gives the output count
+ * (message_start's is 1); finished once message_stop went by, with its usage or not.
+ */
+export interface AnthropicPassThroughMeter extends PassThroughMeter {
   observe(event: SseEvent): void
-  /**
-   * Latest cumulative usage the upstream reported (zeros until message_start). Unreported
-   * (unreported-usage.ts) until a message_delta gives the output count: message_start's is 1.
-   */
-  usage(): Usage
-  /** True once message_stop went by: the upstream finished the message (with its usage or not). */
-  finished(): boolean
   /**
    * The body ended cleanly without message_stop, as some compatible servers and proxies end right
    * after message_delta: the message is finished if that delta named a stop reason (message_stop
@@ -24,14 +22,6 @@ export interface AnthropicPassThroughMeter {
    * waits for it), or '' when the message is not whole.
    */
   closeCleanly(): string
-  /** True once content came (a block, a delta) or the message finished: more than its opening. */
-  generated(): boolean
-  /** Reported output tokens, or ~chars/4 of the streamed deltas when the upstream never reported any. */
-  estimatedOutputTokens(): number
-  /** Characters of the streamed deltas (~, their JSON less its usual envelope). */
-  outputChars(): number
-  /** The in-band error the upstream sent, if any. */
-  error(): UpstreamErrorInfo | undefined
 }
 
 // The JSON around a delta's text, e.g. {"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":""}}

@@ -8,12 +8,13 @@
 // which cannot occur inside a JSON string value (its quotes would be escaped), so the replacement
 // is exact; frames where the id appears in any other form fall back to a full parse. Everything
 // else (function-call and reasoning frames, unknown events) is forwarded byte-for-byte.
-import { emptyUsage, type UpstreamErrorInfo, type Usage } from '../../exchange/types'
+import { emptyUsage, type UpstreamErrorInfo } from '../../exchange/types'
 import { encodeSse, type SseEvent } from '../sse'
 import { usageOfResponse } from './decode-responses-response'
 import { readResponsesFailure, responsesEventType } from './decode-responses-stream'
 import { messageItemId } from './encode-responses-response'
 import { isReported, markUnreported } from '../unreported-usage'
+import type { PassThroughMeter } from '../pass-through-meter'
 import { asNumber, asString, isObject, type JsonObject, replaceStringMember } from '../wire-values'
 
 export interface ResponsesRewriteOptions {
@@ -27,24 +28,13 @@ export interface ResponsesRewriteOptions {
   sequence?: number
 }
 
-export interface ResponsesPassThroughMeter {
+/**
+ * Usage comes from response.completed, incomplete or failed; finished once response.completed or
+ * response.incomplete arrived; the in-band error is an `error` event or response.failed.
+ */
+export interface ResponsesPassThroughMeter extends PassThroughMeter {
   /** Feed every upstream frame, in order. */
   observe(event: SseEvent): void
-  /**
-   * Usage from response.completed / incomplete / failed; zero, and unreported (unreported-usage.ts),
-   * until one arrives with numeric counts.
-   */
-  usage(): Usage
-  /** True once response.completed or response.incomplete arrived (a failed response is not finished). */
-  finished(): boolean
-  /** True once content came (an item, a delta) or the response finished: more than its opening. */
-  generated(): boolean
-  /** Output tokens estimated from streamed deltas (~4 characters a token), for streams cut before usage. */
-  estimatedOutputTokens(): number
-  /** Characters of the streamed deltas. */
-  outputChars(): number
-  /** The failure the upstream reported in-band (an `error` event or `response.failed`), if any. */
-  error(): UpstreamErrorInfo | undefined
   /** The frame to send the client. Stateful: message item ids are numbered in the order they appear. */
   rewriteResponsesFrame(event: SseEvent, opts: ResponsesRewriteOptions): string
 }

@@ -168,6 +168,18 @@ async function readAtMost(stream: ReadableStream<Uint8Array>, max: number): Prom
   return Buffer.concat(chunks, size)
 }
 
+/**
+ * Media types are case-insensitive (RFC 9110 §8.3.1), but Elysia picks its body parser by the
+ * lower-case name: a body sent as `Application/JSON` was read as none and refused as "expected
+ * object". The type is lowered in place (its parameters, a boundary say, keep their case).
+ */
+function lowerCaseMediaType(headers: Headers): void {
+  const type = headers.get('content-type')
+  if (type === null || !/^[^;A-Z]*[A-Z]/.test(type)) return
+  const end = type.indexOf(';')
+  headers.set('content-type', end === -1 ? type.toLowerCase() : type.slice(0, end).toLowerCase() + type.slice(end))
+}
+
 /** The credentials a route asks for, checked from the headers alone; routes without any are absent. */
 function credentialsOf(deps: Deps, request: Request, path: string, surface: Surface): (() => unknown) | undefined {
   if (modelRoute.test(path)) return () => requirePrincipal(deps, request, surface === 'anthropic')
@@ -221,6 +233,7 @@ export function createApp(deps: Deps) {
   let handleSized: (request: Request) => Promise<Response> = () => Promise.reject(new Error('app not built'))
   const app = new Elysia({ name: 'svc', normalize: false })
     .onRequest(({ request }) => {
+      lowerCaseMediaType(request.headers)
       const length = Number(request.headers.get('content-length') ?? 0)
       if (length > maxBody) {
         const path = new URL(request.url).pathname

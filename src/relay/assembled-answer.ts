@@ -16,6 +16,7 @@ import { isReported } from '../protocols/unreported-usage'
 import type { AnsweredAttempt } from './attempt'
 import { passesThrough } from './surface'
 import { deliverPassThrough, deliverTranslated, jsonAnswer } from './json-answer'
+import { hasMediaType } from './send'
 import { meterStep, newStreamMeter } from './meter'
 import { withinFirstByte } from './stream-answer'
 import { upstreamFrames } from './upstream-frames'
@@ -23,7 +24,7 @@ import { upstreamFrames } from './upstream-frames'
 export async function assembledAnswer(deps: Deps, a: AnsweredAttempt): Promise<Response> {
   // An upstream (or a compatible server's model) that cannot stream answers JSON all the same:
   // the answer as a JSON call's, as before svc asked for a stream.
-  if (a.upstream.headers.get('content-type')?.includes('json')) return jsonAnswer(deps, a)
+  if (hasMediaType(a.upstream.headers.get('content-type') ?? '', 'json')) return jsonAnswer(deps, a)
   const { idleTimeoutMs, firstByteTimeoutMs } = deps.config.routing
   const upstream = upstreamFrames(a.upstream, idleTimeoutMs, () => a.controller.abort())
   try {

@@ -78,7 +78,8 @@ export async function send(
 /** A 200 with the wrong body type is the provider's fault, found before any byte is relayed. */
 export function expectContentType(upstream: Response, wanted: string) {
   const type = upstream.headers.get('content-type') ?? ''
-  if (!type.includes(wanted)) {
+  // Media types are case-insensitive (RFC 9110 §8.3.1): `Text/Event-Stream` is a stream too.
+  if (!hasMediaType(type, wanted)) {
     // Nobody will read this body: cancelling it frees the connection (unread, a large one would
     // sit paused on the pool's socket until the upstream gave up).
     upstream.body?.cancel().catch(() => {})
@@ -92,3 +93,7 @@ export function expectContentType(upstream: Response, wanted: string) {
     )
   }
 }
+
+/** `wanted` (lower case) within a content-type header, in any case; the usual lower-case one costs no copy. */
+export const hasMediaType = (contentType: string, wanted: string): boolean =>
+  contentType.includes(wanted) || contentType.toLowerCase().includes(wanted)

@@ -1,0 +1,96 @@
+// Media types are case-insensitive (RFC 9110 §8.3.1). An upstream that spelt its content-type in
+// capitals (`Text/Event-Stream`, `Application/JSON`) failed every request it got with a 502 and
+// counted against its health; a client body sent as `Application/JSON` was read as no body at all
+// and refused as "expected object".
+import { expect, test } from 'bun:test'
+import { sdkClients } from './support/harness'
+import { anthropicEvent, anthropicMessageStart, twoModelGateway } from './support/scripted-upstream'
+
+const answerText = 'Served whatever the case.'
+const stream = [
+  anthropicMessageStart('first-up'),
+  anthropicEvent('content_block_start', { index: 0, content_block: { type: 'text', text: '' } }),
+  anthropicEvent('content_block_delta', { index: 0, delta: { type: 'text_delta', text: answerText } }),
+  anthropicEvent('content_block_stop', { index: 0 }),
+  anthropicEvent('message_delta', {
+    delta: { stop_reason: 'end_turn', stop_sequence: null },
+    usage: { output_tokens: 6 },
+  }),
+  anthropicEvent('message_stop'),
+].join('')
+const message = {
+  id: 'msg_up',
+  type: 'message',
+  role: 'assistant',
+  model: 'first-up',
+  content: [{ type: 'text', text: answerText }],
+  stop_reason: 'end_turn',
+  stop_sequence: null,
+  usage: { input_tokens: 20, output_tokens: 6 },
+}
+
+/** A gateway whose one upstream answers in `contentType`, and the upstream models it was asked for. */
+async function answeringAs(contentType: string) {
+  const h = await twoModelGateway({ kind: 'anthropic' })
+  const asked: string[] = []
+  h.deps.fetch = (async (_url: string, init: RequestInit) => {
+    const body = JSON.parse(String(init.body)) as { model: string; stream?: boolean }
+    asked.push(body.model)
+    // A JSON answer even to a stream request (svc streams long answers upstream and gathers them).
+    const text = contentType.toLowerCase().includes('json') ? JSON.stringify(message) : stream
+    return new Response(text, { headers: { 'content-type': contentType } })
+  }) as unknown as typeof fetch
+  return { h, asked }
+}
+
+test('an upstream stream sent as Text/Event-Stream is served, by the first model', async () => {
+  const { h, asked } = await answeringAs('Text/Event-Stream; charset=UTF-8')
+  const { anthropic, openai } = sdkClients(h)
+  const streamed = await anthropic.messages
+    .stream({ model: 'svc-pro', max_tokens: 64, messages: [{ role: 'user', content: 'hi' }] })
+    .finalMessage()
+  expect(streamed.content).toMatchObject([{ type: 'text', text: answerText }])
+  const translated = await openai.responses.create({ model: 'svc-pro', input: 'hi', stream: true })
+  let text = ''
+  for await (const event of translated) if (event.type === 'response.output_text.delta') text += event.delta
+  expect(text).toBe(answerText)
+  // A long answer is streamed from the upstream and gathered into JSON: the same case-blind reading.
+  const gathered = await anthropic.messages.create({
+    model: 'svc-pro',
+    max_tokens: 8_000,
+    messages: [{ role: 'user', content: 'hi' }],
+  })
+  expect(gathered.content).toMatchObject([{ type: 'text', text: answerText }])
+  expect(asked).toEqual(['first-up', 'first-up', 'first-up'])
+})
+
+test('an upstream JSON answer sent as Application/JSON is served, by the first model', async () => {
+  const { h, asked } = await answeringAs('Application/JSON; charset=UTF-8')
+  const { anthropic, openai } = sdkClients(h)
+  const answer = await anthropic.messages.create({
+    model: 'svc-pro',
+    max_tokens: 64,
+    messages: [{ role: 'user', content: 'hi' }],
+  })
+  expect(answer.content).toMatchObject([{ type: 'text', text: answerText }])
+  expect((await openai.responses.create({ model: 'svc-pro', input: 'hi' })).output_text).toBe(answerText)
+  expect(asked).toEqual(['first-up', 'first-up'])
+})
+
+test('a client body sent as Application/JSON is read as JSON on both model routes', async () => {
+  const { h } = await answeringAs('application/json')
+  const messages = await h.call('/compat-a/v1/messages', {
+    method: 'POST',
+    headers: { 'anthropic-version': '2023-06-01', 'content-type': 'Application/JSON; charset=UTF-8' },
+    body: JSON.stringify({ model: 'svc-pro', max_tokens: 64, messages: [{ role: 'user', content: 'hi' }] }),
+  })
+  expect(messages.status).toBe(200)
+  expect((await messages.json()).content).toEqual([{ type: 'text', text: answerText }])
+  const responses = await h.call('/compat-b/v1/responses', {
+    method: 'POST',
+    headers: { 'content-type': 'APPLICATION/JSON' },
+    body: JSON.stringify({ model: 'svc-pro', input: 'hi' }),
+  })
+  expect(responses.status).toBe(200)
+  expect((await responses.json()).status).toBe('completed')
+})

@@ -1,6 +1,6 @@
 import { describe, expect, test } from 'bun:test'
 import { bytesCutAt, collect, parseSse, readFixture } from './fixture-streams'
-import { encodeSse, type SseEvent } from './sse'
+import { encodeSse, SseDecoder, type SseEvent } from './sse'
 
 const fixtures = [
   'anthropic/thinking-text.sse',
@@ -56,8 +56,26 @@ describe('SseDecoder', () => {
   test('a \\r\\n split across chunks is one line end, not a blank line', async () => {
     const text = 'data: a\r\ndata: b\r\n\r\n'
     for (let cut = 0; cut <= text.length; cut++) {
-      expect(await parse(text, [cut])).toEqual([{ data: 'a\nb', raw: text }])
+      // Cut inside the last \r\n, the frame goes at its \r, and the \n that follows is dropped.
+      const raw = cut === text.length - 1 ? text.slice(0, -1) : text
+      expect(await parse(text, [cut])).toEqual([{ data: 'a\nb', raw }])
     }
+    const cutInside = await parse(`${text}data: c\r\n\r\n`, [text.length - 1])
+    expect(cutInside.map((e) => e.data)).toEqual(['a\nb', 'c'])
+  })
+
+  // A server ending lines in \r alone had each event wait for its next read (the \r might have
+  // been half a \r\n): 1.5 s late behind a pause in the answer.
+  test('a frame ending in \\r goes out with the read that ends it, not the next', () => {
+    const decoder = new SseDecoder()
+    const bytes = (text: string) => new TextEncoder().encode(text)
+    expect(decoder.push(bytes('data: 1\r\r')).map((e) => e.data)).toEqual(['1'])
+    expect(decoder.push(bytes('data: 2\r\n\r')).map((e) => e.data)).toEqual(['2'])
+    // The \n completing that \r\n is no blank line of its own.
+    expect(decoder.push(bytes('\ndata: 3\r')).map((e) => e.data)).toEqual([])
+    expect(decoder.push(bytes('\n')).map((e) => e.data)).toEqual([])
+    expect(decoder.push(bytes('\r\n')).map((e) => e.data)).toEqual(['3'])
+    expect(decoder.end()).toEqual([])
   })
 
   test('yields a final frame that has no blank line at EOF', async () => {
@@ -72,7 +90,12 @@ describe('SseDecoder', () => {
     const text = 'data: héllo 🌍\n\nevent: e\ndata: ✓ 日本\r\n\r\n'
     const expected = await parse(text)
     expect(expected.map((e) => e.data)).toEqual(['héllo 🌍', '✓ 日本'])
-    for (let cut = 0; cut <= byteLength(text); cut++) expect(await parse(text, [cut])).toEqual(expected)
+    for (let cut = 0; cut <= byteLength(text); cut++) {
+      // Cut inside the last \r\n, the frame goes at its \r (as above).
+      const [first, second] = expected as [SseEvent, SseEvent]
+      const whole = cut === byteLength(text) - 1 ? [first, { ...second, raw: second.raw.slice(0, -1) }] : expected
+      expect(await parse(text, [cut])).toEqual(whole)
+    }
   })
 
   test('raw frames concatenate back to the input', async () => {

@@ -15,6 +15,7 @@ const endsWithLineEnd = /[\r\n]$/
 const colon = 58
 const space = 32
 const carriageReturn = 13
+const lineFeed = 10
 const streaming = { stream: true }
 
 /**
@@ -32,6 +33,11 @@ export class SseDecoder {
   private pieces: string[] = []
   private tail = ''
   private sawCarriageReturn = false
+  /**
+   * The last read ended a frame on a `\r`, dispatched at once: a `\n` opening the next read is that
+   * line end's second half (`\r\n`), not a line of its own.
+   */
+  private endedOnCarriageReturn = false
   private pendingChars = 0
 
   /** Characters of the frame still waiting for its end: what a reader bounds a frame by. */
@@ -41,7 +47,11 @@ export class SseDecoder {
 
   /** The frames completed by this chunk, in order (often none, often several). */
   push(chunk: Uint8Array): readonly SseEvent[] {
-    const text = this.decoder.decode(chunk, streaming)
+    let text = this.decoder.decode(chunk, streaming)
+    if (this.endedOnCarriageReturn && text !== '') {
+      this.endedOnCarriageReturn = false
+      if (text.charCodeAt(0) === lineFeed) text = text.slice(1)
+    }
     if (text === '') return noEvents
     if (!this.sawCarriageReturn && text.includes('\r')) this.sawCarriageReturn = true
     const probe = this.tail + text
@@ -99,9 +109,10 @@ export class SseDecoder {
         const match = frameEnd.exec(buffer)
         if (!match) return start
         end = match.index + match[0].length
-        // A trailing `\r` may be the first half of a `\r\n` still in flight.
+        // A trailing `\r` ends the frame now (a server ending lines in `\r` alone would otherwise
+        // have each event wait for the next read), and may be the first half of a `\r\n` in flight.
         if (!final && end === buffer.length && buffer.charCodeAt(end - 1) === carriageReturn) {
-          return start
+          this.endedOnCarriageReturn = true
         }
       } else {
         const at = buffer.indexOf('\n\n', from)

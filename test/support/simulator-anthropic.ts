@@ -85,6 +85,7 @@ function contentOf(plan: Plan) {
   const content: unknown[] = plan.searches.flatMap(searchBlocks)
   if (plan.thinking)
     content.push({ type: 'thinking', thinking: plan.thinking.text, signature: plan.thinking.signature })
+  if (plan.redactedThinking !== undefined) content.push({ type: 'redacted_thinking', data: plan.redactedThinking })
   if (plan.text) {
     const citations = citationsOf(plan)
     content.push({ type: 'text', text: plan.text.text, citations: citations.length > 0 ? citations : null })
@@ -149,6 +150,8 @@ function encodeFrames(plan: Plan): Frame[] {
       { type: 'signature_delta', signature: t.signature },
     ])
   }
+  // Complete at its start: no deltas carry any of it (wire-formats §1.7).
+  if (plan.redactedThinking !== undefined) block({ type: 'redacted_thinking', data: plan.redactedThinking }, [])
   if (plan.text)
     block({ type: 'text', text: '' }, [
       // A cited block's citations come first, before its text.
@@ -339,4 +342,17 @@ export const anthropicCodec: DialectCodec = {
     paced: false,
   }),
   overloadedStatus: 529,
+  // What Anthropic's API answers a key whose organization has no credit left: a 400, not a 402.
+  noCredit: (requestId) => ({
+    status: 400,
+    body: {
+      type: 'error',
+      error: {
+        type: 'invalid_request_error',
+        message:
+          'Your credit balance is too low to access the Anthropic API. Please go to Plans & Billing to upgrade or purchase credits.',
+      },
+      request_id: requestId,
+    },
+  }),
 }

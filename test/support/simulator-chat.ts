@@ -12,7 +12,7 @@ import {
   reportedUsage,
   sseFrame,
 } from './simulator-plan'
-import { badFunctionName, openaiAuthorized, openaiErrorBody, refuse } from './simulator-openai'
+import { badFunctionName, insufficientQuota, openaiAuthorized, openaiErrorBody, refuse } from './simulator-openai'
 
 const finishReason = (plan: Plan): string =>
   plan.stop === 'tool_use' ? 'tool_calls' : plan.stop === 'max_tokens' ? 'length' : 'stop'
@@ -98,8 +98,10 @@ function encodeFrames(plan: Plan): Frame[] {
 
   if (plan.pings === true) frames.push(comment)
   // The role rides on the first delta; a tool-only turn opens its first call in the same chunk.
-  const toolOpensFirst = !plan.thinking && !plan.text && plan.tool
+  const toolOpensFirst = !plan.thinking && !plan.text && !plan.refusal && plan.tool
   if (plan.thinking) frames.push(chunk({ role: 'assistant', content: null, reasoning_content: '' }, null))
+  // A refusal's turn holds `content` at null and opens its own key empty, as OpenAI's do.
+  else if (plan.refusal && !plan.text) frames.push(chunk({ role: 'assistant', content: null, refusal: '' }, null))
   else if (toolOpensFirst)
     frames.push(
       chunk({ role: 'assistant', content: null, tool_calls: [toolCallHead(plan.tool!, 0)], refusal: null }, null),
@@ -108,6 +110,7 @@ function encodeFrames(plan: Plan): Frame[] {
 
   for (const d of plan.thinking?.deltas ?? []) frames.push(chunk({ reasoning_content: d }, null, true))
   for (const d of plan.text?.deltas ?? []) frames.push(chunk({ content: d }, null, true))
+  for (const d of plan.refusal?.deltas ?? []) frames.push(chunk({ refusal: d }, null, true))
   for (const { delta, paced } of toolCallDeltas(plan, Boolean(toolOpensFirst))) frames.push(chunk(delta, null, paced))
   if (plan.pings === true) frames.push(comment)
   frames.push(chunk({}, finishReason(plan)))
@@ -143,7 +146,7 @@ function encodeBody(plan: Plan) {
         message: {
           role: 'assistant',
           content: plan.text?.text ?? null,
-          refusal: null,
+          refusal: plan.refusal?.text ?? null,
           annotations: [],
           ...(plan.thinking ? { reasoning_content: plan.thinking.text } : {}),
           ...(tools.length > 0
@@ -253,4 +256,5 @@ export const chatCodec: DialectCodec = {
     }),
   malformedFrame: () => ({ text: 'data: {"id":"chatcmpl-sim-broken","choices":[{\n\n', paced: false }),
   overloadedStatus: 503,
+  noCredit: insufficientQuota,
 }

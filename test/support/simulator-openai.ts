@@ -51,3 +51,17 @@ export function badFunctionName(name: unknown, param: string): Refusal | undefin
     )
   return undefined
 }
+
+/** OpenAI's refusal of a key whose organization's quota (prepaid credit) is spent: a 429 that no wait fixes. */
+export const insufficientQuota = (): { status: number; body: unknown } => ({
+  status: 429,
+  body: {
+    error: {
+      message:
+        'You exceeded your current quota, please check your plan and billing details. For more information on this error, read the docs: https://platform.openai.com/docs/guides/error-codes/api-errors.',
+      type: 'insufficient_quota',
+      param: null,
+      code: 'insufficient_quota',
+    },
+  },
+})

@@ -24,6 +24,13 @@ export type SimFault =
   /** `oneRead`: the frames before the error and the error go out as one piece, as one read for the gateway. */
   | { kind: 'error_event'; afterFrames: number; oneRead?: boolean }
   | { kind: 'hang' }
+  /**
+   * The provider account behind the key is out of credit, refused as each provider refuses it: OpenAI
+   * (Chat and Responses) a 429 whose type and code are `insufficient_quota` ("You exceeded your
+   * current quota…"); Anthropic a 400 `invalid_request_error` "Your credit balance is too low…"
+   * (its errors page names no billing status; this is what its API sends).
+   */
+  | { kind: 'no_credit' }
 
 export type SimSplit = 'mid-line' | 'mid-utf8' | 'per-byte'
 
@@ -83,6 +90,29 @@ export interface Scenario {
   split?: SimSplit
   /** The model's context window: a prompt (counted as the simulator counts) over it is refused as the provider refuses it. */
   contextWindow?: number
+  /**
+   * Responses only: the response fails before any output item, as OpenAI's do on a server error
+   * or a rate limit met mid-generation: streamed, `response.created`, `response.in_progress`, then
+   * `response.failed` whose response has status `failed`, this `error`, no output and no usage;
+   * not streamed, a 200 whose response says the same. The other dialects ignore it.
+   */
+  failure?: { code: string; message: string }
+  /**
+   * Anthropic only: a `redacted_thinking` block of this opaque `data`, after the thinking block
+   * (if any) and before the text, as Claude sends thinking its safety systems flagged. Streamed, its
+   * content_block_start carries the whole block, then content_block_stop: no deltas. The other
+   * dialects ignore it.
+   */
+  redactedThinking?: string
+  /**
+   * Chat and Responses: the model declines in these words instead of answering (no default text).
+   * Chat: `message.refusal` with `content: null`, streamed as `delta.refusal` chunks after a role
+   * chunk of `{content: null, refusal: ""}`, finishing `stop`. Responses: a message item whose one
+   * content part is `{type: "refusal", refusal}`, streamed as `response.content_part.added`,
+   * `response.refusal.delta`s, `response.refusal.done`, `response.content_part.done`. Anthropic
+   * ignores it.
+   */
+  refusal?: string
 }
 
 export type DialectName = 'anthropic' | 'chat' | 'responses'
@@ -99,6 +129,12 @@ export interface Plan {
   request: Record<string, unknown>
   thinking?: { text: string; deltas: string[]; signature: string; itemId: string; encrypted?: string }
   text?: { text: string; deltas: string[]; itemId: string }
+  /** Anthropic: a redacted_thinking block's data (Scenario.redactedThinking). */
+  redactedThinking?: string
+  /** Chat and Responses: the model's refusal (Scenario.refusal). */
+  refusal?: { text: string; deltas: string[]; itemId: string }
+  /** Responses: the response's error, when it fails before any output (Scenario.failure). */
+  failure?: { code: string; message: string }
   tool?: PlanTool
   /** The calls after `tool`, in order; absent when the scenario has none. */
   moreTools?: PlanTool[]
@@ -226,9 +262,14 @@ export function buildPlan(
   scenario: Scenario,
   body: Record<string, unknown>,
 ): Plan {
-  const text = scenario.text ?? (scenario.toolCall ? '' : defaultText(model, scenario))
-  const args = scenario.toolCall ? JSON.stringify(scenario.toolCall.arguments) : ''
-  const thinking = scenario.thinking ?? ''
+  const refusal = scenario.refusal !== undefined && dialect !== 'anthropic' ? scenario.refusal : undefined
+  const failure = scenario.failure !== undefined && dialect === 'responses' ? scenario.failure : undefined
+  const text =
+    failure !== undefined
+      ? ''
+      : (scenario.text ?? (scenario.toolCall || refusal !== undefined ? '' : defaultText(model, scenario)))
+  const args = scenario.toolCall && failure === undefined ? JSON.stringify(scenario.toolCall.arguments) : ''
+  const thinking = failure === undefined ? (scenario.thinking ?? '') : ''
 
   const stop: StopReason =
     scenario.toolCall && scenario.stopReason !== 'max_tokens' ? 'tool_use' : (scenario.stopReason ?? 'end_turn')
@@ -260,8 +301,15 @@ export function buildPlan(
           itemId: newId('msg_sim'),
         }
       : undefined,
-    tool: scenario.toolCall ? planTool(dialect, scenario.toolCall) : undefined,
-    ...(scenario.toolCall && scenario.moreToolCalls
+    ...(scenario.redactedThinking !== undefined && dialect === 'anthropic'
+      ? { redactedThinking: scenario.redactedThinking }
+      : {}),
+    ...(refusal !== undefined
+      ? { refusal: { text: refusal, deltas: splitWords(refusal), itemId: newId('msg_sim') } }
+      : {}),
+    ...(failure !== undefined ? { failure } : {}),
+    tool: scenario.toolCall && failure === undefined ? planTool(dialect, scenario.toolCall) : undefined,
+    ...(scenario.toolCall && scenario.moreToolCalls && failure === undefined
       ? {
           moreTools: scenario.moreToolCalls.map((call) => planTool(dialect, call)),
           interleaveTools: scenario.interleaveToolCalls,
@@ -273,7 +321,11 @@ export function buildPlan(
       cacheRead: given?.cacheRead ?? 0,
       cacheWrite: given?.cacheWrite ?? 0,
       cacheWrite1h: given?.cacheWrite1h ?? 0,
-      output: given?.output ?? Math.max(1, tokensOf(text) + tokensOf(thinking) + tokensOf(args)),
+      output:
+        given?.output ??
+        (failure !== undefined
+          ? 0
+          : Math.max(1, tokensOf(text) + tokensOf(thinking) + tokensOf(args) + tokensOf(refusal ?? ''))),
       reasoning: given?.reasoning ?? tokensOf(thinking),
       webSearches: given?.webSearches ?? 0,
     },
@@ -343,4 +395,6 @@ export interface DialectCodec {
   malformedFrame(): Frame
   /** Status used when an `error_event` fault hits a non-streaming request. */
   overloadedStatus: number
+  /** The provider's refusal of a key whose account is out of credit (SimFault `no_credit`). */
+  noCredit(requestId: string): { status: number; body: unknown }
 }

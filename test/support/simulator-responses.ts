@@ -2,7 +2,7 @@
 // (added → parts → deltas → done) with a `sequence_number` that rises by one per event, and a
 // terminal response carrying the complete output and usage.
 
-import { badFunctionName, openaiAuthorized, openaiErrorBody, refuse } from './simulator-openai'
+import { badFunctionName, insufficientQuota, openaiAuthorized, openaiErrorBody, refuse } from './simulator-openai'
 import {
   type DialectCodec,
   type Frame,
@@ -93,6 +93,7 @@ function completedItems(plan: Plan): unknown[] {
       content: [outputText(plan, plan.text.text)],
     })
   }
+  if (plan.refusal) items.push(refusalMessage(plan.refusal, 'completed'))
   for (const t of planTools(plan)) {
     items.push({
       id: t.itemId,
@@ -106,7 +107,16 @@ function completedItems(plan: Plan): unknown[] {
   return items
 }
 
-type Status = 'in_progress' | 'completed' | 'incomplete'
+type Status = 'in_progress' | 'completed' | 'incomplete' | 'failed'
+
+/** A message item whose one content part is the model's refusal. */
+const refusalMessage = (r: NonNullable<Plan['refusal']>, status: string) => ({
+  id: r.itemId,
+  type: 'message',
+  status,
+  role: 'assistant',
+  content: [{ type: 'refusal', refusal: r.text }],
+})
 
 function responseOf(plan: Plan, status: Status, output: unknown[]) {
   const req = plan.request
@@ -117,8 +127,8 @@ function responseOf(plan: Plan, status: Status, output: unknown[]) {
     created_at: plan.created,
     status,
     background: false,
-    completed_at: status === 'in_progress' ? null : plan.created,
-    error: null,
+    completed_at: status === 'in_progress' || status === 'failed' ? null : plan.created,
+    error: status === 'failed' ? (plan.failure ?? null) : null,
     incomplete_details: status === 'incomplete' ? { reason: 'max_output_tokens' } : null,
     instructions: req['instructions'] ?? null,
     max_output_tokens: req['max_output_tokens'] ?? null,
@@ -134,13 +144,14 @@ function responseOf(plan: Plan, status: Status, output: unknown[]) {
     tools: req['tools'] ?? [],
     top_p: req['top_p'] ?? 1,
     truncation: 'disabled',
-    usage: status === 'in_progress' ? null : (reportedUsage(plan, usageOf(plan)) ?? null),
+    usage: status === 'in_progress' || status === 'failed' ? null : (reportedUsage(plan, usageOf(plan)) ?? null),
     user: null,
     metadata: req['metadata'] ?? {},
   }
 }
 
-const terminalStatus = (plan: Plan): Status => (plan.stop === 'max_tokens' ? 'incomplete' : 'completed')
+const terminalStatus = (plan: Plan): Status =>
+  plan.failure ? 'failed' : plan.stop === 'max_tokens' ? 'incomplete' : 'completed'
 
 function encodeFrames(plan: Plan): Frame[] {
   const frames: Frame[] = []
@@ -151,6 +162,11 @@ function encodeFrames(plan: Plan): Frame[] {
   const start = responseOf(plan, 'in_progress', [])
   emit('response.created', { response: start })
   emit('response.in_progress', { response: start })
+  if (plan.failure) {
+    // Failed before any output: nothing but the failure follows the opening.
+    emit('response.failed', { response: responseOf(plan, 'failed', []) })
+    return frames
+  }
 
   let outputIndex = 0
   for (const search of plan.searches) {
@@ -200,6 +216,20 @@ function encodeFrames(plan: Plan): Frame[] {
         content: [outputText(plan, m.text)],
       },
     })
+    outputIndex++
+  }
+  if (plan.refusal) {
+    const r = plan.refusal
+    const at = { item_id: r.itemId, output_index: outputIndex, content_index: 0 }
+    emit('response.output_item.added', {
+      output_index: outputIndex,
+      item: { ...refusalMessage(r, 'in_progress'), content: [] },
+    })
+    emit('response.content_part.added', { ...at, part: { type: 'refusal', refusal: '' } })
+    for (const delta of r.deltas) emit('response.refusal.delta', { ...at, delta }, true)
+    emit('response.refusal.done', { ...at, refusal: r.text })
+    emit('response.content_part.done', { ...at, part: { type: 'refusal', refusal: r.text } })
+    emit('response.output_item.done', { output_index: outputIndex, item: refusalMessage(r, 'completed') })
     outputIndex++
   }
   // Each call's lifecycle: added, its argument deltas, done. Interleaved calls (as compatible
@@ -301,7 +331,7 @@ export const responsesCodec: DialectCodec = {
     },
   }),
   validate,
-  encodeBody: (plan) => responseOf(plan, terminalStatus(plan), completedItems(plan)),
+  encodeBody: (plan) => responseOf(plan, terminalStatus(plan), plan.failure ? [] : completedItems(plan)),
   encodeFrames,
   // Top-level code/message/param (§2.6); openai-node throws on the `error` event name.
   errorFrame: (_plan, seq) =>
@@ -317,4 +347,5 @@ export const responsesCodec: DialectCodec = {
     paced: false,
   }),
   overloadedStatus: 503,
+  noCredit: insufficientQuota,
 }

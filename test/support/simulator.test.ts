@@ -754,3 +754,216 @@ describe('scenarios', () => {
     expect(pacedWaitMs(1000, 3, 5, 1014.9)).toBe(2.5)
   })
 })
+
+describe('upstream behaviours: failed responses, spent quota, redacted thinking, refusals', () => {
+  const failed = { code: 'server_error', message: 'An error occurred while processing your request.' }
+
+  test('responses: response.failed right after the opening, no output item; the SDK folds a failed response', async () => {
+    sim.setScenario('gpt-sim', { failure: failed })
+    const sse = await rawStream('/v1/responses', { model: 'gpt-sim', input: 'Hello', stream: true }, bearer)
+    const events = dataOf(sse)
+    expect(events.map((e) => e.type)).toEqual(['response.created', 'response.in_progress', 'response.failed'])
+    expect(events.map((e) => e.sequence_number)).toEqual([0, 1, 2])
+    expect(events[2].response).toMatchObject({
+      object: 'response',
+      status: 'failed',
+      error: failed,
+      incomplete_details: null,
+      output: [],
+      usage: null,
+    })
+    expect(events[2].response.id).toBe(events[0].response.id)
+    // openai-node folds response.failed into a final response that says it failed (it does not throw).
+    const limited = { code: 'rate_limit_exceeded', message: 'Rate limit reached for gpt-sim.' }
+    sim.setScenario('gpt-sim', { failure: limited })
+    const folded = await openai.responses.stream({ model: 'gpt-sim', input: 'x' }).finalResponse()
+    expect(folded).toMatchObject({ status: 'failed', error: limited, output: [] })
+  })
+
+  test('responses: a non-stream failed answer is a 200 whose status is failed, with the error', async () => {
+    sim.setScenario('gpt-sim', { failure: failed, thinking: 'ignored', toolCall: weather })
+    const res = await openai.responses.create({ model: 'gpt-sim', input: 'Hello' })
+    expect(res).toMatchObject({ status: 'failed', error: failed, output: [], usage: null, completed_at: null })
+  })
+
+  test('the other dialects ignore failure; only Responses plays it', async () => {
+    sim.setScenario('m', { failure: failed, text: 'Fine.' })
+    expect((await anthropic.messages.create({ model: 'm', ...ask })).content).toEqual([
+      { type: 'text', text: 'Fine.', citations: null },
+    ])
+    expect((await openai.chat.completions.create({ model: 'm', ...chatAsk })).choices[0]?.message.content).toBe('Fine.')
+  })
+
+  test('no_credit: OpenAI’s 429 insufficient_quota on both dialects, Anthropic’s 400 credit balance', async () => {
+    sim.setScenario('m', { fault: { kind: 'no_credit' } })
+    const quota = {
+      message: expect.stringMatching(/^You exceeded your current quota, please check your plan and billing details\./),
+      type: 'insufficient_quota',
+      param: null,
+      code: 'insufficient_quota',
+    }
+    for (const path of ['/v1/chat/completions', '/v1/responses']) {
+      const res = await fetch(`${sim.url}${path}`, {
+        method: 'POST',
+        headers: bearer,
+        body: JSON.stringify({ model: 'm', input: 'x', ...chatAsk, stream: true }),
+      })
+      expect(res.status).toBe(429)
+      expect(res.headers.get('x-request-id')).toStartWith('req_sim')
+      expect(await res.json()).toEqual({ error: quota })
+    }
+    const c = await failure(openai.chat.completions.create({ model: 'm', ...chatAsk }))
+    expect(c).toBeInstanceOf(OpenAI.RateLimitError)
+    expect(c).toMatchObject({ code: 'insufficient_quota', type: 'insufficient_quota' })
+    const r = await failure(openai.responses.create({ model: 'm', input: 'x' }))
+    expect(r).toBeInstanceOf(OpenAI.RateLimitError)
+
+    const res = await fetch(`${sim.url}/v1/messages`, {
+      method: 'POST',
+      headers: anthropicHeaders,
+      body: JSON.stringify({ model: 'm', ...ask }),
+    })
+    expect(res.status).toBe(400)
+    expect(res.headers.get('request-id')).toStartWith('req_sim')
+    expect(await res.json()).toEqual({
+      type: 'error',
+      error: {
+        type: 'invalid_request_error',
+        message:
+          'Your credit balance is too low to access the Anthropic API. Please go to Plans & Billing to upgrade or purchase credits.',
+      },
+      request_id: expect.stringMatching(/^req_sim/),
+    })
+    expect(await failure(anthropic.messages.create({ model: 'm', ...ask }))).toBeInstanceOf(Anthropic.BadRequestError)
+  })
+
+  test('anthropic: redacted_thinking whole at content_block_start, no deltas; the SDK keeps it in place', async () => {
+    const data = 'EmwKAhgBEgy3va3pzix/LafPsn4aDFIT2Xlxh0L5L8rLVyIwxtE3rAFBa8cr3qpP'
+    sim.setScenario('claude-sim', { thinking: 'Hmm.', redactedThinking: data, text: 'Yes.' })
+    const sse = await rawStream('/v1/messages', { model: 'claude-sim', stream: true, ...ask }, anthropicHeaders)
+    const events = [...sse.matchAll(/^event: (.+)$/gm)].map((m) => m[1])
+    expect(events).toEqual([
+      'message_start',
+      'content_block_start',
+      'ping',
+      'content_block_delta',
+      'content_block_delta',
+      'content_block_stop',
+      'content_block_start',
+      'content_block_stop',
+      'content_block_start',
+      'content_block_delta',
+      'content_block_stop',
+      'message_delta',
+      'message_stop',
+    ])
+    const data_ = dataOf(sse)
+    expect(data_[6]).toEqual({
+      type: 'content_block_start',
+      index: 1,
+      content_block: { type: 'redacted_thinking', data },
+    })
+    expect(data_[7]).toEqual({ type: 'content_block_stop', index: 1 })
+    const expected = [
+      { type: 'thinking', thinking: 'Hmm.', signature: expect.any(String) },
+      { type: 'redacted_thinking', data },
+      { type: 'text', text: 'Yes.' },
+    ]
+    expect((await anthropic.messages.stream({ model: 'claude-sim', ...ask }).finalMessage()).content).toMatchObject(
+      expected,
+    )
+    expect((await anthropic.messages.create({ model: 'claude-sim', ...ask })).content).toMatchObject(expected)
+    // A redacted block alone opens the answer: the ping follows it.
+    sim.setScenario('claude-sim', { redactedThinking: data, text: 'Yes.' })
+    const alone = await rawStream('/v1/messages', { model: 'claude-sim', stream: true, ...ask }, anthropicHeaders)
+    expect([...alone.matchAll(/^event: (.+)$/gm)].map((m) => m[1]).slice(0, 4)).toEqual([
+      'message_start',
+      'content_block_start',
+      'ping',
+      'content_block_stop',
+    ])
+  })
+
+  const refusal = "I'm sorry, but I can't help with that request."
+
+  test('chat: a refusal is delta.refusal after a {content: null, refusal: ""} role chunk, message.refusal not streamed', async () => {
+    sim.setScenario('gpt-sim', { refusal })
+    const sse = await rawStream('/v1/chat/completions', { model: 'gpt-sim', stream: true, ...chatAsk }, bearer)
+    const chunks = dataOf(sse)
+    expect(chunks[0].choices[0].delta).toEqual({ role: 'assistant', content: null, refusal: '' })
+    const deltas = chunks.slice(1, -1).map((c) => c.choices[0].delta)
+    expect(deltas.every((d) => Object.keys(d).join() === 'refusal')).toBe(true)
+    expect(deltas.map((d) => d.refusal).join('')).toBe(refusal)
+    expect(chunks.at(-1).choices[0]).toMatchObject({ delta: {}, finish_reason: 'stop' })
+    expect(sse).not.toContain('"content":"')
+
+    const plain = await openai.chat.completions.create({ model: 'gpt-sim', ...chatAsk })
+    expect(plain.choices[0]).toMatchObject({
+      finish_reason: 'stop',
+      message: { role: 'assistant', content: null, refusal },
+    })
+    const folded = await openai.chat.completions.stream({ model: 'gpt-sim', ...chatAsk }).finalChatCompletion()
+    expect(folded.choices[0]?.message).toMatchObject({ content: null, refusal })
+  })
+
+  test('responses: a refusal part streams content_part.added, refusal deltas, refusal.done; non-stream has the part', async () => {
+    sim.setScenario('gpt-sim', { refusal })
+    const sse = await rawStream('/v1/responses', { model: 'gpt-sim', input: 'Hello', stream: true }, bearer)
+    const events = dataOf(sse)
+    expect(events.map((e) => e.sequence_number)).toEqual(events.map((_, i) => i))
+    const types = events.map((e) => e.type)
+    expect(types.filter((t) => t !== 'response.refusal.delta')).toEqual([
+      'response.created',
+      'response.in_progress',
+      'response.output_item.added',
+      'response.content_part.added',
+      'response.refusal.done',
+      'response.content_part.done',
+      'response.output_item.done',
+      'response.completed',
+    ])
+    const byType = (t: string) => events.filter((e) => e.type === t)
+    const itemId = byType('response.output_item.added')[0].item.id
+    expect(byType('response.output_item.added')[0].item).toEqual({
+      id: itemId,
+      type: 'message',
+      status: 'in_progress',
+      role: 'assistant',
+      content: [],
+    })
+    expect(byType('response.content_part.added')[0]).toMatchObject({
+      item_id: itemId,
+      output_index: 0,
+      content_index: 0,
+      part: { type: 'refusal', refusal: '' },
+    })
+    expect(
+      byType('response.refusal.delta')
+        .map((e) => e.delta)
+        .join(''),
+    ).toBe(refusal)
+    expect(byType('response.refusal.delta')[0]).toMatchObject({ item_id: itemId, output_index: 0, content_index: 0 })
+    expect(byType('response.refusal.done')[0]).toMatchObject({ item_id: itemId, content_index: 0, refusal })
+    expect(byType('response.content_part.done')[0].part).toEqual({ type: 'refusal', refusal })
+    const part = [{ type: 'refusal', refusal }]
+    expect(events.at(-1).response).toMatchObject({
+      status: 'completed',
+      output: [{ id: itemId, type: 'message', status: 'completed', role: 'assistant', content: part }],
+    })
+    const plain = await openai.responses.create({ model: 'gpt-sim', input: 'Hello' })
+    expect(plain.output).toMatchObject([{ type: 'message', content: part }])
+    const folded = await openai.responses.stream({ model: 'gpt-sim', input: 'Hello' }).finalResponse()
+    expect(folded.output).toMatchObject([{ type: 'message', content: part }])
+  })
+
+  test('anthropic ignores refusal; chat and responses ignore redactedThinking', async () => {
+    sim.setScenario('m', { refusal, redactedThinking: 'opaque' })
+    expect((await anthropic.messages.create({ model: 'm', ...ask })).content).toEqual([
+      { type: 'redacted_thinking', data: 'opaque' },
+      { type: 'text', text: 'Hello from m', citations: null },
+    ])
+    const chat = await openai.chat.completions.create({ model: 'm', ...chatAsk })
+    expect(chat.choices[0]?.message).toMatchObject({ content: null, refusal })
+    expect(JSON.stringify(chat)).not.toContain('opaque')
+  })
+})

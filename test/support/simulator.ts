@@ -249,6 +249,12 @@ export function startSimulator(opts: SimulatorOptions = {}): Simulator {
       const extra: Record<string, string> = retryAfter !== undefined ? { 'retry-after': String(retryAfter) } : {}
       return errorResponse(codec, status, statusMessages[status] ?? `Simulated ${status} error`, extra)
     }
+    if (fault?.kind === 'no_credit') {
+      life.finish()
+      const requestId = newId('req_sim')
+      const refused = codec.noCredit(requestId)
+      return Response.json(refused.body, { status: refused.status, headers: { [codec.requestIdHeader]: requestId } })
+    }
     const tokens = scenario.contextWindow === undefined ? 0 : countRequestTokens(body)
     if (scenario.contextWindow !== undefined && tokens > scenario.contextWindow) {
       life.finish()

@@ -77,6 +77,36 @@ test('/metrics counts requests, tokens, cost and upstream errors in Prometheus t
   expect(text).toContain('# TYPE svc_open_circuits gauge')
 })
 
+// /metrics shows platform-wide tokens and cost per model: a gateway reachable from outside could
+// only keep it from anyone by a proxy in front. A token, where set, closes it.
+test('/metrics with a metrics token set: the token or the admin token as a Bearer, else 401', async () => {
+  const h = await createHarness({ env: { K: 'k', SVC_METRICS_TOKEN: 'scrape-secret' }, config })
+  const scrape = (authorization?: string) =>
+    h.call('/metrics', { key: null, headers: authorization ? { authorization } : {} })
+  const missing = await scrape()
+  expect(missing.status).toBe(401)
+  expect(await missing.json()).toEqual({
+    type: 'error',
+    error: { type: 'authentication_error', message: 'missing metrics token: send `Authorization: Bearer <token>`' },
+  })
+  expect((await scrape('Bearer wrong')).status).toBe(401)
+  // An svc API key is an account's, not the operator's.
+  expect((await scrape(`Bearer ${h.key}`)).status).toBe(401)
+  const byToken = await scrape('Bearer scrape-secret')
+  expect(byToken.status).toBe(200)
+  expect(await byToken.text()).toContain('# TYPE svc_open_circuits gauge')
+  expect((await scrape('Bearer admin-secret')).status).toBe(200)
+  // Health stays open for load balancers; the variable's name is the file's to choose.
+  expect((await h.call('/healthz', { key: null })).status).toBe(200)
+  const named = await createHarness({
+    env: { K: 'k', SCRAPE: 'other-secret' },
+    config: { ...config, server: { metrics_token_env: 'SCRAPE' } },
+  })
+  expect((await named.call('/metrics', { key: null })).status).toBe(401)
+  const open = await named.call('/metrics', { key: null, headers: { authorization: 'Bearer other-secret' } })
+  expect(open.status).toBe(200)
+})
+
 test('what an operator must see: refusals before any upstream counted, streams broken mid-way counted and logged at warn', async () => {
   const h = await createHarness({ grantUsd: 1, env: { K: 'k' }, config })
   const lines: string[] = []

@@ -99,6 +99,8 @@ export interface Config {
     port: number
     database: string
     adminToken?: string
+    /** A token `/metrics` asks for as a Bearer (README, Operating it); absent: open to any caller. */
+    metricsToken?: string
     /** 32-byte key for sealing BYOK provider keys; absent → BYOK keys cannot be stored or used. */
     masterKey?: string
     /** The variable the master key is read from, to name it in messages. */
@@ -263,6 +265,7 @@ export function resolveConfig(raw: unknown, opts: LoadOptions & { source?: strin
         opts.overrides?.database ?? nonEmpty(env.SVC_DATABASE) ?? server.database ?? join('.svc', 'svc.db'),
       ),
       adminToken: nonEmpty(env[adminTokenEnv]),
+      metricsToken: nonEmpty(env[server.metrics_token_env ?? 'SVC_METRICS_TOKEN']),
       masterKey: nonEmpty(env[masterKeyEnv]),
       masterKeyEnv,
       maxBodyBytes: server.max_body_bytes ?? 32 * 1024 * 1024,

@@ -223,6 +223,8 @@ export const ConfigFile = T.Object(
           port: T.Optional(T.Integer({ minimum: 0, maximum: 65535 })),
           database: T.Optional(T.String({ minLength: 1 })),
           admin_token_env: T.Optional(T.String({ minLength: 1 })),
+          /** The variable holding a token `/metrics` then asks for (unset: open, as before). */
+          metrics_token_env: T.Optional(T.String({ minLength: 1 })),
           master_key_env: T.Optional(T.String({ minLength: 1 })),
           max_body_bytes: T.Optional(T.Integer({ minimum: 1024 })),
           shutdown_grace_seconds: T.Optional(T.Number({ minimum: 0 })),

@@ -53,7 +53,7 @@ export function requireAdmin(deps: Deps, headers: Headers) {
 
 /**
  * Compared as digests: equal lengths whatever was sent, so the time taken tells nothing, not even
- * the token's length. The admin API and the /login page's operator approval alike.
+ * the token's length. The admin API, the /login page's operator approval and /metrics alike.
  */
 export function isAdminToken(given: string, expected: string): boolean {
   const digest = (token: string) => createHash('sha256').update(token).digest()

@@ -1,6 +1,9 @@
 // Liveness, readiness and Prometheus metrics, for load balancers, systemd and scrapers.
 import { Elysia } from 'elysia'
 import type { Deps } from '../deps'
+import { GatewayError } from '../lib/errors'
+import { isAdminToken } from './admin'
+import { readApiKey } from './auth'
 
 export const healthRoutes = (deps: Deps) =>
   new Elysia({ name: 'http.health' })
@@ -21,7 +24,21 @@ export const healthRoutes = (deps: Deps) =>
       if (!ready) set.status = 503
       return { status: ready ? 'ready' : 'not_ready', database, recording, providers }
     })
-    .get(
-      '/metrics',
-      () => new Response(deps.metrics.render(), { headers: { 'content-type': 'text/plain; version=0.0.4' } }),
-    )
+    .get('/metrics', ({ request }) => {
+      requireMetricsToken(deps, request.headers)
+      return new Response(deps.metrics.render(), { headers: { 'content-type': 'text/plain; version=0.0.4' } })
+    })
+
+/**
+ * With a metrics token set, a scraper sends it as a Bearer (Prometheus' `authorization`), or the
+ * admin token: the counts are platform-wide (tokens and cost per model), for the operator alone
+ * where svc is reachable from outside. Unset, /metrics is open, as a scrape inside a network expects.
+ */
+function requireMetricsToken(deps: Deps, headers: Headers): void {
+  const { metricsToken, adminToken } = deps.config.server
+  if (!metricsToken) return
+  const given = readApiKey(headers, false)
+  if (!given) throw new GatewayError('authentication', 'missing metrics token: send `Authorization: Bearer <token>`')
+  if (!isAdminToken(given, metricsToken) && !(adminToken && isAdminToken(given, adminToken)))
+    throw new GatewayError('authentication', 'invalid metrics token')
+}

@@ -89,6 +89,7 @@ describe('the OpenAPI document', () => {
       'adminBearer',
       'apiKeyBearer',
       'apiKeyHeader',
+      'metricsBearer',
     ])
 
     const tags = new Set(doc.tags.map((t) => t.name))

@@ -993,12 +993,15 @@ const operationsPaths: Paths = {
       operationId: 'metrics',
       tags: ['operations'],
       summary: 'Metrics in the Prometheus text exposition format',
-      security: open,
+      description:
+        'Open unless a metrics token is set ([server] metrics_token_env, SVC_METRICS_TOKEN): then that token or the admin token, as a Bearer.',
+      security: [{}, { metricsBearer: [] }, { adminBearer: [] }],
       responses: {
         '200': {
           description: 'the metrics',
           content: { 'text/plain; version=0.0.4': { schema: { type: 'string' } } },
         },
+        ...anthropicErrors(401),
       },
     },
   },
@@ -1623,6 +1626,11 @@ export const openApiDocument: OpenApiDocument = {
         type: 'http',
         scheme: 'bearer',
         description: 'the admin token, from the variable [server] admin_token_env names (SVC_ADMIN_TOKEN)',
+      },
+      metricsBearer: {
+        type: 'http',
+        scheme: 'bearer',
+        description: 'the metrics token, from the variable [server] metrics_token_env names (SVC_METRICS_TOKEN)',
       },
     },
     parameters: {

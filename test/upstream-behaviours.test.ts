@@ -18,9 +18,12 @@ beforeEach(() => sim.reset())
 const GRANT = 5_000_000_000
 const price = { input_usd_per_mtok: 1, output_usd_per_mtok: 2 }
 
-/** anth: Anthropic; chat: OpenAI Chat; oai: OpenAI's own Responses API (passed through to a Responses client). */
-type Upstream = 'anth' | 'chat' | 'oai'
-const upstreams: Upstream[] = ['anth', 'chat', 'oai']
+/**
+ * anth: Anthropic; chat: OpenAI Chat; oai: OpenAI's own Responses API (passed through to a Responses
+ * client); compat: a compatible Responses server (openai_itself off: translated for every client).
+ */
+type Upstream = 'anth' | 'chat' | 'oai' | 'compat'
+const upstreams = ['anth', 'chat', 'oai'] as const
 
 /** `first` (quality 95) on `primary`, then `backup` (80) on `backup` when given, both under svc-max. */
 function gateway(primary: Upstream, backup?: Upstream): Promise<Harness> {
@@ -45,6 +48,7 @@ function gateway(primary: Upstream, backup?: Upstream): Promise<Harness> {
         anth: { kind: 'anthropic', base_url: sim.url, api_key_env: 'K' },
         chat: { kind: 'openai-chat', base_url: `${sim.url}/v1`, api_key_env: 'K' },
         oai: { kind: 'openai-responses', base_url: `${sim.url}/v1`, api_key_env: 'K', openai_itself: true },
+        compat: { kind: 'openai-responses', base_url: `${sim.url}/v1`, api_key_env: 'K', openai_itself: false },
       },
       models,
     },
@@ -209,7 +213,7 @@ describe('a Responses answer that fails right after its opening (response.failed
 
 describe('a provider account out of credit (OpenAI 429 insufficient_quota, Anthropic 400 credit balance)', () => {
   const noCredit: Scenario = { fault: { kind: 'no_credit' } }
-  const providerWords: Record<Upstream, RegExp> = {
+  const providerWords: Record<(typeof upstreams)[number], RegExp> = {
     anth: /credit balance ran too low/,
     chat: /You exceeded your current quota/,
     oai: /You exceeded your current quota/,
@@ -396,7 +400,7 @@ describe("Anthropic's redacted_thinking blocks", () => {
 describe("a model's refusal (Chat delta.refusal / message.refusal, Responses refusal parts)", () => {
   const refusal = "I'm sorry, but I can't help with that request."
 
-  for (const upstream of ['chat', 'oai'] as const) {
+  for (const upstream of ['chat', 'oai', 'compat'] as const) {
     for (const { stream, name } of modes) {
       test(`${upstream} → Anthropic client, ${name}: the refusal's words as text, stop_reason refusal; charged as an answer`, async () => {
         const h = await gateway(upstream)
@@ -436,24 +440,81 @@ describe("a model's refusal (Chat delta.refusal / message.refusal, Responses ref
       await expect(endedRequestDetail(h, id!)).resolves.toMatchObject({ status: 'completed' })
     })
 
-    test(`Chat → Responses client, ${name}: the refusal's words reach the client`, async () => {
-      const h = await gateway('chat')
-      sim.setScenario('first-up', { refusal })
-      const { response, id, error } = await viaResponses(h, stream)
-      expect(error).toBeUndefined()
-      const message = response!.output.find((item) => item.type === 'message') as OpenAI.Responses.ResponseOutputMessage
-      expect(JSON.stringify(message.content)).toContain(JSON.stringify(refusal).slice(1, -1))
-      const detail = await endedRequestDetail(h, id!)
-      expect(detail).toMatchObject({ status: 'completed' })
-      expect(detail.usage_events[0].charged_nanos).toBe(detail.usage_events[0].cost_nanos)
-    })
-  }
+    // OpenAI's own Responses API answers a model's refusal as a message whose content part is
+    // `{type: "refusal"}` and a response `completed`: a client that checks for a refusal part
+    // (OpenAI's structured-output guide) finds it whichever upstream declined.
+    for (const upstream of ['chat', 'compat'] as const) {
+      test(`${upstream} → Responses client, ${name}: a refusal is a \`refusal\` content part in a completed response, as OpenAI answers it`, async () => {
+        const h = await gateway(upstream)
+        sim.setScenario('first-up', { refusal })
+        const { response, events, id, error } = await viaResponses(h, stream)
+        expect(error).toBeUndefined()
+        expect(response).toMatchObject({
+          status: 'completed',
+          incomplete_details: null,
+          output: [
+            { type: 'message', role: 'assistant', status: 'completed', content: [{ type: 'refusal', refusal }] },
+          ],
+        })
+        expect(response!.output).toHaveLength(1)
+        expect(JSON.stringify(response!.output)).not.toContain('output_text')
+        if (stream) {
+          const types = events.map((e) => e.type)
+          expect(types).toEqual([
+            'response.created',
+            'response.in_progress',
+            'response.output_item.added',
+            'response.content_part.added',
+            ...types.filter((t) => t === 'response.refusal.delta'),
+            'response.refusal.done',
+            'response.content_part.done',
+            'response.output_item.done',
+            'response.completed',
+          ])
+          expect(events[3]).toMatchObject({ part: { type: 'refusal', refusal: '' } })
+          expect(
+            events
+              .filter((e) => e.type === 'response.refusal.delta')
+              .map((e) => (e as { delta: string }).delta)
+              .join(''),
+          ).toBe(refusal)
+          expect(events.find((e) => e.type === 'response.refusal.done')).toMatchObject({ refusal })
+          expect(events.find((e) => e.type === 'response.content_part.done')).toMatchObject({
+            part: { type: 'refusal', refusal },
+          })
+        }
+        // Charged as an answer, as before.
+        const detail = await endedRequestDetail(h, id!)
+        expect(detail).toMatchObject({ status: 'completed', attempts: 1 })
+        expect(detail.usage_events[0]).toMatchObject({ outcome: 'ok', estimated: false })
+        expect(detail.usage_events[0].charged_nanos).toBe(detail.usage_events[0].cost_nanos)
+        expect(detail.usage_events[0].cost_nanos).toBeGreaterThan(0)
+      })
 
-  // OpenAI's own Responses API answers a model's refusal as a message whose content part is
-  // `{type: "refusal"}` and a response `completed`; svc turns a Chat upstream's refusal into
-  // `output_text` under `incomplete` / `content_filter` (a content filter cutting the answer), so a
-  // client that checks for a refusal part (OpenAI's structured-output guide) misses it.
-  test.todo(
-    'Chat → Responses client: a refusal is a `refusal` content part in a completed response, as OpenAI answers it',
-  )
+      test(`${upstream}, ${name}: a Responses client's history with the refusal part goes back upstream as its words`, async () => {
+        const h = await gateway(upstream)
+        sim.setScenario('first-up', { text: 'Fine.' })
+        const declined: OpenAI.Responses.ResponseOutputMessage = {
+          id: 'msg_1',
+          type: 'message',
+          role: 'assistant',
+          status: 'completed',
+          content: [{ type: 'refusal', refusal }],
+        }
+        const { response, error } = await viaResponses(h, stream, {
+          input: [{ role: 'user', content: 'hello' }, declined, { role: 'user', content: 'something else, then' }],
+        })
+        expect(error).toBeUndefined()
+        expect(response).toMatchObject({ status: 'completed', output: [{ content: [{ type: 'output_text' }] }] })
+        const body = sim.requests[0]!.body as { messages?: { role: string; content: unknown }[]; input?: unknown[] }
+        if (upstream === 'chat') expect(body.messages![1]).toMatchObject({ role: 'assistant', content: refusal })
+        else
+          expect(body.input![1]).toMatchObject({
+            type: 'message',
+            role: 'assistant',
+            content: [{ type: 'output_text', text: refusal }],
+          })
+      })
+    }
+  }
 })

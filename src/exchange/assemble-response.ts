@@ -37,7 +37,8 @@ export function responseAssembler(): ResponseAssembler {
         return
       case 'block_start': {
         const b = event.block
-        if (b.kind === 'text') content[event.index] = { type: 'text', text: '' }
+        if (b.kind === 'text')
+          content[event.index] = b.refusal ? { type: 'text', text: '', refusal: true } : { type: 'text', text: '' }
         else if (b.kind === 'thinking') content[event.index] = { type: 'thinking', thinking: '' }
         else if (b.kind === 'redacted_thinking') content[event.index] = { type: 'redacted_thinking', data: b.data }
         else if (b.kind === 'tool_use') {

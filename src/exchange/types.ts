@@ -49,6 +49,15 @@ export interface TextBlock {
   cacheControl?: CacheControl
   /** Pages this text cites (answers only). */
   citations?: Citation[]
+  /**
+   * Answers only: the model declined, and these are its words saying so (OpenAI's `refusal`: Chat's
+   * `message.refusal`, a Responses `refusal` content part). A flag rather than a block type of its
+   * own: to an Anthropic client, to the ledger and to every request encoder a refusal is text like
+   * any other, and only a Responses client's encoders tell it apart, as a `refusal` part in a
+   * completed response. The stop reason stays `refusal`; one without a declined block (Anthropic's
+   * classifier stopping the answer, a content filter) is an answer cut, not a refusal part.
+   */
+  refusal?: true
 }
 
 /** How closely an OpenAI model looks at an image (`original`: full resolution, Responses only). */
@@ -314,7 +323,8 @@ export interface ExchangeResponse {
 }
 
 export type BlockStart =
-  | { kind: 'text' }
+  /** `refusal`: the block is the model's words declining (TextBlock.refusal). */
+  | { kind: 'text'; refusal?: true }
   | { kind: 'thinking' }
   | { kind: 'redacted_thinking'; data: string }
   | { kind: 'tool_use'; id: string; name: string }

@@ -97,9 +97,15 @@ describe('decodeChatResponse', () => {
       content: [{ type: 'text', text: 'No.' }],
       stopReason: 'refusal',
     })
-    // A declined structured output finishes with `stop`: still a refusal, as a Responses refusal part is.
-    expect(decodeChatResponse(completion({ content: null, refusal: 'No.' }, 'stop')).stopReason).toBe('refusal')
-    expect(decodeChatResponse(completion({ content: 'Yes.', refusal: null }, 'stop')).stopReason).toBe('end_turn')
+    // A declined structured output finishes with `stop`: still a refusal, as a Responses refusal part
+    // is, its words a declined block (a Responses client's refusal part).
+    expect(decodeChatResponse(completion({ content: null, refusal: 'No.' }, 'stop'))).toMatchObject({
+      content: [{ type: 'text', text: 'No.', refusal: true }],
+      stopReason: 'refusal',
+    })
+    const answered = decodeChatResponse(completion({ content: 'Yes.', refusal: null }, 'stop'))
+    expect(answered.stopReason).toBe('end_turn')
+    expect(answered.content).toEqual([{ type: 'text', text: 'Yes.' }])
   })
 
   test('a body without choices is a 502', () => {

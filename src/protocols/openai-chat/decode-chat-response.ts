@@ -34,10 +34,11 @@ export function decodeChatResponse(json: unknown, toolNames: RequestToolNames = 
       .join('')
   const reasoning = readString(message, 'reasoning_content') || readString(message, 'reasoning') || partsOf('thinking')
   if (reasoning) content.push({ type: 'thinking', thinking: reasoning, signature: '' })
+  // A model that declined says so in `refusal`, `content` null: a declined block (TextBlock.refusal).
   const said = partsOf('text')
   const refusal = said ? undefined : readString(message, 'refusal')
-  const text = said || refusal
-  if (text) content.push({ type: 'text', text })
+  if (said) content.push({ type: 'text', text: said })
+  else if (refusal) content.push({ type: 'text', text: refusal, refusal: true })
   const restoreName = toolNameRestorer(toolNames)
   const openRouterSignatures = openRouterCallSignatures(message.reasoning_details)
   ;(readArray(message, 'tool_calls') ?? []).forEach((call) => {

@@ -87,10 +87,30 @@ describe('chatStreamDecoder', () => {
         finish('stop') +
         done,
     )
-    expect(events.filter((e) => e.type === 'text_delta')).toEqual([
+    expect(events.filter((e) => e.type !== 'start')).toEqual([
+      // A declined block: a Responses client's refusal part.
+      { type: 'block_start', index: 0, block: { kind: 'text', refusal: true } },
       { type: 'text_delta', index: 0, text: "I can't help with that." },
+      { type: 'block_stop', index: 0 },
+      { type: 'finish', reason: 'refusal', stopSequence: null },
     ])
-    expect(events.at(-1)).toEqual({ type: 'finish', reason: 'refusal', stopSequence: null })
+  })
+
+  test("a refusal after an answer's words is a block of its own; the answer's stays text", async () => {
+    const events = await decodeText(
+      chunk({ role: 'assistant', content: 'Well. ' }) +
+        chunk({ refusal: "I can't" }) +
+        chunk({ refusal: ' say more.' }) +
+        finish('stop') +
+        done,
+    )
+    expect(events.filter((e) => e.type === 'block_start' || e.type === 'text_delta')).toEqual([
+      { type: 'block_start', index: 0, block: { kind: 'text' } },
+      { type: 'text_delta', index: 0, text: 'Well. ' },
+      { type: 'block_start', index: 1, block: { kind: 'text', refusal: true } },
+      { type: 'text_delta', index: 1, text: "I can't" },
+      { type: 'text_delta', index: 1, text: ' say more.' },
+    ])
   })
 
   test('5.4 text with the usage chunk after finish', async () => {

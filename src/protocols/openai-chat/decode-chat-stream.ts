@@ -38,7 +38,10 @@ interface ToolCall {
   state: 'pending' | 'open' | 'closed'
 }
 
-type OpenBlock = { kind: 'thinking' | 'text'; index: number } | { kind: 'tool_use'; index: number; call: ToolCall }
+/** `refusal`: a text block of the model's words declining (TextBlock.refusal), apart from its answer's text. */
+type OpenBlock =
+  | { kind: 'thinking' | 'text' | 'refusal'; index: number }
+  | { kind: 'tool_use'; index: number; call: ToolCall }
 
 /** `toolNames`: the request's, to restore the names encodeChatRequest shortened. */
 export function chatStreamDecoder(toolNames: RequestToolNames = noToolNames): StreamCodec<SseEvent, ExchangeEvent> {
@@ -68,12 +71,12 @@ export function chatStreamDecoder(toolNames: RequestToolNames = noToolNames): St
     open = undefined
   }
 
-  const ensureBlock = (kind: 'thinking' | 'text', out: ExchangeEvent[]): number => {
+  const ensureBlock = (kind: 'thinking' | 'text' | 'refusal', out: ExchangeEvent[]): number => {
     if (open?.kind === kind) return open.index
     closeOpen(out)
     const index = nextIndex++
     open = { kind, index }
-    out.push({ type: 'block_start', index, block: { kind } })
+    out.push({ type: 'block_start', index, block: kind === 'refusal' ? { kind: 'text', refusal: true } : { kind } })
     return index
   }
 
@@ -87,6 +90,14 @@ export function chatStreamDecoder(toolNames: RequestToolNames = noToolNames): St
   const say = (text: string, out: ExchangeEvent[]) => {
     const index = ensureBlock('text', out)
     sawTextOrTool = true
+    out.push({ type: 'text_delta', index, text })
+  }
+
+  /** The model's words declining, in a block of their own: a Responses client's refusal part. */
+  const decline = (text: string, out: ExchangeEvent[]) => {
+    const index = ensureBlock('refusal', out)
+    sawTextOrTool = true
+    refused = true
     out.push({ type: 'text_delta', index, text })
   }
 
@@ -204,10 +215,7 @@ export function chatStreamDecoder(toolNames: RequestToolNames = noToolNames): St
       }
     }
     const refusal = said ? undefined : readString(delta, 'refusal')
-    if (refusal) {
-      refused = true
-      say(refusal, out)
-    }
+    if (refusal) decline(refusal, out)
     for (const fragment of readArray(delta, 'tool_calls') ?? []) {
       if (isObject(fragment)) onToolFragment(fragment, out)
     }

@@ -207,6 +207,24 @@ describe('decodeResponsesResponse', () => {
     expect(decodeResponsesResponse(response(patch)).stopReason).toBe(stopReason as never)
   })
 
+  test("a message of refusal parts is a declined block (the model's refusal); one mixing in output_text stays text", () => {
+    const message = (content: unknown[]) => ({ type: 'message', role: 'assistant', status: 'completed', content })
+    const refusal = { type: 'refusal', refusal: 'I cannot.' }
+    expect(decodeResponsesResponse(response({ output: [message([refusal])] }))).toMatchObject({
+      content: [{ type: 'text', text: 'I cannot.', refusal: true }],
+      stopReason: 'refusal',
+    })
+    const mixed = decodeResponsesResponse(
+      response({ output: [message([{ type: 'output_text', text: 'Well. ', annotations: [] }, refusal])] }),
+    )
+    expect(mixed.content).toEqual([{ type: 'text', text: 'Well. I cannot.' }])
+    expect(mixed.stopReason).toBe('refusal')
+    // An empty refusal says nothing: no block.
+    expect(
+      decodeResponsesResponse(response({ output: [message([{ type: 'refusal', refusal: '' }])] })).content,
+    ).toEqual([])
+  })
+
   test('usage: input excludes cache reads and writes; reasoning from output details (§4.7)', () => {
     expect(
       responsesUsage({

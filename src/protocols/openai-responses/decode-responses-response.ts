@@ -104,11 +104,16 @@ export const readUrlCitation = (annotation: unknown, partText: string, offset: n
 
 /**
  * Text of a message item: output_text parts, and refusal parts as text, joined into one block,
- * with the output_text parts' citations placed in the joined text.
+ * with the output_text parts' citations placed in the joined text. `refusal`: it has a refusal
+ * part; `declined`: its words are all a refusal's (the block is a declined one, TextBlock.refusal).
+ * A message that mixes both (not something OpenAI sends) stays text.
  */
-export const readMessageText = (item: JsonObject): { text: string; refusal: boolean; citations: Citation[] } => {
+export const readMessageText = (
+  item: JsonObject,
+): { text: string; refusal: boolean; declined: boolean; citations: Citation[] } => {
   let text = ''
   let refusal = false
+  let answered = false
   const citations: Citation[] = []
   for (const part of asArray(item['content'])) {
     if (!isObject(part)) continue
@@ -119,12 +124,13 @@ export const readMessageText = (item: JsonObject): { text: string; refusal: bool
         if (citation) citations.push(citation)
       }
       text += partText
+      answered ||= partText !== ''
     } else if (part['type'] === 'refusal') {
       text += asString(part['refusal']) ?? ''
       refusal = true
     }
   }
-  return { text, refusal, citations }
+  return { text, refusal, declined: refusal && !answered && text !== '', citations }
 }
 
 /** Page titles by URL, from the answer's url_citation annotations: a search's sources carry none. */
@@ -195,9 +201,10 @@ export const decodeOutputItems = (
         break
       }
       case 'message': {
-        const { text, refusal, citations } = readMessageText(item)
+        const { text, refusal, declined, citations } = readMessageText(item)
         hasRefusal ||= refusal
-        if (text !== '') blocks.push({ type: 'text', text, ...(citations.length > 0 ? { citations } : {}) })
+        if (declined) blocks.push({ type: 'text', text, refusal: true })
+        else if (text !== '') blocks.push({ type: 'text', text, ...(citations.length > 0 ? { citations } : {}) })
         break
       }
       case 'function_call':

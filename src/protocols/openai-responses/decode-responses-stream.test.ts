@@ -231,11 +231,12 @@ describe('responsesStreamDecoder', () => {
           { type: 'block_start', index: 0, block: { kind: 'thinking' } },
           { type: 'thinking_delta', index: 0, thinking: 'Think.' },
         ],
+        // A message's block opens with its first content (it may be a refusal's): here, its first words.
+        [{ type: 'block_stop', index: 0 }],
         [
-          { type: 'block_stop', index: 0 },
           { type: 'block_start', index: 1, block: { kind: 'text' } },
+          { type: 'text_delta', index: 1, text: 'Hel' },
         ],
-        [{ type: 'text_delta', index: 1, text: 'Hel' }],
         [],
         [{ type: 'text_delta', index: 1, text: 'lo' }],
         [
@@ -270,12 +271,12 @@ describe('responsesStreamDecoder', () => {
         final([reasoning, message('Hello')]),
       ])
       expect(steps.slice(3, 7)).toEqual([
-        [
-          { type: 'block_stop', index: 0 },
-          { type: 'block_start', index: 1, block: { kind: 'text' } },
-        ],
+        [{ type: 'block_stop', index: 0 }],
         // Before any done item: a client sees the text while the model writes it.
-        [{ type: 'text_delta', index: 1, text: 'Hello' }],
+        [
+          { type: 'block_start', index: 1, block: { kind: 'text' } },
+          { type: 'text_delta', index: 1, text: 'Hello' },
+        ],
         [],
         [{ type: 'block_stop', index: 1 }],
       ] satisfies ExchangeEvent[][])
@@ -373,6 +374,82 @@ describe('responsesStreamDecoder', () => {
       { type: 'block_stop', index: 1 },
       { type: 'finish', reason: 'tool_use', stopSequence: null },
     ])
+  })
+
+  describe("a model's refusal: a message whose part is a refusal opens a declined block", () => {
+    const words = "I can't help with that."
+    const message = (content: unknown[], status = 'completed') => ({
+      id: 'msg_r',
+      type: 'message',
+      role: 'assistant',
+      status,
+      content,
+    })
+    const at = { item_id: 'msg_r', output_index: 0, content_index: 0 }
+    /** The events each frame gives, one list a frame. */
+    const pushEach = (events: Record<string, unknown>[]) => {
+      const decoder = responsesStreamDecoder()
+      return events.map((e) => decoder.push({ event: String(e['type']), data: JSON.stringify(e), raw: '' }))
+    }
+
+    test('as OpenAI streams it: content_part.added says it is a refusal, before its words', async () => {
+      const events = await decodeFrames([
+        created(),
+        { type: 'response.output_item.added', output_index: 0, item: message([], 'in_progress') },
+        { type: 'response.content_part.added', ...at, part: { type: 'refusal', refusal: '' } },
+        { type: 'response.refusal.delta', ...at, delta: "I can't " },
+        { type: 'response.refusal.delta', ...at, delta: 'help with that.' },
+        { type: 'response.refusal.done', ...at, refusal: words },
+        { type: 'response.content_part.done', ...at, part: { type: 'refusal', refusal: words } },
+        { type: 'response.output_item.done', output_index: 0, item: message([{ type: 'refusal', refusal: words }]) },
+        completed([message([{ type: 'refusal', refusal: words }])]),
+      ])
+      expect(events.filter((e) => e.type !== 'start' && e.type !== 'usage')).toEqual([
+        { type: 'block_start', index: 0, block: { kind: 'text', refusal: true } },
+        { type: 'text_delta', index: 0, text: "I can't " },
+        { type: 'text_delta', index: 0, text: 'help with that.' },
+        { type: 'block_stop', index: 0 },
+        { type: 'finish', reason: 'refusal', stopSequence: null },
+      ] satisfies ExchangeEvent[])
+    })
+
+    test('with no content_part.added, its first refusal delta; with no delta, its done item', async () => {
+      const deltasOnly = await decodeFrames([
+        created(),
+        { type: 'response.output_item.added', output_index: 0, item: message([], 'in_progress') },
+        { type: 'response.refusal.delta', ...at, delta: words },
+        completed([message([{ type: 'refusal', refusal: words }])]),
+      ])
+      expect(deltasOnly.filter((e) => e.type === 'block_start')).toEqual([
+        { type: 'block_start', index: 0, block: { kind: 'text', refusal: true } },
+      ])
+      const wholeOnly = await decodeFrames([
+        created(),
+        { type: 'response.output_item.added', output_index: 0, item: message([], 'in_progress') },
+        { type: 'response.output_item.done', output_index: 0, item: message([{ type: 'refusal', refusal: words }]) },
+        completed([message([{ type: 'refusal', refusal: words }])]),
+      ])
+      expect(wholeOnly.filter((e) => e.type !== 'start' && e.type !== 'usage')).toEqual([
+        { type: 'block_start', index: 0, block: { kind: 'text', refusal: true } },
+        { type: 'text_delta', index: 0, text: words },
+        { type: 'block_stop', index: 0 },
+        { type: 'finish', reason: 'refusal', stopSequence: null },
+      ] satisfies ExchangeEvent[])
+    })
+
+    test("an answer's message opens as text at its output_text part, before its words", async () => {
+      const steps = pushEach([
+        created(),
+        { type: 'response.output_item.added', output_index: 0, item: message([], 'in_progress') },
+        { type: 'response.content_part.added', ...at, part: { type: 'output_text', text: '', annotations: [] } },
+        { type: 'response.output_text.delta', ...at, delta: 'Hi' },
+      ])
+      expect(steps.slice(1)).toEqual([
+        [],
+        [{ type: 'block_start', index: 0, block: { kind: 'text' } }],
+        [{ type: 'text_delta', index: 0, text: 'Hi' }],
+      ] satisfies ExchangeEvent[][])
+    })
   })
 
   test('a final response with no streamed items is replayed from its output', async () => {

@@ -1,8 +1,10 @@
 // A Responses upstream's SSE events → neutral exchange events (wire-formats §2.6, §4.11).
 //
-// Each output item becomes one block: reasoning → thinking, message → text, function_call →
-// tool_use, a web_search_call that searched → web_search (whole, once its item is done). A
-// url_citation annotation cites the words streamed before it, so it becomes a citation event after them.
+// Each output item becomes one block: reasoning → thinking, message → text (a declined one where
+// its parts are all refusal: TextBlock.refusal, its block opening with its first content part),
+// function_call → tool_use, a web_search_call that searched → web_search (whole, once its item is
+// done). A url_citation annotation cites the words streamed before it, so it becomes a citation
+// event after them.
 // Upstreams may interleave items (§4.11), while neutral blocks run one after another, so every
 // item-level event is queued on its item and only the oldest unfinished item emits; later items
 // replay their queue when it closes. llama.cpp's server (and Lemonade, built on it) sends no
@@ -30,10 +32,11 @@ import { isReported } from '../unreported-usage'
 
 type ItemKind = 'text' | 'thinking' | 'tool_use' | 'web_search' | 'other'
 
+/** `refusal` (a message's): its block opens as the model's words declining (TextBlock.refusal). */
 type Action =
-  | { kind: 'open' }
+  | { kind: 'open'; refusal?: true }
   /** `part`: the content_index of a message's text, where its annotations' indices start. */
-  | { kind: 'delta'; text: string; part?: number }
+  | { kind: 'delta'; text: string; part?: number; refusal?: true }
   | { kind: 'citation'; annotation: JsonObject; part: number }
   /** Between reasoning summary parts: a paragraph break, only once something was said. */
   | { kind: 'separator' }
@@ -192,7 +195,7 @@ export function responsesStreamDecoder(
     return addItem(index ?? nextIndex, { type, ...(id ? { id } : {}) })
   }
 
-  const open = (state: ItemState): ExchangeEvent[] => {
+  const open = (state: ItemState, refusal?: true): ExchangeEvent[] => {
     // A search is no streamed block: it comes out whole at its close.
     if (state.blockIndex !== undefined || state.dropped || state.kind === 'other' || state.kind === 'web_search')
       return []
@@ -203,7 +206,9 @@ export function responsesStreamDecoder(
     state.blockIndex = nextBlock++
     if (state.kind === 'text') {
       answerStarted = true
-      return [{ type: 'block_start', index: state.blockIndex, block: { kind: 'text' } }]
+      return [
+        { type: 'block_start', index: state.blockIndex, block: refusal ? { kind: 'text', refusal } : { kind: 'text' } },
+      ]
     }
     if (state.kind === 'tool_use') {
       answerStarted = true
@@ -215,9 +220,9 @@ export function responsesStreamDecoder(
     return [{ type: 'block_start', index: state.blockIndex, block: { kind: 'thinking' } }]
   }
 
-  const delta = (state: ItemState, text: string, part = 0): ExchangeEvent[] => {
+  const delta = (state: ItemState, text: string, part = 0, refusal?: true): ExchangeEvent[] => {
     if (text === '') return []
-    const out = open(state)
+    const out = open(state, refusal)
     const index = state.blockIndex
     if (index === undefined) return out
     state.sawDelta = true
@@ -244,9 +249,9 @@ export function responsesStreamDecoder(
 
   /** A message that streamed nothing, from its finished item: its text, then the citations of it. */
   const wholeMessage = (state: ItemState, item: JsonObject): ExchangeEvent[] => {
-    const { text, refusal, citations } = readMessageText(item)
+    const { text, refusal, declined, citations } = readMessageText(item)
     hasRefusal ||= refusal
-    const out = delta(state, text)
+    const out = delta(state, text, 0, declined || undefined)
     const index = state.blockIndex
     if (index === undefined) return out
     return [...out, ...citations.map((citation): ExchangeEvent => ({ type: 'citation', index, citation }))]
@@ -294,9 +299,9 @@ export function responsesStreamDecoder(
   const apply = (state: ItemState, action: Action): ExchangeEvent[] => {
     switch (action.kind) {
       case 'open':
-        return open(state)
+        return open(state, action.refusal)
       case 'delta':
-        return delta(state, action.text, action.part)
+        return delta(state, action.text, action.part, action.refusal)
       case 'citation':
         return citation(state, action.annotation, action.part)
       case 'separator':
@@ -396,20 +401,40 @@ export function responsesStreamDecoder(
         if (byOrder) out.push(...closeStreamedByOrder())
         const state = addItem(placeOf(json, json['item']), json['item'])
         state.placedByOrder = byOrder
-        // Text and tool blocks open as soon as the item is announced; reasoning waits for content.
-        if (state.kind === 'text' || state.kind === 'tool_use') state.actions.push({ kind: 'open' })
+        // A tool block opens as soon as its item is announced; a message's with its first content
+        // part, which says whether the model answers or declines (refusal); reasoning with content.
+        if (state.kind === 'tool_use') state.actions.push({ kind: 'open' })
         out.push(...drain())
         break
       }
+      case 'response.content_part.added': {
+        const state = findItem(json)
+        if (state?.kind !== 'text') break
+        const part = isObject(json['part']) ? json['part'] : {}
+        out.push(...enqueue(state, part['type'] === 'refusal' ? { kind: 'open', refusal: true } : { kind: 'open' }))
+        break
+      }
       case 'response.output_text.delta':
-      case 'response.refusal.delta':
         out.push(...startEvent(undefined))
-        if (type === 'response.refusal.delta') hasRefusal = true
         out.push(
           ...enqueue(findItem(json, 'text'), {
             kind: 'delta',
             text: asString(json['delta']) ?? '',
             part: asNumber(json['content_index']) ?? 0,
+          }),
+        )
+        break
+      // A message with no content_part.added opens declined with its first refusal words; after an
+      // answer's text (not something OpenAI sends), they join that text.
+      case 'response.refusal.delta':
+        out.push(...startEvent(undefined))
+        hasRefusal = true
+        out.push(
+          ...enqueue(findItem(json, 'text'), {
+            kind: 'delta',
+            text: asString(json['delta']) ?? '',
+            part: asNumber(json['content_index']) ?? 0,
+            refusal: true,
           }),
         )
         break
@@ -476,7 +501,7 @@ export function responsesStreamDecoder(
         done = true
         break
       default:
-        // New event types appear without notice (§0); content_part.*, *.done texts and the like add nothing.
+        // New event types appear without notice (§0); content_part.done, *.done texts and the like add nothing.
         break
     }
     return out

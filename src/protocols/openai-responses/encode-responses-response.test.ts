@@ -117,6 +117,37 @@ describe('encodeResponsesResponse', () => {
     expect(encoded['incomplete_details']).toEqual(incomplete)
   })
 
+  test("a declined block (the model's refusal) is a message with a refusal part in a completed response; the SDK reads it", async () => {
+    const declined: ExchangeResponse = {
+      ...answer,
+      content: [{ type: 'text', text: "I can't help with that.", refusal: true }],
+      stopReason: 'refusal',
+    }
+    const encoded = encodeResponsesResponse(declined, { ...ids, completedAt: 7 })
+    expect(encoded).toMatchObject({ status: 'completed', completed_at: 7, incomplete_details: null })
+    expect(encoded['output']).toEqual([
+      {
+        id: 'msg_01JX',
+        type: 'message',
+        status: 'completed',
+        role: 'assistant',
+        content: [{ type: 'refusal', refusal: "I can't help with that." }],
+      },
+    ])
+    // Anthropic's classifier stopping an answer (no declined block) is still a content filter's cut.
+    const cut = encodeResponsesResponse({ ...declined, content: [{ type: 'text', text: 'Here is' }] }, ids)
+    expect(cut).toMatchObject({
+      status: 'incomplete',
+      incomplete_details: { reason: 'content_filter' },
+      output: [{ status: 'incomplete', content: [{ type: 'output_text', text: 'Here is' }] }],
+    })
+    const server = serveResponses(() => Response.json(encoded))
+    stop = server.stop
+    const parsed = await server.client.responses.create({ model: 'svc-max', input: 'q' })
+    expect(parsed.status).toBe('completed')
+    expect(parsed.output).toMatchObject([{ content: [{ type: 'refusal', refusal: "I can't help with that." }] }])
+  })
+
   test('the item the output limit cut is incomplete, the items before it completed', () => {
     const statuses = (content: ExchangeResponse['content']) =>
       (

@@ -88,16 +88,22 @@ export const encodeResponsesUsage = (usage: Usage): Record<string, unknown> => {
   }
 }
 
-/** Terminal status and incomplete reason for a stop reason (§4.6). */
+/**
+ * Terminal status and incomplete reason for a stop reason (§4.6). `declined`: the answer has the
+ * model's words declining (TextBlock.refusal), a refusal part: then a `refusal` stop is the answer
+ * complete, as OpenAI sends it; without one (Anthropic's classifier stopping the answer, a content
+ * filter) it is one a filter cut.
+ */
 export const mapStopReasonToStatus = (
   reason: StopReason,
+  declined = false,
 ): { status: Exclude<ResponseStatus, 'in_progress'>; incompleteReason?: 'max_output_tokens' | 'content_filter' } => {
   switch (reason) {
     case 'max_tokens':
     case 'context_exceeded':
       return { status: 'incomplete', incompleteReason: 'max_output_tokens' }
     case 'refusal':
-      return { status: 'incomplete', incompleteReason: 'content_filter' }
+      return declined ? { status: 'completed' } : { status: 'incomplete', incompleteReason: 'content_filter' }
     case 'error':
       return { status: 'failed' }
     default:
@@ -198,6 +204,15 @@ export const buildMessageItem = (
   content: status === 'in_progress' && text === '' ? [] : [{ type: 'output_text', text, annotations, logprobs: [] }],
 })
 
+/** A message whose one part is the model's refusal, in its words (TextBlock.refusal), as OpenAI's. */
+export const buildRefusalItem = (id: string, refusal: string, status: 'in_progress' | 'completed' | 'incomplete') => ({
+  id,
+  type: 'message',
+  status,
+  role: 'assistant',
+  content: status === 'in_progress' && refusal === '' ? [] : [{ type: 'refusal', refusal }],
+})
+
 /**
  * A reasoning item: the thinking as its summary (a redacted block has none) and, when the client
  * asked for it (`include: ["reasoning.encrypted_content"]`), the blob that lets the next turn rebuild
@@ -279,6 +294,7 @@ export const encodeResponsesResponse = (
 ): Record<string, unknown> => {
   const output: unknown[] = []
   let messages = 0
+  let declined = false
   const includeEncrypted = wantsEncryptedReasoning(opts.request?.include)
   const special = specialToolNames(offeredTools(opts.request))
   for (const block of resp.content) {
@@ -290,6 +306,11 @@ export const encodeResponsesResponse = (
           output.push(buildReasoningItem(reasoningItemId(opts.messageId, index), block, includeEncrypted))
         break
       case 'text': {
+        if (block.refusal) {
+          declined = true
+          output.push(buildRefusalItem(messageItemId(opts.messageId, index, messages++), block.text, 'completed'))
+          break
+        }
         const annotations = block.citations
           ? block.citations
               .map((citation) => urlCitation(citation, block.text))
@@ -321,7 +342,7 @@ export const encodeResponsesResponse = (
         break
     }
   }
-  const { status, incompleteReason } = mapStopReasonToStatus(resp.stopReason)
+  const { status, incompleteReason } = mapStopReasonToStatus(resp.stopReason, declined)
   // The item the limit cut is incomplete, as in OpenAI's own answers (a reasoning item has no
   // status, a search arrives whole).
   const last = output.at(-1) as { type: string; status?: string } | undefined

@@ -307,6 +307,85 @@ describe('responsesStreamEncoder', () => {
     expect(final.output_text).toBe('flagged')
   })
 
+  describe("a model's refusal (a declined block: TextBlock.refusal)", () => {
+    const declined: ExchangeEvent[] = [
+      { type: 'start', id: 'x', model: 'm' },
+      { type: 'block_start', index: 0, block: { kind: 'text', refusal: true } },
+      { type: 'text_delta', index: 0, text: "I can't " },
+      { type: 'text_delta', index: 0, text: 'help with that.' },
+      { type: 'block_stop', index: 0 },
+      { type: 'usage', usage: { input: 5, output: 6 } },
+      { type: 'finish', reason: 'refusal' },
+    ]
+    const words = "I can't help with that."
+
+    test("is a message whose one part is a refusal, streamed as OpenAI's, in a completed response", async () => {
+      const data = await frames(declined)
+      expectSequenceFromZero(data)
+      expect(data.map((d) => d['type'])).toEqual([
+        'response.created',
+        'response.in_progress',
+        'response.output_item.added',
+        'response.content_part.added',
+        'response.refusal.delta',
+        'response.refusal.delta',
+        'response.refusal.done',
+        'response.content_part.done',
+        'response.output_item.done',
+        'response.completed',
+      ])
+      const at = { item_id: 'msg_01JGATEWAY', output_index: 0, content_index: 0 }
+      expect(data[2]).toMatchObject({ item: { type: 'message', status: 'in_progress', content: [] } })
+      expect(data[3]).toEqual({
+        type: 'response.content_part.added',
+        sequence_number: 3,
+        ...at,
+        part: { type: 'refusal', refusal: '' },
+      })
+      expect(data[4]).toEqual({ type: 'response.refusal.delta', sequence_number: 4, ...at, delta: "I can't " })
+      expect(data[6]).toEqual({ type: 'response.refusal.done', sequence_number: 6, ...at, refusal: words })
+      expect(data[7]).toMatchObject({ ...at, part: { type: 'refusal', refusal: words } })
+      const item = { id: 'msg_01JGATEWAY', type: 'message', status: 'completed', role: 'assistant' }
+      expect(data[8]).toMatchObject({ item: { ...item, content: [{ type: 'refusal', refusal: words }] } })
+      expect(data.at(-1)).toMatchObject({
+        response: {
+          status: 'completed',
+          completed_at: 1_760_000_005,
+          incomplete_details: null,
+          output: [{ ...item, content: [{ type: 'refusal', refusal: words }] }],
+        },
+      })
+    })
+
+    test('the SDK reads the refusal part', async () => {
+      const server = serveResponses(() => sseResponse(encode(declined)))
+      stop = server.stop
+      const final = await server.client.responses.stream({ model: 'svc-pro', input: 'q' }).finalResponse()
+      expect(final.status).toBe('completed')
+      expect(final.output).toMatchObject([{ type: 'message', content: [{ type: 'refusal', refusal: words }] }])
+      expect(final.output_text).toBe('')
+    })
+
+    test("Anthropic's classifier refusal (no declined block) stays a content filter's cut, its text output_text", async () => {
+      const data = await frames([
+        { type: 'start', id: 'x', model: 'm' },
+        { type: 'block_start', index: 0, block: { kind: 'text' } },
+        { type: 'text_delta', index: 0, text: 'Here is how' },
+        { type: 'block_stop', index: 0 },
+        { type: 'finish', reason: 'refusal' },
+      ])
+      expect(data.map((d) => d['type'])).not.toContain('response.refusal.delta')
+      expect(data.at(-1)).toMatchObject({
+        type: 'response.incomplete',
+        response: {
+          status: 'incomplete',
+          incomplete_details: { reason: 'content_filter' },
+          output: [{ status: 'incomplete', content: [{ type: 'output_text', text: 'Here is how' }] }],
+        },
+      })
+    })
+  })
+
   test('an error event ends the stream with response.failed', async () => {
     const data = await frames([
       { type: 'start', id: 'x', model: 'm' },

@@ -1,10 +1,12 @@
 // Neutral exchange events → the client's Responses SSE stream (wire-formats §2.6, §4.10, §4.11).
 //
-// One output item per neutral block: text → message, thinking → reasoning (summary text),
-// tool_use → function_call (custom_tool_call for a custom tool's, its text streamed as the JSON of
-// its one argument arrives), web_search → web_search_call; redacted_thinking → a summary-less
-// reasoning item, only when the client asked for `reasoning.encrypted_content` (without its blob it
-// would be empty). A search arrives complete, so its item goes through its whole lifecycle at once
+// One output item per neutral block: text → message (a declined block, TextBlock.refusal, as one
+// whose one part is a `refusal`, streamed as refusal deltas: the response then completed),
+// thinking → reasoning (summary text), tool_use → function_call (custom_tool_call for a custom
+// tool's, its text streamed as the JSON of its one argument arrives), web_search →
+// web_search_call; redacted_thinking → a summary-less reasoning item, only when the client asked
+// for `reasoning.encrypted_content` (without its blob it would be empty). A search arrives
+// complete, so its item goes through its whole lifecycle at once
 // (added, in_progress, searching, completed, done). A thinking block's signature arrives last, so
 // its blob is on the item's `output_item.done` and the terminal output. A citation with a span
 // becomes a `url_citation` annotation at once; one of the whole block (Anthropic's, which comes
@@ -24,6 +26,7 @@ import {
   buildFunctionCallItem,
   buildMessageItem,
   buildReasoningItem,
+  buildRefusalItem,
   buildResponseObject,
   buildWebSearchItem,
   customToolCallItemId,
@@ -60,6 +63,8 @@ type OpenItem =
       /** Citations of the whole block, sent once its text is complete. */
       held: Citation[]
     }
+  /** A message of the model's words declining: its one part a `refusal`. */
+  | { kind: 'refusal'; id: string; outputIndex: number; text: string }
   | { kind: 'reasoning'; id: string; outputIndex: number; text: string; signature: string }
   | { kind: 'redacted_reasoning'; id: string; outputIndex: number; data: string }
   | { kind: 'function_call'; id: string; outputIndex: number; callId: string; tool: ClientTool; arguments: string }
@@ -86,6 +91,8 @@ const snapshotItem = (
   switch (item.kind) {
     case 'message':
       return buildMessageItem(item.id, item.text, status, item.annotations)
+    case 'refusal':
+      return buildRefusalItem(item.id, item.text, status)
     case 'reasoning':
       return buildReasoningItem(
         item.id,
@@ -111,9 +118,9 @@ const snapshotItem = (
 /** What a flush with nothing held returns, for every read of every stream: never pushed to. */
 const noFrames: string[] = []
 
-/** The status of an answer's last item when the answer finished for this reason. */
-const cutItemStatus = (finish: StopReason): ItemStatus =>
-  mapStopReasonToStatus(finish).status === 'incomplete' ? 'incomplete' : 'completed'
+/** The status of an answer's last item when it finished for this reason (`declined`: mapStopReasonToStatus). */
+const cutItemStatus = (finish: StopReason, declined: boolean): ItemStatus =>
+  mapStopReasonToStatus(finish, declined).status === 'incomplete' ? 'incomplete' : 'completed'
 
 /** Neutral error vocabulary → the `response.error.code` enum (§2.5). */
 const failureCode = (type: string): string => (type === 'rate_limit_error' ? 'rate_limit_exceeded' : 'server_error')
@@ -129,6 +136,8 @@ export function responsesStreamEncoder(opts: EncodeResponsesStreamOptions): Stre
   let messages = 0
   const usage: Usage = { input: 0, cacheRead: 0, cacheWrite: 0, output: 0, reasoning: 0 }
   let finish: StopReason | undefined
+  /** A refusal item has opened: the model declined, and a `refusal` finish is a completed answer. */
+  let declined = false
   const includeEncrypted = wantsEncryptedReasoning(opts.request?.include)
   const special = specialToolNames(offeredTools(opts.request))
   const snapshot = (item: Exclude<OpenItem, { kind: 'skip' }>, status: ItemStatus) =>
@@ -161,7 +170,19 @@ export function responsesStreamEncoder(opts: EncodeResponsesStreamOptions): Stre
     const { block } = event
     let item: OpenItem
     const frames: string[] = []
-    if (block.kind === 'text') {
+    if (block.kind === 'text' && block.refusal) {
+      declined = true
+      item = { kind: 'refusal', id: messageItemId(opts.messageId, outputIndex, messages++), outputIndex, text: '' }
+      frames.push(
+        frame('response.output_item.added', { output_index: outputIndex, item: snapshot(item, 'in_progress') }),
+        frame('response.content_part.added', {
+          item_id: item.id,
+          output_index: outputIndex,
+          content_index: 0,
+          part: { type: 'refusal', refusal: '' },
+        }),
+      )
+    } else if (block.kind === 'text') {
       const id = messageItemId(opts.messageId, outputIndex, messages++)
       item = { kind: 'message', id, outputIndex, text: '', annotations: [], held: [] }
       frames.push(
@@ -287,6 +308,14 @@ export function responsesStreamEncoder(opts: EncodeResponsesStreamOptions): Stre
           done(),
         ]
       }
+      case 'refusal': {
+        const part = { type: 'refusal', refusal: item.text }
+        return [
+          frame('response.refusal.done', { ...base, content_index: 0, refusal: item.text }),
+          frame('response.content_part.done', { ...base, content_index: 0, part }),
+          done(),
+        ]
+      }
       case 'reasoning': {
         if (item.text === '') return [done()]
         const part = { type: 'summary_text', text: item.text }
@@ -326,6 +355,17 @@ export function responsesStreamEncoder(opts: EncodeResponsesStreamOptions): Stre
     })
   }
 
+  /** A refusal's words as they come, the way OpenAI streams them. */
+  const refuse = (item: Extract<OpenItem, { kind: 'refusal' }>, text: string): string => {
+    item.text += text
+    return frame('response.refusal.delta', {
+      item_id: item.id,
+      output_index: item.outputIndex,
+      content_index: 0,
+      delta: text,
+    })
+  }
+
   const fail = (code: string, message: string): string[] => {
     const frames = [...start(), ...closeEnded()]
     const response = buildResponseObject(opts, {
@@ -352,7 +392,11 @@ export function responsesStreamEncoder(opts: EncodeResponsesStreamOptions): Stre
         break
       case 'text_delta': {
         const item = blocks.get(event.index)
-        if (item?.kind !== 'message' || event.text === '') break
+        if (item?.kind !== 'message' || event.text === '') {
+          // A refusal's words: tested only for what is not an answer's text.
+          if (item?.kind === 'refusal' && event.text !== '') frames.push(refuse(item, event.text))
+          break
+        }
         item.text += event.text
         frames.push(
           frame('response.output_text.delta', {
@@ -440,7 +484,7 @@ export function responsesStreamEncoder(opts: EncodeResponsesStreamOptions): Stre
         finish = event.reason
         const items = ended
         ended = []
-        frames.push(...closeItems(items, cutItemStatus(finish)))
+        frames.push(...closeItems(items, cutItemStatus(finish, declined)))
         break
       }
       case 'error':
@@ -456,8 +500,8 @@ export function responsesStreamEncoder(opts: EncodeResponsesStreamOptions): Stre
     // Items the source left open are finished here, so the terminal output has no in-progress item.
     const frames = start()
     const open = output.filter((entry) => !entry.closedAs).map((entry) => entry.item)
-    frames.push(...closeItems(open, cutItemStatus(finish)))
-    const { status, incompleteReason } = mapStopReasonToStatus(finish)
+    frames.push(...closeItems(open, cutItemStatus(finish, declined)))
+    const { status, incompleteReason } = mapStopReasonToStatus(finish, declined)
     const response = buildResponseObject(opts, {
       status,
       output: outputSnapshot(),

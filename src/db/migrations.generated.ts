@@ -6,6 +6,7 @@ import m3 from '../../drizzle/0003_ledger_clustered.sql' with { type: 'text' }
 import m4 from '../../drizzle/0004_ledger_journal.sql' with { type: 'text' }
 import m5 from '../../drizzle/0005_web_search_requests.sql' with { type: 'text' }
 import m6 from '../../drizzle/0006_cache_creation_1h_input_tokens.sql' with { type: 'text' }
+import m7 from '../../drizzle/0007_feedback_account_index.sql' with { type: 'text' }
 
 export const embeddedMigrations: { tag: string; when: number; breakpoints: boolean; sql: string }[] = [
   { tag: '0000_init', when: 1795309288195, breakpoints: true, sql: m0 },
@@ -15,4 +16,5 @@ export const embeddedMigrations: { tag: string; when: number; breakpoints: boole
   { tag: '0004_ledger_journal', when: 1795459587020, breakpoints: true, sql: m4 },
   { tag: '0005_web_search_requests', when: 1795663172185, breakpoints: true, sql: m5 },
   { tag: '0006_cache_creation_1h_input_tokens', when: 1795706286867, breakpoints: true, sql: m6 },
+  { tag: '0007_feedback_account_index', when: 1795793017457, breakpoints: true, sql: m7 },
 ]

@@ -184,7 +184,11 @@ export const feedback = sqliteTable(
     comment: text('comment'),
     createdAt: integer('created_at').notNull(),
   },
-  (t) => [index('feedback_request').on(t.requestId)],
+  (t) => [
+    index('feedback_request').on(t.requestId),
+    // The routing's nudges read an account's newest ratings (sqlite-ledger.ts, recentFeedbackSignals).
+    index('feedback_account_created').on(t.accountId, t.createdAt, t.id),
+  ],
 )
 
 /** Device sign-in (RFC 8628 style): a CLI asks for a code, a signed-in user approves it on /login. */

@@ -1,0 +1,1 @@
+CREATE INDEX `feedback_account_created` ON `feedback` (`account_id`,`created_at`,`id`);

@@ -269,6 +269,32 @@ describe('a Responses client on a reasoning model of a Responses upstream (pass-
 })
 
 describe('translated requests', () => {
+  // The Responses API has no prefill. Codex resends a turn whose stream broke with its finished
+  // reasoning and message last: refused as a prefill by Claude 5.x (Codex printed the refusal and
+  // exited), and by any Claude under thinking. Left out, the turn is answered again, by the first model.
+  test('a Responses client’s turn resent with its broken answer’s items last is answered again, by the first model', async () => {
+    const h = await gateway([claudeNew, claudeOld])
+    const response = await sdkClients(h).openai.responses.create({
+      model: 'svc-max',
+      reasoning: { effort: 'high' },
+      input: [
+        { role: 'user', content: 'fix the failing test' },
+        { type: 'reasoning', id: 'rs_1', summary: [{ type: 'summary_text', text: 'Reading the test.' }] },
+        {
+          type: 'message',
+          id: 'msg_1',
+          role: 'assistant',
+          status: 'completed',
+          content: [{ type: 'output_text', text: 'Looking.', annotations: [] }],
+        },
+      ],
+    })
+    expect(response.status).toBe('completed')
+    const body = upstreamBody()
+    expect(body.model).toBe('claude-new-up')
+    expect(body.messages).toEqual([{ role: 'user', content: [{ type: 'text', text: 'fix the failing test' }] }])
+  })
+
   test('a conversation that ends on a user message of blank text goes to a model that answers it', async () => {
     // Claude would be sent the conversation without it (blank text is a 400 there): ending on the
     // assistant's turn, which Claude 4.5 continues as a prefill instead of answering.

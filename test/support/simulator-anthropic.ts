@@ -242,6 +242,12 @@ function thinkingRefusal(body: Record<string, unknown>, headers: Headers): strin
   const choice = body['tool_choice']
   if (isObject(choice) && (choice['type'] === 'any' || choice['type'] === 'tool'))
     return 'Thinking may not be enabled when tool_choice forces tool use.'
+  // "Prefilling is only available for non-extended thinking modes" (Anthropic's prefill guide);
+  // the words are the simulator's own.
+  const messages = Array.isArray(body['messages']) ? body['messages'] : []
+  const last = messages.at(-1)
+  if (isObject(last) && last['role'] === 'assistant')
+    return 'messages: a final `assistant` message (a prefill) is not supported when thinking is enabled'
   return undefined
 }
 

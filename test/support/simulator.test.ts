@@ -459,6 +459,13 @@ describe('requests the real APIs refuse', () => {
       null,
     ],
     [
+      'thinking with a final assistant message (a prefill)',
+      { thinking, messages: [...hi, { role: 'assistant', content: 'Sure:' }] },
+      undefined,
+      'prefill',
+    ],
+    ['a prefill without thinking', { messages: [...hi, { role: 'assistant', content: 'Sure:' }] }, undefined, null],
+    [
       'thinking with tool_choice any',
       { thinking, tools: [tool], tool_choice: { type: 'any' }, messages: hi },
       undefined,

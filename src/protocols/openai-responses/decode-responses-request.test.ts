@@ -238,6 +238,7 @@ describe('decodeResponsesRequest', () => {
         },
         { type: 'reasoning', id: 'rs_2', summary: [] },
         { role: 'assistant', content: 'answer' },
+        { role: 'user', content: 'and then?' },
       ],
     })
     expect(request.messages[1]).toEqual({
@@ -458,11 +459,31 @@ describe('decodeResponsesRequest', () => {
         { role: 'user', content: 'news?' },
         { type: 'web_search_call', id: 'ws_1', status: 'completed', action: { type: 'search', query: 'news' } },
         { role: 'assistant', content: [{ type: 'output_text', text: 'Here.' }] },
+        { role: 'user', content: 'more?' },
       ],
     })
     expect(request.messages).toEqual([
       { role: 'user', content: [{ type: 'text', text: 'news?' }] },
       { role: 'assistant', content: [{ type: 'text', text: 'Here.' }] },
+      { role: 'user', content: [{ type: 'text', text: 'more?' }] },
+    ])
+  })
+
+  // Codex resends a turn whose stream broke with what had finished of it last; Claude took that
+  // as a prefill (refused under thinking, and by its 5.x models at all).
+  test('an answer after the last user turn, words and reasoning only, is left out: the model answers again', () => {
+    const asked = { role: 'user', content: 'fix the test' }
+    const reasoning = { type: 'reasoning', id: 'rs_1', summary: [{ type: 'summary_text', text: 'look' }] }
+    const said = { type: 'message', role: 'assistant', content: [{ type: 'output_text', text: 'Looking.' }] }
+    const userOnly = [{ role: 'user', content: [{ type: 'text', text: 'fix the test' }] }]
+    expect(decode({ input: [asked, reasoning] }).messages).toEqual(userOnly)
+    expect(decode({ input: [asked, reasoning, said] }).messages).toEqual(userOnly)
+    // A call stays: its output is owed, and the turn is no answer to give again.
+    const call = { type: 'function_call', call_id: 'call_1', name: 'exec', arguments: '{}' }
+    expect(decode({ input: [asked, reasoning, call] }).messages.at(-1)).toMatchObject({ role: 'assistant' })
+    // An assistant turn alone is all there is.
+    expect(decode({ input: [said] }).messages).toEqual([
+      { role: 'assistant', content: [{ type: 'text', text: 'Looking.' }] },
     ])
   })
 

@@ -71,6 +71,7 @@ export const decodeResponsesRequest = (body: ResponsesBody, opts: DecodeResponse
     throw invalidRequest('input must be a string or an array of input items', 'input')
   }
   if (messages.length === 0) throw invalidRequest('input must contain at least one user or assistant item', 'input')
+  dropAnswerToGiveAgain(messages)
 
   const offered = offeredToolsAt(body)
   const request: ExchangeRequest = {
@@ -97,6 +98,22 @@ export const decodeResponsesRequest = (body: ResponsesBody, opts: DecodeResponse
   if (user) request.user = user
   return request
 }
+
+/**
+ * A Responses request has no prefill: items after the last user turn are history, and the model
+ * answers anew after them. Codex resends a turn whose stream broke with what had finished of it
+ * (its reasoning, a message) last; Claude took that as its own turn to continue, which it refuses
+ * under thinking (a 400 the resend could not get past) and its 5.x models refuse at all (the turn
+ * went to another provider or to none). Such an answer, words and reasoning only, is left out:
+ * the model answers the turn again, as OpenAI's does. A turn with tool calls stays (their outputs
+ * are owed), as does an assistant turn alone.
+ */
+function dropAnswerToGiveAgain(messages: ConversationMessage[]): void {
+  const last = messages.at(-1)!
+  if (messages.length < 2 || last.role !== 'assistant') return
+  if (last.content.every((block) => answerOnly.has(block.type))) messages.pop()
+}
+const answerOnly = new Set(['text', 'thinking', 'redacted_thinking'])
 
 // Consecutive items of the same role merge into one message, in order: a run of function_call
 // items becomes one assistant turn, a run of outputs one user turn (what Anthropic requires).

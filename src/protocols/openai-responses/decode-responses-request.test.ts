@@ -475,7 +475,7 @@ describe('decodeResponsesRequest', () => {
     const asked = { role: 'user', content: 'fix the test' }
     const reasoning = { type: 'reasoning', id: 'rs_1', summary: [{ type: 'summary_text', text: 'look' }] }
     const said = { type: 'message', role: 'assistant', content: [{ type: 'output_text', text: 'Looking.' }] }
-    const userOnly = [{ role: 'user', content: [{ type: 'text', text: 'fix the test' }] }]
+    const userOnly = [{ role: 'user' as const, content: [{ type: 'text' as const, text: 'fix the test' }] }]
     expect(decode({ input: [asked, reasoning] }).messages).toEqual(userOnly)
     expect(decode({ input: [asked, reasoning, said] }).messages).toEqual(userOnly)
     // A call stays: its output is owed, and the turn is no answer to give again.

@@ -176,3 +176,16 @@ describe('jsonLength', () => {
     for (const value of values) expect(jsonLength(value)).toBe(JSON.stringify(value).length)
   })
 })
+
+// Instructions given last go into Anthropic's system prompt: the conversation Claude sees then
+// ends on the turn before them, and an assistant turn there is a prefill the 5.x models refuse.
+test('a prefill is read past instructions given last', () => {
+  const prefill = (...tail: ExchangeRequest['messages']) =>
+    readRequestFeatures({ ...asking(), messages: [...asking().messages, ...tail] }).assistantPrefill
+  const said = { role: 'assistant' as const, content: [{ type: 'text' as const, text: '{"a":' }] }
+  const instructions = { role: 'system' as const, content: [{ type: 'text' as const, text: 'Be brief.' }] }
+  expect(prefill()).toBe(false)
+  expect(prefill(said)).toBe(true)
+  expect(prefill(said, instructions)).toBe(true)
+  expect(prefill(instructions)).toBe(false)
+})

@@ -135,7 +135,9 @@ export function readRequestFeatures(req: ExchangeRequest, mode?: RoutingMode, mo
     thinking: req.thinking !== undefined && req.thinking.type !== 'disabled',
     forcedToolChoice: req.toolChoice?.type === 'any' || req.toolChoice?.type === 'tool',
     webSearch: req.webSearch ? (req.webSearch.blockedDomains?.length ? 'anthropic' : 'any') : undefined,
-    assistantPrefill: req.messages.at(-1)?.role === 'assistant',
+    // Instructions given last (a Responses client's developer message) go into Anthropic's system
+    // prompt, so the conversation Claude sees ends on the turn before them.
+    assistantPrefill: req.messages.findLast((m) => m.role !== 'system')?.role === 'assistant',
     endsOnBlankText: endsOnBlankText(req),
     estimatedInputTokens: promptTokens(req, rough, mode, models),
     maxTokens: req.maxTokens,

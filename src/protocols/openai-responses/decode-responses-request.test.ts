@@ -481,6 +481,12 @@ describe('decodeResponsesRequest', () => {
     // A call stays: its output is owed, and the turn is no answer to give again.
     const call = { type: 'function_call', call_id: 'call_1', name: 'exec', arguments: '{}' }
     expect(decode({ input: [asked, reasoning, call] }).messages.at(-1)).toMatchObject({ role: 'assistant' })
+    // Instructions given after the answer do not hide it; they stay.
+    const developer = { role: 'developer', content: 'Be brief.' }
+    expect(decode({ input: [asked, reasoning, said, developer] }).messages).toEqual([
+      ...userOnly,
+      { role: 'system', content: [{ type: 'text', text: 'Be brief.' }] },
+    ])
     // An assistant turn alone is all there is.
     expect(decode({ input: [said] }).messages).toEqual([
       { role: 'assistant', content: [{ type: 'text', text: 'Looking.' }] },

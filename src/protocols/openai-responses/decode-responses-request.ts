@@ -106,12 +106,14 @@ export const decodeResponsesRequest = (body: ResponsesBody, opts: DecodeResponse
  * under thinking (a 400 the resend could not get past) and its 5.x models refuse at all (the turn
  * went to another provider or to none). Such an answer, words and reasoning only, is left out:
  * the model answers the turn again, as OpenAI's does. A turn with tool calls stays (their outputs
- * are owed), as does an assistant turn alone.
+ * are owed), as does an assistant turn with nothing before it.
  */
 function dropAnswerToGiveAgain(messages: ConversationMessage[]): void {
-  const last = messages.at(-1)!
-  if (messages.length < 2 || last.role !== 'assistant') return
-  if (last.content.every((block) => answerOnly.has(block.type))) messages.pop()
+  // Instructions given after it (a developer message) are no turn: the answer still came last.
+  const at = messages.findLastIndex((message) => message.role !== 'system')
+  const last = messages[at]
+  if (at < 1 || last?.role !== 'assistant') return
+  if (last.content.every((block) => answerOnly.has(block.type))) messages.splice(at, 1)
 }
 const answerOnly = new Set(['text', 'thinking', 'redacted_thinking'])
 

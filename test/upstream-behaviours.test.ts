@@ -84,6 +84,10 @@ async function viaAnthropic(h: Harness, stream: boolean, extra: Partial<Anthropi
   }
 }
 
+/** The words of a streamed refusal, from its refusal deltas. */
+const refusalWords = (events: OpenAI.Responses.ResponseStreamEvent[]) =>
+  events.flatMap((e) => (e.type === 'response.refusal.delta' ? [e.delta] : [])).join('')
+
 /** One Responses call through the openai SDK: the final response (a stream's terminal event's), every event, the id. */
 async function viaResponses(h: Harness, stream: boolean, extra: Partial<OpenAI.Responses.ResponseCreateParams> = {}) {
   const client = sdkClients(h).openai
@@ -429,12 +433,7 @@ describe("a model's refusal (Chat delta.refusal / message.refusal, Responses ref
         output: [{ type: 'message', role: 'assistant', content: [{ type: 'refusal', refusal }] }],
       })
       if (stream) {
-        expect(
-          events
-            .filter((e) => e.type === 'response.refusal.delta')
-            .map((e) => (e as { delta: string }).delta)
-            .join(''),
-        ).toBe(refusal)
+        expect(refusalWords(events)).toBe(refusal)
         expect(events.find((e) => e.type === 'response.refusal.done')).toMatchObject({ refusal })
       }
       await expect(endedRequestDetail(h, id!)).resolves.toMatchObject({ status: 'completed' })
@@ -472,12 +471,7 @@ describe("a model's refusal (Chat delta.refusal / message.refusal, Responses ref
             'response.completed',
           ])
           expect(events[3]).toMatchObject({ part: { type: 'refusal', refusal: '' } })
-          expect(
-            events
-              .filter((e) => e.type === 'response.refusal.delta')
-              .map((e) => (e as { delta: string }).delta)
-              .join(''),
-          ).toBe(refusal)
+          expect(refusalWords(events)).toBe(refusal)
           expect(events.find((e) => e.type === 'response.refusal.done')).toMatchObject({ refusal })
           expect(events.find((e) => e.type === 'response.content_part.done')).toMatchObject({
             part: { type: 'refusal', refusal },

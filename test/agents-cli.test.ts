@@ -10,6 +10,7 @@ import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, test } fr
 import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs'
 import { hostname, tmpdir } from 'node:os'
 import { dirname, join, resolve } from 'node:path'
+import { compactionLimit } from '../src/cli/codex-catalog'
 import type { ConfigFile } from '../src/config/schema'
 import {
   codexLoopbackOnly,
@@ -842,9 +843,11 @@ describe(`svc codex: the profile's model catalog, from the installed Codex's own
       upgrade: null,
       availability_nux: null,
       default_reasoning_summary: 'auto',
-      // The profile's window, as `model_context_window` says.
+      // The profile's window, as `model_context_window` says, and compaction before svc would
+      // turn the prompt away (codex-catalog.ts, compactionLimit).
       context_window: CONTEXT_WINDOW,
       max_context_window: CONTEXT_WINDOW,
+      auto_compact_token_limit: compactionLimit(CONTEXT_WINDOW),
     })
     expect(models[0]!.base_instructions).toBe('You are Codex, on gpt-5.5.')
 

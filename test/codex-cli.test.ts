@@ -586,6 +586,32 @@ describe.skipIf(!codex.ok).each([
   })
 })
 
+// svc gives a request without an output limit (Codex's) 8,192 tokens of room beside its prompt:
+// on a 40K window it refused a prompt past ~31.8K, while Codex, told the window alone, compacted
+// only at 90 % of it (36K): "ran out of room", the turn lost. The launcher's catalog entry says
+// where to compact (codex-catalog.ts, compactionLimit: 29,808 on 40K).
+describe.skipIf(!codex.ok)('svc codex on a small window (anthropic upstream)', () => {
+  test('Codex compacts before svc would turn its prompt away', { timeout: 30_000 }, async () => {
+    const svc = await startSvc('anthropic', 40_000)
+    try {
+      // Past the launcher's threshold, short of Codex's own 90 %.
+      const near = { ...usage, input: 31_000 }
+      sim.queue(
+        UPSTREAM_MODEL,
+        { toolCall: { name: 'exec_command', arguments: { cmd: 'echo svc-tool-ok' } }, usage: near },
+        { text: 'Summary: echo ran and printed svc-tool-ok.', usage },
+        { text: 'The command printed svc-tool-ok.', usage },
+      )
+      const result = await runLaunched(svc.port, svc.h.key, ['run echo svc-tool-ok'])
+      expect(result.exitCode).toBe(0)
+      expect(result.stdout + result.stderr).toContain('context compacted')
+      expect(result.stdout).toContain('The command printed svc-tool-ok.')
+    } finally {
+      await svc.server.stop(true)
+    }
+  })
+})
+
 // Claude thinks before a tool call; Codex keeps the thinking as a reasoning item whose
 // encrypted_content is svc's blob of the signed block, and sends it back with the tool's output.
 // Anthropic requires a tool loop's last assistant turn, with thinking on, to open with that very

@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import {
   catalogPath,
+  compactionLimit,
   codexCatalogFor,
   deriveEntry,
   pickBaseEntry,
@@ -109,12 +110,24 @@ describe('deriveEntry', () => {
       availability_nux: null,
       context_window: 150_000,
       max_context_window: 150_000,
-      auto_compact_token_limit: undefined,
+      // The window less an answer's 8,192 tokens and 5 %: under Codex's own 90 %.
+      auto_compact_token_limit: 150_000 - 8_192 - 7_500,
     })
     // Codex's prompt and the rest travel as the base had them; the base is left as it was.
     expect(entry.base_instructions).toBe('Prompt of gpt-x.')
     expect(base.slug).toBe('gpt-x')
-    expect('auto_compact_token_limit' in entry).toBe(false)
+  })
+
+  // svc gives a request without an output limit (Codex's) 8,192 tokens of room beside its prompt:
+  // on a 40K window it refused a prompt past ~31.8K, while Codex waited for 90 % (36K) to compact.
+  test('compaction comes before svc would turn the prompt away: under the window less an answer’s room and 5 %', () => {
+    expect(compactionLimit(40_000)).toBe(40_000 - 8_192 - 2_000)
+    expect(compactionLimit(32_768)).toBe(32_768 - 8_192 - 1_639)
+    expect(compactionLimit(272_000)).toBe(244_800)
+    // A window too small to leave a useful share: Codex's own default.
+    expect(compactionLimit(9_000)).toBe(undefined)
+    const small = deriveEntry({ ...model('gpt-x'), auto_compact_token_limit: 250_000 }, 'svc-pro', 40_000)
+    expect(small.auto_compact_token_limit).toBe(29_808)
   })
 
   test("no window known: the base's stands; a field the base lacks is not added", () => {

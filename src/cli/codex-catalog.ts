@@ -9,6 +9,7 @@ import { mkdirSync, renameSync, rmSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { userConfigDir } from '../config/load'
 import { isObject, type JsonObject } from '../protocols/wire-values'
+import { minimumOpenOutput } from '../router/rank'
 
 /** How long `codex debug models` may take before the launch goes on without a catalog. */
 export const CATALOG_TIMEOUT_MS = 10_000
@@ -128,11 +129,29 @@ export function deriveEntry(base: JsonObject, profile: string, contextWindow: nu
     entry.context_window = contextWindow
     // The most a user may raise the window to: not past what the profile's models take.
     if ('max_context_window' in base) entry.max_context_window = contextWindow
-    // A compaction threshold set for the base's window could lie past the profile's: Codex's own
-    // default (a share of the window) then applies.
-    delete entry.auto_compact_token_limit
+    // Compaction before svc turns the prompt away. A request without an output limit (Codex sends
+    // none) gets at least 8,192 tokens of room beside its prompt (rank.ts, outputFor), so on a 40K
+    // window svc refused a prompt past ~31.8K while Codex, left to its default share of the window,
+    // waited for 36K: "ran out of room" and the turn lost. The threshold set for the base's window
+    // could lie past the profile's either way.
+    const limit = compactionLimit(contextWindow)
+    if (limit === undefined) delete entry.auto_compact_token_limit
+    else entry.auto_compact_token_limit = limit
   }
   return entry
+}
+
+/**
+ * Where Codex should compact on a window: below what svc lets a prompt fill with an answer's room
+ * beside it, less 5 % for the turn that crosses it, and never past Codex's own 90 %. None on a
+ * window too small to leave a quarter of it (Codex's own default then stands).
+ */
+export function compactionLimit(contextWindow: number): number | undefined {
+  const limit = Math.min(
+    Math.floor(contextWindow * 0.9),
+    contextWindow - minimumOpenOutput - Math.ceil(contextWindow * 0.05),
+  )
+  return limit >= contextWindow / 4 ? limit : undefined
 }
 
 /** Where the profile's catalog is kept: svc's own config directory, one file per profile. */

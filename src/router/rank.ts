@@ -144,7 +144,7 @@ function outputFor(features: RequestFeatures, model: CatalogModel): number {
   return Math.min(ceiling, Math.max(room, minimumOpenOutput))
 }
 const estimateMargin = 0.05
-const minimumOpenOutput = 8192
+export const minimumOpenOutput = 8192
 
 /** The output the estimate assumes: the request's max_tokens, capped at a typical 1,000-token answer. */
 const expectedOutputTokens = (maxTokens: number) => Math.min(maxTokens, 1000)

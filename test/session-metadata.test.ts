@@ -108,6 +108,24 @@ describe('messages: session attributes in metadata', () => {
     expect(sessionOf(claudeCode)).toEqual({ session_id: 'cc-1', agent_id: undefined, session_source: 'my-wrapper' })
   })
 
+  // Claude Code's Task tool and Codex's spawned agents mark their requests; the launchers' x-agent-id
+  // is the same on every request of the session, so subagents' rows could not be told apart.
+  test('a subagent’s requests are recorded under the agent that started it; the session names that agent', async () => {
+    const h = await gateway()
+    const launched = { 'x-agent-id': 'claude-code@vm', 'x-claude-code-session-id': 'cc-2' }
+    const main = await sendMessages(h, undefined, launched)
+    const task = await sendMessages(h, undefined, { ...launched, 'x-claude-code-agent-id': 'a8131424c493b8831' })
+    expect([main.agent_id, task.agent_id]).toEqual(['claude-code@vm', 'claude-code@vm/a8131424c493b8831'])
+    const codex = { 'session-id': 'cx-1', 'thread-id': 'th-2', 'x-openai-subagent': 'collab_spawn' }
+    expect((await sendMessages(h, undefined, codex)).agent_id).toBe('codex/th-2')
+    // Codex's own thread, not a subagent's: no mark, no suffix.
+    expect((await sendMessages(h, undefined, { 'session-id': 'cx-1', 'thread-id': 'cx-1' })).agent_id).toBe(undefined)
+    const sessions = await (await h.call('/v1/usage/sessions?ids=cc-2')).json()
+    expect(sessions.items).toEqual([
+      expect.objectContaining({ session_id: 'cc-2', agent_id: 'claude-code@vm', request_count: 2 }),
+    ])
+  })
+
   test('held to the headers’ rules: strings only, trimmed, at most 200 characters, blank is none', async () => {
     const h = await gateway()
     const clipped = await sendMessages(h, { agent_id: `  ${'a'.repeat(300)}  `, session_source: ' my-ide ' })

@@ -92,7 +92,8 @@ export function createSqliteLedger(
     sessionId: s.requests.sessionId,
     // Rows recorded before every session got a source (README, Sessions) read as `api`.
     sessionSource: sql<string>`coalesce(max(${s.requests.sessionSource}), 'api')`,
-    agentId: sql<string | null>`max(${s.requests.agentId})`,
+    // The least: the agent that started the session, whose subagents' ids extend its own (session.ts).
+    agentId: sql<string | null>`min(${s.requests.agentId})`,
     requestCount: sql<number>`count(*)`,
     totalCostNanos: sql<number>`coalesce(sum(${s.requests.totalCostNanos}), 0)`,
     firstAt: sql<number>`min(${s.requests.createdAt})`,

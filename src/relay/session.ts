@@ -95,11 +95,26 @@ export function readSessionAttributes(
   // Codex's own ids between the two), and a source the client names wins over the one svc infers.
   const namedSource = clip(headers.get('x-session-source')) ?? fromMetadata(metadata, 'session_source')
   const inferredSource = () => (claudeCodeSession ? 'claude-code' : codexSession ? 'codex' : agentOfUserAgent(headers))
+  const agentId = clip(headers.get('x-agent-id')) ?? fromMetadata(metadata, 'agent_id')
+  const subagent = subagentOf(headers)
   return {
     sessionId,
-    agentId: clip(headers.get('x-agent-id')) ?? fromMetadata(metadata, 'agent_id'),
+    // A subagent's requests under the agent that started it, `<agent>/<subagent>`: the launchers
+    // name the agent (`claude-code@host`), which every request of the session carried alike.
+    agentId: subagent ? clip(`${agentId ?? inferredSource()}/${subagent}`) : agentId,
     sessionSource: namedSource ?? (sessionId ? inferredSource() : null),
   }
+}
+
+/**
+ * The subagent a request comes from, as the agents mark it (seen on the wire): Claude Code's Task
+ * tool sends `x-claude-code-agent-id`; Codex's spawned agents send `x-openai-subagent` with their
+ * own `thread-id`.
+ */
+function subagentOf(headers: Headers): string | null {
+  const claudeCode = clip(headers.get('x-claude-code-agent-id'))
+  if (claudeCode) return claudeCode
+  return headers.has('x-openai-subagent') ? clip(headers.get('thread-id')) : null
 }
 
 /**

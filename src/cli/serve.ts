@@ -224,16 +224,18 @@ function firstKeyFileOf(database: string): string {
 /**
  * Elysia finds a request's path from the URL's 11th character on (past `http://` and a host of at
  * least three characters): a Host header of one to three (`Host: x`) shifted the path it routed,
- * `/compat-a/metrics` serving /metrics, past what a proxy's path rules allow. Such a request is
+ * `/compat-a/metrics` serving /metrics, past what a proxy's path rules allow. Without a Host, or
+ * with one no URL can hold (empty, a space, `@`), Bun gives the path alone, which was cut the same
+ * way (an HTTP/1.0 request through a proxy that passes the client's missing Host). Such requests are
  * routed on a normal origin; any other goes as it came (one indexOf).
  */
 function routable(request: Request): Request {
   const url = request.url
+  if (url.startsWith('/')) return new Request(`http://localhost${url}`, request)
   const pathStart = url.indexOf('/', 'http://'.length + 1)
   return pathStart < 0 || pathStart >= 11 ? request : new Request(`http://localhost${url.slice(pathStart)}`, request)
 }
 
-/** Starts the server; an address it cannot take is the operator's to change, said in a line. */
 /**
  * An address another process listens on (or this machine does not have) is refused before
  * anything is made: a database, its first account and the key file beside it stayed behind
@@ -243,6 +245,7 @@ function refuseTakenAddress(host: string, port: number) {
   listen(host, port, () => Bun.serve({ hostname: host, port, fetch: () => new Response() })).stop(true)
 }
 
+/** Starts the server; an address it cannot take is the operator's to change, said in a line. */
 function listen<T>(host: string, port: number, start: () => T): T {
   try {
     return start()

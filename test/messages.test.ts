@@ -1030,6 +1030,23 @@ describe('messages: validation and errors before any upstream', () => {
       key: null,
     })
     expect(viaXApiKey.status).toBe(200)
+
+    // A proxy's own Basic credentials in front of the SDK's x-api-key: the client's key still
+    // counts (it was refused as "missing"); a Basic header alone is said to hold no key.
+    const behindProxy = await h.call('/compat-a/v1/messages', {
+      method: 'POST',
+      json: body,
+      headers: { ...versioned, 'x-api-key': h.key, authorization: 'Basic cHJveHk6c2VjcmV0' },
+      key: null,
+    })
+    expect(behindProxy.status).toBe(200)
+    const basicOnly = await h.call('/compat-a/v1/messages', {
+      method: 'POST',
+      json: body,
+      headers: { ...versioned, authorization: 'Basic cHJveHk6c2VjcmV0' },
+      key: null,
+    })
+    await expectError(basicOnly, 401, 'authentication_error', 'no API key in the Authorization header')
   })
 
   // Elysia reads and checks a body before the route's key check: an unknown caller heard what was

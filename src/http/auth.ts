@@ -8,9 +8,11 @@ export function readApiKey(headers: Headers, allowXApiKey: boolean): string | un
   const authorization = headers.get('authorization')
   if (authorization) {
     const match = /^Bearer\s+(\S+)\s*$/i.exec(authorization)
-    return match?.[1]
+    if (match) return match[1]
+    // Not a Bearer (a proxy's own `Basic` credentials in front of the Anthropic SDK's x-api-key):
+    // the key the client sent is still its key; read as missing, it was refused as never sent.
   }
-  return allowXApiKey ? (headers.get('x-api-key')?.trim() ?? undefined) : undefined
+  return allowXApiKey ? headers.get('x-api-key')?.trim() || undefined : undefined
 }
 
 /** Requests whose key was checked before their body was read (app.ts): not checked twice. */
@@ -33,7 +35,9 @@ export async function requirePrincipal(deps: Deps, request: Request, allowXApiKe
     const how = allowXApiKey
       ? 'an `x-api-key` header or `Authorization: Bearer <key>`'
       : '`Authorization: Bearer <key>`'
-    throw new GatewayError('authentication', `missing API key: send ${how}`)
+    // A Basic header (a proxy's own) is something sent: say what svc could not read in it.
+    const what = request.headers.has('authorization') ? 'no API key in the Authorization header' : 'missing API key'
+    throw new GatewayError('authentication', `${what}: send ${how}`)
   }
   deps.syncCaches()
   const principal = await deps.auth.authenticate(key)

@@ -180,6 +180,19 @@ function lowerCaseMediaType(headers: Headers): void {
   headers.set('content-type', end === -1 ? type.toLowerCase() : type.slice(0, end).toLowerCase() + type.slice(end))
 }
 
+/**
+ * A compressed body (some proxies and SDKs gzip theirs) was read as JSON and refused as "not valid
+ * JSON", or, labelled but plain, served. svc reads bodies as sent: a 415 that names the encoding
+ * (RFC 9110 §15.5.16), in the route's own error shape.
+ */
+const identity = /^\s*(identity)?\s*$/i
+const unsupportedEncoding = (encoding: string) =>
+  new GatewayError(
+    'invalid_request',
+    `request bodies are read as sent: Content-Encoding ${JSON.stringify(encoding.slice(0, 40))} is not supported; send the body uncompressed`,
+    { status: 415 },
+  )
+
 /** The credentials a route asks for, checked from the headers alone; routes without any are absent. */
 function credentialsOf(deps: Deps, request: Request, path: string, surface: Surface): (() => unknown) | undefined {
   if (modelRoute.test(path)) return () => requirePrincipal(deps, request, surface === 'anthropic')
@@ -234,6 +247,10 @@ export function createApp(deps: Deps) {
   const app = new Elysia({ name: 'svc', normalize: false })
     .onRequest(({ request }) => {
       lowerCaseMediaType(request.headers)
+      const encoding = request.headers.get('content-encoding')
+      if (encoding !== null && !identity.test(encoding)) {
+        return refusal(deps, unsupportedEncoding(encoding), surfaceOf(new URL(request.url).pathname))
+      }
       const length = Number(request.headers.get('content-length') ?? 0)
       if (length > maxBody) {
         const path = new URL(request.url).pathname

@@ -94,3 +94,30 @@ test('a client body sent as Application/JSON is read as JSON on both model route
   expect(responses.status).toBe(200)
   expect((await responses.json()).status).toBe('completed')
 })
+
+// A gzipped body was read as JSON and refused as "not valid JSON"; one labelled gzip but plain was
+// served. Bodies are read as sent: a 415 naming the encoding, in each route's own error shape.
+test('a compressed client body is a 415 naming its encoding, on both model routes; identity is no encoding', async () => {
+  const { h, asked } = await answeringAs('application/json')
+  const json = JSON.stringify({ model: 'svc-pro', max_tokens: 64, messages: [{ role: 'user', content: 'hi' }] })
+  const post = (path: string, encoding: string, body: string | Uint8Array = json) =>
+    h.call(path, {
+      method: 'POST',
+      headers: { 'anthropic-version': '2023-06-01', 'content-type': 'application/json', 'content-encoding': encoding },
+      body,
+    })
+  const gzipped = await post('/compat-a/v1/messages', 'gzip', Bun.gzipSync(json))
+  expect(gzipped.status).toBe(415)
+  expect(await gzipped.json()).toEqual({
+    type: 'error',
+    error: {
+      type: 'invalid_request_error',
+      message: 'request bodies are read as sent: Content-Encoding "gzip" is not supported; send the body uncompressed',
+    },
+  })
+  const brotli = await post('/compat-b/v1/responses', 'br', JSON.stringify({ model: 'svc-pro', input: 'hi' }))
+  expect(brotli.status).toBe(415)
+  expect((await brotli.json()).error).toMatchObject({ type: 'invalid_request_error' })
+  expect(asked).toEqual([])
+  expect((await post('/compat-a/v1/messages', 'identity')).status).toBe(200)
+})

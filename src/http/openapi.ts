@@ -121,6 +121,7 @@ const anthropicStatuses: Record<number, string> = {
     'invalid_request_error: on feedback, the request is still running (rate it once it has ended); on the ' +
     "messages route, an upstream's own 409, kept (the SDKs retry it)",
   413: tooLarge,
+  415: 'invalid_request_error: a compressed body (Content-Encoding other than identity): send it uncompressed',
   425: "invalid_request_error: an upstream's own 425 (too early), kept (the SDKs retry it)",
   429:
     "rate_limit_error: an upstream is rate limiting (the platform's key: said in svc's words), or the " +
@@ -154,6 +155,7 @@ const openAIStatuses: Record<number, string> = {
   405: 'invalid_request_error, code method_not_allowed; the Allow header lists the right method',
   409: "invalid_request_error: an upstream's own 409, kept (the SDKs retry it)",
   413: 'invalid_request_error, code request_too_large: the body is larger than [server] max_body_bytes',
+  415: 'invalid_request_error: a compressed body (Content-Encoding other than identity): send it uncompressed',
   425: "invalid_request_error: an upstream's own 425 (too early), kept (the SDKs retry it)",
   429:
     "rate_limit_error, code rate_limit_exceeded: an upstream is rate limiting, or the account's remaining " +
@@ -217,8 +219,8 @@ const anthropicErrors = (...statuses: number[]) => errors('Anthropic', statuses)
 /** An upstream's refusal of what the request referenced (403, 404) and its 409 and 425, passed on. */
 const upstreamKept = [403, 404, 409, 425]
 /** What the model routes answer besides their 200: the messages route, and the responses route. */
-const messagesErrors = anthropicErrors(400, 401, 402, ...upstreamKept, 405, 413, 429, 500, 502, 503, 504, 529)
-const responsesErrors = errors('OpenAI', [400, 401, ...upstreamKept, 405, 413, 429, 500, 502, 503, 504])
+const messagesErrors = anthropicErrors(400, 401, 402, ...upstreamKept, 405, 413, 415, 429, 500, 502, 503, 504, 529)
+const responsesErrors = errors('OpenAI', [400, 401, ...upstreamKept, 405, 413, 415, 429, 500, 502, 503, 504])
 
 // Security requirements, by surface.
 const modelKey: SecurityRequirement[] = [{ apiKeyBearer: [] }, { apiKeyHeader: [] }]

@@ -247,11 +247,13 @@ export function createApp(deps: Deps) {
   const app = new Elysia({ name: 'svc', normalize: false })
     .onRequest(({ request }) => {
       lowerCaseMediaType(request.headers)
-      const encoding = request.headers.get('content-encoding')
-      if (encoding !== null && !identity.test(encoding)) {
-        return refusal(deps, unsupportedEncoding(encoding), surfaceOf(new URL(request.url).pathname))
-      }
       const length = Number(request.headers.get('content-length') ?? 0)
+      const encoding = request.headers.get('content-encoding')
+      if (encoding !== null && !identity.test(encoding) && request.body !== null) {
+        // After the credentials, as any refusal of a body (bodyRefusal): an unknown caller hears 401.
+        const path = new URL(request.url).pathname
+        return bodyRefusal(deps, request, path, unsupportedEncoding(encoding), surfaceOf(path))
+      }
       if (length > maxBody) {
         const path = new URL(request.url).pathname
         return refusal(

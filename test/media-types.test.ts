@@ -120,4 +120,15 @@ test('a compressed client body is a 415 naming its encoding, on both model route
   expect((await brotli.json()).error).toMatchObject({ type: 'invalid_request_error' })
   expect(asked).toEqual([])
   expect((await post('/compat-a/v1/messages', 'identity')).status).toBe(200)
+  // A caller without a key hears 401 first, as for any refusal of its body; a request without a
+  // body has nothing to decode.
+  const unknown = await h.call('/compat-a/v1/messages', {
+    method: 'POST',
+    headers: { 'anthropic-version': '2023-06-01', 'content-encoding': 'gzip' },
+    body: Bun.gzipSync(json),
+    key: null,
+  })
+  expect(unknown.status).toBe(401)
+  expect((await h.call('/healthz', { key: null, headers: { 'content-encoding': 'gzip' } })).status).toBe(200)
+  expect((await h.call('/v1/usage', { headers: { 'content-encoding': 'gzip' } })).status).toBe(200)
 })

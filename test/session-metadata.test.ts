@@ -124,6 +124,23 @@ describe('messages: session attributes in metadata', () => {
     expect(sessions.items).toEqual([
       expect.objectContaining({ session_id: 'cc-2', agent_id: 'claude-code@vm', request_count: 2 }),
     ])
+    // No agent named (an agent run without the launcher): the subagent goes under the session's
+    // source, the one named or svc's, and the session names the agent its subagents extend.
+    const unnamed = { 'x-claude-code-session-id': 'cc-3' }
+    await sendMessages(h, undefined, unnamed)
+    const sub = await sendMessages(h, undefined, { ...unnamed, 'x-claude-code-agent-id': 'a81' })
+    expect(sub.agent_id).toBe('claude-code/a81')
+    const named = { ...unnamed, 'x-session-source': 'my-wrapper', 'x-claude-code-agent-id': 'a82' }
+    expect((await sendMessages(h, undefined, named)).agent_id).toBe('my-wrapper/a82')
+    const summary = await (await h.call('/v1/usage/sessions?ids=cc-3')).json()
+    expect(summary.items[0].agent_id).toBe('claude-code')
+    // A long agent id is cut to leave the subagent's whole.
+    const long = await sendMessages(h, undefined, {
+      ...launched,
+      'x-agent-id': 'x'.repeat(200),
+      'x-claude-code-agent-id': 'a83',
+    })
+    expect(long.agent_id).toBe(`${'x'.repeat(196)}/a83`)
   })
 
   test('held to the headers’ rules: strings only, trimmed, at most 200 characters, blank is none', async () => {

@@ -92,8 +92,11 @@ export function createSqliteLedger(
     sessionId: s.requests.sessionId,
     // Rows recorded before every session got a source (README, Sessions) read as `api`.
     sessionSource: sql<string>`coalesce(max(${s.requests.sessionSource}), 'api')`,
-    // The least: the agent that started the session, whose subagents' ids extend its own (session.ts).
-    agentId: sql<string | null>`min(${s.requests.agentId})`,
+    // The agent that started the session: its subagents' ids extend its own, `<agent>/<subagent>`
+    // (session.ts); where only they name one (the agent itself unnamed), the part they extend.
+    agentId: sql<
+      string | null
+    >`coalesce(min(case when instr(${s.requests.agentId}, '/') = 0 then ${s.requests.agentId} end), substr(min(${s.requests.agentId}), 1, instr(min(${s.requests.agentId}), '/') - 1))`,
     requestCount: sql<number>`count(*)`,
     totalCostNanos: sql<number>`coalesce(sum(${s.requests.totalCostNanos}), 0)`,
     firstAt: sql<number>`min(${s.requests.createdAt})`,

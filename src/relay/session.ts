@@ -99,11 +99,18 @@ export function readSessionAttributes(
   const subagent = subagentOf(headers)
   return {
     sessionId,
-    // A subagent's requests under the agent that started it, `<agent>/<subagent>`: the launchers
-    // name the agent (`claude-code@host`), which every request of the session carried alike.
-    agentId: subagent ? clip(`${agentId ?? inferredSource()}/${subagent}`) : agentId,
+    // A subagent's requests under the agent that started it, `<agent>/<subagent>` (the source where
+    // no agent is named): the launchers name the agent (`claude-code@host`), which every request of
+    // the session carried alike.
+    agentId: subagent ? underAgent(agentId ?? namedSource ?? inferredSource(), subagent) : agentId,
     sessionSource: namedSource ?? (sessionId ? inferredSource() : null),
   }
+}
+
+/** `<agent>/<subagent>` within the attributes' length, the agent's part cut to make room. */
+function underAgent(agent: string, subagent: string): string {
+  const room = longestSessionValue - 1 - Array.from(subagent).length
+  return room > 0 ? `${Array.from(agent).slice(0, room).join('')}/${subagent}` : subagent
 }
 
 /**

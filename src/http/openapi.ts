@@ -579,7 +579,7 @@ const usagePaths: Paths = {
       requestBody: { required: true, content: json(ref('FeedbackRequest')) },
       responses: {
         '201': { description: 'the feedback as stored', content: json(ref('Feedback')) },
-        ...anthropicErrors(400, 401, 404, 405, 409, 413),
+        ...anthropicErrors(400, 401, 404, 405, 409, 413, 415),
       },
     },
   },
@@ -642,8 +642,8 @@ const usagePaths: Paths = {
 }
 
 const adminErrors = (...statuses: number[]) => anthropicErrors(401, 403, ...statuses)
-/** A POST's body over 64 KB is a 413, as on every route but the model routes. */
-const adminPostErrors = (...statuses: number[]) => adminErrors(413, ...statuses)
+/** A POST's body over 64 KB is a 413, as on every route but the model routes; a compressed one a 415. */
+const adminPostErrors = (...statuses: number[]) => adminErrors(413, 415, ...statuses)
 const adminNote = 'Needs the admin token; 403 while [server] admin_token_env names an unset variable (the API is off).'
 
 const adminPaths: Paths = {

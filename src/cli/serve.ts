@@ -6,7 +6,8 @@ import { basename, dirname, join } from 'node:path'
 import { isFullStrengthMasterKey } from '../accounts/provider-keys'
 import { createApp } from '../app'
 import { ConfigError } from '../config/load'
-import { openDatabase } from '../db/open'
+import { type Db, openDatabase } from '../db/open'
+import { holdServeLock, type ServeLock } from '../db/serve-lock'
 import { createDeps, type Deps } from '../deps'
 import type { Ledger } from '../ledger/ledger'
 import { GatewayError } from '../lib/errors'
@@ -39,8 +40,22 @@ export async function runServe(args: string[], io: Io): Promise<number> {
   if (!isLogLevel(level)) throw new UsageError(`--log-level must be debug, info, warn or error (got ${level})`)
   const log = createLogger(level)
   refuseTakenAddress(config.server.host, config.server.port)
-  // Only serve makes a database; it refuses one it cannot write rather than serve unrecorded.
-  const db = openDatabase(config.server.database, { mustWrite: true, log })
+  // Only serve makes a database; it refuses one it cannot write rather than serve unrecorded, and
+  // one another gateway serves (serve-lock.ts).
+  let lock: ServeLock | undefined
+  let db: Db
+  try {
+    db = openDatabase(config.server.database, {
+      mustWrite: true,
+      log,
+      beforeMigrations: (path) => {
+        if (path !== ':memory:') lock = holdServeLock(path)
+      },
+    })
+  } catch (err) {
+    lock?.release()
+    throw err
+  }
   const deps = createDeps(config, { log, serving: true, db })
 
   const first = await deps.admin.bootstrap()
@@ -107,6 +122,7 @@ export async function runServe(args: string[], io: Io): Promise<number> {
       log.error('could not stop the server cleanly', { error: String(err) })
     } finally {
       const { unrecorded } = closeLedger(deps.ledger, log)
+      lock?.release()
       log.info('stopped', { drained, unrecorded })
       exit(0)
     }
@@ -143,6 +159,7 @@ export async function runServe(args: string[], io: Io): Promise<number> {
     io.out(JSON.stringify({ url, database: config.server.database, first_account: first?.account.name ?? null }))
     await server.stop(true)
     closeLedger(deps.ledger, log)
+    lock?.release()
     return 0
   }
   return exited

@@ -21,6 +21,12 @@ export interface OpenOptions {
   mustWrite?: boolean
   /** Where migrations and permission repairs are told (they may take minutes, or surprise). */
   log?: Pick<Logger, 'info' | 'warn'>
+  /**
+   * Runs once the file is known to be svc's (and writable, with mustWrite), before any migration:
+   * where `svc serve` takes its lock, so that a second gateway never migrates the schema under one
+   * still serving, and a path that is no database is refused before a lock file is made beside it.
+   */
+  beforeMigrations?: (path: string) => void
 }
 
 export function openDatabase(path: string, opts: OpenOptions = {}): Db {
@@ -34,6 +40,7 @@ export function openDatabase(path: string, opts: OpenOptions = {}): Db {
     client.exec('PRAGMA busy_timeout = 5000')
     if (opts.mustWrite) refuseUnwritable(client, path)
     refuseNewerMigrations(client, path)
+    opts.beforeMigrations?.(path)
     const db = drizzle({ client, schema }) as Db
     applyMigrations(db, path, opts.log)
     client.exec('PRAGMA foreign_keys = ON')

@@ -3,7 +3,8 @@
 // request charged twice and every grant's remaining equal to its amount less its charges.
 import { afterAll, afterEach, describe, expect, test } from 'bun:test'
 import { Database } from 'bun:sqlite'
-import { readFileSync, statSync } from 'node:fs'
+import { readFileSync, statSync, symlinkSync } from 'node:fs'
+import { join, resolve } from 'node:path'
 import { totalmem } from 'node:os'
 import {
   type GatewayDir,
@@ -467,6 +468,61 @@ describe('kill -9 under load, then a restart on the same database', () => {
     expect(ledger.violations).toEqual([])
     expect(ledger.requests.find((r) => r.id === id)).toMatchObject({ status: 'completed', charged_nanos: cost(10, 2) })
   }, 30_000)
+})
+
+describe('a second gateway on the same database', () => {
+  // Credit held in flight, sessions' last models, the checkpointer's hold on the log and the
+  // sign-in limits live in the gateway's memory: two on one file let an account spend twice its credit.
+  test('is refused in one line, by any path to the file, while the first serves on; once the first is gone (kill -9 too), it starts', async () => {
+    const dir = gatewayDir(configToml(5))
+    dirs.push(dir)
+    const first = await serve(dir)
+    const key = dir.firstKey()
+    symlinkSync(dir.database, join(dir.dir, 'link.db'))
+
+    for (const path of [dir.database, join(dir.dir, 'link.db')]) {
+      const second = Bun.spawn(
+        [
+          process.execPath,
+          'src/main.ts',
+          'serve',
+          '--config',
+          dir.config,
+          '--db',
+          path,
+          '--host',
+          '127.0.0.1',
+          '--port',
+          '0',
+        ],
+        {
+          cwd: resolve(import.meta.dir, '../..'),
+          env: { PATH: process.env.PATH ?? '', HOME: dir.dir, SIM_KEY },
+          stderr: 'pipe',
+          stdout: 'pipe',
+        },
+      )
+      const timer = setTimeout(() => second.kill('SIGKILL'), 15_000)
+      const [code, stderr] = await Promise.all([second.exited, new Response(second.stderr).text()])
+      clearTimeout(timer)
+      expect({ code, stderr }).toEqual({
+        code: 1,
+        stderr: `svc: another svc serve is using the database at ${path}: one database serves one gateway (stop the other, or let it drain and exit, first; or give this one its own with --db)\n`,
+      })
+    }
+    // The first is untouched: it serves and records as before.
+    expect((await post(first, key, {})).status).toBe(200)
+
+    // The operating system drops the lock with its process: no stale lock after a crash.
+    first.signal('SIGKILL')
+    expect(await first.waitForExit()).toBe(128 + 9)
+    const after = await serve(dir)
+    expect((await post(after, key, {})).status).toBe(200)
+    after.signal('SIGTERM')
+    expect(await after.waitForExit()).toBe(0)
+    const third = await serve(dir)
+    expect((await post(third, key, {})).status).toBe(200)
+  }, 60_000)
 })
 
 describe('another process holds the database’s write lock', () => {

@@ -224,10 +224,15 @@ describe('Responses pass-through: what OpenAI bills above list price is left out
   })
 
   test.each([false, true])(
-    'background: true is left out: the request runs in the foreground (stream %p)',
+    'background: true is left out, its options with it: the request runs in the foreground (stream %p)',
     async (stream) => {
-      const body = await responsesUpstreamBody({ background: true, store: true }, stream)
+      // openai 7.58's background_options: OpenAI refuses its 2h and 8h windows without background: true.
+      const body = await responsesUpstreamBody(
+        { background: true, background_options: { completion_window: '8h' }, store: true },
+        stream,
+      )
       expect(body).not.toHaveProperty('background')
+      expect(body).not.toHaveProperty('background_options')
       expect(body).toMatchObject({ store: true })
     },
   )

@@ -11,7 +11,8 @@
 //   standard tier at the price svc charges.
 // - `background: true`: the answer is a `queued` response with no usage, which svc would record at
 //   no cost while OpenAI ran it in full; its result is fetched by id from a store svc does not
-//   serve (the route is stateless). The request runs in the foreground instead.
+//   serve (the route is stateless). The request runs in the foreground instead, and without its
+//   `background_options` (the 2h and 8h completion windows), which OpenAI refuses without it.
 // - hosted tools other than web search: code interpreter (its container's time), file search (per
 //   call and the vector store), image generation (per image), a shell in a hosted container, and
 //   any hosted tool svc does not know; the translated path leaves them out too. Tools the client
@@ -54,6 +55,7 @@ const droppedToolOutputs = new Set(['code_interpreter_call.outputs', 'file_searc
 export function fitResponsesToListPrice(body: JsonObject): void {
   if (body.service_tier !== undefined && !listPriceTiers.has(body.service_tier as string)) delete body.service_tier
   if (body.background === true) delete body.background
+  delete body.background_options
   if (Array.isArray(body.tools) && !body.tools.every(isListPriceTool)) withListPriceTools(body, body.tools)
   if (Array.isArray(body.input) && body.input.some(offersDearTools)) body.input = body.input.map(withListPriceOffer)
   if (Array.isArray(body.include) && body.include.some((entry) => droppedToolOutputs.has(entry))) {

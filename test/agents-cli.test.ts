@@ -23,8 +23,8 @@ import {
 import { createHarness, type Harness } from './support/harness'
 import { type Simulator, startSimulator } from './support/simulator'
 
-const CLAUDE_VERSION = '2.1.330'
-const CODEX_VERSION = '0.169.0'
+const CLAUDE_VERSION = '2.1.332'
+const CODEX_VERSION = '0.171.0'
 // One after the other: both install into the same npm prefix.
 const claude = await ensureNpmAgent({
   pkg: '@anthropic-ai/claude-code',
@@ -163,7 +163,7 @@ async function json<T = Record<string, unknown>>(h: Harness, path: string): Prom
   return res.json() as Promise<T>
 }
 
-/** What Claude Code 2.1.330 sends on every turn of `-p`, whatever the upstream behind svc. */
+/** What Claude Code 2.1.332 sends on every turn of `-p`, whatever the upstream behind svc. */
 function expectClaudeCodeRequest(req: Inbound, key: string) {
   expect(req).toMatchObject({ method: 'POST', path: '/compat-a/v1/messages', search: '?beta=true', status: 200 })
   const sessionId = req.headers['x-claude-code-session-id']!

@@ -15,7 +15,7 @@ import { codexLoopbackOnly, ensureNpmAgent, type Inbound, runBounded, serveRecor
 import { createHarness, type Harness } from './support/harness'
 import { type Simulator, startSimulator } from './support/simulator'
 
-const CODEX_VERSION = '0.169.0'
+const CODEX_VERSION = '0.171.0'
 const codex = await ensureNpmAgent({ pkg: '@openai/codex', version: CODEX_VERSION, bin: 'codex', timeoutMs: 60_000 })
 if (!codex.ok) console.warn(`codex-cli.test.ts skipped: ${codex.skip}`)
 
@@ -194,7 +194,7 @@ async function json<T = Record<string, unknown>>(h: Harness, path: string): Prom
   return res.json() as Promise<T>
 }
 
-/** What Codex 0.169 sends on every turn, whatever the upstream behind svc. */
+/** What Codex 0.171 sends on every turn, whatever the upstream behind svc. */
 function expectCodexRequest(req: Inbound, key: string) {
   expect(req.method).toBe('POST')
   expect(req.path).toBe('/compat-b/v1/responses')

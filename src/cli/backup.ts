@@ -20,6 +20,7 @@ import {
 import { dirname, resolve } from 'node:path'
 import { ConfigError } from '../config/load'
 import { cannotOpen, migrationsTable, refuseDirectory, refuseForeign, refuseNewerMigrations } from '../db/open'
+import { heldElsewhere, holdExclusively } from '../db/serve-lock'
 import { GatewayError } from '../lib/errors'
 import { type Io, loadCliConfig, parseFlags, print, UsageError } from './context'
 
@@ -164,13 +165,11 @@ function setAside(database: string): string {
   try {
     client = new Database(database)
     refuseForeign(client, database)
-    client.exec('PRAGMA locking_mode = EXCLUSIVE')
-    client.exec('BEGIN EXCLUSIVE')
-    client.exec('COMMIT')
+    holdExclusively(client)
   } catch (err) {
     client?.close()
     if (err instanceof ConfigError) throw err
-    if (/locked|busy/i.test((err as Error).message)) {
+    if (heldElsewhere(err)) {
       throw new GatewayError(
         'invalid_request',
         `${database} is open in another process (a running svc serve?): stop it first, then restore`,

@@ -24,15 +24,12 @@ export function holdServeLock(database: string): ServeLock {
   let client: Database | undefined
   try {
     client = new Database(path, { create: true })
-    client.exec('PRAGMA locking_mode = EXCLUSIVE')
     // Its journal in memory: no `-journal` file beside it (OFF still left one, measured).
     client.exec('PRAGMA journal_mode = MEMORY')
-    // Locks at once, or fails at once (no busy timeout): kept until this connection closes.
-    client.exec('BEGIN EXCLUSIVE')
-    client.exec('COMMIT')
+    holdExclusively(client)
   } catch (err) {
     client?.close()
-    if (/locked|busy/i.test((err as Error).message)) {
+    if (heldElsewhere(err)) {
       throw new ConfigError(
         `another svc serve is using the database at ${database}: one database serves one gateway (stop the other, or let it drain and exit, first; or give this one its own with --db)`,
       )
@@ -42,3 +39,16 @@ export function holdServeLock(database: string): ServeLock {
   const held = client
   return { release: () => held.close() }
 }
+
+/**
+ * Takes the connection's file for it alone until it closes, at once or not at all (no busy
+ * timeout): refused while any other connection, in any process, has the file open.
+ */
+export function holdExclusively(client: Database) {
+  client.exec('PRAGMA locking_mode = EXCLUSIVE')
+  client.exec('BEGIN EXCLUSIVE')
+  client.exec('COMMIT')
+}
+
+/** The refusal holdExclusively meets when another connection has the file. */
+export const heldElsewhere = (err: unknown) => /locked|busy/i.test((err as Error).message)

@@ -103,7 +103,8 @@ export function createDeps(config: Config, opts: DepsOptions = {}): Deps {
     },
   })
   const grants = accountCache((accountId) => ledger.listGrants(accountId))
-  const health = createHealth(clock)
+  // Cool-downs on the monotonic clock; a test's clock (moved by hand) stands for both.
+  const health = createHealth({ elapsed: opts.clock ?? (() => performance.now()), wall: clock })
   // Each account's own keys as last loaded, sealed. A load that finds one added, replaced (even by
   // the same key, sealed anew) or removed makes health forget what the old key taught: its open
   // circuit would keep the new key untried for minutes. Loads follow every change, this process's

@@ -147,7 +147,7 @@ beforeAll(async () => {
 const freshHealth = (h: Harness) =>
   Object.assign(
     h.deps.health,
-    createHealth(() => h.clock.now),
+    createHealth({ elapsed: () => h.clock.now, wall: () => h.clock.now }),
   )
 
 const backupScenario: Scenario = { text: 'Backup here.', usage: { input: 40, output: 6 } }

@@ -191,7 +191,9 @@ function tokenBucket(burst: number, perSecond: number, clock: () => number) {
   let at = clock()
   const refill = () => {
     const now = clock()
-    tokens = Math.min(burst, tokens + ((now - at) / 1000) * perSecond)
+    // A wall clock stepped back (NTP) refills nothing rather than take tokens away: counted as
+    // negative time, a 10-minute step locked every sign-in out for as long (an audit).
+    tokens = Math.min(burst, tokens + (Math.max(0, now - at) / 1000) * perSecond)
     at = now
   }
   return {

@@ -192,8 +192,9 @@ type Signal = keyof typeof signalNumbers
 async function drain(server: ReturnType<typeof Bun.serve>, deps: Deps, graceSeconds: number): Promise<boolean> {
   void server.stop(false)
   const settled = async (ms: number) => {
-    const deadline = Date.now() + ms
-    while (server.pendingRequests > 0 && Date.now() < deadline) await Bun.sleep(20)
+    // Monotonic: a wall clock stepped during the drain neither cuts it short nor stretches it.
+    const deadline = performance.now() + ms
+    while (server.pendingRequests > 0 && performance.now() < deadline) await Bun.sleep(20)
     return server.pendingRequests === 0
   }
   const drained = await settled(graceSeconds * 1000)

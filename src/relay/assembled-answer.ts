@@ -31,7 +31,7 @@ export async function assembledAnswer(deps: Deps, a: AnsweredAttempt): Promise<R
     // The headers took some of the first byte's time (send.ts): the first event has what is left.
     const left = Math.max(1, a.sentAt + firstByteTimeoutMs - performance.now())
     const first = await withinFirstByte(upstream.next(), left, a.controller, firstByteTimeoutMs)
-    const upstreamTtfbMs = deps.clock() - a.leg.startedAt
+    const upstreamTtfbMs = performance.now() - a.sentAt
     /**
      * Feeds every read to `take` until it says the answer is whole or the body ends. Held whole
      * until then, the answer is bounded as a JSON one is.

@@ -175,7 +175,7 @@ export function deliver(
   upstreamTtfbMs?: number,
 ): Response {
   a.trace.settleLeg(a.leg, 'ok', received)
-  servedFirstByte(deps, a.trace, a.leg, true, upstreamTtfbMs)
+  servedFirstByte(deps, a, true, upstreamTtfbMs)
   if (typeof body === 'string')
     return new Response(body, { headers: { 'content-type': jsonContentType, ...a.idHeader } })
   return Response.json(body, { headers: a.idHeader })

@@ -4,6 +4,7 @@ import type { Deps } from '../deps'
 import type { GatewayError } from '../lib/errors'
 import { keyOwnerOf } from '../router/health'
 import type { FinishedRequest } from '../ledger/ledger'
+import type { AnsweredAttempt } from './attempt'
 import type { LegDraft, RequestTrace } from './trace'
 
 /**
@@ -76,18 +77,19 @@ function logRequest(deps: Deps, finished: FinishedRequest) {
  */
 export function servedFirstByte(
   deps: Deps,
-  trace: RequestTrace,
-  leg: LegDraft,
+  a: Pick<AnsweredAttempt, 'trace' | 'leg' | 'sentAt'>,
   whole: boolean,
   /** The upstream's own first byte, where it came before the client's (a stream gathered into JSON). */
   upstreamTtfbMs?: number,
 ) {
-  const now = deps.clock()
-  trace.firstByteAt = now
+  const { trace, leg } = a
+  trace.firstByteAt = trace.since(trace.ctx.createdAt)
   trace.markChosen(leg)
   const { provider, model } = leg.candidate
   const keyOwner = keyOwnerOf(leg.candidate.byok, trace.ctx.accountId)
-  deps.health.recordFirstByte(provider.id, model.id, upstreamTtfbMs ?? now - leg.startedAt, keyOwner, whole)
+  // Timed on the monotonic clock: a wall clock stepped back (NTP) made it -600,000 ms (an audit).
+  const ttfbMs = upstreamTtfbMs ?? performance.now() - a.sentAt
+  deps.health.recordFirstByte(provider.id, model.id, ttfbMs, keyOwner, whole)
   const { accountId, routingMode, session } = trace.ctx
   if (session.sessionId) {
     deps.sessions.served(

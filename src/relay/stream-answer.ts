@@ -150,7 +150,7 @@ export async function streamAnswer(
     await clientFrames.return?.(undefined).catch(() => {})
     throw early
   }
-  const firstEventMs = deps.clock() - a.leg.startedAt
+  const firstEventMs = performance.now() - a.sentAt
   // What the leg has received so far: for the usage API while it runs, and for the bill of a client
   // that leaves while the opening is held (relay.ts, abandonLeg).
   a.leg.progress = received
@@ -186,7 +186,7 @@ export async function streamAnswer(
     await clientFrames.return?.(undefined).catch(() => {})
     throw err
   }
-  servedFirstByte(deps, a.trace, a.leg, false, firstEventMs)
+  servedFirstByte(deps, a, false, firstEventMs)
   // From here the client holds the request id (the response's headers) while the stream runs: the
   // usage API finds the request among the running ones, with the counts so far from the meter.
   // A non-streaming answer hands out its id only once it has ended, so only streams register

@@ -81,7 +81,7 @@ export class RequestTrace {
       id: `leg_${this.ctx.id}_${this.legs.length + 1}`,
       attempt: this.legs.length + 1,
       candidate,
-      startedAt: this.ctx.clock(),
+      startedAt: this.since(this.ctx.createdAt),
       usage: emptyUsage(),
       estimated: false,
     }
@@ -97,7 +97,7 @@ export class RequestTrace {
   failLeg(leg: LegDraft, error: GatewayError, outcome: LegOutcome = 'failed', served = false) {
     leg.outcome = outcome
     leg.error = error.message
-    leg.endedAt = this.ctx.clock()
+    leg.endedAt = this.since(leg.startedAt)
     leg.progress = undefined
     if (served) return
     // A client that left says nothing of the candidate: not the candidate's failure.
@@ -128,7 +128,7 @@ export class RequestTrace {
    */
   settleLeg(leg: LegDraft, outcome: LegOutcome, received: Received, error?: GatewayError) {
     leg.outcome = outcome
-    leg.endedAt = this.ctx.clock()
+    leg.endedAt = this.since(leg.startedAt)
     if (error) leg.error = error.message
     const incredible = incredibleCounts(received.usage)
     if (incredible.length > 0) {
@@ -169,6 +169,23 @@ export class RequestTrace {
     return { usage, estimated: true }
   }
 
+  /**
+   * The wall clock, never before `from`: NTP may step it back while a request runs, and a request
+   * that ended before it began (durations of -600,000 ms in the ledger and a negative sum in
+   * /metrics, an audit) is worse than one whose times stand still for the step.
+   */
+  since(from: number): number {
+    const now = this.ctx.clock()
+    return Math.max(now, from)
+  }
+
+  /** The latest time the request has recorded so far: a leg's start or end, or its first byte. */
+  private latestTime(): number {
+    let latest = this.firstByteAt ?? this.ctx.createdAt
+    for (const leg of this.legs) latest = Math.max(latest, leg.endedAt ?? leg.startedAt)
+    return latest
+  }
+
   markChosen(leg: LegDraft) {
     leg.candidate.rank.status = 'chosen'
   }
@@ -180,7 +197,7 @@ export class RequestTrace {
 
   finish(result: { status: RequestStatus; httpStatus: number; error?: GatewayError }): FinishedRequest {
     for (const rank of this.ctx.ranks) if (rank.status === 'candidate') rank.status = 'not_tried'
-    const now = this.ctx.clock()
+    const now = this.since(this.latestTime())
     const legs = this.legs.map((leg) => this.legRecord(leg, now))
     return { request: this.requestRecord(legs, now, result), legs }
   }
@@ -190,7 +207,7 @@ export class RequestTrace {
    * leg's counts so far (estimated until the upstream reports them), nothing charged yet.
    */
   snapshot(): RunningRequestSnapshot {
-    const now = this.ctx.clock()
+    const now = this.since(this.latestTime())
     const legs = this.legs.map((leg) => ({
       ...this.legRecord(leg, now),
       outcome: leg.outcome ?? ('in_progress' as const),

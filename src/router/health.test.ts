@@ -7,7 +7,7 @@ const iso = (ms: number) => new Date(ms).toISOString()
 
 function setup(policy = defaultHealthPolicy) {
   const clock = { now: T0 }
-  const health = createHealth(() => clock.now, policy)
+  const health = createHealth({ elapsed: () => clock.now, wall: () => clock.now }, policy)
   const advance = (ms: number) => {
     clock.now += ms
   }
@@ -247,5 +247,20 @@ describe('whose key', () => {
     expect(health.view('p1', 'm1').state).toBe('cooling')
     expect(health.view('p1', 'm1', 'acct_carol').state).toBe('closed')
     expect(health.openCircuits()).toBe(1)
+  })
+})
+
+describe('a wall clock stepped back (NTP)', () => {
+  test('the cool-down runs on elapsed time: half-open 30 s later, its `until` told in the wall clock’s new time', () => {
+    const clock = { elapsed: 5_000, wall: T0 }
+    const health = createHealth({ elapsed: () => clock.elapsed, wall: () => clock.wall })
+    for (let i = 0; i < 3; i++) health.recordFailure('p1', 'm1', { retryAfterSeconds: 20 })
+    clock.wall -= 600_000
+    clock.elapsed += 10_000
+    expect(health.view('p1', 'm1')).toMatchObject({ state: 'open', until: iso(T0 - 600_000 + 20_000) })
+    clock.elapsed += 21_000
+    clock.wall += 21_000
+    expect(health.view('p1', 'm1').state).toBe('half_open')
+    expect(health.claimProbe('p1', 'm1')).toBe(true)
   })
 })

@@ -40,7 +40,19 @@ const alpha = 0.2
 /** Whose key a candidate is served with, as health tracks it: the account's own, or the platform's (undefined). */
 export const keyOwnerOf = (byok: boolean, accountId: string) => (byok ? accountId : undefined)
 
-export function createHealth(clock: () => number, policy: HealthPolicy = defaultHealthPolicy) {
+/**
+ * `elapsed` times the cool-downs (monotonic: performance.now() when serving), `wall` dates them for
+ * the ranking's `until`. Timed by the wall clock, a cool-down that began just before NTP stepped it
+ * back 10 minutes kept its model last for 10.5 minutes instead of 30 s (an audit).
+ */
+export interface HealthClocks {
+  elapsed: () => number
+  wall: () => number
+}
+
+export function createHealth({ elapsed: clock, wall }: HealthClocks, policy: HealthPolicy = defaultHealthPolicy) {
+  /** A deadline on the elapsed clock, as the wall-clock time the ranking shows. */
+  const wallTime = (deadline: number, now: number) => new Date(wall() + (deadline - now)).toISOString()
   const entries = new Map<string, Entry>()
   /** `keyOwner`: the account whose own key serves the model; undefined for the platform's key. */
   const keyOf = (providerId: string, modelId: string, keyOwner?: string) =>
@@ -83,10 +95,10 @@ export function createHealth(clock: () => number, policy: HealthPolicy = default
         ttfb_ms: e.ttfbMs === null ? null : Math.round(e.ttfbMs),
         error_rate: Math.round(e.errorRate * 1000) / 1000,
       }
-      if (e.openUntil > now) return { ...base, state: 'open', until: new Date(e.openUntil).toISOString() }
+      if (e.openUntil > now) return { ...base, state: 'open', until: wallTime(e.openUntil, now) }
       // The provider's own retry-after outlasts the breaker's wait: no probe before it has passed.
       if (e.retryAfterUntil > now)
-        return { ...base, state: 'cooling', until: new Date(e.retryAfterUntil).toISOString() }
+        return { ...base, state: 'cooling', until: wallTime(e.retryAfterUntil, now) }
       if (e.openUntil > 0 && !e.probing) return { ...base, state: 'half_open' }
       if (e.openUntil > 0 && e.probing) return { ...base, state: 'open', until: 'after the probe in flight' }
       return { ...base, state: 'closed' }

@@ -57,6 +57,11 @@ export class GatewayError extends Error {
    * gateway's, or an account's own (BYOK). The relay says whose in the message.
    */
   readonly keyRefused: boolean
+  /**
+   * The gateway's own egress proxy failed (its credentials refused, or the proxy unreachable), not
+   * the provider behind it: says nothing of the provider's health (relay.ts).
+   */
+  readonly proxyFault: boolean
 
   constructor(
     kind: ErrorKind,
@@ -70,6 +75,7 @@ export class GatewayError extends Error {
       upstreamStatus?: number
       permanent?: boolean
       keyRefused?: boolean
+      proxyFault?: boolean
       cause?: unknown
     } = {},
   ) {
@@ -84,6 +90,7 @@ export class GatewayError extends Error {
     this.upstreamStatus = options.upstreamStatus
     this.permanent = options.permanent ?? false
     this.keyRefused = options.keyRefused ?? false
+    this.proxyFault = options.proxyFault ?? false
   }
 
   /** This error without the claim that a retry cannot help (the same request may yet succeed). */
@@ -116,6 +123,7 @@ export class GatewayError extends Error {
       upstreamStatus,
       permanent,
       keyRefused,
+      proxyFault,
       cause,
     } = this
     return new GatewayError(kind, change.message ?? message, {
@@ -127,6 +135,7 @@ export class GatewayError extends Error {
       upstreamStatus,
       permanent: change.permanent ?? permanent,
       keyRefused,
+      proxyFault,
       cause,
     })
   }

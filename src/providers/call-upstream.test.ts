@@ -363,6 +363,30 @@ describe('callUpstream', () => {
       expect(retryAfterSeconds(junk, now)).toBeUndefined()
   })
 
+  test('fetch (with a proxy) meeting a certificate problem names it as svc’s own client does', async () => {
+    const untrusted = Object.assign(new Error('unable to verify the first certificate'), {
+      code: 'UNABLE_TO_VERIFY_LEAF_SIGNATURE',
+    })
+    const fetchImpl = (async () => {
+      throw untrusted
+    }) as unknown as typeof fetch
+    const err = (await callUpstream(fetchImpl, {
+      url: 'https://upstream.invalid/v1/messages',
+      headers: {},
+      body: '{}',
+      controller: new AbortController(),
+      timeouts: { firstByteMs: 1000 },
+      decodeError: decodeAnthropicError,
+    }).catch((e: unknown) => e)) as GatewayError
+    expect(view(err)).toMatchObject({
+      kind: 'api_error',
+      status: 502,
+      message:
+        'TLS with the upstream failed: the certificate’s issuer is not trusted (UNABLE_TO_VERIFY_LEAF_SIGNATURE)',
+      retryable: true,
+    })
+  })
+
   test('a 429 passes its retry-after on', async () => {
     const body = JSON.stringify({ type: 'error', error: { type: 'rate_limit_error', message: 'slow down' } })
     const err = (await request(429, body, { 'retry-after': '7' }).catch((e: unknown) => e)) as GatewayError

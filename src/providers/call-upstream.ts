@@ -5,6 +5,7 @@ import { type ErrorKind, GatewayError } from '../lib/errors'
 import { ownEntry } from '../lib/own-entry'
 import { anthropicErrorTypeForStatus } from '../protocols/anthropic/errors'
 import { readTextPrefix } from './bounded-body'
+import { certificateFailure } from './http1/connection'
 
 export interface UpstreamTimeouts {
   /** Until the response headers arrive (named for what it bounds in the non-streaming case). */
@@ -199,11 +200,7 @@ export async function callUpstream(fetchImpl: typeof fetch, req: UpstreamRequest
     }
     if (req.controller.signal.aborted)
       throw new GatewayError('api_error', 'client went away', { status: 499, cause: err })
-    throw new GatewayError('api_error', `upstream unreachable: ${describeFetchError(err)}`, {
-      status: 502,
-      retryable: true,
-      cause: err,
-    })
+    throw unreachable(err)
   }
   if (response.ok) {
     clearTimeout(timer)
@@ -213,6 +210,13 @@ export async function callUpstream(fetchImpl: typeof fetch, req: UpstreamRequest
     clearTimeout(timer)
     response.body?.cancel().catch(() => {})
     throw redirected(response, req.url)
+  }
+  // An HTTP_PROXY's own answer to a request it forwards in absolute form (through CONNECT, the
+  // same refusal is a fetch error: unreachable).
+  if (response.status === 407) {
+    clearTimeout(timer)
+    response.body?.cancel().catch(() => {})
+    throw proxyRefused(407)
   }
   // Enough of the body to quote its message; an error body has no business being longer. The
   // timer runs on over it: a head whose body then stalls would otherwise hold the attempt (and the
@@ -271,6 +275,40 @@ export function retryAfterSeconds(value: string | null, now = Date.now()): numbe
   if (!Number.isFinite(seconds) || seconds <= 0) return undefined
   return Math.min(seconds, maxRetryAfterSeconds)
 }
+
+/**
+ * Why fetch reached no answer. With a proxy in the environment (the only time svc calls through
+ * fetch), a tunnel the proxy would not open is the proxy's verdict: 407, its credentials (the
+ * operator's, never the provider's: counted against no provider's health, an audit saw every
+ * proxied model's circuit open and stay open after the proxy was fixed); another status, the
+ * proxy could not reach the provider, which may be the provider's outage and counts as one. A
+ * certificate problem is named as svc's own client names it.
+ */
+function unreachable(err: unknown): GatewayError {
+  if ((err as { code?: unknown })?.code === 'ERR_PROXY_TUNNEL') {
+    const status = Number(/tunnel: (\d{3})/.exec(String((err as Error).message))?.[1])
+    if (status === 407) return proxyRefused(407, err)
+    return new GatewayError(
+      'api_error',
+      `the gateway's egress proxy could not reach the upstream (HTTP ${status || 'error'})`,
+      {
+        status: 502,
+        retryable: true,
+        cause: err,
+      },
+    )
+  }
+  const said = certificateFailure(err) ?? `upstream unreachable: ${describeFetchError(err)}`
+  return new GatewayError('api_error', said, { status: 502, retryable: true, cause: err })
+}
+
+/** The gateway's egress proxy refused its credentials: the operator's to fix, not the provider's. */
+const proxyRefused = (status: number, cause?: unknown) =>
+  new GatewayError(
+    'api_error',
+    `the gateway's egress proxy refused its credentials (HTTP ${status}): for the gateway's operator to fix (HTTPS_PROXY, HTTP_PROXY)`,
+    { status: 502, retryable: true, permanent: true, proxyFault: true, upstreamStatus: status, cause },
+  )
 
 /**
  * Bun's fetch errors name the URL (`… fetching "https://host/v1/…"`) and end with a hint for

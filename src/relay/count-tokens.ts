@@ -69,6 +69,9 @@ export async function countTokens(
           ),
         ),
         signal: AbortSignal.timeout(deps.config.routing.firstByteTimeoutMs),
+        // As for the model call (call-upstream.ts): fetch, used with a proxy, would follow a
+        // redirect with the key and the prompt to wherever it points. A 3xx counts locally.
+        redirect: 'manual',
       })
       if (!response.ok) await response.body?.cancel().catch(() => {})
       const json: unknown = response.ok ? JSON.parse(await readAnswerText(response)) : undefined

@@ -464,8 +464,15 @@ function settleFailedAttempt(
   }
   if (!a.clientGone && !internal) deps.metrics.upstreamError(provider.id, model.id, error.kind)
   // A refusal of the request itself (a prompt too long for this model, an item or file it names
-  // that this provider does not hold) says nothing of the provider's health: another model may serve it.
-  if (!a.clientGone && error.retryable && !refusesTheRequest.has(error.kind) && !notImplemented(error)) {
+  // that this provider does not hold) says nothing of the provider's health: another model may
+  // serve it. Nor does the gateway's egress proxy refusing its credentials.
+  if (
+    !a.clientGone &&
+    error.retryable &&
+    !refusesTheRequest.has(error.kind) &&
+    !notImplemented(error) &&
+    !error.proxyFault
+  ) {
     deps.health.recordFailure(provider.id, model.id, { retryAfterSeconds: error.retryAfterSeconds }, keyOwner)
   } else if (a.probe) {
     // A probe with no verdict (client gone, the client's own 4xx) says nothing about the

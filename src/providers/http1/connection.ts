@@ -66,6 +66,14 @@ function tlsFailure(error: Error | null): TlsFailure {
   return new TlsFailure(`TLS with the upstream failed: ${words}`, { cause: error ?? undefined })
 }
 
+/** A certificate problem fetch met (through a proxy), in the words svc's own client gives it; undefined for any other error. */
+export function certificateFailure(error: unknown): string | undefined {
+  const code = (error as { code?: unknown } | null)?.code
+  return typeof code === 'string' && Object.hasOwn(certificateProblems, code)
+    ? tlsFailure(error as Error).message
+    : undefined
+}
+
 /** One exchange in flight on a connection. */
 interface Exchange {
   reused: boolean

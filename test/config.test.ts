@@ -84,6 +84,11 @@ describe('config', () => {
       { models: [{ id: 'm', provider: 'p', profiles: [], quality: 0, output_usd_per_mtok: 0.0001 }] },
       'svc.toml: models.0.output_usd_per_mtok: price 0.0001',
     ],
+    // Half a nano a token: finer than a nano, however close to a whole USD/Mtok.
+    [
+      { models: [{ id: 'claude-opus-5-5', provider: 'anthropic', input_usd_per_mtok: 3.0000005 }] },
+      'svc.toml: models.0.input_usd_per_mtok: price 3.0000005 USD/Mtok is not a whole number of nanos per token (step 0.001)',
+    ],
     [
       { models: [{ id: 'claude-opus-5-5', provider: 'anthropic', cache_write_1h_usd_per_mtok: 8.0005 }] },
       'svc.toml: models.0.cache_write_1h_usd_per_mtok: price 8.0005 USD/Mtok is not a whole number of nanos per token (step 0.001)',

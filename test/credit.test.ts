@@ -320,3 +320,41 @@ describe('charging order, with ledger rows', () => {
     })
   })
 })
+
+describe('expiry, as the usage routes and the charging see it', () => {
+  const T0 = Date.parse('2026-11-22T10:00:00.000Z')
+  test('whoami’s credit, as /v1/usage’s, is the sum of the unexpired grants', async () => {
+    const h = await createHarness({ now: T0 })
+    await h.deps.admin.addGrant({ account: 'default', amountNanos: 1000 })
+    await h.deps.admin.addGrant({ account: 'default', amountNanos: 500, expiresAt: new Date(T0 + 100).toISOString() })
+    h.clock.advance(200)
+    const who = await (await h.call('/v1/auth/whoami')).json()
+    const usage = await (await h.call('/v1/usage')).json()
+    expect(usage.limit_nanos).toBe(1000)
+    expect(who.credit).toEqual({ limit_nanos: 1000, used_nanos: 0, remaining_nanos: 1000 })
+  })
+  test('a leg that outlasts its grant’s expiry is charged to it: expiry is judged when the leg started', async () => {
+    const h = await createHarness({ now: T0 })
+    const g = await h.deps.admin.addGrant({
+      account: 'default',
+      amountNanos: 1000,
+      expiresAt: new Date(T0 + 3).toISOString(),
+    })
+    // The leg starts at T0+1 (grant live) and ends at T0+6 (grant expired).
+    await seedRequest(h.deps.ledger, { accountId: h.accountId, at: T0 + 1, id: 'r1', legs: [{ costNanos: 400 }] })
+    const detail = await (await h.call('/v1/usage/requests/r1')).json()
+    expect(detail.charged_nanos).toBe(400)
+    expect(detail.grant_charges).toEqual([
+      { grant_id: g.id, usage_event_id: 'leg_r1_1', cost_type: 'model_usage', amount_nanos: 400 },
+    ])
+  })
+  test('a grant that expires at this very millisecond is gone from /v1/usage (expired: expires_at ≤ now)', async () => {
+    const h = await createHarness({ now: T0 })
+    await h.deps.admin.addGrant({ account: 'default', amountNanos: 1000 })
+    await h.deps.admin.addGrant({ account: 'default', amountNanos: 500, expiresAt: new Date(T0 + 100).toISOString() })
+    h.clock.advance(100)
+    const usage = await (await h.call('/v1/usage')).json()
+    expect(usage.limit_nanos).toBe(1000)
+    expect(usage.grants.map((g: { amount_nanos: number }) => g.amount_nanos)).toEqual([1000])
+  })
+})

@@ -279,3 +279,26 @@ describe('GET /v1/usage/sessions/list pages', () => {
     expect((await res.json()).error.message).toMatch(/before and before_id go together/)
   })
 })
+
+describe('spend at its edges', () => {
+  const T0 = Date.parse('2026-11-22T10:00:00.000Z')
+  test('spend counts legs in [since, until): one at until is left out', async () => {
+    const h = await createHarness({ now: T0 + 3_600_000 })
+    await seedRequest(h.deps.ledger, { accountId: h.accountId, at: T0 - 1, legs: [{ costNanos: 7 }] })
+    await seedRequest(h.deps.ledger, { accountId: h.accountId, at: T0, legs: [{ costNanos: 1000 }] })
+    const since = new Date(T0 - 3_600_000).toISOString()
+    const until = new Date(T0).toISOString()
+    const spend = await (await h.call(`/v1/usage/spend?bucket=hour&since=${since}&until=${until}`)).json()
+    expect(spend.totals).toMatchObject({ cost_nanos: 7, requests: 1 })
+  })
+  test('cache tokens of a model the catalog no longer prices are all reported unpriced, writes too', async () => {
+    const h = await createHarness({ now: T0 + 1000 })
+    await seedRequest(h.deps.ledger, {
+      accountId: h.accountId,
+      at: T0,
+      legs: [{ modelId: 'retired-model', providerId: 'anthropic', cached: 300, cacheCreation: 200, costNanos: 5 }],
+    })
+    const spend = await (await h.call('/v1/usage/spend?bucket=day')).json()
+    expect(spend.cache_unpriced_tokens).toBe(500)
+  })
+})

@@ -4,6 +4,7 @@
 // Before, Claude Code's web searches through svc cost its operator money no user was charged.
 import { describe, expect, test } from 'bun:test'
 import { remainingNanos, requestDetail, sdkClients } from './support/harness'
+import { anthropicEvent, anthropicMessageStart, scriptedUpstream, twoModelGateway } from './support/scripted-upstream'
 import { profileFor, translationGateway, translationSimulator, upstreamModelFor } from './support/translation-gateway'
 
 const sim = translationSimulator()
@@ -123,5 +124,96 @@ describe('web searches an upstream ran are metered and charged', () => {
     const leg = detail.usage_events[0]
     expect(leg).toMatchObject({ estimated: true, web_search_requests: 2 })
     expect(leg.cost_nanos).toBe(leg.input_tokens * 1000 + leg.output_tokens * 2000 + 2 * searchNanos)
+  })
+})
+
+/** A Claude stream with one search (its results, or max_uses_exceeded) and a reply, reporting `reportedSearches`. */
+const searchStream = (reportedSearches: number, failed = false) => [
+  anthropicMessageStart('first-up', 20),
+  anthropicEvent('content_block_start', {
+    index: 0,
+    content_block: { type: 'server_tool_use', id: 'srvtoolu_1', name: 'web_search', input: { query: 'svc' } },
+  }),
+  anthropicEvent('content_block_stop', { index: 0 }),
+  anthropicEvent('content_block_start', {
+    index: 1,
+    content_block: {
+      type: 'web_search_tool_result',
+      tool_use_id: 'srvtoolu_1',
+      content: failed
+        ? { type: 'web_search_tool_result_error', error_code: 'max_uses_exceeded' }
+        : [
+            {
+              type: 'web_search_result',
+              url: 'https://example.com/',
+              title: 'Example',
+              encrypted_content: 'x',
+              page_age: null,
+            },
+          ],
+    },
+  }),
+  anthropicEvent('content_block_stop', { index: 1 }),
+  anthropicEvent('content_block_start', { index: 2, content_block: { type: 'text', text: '' } }),
+  anthropicEvent('content_block_delta', { index: 2, delta: { type: 'text_delta', text: 'Found it.' } }),
+  anthropicEvent('content_block_stop', { index: 2 }),
+  anthropicEvent('message_delta', {
+    delta: { stop_reason: 'end_turn', stop_sequence: null },
+    usage: { input_tokens: 20, output_tokens: 10, server_tool_use: { web_search_requests: reportedSearches } },
+  }),
+  anthropicEvent('message_stop'),
+]
+
+describe('searches counted from the stream itself (scripted upstream)', () => {
+  test('translated: a search the client saw run is charged though the final usage lists none (the larger of the two)', async () => {
+    const h = await twoModelGateway({ kind: 'anthropic' })
+    scriptedUpstream(h, () => ({ sse: searchStream(0) }))
+    const res = await h.call('/compat-b/v1/responses', {
+      method: 'POST',
+      json: { model: 'svc-pro', stream: true, input: 'Search the web for svc.', tools: [{ type: 'web_search' }] },
+    })
+    expect(res.status).toBe(200)
+    const body = await res.text()
+    expect(body).toContain('web_search_call')
+    const detail = await (await h.call(`/v1/usage/requests/${res.headers.get('x-request-id')}`)).json()
+    expect(detail.usage_events[0]).toMatchObject({
+      web_search_requests: 1,
+      cost_nanos: 20 * 1000 + 10 * 1000 + 10_000_000,
+    })
+  })
+  test('translated: a search that failed (web_search_tool_result_error) is not charged', async () => {
+    const h = await twoModelGateway({ kind: 'anthropic' })
+    const frames = searchStream(0, true)
+    // Text first, so the answer has begun before the failed search.
+    const lead = [
+      anthropicEvent('content_block_start', { index: 0, content_block: { type: 'text', text: '' } }),
+      anthropicEvent('content_block_delta', { index: 0, delta: { type: 'text_delta', text: 'Looking.' } }),
+      anthropicEvent('content_block_stop', { index: 0 }),
+    ]
+    const shifted = frames.slice(1).map((f) => f.replace(/"index":(\d)/g, (_m, d) => `"index":${Number(d) + 1}`))
+    scriptedUpstream(h, () => ({ sse: [frames[0]!, ...lead, ...shifted] }))
+    const res = await h.call('/compat-b/v1/responses', {
+      method: 'POST',
+      json: { model: 'svc-pro', stream: true, input: 'Search the web for svc.', tools: [{ type: 'web_search' }] },
+    })
+    expect(res.status).toBe(200)
+    await res.text()
+    const detail = await (await h.call(`/v1/usage/requests/${res.headers.get('x-request-id')}`)).json()
+    expect(detail.usage_events[0]).toMatchObject({ web_search_requests: 0, cost_nanos: 20 * 1000 + 10 * 1000 })
+  })
+  test('pass-through, cut after a failed search: the failed search is not charged', async () => {
+    const h = await twoModelGateway({ kind: 'anthropic' })
+    const frames = searchStream(0, true)
+    // message_start, the search call, its error result, then the body ends (no message_delta).
+    scriptedUpstream(h, () => ({ sse: frames.slice(0, 7) }))
+    const res = await h.call('/compat-a/v1/messages', {
+      method: 'POST',
+      headers: { 'anthropic-version': '2023-06-01' },
+      json: { model: 'svc-pro', stream: true, max_tokens: 256, messages: [{ role: 'user', content: 'Search.' }] },
+    })
+    expect(res.status).toBe(200)
+    await res.text()
+    const detail = await (await h.call(`/v1/usage/requests/${res.headers.get('x-request-id')}`)).json()
+    expect(detail.usage_events[0]).toMatchObject({ estimated: true, web_search_requests: 0 })
   })
 })

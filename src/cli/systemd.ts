@@ -81,8 +81,10 @@ After=network-online.target
 Type=exec
 ExecStart=${exec.map((w, i) => unitWord(w, { exec: i > 0 })).join(' ')}
 # Secrets stay out of svc.toml: provider keys (ANTHROPIC_API_KEY, OPENAI_API_KEY, …),
-# SVC_ADMIN_TOKEN and SVC_MASTER_KEY, one VAR=value a line. Read by systemd as root, so the
-# file can be mode 0600 root:root; the leading '-' lets the service start without it.
+# SVC_ADMIN_TOKEN and SVC_MASTER_KEY, one VAR=value a line; an egress proxy (HTTPS_PROXY,
+# NO_PROXY) and a company CA (NODE_EXTRA_CA_CERTS, a file outside /home and /tmp) go here too.
+# Read by systemd as root, so the file can be mode 0600 root:root; the leading '-' lets the
+# service start without it.
 EnvironmentFile=-${unitDefaults.environmentFile}
 # Bun's fetch keeps at most 256 upstream requests open unless this is set at process start;
 # every open stream holds one.

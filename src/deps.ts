@@ -61,6 +61,11 @@ const servingBusyTimeoutMs = 100
 
 export function createDeps(config: Config, opts: DepsOptions = {}): Deps {
   const clock = opts.clock ?? Date.now
+  /**
+   * What times the limits and cool-downs held in memory: monotonic, so that a wall clock NTP steps
+   * back (an audit: 10 minutes) neither locks sign-ins out nor holds a model back for the step.
+   */
+  const elapsed = opts.clock ?? (() => performance.now())
   const db = opts.db ?? openDatabase(config.server.database)
   // bun:sqlite waits for a lock on the event loop: another process's write transaction (a sqlite3
   // shell left open) stalled every request and stream for 5 s at each try. A CLI verb's write takes
@@ -104,7 +109,7 @@ export function createDeps(config: Config, opts: DepsOptions = {}): Deps {
   })
   const grants = accountCache((accountId) => ledger.listGrants(accountId))
   // Cool-downs on the monotonic clock; a test's clock (moved by hand) stands for both.
-  const health = createHealth({ elapsed: opts.clock ?? (() => performance.now()), wall: clock })
+  const health = createHealth({ elapsed, wall: clock })
   // Each account's own keys as last loaded, sealed. A load that finds one added, replaced (even by
   // the same key, sealed anew) or removed makes health forget what the old key taught: its open
   // circuit would keep the new key untried for minutes. Loads follow every change, this process's
@@ -163,7 +168,12 @@ export function createDeps(config: Config, opts: DepsOptions = {}): Deps {
     metrics: createGatewayMetrics({ openCircuits: health.openCircuits, ledgerRefusing: ledger.refusesWrites }),
     running: new RunningRequests(),
     holds: new CreditHolds(),
-    deviceLogin: createDeviceLogin({ ledger, clock, intervalSeconds: config.server.devicePollIntervalSeconds }),
+    deviceLogin: createDeviceLogin({
+      ledger,
+      clock,
+      elapsed,
+      intervalSeconds: config.server.devicePollIntervalSeconds,
+    }),
     log,
     clock,
     fetch: opts.fetch ?? createHttp1Client(),

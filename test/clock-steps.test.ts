@@ -1,32 +1,63 @@
 // The wall clock stepping back under a running gateway, as NTP does to a drifted machine: what it
 // dates may stand still for the step, but nothing waits for it or runs backwards (an audit).
 import { expect, test } from 'bun:test'
+import { createDeviceLogin } from '../src/accounts/device-login'
 import { createHarness } from './support/harness'
 import { anthropicEvent, anthropicMessageStart, twoModelGateway } from './support/scripted-upstream'
 
 const tenMinutes = 600_000
 
-test('a right sign-in code after a step back is taken: the wrong-code limit counts wrong codes, not the step', async () => {
+/**
+ * A gateway whose sign-in limits run on `monotonic` (as a serving gateway's run on performance.now())
+ * while its wall clock is the harness's, moved by hand; at most `cap` codes waiting.
+ */
+async function signInGateway(cap?: number) {
   const h = await createHarness({ config: { server: { device_poll_interval_seconds: 0 } } })
-  const start = async (device_name: string) =>
-    (await (await h.call('/v1/auth/device/code', { method: 'POST', json: { device_name }, key: null })).json()) as {
-      user_code: string
-    }
+  const monotonic = { now: 1_000 }
+  h.deps.deviceLogin = createDeviceLogin({
+    ledger: h.deps.ledger,
+    clock: h.deps.clock,
+    elapsed: () => monotonic.now,
+    intervalSeconds: 0,
+    maxWaitingCodes: cap,
+  })
+  /** Real time passes: both clocks move on. */
+  const pass = (ms: number) => {
+    h.clock.advance(ms)
+    monotonic.now += ms
+  }
+  const start = (device_name: string) =>
+    h.call('/v1/auth/device/code', { method: 'POST', json: { device_name }, key: null })
   const approve = (user_code: string) =>
     h.call('/login', {
       method: 'POST',
       body: new URLSearchParams({ user_code, api_key: h.key, decision: 'approve' }),
       key: null,
     })
-  expect((await approve((await start('first')).user_code)).status).toBe(200)
+  return { h, pass, start, approve }
+}
+
+test('a right sign-in code after a step back is taken: the wrong-code limit counts wrong codes, not the step', async () => {
+  const { h, pass, start, approve } = await signInGateway()
+  const first = (await (await start('first')).json()) as { user_code: string }
+  expect((await approve(first.user_code)).status).toBe(200)
 
   h.clock.now -= tenMinutes
-  h.clock.advance(30_000)
-  const { user_code } = await start('second')
+  pass(30_000)
+  const { user_code } = (await (await start('second')).json()) as { user_code: string }
   expect((await h.call(`/login?code=${user_code}`, { key: null })).status).toBe(200)
   const approved = await approve(user_code)
   expect(approved.status).toBe(200)
   expect(approved.headers.get('retry-after')).toBeNull()
+})
+
+test('a place among the waiting codes frees when its code’s ten minutes have passed, whatever the wall clock did', async () => {
+  const { h, pass, start } = await signInGateway(1)
+  expect((await start('first')).status).toBe(200)
+  expect((await start('second')).status).toBe(429)
+  h.clock.now -= tenMinutes
+  pass(601_000)
+  expect((await start('third')).status).toBe(200)
 })
 
 test('a stream the step lands in is recorded with times that never run backwards, in the usage API and /metrics', async () => {

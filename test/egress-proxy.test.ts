@@ -1,11 +1,14 @@
 // svc behind a company's egress proxy (HTTPS_PROXY / HTTP_PROXY): upstream calls then go through
 // fetch, which tunnels (CONNECT) for https and forwards in absolute form for http. A proxy's refusal
 // of the gateway's credentials is the operator's to fix: it says nothing of the provider's health.
-// Here fetch is given the proxy per call (as the environment would give it), for one model only.
-import { afterAll, describe, expect, test } from 'bun:test'
+// In process, fetch is given the proxy per call (as the environment would give it) for one model;
+// a real `svc serve` with HTTP_PROXY in its environment shows the forwarded request's 407.
+import { afterAll, expect, test } from 'bun:test'
 import { createServer, type Server } from 'node:net'
 import type { Harness } from './support/harness'
+import { gatewayDir, startGateway } from './support/processes'
 import { loopbackPair, twoModelGateway } from './support/scripted-upstream'
+import { startSimulator } from './support/simulator'
 
 /** A proxy that answers every request, CONNECT or forwarded, 407. */
 async function refusingProxy(): Promise<{ url: string; server: Server }> {
@@ -28,13 +31,13 @@ afterAll(() => {
   upstream.stop()
 })
 
-/** `first` is reached only through the proxy (its scheme picks CONNECT or absolute form); `second` directly. */
-async function gateway(scheme: 'https' | 'http'): Promise<Harness> {
+/** `first` is reached only through the proxy, in a CONNECT tunnel (https); `second` directly. */
+async function gateway(): Promise<Harness> {
   const h = await twoModelGateway({ kind: 'anthropic', baseUrl: upstream.baseUrl })
   h.deps.fetch = (async (url: string, init: RequestInit) => {
     const { model } = JSON.parse(String(init.body)) as { model: string }
     if (model !== 'first-up') return fetch(url, init)
-    return fetch(String(url).replace(/^http:/, `${scheme}:`), { ...init, proxy: proxy.url })
+    return fetch(String(url).replace(/^http:/, 'https:'), { ...init, proxy: proxy.url })
   }) as typeof fetch
   return h
 }
@@ -46,30 +49,58 @@ const ask = (h: Harness) =>
     json: { model: 'svc-pro', max_tokens: 20, messages: [{ role: 'user', content: 'hello' }] },
   })
 
-describe.each(['https', 'http'] as const)('an egress proxy refusing the gateway’s credentials (%s)', (scheme) => {
-  test('the next model serves; the leg names the proxy, never its password; the proxied model stays healthy', async () => {
-    const h = await gateway(scheme)
-    for (let i = 0; i < 4; i++) {
+const legsOf = async (h: Harness, res: Response) => {
+  const row = (await (await h.call(`/v1/usage/requests/${res.headers.get('x-request-id')}`)).json()) as {
+    selected_model_id: string
+    usage_events: { model_id: string; error: string | null }[]
+  }
+  return { served: row.selected_model_id, legs: row.usage_events.map((leg) => [leg.model_id, leg.error]) }
+}
+
+const refused =
+  "the gateway's egress proxy refused its credentials (HTTP 407): for the gateway's operator to fix (HTTPS_PROXY, HTTP_PROXY)"
+
+test('a proxy refusing the tunnel (407): the next model serves, the leg names the proxy, never its password, and the proxied model stays healthy', async () => {
+  const h = await gateway()
+  for (let i = 0; i < 4; i++) {
+    const res = await ask(h)
+    expect(res.status).toBe(200)
+    expect(await legsOf(h, res)).toEqual({
+      served: 'second',
+      legs: [
+        ['first', refused],
+        ['second', null],
+      ],
+    })
+  }
+  // Four refusals in a row would have opened the provider's circuit for 30 s to 5 min, past the
+  // moment the operator fixes the proxy.
+  expect(h.deps.health.view('p', 'first').state).toBe('closed')
+  expect(await (await h.call('/metrics', { key: null })).text()).toContain('svc_open_circuits 0')
+})
+
+test('a 407 an upstream answers itself, with no proxy on its way, is the upstream’s failure and counts against it', async () => {
+  const answering407 = loopbackPair(
+    () => new Response('{"error":"proxy auth"}', { status: 407, headers: { 'proxy-authenticate': 'Basic' } }),
+  )
+  try {
+    const h = await twoModelGateway({ kind: 'anthropic', baseUrl: answering407.baseUrl })
+    for (let i = 0; i < 3; i++) {
       const res = await ask(h)
       expect(res.status).toBe(200)
-      const row = (await (await h.call(`/v1/usage/requests/${res.headers.get('x-request-id')}`)).json()) as {
-        selected_model_id: string
-        usage_events: { model_id: string; error: string | null }[]
-      }
-      expect(row.selected_model_id).toBe('second')
-      expect(row.usage_events.map((leg) => [leg.model_id, leg.error])).toEqual([
-        [
-          'first',
-          "the gateway's egress proxy refused its credentials (HTTP 407): for the gateway's operator to fix (HTTPS_PROXY, HTTP_PROXY)",
+      const { served, legs } = await legsOf(h, res)
+      expect({ served, legs }).toEqual({
+        served: 'second',
+        legs: [
+          ['first', 'upstream answered HTTP 407: a proxy on the way to it asks for credentials svc was not given'],
+          ['second', null],
         ],
-        ['second', null],
-      ])
+      })
     }
-    // Four refusals in a row would have opened the provider's circuit for 30 s to 5 min, past the
-    // moment the operator fixes the proxy.
-    expect(h.deps.health.view('p', 'first').state).toBe('closed')
-    expect(await (await h.call('/metrics', { key: null })).text()).toContain('svc_open_circuits 0')
-  })
+    expect(h.deps.health.view('p', 'first').state).toBe('open')
+  } finally {
+    answering407.stop()
+  }
 })
 
 test('count_tokens does not follow a redirect through fetch: the key and prompt stay, the count is local', async () => {
@@ -105,3 +136,67 @@ test('count_tokens does not follow a redirect through fetch: the key and prompt 
     redirecting.stop(true)
   }
 })
+
+test('a real svc serve with HTTP_PROXY set: the proxy’s 407 to a forwarded request is the proxy’s, and the model exempted by NO_PROXY serves', async () => {
+  const sim = startSimulator({ apiKey: 'sim-key' })
+  const port = new URL(sim.url).port
+  const dir = gatewayDir(`
+[catalog]
+builtin = false
+
+[billing.starter_grant]
+usd = 5
+
+[providers.corp]
+kind = "anthropic"
+base_url = "http://127.0.0.1:${port}"
+api_key_env = "SIM_KEY"
+
+[providers.direct]
+kind = "anthropic"
+base_url = "http://localhost:${port}"
+api_key_env = "SIM_KEY"
+
+[[models]]
+id = "proxied"
+provider = "corp"
+upstream_model = "sim-up"
+profiles = ["pro"]
+quality = 90
+input_usd_per_mtok = 3
+output_usd_per_mtok = 15
+
+[[models]]
+id = "exempt"
+provider = "direct"
+upstream_model = "sim-up"
+profiles = ["pro"]
+quality = 80
+input_usd_per_mtok = 3
+output_usd_per_mtok = 15
+`)
+  const svc = await startGateway(dir, { env: { SIM_KEY: 'sim-key', HTTP_PROXY: proxy.url, NO_PROXY: 'localhost' } })
+  try {
+    const res = await fetch(`${svc.url}/compat-a/v1/messages`, {
+      method: 'POST',
+      headers: { 'x-api-key': dir.firstKey(), 'anthropic-version': '2023-06-01', 'content-type': 'application/json' },
+      body: JSON.stringify({ model: 'svc-pro', max_tokens: 20, messages: [{ role: 'user', content: 'hello' }] }),
+    })
+    expect(res.status).toBe(200)
+    const row = (await (
+      await fetch(`${svc.url}/v1/usage/requests/${res.headers.get('x-request-id')}`, {
+        headers: { authorization: `Bearer ${dir.firstKey()}` },
+      })
+    ).json()) as { selected_model_id: string; usage_events: { model_id: string; error: string | null }[] }
+    expect(row.selected_model_id).toBe('exempt')
+    expect(row.usage_events.map((leg) => [leg.model_id, leg.error])).toEqual([
+      ['proxied', refused],
+      ['exempt', null],
+    ])
+    expect(svc.stderr()).not.toContain('wrong')
+  } finally {
+    await svc.kill()
+    dir.remove()
+    await sim.stop()
+  }
+}, 30_000)

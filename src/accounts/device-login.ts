@@ -52,27 +52,37 @@ export const normalizeUserCode = (input: string) => {
 
 export function createDeviceLogin(deps: {
   ledger: Ledger
+  /** Dates the codes (their rows' expiry, polls). */
   clock: () => number
+  /**
+   * Times the limits held in memory (waiting places, wrong codes): monotonic when serving, so a
+   * wall clock that NTP steps back neither holds a place nor locks sign-ins out for the step.
+   * The clock unless given (a test's, moved by hand).
+   */
+  elapsed?: () => number
   intervalSeconds: number
   /** How many codes may wait for approval at once; maxWaitingDeviceCodes unless given. */
   maxWaitingCodes?: number
 }) {
   const { ledger, clock } = deps
+  const elapsed = deps.elapsed ?? clock
   const maxWaiting = deps.maxWaitingCodes ?? maxWaitingDeviceCodes
   /**
-   * Codes this process issued that are neither expired nor approved: device-code hash → expiry.
+   * Codes this process issued that are neither expired nor approved: device-code hash → when its
+   * place frees (on the elapsed clock).
    * A denied code keeps its place until it expires, since anyone may deny a code they started.
    * Counted in memory by the issuing process: a restart starts afresh, and the codes from before
    * it expire within ten minutes.
    */
   const waiting = new Map<string, number>()
-  const wrongCodes = tokenBucket(wrongCodeBurst, wrongCodesPerSecond, clock)
+  const wrongCodes = tokenBucket(wrongCodeBurst, wrongCodesPerSecond, elapsed)
 
   /**
    * Takes a place for a new code, or refuses it while every place is taken, until the soonest
    * expires. Checked and taken in one synchronous step, so concurrent requests cannot overshoot.
    */
-  function takeWaitingPlace(deviceCodeHash: string, now: number, expiresAt: number) {
+  function takeWaitingPlace(deviceCodeHash: string) {
+    const now = elapsed()
     for (const [hash, expiry] of waiting) if (expiry <= now) waiting.delete(hash)
     if (waiting.size >= maxWaiting) {
       const freeInSeconds = Math.ceil((Math.min(...waiting.values()) - now) / 1000)
@@ -82,7 +92,7 @@ export function createDeviceLogin(deps: {
         { retryAfterSeconds: freeInSeconds },
       )
     }
-    waiting.set(deviceCodeHash, expiresAt)
+    waiting.set(deviceCodeHash, now + deviceCodeLifetimeSeconds * 1000)
   }
 
   async function pendingByUserCode(userCode: string): Promise<DeviceCodeRecord> {
@@ -108,7 +118,7 @@ export function createDeviceLogin(deps: {
       const now = clock()
       const deviceCodeHash = hashApiKey(deviceCode)
       const expiresAt = now + deviceCodeLifetimeSeconds * 1000
-      takeWaitingPlace(deviceCodeHash, now, expiresAt)
+      takeWaitingPlace(deviceCodeHash)
       // Each sign-in sweeps codes long expired: with creation capped, the table stays small.
       await ledger.purgeDeviceCodes(now - expiredCodeRetentionMs)
       await ledger.insertDeviceCode({
@@ -186,14 +196,12 @@ export function createDeviceLogin(deps: {
 export type DeviceLogin = ReturnType<typeof createDeviceLogin>
 
 /** Up to `burst` events at once, refilled at `perSecond`; `secondsUntilNext` is 0 while one is left. */
-function tokenBucket(burst: number, perSecond: number, clock: () => number) {
+function tokenBucket(burst: number, perSecond: number, elapsed: () => number) {
   let tokens = burst
-  let at = clock()
+  let at = elapsed()
   const refill = () => {
-    const now = clock()
-    // A wall clock stepped back (NTP) refills nothing rather than take tokens away: counted as
-    // negative time, a 10-minute step locked every sign-in out for as long (an audit).
-    tokens = Math.min(burst, tokens + (Math.max(0, now - at) / 1000) * perSecond)
+    const now = elapsed()
+    tokens = Math.min(burst, tokens + ((now - at) / 1000) * perSecond)
     at = now
   }
   return {

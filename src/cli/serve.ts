@@ -1,7 +1,7 @@
 // `svc serve`: open the ledger, make a first account on an empty database, listen, and on
 // SIGTERM/SIGINT/SIGHUP stop accepting, let in-flight streams finish (up to the grace period), exit 0.
 // A second SIGTERM/SIGINT meanwhile ends it at once (exit 128 + the signal's number).
-import { chmodSync, readFileSync, writeFileSync } from 'node:fs'
+import { chmodSync, readFileSync, statSync, writeFileSync } from 'node:fs'
 import { basename, dirname, join } from 'node:path'
 import { isFullStrengthMasterKey } from '../accounts/provider-keys'
 import { createApp } from '../app'
@@ -148,6 +148,7 @@ export async function runServe(args: string[], io: Io): Promise<number> {
       'no provider is configured: set ANTHROPIC_API_KEY, OPENAI_API_KEY, OPENROUTER_API_KEY or DEEPSEEK_API_KEY, or add [providers.*] to svc.toml',
     )
   }
+  warnOfHardLinks(config.server.database, log)
   warnOfProvidersWithoutKey(deps, log)
   warnOfModelsWithoutProvider(deps, log)
   warnOfCompatibleByHost(deps, log)
@@ -278,6 +279,22 @@ function listen<T>(host: string, port: number, start: () => T): T {
             ? 'not allowed to use that port'
             : (err as Error).message
     throw new ConfigError(`cannot listen on ${host}:${port}: ${why}; choose another with --host/--port or [server]`)
+  }
+}
+
+/**
+ * A database file with another hard link: a gateway started on that other path is not refused (the
+ * lock is named by the path, serve-lock.ts), and SQLite keeps a `-wal` beside each path, so two
+ * such gateways would write one file through two logs.
+ */
+function warnOfHardLinks(database: string, log: Logger) {
+  if (database === ':memory:') return
+  const links = statSync(database).nlink
+  if (links > 1) {
+    log.warn(
+      `the database file has ${links} hard links: a second svc serve started on another of them is not refused, and would corrupt it; keep one`,
+      { database },
+    )
   }
 }
 

@@ -58,8 +58,8 @@ export class GatewayError extends Error {
    */
   readonly keyRefused: boolean
   /**
-   * The gateway's own egress proxy failed (its credentials refused, or the proxy unreachable), not
-   * the provider behind it: says nothing of the provider's health (relay.ts).
+   * The gateway's own egress proxy refused its credentials (407), not the provider behind it: says
+   * nothing of the provider's health (relay.ts).
    */
   readonly proxyFault: boolean
 

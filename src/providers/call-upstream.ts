@@ -5,6 +5,7 @@ import { type ErrorKind, GatewayError } from '../lib/errors'
 import { ownEntry } from '../lib/own-entry'
 import { anthropicErrorTypeForStatus } from '../protocols/anthropic/errors'
 import { readTextPrefix } from './bounded-body'
+import { forwardedByProxy } from './http1/client'
 import { certificateFailure } from './http1/connection'
 
 export interface UpstreamTimeouts {
@@ -211,12 +212,19 @@ export async function callUpstream(fetchImpl: typeof fetch, req: UpstreamRequest
     response.body?.cancel().catch(() => {})
     throw redirected(response, req.url)
   }
-  // An HTTP_PROXY's own answer to a request it forwards in absolute form (through CONNECT, the
-  // same refusal is a fetch error: unreachable).
+  // Proxy authentication: never the client's request to fix. An HTTP proxy's own answer to a
+  // request it forwards in absolute form (through CONNECT, the same refusal is a fetch error:
+  // unreachable) is the operator's proxy; any other is a proxy on the way to that upstream
+  // (an intercepting one), which fails it as a provider's outage does.
   if (response.status === 407) {
     clearTimeout(timer)
     response.body?.cancel().catch(() => {})
-    throw proxyRefused(407)
+    if (forwardedByProxy(req.url)) throw proxyRefused(407)
+    throw new GatewayError(
+      'api_error',
+      'upstream answered HTTP 407: a proxy on the way to it asks for credentials svc was not given',
+      { status: 502, retryable: true, permanent: true, upstreamStatus: 407 },
+    )
   }
   // Enough of the body to quote its message; an error body has no business being longer. The
   // timer runs on over it: a head whose body then stalls would otherwise hold the attempt (and the

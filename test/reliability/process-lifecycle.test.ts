@@ -3,7 +3,7 @@
 // request charged twice and every grant's remaining equal to its amount less its charges.
 import { afterAll, afterEach, describe, expect, test } from 'bun:test'
 import { Database } from 'bun:sqlite'
-import { readFileSync, statSync, symlinkSync } from 'node:fs'
+import { linkSync, readFileSync, statSync, symlinkSync } from 'node:fs'
 import { join, resolve } from 'node:path'
 import { totalmem } from 'node:os'
 import {
@@ -520,8 +520,11 @@ describe('a second gateway on the same database', () => {
     expect((await post(after, key, {})).status).toBe(200)
     after.signal('SIGTERM')
     expect(await after.waitForExit()).toBe(0)
+    // A hard link is another path the lock cannot see: said at start.
+    linkSync(dir.database, join(dir.dir, 'hard.db'))
     const third = await serve(dir)
     expect((await post(third, key, {})).status).toBe(200)
+    expect(await third.waitForLog((l) => l.level === 'warn' && l.msg.includes('2 hard links'))).toBeTruthy()
   }, 60_000)
 })
 

@@ -34,6 +34,17 @@ export interface Http1ClientOptions {
 }
 
 const proxyVariables = ['HTTPS_PROXY', 'https_proxy', 'HTTP_PROXY', 'http_proxy', 'ALL_PROXY', 'all_proxy']
+/** The variables that send an `http:` request to a proxy, which forwards it in absolute form. */
+const httpProxyVariables = ['HTTP_PROXY', 'http_proxy', 'ALL_PROXY', 'all_proxy']
+
+/**
+ * Whether an answer to `url` may be a proxy's own, from the environment's (an `http:` URL with an
+ * HTTP proxy set). An `https:` request goes through a CONNECT tunnel, whose refusal is an error of
+ * its own, so what answers it is the origin. NO_PROXY is not read: an `http:` upstream exempted
+ * from the proxy that answered 407 itself would be taken for the proxy (no LLM API does).
+ */
+export const forwardedByProxy = (url: string, env: Record<string, string | undefined> = process.env) =>
+  url.startsWith('http:') && httpProxyVariables.some((name) => env[name])
 
 export function createHttp1Client(opts: Http1ClientOptions = {}): typeof fetch {
   const fallback = opts.fallback ?? fetch

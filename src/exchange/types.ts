@@ -215,6 +215,12 @@ export interface ExchangeRequest {
    * computer_…), where an Anthropic client offered any: no other dialect has them.
    */
   anthropicClientTools?: string[]
+  /**
+   * Claude Code's auto and plan modes send `safeguards` for Anthropic's API to judge each tool call
+   * (its verdicts come back as `safeguard_results`): a pass-through carries both, and only Anthropic
+   * itself answers them.
+   */
+  anthropicSafeguards?: boolean
   toolChoice?: ToolChoice
   maxTokens: number
   /**

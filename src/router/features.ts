@@ -30,6 +30,8 @@ export interface RequestFeatures {
    * `anthropic` where it excludes domains, which only Anthropic's can.
    */
   webSearch: 'any' | 'anthropic' | undefined
+  /** The client asks Anthropic to judge its tool calls (Claude Code's `safeguards`): only Anthropic does. */
+  anthropicSafeguards: boolean
   /** The conversation ends with the client's own assistant turn, for the model to continue (a prefill). */
   assistantPrefill: boolean
   /**
@@ -135,6 +137,7 @@ export function readRequestFeatures(req: ExchangeRequest, mode?: RoutingMode, mo
     thinking: req.thinking !== undefined && req.thinking.type !== 'disabled',
     forcedToolChoice: req.toolChoice?.type === 'any' || req.toolChoice?.type === 'tool',
     webSearch: req.webSearch ? (req.webSearch.blockedDomains?.length ? 'anthropic' : 'any') : undefined,
+    anthropicSafeguards: req.anthropicSafeguards === true,
     // Instructions given last (a Responses client's developer message) go into Anthropic's system
     // prompt, so the conversation Claude sees ends on the turn before them.
     assistantPrefill: req.messages.findLast((m) => m.role !== 'system')?.role === 'assistant',

@@ -77,6 +77,7 @@ const features = (over: Partial<RequestFeatures> = {}): RequestFeatures => ({
   anthropicFiles: false,
   otherFileType: undefined,
   anthropicClientTool: undefined,
+  anthropicSafeguards: false,
   thinking: false,
   forcedToolChoice: false,
   webSearch: undefined,
@@ -384,6 +385,40 @@ describe('eligibility: every skip says why', () => {
       const none = rank({ models: [chat], features: features({ webSearch: 'any' }) })
       expect(order(none)).toEqual(['chat-m'])
       expect(entryOf(none, 'chat-m')?.reason).toContain('so this one answers without searching')
+    })
+  })
+
+  describe('Claude Code’s safeguards go to a model Anthropic judges', () => {
+    const chat = model('chat-m', { provider: 'chat', quality: 99 })
+    const responses = model('resp-m', { provider: 'responses', quality: 95 })
+    const claude = model('claude-m', { quality: 90 })
+    const compatibleClaude = model('compat-m', { provider: 'compat-anthropic', quality: 97 })
+    const withCompatible = {
+      ...providers,
+      'compat-anthropic': { ...provider('compat-anthropic', 'k'), anthropicSignatures: false },
+    }
+    const order = (r: Ranking) => r.candidates.map((c) => c.model.id)
+
+    test('Anthropic’s own models only, while the profile has one; the others say why', () => {
+      const r = rank({
+        models: [chat, responses, compatibleClaude, claude],
+        providers: withCompatible,
+        features: features({ anthropicSafeguards: true }),
+      })
+      expect(order(r)).toEqual(['claude-m'])
+      for (const id of ['chat-m', 'resp-m', 'compat-m']) {
+        expect(entryOf(r, id)).toMatchObject({
+          status: 'skipped',
+          reason:
+            'request asks Anthropic to judge its tool calls (Claude Code’s safeguards), which only Anthropic does',
+        })
+      }
+    })
+
+    test('with none, the best there is serves, with a note', () => {
+      const r = rank({ models: [chat, responses], features: features({ anthropicSafeguards: true }) })
+      expect(order(r)).toEqual(['chat-m', 'resp-m'])
+      expect(entryOf(r, 'chat-m')?.reason).toContain('no Anthropic model could serve it')
     })
   })
 

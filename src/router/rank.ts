@@ -207,17 +207,50 @@ const searchNote = [
  * every request, and a profile of Chat models must still serve Codex.
  */
 function keepBestSearchers(eligible: Candidate[], skipped: RankEntry[], need: SearchNeed): void {
-  const fits = eligible.map((c) => searchFit(c.provider, need))
+  keepBestFits(eligible, skipped, (c) => searchFit(c.provider, need), searchSkipReason, searchNote)
+}
+
+/**
+ * Claude Code's auto and plan modes ask Anthropic's API to judge each tool call the model makes
+ * (`safeguards` in, `safeguard_results` out): without a verdict Claude Code refuses the action and
+ * blames the gateway (an audit: every action refused, exit 1, on a Chat or Responses model). Only
+ * Anthropic itself judges, so such a request goes to Anthropic's models where the profile has one;
+ * where it has none, the best there is serves, with a note.
+ */
+function keepSafeguardJudges(eligible: Candidate[], skipped: RankEntry[]): void {
+  keepBestFits(
+    eligible,
+    skipped,
+    (c) => (c.provider.kind === 'anthropic' && c.provider.anthropicSignatures !== false ? 1 : 0),
+    ['request asks Anthropic to judge its tool calls (Claude Code’s safeguards), which only Anthropic does'],
+    [
+      'Claude Code’s safeguards asked; no Anthropic model could serve it, so Claude Code gets no verdicts and refuses the actions',
+    ],
+  )
+}
+
+/**
+ * Keeps the candidates that fit a need best (`fit`: 0 not at all, up to the top of `notes`); the
+ * others are skipped with `skipReasons[fit]`, and those kept below a full fit carry `notes[fit]`.
+ */
+function keepBestFits(
+  eligible: Candidate[],
+  skipped: RankEntry[],
+  fitOf: (candidate: Candidate) => number,
+  skipReasons: readonly string[],
+  notes: readonly string[],
+): void {
+  const fits = eligible.map(fitOf)
   const best = Math.max(...fits)
   for (let i = eligible.length - 1; i >= 0; i--) {
     const { rank } = eligible[i]!
     const fit = fits[i]!
     if (fit === best) {
-      if (fit < 2) rank.reason += `; ${searchNote[fit]}`
+      if (fit < notes.length) rank.reason += `; ${notes[fit]}`
       continue
     }
     eligible.splice(i, 1)
-    Object.assign(rank, { status: 'skipped', score: null, estimated_cost_nanos: null, reason: searchSkipReason[fit] })
+    Object.assign(rank, { status: 'skipped', score: null, estimated_cost_nanos: null, reason: skipReasons[fit] })
     skipped.unshift(rank)
   }
 }
@@ -388,6 +421,7 @@ export function rankCandidates(input: RankInput): Ranking {
   }
 
   if (features.webSearch) keepBestSearchers(eligible, skipped, features.webSearch)
+  if (features.anthropicSafeguards) keepSafeguardJudges(eligible, skipped)
 
   // Healthy before unhealthy; then higher score; then cheaper; then higher quality; then by id so
   // ties never flap.

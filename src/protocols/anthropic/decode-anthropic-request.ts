@@ -50,6 +50,8 @@ export function decodeAnthropicRequest(body: unknown): ExchangeRequest {
   const request: ExchangeRequest = { system, messages, tools, maxTokens, stream: readBoolean(body, 'stream') ?? false }
   if (webSearch) request.webSearch = webSearch
   if (clientTools.length > 0) request.anthropicClientTools = clientTools
+  const safeguards = readArray(body, 'safeguards')
+  if (safeguards && safeguards.length > 0) request.anthropicSafeguards = true
   const toolChoice = decodeToolChoice(body.tool_choice)
   if (toolChoice) request.toolChoice = toolChoice
   const outputConfig = readObject(body, 'output_config')

@@ -97,8 +97,7 @@ export function createHealth({ elapsed: clock, wall }: HealthClocks, policy: Hea
       }
       if (e.openUntil > now) return { ...base, state: 'open', until: wallTime(e.openUntil, now) }
       // The provider's own retry-after outlasts the breaker's wait: no probe before it has passed.
-      if (e.retryAfterUntil > now)
-        return { ...base, state: 'cooling', until: wallTime(e.retryAfterUntil, now) }
+      if (e.retryAfterUntil > now) return { ...base, state: 'cooling', until: wallTime(e.retryAfterUntil, now) }
       if (e.openUntil > 0 && !e.probing) return { ...base, state: 'half_open' }
       if (e.openUntil > 0 && e.probing) return { ...base, state: 'open', until: 'after the probe in flight' }
       return { ...base, state: 'closed' }

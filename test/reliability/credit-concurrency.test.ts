@@ -293,3 +293,81 @@ describe('credit under concurrency', () => {
     expect([served.total_cost_nanos, served.charged_nanos]).toEqual([8_010_000, 5_000_000])
   })
 })
+
+describe('holds on the way to a fallback', () => {
+  const ask = (h: Harness) =>
+    h.call('/compat-a/v1/messages', {
+      method: 'POST',
+      headers: { 'anthropic-version': '2023-06-01' },
+      json: { model: 'svc-pro', max_tokens: 2000, messages: [{ role: 'user', content: 'hi' }] },
+    })
+
+  test('a request that fails inside the gateway after its hold leaves no credit held: the next one is served', async () => {
+    const priced = { provider: 'anth', profiles: ['pro' as const], input_usd_per_mtok: 1, output_usd_per_mtok: 2 }
+    const h = await createHarness({
+      env: { SIM_KEY },
+      config: {
+        catalog: { builtin: false },
+        providers: { anth: { kind: 'anthropic', base_url: sim.url, api_key_env: 'SIM_KEY' } },
+        models: [
+          { id: 'first', upstream_model: 'hold-leak-first', quality: 90, ...priced },
+          { id: 'second', upstream_model: 'hold-leak-second', quality: 80, ...priced },
+        ],
+      },
+    })
+    // Less than one request's ceiling (~4 tokens + 2000 × 2000 nanos): a hold takes it all.
+    await addGrant(h, { amount_nanos: 3_000_000 })
+    sim.setScenario('hold-leak-first', { fault: { kind: 'status', status: 529 } })
+    sim.setScenario('hold-leak-second', { text: 'ok', usage: { input: 4, output: 2 } })
+    const get = h.deps.credit.get.bind(h.deps.credit)
+    let calls = 0
+    h.deps.credit.get = async (id: string) => {
+      calls++
+      // The fallback's read of the grants fails (a database error): a gateway failure after the hold.
+      if (calls === 2) throw new Error('disk I/O error')
+      return get(id)
+    }
+    const first = await ask(h)
+    expect(first.status).toBe(500)
+    await first.text()
+    // The next request: nothing is in flight, the grant is untouched, so it is served.
+    const second = await ask(h)
+    const body = await second.text()
+    expect({ status: second.status, body: second.status === 200 ? 'served' : body }).toEqual({
+      status: 200,
+      body: 'served',
+    })
+  })
+
+  test('a fallback priced as the first model is tried beside another request’s hold: it needs no more unheld credit than the admission did', async () => {
+    const priced = { provider: 'anth', profiles: ['pro' as const], input_usd_per_mtok: 1, output_usd_per_mtok: 2 }
+    const h = await createHarness({
+      env: { SIM_KEY },
+      config: {
+        catalog: { builtin: false },
+        providers: { anth: { kind: 'anthropic', base_url: sim.url, api_key_env: 'SIM_KEY' } },
+        models: [
+          { id: 'first', upstream_model: 'same-price-first', quality: 90, ...priced },
+          { id: 'second', upstream_model: 'same-price-second', quality: 80, ...priced },
+        ],
+      },
+    })
+    await addGrant(h, { amount_nanos: 3_000_000 })
+    sim.setScenario('same-price-first', { fault: { kind: 'status', status: 529 } })
+    sim.setScenario('same-price-second', { text: 'ok', usage: { input: 4, output: 2 } })
+    // Another request of the account in flight holds a third of the grant.
+    const grants = await h.deps.ledger.listGrants(h.accountId)
+    const other = h.deps.holds.hold(
+      grants,
+      { routingMode: 'pro', modelId: 'first', providerId: 'anth', costType: 'model_usage', now: h.clock.now },
+      1_000_000,
+    )
+    const res = await ask(h)
+    const body = await res.text()
+    h.deps.holds.release(other)
+    // Admitted on the 2,000,000 left unheld; its fallback costs as much as its first, and the same
+    // 2,000,000 are there for it: README, the fallback is held "to what is left ... where that leaves
+    // no more unheld than the request's admission did".
+    expect({ status: res.status, body: res.status === 200 ? 'served' : body }).toEqual({ status: 200, body: 'served' })
+  })
+})

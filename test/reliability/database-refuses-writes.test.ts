@@ -226,3 +226,24 @@ describe('a database that refuses writes', () => {
     expect(databaseRefusesWrites(undefined)).toBe(false)
   })
 })
+
+test('after the database refused writes, the request answered first is charged first', async () => {
+  const db = openDatabase(join(dir, 'order.db'))
+  const ledger = createSqliteLedger(db, Date.now)
+  const account = await ledger.createAccount('acme')
+  // Pays for one of the two requests below.
+  await ledger.addGrant({ accountId: account.id, amountNanos: 1000, scopeCostType: 'all', source: 'admin' })
+  const at = Date.now()
+  const first = finishedRequest({ accountId: account.id, at, id: 'req_first', legs: [{ costNanos: 1000 }] })
+  const second = finishedRequest({ accountId: account.id, at: at + 10, id: 'req_second', legs: [{ costNanos: 1000 }] })
+  db.$client.run('PRAGMA query_only = ON')
+  ledger.queueRequest(first)
+  await ledger.listAccounts() // a read writes the queue: refused
+  expect(ledger.refusesWrites()).toBe(true)
+  ledger.queueRequest(second) // answered later, waits behind the first
+  db.$client.run('PRAGMA query_only = OFF')
+  await ledger.listAccounts() // the queue, refused ones first, is written
+  const charged = async (id: string) => (await ledger.getRequest(account.id, id))?.request.chargedNanos
+  expect({ first: await charged('req_first'), second: await charged('req_second') }).toEqual({ first: 1000, second: 0 })
+  ledger.close()
+})

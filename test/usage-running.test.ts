@@ -109,3 +109,20 @@ test("another account's running request does not exist for it", async () => {
   expect((await (await h.call('/v1/usage', { key })).json()).recent_events).toEqual([])
   await rest()
 })
+
+test('/v1/usage lists at most `limit` recent legs, the running ones among them, newest first', async () => {
+  const h = await harness()
+  const streams = []
+  for (let i = 0; i < 3; i++) {
+    streams.push(await streamUntilFirstDelta(h))
+    h.clock.advance(1)
+  }
+  const usage = (await (await h.call('/v1/usage?limit=2')).json()) as {
+    recent_events: { request_id: string; outcome: string }[]
+  }
+  expect(usage.recent_events.map((e) => [e.request_id, e.outcome])).toEqual([
+    [streams[2]!.id, 'in_progress'],
+    [streams[1]!.id, 'in_progress'],
+  ])
+  for (const stream of streams) await stream.rest()
+})

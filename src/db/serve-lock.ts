@@ -4,9 +4,11 @@
 // balancer switched model every turn), the checkpointer's hold on the log (two writers grew the WAL
 // past 300 MB in 24 s) and the sign-in rate limits. So a second gateway on the same file is refused.
 //
-// The lock is an SQLite file of its own beside the database (`svc.db-serve-lock`, one empty page), held in
-// exclusive locking mode: the operating system drops it when the process ends, `kill -9` included,
-// so a crash never leaves a stale lock; the admin verbs, `svc backup` and `svc restore` never take it.
+// The lock is an SQLite file of its own beside the database (`svc.db-serve-lock`, one empty page),
+// held in exclusive locking mode: the operating system drops it when the process ends, `kill -9`
+// included, so a crash never leaves a stale lock; the admin verbs, `svc backup` and `svc restore`
+// never take it. It is named by the file's real path: a hard link elsewhere is not seen (serve.ts
+// warns of one).
 import { Database } from 'bun:sqlite'
 import { realpathSync } from 'node:fs'
 import { ConfigError } from '../config/load'
@@ -15,7 +17,7 @@ export interface ServeLock {
   release(): void
 }
 
-export const serveLockPath = (database: string) => `${realpathSync(database)}-serve-lock`
+const serveLockPath = (database: string) => `${realpathSync(database)}-serve-lock`
 
 /** Takes the database for this gateway alone, or says which database another gateway has. */
 export function holdServeLock(database: string): ServeLock {

@@ -175,8 +175,7 @@ export class RequestTrace {
    * /metrics, an audit) is worse than one whose times stand still for the step.
    */
   since(from: number): number {
-    const now = this.ctx.clock()
-    return Math.max(now, from)
+    return Math.max(this.ctx.clock(), from)
   }
 
   /** The latest time the request has recorded so far: a leg's start or end, or its first byte. */

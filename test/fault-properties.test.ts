@@ -145,10 +145,7 @@ beforeAll(async () => {
  * it after the backup (README "Routing"), and the run would test the circuit breaker instead.
  */
 const freshHealth = (h: Harness) =>
-  Object.assign(
-    h.deps.health,
-    createHealth({ elapsed: () => h.clock.now, wall: () => h.clock.now }),
-  )
+  Object.assign(h.deps.health, createHealth({ elapsed: () => h.clock.now, wall: () => h.clock.now }))
 
 const backupScenario: Scenario = { text: 'Backup here.', usage: { input: 40, output: 6 } }
 

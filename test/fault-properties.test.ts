@@ -26,7 +26,7 @@ import type { ConfigFile, ModelSection, ProviderKind } from '../src/config/schem
 import { decodeAnthropicRequest } from '../src/protocols/anthropic/decode-anthropic-request'
 import { decodeResponsesRequest } from '../src/protocols/openai-responses/decode-responses-request'
 import type { ResponsesBody } from '../src/protocols/openai-responses/schema'
-import { countRequestTokens as gatewayTokens } from '../src/router/count-tokens'
+import { estimateRequestTokens as gatewayTokens } from '../src/router/count-tokens'
 import { createHealth } from '../src/router/health'
 import { expectNoLeaks, isAnthropicError, isOpenAIError, ULID, waitFor } from './reliability/helpers'
 import { parseSse, type SseFrame } from './support/answer-invariants'

@@ -16,7 +16,22 @@ import type { LegDraft, RequestTrace } from './trace'
  * twice; see the README).
  */
 export function record(deps: Deps, trace: RequestTrace, result: Parameters<RequestTrace['finish']>[0]): void {
-  const finished = trace.finish(result)
+  let finished: FinishedRequest
+  try {
+    finished = trace.finish(result)
+  } catch (err) {
+    // A bug in booking it must not hold the account's credit, nor leave the request running, for
+    // good (an audit: a tokenizer error on an interrupted stream held credit until a restart,
+    // and every later request of the account was refused). Said, as the bug it is.
+    deps.holds.release(trace.creditHold)
+    deps.running.remove(trace)
+    deps.log.error('gateway bug: a request could not be recorded', {
+      request_id: trace.ctx.id,
+      error: String(err),
+      stack: (err as Error)?.stack,
+    })
+    throw err
+  }
   // Its charge is queued, to commit within milliseconds: the quota gate no longer needs its hold.
   deps.holds.release(trace.creditHold)
   deps.metrics.requestEnded(finished)

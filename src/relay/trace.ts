@@ -7,7 +7,7 @@ import type { FinishedRequest, LegOutcome, LegRecord, RequestRecord, RequestStat
 import { costNanos } from '../ledger/pricing'
 import type { GatewayError } from '../lib/errors'
 import type { Logger } from '../lib/log'
-import { countRequestTokens } from '../router/count-tokens'
+import { estimateRequestTokens } from '../router/count-tokens'
 import type { Candidate, RankEntry } from '../router/rank'
 import type { CreditHold } from './credit-holds'
 import { billedAsReported, incredibleCounts } from './credible-usage'
@@ -189,8 +189,13 @@ export class RequestTrace {
     leg.candidate.rank.status = 'chosen'
   }
 
+  /**
+   * Bounded as the routing's count is (slices past 64,000 characters): a whole count of a 2.4 MB
+   * prompt, when its stream was interrupted or the usage API read it running, froze every stream
+   * for 300 ms (an audit).
+   */
   private estimatedPromptTokens(): number {
-    this.promptTokens ??= countRequestTokens(this.ctx.exchange)
+    this.promptTokens ??= estimateRequestTokens(this.ctx.exchange)
     return this.promptTokens
   }
 

@@ -2,7 +2,7 @@ import { expect, test } from 'bun:test'
 import { heapStats } from 'bun:jsc'
 import { readFileSync } from 'node:fs'
 import { join } from 'node:path'
-import { countRequestTokens } from './count-tokens'
+import { estimateRequestTokens } from './count-tokens'
 
 /** `i` in letters only (a digit or capital would split the word into pieces the tokenizer counts apart). */
 const letters = (i: number): string =>
@@ -27,9 +27,26 @@ test('a counted prompt is not kept in memory after its count', () => {
       messages: [{ role: 'user' as const, content: [{ type: 'text' as const, text: `${name} ${readme} ${name}` }] }],
     }
   }
-  countRequestTokens(prompt(-1))
+  estimateRequestTokens(prompt(-1))
   const before = heapBytes()
-  for (let i = 0; i < 150; i++) countRequestTokens(prompt(i))
+  for (let i = 0; i < 150; i++) estimateRequestTokens(prompt(i))
   // 150 prompts of 60,000 characters: 6.3 MB more when the counts kept them, ~0.07 MB since.
   expect(heapBytes() - before).toBeLessThan(2_000_000)
+})
+
+// Code and documents about language models write the tokenizer's own special tokens: the library
+// refuses them by default, and such a prompt was answered 500 (an audit).
+test('a prompt that writes <|endoftext|> or another special token is counted as the text it is', () => {
+  const saying = (text: string) => ({
+    system: [],
+    tools: [],
+    messages: [{ role: 'user' as const, content: [{ type: 'text' as const, text }] }],
+  })
+  const plain = estimateRequestTokens(saying('the tokenizer ends a document with its end-of-text token'))
+  for (const special of ['<|endoftext|>', '<|endofprompt|>']) {
+    const counted = estimateRequestTokens(saying(`the tokenizer ends a document with ${special}`))
+    expect(counted).toBeGreaterThan(plain - 5)
+    // Long enough to be counted by slices too.
+    expect(estimateRequestTokens(saying(`${special} `.repeat(10_000)))).toBeGreaterThan(10_000)
+  }
 })

@@ -114,6 +114,13 @@ type CountTokens = (text: string) => number
 let countTokens: CountTokens | undefined
 
 /**
+ * A prompt's `<|endoftext|>` (any code or document about language models has it) is text to
+ * count: by default the library refuses it ("Disallowed special token"), and such a prompt was
+ * answered 500 near a window, on count_tokens, and when its stream was interrupted (an audit).
+ */
+const specialTokensAsText = { disallowedSpecial: new Set<string>() }
+
+/**
  * The o200k tables cost ~55 MB of memory and ~0.7 s to load, and only count_tokens, cut streams
  * and prompts near a context window need them: load them on first use, not at start. `require`
  * keeps the call synchronous and still lets `bun build --compile` embed the module.
@@ -128,12 +135,12 @@ let countTokens: CountTokens | undefined
 function tokenizer(): CountTokens {
   if (countTokens === undefined) {
     const o200k = require('gpt-tokenizer/encoding/o200k_base') as {
-      countTokens: CountTokens
+      countTokens: (text: string, options: typeof specialTokensAsText) => number
       clearMergeCache: () => void
     }
     countTokens = (text) => {
       try {
-        return o200k.countTokens(text)
+        return o200k.countTokens(text, specialTokensAsText)
       } finally {
         o200k.clearMergeCache()
       }
@@ -147,19 +154,14 @@ const tokensPerMessage = 4
 
 type CountedRequest = Pick<ExchangeRequest, 'system' | 'messages' | 'tools'>
 
-/** The request's tokens, every character of its text counted. */
-export function countRequestTokens(req: CountedRequest): number {
-  const { text, extra } = requestText(req)
-  return tokenizer()(text) + extra
-}
-
 /** Text up to this length is counted whole by `estimateRequestTokens`; longer text, by slices. */
 const sampledAbove = 64_000
 const slices = 8
 const sliceChars = sampledAbove / slices
 
 /**
- * The request's tokens for routing, at a bounded cost: text up to 64,000 characters counted whole,
+ * The request's tokens, at a bounded cost (for routing, count_tokens and a leg's estimated prompt):
+ * text up to 64,000 characters counted whole,
  * longer text by eight slices of 8,000 spread across it, their tokens per character applied to the
  * whole (~4 ms however long the prompt, where a whole count takes ~6 ms per 100,000 characters on
  * the event loop every stream shares). Within a few per cent on text of one kind throughout.

@@ -1,7 +1,7 @@
 import { describe, expect, test } from 'bun:test'
 import type { RoutingMode } from '../config/schema'
 import type { DocumentBlock, ExchangeRequest, UserContentBlock } from '../exchange/types'
-import { countRequestTokens, pdfPages } from './count-tokens'
+import { estimateRequestTokens, pdfPages } from './count-tokens'
 import { jsonLength, readRequestFeatures } from './features'
 
 const pdf: DocumentBlock = {
@@ -41,7 +41,7 @@ describe('documents in the request features and token counts', () => {
 
   test('a file inside a tool result counts as one, not as an image', () => {
     expect(readRequestFeatures(inToolResult(pdf))).toMatchObject({ images: true })
-    expect(countRequestTokens(inToolResult(pdf)) - countRequestTokens(inToolResult(notes))).toBeGreaterThan(6000)
+    expect(estimateRequestTokens(inToolResult(pdf)) - estimateRequestTokens(inToolResult(notes))).toBeGreaterThan(6000)
   })
 
   test('an image or document named by an Anthropic file id, in a turn or a tool result, needs an Anthropic upstream', () => {
@@ -76,7 +76,7 @@ describe('documents in the request features and token counts', () => {
     const plain = readRequestFeatures(asking()).estimatedInputTokens
     // The root's count, not a kid's (7) nor an outline's (900, not a /Pages node).
     expect(readRequestFeatures(asking(pdfOf(treeOf(300)))).estimatedInputTokens - plain).toBe(300 * 3100)
-    expect(countRequestTokens(asking(pdfOf(treeOf(300)))) - countRequestTokens(asking())).toBe(300 * 3100)
+    expect(estimateRequestTokens(asking(pdfOf(treeOf(300)))) - estimateRequestTokens(asking())).toBe(300 * 3100)
     // A compressed tree (no /Type /Pages in plain text), or no PDF at all: two pages.
     expect(readRequestFeatures(asking(pdfOf('%PDF-1.7\n<< /Type /ObjStm /N 40 >>'))).estimatedInputTokens - plain).toBe(
       6200,
@@ -98,8 +98,8 @@ describe('documents in the request features and token counts', () => {
   })
 
   test('count_tokens counts a file as the router estimates it, and a text document by its text', () => {
-    expect(countRequestTokens(asking(pdf)) - countRequestTokens(asking())).toBe(6200)
-    expect(countRequestTokens(asking(notes))).toBeGreaterThan(countRequestTokens(asking()))
+    expect(estimateRequestTokens(asking(pdf)) - estimateRequestTokens(asking())).toBe(6200)
+    expect(estimateRequestTokens(asking(notes))).toBeGreaterThan(estimateRequestTokens(asking()))
   })
 })
 
@@ -134,7 +134,7 @@ describe('the prompt size the router checks windows against', () => {
   })
 
   test('the tokenizer’s count where the prompt may come near a window, three times the rough size', () => {
-    const counted = countRequestTokens(saying(chinese))
+    const counted = estimateRequestTokens(saying(chinese))
     expect(counted).toBeGreaterThan(2.5 * Math.ceil(chinese.length / 4))
     expect(readRequestFeatures(saying(chinese), ...ranked(window(200_000), window(40_000))).estimatedInputTokens).toBe(
       counted,
@@ -149,7 +149,7 @@ describe('the prompt size the router checks windows against', () => {
   test('the count only ever raises the rough size: English near a window keeps characters ÷ 4', () => {
     const english = 'The quick brown fox jumps over the lazy dog. '.repeat(3000)
     const rough = Math.ceil(english.length / 4)
-    expect(countRequestTokens(saying(english))).toBeLessThan(rough)
+    expect(estimateRequestTokens(saying(english))).toBeLessThan(rough)
     expect(readRequestFeatures(saying(english), ...ranked(window(100_000))).estimatedInputTokens).toBe(rough)
   })
 

@@ -4,7 +4,7 @@ import type { ConfigFile, ProviderKind } from '../../src/config/schema'
 import { decodeAnthropicRequest } from '../../src/protocols/anthropic/decode-anthropic-request'
 import { decodeResponsesRequest } from '../../src/protocols/openai-responses/decode-responses-request'
 import type { ResponsesBody } from '../../src/protocols/openai-responses/schema'
-import { countRequestTokens } from '../../src/router/count-tokens'
+import { estimateRequestTokens } from '../../src/router/count-tokens'
 import type { Harness } from '../support/harness'
 import type { SseFrame } from './helpers'
 
@@ -108,7 +108,7 @@ export const bodyFor = (route: Route, stream: boolean): Record<string, unknown> 
 
 /** The gateway's own prompt estimate (README: "prompt tokens counted with the tokenizer"). */
 export const tokenizerCount = (route: Route, body: Record<string, unknown>) =>
-  countRequestTokens(
+  estimateRequestTokens(
     route.surface === 'messages'
       ? decodeAnthropicRequest(body)
       : decodeResponsesRequest(body as ResponsesBody, { defaultMaxTokens: 128_000 }),

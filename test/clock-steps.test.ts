@@ -11,14 +11,14 @@ const tenMinutes = 600_000
  * A gateway whose sign-in limits run on `monotonic` (as a serving gateway's run on performance.now())
  * while its wall clock is the harness's, moved by hand; at most `cap` codes waiting.
  */
-async function signInGateway(cap?: number) {
-  const h = await createHarness({ config: { server: { device_poll_interval_seconds: 0 } } })
+async function signInGateway(cap?: number, intervalSeconds = 0) {
+  const h = await createHarness({ config: { server: { device_poll_interval_seconds: intervalSeconds } } })
   const monotonic = { now: 1_000 }
   h.deps.deviceLogin = createDeviceLogin({
     ledger: h.deps.ledger,
     clock: h.deps.clock,
     elapsed: () => monotonic.now,
-    intervalSeconds: 0,
+    intervalSeconds,
     maxWaitingCodes: cap,
   })
   /** Real time passes: both clocks move on. */
@@ -58,6 +58,15 @@ test('a place among the waiting codes frees when its code’s ten minutes have p
   h.clock.now -= tenMinutes
   pass(601_000)
   expect((await start('third')).status).toBe(200)
+})
+
+test('a device polling at its interval across a step back is not told to slow down', async () => {
+  const { h, pass } = await signInGateway(undefined, 5)
+  const started = await h.deps.deviceLogin.start('laptop')
+  expect(await h.deps.deviceLogin.poll(started.deviceCode)).toMatchObject({ error: 'authorization_pending' })
+  h.clock.now -= tenMinutes
+  pass(6_000)
+  expect(await h.deps.deviceLogin.poll(started.deviceCode)).toMatchObject({ error: 'authorization_pending' })
 })
 
 test('a stream the step lands in is recorded with times that never run backwards, in the usage API and /metrics', async () => {

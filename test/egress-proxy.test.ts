@@ -103,6 +103,22 @@ test('a 407 an upstream answers itself, with no proxy on its way, is the upstrea
   }
 })
 
+test('with every upstream answering 407, a Responses client hears an outage, not a mistake of its own', async () => {
+  const everywhere407 = Bun.serve({
+    hostname: '127.0.0.1',
+    port: 0,
+    fetch: () => new Response('proxy auth', { status: 407, headers: { 'proxy-authenticate': 'Basic' } }),
+  })
+  try {
+    const h = await twoModelGateway({ kind: 'anthropic', baseUrl: everywhere407.url.href.replace(/\/$/, '') })
+    const res = await h.call('/compat-b/v1/responses', { method: 'POST', json: { model: 'svc-pro', input: 'hello' } })
+    expect(res.status).toBeGreaterThanOrEqual(500)
+    expect(res.headers.get('x-should-retry')).not.toBe('false')
+  } finally {
+    everywhere407.stop(true)
+  }
+})
+
 test('count_tokens does not follow a redirect through fetch: the key and prompt stay, the count is local', async () => {
   const elsewhere: string[] = []
   const thief = Bun.serve({

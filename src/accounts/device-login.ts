@@ -169,7 +169,9 @@ export function createDeviceLogin(deps: {
         return { ok: false, error: 'expired_token', description: 'the code expired: run `svc login` again' }
       if (row.status === 'denied') return { ok: false, error: 'access_denied', description: 'the sign-in was denied' }
       if (row.status === 'pending') {
-        const tooSoon = row.lastPollAt !== null && now - row.lastPollAt < row.intervalSeconds * 1000
+        // A wall clock stepped back since the last poll is no poll too soon.
+        const sinceLast = row.lastPollAt === null ? Number.POSITIVE_INFINITY : now - row.lastPollAt
+        const tooSoon = sinceLast >= 0 && sinceLast < row.intervalSeconds * 1000
         await ledger.transitionDeviceCode(hash, 'pending', {
           lastPollAt: now,
           ...(tooSoon ? { intervalSeconds: row.intervalSeconds + slowDownStepSeconds } : {}),

@@ -223,7 +223,8 @@ export async function callUpstream(fetchImpl: typeof fetch, req: UpstreamRequest
     throw new GatewayError(
       'api_error',
       'upstream answered HTTP 407: a proxy on the way to it asks for credentials svc was not given',
-      { status: 502, retryable: true, permanent: true, upstreamStatus: 407 },
+      // Not permanent: an outage's words to the client (a permanent 5xx reads to an OpenAI client as its own 400).
+      { status: 502, retryable: true, upstreamStatus: 407 },
     )
   }
   // Enough of the body to quote its message; an error body has no business being longer. The

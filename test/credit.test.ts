@@ -323,11 +323,16 @@ describe('charging order, with ledger rows', () => {
 
 describe('expiry, as the usage routes and the charging see it', () => {
   const T0 = Date.parse('2026-11-22T10:00:00.000Z')
-  test('whoami’s credit, as /v1/usage’s, is the sum of the unexpired grants', async () => {
+  /** A lasting grant of 1,000 nanos and one of 500 that expires at T0 + 100 ms, seen `later` ms after T0. */
+  async function grantsSeenAt(later: number) {
     const h = await createHarness({ now: T0 })
     await h.deps.admin.addGrant({ account: 'default', amountNanos: 1000 })
     await h.deps.admin.addGrant({ account: 'default', amountNanos: 500, expiresAt: new Date(T0 + 100).toISOString() })
-    h.clock.advance(200)
+    h.clock.advance(later)
+    return h
+  }
+  test('whoami’s credit, as /v1/usage’s, is the sum of the unexpired grants', async () => {
+    const h = await grantsSeenAt(200)
     const who = await (await h.call('/v1/auth/whoami')).json()
     const usage = await (await h.call('/v1/usage')).json()
     expect(usage.limit_nanos).toBe(1000)
@@ -349,10 +354,7 @@ describe('expiry, as the usage routes and the charging see it', () => {
     ])
   })
   test('a grant that expires at this very millisecond is gone from /v1/usage (expired: expires_at ≤ now)', async () => {
-    const h = await createHarness({ now: T0 })
-    await h.deps.admin.addGrant({ account: 'default', amountNanos: 1000 })
-    await h.deps.admin.addGrant({ account: 'default', amountNanos: 500, expiresAt: new Date(T0 + 100).toISOString() })
-    h.clock.advance(100)
+    const h = await grantsSeenAt(100)
     const usage = await (await h.call('/v1/usage')).json()
     expect(usage.limit_nanos).toBe(1000)
     expect(usage.grants.map((g: { amount_nanos: number }) => g.amount_nanos)).toEqual([1000])

@@ -302,7 +302,11 @@ describe('holds on the way to a fallback', () => {
       json: { model: 'svc-pro', max_tokens: 2000, messages: [{ role: 'user', content: 'hi' }] },
     })
 
-  test('a request that fails inside the gateway after its hold leaves no credit held: the next one is served', async () => {
+  /**
+   * Two models priced alike, the first failing with a 529 and the second answering, on a grant
+   * of 3,000,000 nanos: less than one request's ceiling (~4 tokens + 2000 × 2000 nanos).
+   */
+  async function failingOver(prefix: string): Promise<Harness> {
     const priced = { provider: 'anth', profiles: ['pro' as const], input_usd_per_mtok: 1, output_usd_per_mtok: 2 }
     const h = await createHarness({
       env: { SIM_KEY },
@@ -310,15 +314,19 @@ describe('holds on the way to a fallback', () => {
         catalog: { builtin: false },
         providers: { anth: { kind: 'anthropic', base_url: sim.url, api_key_env: 'SIM_KEY' } },
         models: [
-          { id: 'first', upstream_model: 'hold-leak-first', quality: 90, ...priced },
-          { id: 'second', upstream_model: 'hold-leak-second', quality: 80, ...priced },
+          { id: 'first', upstream_model: `${prefix}-first`, quality: 90, ...priced },
+          { id: 'second', upstream_model: `${prefix}-second`, quality: 80, ...priced },
         ],
       },
     })
-    // Less than one request's ceiling (~4 tokens + 2000 × 2000 nanos): a hold takes it all.
     await addGrant(h, { amount_nanos: 3_000_000 })
-    sim.setScenario('hold-leak-first', { fault: { kind: 'status', status: 529 } })
-    sim.setScenario('hold-leak-second', { text: 'ok', usage: { input: 4, output: 2 } })
+    sim.setScenario(`${prefix}-first`, { fault: { kind: 'status', status: 529 } })
+    sim.setScenario(`${prefix}-second`, { text: 'ok', usage: { input: 4, output: 2 } })
+    return h
+  }
+
+  test('a request that fails inside the gateway after its hold leaves no credit held: the next one is served', async () => {
+    const h = await failingOver('hold-leak')
     const get = h.deps.credit.get.bind(h.deps.credit)
     let calls = 0
     h.deps.credit.get = async (id: string) => {
@@ -340,21 +348,7 @@ describe('holds on the way to a fallback', () => {
   })
 
   test('a fallback priced as the first model is tried beside another request’s hold: it needs no more unheld credit than the admission did', async () => {
-    const priced = { provider: 'anth', profiles: ['pro' as const], input_usd_per_mtok: 1, output_usd_per_mtok: 2 }
-    const h = await createHarness({
-      env: { SIM_KEY },
-      config: {
-        catalog: { builtin: false },
-        providers: { anth: { kind: 'anthropic', base_url: sim.url, api_key_env: 'SIM_KEY' } },
-        models: [
-          { id: 'first', upstream_model: 'same-price-first', quality: 90, ...priced },
-          { id: 'second', upstream_model: 'same-price-second', quality: 80, ...priced },
-        ],
-      },
-    })
-    await addGrant(h, { amount_nanos: 3_000_000 })
-    sim.setScenario('same-price-first', { fault: { kind: 'status', status: 529 } })
-    sim.setScenario('same-price-second', { text: 'ok', usage: { input: 4, output: 2 } })
+    const h = await failingOver('same-price')
     // Another request of the account in flight holds a third of the grant.
     const grants = await h.deps.ledger.listGrants(h.accountId)
     const other = h.deps.holds.hold(

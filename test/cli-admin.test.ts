@@ -542,6 +542,11 @@ describe('serve on an empty database', () => {
     expect(JSON.parse((await run('accounts', 'list', '--json')).out)).toHaveLength(1)
     // The database and its log are the owner's alone: they hold hashed and sealed keys.
     for (const file of ['svc.db', 'svc.db-wal']) expect(statSync(join(dir, file)).mode & 0o777).toBe(0o600)
+    // On IPv6 the URL it gives is one a client can use (`http://::1:PORT` is none).
+    const onSix = await run('serve', '--once', '--port', '0', '--host', '::1')
+    const { url } = JSON.parse(onSix.out) as { url: string }
+    expect(url).toMatch(/^http:\/\/\[::1\]:\d+$/)
+    expect(URL.canParse(url)).toBe(true)
     // Another database in the same directory keeps the first's key file as it was.
     expect((await run('serve', '--once', '--port', '0', '--db', join(dir, 'other.db'))).code).toBe(0)
     expect(readFileSync(keyFile, 'utf8').trim()).toBe(key)
@@ -568,6 +573,15 @@ describe('what serve and the admin verbs cannot use, said in one line', () => {
     expect((await run('serve', '--once', '--port', '0', '--host', '192.0.2.1')).err).toBe(
       'svc: cannot listen on 192.0.2.1:0: no interface of this machine has that address; choose another with --host/--port or [server]',
     )
+    // IPv6 in brackets, as a URL writes it: `::1:8080` is no address and port.
+    const taken6 = Bun.serve({ port: 0, hostname: '::1', fetch: () => new Response() })
+    try {
+      expect((await run('serve', '--once', '--port', String(taken6.port), '--host', '::1')).err).toStartWith(
+        `svc: cannot listen on [::1]:${taken6.port}: the port is in use`,
+      )
+    } finally {
+      taken6.stop(true)
+    }
     const verbose = await run('serve', '--once', '--port', '0', '--log-level', 'verbose')
     expect(verbose.code).not.toBe(0)
     expect(verbose.err).toStartWith('svc: --log-level must be debug, info, warn or error (got verbose)')

@@ -5,6 +5,7 @@ import { chmodSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:
 import { join } from 'node:path'
 import { ConfigError, userConfigDir } from '../config/load'
 import { GatewayError } from '../lib/errors'
+import { ipv6ZoneProblem } from '../lib/ipv6-zone'
 import type { Io } from './context'
 import { UsageError } from './context'
 
@@ -127,6 +128,8 @@ export function gatewayUrl(raw: string, opts: { insecure?: boolean; what?: strin
     url = new URL('none:')
   }
   if (url.protocol !== 'http:' && url.protocol !== 'https:') {
+    const zone = ipv6ZoneProblem(raw)
+    if (zone) throw new UsageError(`${what} ${JSON.stringify(raw)}: ${zone}`)
     // `localhost:8080` parses as a URL of scheme "localhost:", `127.0.0.1:8080` as none.
     const bare = raw.includes('://') ? undefined : URL.canParse(`http://${raw}`) ? new URL(`http://${raw}`) : undefined
     const example = bare ? `${isLoopback(bare.hostname) ? 'http' : 'https'}://${raw}` : 'https://svc.example.com'

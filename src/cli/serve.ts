@@ -90,7 +90,7 @@ export async function runServe(args: string[], io: Io): Promise<number> {
       idleTimeout: 255,
     }),
   )
-  const url = `http://${server.hostname}:${server.port}`
+  const url = `http://${hostForUrl(server.hostname ?? config.server.host)}:${server.port}`
   // The signals are svc's from the moment it listens: a SIGTERM in the milliseconds before the
   // start-up checks below end (opening each stored provider key) took the process down at once,
   // with no drain and no ledger flush.
@@ -278,9 +278,14 @@ function listen<T>(host: string, port: number, start: () => T): T {
           : code === 'EACCES'
             ? 'not allowed to use that port'
             : (err as Error).message
-    throw new ConfigError(`cannot listen on ${host}:${port}: ${why}; choose another with --host/--port or [server]`)
+    throw new ConfigError(
+      `cannot listen on ${hostForUrl(host)}:${port}: ${why}; choose another with --host/--port or [server]`,
+    )
   }
 }
+
+/** An IPv6 address in brackets, as a URL writes it (RFC 3986 §3.2.2): `::1:8080` is no address and port. */
+const hostForUrl = (host: string) => (host.includes(':') && !host.startsWith('[') ? `[${host}]` : host)
 
 /**
  * A database file with another hard link: a gateway started on that other path is not refused (the

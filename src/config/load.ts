@@ -7,6 +7,7 @@ import { Value } from '@sinclair/typebox/value'
 import { parse as parseToml } from 'smol-toml'
 import type { ModelEffort } from '../exchange/types'
 import type { ThoughtSignatureForm } from '../protocols/thought-signature'
+import { ipv6ZoneProblem } from '../lib/ipv6-zone'
 import { describeValueError } from '../lib/schema-errors'
 import { isCalendarDate } from '../lib/timestamps'
 import {
@@ -337,6 +338,8 @@ function baseUrlOf(id: string, url: string | undefined, where: string): string {
     throw new ConfigError(`${at}: required (only ${Object.keys(wellKnownProviders).join(', ')} have one by default)`)
   }
   if (!/^https?:\/\//i.test(given) || !URL.parse(given)?.hostname) {
+    const zone = ipv6ZoneProblem(given)
+    if (zone) throw new ConfigError(`${at}: ${zone} (got ${JSON.stringify(given)})`)
     throw new ConfigError(`${at}: not an absolute http(s) URL with a host (got ${JSON.stringify(given)})`)
   }
   return given.replace(/\/+$/, '')

@@ -58,10 +58,11 @@ export class GatewayError extends Error {
    */
   readonly keyRefused: boolean
   /**
-   * The gateway's own egress proxy refused its credentials (407), not the provider behind it: says
-   * nothing of the provider's health (relay.ts).
+   * The gateway itself failed the attempt, not the provider: its egress proxy refused its
+   * credentials (407), or it ran out of file descriptors. Says nothing of the provider's health
+   * (relay.ts).
    */
-  readonly proxyFault: boolean
+  readonly gatewayFault: boolean
 
   constructor(
     kind: ErrorKind,
@@ -75,7 +76,7 @@ export class GatewayError extends Error {
       upstreamStatus?: number
       permanent?: boolean
       keyRefused?: boolean
-      proxyFault?: boolean
+      gatewayFault?: boolean
       cause?: unknown
     } = {},
   ) {
@@ -90,7 +91,7 @@ export class GatewayError extends Error {
     this.upstreamStatus = options.upstreamStatus
     this.permanent = options.permanent ?? false
     this.keyRefused = options.keyRefused ?? false
-    this.proxyFault = options.proxyFault ?? false
+    this.gatewayFault = options.gatewayFault ?? false
   }
 
   /** This error without the claim that a retry cannot help (the same request may yet succeed). */
@@ -123,7 +124,7 @@ export class GatewayError extends Error {
       upstreamStatus,
       permanent,
       keyRefused,
-      proxyFault,
+      gatewayFault,
       cause,
     } = this
     return new GatewayError(kind, change.message ?? message, {
@@ -135,7 +136,7 @@ export class GatewayError extends Error {
       upstreamStatus,
       permanent: change.permanent ?? permanent,
       keyRefused,
-      proxyFault,
+      gatewayFault,
       cause,
     })
   }

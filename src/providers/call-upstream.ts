@@ -7,6 +7,7 @@ import { anthropicErrorTypeForStatus } from '../protocols/anthropic/errors'
 import { readTextPrefix } from './bounded-body'
 import { forwardedByProxy } from './http1/client'
 import { certificateFailure } from './http1/connection'
+import { OutOfDescriptors } from './http1/pool'
 
 export interface UpstreamTimeouts {
   /** Until the response headers arrive (named for what it bounds in the non-streaming case). */
@@ -294,6 +295,9 @@ export function retryAfterSeconds(value: string | null, now = Date.now()): numbe
  * certificate problem is named as svc's own client names it.
  */
 function unreachable(err: unknown): GatewayError {
+  // The gateway's own shortage, not the provider's: overloaded, which the SDKs retry.
+  if (err instanceof OutOfDescriptors)
+    return new GatewayError('overloaded', err.message, { status: 529, retryable: true, gatewayFault: true, cause: err })
   if ((err as { code?: unknown })?.code === 'ERR_PROXY_TUNNEL') {
     const status = Number(/tunnel: (\d{3})/.exec(String((err as Error).message))?.[1])
     if (status === 407) return proxyRefused(407, err)
@@ -316,7 +320,7 @@ const proxyRefused = (status: number, cause?: unknown) =>
   new GatewayError(
     'api_error',
     `the gateway's egress proxy refused its credentials (HTTP ${status}): for the gateway's operator to fix (HTTPS_PROXY, HTTP_PROXY)`,
-    { status: 502, retryable: true, permanent: true, proxyFault: true, upstreamStatus: status, cause },
+    { status: 502, retryable: true, permanent: true, gatewayFault: true, upstreamStatus: status, cause },
   )
 
 /**

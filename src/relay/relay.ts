@@ -462,16 +462,16 @@ function settleFailedAttempt(
       retryable: error.retryable,
     })
   }
-  if (!a.clientGone && !internal) deps.metrics.upstreamError(provider.id, model.id, error.kind)
+  if (!a.clientGone && !internal && !error.gatewayFault) deps.metrics.upstreamError(provider.id, model.id, error.kind)
   // A refusal of the request itself (a prompt too long for this model, an item or file it names
   // that this provider does not hold) says nothing of the provider's health: another model may
-  // serve it. Nor does the gateway's egress proxy refusing its credentials.
+  // serve it. Nor does the gateway's own failure (its egress proxy, its file descriptors).
   if (
     !a.clientGone &&
     error.retryable &&
     !refusesTheRequest.has(error.kind) &&
     !notImplemented(error) &&
-    !error.proxyFault
+    !error.gatewayFault
   ) {
     deps.health.recordFailure(provider.id, model.id, { retryAfterSeconds: error.retryAfterSeconds }, keyOwner)
   } else if (a.probe) {

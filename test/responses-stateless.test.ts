@@ -77,3 +77,27 @@ test('the Anthropic models list: a cursor naming no model pages nothing, in eith
     expect({ ids: page.data.map((m) => m.id), more: page.has_more }).toEqual({ ids: [], more: false })
   }
 })
+
+test('an item_reference (the Vercel AI SDK’s default for earlier answers) is refused in words that say what to send', async () => {
+  const h = await translationGateway(sim)
+  const res = await h.call('/compat-b/v1/responses', {
+    method: 'POST',
+    json: {
+      model: 'svc-pro',
+      input: [
+        { role: 'user', content: 'hi' },
+        { type: 'item_reference', id: 'msg_1' },
+        { role: 'user', content: 'and again' },
+      ],
+    },
+  })
+  expect(res.status).toBe(400)
+  expect(await res.json()).toMatchObject({
+    error: {
+      type: 'invalid_request_error',
+      param: 'input[1].type',
+      message:
+        'item_reference is not supported: this gateway is stateless, so send the item itself (with store: false; the Vercel AI SDK: providerOptions.openai.store = false)',
+    },
+  })
+})

@@ -509,7 +509,7 @@ describe('BYOK', () => {
     const served = await h.ask('svc-max')
     bodies.push(JSON.stringify(served))
     expect(served.status).toBe(200)
-    expect(served.body.content).toEqual([{ type: 'text', text: 'served with your key', citations: null }])
+    expect(served.body.content).toEqual([{ type: 'text', text: 'served with your key' }])
     expect(simOwn.requests).toHaveLength(1)
     expect(simOwn.requests[0]?.headers['x-api-key']).toBe(BYOK_KEY)
     expect(ranksOf(served.record)).toEqual([

@@ -91,7 +91,7 @@ describe('credit under concurrency', () => {
     const served = answers.filter((a) => a.status === 200)
     for (const r of served) {
       if (r.stream) expect(parseFrames(r.text).at(-1)!.event).toBe('message_stop')
-      else expect(JSON.parse(r.text).content).toEqual([{ type: 'text', text: 'Paid answer.', citations: null }])
+      else expect(JSON.parse(r.text).content).toEqual([{ type: 'text', text: 'Paid answer.' }])
     }
     // Told to wait while the credit left was held by the requests in flight: nothing tried, nothing charged.
     for (const r of answers.filter((a) => a.status === 429)) {

@@ -88,7 +88,10 @@ function contentOf(plan: Plan) {
   if (plan.redactedThinking !== undefined) content.push({ type: 'redacted_thinking', data: plan.redactedThinking })
   if (plan.text) {
     const citations = citationsOf(plan)
-    content.push({ type: 'text', text: plan.text.text, citations: citations.length > 0 ? citations : null })
+    // Anthropic's JSON gives an uncited block no citations member (the Vercel AI SDK refuses a null there).
+    content.push(
+      citations.length > 0 ? { type: 'text', text: plan.text.text, citations } : { type: 'text', text: plan.text.text },
+    )
   }
   for (const tool of planTools(plan)) {
     content.push({ type: 'tool_use', id: tool.id, name: tool.name, input: JSON.parse(tool.args) })

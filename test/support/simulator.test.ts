@@ -795,9 +795,7 @@ describe('upstream behaviours: failed responses, spent quota, redacted thinking,
 
   test('the other dialects ignore failure; only Responses plays it', async () => {
     sim.setScenario('m', { failure: failed, text: 'Fine.' })
-    expect((await anthropic.messages.create({ model: 'm', ...ask })).content).toEqual([
-      { type: 'text', text: 'Fine.', citations: null },
-    ])
+    expect((await anthropic.messages.create({ model: 'm', ...ask })).content).toEqual([{ type: 'text', text: 'Fine.' }])
     expect((await openai.chat.completions.create({ model: 'm', ...chatAsk })).choices[0]?.message.content).toBe('Fine.')
   })
 
@@ -967,7 +965,7 @@ describe('upstream behaviours: failed responses, spent quota, redacted thinking,
     sim.setScenario('m', { refusal, redactedThinking: 'opaque' })
     expect((await anthropic.messages.create({ model: 'm', ...ask })).content).toEqual([
       { type: 'redacted_thinking', data: 'opaque' },
-      { type: 'text', text: 'Hello from m', citations: null },
+      { type: 'text', text: 'Hello from m' },
     ])
     const chat = await openai.chat.completions.create({ model: 'm', ...chatAsk })
     expect(chat.choices[0]?.message).toMatchObject({ content: null, refusal })

@@ -52,7 +52,7 @@ describe('decodeAnthropicResponse / encodeAnthropicResponse', () => {
       model: 'sonnet',
       content: [
         { type: 'thinking', thinking: 'Look it up.', signature: 'EqQBsig' },
-        { type: 'text', text: "I'll look that up.", citations: null },
+        { type: 'text', text: "I'll look that up." },
         { type: 'tool_use', id: 'toolu_01A09q90qw90lq917835lq9', name: 'get_weather', input: { city: 'Paris' } },
       ],
       stop_reason: 'tool_use',

@@ -79,9 +79,8 @@ export function anthropicMessageAssembler() {
               retryable: true,
             })
           }
-          // A text block's stream start has no citations member; the non-streaming answer says null.
-          content[index] =
-            block.type === 'text' && !('citations' in block) ? { ...block, citations: null } : { ...block }
+          // As it starts; an uncited text block has no citations member, as in a JSON answer.
+          content[index] = { ...block }
           return
         }
         case 'content_block_delta': {

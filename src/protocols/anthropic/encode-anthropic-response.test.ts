@@ -62,7 +62,7 @@ describe('encodeAnthropicResponse: web searches', () => {
           tool_use_id: 'srvtoolu_ws_2',
           content: { type: 'web_search_tool_result_error', error_code: 'unavailable' },
         },
-        { type: 'text', text: 'Found it.', citations: null },
+        { type: 'text', text: 'Found it.' },
       ],
       stop_reason: 'end_turn',
       stop_sequence: null,
@@ -135,7 +135,7 @@ describe('encodeAnthropicResponse: citations', () => {
           },
         ],
       },
-      { type: 'text', text: 'Uncited.', citations: null },
+      { type: 'text', text: 'Uncited.' },
     ]
     expect(encodeAnthropicResponse(response, { id: 'msg_gw_1', model: 'sonnet' })['content']).toEqual(content)
   })

@@ -51,8 +51,10 @@ function encodeOutputBlock(block: OutputBlock): Record<string, unknown>[] {
  * the spans either, to keep it as the stream encoder, which cannot split text already sent, writes it.
  */
 function encodeTextBlock(block: TextBlock): Record<string, unknown> {
-  const citations = block.citations?.length ? block.citations.map(encodeCitation) : null
-  return { type: 'text', text: block.text, citations }
+  // Uncited, the block has no citations member, as Anthropic's own answers have none: a `null`
+  // there broke the Vercel AI SDK (its schema takes a list or nothing), on every translated answer.
+  if (!block.citations?.length) return { type: 'text', text: block.text }
+  return { type: 'text', text: block.text, citations: block.citations.map(encodeCitation) }
 }
 
 /**

@@ -148,7 +148,12 @@ const decodeInputItem = (item: unknown, path: string, system: TextBlock[], messa
       appendBlocks(messages, 'assistant', decodeReasoningItem(item, path))
       return
     case 'item_reference':
-      throw invalidRequest('item_reference is not supported: this gateway is stateless', `${path}.type`)
+      // The Vercel AI SDK sends one for every earlier output unless told `store: false` (an audit:
+      // every chat's second turn refused): the words say what to send instead.
+      throw invalidRequest(
+        'item_reference is not supported: this gateway is stateless, so send the item itself (with store: false; the Vercel AI SDK: providerOptions.openai.store = false)',
+        `${path}.type`,
+      )
     case 'additional_tools':
       // Tools, not conversation: the request's own, with its top-level ones (offeredToolsAt).
       return

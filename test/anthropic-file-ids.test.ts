@@ -37,7 +37,7 @@ describe('an Anthropic client naming a file in its Anthropic store', () => {
     const answer = await anthropic.messages.create(question(profileFor.anthropic, [imageFromStore]), {
       headers: filesBeta,
     })
-    expect(answer.content).toEqual([{ type: 'text', text: 'A cat.' }])
+    expect(answer.content as unknown[]).toEqual([{ type: 'text', text: 'A cat.' }])
     expect(sim.requests).toHaveLength(1)
     expect((sim.requests[0]!.body as { messages: unknown }).messages).toEqual([
       question(profileFor.anthropic, [imageFromStore]).messages[0],
@@ -77,7 +77,7 @@ describe('an Anthropic client naming a file in its Anthropic store', () => {
     const answer = await anthropic.messages
       .create(question('svc-pro', [imageFromStore]), { headers: filesBeta })
       .withResponse()
-    expect(answer.data.content).toEqual([{ type: 'text', text: 'A cat.' }])
+    expect(answer.data.content as unknown[]).toEqual([{ type: 'text', text: 'A cat.' }])
     expect(sim.requests.map((r) => r.path)).toEqual(['/v1/messages'])
     const record = await (await h.call(`/v1/usage/requests/${answer.response.headers.get('x-request-id')}`)).json()
     expect(record.selected_model_id).toBe('claude')

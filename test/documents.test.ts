@@ -47,7 +47,7 @@ describe('an Anthropic client attaching documents', () => {
       max_tokens: 200,
       messages: [{ role: 'user', content: documents }],
     })
-    expect(message.content).toEqual([{ type: 'text', text: 'Revenue grew.' }])
+    expect(message.content as unknown[]).toEqual([{ type: 'text', text: 'Revenue grew.' }])
     expect(chatMessages()).toEqual([
       {
         role: 'user',

@@ -305,7 +305,7 @@ describe('messages: SDK happy paths with cache tokens, and the ledger', () => {
     const h = await gateway()
     sim.setScenario('claude-x-up', { text: 'same', usage: { input: 1, output: 1 } })
     const message = await sdk(h, 'anthropic').messages.create({ model: 'svc-max', max_tokens: 10, messages: ask })
-    expect(message.content).toEqual([{ type: 'text', text: 'same' }])
+    expect(message.content as unknown[]).toEqual([{ type: 'text', text: 'same' }])
     expect(message.id).toMatch(/^msg_[0-9A-HJKMNP-TV-Z]{26}$/)
   })
 })
@@ -409,7 +409,7 @@ describe('messages: BYOK', () => {
       const { data, response } = await sdk(h)
         .messages.create({ model: 'svc-max', max_tokens: 10, messages: ask })
         .withResponse()
-      expect(data.content).toEqual([{ type: 'text', text: 'from gpt' }])
+      expect(data.content as unknown[]).toEqual([{ type: 'text', text: 'from gpt' }])
       expect(sim.requests.map((r) => r.path)).toEqual(['/v1/chat/completions'])
       const detail = await requestDetail(h, response.headers.get('x-request-id')!)
       expect(detail).toMatchObject({ selected_model_id: 'gpt-y', byok: false })
@@ -470,7 +470,7 @@ describe('messages: tool use round trip', () => {
       tools: [weatherTool],
       messages: followUp,
     })
-    expect(second.content).toEqual([{ type: 'text', text: 'It is 18°C and sunny in Paris.' }])
+    expect(second.content as unknown[]).toEqual([{ type: 'text', text: 'It is 18°C and sunny in Paris.' }])
     expect(second.stop_reason).toBe('end_turn')
     // Pass-through: the upstream sees the client's tools and messages unchanged.
     expect(sim.requests[1]!.body).toEqual({
@@ -522,7 +522,7 @@ describe('messages: tool use round trip', () => {
         },
       ],
     })
-    expect(second.content).toEqual([{ type: 'text', text: 'It is 18°C and sunny in Paris.' }])
+    expect(second.content as unknown[]).toEqual([{ type: 'text', text: 'It is 18°C and sunny in Paris.' }])
     expect(sim.requests[1]!.body).toEqual({
       model: 'gpt-y-up',
       max_tokens: 200,
@@ -619,7 +619,7 @@ describe('messages: thinking replayed as reasoning_content to an openai-chat ups
         { role: 'user', content: [{ type: 'tool_result', tool_use_id: 'call_lyon', content: '20°C, cloudy' }] },
       ],
     })
-    expect(final.content).toEqual([{ type: 'text', text: 'Paris 18°C, Lyon 20°C.' }])
+    expect(final.content as unknown[]).toEqual([{ type: 'text', text: 'Paris 18°C, Lyon 20°C.' }])
 
     const replay = (thought: string) => (reasoningContent ? { reasoning_content: thought } : {})
     const messages = (sim.requests[1]!.body as { messages: Record<string, unknown>[] }).messages
@@ -803,7 +803,7 @@ describe('messages: stream bytes', () => {
       messages: ask,
       betas: ['interleaved-thinking-2025-05-14'],
     })
-    expect(message.content).toEqual([{ type: 'text', text: 'beta ok' }])
+    expect(message.content as unknown[]).toEqual([{ type: 'text', text: 'beta ok' }])
     expect(sim.requests[0]!.headers['anthropic-beta']).toBe('interleaved-thinking-2025-05-14')
     expect(sim.requests[0]!.headers['anthropic-version']).toBe(sent[0]!.headers.get('anthropic-version')!)
 

@@ -128,7 +128,7 @@ describe('tool names over 64 characters to an OpenAI upstream', () => {
           { role: 'user', content: [{ type: 'tool_result', tool_use_id: 'call_long1', content: '2 comments' }] },
         ],
       })
-      expect(second.content).toEqual([{ type: 'text', text: 'Two comments.' }])
+      expect(second.content as unknown[]).toEqual([{ type: 'text', text: 'Two comments.' }])
       expect(namesOf(1)).toEqual({ tools: [offered, 'get_weather'], toolChoice: undefined, history: [offered] })
     },
   )

@@ -31,3 +31,24 @@ test('the cgroup memory limit: a unit’s on the host (v2), a container’s at t
   ).toBeUndefined()
   expect(cgroupMemoryLimit(files({}))).toBeUndefined()
 })
+
+test('a limit on a group above its own binds too: a slice’s MemoryMax=, a v1 parent’s', () => {
+  expect(
+    cgroupMemoryLimit(
+      files({
+        '/proc/self/cgroup': '0::/svc.slice/svc.service\n',
+        '/sys/fs/cgroup/svc.slice/svc.service/memory.max': 'max\n',
+        '/sys/fs/cgroup/svc.slice/memory.max': '1073741824\n',
+      }),
+    ),
+  ).toBe(1024 ** 3)
+  expect(
+    cgroupMemoryLimit(
+      files({
+        '/proc/self/cgroup': '7:memory:/pods/svc\n',
+        '/sys/fs/cgroup/memory/pods/svc/memory.limit_in_bytes': '9223372036854771712\n',
+        '/sys/fs/cgroup/memory/pods/memory.limit_in_bytes': '536870912\n',
+      }),
+    ),
+  ).toBe(512 * 1024 ** 2)
+})

@@ -17,7 +17,7 @@ const heapSizedForRam = 4 * 1024 ** 3
 /** Returns only if no re-execution is needed (or possible); otherwise the process image is replaced. */
 export function reexecWithServingHeap(): void {
   if (process.env[option] !== undefined) return
-  const ram = Math.min(heapSizedForRam, cgroupMemoryLimit(readProcFile) ?? Number.POSITIVE_INFINITY)
+  const ram = servingHeapRam()
   if (ram >= totalmem()) return
   // A compiled binary sees its entry as argv[1] (/$bunfs/...) and must not be handed it again;
   // `bun src/main.ts` needs the script path and the runtime's own flags.
@@ -32,6 +32,10 @@ export function reexecWithServingHeap(): void {
   }
 }
 
+/** The RAM `svc serve` sizes its heap for: at most 4 GiB, and no more than its cgroup's memory limit. */
+export const servingHeapRam = () =>
+  Math.min(heapSizedForRam, cgroupMemoryLimit(readProcFile) ?? Number.POSITIVE_INFINITY)
+
 const readProcFile = (path: string): string | undefined => {
   try {
     return readFileSync(path, 'utf8')
@@ -41,23 +45,28 @@ const readProcFile = (path: string): string | undefined => {
 }
 
 /**
- * The memory limit of the cgroup this process runs in, in bytes, if any: cgroup v2's `memory.max`
- * or v1's `memory.limit_in_bytes`, at the path `/proc/self/cgroup` names (a unit on the host) or at
- * the root of the hierarchy (a container, which sees its own cgroup there). None for "max" or v1's
- * "no limit" (a number near 2^63).
+ * The memory limit of the cgroup this process runs in, in bytes, if any: the least of cgroup v2's
+ * `memory.max` or v1's `memory.limit_in_bytes` on its own group and every group above it (a
+ * slice's `MemoryMax=` binds the units in it), at the path `/proc/self/cgroup` names (a unit on
+ * the host) and at the root of the hierarchy (a container, which sees its own cgroup there).
+ * None for "max" or v1's "no limit" (a number near 2^63).
  */
 export function cgroupMemoryLimit(read: (path: string) => string | undefined): number | undefined {
   const own = read('/proc/self/cgroup') ?? ''
   const v2 = /^0::(\/.*)$/m.exec(own)?.[1]
   const v1 = /^\d+:(?:[^:]*,)?memory(?:,[^:]*)?:(\/.*)$/m.exec(own)?.[1]
   const candidates = [
-    ...(v2 === undefined ? [] : [`/sys/fs/cgroup${v2 === '/' ? '' : v2}/memory.max`]),
-    '/sys/fs/cgroup/memory.max',
-    ...(v1 === undefined ? [] : [`/sys/fs/cgroup/memory${v1 === '/' ? '' : v1}/memory.limit_in_bytes`]),
-    '/sys/fs/cgroup/memory/memory.limit_in_bytes',
+    ...groupsUp('/sys/fs/cgroup', v2).map((dir) => `${dir}/memory.max`),
+    ...groupsUp('/sys/fs/cgroup/memory', v1).map((dir) => `${dir}/memory.limit_in_bytes`),
   ]
   const limits = candidates
     .map((path) => Number(read(path)?.trim()))
     .filter((bytes) => Number.isFinite(bytes) && bytes > 0 && bytes < 2 ** 60)
   return limits.length > 0 ? Math.min(...limits) : undefined
+}
+
+/** The directories of a cgroup and of every group above it, up to the mount's root (always included). */
+function groupsUp(mount: string, path: string | undefined): string[] {
+  const parts = (path ?? '/').split('/').filter(Boolean)
+  return Array.from({ length: parts.length + 1 }, (_, n) => [mount, ...parts.slice(0, parts.length - n)].join('/'))
 }

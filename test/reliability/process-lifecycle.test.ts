@@ -13,6 +13,7 @@ import {
   refusesConnections,
   startGateway,
 } from '../support/processes'
+import { servingHeapRam } from '../../src/cli/jsc-heap'
 import { startSimulator } from '../support/simulator'
 import { parseFrames, waitFor } from './helpers'
 
@@ -160,12 +161,13 @@ function checkLedger(path: string): LedgerCheck {
 }
 
 describe('the serving process', () => {
-  test('sizes its JS heap for at most 4 GiB of RAM, re-executed in place with the same pid', async () => {
+  test('sizes its JS heap for at most 4 GiB of RAM (or its cgroup’s limit), re-executed in place with the same pid', async () => {
     const dir = gatewayDir(configToml(5))
     dirs.push(dir)
     const gateway = await serve(dir)
     const environ = readFileSync(`/proc/${gateway.pid}/environ`, 'utf8').split('\0')
-    const expected = totalmem() > 4 * 1024 ** 3 ? ['BUN_JSC_forceRAMSize=4294967296'] : []
+    const ram = servingHeapRam()
+    const expected = ram < totalmem() ? [`BUN_JSC_forceRAMSize=${ram}`] : []
     expect(environ.filter((v) => v.startsWith('BUN_JSC_forceRAMSize='))).toEqual(expected)
     expect((await fetch(`${gateway.url}/healthz`)).status).toBe(200)
   })

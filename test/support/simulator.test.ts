@@ -795,7 +795,9 @@ describe('upstream behaviours: failed responses, spent quota, redacted thinking,
 
   test('the other dialects ignore failure; only Responses plays it', async () => {
     sim.setScenario('m', { failure: failed, text: 'Fine.' })
-    expect((await anthropic.messages.create({ model: 'm', ...ask })).content).toEqual([{ type: 'text', text: 'Fine.' }])
+    expect((await anthropic.messages.create({ model: 'm', ...ask })).content as unknown[]).toEqual([
+      { type: 'text', text: 'Fine.' },
+    ])
     expect((await openai.chat.completions.create({ model: 'm', ...chatAsk })).choices[0]?.message.content).toBe('Fine.')
   })
 
@@ -963,7 +965,7 @@ describe('upstream behaviours: failed responses, spent quota, redacted thinking,
 
   test('anthropic ignores refusal; chat and responses ignore redactedThinking', async () => {
     sim.setScenario('m', { refusal, redactedThinking: 'opaque' })
-    expect((await anthropic.messages.create({ model: 'm', ...ask })).content).toEqual([
+    expect((await anthropic.messages.create({ model: 'm', ...ask })).content as unknown[]).toEqual([
       { type: 'redacted_thinking', data: 'opaque' },
       { type: 'text', text: 'Hello from m' },
     ])

@@ -135,7 +135,8 @@ describe('encodeAnthropicResponse: citations', () => {
           },
         ],
       },
-      { type: 'text', text: 'Uncited.' },
+      // The SDK's type names citations on every text block; Anthropic's answers leave an uncited one's out.
+      { type: 'text', text: 'Uncited.' } as Anthropic.TextBlock,
     ]
     expect(encodeAnthropicResponse(response, { id: 'msg_gw_1', model: 'sonnet' })['content']).toEqual(content)
   })

@@ -101,3 +101,15 @@ test('an item_reference (the Vercel AI SDK’s default for earlier answers) is r
     },
   })
 })
+
+test('an item reference without its optional type is refused the same way', async () => {
+  const h = await translationGateway(sim)
+  const res = await h.call('/compat-b/v1/responses', {
+    method: 'POST',
+    json: { model: 'svc-pro', input: [{ role: 'user', content: 'hi' }, { id: 'msg_1' }] },
+  })
+  expect(res.status).toBe(400)
+  const { error } = (await res.json()) as { error: { param: string; message: string } }
+  expect(error.param).toBe('input[1]')
+  expect(error.message).toStartWith('item_reference is not supported: this gateway is stateless')
+})

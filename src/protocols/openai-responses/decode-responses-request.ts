@@ -128,7 +128,9 @@ const appendBlocks = (messages: ConversationMessage[], role: Role, blocks: Conte
 
 const decodeInputItem = (item: unknown, path: string, system: TextBlock[], messages: ConversationMessage[]): void => {
   if (!isObject(item)) throw invalidRequest(`${path} must be an object`, path)
-  const type = item['type']
+  // An item reference's `type` is optional (the OpenAI SDK's ItemReference): an id and no role is one.
+  const type =
+    item['type'] ?? (typeof item['id'] === 'string' && item['role'] === undefined ? 'item_reference' : undefined)
   if (type === undefined || type === 'message') {
     decodeMessageItem(item, path, system, messages)
     return
@@ -152,7 +154,7 @@ const decodeInputItem = (item: unknown, path: string, system: TextBlock[], messa
       // every chat's second turn refused): the words say what to send instead.
       throw invalidRequest(
         'item_reference is not supported: this gateway is stateless, so send the item itself (with store: false; the Vercel AI SDK: providerOptions.openai.store = false)',
-        `${path}.type`,
+        item['type'] === undefined ? path : `${path}.type`,
       )
     case 'additional_tools':
       // Tools, not conversation: the request's own, with its top-level ones (offeredToolsAt).

@@ -30,6 +30,25 @@ async function addGrant(h: Harness, body: Record<string, unknown>): Promise<stri
   return (await res.json()).id
 }
 
+/**
+ * svc-pro on two models priced alike (1 USD/Mtok in, 2 out), `first` ranked above `second`, asking
+ * the simulator for `<prefix>-first` and `<prefix>-second`.
+ */
+function twoPricedModels(prefix: string): Promise<Harness> {
+  const priced = { provider: 'anth', profiles: ['pro' as const], input_usd_per_mtok: 1, output_usd_per_mtok: 2 }
+  return createHarness({
+    env: { SIM_KEY },
+    config: {
+      catalog: { builtin: false },
+      providers: { anth: { kind: 'anthropic', base_url: sim.url, api_key_env: 'SIM_KEY' } },
+      models: [
+        { id: 'first', upstream_model: `${prefix}-first`, quality: 90, ...priced },
+        { id: 'second', upstream_model: `${prefix}-second`, quality: 80, ...priced },
+      ],
+    },
+  })
+}
+
 async function creditSnapshot(h: Harness) {
   const usage = await (await h.call('/v1/usage')).json()
   const stored = await h.deps.ledger.listGrants(h.accountId)
@@ -192,25 +211,14 @@ describe('credit under concurrency', () => {
   // small general grant: judged on what each had been admitted to cost, each took what was left of
   // it, and three were served on credit for one (an audit: two requests' cost unpaid).
   test('20 requests held on a grant scoped to their first model fall back onto a small general one: overspend under one request', async () => {
-    const priced = { provider: 'anth', profiles: ['pro' as const], input_usd_per_mtok: 1, output_usd_per_mtok: 2 }
-    const h = await createHarness({
-      env: { SIM_KEY },
-      config: {
-        catalog: { builtin: false },
-        providers: { anth: { kind: 'anthropic', base_url: sim.url, api_key_env: 'SIM_KEY' } },
-        models: [
-          { id: 'first', upstream_model: 'first-up', quality: 90, ...priced },
-          { id: 'second', upstream_model: 'second-up', quality: 80, ...priced },
-        ],
-      },
-    })
+    const h = await twoPricedModels('scoped-fallback')
     /** The ceiling each request holds: its prompt's ~4 tokens and its max_tokens, as the second answers. */
     const oneRequest = 4 * 1000 + 2000 * 2000
     // Neither a whole number of requests: the tenth's hold spills onto the general grant.
     const scoped = await addGrant(h, { amount_nanos: 40_000_000, scope_models: ['first'] })
     const general = await addGrant(h, { amount_nanos: 4_500_000 })
-    sim.setScenario('first-up', { fault: { kind: 'status', status: 529 } })
-    sim.setScenario('second-up', {
+    sim.setScenario('scoped-fallback-first', { fault: { kind: 'status', status: 529 } })
+    sim.setScenario('scoped-fallback-second', {
       text: 'one two three four five',
       chunks: 5,
       chunkDelayMs: 40,
@@ -307,18 +315,7 @@ describe('holds on the way to a fallback', () => {
    * of 3,000,000 nanos: less than one request's ceiling (~4 tokens + 2000 × 2000 nanos).
    */
   async function failingOver(prefix: string): Promise<Harness> {
-    const priced = { provider: 'anth', profiles: ['pro' as const], input_usd_per_mtok: 1, output_usd_per_mtok: 2 }
-    const h = await createHarness({
-      env: { SIM_KEY },
-      config: {
-        catalog: { builtin: false },
-        providers: { anth: { kind: 'anthropic', base_url: sim.url, api_key_env: 'SIM_KEY' } },
-        models: [
-          { id: 'first', upstream_model: `${prefix}-first`, quality: 90, ...priced },
-          { id: 'second', upstream_model: `${prefix}-second`, quality: 80, ...priced },
-        ],
-      },
-    })
+    const h = await twoPricedModels(prefix)
     await addGrant(h, { amount_nanos: 3_000_000 })
     sim.setScenario(`${prefix}-first`, { fault: { kind: 'status', status: 529 } })
     sim.setScenario(`${prefix}-second`, { text: 'ok', usage: { input: 4, output: 2 } })

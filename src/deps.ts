@@ -11,6 +11,8 @@ import { type AccountCache, accountCache } from './lib/account-cache'
 import { createLogger, type Logger } from './lib/log'
 import { createGatewayMetrics, type GatewayMetrics } from './relay/metrics'
 import { CreditHolds } from './relay/credit-holds'
+import { defaultRequestBudget, RequestAdmission } from './relay/admission'
+import { memoryLimit } from './lib/memory-limit'
 import { RunningRequests } from './relay/running'
 import { createHttp1Client } from './providers/http1/client'
 import { createHealth, type Health } from './router/health'
@@ -42,6 +44,8 @@ export interface Deps {
   running: RunningRequests
   /** What the requests in flight are expected to charge, held against their grants (the quota gate). */
   holds: CreditHolds
+  /** The memory the model requests in flight are expected to hold; past its budget, 529s. */
+  admission: RequestAdmission
   deviceLogin: DeviceLogin
   /** Drops in-memory caches when another process wrote to the database (CLI revoke, new grant). */
   syncCaches(): void
@@ -168,6 +172,7 @@ export function createDeps(config: Config, opts: DepsOptions = {}): Deps {
     metrics: createGatewayMetrics({ openCircuits: health.openCircuits, ledgerRefusing: ledger.refusesWrites }),
     running: new RunningRequests(),
     holds: new CreditHolds(),
+    admission: new RequestAdmission(config.server.requestMemoryBytes ?? defaultRequestBudget(memoryLimit())),
     deviceLogin: createDeviceLogin({
       ledger,
       clock,

@@ -18,6 +18,9 @@ admin_token_env = "SVC_ADMIN_TOKEN"
 master_key_env = "SVC_MASTER_KEY"
 # Largest request body accepted (bytes); bigger ones get 413.
 max_body_bytes = 33554432
+# What the model requests in flight may hold together, by estimate (MB); past it, 529 overloaded.
+# Unset: the memory limit (the cgroup's, else the machine's RAM) less 128 MB.
+# request_memory_mb = 128
 # On SIGTERM, how long in-flight streams may take to finish.
 shutdown_grace_seconds = 30
 

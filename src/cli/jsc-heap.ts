@@ -8,8 +8,8 @@
 // audit; svc was killed by the kernel under a burst). JSC reads the option only when it starts,
 // so the process re-executes itself once with it set: same pid, same stdio, same arguments. An
 // operator's own BUN_JSC_forceRAMSize is left as it is.
-import { readFileSync } from 'node:fs'
 import { totalmem } from 'node:os'
+import { memoryLimit } from '../lib/memory-limit'
 
 const option = 'BUN_JSC_forceRAMSize'
 const heapSizedForRam = 4 * 1024 ** 3
@@ -32,41 +32,5 @@ export function reexecWithServingHeap(): void {
   }
 }
 
-/** The RAM `svc serve` sizes its heap for: at most 4 GiB, and no more than its cgroup's memory limit. */
-export const servingHeapRam = () =>
-  Math.min(heapSizedForRam, cgroupMemoryLimit(readProcFile) ?? Number.POSITIVE_INFINITY)
-
-const readProcFile = (path: string): string | undefined => {
-  try {
-    return readFileSync(path, 'utf8')
-  } catch {
-    return undefined
-  }
-}
-
-/**
- * The memory limit of the cgroup this process runs in, in bytes, if any: the least of cgroup v2's
- * `memory.max` or v1's `memory.limit_in_bytes` on its own group and every group above it (a
- * slice's `MemoryMax=` binds the units in it), at the path `/proc/self/cgroup` names (a unit on
- * the host) and at the root of the hierarchy (a container, which sees its own cgroup there).
- * None for "max" or v1's "no limit" (a number near 2^63).
- */
-export function cgroupMemoryLimit(read: (path: string) => string | undefined): number | undefined {
-  const own = read('/proc/self/cgroup') ?? ''
-  const v2 = /^0::(\/.*)$/m.exec(own)?.[1]
-  const v1 = /^\d+:(?:[^:]*,)?memory(?:,[^:]*)?:(\/.*)$/m.exec(own)?.[1]
-  const candidates = [
-    ...groupsUp('/sys/fs/cgroup', v2).map((dir) => `${dir}/memory.max`),
-    ...groupsUp('/sys/fs/cgroup/memory', v1).map((dir) => `${dir}/memory.limit_in_bytes`),
-  ]
-  const limits = candidates
-    .map((path) => Number(read(path)?.trim()))
-    .filter((bytes) => Number.isFinite(bytes) && bytes > 0 && bytes < 2 ** 60)
-  return limits.length > 0 ? Math.min(...limits) : undefined
-}
-
-/** The directories of a cgroup and of every group above it, up to the mount's root (always included). */
-function groupsUp(mount: string, path: string | undefined): string[] {
-  const parts = (path ?? '/').split('/').filter(Boolean)
-  return Array.from({ length: parts.length + 1 }, (_, n) => [mount, ...parts.slice(0, parts.length - n)].join('/'))
-}
+/** The RAM `svc serve` sizes its heap for: at most 4 GiB, and no more than its memory limit. */
+export const servingHeapRam = () => Math.min(heapSizedForRam, memoryLimit())

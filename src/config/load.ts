@@ -107,6 +107,8 @@ export interface Config {
     /** The variable the master key is read from, to name it in messages. */
     masterKeyEnv: string
     maxBodyBytes: number
+    /** What the model requests in flight may hold together (relay/admission.ts); unset: from the memory limit. */
+    requestMemoryBytes?: number
     shutdownGraceSeconds: number
     devicePollIntervalSeconds: number
   }
@@ -270,6 +272,7 @@ export function resolveConfig(raw: unknown, opts: LoadOptions & { source?: strin
       masterKey: nonEmpty(env[masterKeyEnv]),
       masterKeyEnv,
       maxBodyBytes: server.max_body_bytes ?? 32 * 1024 * 1024,
+      requestMemoryBytes: server.request_memory_mb === undefined ? undefined : server.request_memory_mb * 1024 ** 2,
       shutdownGraceSeconds: server.shutdown_grace_seconds ?? 30,
       devicePollIntervalSeconds: server.device_poll_interval_seconds ?? 5,
     },

@@ -227,6 +227,8 @@ export const ConfigFile = T.Object(
           metrics_token_env: T.Optional(T.String({ minLength: 1 })),
           master_key_env: T.Optional(T.String({ minLength: 1 })),
           max_body_bytes: T.Optional(T.Integer({ minimum: 1024 })),
+          /** What the model requests in flight may hold together, by estimate (relay/admission.ts). */
+          request_memory_mb: T.Optional(T.Integer({ minimum: 1 })),
           shutdown_grace_seconds: T.Optional(T.Number({ minimum: 0 })),
           /** How often `svc login` may poll for approval (RFC 8628 interval). */
           device_poll_interval_seconds: T.Optional(T.Integer({ minimum: 0, maximum: 60 })),

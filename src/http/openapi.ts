@@ -138,7 +138,9 @@ const anthropicStatuses: Record<number, string> = {
     "x-should-retry: false; never overloaded_error, which Claude Code retries for minutes), or svc's " +
     'database refuses writes (Retry-After)',
   504: 'timeout_error: an upstream sent nothing within [routing] first_byte_timeout_ms, or answered 408 or 504',
-  529: 'overloaded_error: an upstream is overloaded (its own 502, 503 or 529)',
+  529:
+    'overloaded_error: an upstream is overloaded (its own 502, 503 or 529), or the requests in flight fill ' +
+    "svc's memory budget ([server] request_memory_mb; Retry-After: 1)",
 }
 const openAIStatuses: Record<number, string> = {
   400:
@@ -168,7 +170,8 @@ const openAIStatuses: Record<number, string> = {
     'server_error: an upstream is unreachable, redirected, or answered with something that is not a valid ' +
     "answer; or a provider refused the platform's key while a candidate was left untried",
   503:
-    'server_error, code server_overloaded: an upstream is overloaded (its own 502, 503 or 529); code ' +
+    'server_error, code server_overloaded: an upstream is overloaded (its own 502, 503 or 529), or the ' +
+    "requests in flight fill svc's memory budget ([server] request_memory_mb; Retry-After: 1); code " +
     "server_error: svc's database refuses writes (Retry-After)",
   504: 'server_error, code timeout: an upstream sent nothing within [routing] first_byte_timeout_ms, or answered 408 or 504',
 }

@@ -24,6 +24,7 @@ export function record(deps: Deps, trace: RequestTrace, result: Parameters<Reque
     // good (an audit: a tokenizer error on an interrupted stream held credit until a restart,
     // and every later request of the account was refused). Said, as the bug it is.
     deps.holds.release(trace.creditHold)
+    deps.admission.release(trace.admission)
     deps.running.remove(trace)
     deps.log.error('gateway bug: a request could not be recorded', {
       request_id: trace.ctx.id,
@@ -34,6 +35,7 @@ export function record(deps: Deps, trace: RequestTrace, result: Parameters<Reque
   }
   // Its charge is queued, to commit within milliseconds: the quota gate no longer needs its hold.
   deps.holds.release(trace.creditHold)
+  deps.admission.release(trace.admission)
   deps.metrics.requestEnded(finished)
   // A failed request at warn: an operator who logs only warnings still sees every one.
   if (deps.log.enabled(finished.request.status === 'failed' ? 'warn' : 'info')) logRequest(deps, finished)

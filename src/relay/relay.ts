@@ -14,6 +14,7 @@ import { keyOwnerOf } from '../router/health'
 import { profileNames, routingModeOf } from '../router/profiles'
 import { type Candidate, type ContextOverflow, type Ranking, rankCandidates } from '../router/rank'
 import { providerKeyFor } from '../router/provider-key'
+import type { Admission } from './admission'
 import type { CreditHold } from './credit-holds'
 import { promptCacheKeyOf, readSessionAttributes } from './session'
 import type { ClientIds, InboundSurface } from './surface'
@@ -43,10 +44,13 @@ export async function relay(deps: Deps, input: RelayInput): Promise<Response> {
       ? { 'x-request-id': requestId, 'request-id': requestId }
       : { 'x-request-id': requestId }
   let held: CreditHold | undefined
+  let admission: Admission | undefined
   try {
     // Serving while nothing can be recorded would serve unbilled, and the usage API would never
     // show it: the requests already answered wait for the database, new ones are turned away.
     if (deps.ledger.refusesWrites()) throw ledgerRefusingWrites()
+    // Turned away before it costs anything more when the requests in flight fill svc's memory.
+    admission = deps.admission.admit(Number(input.headers.get('content-length')) || 0)
     const profile = typeof body.model === 'string' ? body.model : ''
     const mode = routingModeOf(profile)
     if (!mode) {
@@ -106,6 +110,7 @@ export async function relay(deps: Deps, input: RelayInput): Promise<Response> {
       clock: deps.clock,
       log: deps.log,
     })
+    trace.admission = admission
     const ids: ClientIds = { requestId, profile, createdAt: now }
 
     if (ranking.candidates.length === 0) {
@@ -234,6 +239,7 @@ export async function relay(deps: Deps, input: RelayInput): Promise<Response> {
     // writes) carries no id the usage API would not find; a bug past the ranking carries the id its
     // log line names, and its hold must not keep the account's credit.
     deps.holds.release(held)
+    deps.admission.release(admission)
     if (err instanceof GatewayError) {
       deps.metrics.refused(err.kind)
       return errorResponse(err, surface.errorShape)

@@ -9,6 +9,7 @@ import type { GatewayError } from '../lib/errors'
 import type { Logger } from '../lib/log'
 import { estimateRequestTokens } from '../router/count-tokens'
 import type { Candidate, RankEntry } from '../router/rank'
+import type { Admission } from './admission'
 import type { CreditHold } from './credit-holds'
 import { billedAsReported, incredibleCounts } from './credible-usage'
 import { estimateTokensFromChars } from './meter'
@@ -53,6 +54,8 @@ export class RequestTrace {
   firstByteAt: number | null = null
   /** What the request holds of its account's credit while it runs; released when it is recorded. */
   creditHold?: CreditHold
+  /** Its place among the requests in flight (admission.ts), given back when it is recorded. */
+  admission?: Admission
   /** A running stream's end, before its upstream's: the stream tells its client why, and is recorded. */
   cut?: (why: GatewayError) => void
   private promptTokens?: number

@@ -79,6 +79,7 @@ function wrongTypeFor(v: unknown, n: number): unknown {
 const integerKeys = new Set([
   'port',
   'max_body_bytes',
+  'request_memory_mb',
   'device_poll_interval_seconds',
   'expires_in_days',
   'connect_timeout_ms',

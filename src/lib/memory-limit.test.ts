@@ -1,5 +1,5 @@
 import { expect, test } from 'bun:test'
-import { cgroupMemoryLimit } from './jsc-heap'
+import { cgroupMemoryLimit } from './memory-limit'
 
 const files = (entries: Record<string, string>) => (path: string) => entries[path]
 

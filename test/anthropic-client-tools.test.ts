@@ -1,7 +1,9 @@
-// End to end: an Anthropic client offering a tool Anthropic defines and the client runs (its text
-// editor, bash, memory, computer use) is served by an Anthropic model, which gets the tools as sent.
-// Another dialect has no such tool: its models are passed over, and a profile with none answers
-// that no model can, instead of a model answering with the tools (and a forced tool_choice) gone.
+// End to end: an Anthropic client offering a tool only Anthropic's API has (its text editor, bash,
+// memory, computer use, which the client runs; web fetch, tool search, the MCP connector, which
+// Anthropic runs) is served by an Anthropic model, which gets the tools as sent. Another dialect has
+// no such tool: its models are passed over, and a profile with none answers that no model can,
+// instead of a model answering with the tools (and a forced tool_choice) gone, as if it had fetched
+// the page or called the server.
 import { describe, expect, test } from 'bun:test'
 import { requestDetail } from './support/harness'
 import {
@@ -18,6 +20,11 @@ const editor = { type: 'text_editor_20250728', name: 'str_replace_based_edit_too
 const bash = { type: 'bash_20250124', name: 'bash' }
 const memory = { type: 'memory_20250818', name: 'memory' }
 const weather = { name: 'get_weather', input_schema: { type: 'object' } }
+const webFetch = { type: 'web_fetch_20250910', name: 'web_fetch', max_uses: 2 }
+const toolSearch = { type: 'tool_search_tool_regex_20251119', name: 'tool_search_tool_regex' }
+const deferred = { name: 'create_ticket', input_schema: { type: 'object' }, defer_loading: true }
+const mcpServers = [{ type: 'url', url: 'https://mcp.example.com/sse', name: 'tickets' }]
+const mcpToolset = { type: 'mcp_toolset', mcp_server_name: 'tickets' }
 
 const asking = (model: string, extra: Record<string, unknown>) => ({
   model,
@@ -26,11 +33,14 @@ const asking = (model: string, extra: Record<string, unknown>) => ({
   ...extra,
 })
 
-describe('an Anthropic client offering the client-run tools Anthropic defines', () => {
+describe('an Anthropic client offering tools only Anthropic has', () => {
   test.each([
     ['the text editor', { tools: [editor] }],
     ['bash, forced by tool_choice', { tools: [bash], tool_choice: { type: 'tool', name: 'bash' } }],
     ['memory beside a custom tool', { tools: [memory, weather] }],
+    ['web fetch', { tools: [webFetch, weather] }],
+    ['tool search over deferred tools', { tools: [toolSearch, deferred] }],
+    ['an MCP toolset of the MCP connector', { tools: [mcpToolset], mcp_servers: mcpServers }],
   ])('%s: a Chat model ranked above is passed over; the Claude model gets the tools as sent', async (_, extra) => {
     const h = await rankedProGateway(sim, [
       { id: 'best-chat', kind: 'openai-chat', quality: 95 },
@@ -52,7 +62,7 @@ describe('an Anthropic client offering the client-run tools Anthropic defines', 
       expect.objectContaining({
         model_id: 'best-chat',
         status: 'skipped',
-        reason: `request offers ${type}, a tool Anthropic defines for the client to run; only an Anthropic provider has it`,
+        reason: `request offers ${type}, a tool only Anthropic's API has; only an Anthropic provider serves it`,
       }),
     )
   })
@@ -71,9 +81,21 @@ describe('an Anthropic client offering the client-run tools Anthropic defines', 
       error: {
         type: 'invalid_request_error',
         message:
-          'this request offers text_editor_20250728, a tool Anthropic defines for the client to run, which only an Anthropic model has, and none under svc-pro can serve it',
+          "this request offers text_editor_20250728, a tool only Anthropic's API has, and no Anthropic model under svc-pro can serve it",
       },
     })
+    expect(sim.requests).toHaveLength(0)
+  })
+
+  test('the MCP connector named without a toolset still goes to Claude (its servers are called by Anthropic)', async () => {
+    const h = await translationGateway(sim)
+    const res = await h.call('/compat-a/v1/messages', {
+      method: 'POST',
+      headers: { 'anthropic-version': '2023-06-01' },
+      json: asking(profileFor['openai-chat'], { mcp_servers: mcpServers }),
+    })
+    expect(res.status).toBe(400)
+    expect((await res.json()).error.message).toStartWith('this request offers mcp_servers, a tool only Anthropic')
     expect(sim.requests).toHaveLength(0)
   })
 })

@@ -211,10 +211,11 @@ export interface ExchangeRequest {
   /** The upstream's own web search, where the client offered it. */
   webSearch?: WebSearchTool
   /**
-   * The types of the tools Anthropic defines and the client runs (text_editor_…, bash_…, memory_…,
-   * computer_…), where an Anthropic client offered any: no other dialect has them.
+   * The types of the tools only Anthropic's API has (text_editor_…, bash_…, memory_…, computer_…,
+   * which the client runs; web_fetch_…, tool_search_tool_…, mcp_toolset and the MCP connector's
+   * `mcp_servers`, which Anthropic runs), where an Anthropic client offered any.
    */
-  anthropicClientTools?: string[]
+  anthropicTools?: string[]
   /**
    * Claude Code's auto and plan modes send `safeguards` for Anthropic's API to judge each tool call
    * (its verdicts come back as `safeguard_results`): a pass-through carries both, and only Anthropic

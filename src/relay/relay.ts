@@ -391,10 +391,10 @@ function nothingServes(ranking: Ranking, profile: string): GatewayError {
       { permanent: true },
     )
   }
-  if (ranking.blockedByClientTool) {
+  if (ranking.blockedByAnthropicTool) {
     return new GatewayError(
       'invalid_request',
-      `this request offers ${ranking.blockedByClientTool}, a tool Anthropic defines for the client to run, which only an Anthropic model has, and none under ${profile} can serve it`,
+      `this request offers ${ranking.blockedByAnthropicTool}, a tool only Anthropic's API has, and no Anthropic model under ${profile} can serve it`,
       { permanent: true, param: 'tools' },
     )
   }

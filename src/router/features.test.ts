@@ -105,9 +105,9 @@ describe('documents in the request features and token counts', () => {
 
 describe('Anthropic client-run tools in the request features', () => {
   test('the first one offered is named, and the request counts as using tools', () => {
-    const offering = { ...asking(), anthropicClientTools: ['bash_20250124', 'memory_20250818'] }
-    expect(readRequestFeatures(offering)).toMatchObject({ anthropicClientTool: 'bash_20250124', tools: true })
-    expect(readRequestFeatures(asking()).anthropicClientTool).toBeUndefined()
+    const offering = { ...asking(), anthropicTools: ['bash_20250124', 'memory_20250818'] }
+    expect(readRequestFeatures(offering)).toMatchObject({ anthropicTool: 'bash_20250124', tools: true })
+    expect(readRequestFeatures(asking()).anthropicTool).toBeUndefined()
   })
 })
 

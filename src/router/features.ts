@@ -11,11 +11,11 @@ export interface RequestFeatures {
   /** Images or files named by an Anthropic Files API id: only an Anthropic upstream can read them. */
   anthropicFiles: boolean
   /**
-   * The first tool offered that Anthropic defines and the client runs (text_editor_20250728,
-   * bash_20250124…), if any: elsewhere the model would be offered no such tool, and a forced
+   * The first tool offered that only Anthropic's API has (text_editor_20250728, web_fetch_20250910,
+   * mcp_servers…), if any: elsewhere the model would be offered no such tool, and a forced
    * tool_choice naming it none either, so only an Anthropic upstream serves the request.
    */
-  anthropicClientTool: string | undefined
+  anthropicTool: string | undefined
   /**
    * The media type of an attached file that is neither a PDF nor text (a Word or Excel file, say),
    * if any. Anthropic's documents are PDFs or plain text and Chat's file parts PDFs: both refuse
@@ -123,16 +123,16 @@ export function readRequestFeatures(req: ExchangeRequest, mode?: RoutingMode, mo
   }
   for (const tool of req.tools)
     chars += tool.name.length + (tool.description?.length ?? 0) + jsonLength(tool.inputSchema)
-  const anthropicClientTool = req.anthropicClientTools?.[0]
+  const anthropicTool = req.anthropicTools?.[0]
   const rough = Math.ceil(chars / charsPerToken) + mediaTokens
   return {
     tools:
       req.tools.length > 0 ||
-      anthropicClientTool !== undefined ||
+      anthropicTool !== undefined ||
       req.messages.some((m) => m.content.some((b) => b.type === 'tool_use')),
     images: mediaTokens > 0,
     anthropicFiles,
-    anthropicClientTool,
+    anthropicTool,
     otherFileType,
     thinking: req.thinking !== undefined && req.thinking.type !== 'disabled',
     forcedToolChoice: req.toolChoice?.type === 'any' || req.toolChoice?.type === 'tool',

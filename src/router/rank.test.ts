@@ -76,7 +76,7 @@ const features = (over: Partial<RequestFeatures> = {}): RequestFeatures => ({
   images: false,
   anthropicFiles: false,
   otherFileType: undefined,
-  anthropicClientTool: undefined,
+  anthropicTool: undefined,
   anthropicSafeguards: false,
   thinking: false,
   forcedToolChoice: false,

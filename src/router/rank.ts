@@ -105,9 +105,9 @@ export interface Ranking {
   blockedByFiles: boolean
   /**
    * Set when nothing can serve and some model was passed over only because the request offers a
-   * tool Anthropic defines for the client to run: that tool's type, for the client's 400.
+   * tool only Anthropic's API has: that tool's type, for the client's 400.
    */
-  blockedByClientTool: string | undefined
+  blockedByAnthropicTool: string | undefined
   /**
    * Set when nothing can serve because the prompt fits no model's context window (every model
    * that got as far as that check was passed over by it): the one with the largest window, for
@@ -290,7 +290,7 @@ export function rankCandidates(input: RankInput): Ranking {
   let blockedByCredit = false
   let blockedByHeldCredit = false
   let blockedByFiles = false
-  let blockedByClientTool = false
+  let blockedByAnthropicTool = false
   let largestOverflow: ContextOverflow | undefined
   let someModelFits = false
 
@@ -356,10 +356,10 @@ export function rankCandidates(input: RankInput): Ranking {
       )
       continue
     }
-    if (features.anthropicClientTool && provider.kind !== 'anthropic') {
-      blockedByClientTool = true
+    if (features.anthropicTool && provider.kind !== 'anthropic') {
+      blockedByAnthropicTool = true
       skip(
-        `request offers ${features.anthropicClientTool}, a tool Anthropic defines for the client to run; only an Anthropic provider has it`,
+        `request offers ${features.anthropicTool}, a tool only Anthropic's API has; only an Anthropic provider serves it`,
       )
       continue
     }
@@ -462,7 +462,7 @@ export function rankCandidates(input: RankInput): Ranking {
     blockedByCredit: eligible.length === 0 && blockedByCredit,
     blockedByHeldCredit: eligible.length === 0 && blockedByHeldCredit,
     blockedByFiles: eligible.length === 0 && blockedByFiles,
-    blockedByClientTool: eligible.length === 0 && blockedByClientTool ? features.anthropicClientTool : undefined,
+    blockedByAnthropicTool: eligible.length === 0 && blockedByAnthropicTool ? features.anthropicTool : undefined,
     ...(eligible.length === 0 && !someModelFits && largestOverflow ? { contextExceeded: largestOverflow } : {}),
   }
 }

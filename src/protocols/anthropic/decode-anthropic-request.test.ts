@@ -374,7 +374,7 @@ describe('decodeAnthropicRequest', () => {
     )
   })
 
-  test('the client-run tools Anthropic defines are named by type, for the router; no other tool is made of them', () => {
+  test('the tools only Anthropic has are named by type, for the router; code execution is dropped unnamed', () => {
     const request = decodeAnthropicRequest({
       ...base,
       messages: [],
@@ -385,16 +385,26 @@ describe('decodeAnthropicRequest', () => {
         { type: 'memory_20250818', name: 'memory' },
         { type: 'computer_20250124', name: 'computer', display_width_px: 1024, display_height_px: 768 },
         { type: 'code_execution_20250825', name: 'code_execution' },
+        { type: 'web_fetch_20250910', name: 'web_fetch' },
+        { type: 'tool_search_tool_bm25_20251119', name: 'tool_search_tool_bm25' },
+        { type: 'mcp_toolset', mcp_server_name: 'tickets' },
       ],
+      mcp_servers: [{ type: 'url', url: 'https://mcp.example.com/sse', name: 'tickets' }],
     })
     expect(request.tools).toEqual([{ name: 'f', inputSchema: { type: 'object' } }])
-    expect(request.anthropicClientTools).toEqual([
+    expect(request.anthropicTools).toEqual([
       'text_editor_20250728',
       'bash_20250124',
       'memory_20250818',
       'computer_20250124',
+      'web_fetch_20250910',
+      'tool_search_tool_bm25_20251119',
+      'mcp_toolset',
+      'mcp_servers',
     ])
-    expect(decodeAnthropicRequest({ ...base, messages: [], tools: [] })).not.toHaveProperty('anthropicClientTools')
+    expect(decodeAnthropicRequest({ ...base, messages: [], tools: [], mcp_servers: [] })).not.toHaveProperty(
+      'anthropicTools',
+    )
   })
 
   test('a web_search server tool of any version becomes webSearch; other server tools are dropped', () => {

@@ -46,10 +46,13 @@ export function decodeAnthropicRequest(body: unknown): ExchangeRequest {
     else throw invalidRequest(`${path}.role: expected "user" or "assistant"`, `${path}.role`)
   })
 
-  const { tools, webSearch, clientTools } = decodeTools(body.tools, rawMessages)
+  const { tools, webSearch, anthropicTools } = decodeTools(body.tools, rawMessages)
   const request: ExchangeRequest = { system, messages, tools, maxTokens, stream: readBoolean(body, 'stream') ?? false }
   if (webSearch) request.webSearch = webSearch
-  if (clientTools.length > 0) request.anthropicClientTools = clientTools
+  // The MCP connector: Anthropic calls the servers named here for the toolsets that name them.
+  const mcpServers = readArray(body, 'mcp_servers')
+  if (mcpServers && mcpServers.length > 0) anthropicTools.push('mcp_servers')
+  if (anthropicTools.length > 0) request.anthropicTools = anthropicTools
   const safeguards = readArray(body, 'safeguards')
   if (safeguards && safeguards.length > 0) request.anthropicSafeguards = true
   const toolChoice = decodeToolChoice(body.tool_choice)
@@ -237,17 +240,21 @@ function decodeSearchResult(block: JsonObject): TextBlock[] {
 }
 
 /**
- * Tools Anthropic defines whose calls the client carries out (its editor, shell, memory store,
- * screen), each version a type of its own: text_editor_20250728, bash_20250124, memory_20250818,
- * computer_20250124. Claude is trained on them; no other dialect has them.
+ * Tools only Anthropic's API has, each version a type of its own: those it defines for the client
+ * to carry out (its editor, shell, memory store, screen: text_editor_20250728, bash_20250124,
+ * memory_20250818, computer_20250124; Claude is trained on them), and those it runs itself beside
+ * web search, which crosses: web fetch, tool search (which loads `defer_loading` tools), an MCP
+ * toolset. A pass-through keeps them all (list-price.ts); elsewhere the model would answer with the
+ * tool gone, as if it had fetched the page or called the server. Code execution is not among them:
+ * it is left out everywhere (list-price.ts), as is a server tool svc does not know.
  */
-const clientToolType = /^(?:text_editor|bash|memory|computer)_/
+const anthropicOnlyToolType = /^(?:text_editor_|bash_|memory_|computer_|web_fetch_|tool_search_tool_|mcp_toolset$)/
 
 interface DecodedTools {
   tools: ToolDefinition[]
   webSearch?: WebSearchTool
-  /** The types of the client-run tools Anthropic defines (clientToolType). */
-  clientTools: string[]
+  /** The types of the tools only Anthropic has (anthropicOnlyToolType). */
+  anthropicTools: string[]
 }
 
 /**
@@ -257,9 +264,9 @@ interface DecodedTools {
  * DeferredToolPlaceholder, which says never to call it, never).
  */
 function decodeTools(tools: unknown, messages: unknown[]): DecodedTools {
-  if (tools === undefined || tools === null) return { tools: [], clientTools: [] }
+  if (tools === undefined || tools === null) return { tools: [], anthropicTools: [] }
   if (!Array.isArray(tools)) throw invalidRequest('tools: expected an array', 'tools')
-  const out: DecodedTools = { tools: [], clientTools: [] }
+  const out: DecodedTools = { tools: [], anthropicTools: [] }
   let loaded: Set<string> | undefined
   tools.forEach((raw, i) => {
     const path = `tools.${i}`
@@ -276,11 +283,11 @@ function decodeTools(tools: unknown, messages: unknown[]): DecodedTools {
     }
     // Named, not translated: the router sends the request to an Anthropic upstream, which gets the
     // client's body as sent.
-    if (typeof raw.type === 'string' && clientToolType.test(raw.type)) {
-      out.clientTools.push(raw.type)
+    if (typeof raw.type === 'string' && anthropicOnlyToolType.test(raw.type)) {
+      out.anthropicTools.push(raw.type)
       return
     }
-    // Other server tools (code_execution, web_fetch…) run inside Anthropic; elsewhere they don't exist.
+    // Other server tools (code execution, ones svc does not know) are left out on every route.
     if (raw.type !== undefined && raw.type !== null && raw.type !== 'custom') return
     const tool: ToolDefinition = {
       name: requireString(raw, 'name', path),

@@ -144,6 +144,32 @@ describe('an Anthropic client on a Claude 5.x model (pass-through)', () => {
     expect(skipped?.reason).toContain('prefill')
   })
 
+  // Anthropic's docs: a turn that stopped with pause_turn is continued by sending its content back
+  // as the last assistant turn; that resumes the server tools' loop, and is no prefill.
+  test('a turn paused in its server tools, sent back to continue, goes to the model ranked first', async () => {
+    const h = await gateway([claudeNew, claudeOld])
+    const paused: Anthropic.MessageParam = {
+      role: 'assistant',
+      content: [
+        { type: 'text', text: 'Searching.' },
+        { type: 'server_tool_use', id: 'srvtoolu_1', name: 'web_search', input: { query: 'bun release' } },
+        {
+          type: 'web_search_tool_result',
+          tool_use_id: 'srvtoolu_1',
+          content: [{ type: 'web_search_result', url: 'https://bun.sh/blog', title: 'Bun', encrypted_content: 'e' }],
+        },
+      ],
+    }
+    await sdkClients(h).anthropic.messages.create({
+      model: 'svc-max',
+      max_tokens: 256,
+      tools: [{ type: 'web_search_20250305', name: 'web_search' }],
+      messages: [user('research bun releases'), paused],
+    })
+    expect(upstreamBody().model).toBe('claude-new-up')
+    expect((upstreamBody().messages as unknown[]).at(-1)).toEqual(paused)
+  })
+
   // As for any request no model of the profile can serve (svc's 503, not retried): never sent upstream.
   test('with no model that takes a forced tool choice, the answer says so; nothing goes upstream', async () => {
     const h = await gateway([claudeNew])

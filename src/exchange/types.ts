@@ -222,6 +222,11 @@ export interface ExchangeRequest {
    * itself answers them.
    */
   anthropicSafeguards?: boolean
+  /**
+   * The conversation ends on the assistant turn Anthropic paused in its server tools' loop
+   * (`pause_turn`), sent back for it to continue: not a prefill, though it ends on the assistant.
+   */
+  continuesPausedTurn?: boolean
   toolChoice?: ToolChoice
   maxTokens: number
   /**

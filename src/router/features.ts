@@ -32,7 +32,10 @@ export interface RequestFeatures {
   webSearch: 'any' | 'anthropic' | undefined
   /** The client asks Anthropic to judge its tool calls (Claude Code's `safeguards`): only Anthropic does. */
   anthropicSafeguards: boolean
-  /** The conversation ends with the client's own assistant turn, for the model to continue (a prefill). */
+  /**
+   * The conversation ends with the client's own assistant turn, for the model to continue (a
+   * prefill); not the turn Anthropic paused in its server tools, sent back to resume their loop.
+   */
   assistantPrefill: boolean
   /**
    * The conversation ends with a user turn of blank text only. Anthropic refuses blank text, and
@@ -140,7 +143,8 @@ export function readRequestFeatures(req: ExchangeRequest, mode?: RoutingMode, mo
     anthropicSafeguards: req.anthropicSafeguards === true,
     // Instructions given last (a Responses client's developer message) go into Anthropic's system
     // prompt, so the conversation Claude sees ends on the turn before them.
-    assistantPrefill: req.messages.findLast((m) => m.role !== 'system')?.role === 'assistant',
+    assistantPrefill:
+      req.continuesPausedTurn !== true && req.messages.findLast((m) => m.role !== 'system')?.role === 'assistant',
     endsOnBlankText: endsOnBlankText(req),
     estimatedInputTokens: promptTokens(req, rough, mode, models),
     maxTokens: req.maxTokens,

@@ -49,6 +49,7 @@ export function decodeAnthropicRequest(body: unknown): ExchangeRequest {
   const { tools, webSearch, anthropicTools } = decodeTools(body.tools, rawMessages)
   const request: ExchangeRequest = { system, messages, tools, maxTokens, stream: readBoolean(body, 'stream') ?? false }
   if (webSearch) request.webSearch = webSearch
+  if (continuesServerTools(rawMessages)) request.continuesPausedTurn = true
   // The MCP connector: Anthropic calls the servers named here for the toolsets that name them.
   const mcpServers = readArray(body, 'mcp_servers')
   if (mcpServers && mcpServers.length > 0) anthropicTools.push('mcp_servers')
@@ -301,6 +302,21 @@ function decodeTools(tools: unknown, messages: unknown[]): DecodedTools {
     out.tools.push(tool)
   })
   return out
+}
+
+/**
+ * Whether the conversation ends on an assistant turn that ran server tools (a `server_tool_use`),
+ * sent back as Anthropic's docs say to continue a turn it paused (`stop_reason: "pause_turn"`):
+ * Anthropic resumes the tools' loop there, which is no prefill of the answer.
+ */
+function continuesServerTools(messages: unknown[]): boolean {
+  const last = messages.at(-1)
+  return (
+    isObject(last) &&
+    last.role === 'assistant' &&
+    Array.isArray(last.content) &&
+    last.content.some((block) => isObject(block) && block.type === 'server_tool_use')
+  )
 }
 
 /** The tools a tool search loaded in the conversation: each `tool_reference` in a tool result. */

@@ -9,7 +9,12 @@ import { decodeAnthropicError, statusForAnthropicErrorType } from '../protocols/
 import { decodeAnthropicResponse } from '../protocols/anthropic/decode-anthropic-response'
 import { anthropicStreamDecoder } from '../protocols/anthropic/decode-anthropic-stream'
 import { encodeAnthropicRequest } from '../protocols/anthropic/encode-anthropic-request'
-import { refusesThinkingSignature, withoutThinkingHistory } from '../protocols/anthropic/foreign-history'
+import {
+  refusesThinkingSignature,
+  refusesTurnWithoutThinking,
+  withoutThinking,
+  withoutThinkingHistory,
+} from '../protocols/anthropic/foreign-history'
 import { decodeChatResponse } from '../protocols/openai-chat/decode-chat-response'
 import { chatStreamDecoder } from '../protocols/openai-chat/decode-chat-stream'
 import { encodeChatRequest } from '../protocols/openai-chat/encode-chat-request'
@@ -119,8 +124,14 @@ export const codecs: Record<ProviderKind, ProviderCodec> = {
     decodeError: decodeAnthropicError,
     inBandError: readAnthropicInBandError,
     // Thinking another server signed in Claude's own form, which svc cannot tell apart, refused:
-    // the same request without the thinking history (one round trip more, and no tokens).
-    resendAfter: (error, body) => (refusesThinkingSignature(error.message) ? withoutThinkingHistory(body) : undefined),
+    // the same request without the thinking history (one round trip more, and no tokens). A tool
+    // turn without thinking refused under adaptive thinking: the same request with thinking off.
+    resendAfter: (error, body) =>
+      refusesThinkingSignature(error.message)
+        ? withoutThinkingHistory(body)
+        : refusesTurnWithoutThinking(error.message)
+          ? withoutThinking(body)
+          : undefined,
   },
   'openai-chat': {
     path: '/chat/completions',

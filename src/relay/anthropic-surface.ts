@@ -57,6 +57,7 @@ export const anthropicSurface: InboundSurface = {
           pricesHourCacheWrites(model.price),
         ),
         provider,
+        model.capabilities,
       ),
       model.capabilities,
       model.maxOutputTokens,

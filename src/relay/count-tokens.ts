@@ -64,6 +64,7 @@ export async function countTokens(
             withoutForeignHistory(
               withoutSessionMetadata({ ...input.body, model: anthropicModel.upstreamModel }),
               provider,
+              anthropicModel.capabilities,
             ),
             anthropicModel.capabilities,
           ),

@@ -24,8 +24,9 @@
 //                 (https://portkey.ai/error-library/tool-definition-error-10488)
 //   [a-thinking]  https://platform.claude.com/docs/en/build-with-claude/extended-thinking
 //                 (#feature-compatibility: not with temperature, top_k or forced tool use, top_p
-//                 0.95–1; budget_tokens ≥ 1024 and < max_tokens; in a tool loop the last assistant
-//                 turn opens with its thinking block, signature and all — anthropics/claude-code#19414)
+//                 0.95–1; budget_tokens ≥ 1024 and < max_tokens; with a budget, in a tool loop the
+//                 last assistant turn opens with its thinking block, signature and all —
+//                 anthropics/claude-code#19414, router-for-me/CLIProxyAPI#928)
 //   [a-cache]     400 "A maximum of 4 blocks with cache_control may be provided" (Wei-Shaw/sub2api#176)
 //   [a-sampling]  400 "`temperature` and `top_p` cannot both be specified for this model" from the
 //                 Claude 4.5 generation on (langfuse/langfuse#9882, fwdai/reticle#7)
@@ -270,6 +271,9 @@ function checkAnthropicThinking(p: Problems, body: Json): void {
     'top_p',
     '0.95 or more while thinking [a-thinking]',
   )
+  // With a budget only: under adaptive thinking Claude calls tools without thinking first on simple
+  // steps, and Claude Code sends such turns back to Anthropic with adaptive thinking on.
+  if (thinking.type !== 'enabled') return
   const messages = objects(body.messages)
   const last = messages.at(-1)
   if (last?.role !== 'user' || !objects(last.content).some((b) => b.type === 'tool_result')) return

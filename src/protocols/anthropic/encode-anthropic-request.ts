@@ -19,7 +19,7 @@ import type {
 import { maxTokensAbove, minThinkingBudget } from '../../exchange/thinking-budget'
 import { isObject } from '../wire-values'
 import { addCacheBreakpoints, type WireBlock, type WireMessage } from './cache-breakpoints'
-import { type AnthropicModelRules, fitToModel } from './model-fit'
+import { type AnthropicModelRules, fitToModel, thinkingFormFor } from './model-fit'
 import { isForeignSignature, isGatewaySignature, lastToolTurnOpensWithThinking } from './thinking-signature'
 import { anthropicUpstreamToolId } from './tool-use-id'
 import { setClaudeSampling } from './sampling'
@@ -77,7 +77,7 @@ export function encodeAnthropicRequest(
   if (opts.promptCaching) addCacheBreakpoints({ system, tools, messages })
 
   const thinking = req.thinking
-  const thinkingOn = thinking !== undefined && thinking.type !== 'disabled' && canThink(req, messages, anthropic)
+  const thinkingOn = thinking !== undefined && thinking.type !== 'disabled' && canThink(req, messages, anthropic, opts)
   const outputConfig: Record<string, unknown> = {}
   if (thinkingOn && thinking?.type === 'enabled') {
     const budget = Math.max(minThinkingBudget, Math.floor(thinking.budgetTokens))
@@ -133,11 +133,13 @@ function toolsOfHistory(messages: WireMessage[]): Record<string, unknown>[] {
 const encodeOutputFormat = (format: ResponseFormat | undefined): Record<string, unknown> | undefined =>
   format?.type === 'json_schema' ? { type: 'json_schema', schema: format.schema } : undefined
 
-// Thinking is incompatible with forced tool use, and on Anthropic a tool loop's last assistant turn
-// must open with a signed thinking block (thinking-signature.ts).
-function canThink(req: ExchangeRequest, messages: WireMessage[], anthropic: boolean): boolean {
+// Thinking is incompatible with forced tool use, and on Anthropic with a budget a tool loop's last
+// assistant turn must open with a signed thinking block (thinking-signature.ts; adaptive need not).
+function canThink(req: ExchangeRequest, messages: WireMessage[], anthropic: boolean, model: AnthropicModelRules) {
   if (req.toolChoice?.type === 'any' || req.toolChoice?.type === 'tool') return false
-  return !anthropic || lastToolTurnOpensWithThinking(messages)
+  return (
+    !anthropic || thinkingFormFor(req.thinking?.type, model) !== 'enabled' || lastToolTurnOpensWithThinking(messages)
+  )
 }
 
 // Anthropic has no system role inside the conversation: instructions given mid-way join the

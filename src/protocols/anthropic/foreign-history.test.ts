@@ -134,7 +134,7 @@ describe('withoutForeignHistory: thinking', () => {
     ])
   })
 
-  test('in a tool loop another provider’s turn ended, thinking is off for the request; Claude’s own turn keeps it', () => {
+  test('in a tool loop another provider’s turn ended, thinking with a budget is off for the request; Claude’s own turn and adaptive thinking keep it', () => {
     const loop = (last: unknown[]) => ({
       model: 'm',
       max_tokens: 32_000,
@@ -148,9 +148,16 @@ describe('withoutForeignHistory: thinking', () => {
     expect(foreign.thinking).toBeUndefined()
     expect(foreign.max_tokens).toBe(32_000)
     expect(withoutForeignHistory(loop([toolUse('t1')]), anthropic).thinking).toBeUndefined()
-    expect(
-      withoutForeignHistory({ ...loop([toolUse('t1')]), thinking: { type: 'adaptive' } }, anthropic).thinking,
-    ).toBeUndefined()
+    // Adaptive thinking asks nothing of the turn: Claude itself calls tools without thinking under it.
+    // To a model that takes no adaptive thinking it goes as a budget (model-fit.ts), which does.
+    const adaptive = { ...loop([toolUse('t1')]), thinking: { type: 'adaptive' } }
+    expect(withoutForeignHistory(adaptive, anthropic, { adaptiveThinking: true })).toBe(adaptive)
+    expect(withoutForeignHistory(adaptive, anthropic, { adaptiveThinking: false }).thinking).toBeUndefined()
+    // And a budget goes as adaptive to a model that takes no budget.
+    expect(withoutForeignHistory(loop([toolUse('t1')]), anthropic, { budgetThinking: false }).thinking).toEqual({
+      type: 'enabled',
+      budget_tokens: 10_000,
+    })
 
     const own = loop([claudeThinking, toolUse('t1')])
     expect(withoutForeignHistory(own, anthropic)).toBe(own)

@@ -22,6 +22,7 @@
 // for another dialect means nothing to it either, but the words are what such a server asks a
 // tool-call turn for, as DeepSeek's Chat API gets them in `reasoning_content`: they stay, under an
 // empty signature, which these servers take.
+import { type AnthropicModelRules, thinkingFormFor } from './model-fit'
 import { isForeignSignature, isGatewaySignature, lastToolTurnOpensWithThinking } from './thinking-signature'
 import { anthropicUpstreamToolId } from './tool-use-id'
 import { withoutClaudeCodeBillingLine } from './claude-code-billing-line'
@@ -61,8 +62,15 @@ const isAssistantWithForeignBlocks = (message: unknown, anthropic: boolean): boo
   Array.isArray(message.content) &&
   message.content.some((block) => isForeign(block, anthropic))
 
-/** The body the upstream can read; the very object when it needs nothing (the common case). */
-export function withoutForeignHistory(body: Record<string, unknown>, reader: HistoryReader): Record<string, unknown> {
+/**
+ * The body the upstream can read; the very object when it needs nothing (the common case). `model`:
+ * the rules it is fitted to next (model-fit.ts), which decide the form its thinking goes in.
+ */
+export function withoutForeignHistory(
+  body: Record<string, unknown>,
+  reader: HistoryReader,
+  model: AnthropicModelRules = {},
+): Record<string, unknown> {
   const { messages } = body
   if (!Array.isArray(messages)) return body
   const anthropic = reader.anthropicSignatures !== false
@@ -71,7 +79,7 @@ export function withoutForeignHistory(body: Record<string, unknown>, reader: His
     : body
   const named = withToolIds(cleaned, anthropic ? anthropicUpstreamToolId : withoutThoughtSignature)
   if (!anthropic) return withoutClaudeCodeBillingLine(named)
-  return thinksAfterLastTurn(named) ? named : withoutThinking(named)
+  return thinksAfterLastTurn(named, model) ? named : withoutThinking(named)
 }
 
 /**
@@ -172,18 +180,31 @@ function withToolId(block: unknown, rewrite: ToolIdRewrite): unknown {
     : { ...wire, tool_use_id: rewrite(wire.tool_use_id as string) }
 }
 
-/** False when thinking is on and the tool loop's last turn cannot open with Claude's own thinking. */
-function thinksAfterLastTurn(body: Record<string, unknown>): boolean {
+/**
+ * False when thinking goes with a budget and the tool loop's last turn cannot open with Claude's
+ * own thinking. Adaptive thinking asks nothing of the turn (thinking-signature.ts). `model`: the
+ * rules the body is yet to be fitted to; none for a body already in the model's form.
+ */
+function thinksAfterLastTurn(body: Record<string, unknown>, model?: AnthropicModelRules): boolean {
   const { thinking, messages } = body
-  if (!isObject(thinking) || thinking.type === 'disabled' || !Array.isArray(messages)) return true
-  return lastToolTurnOpensWithThinking(messages)
+  if (!isObject(thinking) || !Array.isArray(messages)) return true
+  const form = model ? thinkingFormFor(thinking.type, model) : thinking.type
+  return form !== 'enabled' || lastToolTurnOpensWithThinking(messages)
 }
+
+/**
+ * Anthropic's refusal of a tool loop whose last turn does not open with thinking while thinking is
+ * on ("a final `assistant` message must start with a thinking block"), should it make one of a turn
+ * svc let through under adaptive thinking: the same request with thinking off, once.
+ */
+export const refusesTurnWithoutThinking = (message: string): boolean =>
+  /must start with a thinking block/i.test(message)
 
 /**
  * The body with thinking off: no `thinking`, and no `clear_thinking_*` context edit, which manages
  * thinking blocks and which Anthropic takes only with thinking on (Claude Code sends one).
  */
-function withoutThinking(body: Record<string, unknown>): Record<string, unknown> {
+export function withoutThinking(body: Record<string, unknown>): Record<string, unknown> {
   const { thinking: _thinking, ...rest } = body
   const management = rest.context_management
   if (!isObject(management) || !Array.isArray(management.edits)) return rest

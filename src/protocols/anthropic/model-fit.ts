@@ -48,6 +48,16 @@ export function fitToModel(
   return rest
 }
 
+/**
+ * The form a request's thinking of `type` reaches the model in: adaptive goes as a budget to a
+ * model without adaptive thinking, a budget as adaptive to one that takes no budget.
+ */
+export function thinkingFormFor(type: unknown, rules: AnthropicModelRules): unknown {
+  if (type === 'adaptive' && !rules.adaptiveThinking) return 'enabled'
+  if (type === 'enabled' && rules.budgetThinking === false) return 'adaptive'
+  return type
+}
+
 // Each case copies the body only when it applies: most requests already suit their model.
 function fitThinking(
   body: Record<string, unknown>,
@@ -55,7 +65,8 @@ function fitThinking(
   rules: AnthropicModelRules,
 ): Record<string, unknown> {
   const effort = isObject(body.output_config) ? body.output_config.effort : undefined
-  if (thinking.type === 'adaptive' && !rules.adaptiveThinking) {
+  const form = thinkingFormFor(thinking.type, rules)
+  if (thinking.type === 'adaptive' && form === 'enabled') {
     // The effort's budget; the effort itself would be refused by a model without adaptive thinking.
     const budget = budgetForEffort(effort)
     return withEffort(
@@ -67,7 +78,7 @@ function fitThinking(
       undefined,
     )
   }
-  if (thinking.type === 'enabled' && rules.budgetThinking === false) {
+  if (thinking.type === 'enabled' && form === 'adaptive') {
     // Adaptive with the budget's effort, unless the client named one.
     const { budget_tokens: budget, ...rest } = thinking
     const chosen = effort ?? (typeof budget === 'number' ? effortForBudget(budget) : undefined)

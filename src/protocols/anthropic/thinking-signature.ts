@@ -1,5 +1,10 @@
 // Thinking sent back to Claude: only Anthropic-made signatures (others ⇒ 400), and with thinking
-// on, a tool loop's last assistant turn opening with its own (else ⇒ 400). Both the translated
+// on with a budget, a tool loop's last assistant turn opening with its own (else ⇒ 400). Adaptive
+// thinking asks no such thing: under it Claude decides turn by turn whether to think, and calls
+// tools without thinking first on simple steps; Anthropic takes those turns back with thinking on.
+// Turning thinking off for such a turn and on again at the next changed the request's thinking
+// parameters turn to turn, which Anthropic's cache does not survive: an audit's Claude Code
+// conversation paid a whole cache write (1.25–2 × input) instead of a read (0.1 ×) each time. Both the translated
 // request (encode-anthropic-request.ts) and the pass-through body (foreign-history.ts) keep to it
 // for Anthropic itself. Anthropic-compatible servers that are not Anthropic (DeepSeek, Kimi) sign
 // thinking their own way, or not at all, and want a tool-call turn's thinking back: they get what
@@ -18,8 +23,8 @@ export const isForeignSignature = (signature: string | undefined): boolean =>
   signature === undefined || signature === '' || isGatewaySignature(signature)
 
 /**
- * False when the last assistant turn called tools without opening with thinking: with thinking on,
- * Claude refuses that ("a final assistant message must start with a thinking block"). History from
+ * False when the last assistant turn called tools without opening with thinking: with thinking on
+ * with a budget, Claude refuses that ("a final assistant message must start with a thinking block"). History from
  * another provider has none. Messages as on the wire (a client's JSON or the encoder's).
  */
 export function lastToolTurnOpensWithThinking(messages: readonly unknown[]): boolean {

@@ -81,7 +81,7 @@ describe('an Anthropic client offering tools only Anthropic has', () => {
       error: {
         type: 'invalid_request_error',
         message:
-          "this request offers text_editor_20250728, a tool only Anthropic's API has, and no Anthropic model under svc-pro can serve it",
+          "this request offers text_editor_20250728, a tool only Anthropic's API has, and no model of an Anthropic provider under svc-pro can serve it",
       },
     })
     expect(sim.requests).toHaveLength(0)
@@ -96,6 +96,73 @@ describe('an Anthropic client offering tools only Anthropic has', () => {
     })
     expect(res.status).toBe(400)
     expect((await res.json()).error.message).toStartWith('this request offers mcp_servers, a tool only Anthropic')
+    expect(sim.requests).toHaveLength(0)
+  })
+})
+
+// The same from the other side: a Responses client offering a tool only OpenAI's Responses API has
+// (a local shell, apply_patch, computer use, which the client runs; remote MCP, which OpenAI calls),
+// or sending their calls back in its history, is served by OpenAI itself, which gets them as sent.
+const localShell = { type: 'local_shell' }
+const mcp = {
+  type: 'mcp',
+  server_label: 'tickets',
+  server_url: 'https://mcp.example.com/sse',
+  require_approval: 'never',
+}
+const shellTurn = [
+  { role: 'user', content: 'list the files' },
+  {
+    type: 'local_shell_call',
+    id: 'lsh_1',
+    call_id: 'call_1',
+    status: 'completed',
+    action: { type: 'exec', command: ['ls'], env: {} },
+  },
+  { type: 'local_shell_call_output', call_id: 'call_1', output: 'a.txt b.txt' },
+]
+
+describe('a Responses client offering tools only OpenAI has', () => {
+  test.each([
+    ['a local shell', { tools: [localShell], input: 'list the files' }, 'local_shell'],
+    ['remote MCP beside a function', { tools: [mcp, { type: 'function', name: 'f' }], input: 'my tickets?' }, 'mcp'],
+    ['a local shell call in the history', { tools: [localShell], input: shellTurn }, 'local_shell'],
+  ])('%s: a Claude model ranked above is passed over; OpenAI gets the tools as sent', async (_, extra, type) => {
+    const h = await rankedProGateway(sim, [
+      { id: 'claude', kind: 'anthropic', quality: 95 },
+      { id: 'gpt', kind: 'openai-responses', quality: 80 },
+    ])
+    sim.queue(upstreamModelFor['openai-responses'], { text: 'Done.' })
+    const res = await h.call('/compat-b/v1/responses', { method: 'POST', json: { model: 'svc-pro', ...extra } })
+    expect(res.status).toBe(200)
+    expect(sim.requests.map((r) => r.path)).toEqual(['/v1/responses'])
+    expect(sim.requests[0]!.body).toMatchObject(extra)
+    const record = await requestDetail(h, res.headers.get('x-request-id')!)
+    expect(record.selected_model_id).toBe('gpt')
+    expect(record.provider_ranks).toContainEqual(
+      expect.objectContaining({
+        model_id: 'claude',
+        status: 'skipped',
+        reason: `request offers ${type}, a tool only OpenAI's API has; only OpenAI itself serves it`,
+      }),
+    )
+  })
+
+  test('a profile without OpenAI itself answers 400 in OpenAI’s shape, and asks no upstream', async () => {
+    const h = await translationGateway(sim)
+    const res = await h.call('/compat-b/v1/responses', {
+      method: 'POST',
+      json: { model: profileFor.anthropic, tools: [localShell], input: 'list the files' },
+    })
+    expect(res.status).toBe(400)
+    expect(res.headers.get('x-should-retry')).toBe('false')
+    expect(await res.json()).toMatchObject({
+      error: {
+        type: 'invalid_request_error',
+        message:
+          "this request offers local_shell, a tool only OpenAI's API has, and no model of OpenAI itself under svc-max can serve it",
+      },
+    })
     expect(sim.requests).toHaveLength(0)
   })
 })

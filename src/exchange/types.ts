@@ -217,6 +217,12 @@ export interface ExchangeRequest {
    */
   anthropicTools?: string[]
   /**
+   * The types of the tools (and of their calls in the history) only OpenAI's Responses API has:
+   * those the client runs (local_shell, shell, apply_patch, computer_use_preview) and remote MCP,
+   * which OpenAI calls, where a Responses client offered any.
+   */
+  openaiTools?: string[]
+  /**
    * Claude Code's auto and plan modes send `safeguards` for Anthropic's API to judge each tool call
    * (its verdicts come back as `safeguard_results`): a pass-through carries both, and only Anthropic
    * itself answers them.

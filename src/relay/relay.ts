@@ -12,7 +12,13 @@ import type { GrantRecord } from '../ledger/ledger'
 import { readRequestFeatures } from '../router/features'
 import { keyOwnerOf } from '../router/health'
 import { profileNames, routingModeOf } from '../router/profiles'
-import { type Candidate, type ContextOverflow, type Ranking, rankCandidates } from '../router/rank'
+import {
+  type Candidate,
+  type ContextOverflow,
+  exclusiveToolServers,
+  type Ranking,
+  rankCandidates,
+} from '../router/rank'
 import { providerKeyFor } from '../router/provider-key'
 import type { Admission } from './admission'
 import type { CreditHold } from './credit-holds'
@@ -391,10 +397,11 @@ function nothingServes(ranking: Ranking, profile: string): GatewayError {
       { permanent: true },
     )
   }
-  if (ranking.blockedByAnthropicTool) {
+  if (ranking.blockedByExclusiveTool) {
+    const { type, of } = ranking.blockedByExclusiveTool
     return new GatewayError(
       'invalid_request',
-      `this request offers ${ranking.blockedByAnthropicTool}, a tool only Anthropic's API has, and no Anthropic model under ${profile} can serve it`,
+      `this request offers ${type}, a tool only ${of}'s API has, and no model of ${exclusiveToolServers[of]} under ${profile} can serve it`,
       { permanent: true, param: 'tools' },
     )
   }

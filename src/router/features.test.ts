@@ -106,8 +106,15 @@ describe('documents in the request features and token counts', () => {
 describe('Anthropic client-run tools in the request features', () => {
   test('the first one offered is named, and the request counts as using tools', () => {
     const offering = { ...asking(), anthropicTools: ['bash_20250124', 'memory_20250818'] }
-    expect(readRequestFeatures(offering)).toMatchObject({ anthropicTool: 'bash_20250124', tools: true })
-    expect(readRequestFeatures(asking()).anthropicTool).toBeUndefined()
+    expect(readRequestFeatures(offering)).toMatchObject({
+      exclusiveTool: { type: 'bash_20250124', of: 'Anthropic' },
+      tools: true,
+    })
+    expect(readRequestFeatures({ ...asking(), openaiTools: ['local_shell'] }).exclusiveTool).toEqual({
+      type: 'local_shell',
+      of: 'OpenAI',
+    })
+    expect(readRequestFeatures(asking()).exclusiveTool).toBeUndefined()
   })
 })
 

@@ -4,6 +4,12 @@ import type { RoutingMode } from '../config/schema'
 import type { ExchangeRequest, UserContentBlock } from '../exchange/types'
 import { estimateRequestTokens, mediaTokensOf, textOf } from './count-tokens'
 
+/** A tool only one provider's API has: its type, and whose. */
+export interface ExclusiveTool {
+  type: string
+  of: 'Anthropic' | 'OpenAI'
+}
+
 export interface RequestFeatures {
   tools: boolean
   /** Images or files (PDFs): both need a vision model. */
@@ -11,11 +17,12 @@ export interface RequestFeatures {
   /** Images or files named by an Anthropic Files API id: only an Anthropic upstream can read them. */
   anthropicFiles: boolean
   /**
-   * The first tool offered that only Anthropic's API has (text_editor_20250728, web_fetch_20250910,
-   * mcp_servers…), if any: elsewhere the model would be offered no such tool, and a forced
-   * tool_choice naming it none either, so only an Anthropic upstream serves the request.
+   * The first tool offered that only one provider's API has (Anthropic's text_editor_20250728,
+   * web_fetch_20250910, mcp_servers…; OpenAI's local_shell, mcp…), if any, and whose: elsewhere the
+   * model would be offered no such tool, and a forced tool_choice naming it none either, so only
+   * that provider serves the request.
    */
-  anthropicTool: string | undefined
+  exclusiveTool: ExclusiveTool | undefined
   /**
    * The media type of an attached file that is neither a PDF nor text (a Word or Excel file, say),
    * if any. Anthropic's documents are PDFs or plain text and Chat's file parts PDFs: both refuse
@@ -126,16 +133,20 @@ export function readRequestFeatures(req: ExchangeRequest, mode?: RoutingMode, mo
   }
   for (const tool of req.tools)
     chars += tool.name.length + (tool.description?.length ?? 0) + jsonLength(tool.inputSchema)
-  const anthropicTool = req.anthropicTools?.[0]
+  const exclusiveTool: ExclusiveTool | undefined = req.anthropicTools?.length
+    ? { type: req.anthropicTools[0]!, of: 'Anthropic' }
+    : req.openaiTools?.length
+      ? { type: req.openaiTools[0]!, of: 'OpenAI' }
+      : undefined
   const rough = Math.ceil(chars / charsPerToken) + mediaTokens
   return {
     tools:
       req.tools.length > 0 ||
-      anthropicTool !== undefined ||
+      exclusiveTool !== undefined ||
       req.messages.some((m) => m.content.some((b) => b.type === 'tool_use')),
     images: mediaTokens > 0,
     anthropicFiles,
-    anthropicTool,
+    exclusiveTool,
     otherFileType,
     thinking: req.thinking !== undefined && req.thinking.type !== 'disabled',
     forcedToolChoice: req.toolChoice?.type === 'any' || req.toolChoice?.type === 'tool',

@@ -76,7 +76,7 @@ const features = (over: Partial<RequestFeatures> = {}): RequestFeatures => ({
   images: false,
   anthropicFiles: false,
   otherFileType: undefined,
-  anthropicTool: undefined,
+  exclusiveTool: undefined,
   anthropicSafeguards: false,
   thinking: false,
   forcedToolChoice: false,

@@ -5,7 +5,7 @@ import type { RoutingMode } from '../config/schema'
 import { applicableCreditNanos, type ChargeScope, type GrantState } from '../ledger/credit'
 import { type TokenPrices, tokenPricesFor } from '../ledger/pricing'
 import { budgetUnder, minThinkingBudget } from '../exchange/thinking-budget'
-import type { RequestFeatures } from './features'
+import type { ExclusiveTool, RequestFeatures } from './features'
 import { type HealthView, keyOwnerOf } from './health'
 import { nudgeKey } from './nudges'
 import { type OwnProviderKeys, providerKeyFor } from './provider-key'
@@ -105,9 +105,9 @@ export interface Ranking {
   blockedByFiles: boolean
   /**
    * Set when nothing can serve and some model was passed over only because the request offers a
-   * tool only Anthropic's API has: that tool's type, for the client's 400.
+   * tool only one provider's API has: that tool, for the client's 400.
    */
-  blockedByAnthropicTool: string | undefined
+  blockedByExclusiveTool: ExclusiveTool | undefined
   /**
    * Set when nothing can serve because the prompt fits no model's context window (every model
    * that got as far as that check was passed over by it): the one with the largest window, for
@@ -178,6 +178,21 @@ const closedHealth: HealthView = { state: 'closed', ttfb_ms: null, error_rate: 0
 const isHealthy = (h: HealthView) => h.state === 'closed' || h.state === 'half_open'
 
 const round2 = (n: number) => Math.round(n * 100) / 100
+
+/**
+ * Whether the provider runs a tool only its API has: any Anthropic-dialect server for Anthropic's
+ * (as sent, the pass-through), OpenAI itself for OpenAI's (a Responses-compatible server has
+ * functions only).
+ */
+const runsExclusiveTool = (provider: ProviderConfig, tool: ExclusiveTool): boolean =>
+  tool.of === 'Anthropic'
+    ? provider.kind === 'anthropic'
+    : provider.kind === 'openai-responses' && provider.openaiItself !== false
+
+export const exclusiveToolServers: Record<ExclusiveTool['of'], string> = {
+  Anthropic: 'an Anthropic provider',
+  OpenAI: 'OpenAI itself',
+}
 
 type SearchNeed = NonNullable<RequestFeatures['webSearch']>
 
@@ -290,7 +305,7 @@ export function rankCandidates(input: RankInput): Ranking {
   let blockedByCredit = false
   let blockedByHeldCredit = false
   let blockedByFiles = false
-  let blockedByAnthropicTool = false
+  let blockedByExclusiveTool = false
   let largestOverflow: ContextOverflow | undefined
   let someModelFits = false
 
@@ -356,11 +371,10 @@ export function rankCandidates(input: RankInput): Ranking {
       )
       continue
     }
-    if (features.anthropicTool && provider.kind !== 'anthropic') {
-      blockedByAnthropicTool = true
-      skip(
-        `request offers ${features.anthropicTool}, a tool only Anthropic's API has; only an Anthropic provider serves it`,
-      )
+    if (features.exclusiveTool && !runsExclusiveTool(provider, features.exclusiveTool)) {
+      blockedByExclusiveTool = true
+      const { type, of } = features.exclusiveTool
+      skip(`request offers ${type}, a tool only ${of}'s API has; only ${exclusiveToolServers[of]} serves it`)
       continue
     }
     if (features.otherFileType && provider.kind !== 'openai-responses') {
@@ -462,7 +476,7 @@ export function rankCandidates(input: RankInput): Ranking {
     blockedByCredit: eligible.length === 0 && blockedByCredit,
     blockedByHeldCredit: eligible.length === 0 && blockedByHeldCredit,
     blockedByFiles: eligible.length === 0 && blockedByFiles,
-    blockedByAnthropicTool: eligible.length === 0 && blockedByAnthropicTool ? features.anthropicTool : undefined,
+    blockedByExclusiveTool: eligible.length === 0 && blockedByExclusiveTool ? features.exclusiveTool : undefined,
     ...(eligible.length === 0 && !someModelFits && largestOverflow ? { contextExceeded: largestOverflow } : {}),
   }
 }

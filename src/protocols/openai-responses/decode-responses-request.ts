@@ -26,6 +26,7 @@ import { isObject, type JsonObject, asArray, asString } from '../wire-values'
 import { readAnthropicReasoning, readServerReasoning, tagResponsesSignature } from './reasoning-signature'
 import type { ResponsesBody } from './schema'
 import { customToolAsFunction, freeformArgument, qualifiedToolName, specialToolNames } from './client-tools'
+import { isListPriceTool } from './list-price'
 
 export interface DecodeResponsesRequestOptions {
   /** Used when the client sends no `max_output_tokens` (Anthropic upstreams require a limit). */
@@ -84,6 +85,8 @@ export const decodeResponsesRequest = (body: ResponsesBody, opts: DecodeResponse
   if (body.max_output_tokens === undefined || body.max_output_tokens === null) request.openOutput = true
   const webSearch = decodeWebSearchTool(offered.map(({ tool }) => tool))
   if (webSearch) request.webSearch = webSearch
+  const openaiTools = openaiOnlyTools(offered, body.input)
+  if (openaiTools.length > 0) request.openaiTools = openaiTools
   const toolChoice = decodeToolChoice(body.tool_choice, body.parallel_tool_calls)
   if (toolChoice) request.toolChoice = toolChoice
   const allowed = allowedTools(body.tool_choice)
@@ -496,6 +499,39 @@ const offeredPath = (offered: OfferedTool[], path: string): string => {
   const match = /^tools\[(\d+)\]/.exec(path)
   const own = match ? offered[Number(match[1])] : undefined
   return own && match ? own.path + path.slice(match[0].length) : path
+}
+
+/**
+ * Tools only OpenAI's Responses API has, which a pass-through keeps (list-price.ts): those the
+ * client runs (a local shell, apply_patch, computer use) and those OpenAI runs at token prices
+ * (remote MCP, tool search over deferred tools). Another dialect's model would be offered none of
+ * them, and answer as if it had run the command or called the server; their calls and results in
+ * the history, which only OpenAI reads, too. Hosted tools OpenAI bills above list price (code
+ * interpreter, file search, a shell in its container…) are left out on every route, so they steer
+ * nothing.
+ */
+const openaiOnlyToolTypes = new Set([
+  'local_shell',
+  'shell',
+  'apply_patch',
+  'computer_use_preview',
+  'computer',
+  'mcp',
+  'tool_search',
+])
+const openaiOnlyItemType = /^(?:local_shell|shell|apply_patch|computer|mcp|tool_search)_/
+
+/** The types of the tools only OpenAI has that the request offers, then those of such items in its input. */
+const openaiOnlyTools = (offered: OfferedTool[], input: unknown): string[] => {
+  const types: string[] = []
+  for (const { tool } of offered) {
+    const { type } = tool
+    if (typeof type === 'string' && openaiOnlyToolTypes.has(type) && isListPriceTool(tool)) types.push(type)
+  }
+  for (const item of asArray(input)) {
+    if (isObject(item) && typeof item.type === 'string' && openaiOnlyItemType.test(item.type)) types.push(item.type)
+  }
+  return types
 }
 
 /** The hosted web search tool's names: the current one and the older ones OpenAI still takes. */

@@ -38,7 +38,7 @@ const listPriceToolTypes = new Set([
   'tool_search',
 ])
 
-const isListPriceTool = (tool: unknown): boolean => {
+export const isListPriceTool = (tool: unknown): boolean => {
   if (!isObject(tool) || typeof tool.type !== 'string') return true
   const { type } = tool
   if (type.startsWith('web_search') || listPriceToolTypes.has(type)) return true

@@ -322,5 +322,3 @@ export function createApp(deps: Deps) {
   handleSized = (request) => app.handle(request)
   return app
 }
-
-export type App = ReturnType<typeof createApp>

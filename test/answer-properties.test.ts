@@ -26,7 +26,12 @@ import fc from 'fast-check'
 import type OpenAI from 'openai'
 import type { ModelSection, ProviderKind } from '../src/config/schema'
 import { openAIToolName } from '../src/protocols/openai-tool-names'
-import { anthropicStreamProblems, parseSse, responsesStreamProblems, type SseFrame } from './support/answer-invariants'
+import {
+  anthropicStreamProblems,
+  parseSse,
+  responsesStreamProblems,
+  type ParsedSseFrame,
+} from './support/answer-invariants'
 import { createHarness, endedRequestDetail, type Harness, teedSdkClients } from './support/harness'
 import { propertyRuns } from './support/property-runs'
 import { simProviders } from './support/sim-models'
@@ -569,7 +574,7 @@ function parsed(args: string): unknown {
  * What the SDK does not assemble: the custom tool input's deltas (openai-node keeps no snapshot
  * of them), and a call's id the same in its added item, its done item and the terminal output.
  */
-function rawResponsesProblems(frames: SseFrame[], answer: Answer, custom: boolean): string[] {
+function rawResponsesProblems(frames: ParsedSseFrame[], answer: Answer, custom: boolean): string[] {
   const problems: string[] = []
   const type = custom ? 'custom_tool_call' : 'function_call'
   const events = frames.map((f) => f.json ?? {})
@@ -709,7 +714,7 @@ describe('a custom tool call reaches a Responses client as its text (fast-check,
 
 // ---- the checks themselves -----------------------------------------------------------------------
 
-const sse = (frames: [string, Json][]): SseFrame[] =>
+const sse = (frames: [string, Json][]): ParsedSseFrame[] =>
   parseSse(frames.map(([event, data]) => `event: ${event}\ndata: ${JSON.stringify(data)}\n\n`).join(''))
 
 const anthropicOk: [string, Json][] = [

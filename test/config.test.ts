@@ -44,7 +44,7 @@ describe('config', () => {
     // The ledger counts whole nanos below 2^53: this escaped as a RangeError naming neither file nor key.
     [
       { billing: { starter_grant: { usd: 10_000_000 } } },
-      'svc.toml: billing.starter_grant.usd: 10000000 is out of range (0 to 9007199.254740991 USD)',
+      'svc.toml: billing.starter_grant.usd: the amount 10000000 USD is too large: a grant holds at most 9007199.254740991 USD',
     ],
     // TOML's inf and nan, which JSON would have shown as null.
     [
@@ -826,11 +826,31 @@ describe('config', () => {
     ).toEqual(['http://x', 'HTTPS://api.example.com/v1', 'http://[::1]:8000/v1', 'http://127.0.0.1:9'])
   })
 
-  test('a starter grant up to 2^53 - 1 nanos loads; none at 0', () => {
+  test('a starter grant below 2^53 nanos, of 15 significant digits at most, loads; none at 0', () => {
     const grant = (usd: number) => load({ billing: { starter_grant: { usd } } }).billing.starterGrant
-    expect(grant(9_007_199.254740991)).toEqual({ nanos: Number.MAX_SAFE_INTEGER, expiresInDays: undefined })
+    expect(grant(9_007_199.25474099)).toEqual({ nanos: 9_007_199_254_740_990, expiresInDays: undefined })
+    expect(grant(0.000000001)).toEqual({ nanos: 1, expiresInDays: undefined })
     expect(grant(0)).toBeNull()
     expect(() => grant(9_007_199.255)).toThrow('billing.starter_grant.usd')
+  })
+
+  // Read as the grants API reads `usd`: rounded, 0.0000000004 USD was a grant of 0 nanos,
+  // 0.0000000006 one of a nano, and 8500000.000000004 (more digits than a double keeps) was taken.
+  test('a starter grant the ledger cannot hold exactly stops the start, naming the key', () => {
+    const refusal = (usd: number) => {
+      try {
+        load({ billing: { starter_grant: { usd } } })
+      } catch (error) {
+        return (error as Error).message
+      }
+    }
+    const finer = (usd: string) =>
+      `svc.toml: billing.starter_grant.usd: the amount ${usd} USD is finer than the ledger counts: it keeps whole nanos (0.000000001 USD), at most 9 decimals`
+    expect([0.0000000004, 0.0000000006, 8_500_000.000000004].map(refusal)).toEqual([
+      finer('0.0000000004'),
+      finer('0.0000000006'),
+      'svc.toml: billing.starter_grant.usd: the amount 8500000.000000004 USD has more significant digits than a parsed number keeps exactly (15)',
+    ])
   })
 
   test('secrets come from the environment variables the file names', () => {

@@ -29,7 +29,7 @@ import type { ResponsesBody } from '../src/protocols/openai-responses/schema'
 import { estimateRequestTokens as gatewayTokens } from '../src/router/count-tokens'
 import { createHealth } from '../src/router/health'
 import { expectNoLeaks, isAnthropicError, isOpenAIError, ULID, waitFor } from './reliability/helpers'
-import { parseSse, type SseFrame } from './support/answer-invariants'
+import { parseSse, type ParsedSseFrame } from './support/answer-invariants'
 import { endingOf, faultedStreamProblems, reportsUsage } from './support/fault-invariants'
 import { createHarness, type Harness, sdkClients } from './support/harness'
 import { propertyRuns } from './support/property-runs'
@@ -339,7 +339,7 @@ async function problemsFor(c: Case): Promise<string[]> {
   }
   const requestId = last.requestId ?? ''
   note(ULID.test(requestId), `[client] x-request-id is a ULID: ${requestId}`)
-  let frames: SseFrame[] = []
+  let frames: ParsedSseFrame[] = []
   let ending: 'clean' | 'error' | 'json' | 'status' = 'status'
   if (last.status !== 200) {
     note(last.status >= 400 && last.status <= 599, `[client] an error status: ${last.status}`)
@@ -466,7 +466,7 @@ async function problemsFor(c: Case): Promise<string[]> {
 }
 
 /** The characters of content the client's stream carried: text, thinking, and tool input. */
-function flowedChars(surface: Surface, frames: SseFrame[]): { chars: number; deltas: number } {
+function flowedChars(surface: Surface, frames: ParsedSseFrame[]): { chars: number; deltas: number } {
   let chars = 0
   let deltas = 0
   for (const f of frames) {
@@ -497,7 +497,7 @@ function flowedChars(surface: Surface, frames: SseFrame[]): { chars: number; del
  * or the tokenizer's count, and the output at ≈ 4 characters a token of what flowed — a band, since
  * the meters count the upstream's JSON (escapes, envelopes) where the client sees decoded text.
  */
-function estimateProblems(c: Case, body: Json, leg: Detail, frames: SseFrame[]): string[] {
+function estimateProblems(c: Case, body: Json, leg: Detail, frames: ParsedSseFrame[]): string[] {
   const problems: string[] = []
   const u = c.answer.scenario.usage!
   const input = c.kind === 'anthropic' ? u.input : tokenizerCount(c.surface, body)

@@ -223,6 +223,18 @@ describe('a 200 JSON body that is an error (OpenRouter, once generation has star
   }
 })
 
+// A proxy in front of the server answers its error as the message alone, as Chat servers' proxies
+// do: recorded in its words, as a Chat upstream's is (it was recorded as the raw JSON).
+test('an HTTP error whose body is {"error":"…"}: the next model answers; the message is recorded', async () => {
+  const h = await responsesGateway()
+  byModel(h, { 'first-up': { status: 503, json: { error: 'no healthy upstream' } }, 'second-up': second })
+  expect(JSON.stringify(await askResponses(h, false))).toContain('From the second.')
+  expect((await lastRecord(h)).usage_events).toEqual([
+    expect.objectContaining({ model_id: 'first', outcome: 'failed', error: 'no healthy upstream' }),
+    expect.objectContaining({ model_id: 'second', outcome: 'ok' }),
+  ])
+})
+
 describe('in-band errors in a stream', () => {
   // OpenAI's own, at times: the fields nested under `error` (openai-dotnet#881).
   const nested = (code: string, text: string) =>

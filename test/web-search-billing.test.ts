@@ -217,3 +217,92 @@ describe('searches counted from the stream itself (scripted upstream)', () => {
     expect(detail.usage_events[0]).toMatchObject({ estimated: true, web_search_requests: 0 })
   })
 })
+
+// OpenAI's web search guide: "Search actions incur a tool call cost"; the model's open_page and
+// find_in_page are web_search_call items too, and were billed as searches (3 where 1 ran, and an
+// Anthropic client told web_search_requests: 3).
+describe('OpenAI bills the search actions of its web search tool, not open_page or find_in_page', () => {
+  const call = (id: string, action: Record<string, unknown>) => ({
+    id,
+    type: 'web_search_call',
+    status: 'completed',
+    action,
+  })
+  const items = [
+    call('ws_1', { type: 'search', query: 'bun', sources: [{ type: 'url', url: 'https://bun.sh/' }] }),
+    call('ws_2', { type: 'open_page', url: 'https://bun.sh/' }),
+    call('ws_3', { type: 'find_in_page', url: 'https://bun.sh/', pattern: 'wal' }),
+  ]
+  const message = {
+    id: 'msg_1',
+    type: 'message',
+    role: 'assistant',
+    status: 'completed',
+    content: [{ type: 'output_text', text: 'Bun.', annotations: [] }],
+  }
+  const openai = () =>
+    twoModelGateway({ kind: 'openai-responses', routing: { max_attempts: 1 }, provider: { openai_itself: true } })
+
+  test('translated for an Anthropic client: told and charged one search', async () => {
+    const h = await openai()
+    scriptedUpstream(h, () => ({
+      json: {
+        id: 'resp_up',
+        object: 'response',
+        created_at: 1,
+        status: 'completed',
+        model: 'first-up',
+        output: [...items, message],
+        usage: { input_tokens: 10, output_tokens: 5, total_tokens: 15 },
+      },
+    }))
+    const res = await h.call('/compat-a/v1/messages', {
+      method: 'POST',
+      headers: { 'anthropic-version': '2023-06-01' },
+      json: { model: 'svc-pro', max_tokens: 256, messages: [{ role: 'user', content: 'Search bun.' }] },
+    })
+    expect((await res.json()).usage).toMatchObject({ server_tool_use: { web_search_requests: 1 } })
+    const detail = await requestDetail(h, res.headers.get('x-request-id')!)
+    expect(detail.usage_events[0]).toMatchObject({ web_search_requests: 1, cost_nanos: 15 * 1000 + searchNanos })
+  })
+
+  test('passed through, cut before its final response: the done items that searched are charged', async () => {
+    const h = await openai()
+    const frame = (type: string, data: Record<string, unknown>) =>
+      `event: ${type}\ndata: ${JSON.stringify({ type, ...data })}\n\n`
+    const response = {
+      id: 'resp_up',
+      object: 'response',
+      created_at: 1,
+      status: 'in_progress',
+      model: 'first-up',
+      output: [],
+    }
+    scriptedUpstream(h, () => ({
+      sse: [
+        frame('response.created', { sequence_number: 0, response }),
+        // Each call's own events, whatever its action, as OpenAI streams them.
+        ...items.flatMap((item, index) => [
+          frame('response.output_item.added', {
+            sequence_number: 1 + 3 * index,
+            output_index: index,
+            item: { ...item, status: 'in_progress' },
+          }),
+          frame('response.web_search_call.completed', {
+            sequence_number: 2 + 3 * index,
+            output_index: index,
+            item_id: item.id,
+          }),
+          frame('response.output_item.done', { sequence_number: 3 + 3 * index, output_index: index, item }),
+        ]),
+      ],
+    }))
+    const res = await h.call('/compat-b/v1/responses', {
+      method: 'POST',
+      json: { model: 'svc-pro', stream: true, input: 'Search bun.' },
+    })
+    await res.text()
+    const detail = await requestDetail(h, res.headers.get('x-request-id')!)
+    expect(detail.usage_events[0]).toMatchObject({ estimated: true, web_search_requests: 1 })
+  })
+})

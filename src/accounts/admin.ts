@@ -4,6 +4,7 @@ import type { Config } from '../config/load'
 import { type ScopeCostType, scopeCostTypes } from '../ledger/credit'
 import type { Account, Ledger, ProviderKeyRecord } from '../ledger/ledger'
 import { formatUsd } from '../ledger/pricing'
+import { mostNanos, UsdAmountError, usdNumberToNanos, usdTextToNanos } from '../ledger/usd-amount'
 import { GatewayError, invalidRequest } from '../lib/errors'
 import { ownEntry } from '../lib/own-entry'
 import { parseRfc3339 } from '../lib/timestamps'
@@ -26,67 +27,23 @@ export interface GrantInput {
 
 const routingModes = ['pro', 'max', 'ultra_saver']
 
-/** Nanos are integers within 2^53: about 9 million USD in one grant. */
-const mostNanos = Number.MAX_SAFE_INTEGER
 const notPositive = () => invalidRequest('the amount must be more than zero', 'amount')
 
-/**
- * USD as plain decimal text (digits, an optional point, at most 9 decimals) → nanos, exactly: no
- * float in between and nothing rounded. `Number()` read "0x10" as 16 and "1e-10" as a float that
- * rounded to zero, and rounded 0.0000000005 up to a nano without a word.
- */
-export function usdTextToNanos(text: string): number {
-  const match = /^(-?)(\d+)(?:\.(\d+))?$/.exec(text)
-  if (!match) {
-    throw invalidRequest(`the amount must be a plain decimal number of USD, such as 20 or 0.25 (got ${text})`, 'usd')
+/** The grant's `usd`, the CLI's text or the API's JSON number, in nanos; a refusal names the field at fault. */
+function readUsd(usd: string | number): number {
+  try {
+    return typeof usd === 'string' ? usdTextToNanos(usd) : usdNumberToNanos(usd)
+  } catch (error) {
+    if (!(error instanceof UsdAmountError)) throw error
+    if (error.refusal === 'not_positive') throw notPositive()
+    if (error.refusal === 'too_many_digits') {
+      throw invalidRequest(
+        `the amount ${usd} USD has more digits than a JSON number keeps exactly: send usd as a string ("${usd}") or amount_nanos`,
+        'usd',
+      )
+    }
+    throw invalidRequest(error.message, 'usd')
   }
-  const [, sign, whole = '', given = ''] = match
-  const fraction = given.replace(/0+$/, '')
-  if (sign === '-' && /[1-9]/.test(whole + fraction)) throw notPositive()
-  if (fraction.length > 9) {
-    throw invalidRequest(
-      `the amount ${text} USD is finer than the ledger counts: it keeps whole nanos (0.000000001 USD), at most 9 decimals`,
-      'usd',
-    )
-  }
-  const nanos = BigInt(whole) * 1_000_000_000n + BigInt(fraction.padEnd(9, '0'))
-  if (nanos > BigInt(mostNanos)) {
-    throw invalidRequest(
-      `the amount ${text} USD is too large: a grant holds at most ${formatUsd(mostNanos)} USD`,
-      'usd',
-    )
-  }
-  if (nanos === 0n) throw notPositive()
-  return Number(nanos)
-}
-
-/** The significant digits a JSON number keeps whatever it was written as (a double holds 15). */
-const exactDigits = 15
-
-/**
- * The API's `usd`, a JSON number, read as the CLI's text: its shortest decimal form, written out
- * without an exponent (String gives 1e-7 below a millionth and 1e+21 from there). A number of more
- * significant digits than a double keeps may already have been rounded when the body was parsed
- * (8500000.000000003 USD came out a nano more): refused, for a string or amount_nanos.
- */
-export function usdNumberToNanos(usd: number): number {
-  const [mantissa = '', exponent = '0'] = String(Math.abs(usd)).split('e')
-  const [whole = '', fraction = ''] = mantissa.split('.')
-  const digits = whole + fraction
-  if (digits.replace(/^0+|0+$/g, '').length > exactDigits) {
-    throw invalidRequest(
-      `the amount ${usd} USD has more digits than a JSON number keeps exactly: send usd as a string ("${usd}") or amount_nanos`,
-      'usd',
-    )
-  }
-  const point = whole.length + Number(exponent)
-  const plain =
-    point <= 0
-      ? `0.${'0'.repeat(-point)}${digits}`
-      : point >= digits.length
-        ? digits + '0'.repeat(point - digits.length)
-        : `${digits.slice(0, point)}.${digits.slice(point)}`
-  return usdTextToNanos(`${usd < 0 ? '-' : ''}${plain}`)
 }
 
 /** The API's `amount_nanos`: a JSON integer beyond 2^53 arrives rounded, so it is refused as too large, not read. */
@@ -234,11 +191,7 @@ export function createAdmin(deps: {
         throw invalidRequest('give the amount once: usd or amount_nanos', 'amount')
       }
       const amountNanos =
-        input.amountNanos !== undefined
-          ? readAmountNanos(input.amountNanos)
-          : typeof input.usd === 'string'
-            ? usdTextToNanos(input.usd)
-            : usdNumberToNanos(input.usd ?? Number.NaN)
+        input.amountNanos !== undefined ? readAmountNanos(input.amountNanos) : readUsd(input.usd ?? Number.NaN)
       const costType = (input.costType ?? 'all') as ScopeCostType
       if (!scopeCostTypes.includes(costType)) {
         throw invalidRequest(`scope_cost_type must be one of ${scopeCostTypes.join(', ')}`, 'scope_cost_type')

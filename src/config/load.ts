@@ -1,5 +1,7 @@
-// svc.toml + environment → one validated Config. This folder is the only place that reads
-// process.env; everything else receives the resolved values.
+// svc.toml + an environment → one validated Config. The environment is handed in (the CLI's is
+// process.env, cli/context.ts); every setting svc takes from it is resolved here, and the rest of svc
+// receives the resolved values. Outside config, only the HTTP client reads the proxy variables
+// (providers/http1/client.ts) and the start-up its heap size (cli/jsc-heap.ts).
 import { existsSync, readFileSync } from 'node:fs'
 import { homedir } from 'node:os'
 import { join, resolve } from 'node:path'
@@ -10,14 +12,8 @@ import type { ThoughtSignatureForm } from '../protocols/thought-signature'
 import { ipv6ZoneProblem } from '../lib/ipv6-zone'
 import { describeValueError } from '../lib/schema-errors'
 import { isCalendarDate } from '../lib/timestamps'
-import {
-  formatUsd,
-  type Price,
-  type TokenPrices,
-  usdPer1kToNanosPerSearch,
-  usdPerMtokToNanosPerToken,
-  usdToNanos,
-} from '../ledger/pricing'
+import { type Price, type TokenPrices, usdPer1kToNanosPerSearch, usdPerMtokToNanosPerToken } from '../ledger/pricing'
+import { UsdAmountError, usdNumberToNanos } from '../ledger/usd-amount'
 import { builtinCatalog, type CatalogRow, defaultWebSearchUsdPer1k, type TokenPricesUsd } from './catalog'
 import { ConfigFile, type ModelSection, type ProviderKind, type RoutingMode, type ThinkingOff } from './schema'
 
@@ -316,16 +312,18 @@ export function resolveConfig(raw: unknown, opts: LoadOptions & { source?: strin
 
 const nonEmpty = (v: string | undefined) => (v && v.length > 0 ? v : undefined)
 
-/** The first account's grant; the ledger counts whole nanos below 2^53, so a larger one stops start-up. */
+/**
+ * The first account's grant, read as the grants API reads an amount: whole nanos below 2^53, or
+ * start-up stops (rounded, 0.0000000004 USD was a grant of nothing and 0.0000000006 one of a nano).
+ */
 function starterGrantOf(file: ConfigFile, where: string): Config['billing']['starterGrant'] {
   const { usd, expires_in_days: expiresInDays } = file.billing?.starter_grant ?? { usd: 5 }
   if (usd === 0) return null
   try {
-    return { nanos: usdToNanos(usd), expiresInDays }
-  } catch {
-    throw new ConfigError(
-      `${where}: billing.starter_grant.usd: ${usd} is out of range (0 to ${formatUsd(Number.MAX_SAFE_INTEGER)} USD)`,
-    )
+    return { nanos: usdNumberToNanos(usd), expiresInDays }
+  } catch (error) {
+    if (!(error instanceof UsdAmountError)) throw error
+    throw new ConfigError(`${where}: billing.starter_grant.usd: ${error.message}`)
   }
 }
 

@@ -48,14 +48,15 @@ export function requireAdmin(deps: Deps, headers: Headers) {
   const given = readApiKey(headers, false)
   if (!given)
     throw new GatewayError('authentication', 'missing admin token: send `Authorization: Bearer <admin token>`')
-  if (!isAdminToken(given, expected)) throw new GatewayError('authentication', 'invalid admin token')
+  if (!tokenMatches(given, expected)) throw new GatewayError('authentication', 'invalid admin token')
 }
 
 /**
- * Compared as digests: equal lengths whatever was sent, so the time taken tells nothing, not even
- * the token's length. The admin API, the /login page's operator approval and /metrics alike.
+ * Whether `given` is the operator's token `expected`: the admin token (the admin API, the /login
+ * page's operator approval) or the metrics token (/metrics). Compared as digests: equal lengths
+ * whatever was sent, so the time taken tells nothing, not even the token's length.
  */
-export function isAdminToken(given: string, expected: string): boolean {
+export function tokenMatches(given: string, expected: string): boolean {
   const digest = (token: string) => createHash('sha256').update(token).digest()
   return timingSafeEqual(digest(given), digest(expected))
 }

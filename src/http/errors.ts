@@ -1,6 +1,6 @@
 // Errors at the edge: one GatewayError, rendered in the shape of the surface the client spoke.
 // Anthropic's shape serves the messages, usage and admin routes; OpenAI's the responses route.
-import { databaseRefusesWrites } from '../ledger/write-refusals'
+import { databaseRefusesWrites, refusingWritesError } from '../ledger/write-refusals'
 import { GatewayError } from '../lib/errors'
 import { encodeGatewayErrorAsAnthropic } from '../protocols/anthropic/errors'
 import { encodeGatewayErrorAsOpenAI, mapErrorStatusToOpenAI } from '../protocols/openai-responses/errors'
@@ -18,11 +18,7 @@ export function errorBody(error: GatewayError, surface: Surface): unknown {
  */
 export function toGatewayError(err: unknown): GatewayError {
   if (err instanceof GatewayError) return err
-  if (databaseRefusesWrites(err)) {
-    return new GatewayError('api_error', "svc's database refuses writes right now (is the disk full?): retry later", {
-      status: 503,
-    })
-  }
+  if (databaseRefusesWrites(err)) return refusingWritesError()
   return new GatewayError('api_error', 'internal error in the gateway; the request id identifies it in the logs')
 }
 

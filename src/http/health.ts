@@ -2,7 +2,7 @@
 import { Elysia } from 'elysia'
 import type { Deps } from '../deps'
 import { GatewayError } from '../lib/errors'
-import { isAdminToken } from './admin'
+import { tokenMatches } from './admin'
 import { readApiKey } from './auth'
 
 export const healthRoutes = (deps: Deps) =>
@@ -39,6 +39,6 @@ function requireMetricsToken(deps: Deps, headers: Headers): void {
   if (!metricsToken) return
   const given = readApiKey(headers, false)
   if (!given) throw new GatewayError('authentication', 'missing metrics token: send `Authorization: Bearer <token>`')
-  if (!isAdminToken(given, metricsToken) && !(adminToken && isAdminToken(given, adminToken)))
+  if (!tokenMatches(given, metricsToken) && !(adminToken && tokenMatches(given, adminToken)))
     throw new GatewayError('authentication', 'invalid metrics token')
 }

@@ -5,7 +5,7 @@ import { Elysia, t } from 'elysia'
 import type { Deps } from '../deps'
 import { creditPosition } from '../ledger/credit'
 import { GatewayError } from '../lib/errors'
-import { isAdminToken } from './admin'
+import { tokenMatches } from './admin'
 import { requirePrincipal } from './auth'
 
 const escapeHtml = (s: string) =>
@@ -97,7 +97,7 @@ async function approvingAccount(deps: Deps, form: Record<string, string | undefi
     return principal.accountId
   }
   const adminToken = deps.config.server.adminToken
-  if (form.admin_token && adminToken && isAdminToken(form.admin_token, adminToken)) {
+  if (form.admin_token && adminToken && tokenMatches(form.admin_token, adminToken)) {
     if (!form.account) throw new GatewayError('invalid_request', 'name the account the new key is for')
     return (await deps.admin.findAccount(form.account.trim())).id
   }

@@ -101,12 +101,6 @@ export function costNanos(usage: Usage, price: Price, at: number): number {
   )
 }
 
-export const usdToNanos = (usd: number): number => {
-  const nanos = Math.round(usd * 1e9)
-  if (!Number.isSafeInteger(nanos) || nanos < 0) throw new RangeError(`amount ${usd} USD is out of range`)
-  return nanos
-}
-
 /** Decimal USD for display, from integer nanos, without float drift. */
 export function formatUsd(nanos: number): string {
   const sign = nanos < 0 ? '-' : ''

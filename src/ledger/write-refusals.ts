@@ -2,6 +2,7 @@
 // error, a read-only or locked file. Such a refusal says nothing about the requests being
 // written, and the same write succeeds once an operator makes room; a record of its own that
 // breaks a constraint (a bug) fails alone, every time.
+import { GatewayError } from '../lib/errors'
 
 /** SQLite's primary result codes for a database that cannot take writes now (sqlite.org/rescode.html). */
 const refusingCodes = new Set([
@@ -25,3 +26,12 @@ export function databaseRefusesWrites(err: unknown): boolean {
   const underscore = code.indexOf('_', 'SQLITE_'.length)
   return refusingCodes.has(underscore === -1 ? code : code.slice(0, underscore))
 }
+
+/**
+ * What a request is told while the database refuses writes: a 503 to retry in 5 s, by when an
+ * operator may have made room (the OpenAPI document promises the Retry-After). `message` says what
+ * svc cannot do meanwhile.
+ */
+export const refusingWritesError = (
+  message = "svc's database refuses writes right now (is the disk full?): retry later",
+): GatewayError => new GatewayError('api_error', message, { status: 503, retryAfterSeconds: 5 })

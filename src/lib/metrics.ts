@@ -119,5 +119,3 @@ export function createMetrics() {
 
   return { counter, gauge, histogram, render: () => `${renderers.map((r) => r()).join('\n')}\n` }
 }
-
-export type MetricsRegistry = ReturnType<typeof createMetrics>

@@ -1,4 +1,4 @@
-// Server-sent events: upstream bytes → frames, and one frame ← (event name, JSON payload).
+// Server-sent events: upstream bytes → frames, and one frame ← (event name, JSON payload or text).
 
 export interface SseEvent {
   event?: string
@@ -166,7 +166,14 @@ function readFrame(raw: string, general: boolean): SseEvent | undefined {
   return event === undefined ? { data, raw } : { event, data, raw }
 }
 
-export function encodeSse(event: string | undefined, data: unknown): string {
-  const payload = `data: ${JSON.stringify(data)}\n\n`
-  return event === undefined ? payload : `event: ${event}\n${payload}`
-}
+/** A frame of `dataLines`, under `event` where it has a name. */
+const frame = (event: string | undefined, dataLines: string): string =>
+  event === undefined ? `${dataLines}\n\n` : `event: ${event}\n${dataLines}\n\n`
+
+/** One frame whose data is `data` as JSON: one `data:` line, as JSON.stringify escapes every line end. */
+export const encodeSse = (event: string | undefined, data: unknown): string =>
+  frame(event, `data: ${JSON.stringify(data)}`)
+
+/** One frame whose data is `text` as it stands: a `data:` line for each of its lines. */
+export const encodeSseText = (event: string | undefined, text: string): string =>
+  frame(event, `data: ${text.replaceAll('\n', '\ndata: ')}`)

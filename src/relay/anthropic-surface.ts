@@ -14,7 +14,7 @@ import {
   rewriteMessageStart,
 } from '../protocols/anthropic/usage-meter'
 import { encodeAnthropicUsage } from '../protocols/anthropic/usage'
-import { encodeSse, type SseEvent } from '../protocols/sse'
+import { encodeSse, encodeSseText, type SseEvent } from '../protocols/sse'
 import { isReported } from '../protocols/unreported-usage'
 import { isJson, isObject, parseJson, replaceStringMember } from '../protocols/wire-values'
 import { pricesHourCacheWrites } from '../ledger/pricing'
@@ -34,7 +34,7 @@ function namedByType(event: SseEvent): SseEvent {
   const parsed = parseJson(event.data)
   const type = parsed.ok && isObject(parsed.value) ? parsed.value.type : undefined
   if (typeof type !== 'string' || !/^[a-z_]+$/.test(type)) return event
-  return { event: type, data: event.data, raw: `event: ${type}\ndata: ${event.data.replaceAll('\n', '\ndata: ')}\n\n` }
+  return { event: type, data: event.data, raw: encodeSseText(type, event.data) }
 }
 
 export const anthropicSurface: InboundSurface = {

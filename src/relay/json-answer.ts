@@ -141,6 +141,7 @@ export function deliverTranslated(
   const encoded = a.surface.encodeResponse(told, a.ids, {
     upstreamModel: a.leg.candidate.model.upstreamModel,
     body: a.body,
+    now: () => a.trace.since(a.ids.createdAt),
   })
   return deliver(deps, a, received, encoded, upstreamTtfbMs)
 }

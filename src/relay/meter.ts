@@ -107,6 +107,3 @@ function observe(meter: StreamMeter, event: ExchangeEvent): void {
 }
 
 const brokeOff: UpstreamErrorInfo = { status: 502, type: 'api_error', message: 'upstream answer ended in an error' }
-
-/** ≈ 4 characters a token: the estimate for output the upstream never reported. */
-export const estimateTokensFromChars = (chars: number) => Math.ceil(chars / 4)

@@ -7,6 +7,7 @@ import { errorResponse } from '../http/errors'
 import { GatewayError, invalidRequest } from '../lib/errors'
 import { newUlid } from '../lib/ids'
 import { errorWithoutSecrets, withoutSecrets } from '../lib/redact'
+import { refusingWritesError } from '../ledger/write-refusals'
 import { applicableCreditNanos, byokFeeNanos, type ChargeScope } from '../ledger/credit'
 import type { GrantRecord } from '../ledger/ledger'
 import { readRequestFeatures } from '../router/features'
@@ -373,10 +374,8 @@ const creditHeld = () =>
   )
 
 const ledgerRefusingWrites = () =>
-  new GatewayError(
-    'api_error',
+  refusingWritesError(
     'svc cannot record usage right now (its database refuses writes: is the disk full?), so it serves no model requests until it can; retry later',
-    { status: 503, retryAfterSeconds: 5 },
   )
 
 /**

@@ -28,11 +28,13 @@ import type { ClientIds, InboundSurface } from './surface'
 /** Without max_output_tokens the model's own limit applies (the ranking clamps to it). */
 const unlimitedOutput = 128_000
 
+const unixSeconds = (ms: number) => Math.floor(ms / 1000)
+
 const idsFor = (ids: ClientIds) => ({
   responseId: `resp_${ids.requestId}`,
   messageId: `msg_${ids.requestId}`,
   model: ids.profile,
-  createdAt: Math.floor(ids.createdAt / 1000),
+  createdAt: unixSeconds(ids.createdAt),
 })
 
 const sequencePattern = /"sequence_number":(\d+)/
@@ -148,8 +150,10 @@ export const responsesSurface: InboundSurface = {
     }
   },
   passThroughAssembly: responsesAssembler,
-  encodeResponse: (response, ids, ctx) => encodeResponsesResponse(response, { ...idsFor(ids), request: ctx.body }),
+  encodeResponse: (response, ids, ctx) =>
+    encodeResponsesResponse(response, { ...idsFor(ids), request: ctx.body, completedAt: unixSeconds(ctx.now()) }),
   // The Responses stream has no keep-alive event; an SSE comment is one every parser skips.
   keepAliveFrame: ': keep-alive\n\n',
-  streamEncoder: (ids, ctx) => responsesStreamEncoder({ ...idsFor(ids), request: ctx.body }),
+  streamEncoder: (ids, ctx) =>
+    responsesStreamEncoder({ ...idsFor(ids), request: ctx.body, now: () => unixSeconds(ctx.now()) }),
 }

@@ -94,7 +94,11 @@ export async function streamAnswer(
     }
   } else {
     const meter = newStreamMeter()
-    const encoder = a.surface.streamEncoder(a.ids, { upstreamModel: a.leg.candidate.model.upstreamModel, body: a.body })
+    const encoder = a.surface.streamEncoder(a.ids, {
+      upstreamModel: a.leg.candidate.model.upstreamModel,
+      body: a.body,
+      now: () => a.trace.since(a.ids.createdAt),
+    })
     const decoder = codecs[a.leg.candidate.provider.kind].streamDecoder(
       requestToolNames(a.body),
       a.leg.candidate.provider,

@@ -16,6 +16,16 @@ export interface ClientIds {
   createdAt: number
 }
 
+/** What encoding a translated answer needs beyond its ids. */
+export interface EncodeContext {
+  /** The catalog's name for the model that answered. */
+  upstreamModel: string
+  /** The client's body, as parsed. */
+  body: Record<string, unknown>
+  /** The gateway's wall clock (ms), never before the request's creation: when the answer completed. */
+  now: () => number
+}
+
 /** Metering and rewriting of a same-shape upstream stream, frame by frame. */
 export interface PassThroughStream extends PassThroughMeter {
   /** Observes the frame and returns the text to send the client. */
@@ -90,14 +100,9 @@ export interface InboundSurface {
   passThroughStream(ids: ClientIds, billed?: (received: BilledFrom) => Usage): PassThroughStream
   /** A fresh gatherer of one same-shape stream into the upstream's non-streaming JSON. */
   passThroughAssembly(): PassThroughAssembly
-  /** `upstreamModel`: the catalog's name for the model that answered, as the stream encoder has it. */
-  encodeResponse(
-    response: ExchangeResponse,
-    ids: ClientIds,
-    ctx: { upstreamModel: string; body: Record<string, unknown> },
-  ): unknown
+  encodeResponse(response: ExchangeResponse, ids: ClientIds, ctx: EncodeContext): unknown
   /** What a started stream sends while the upstream is silent, so that the connection stays alive. */
   keepAliveFrame: string
   /** Translated streams: the encoder itself turns upstream failures into the surface's error events. */
-  streamEncoder(ids: ClientIds, ctx: { upstreamModel: string; body: Record<string, unknown> }): StreamEncoder
+  streamEncoder(ids: ClientIds, ctx: EncodeContext): StreamEncoder
 }

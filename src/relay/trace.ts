@@ -12,7 +12,7 @@ import type { Candidate, RankEntry } from '../router/rank'
 import type { Admission } from './admission'
 import type { CreditHold } from './credit-holds'
 import { billedAsReported, incredibleCounts } from './credible-usage'
-import { estimateTokensFromChars } from './meter'
+import { reportedOrEstimatedOutput } from '../exchange/token-estimate'
 import type { SessionAttributes } from './session'
 
 export interface LegDraft {
@@ -166,9 +166,8 @@ export class RequestTrace {
     for (const name of incredible) usage[name] = 0
     const prompt = usage.input + usage.cacheRead + usage.cacheWrite
     if (prompt === 0) usage.input = this.estimatedPromptTokens()
-    if (!received.reported || incredible.includes('output')) {
-      usage.output = Math.max(usage.output, estimateTokensFromChars(received.outputChars))
-    }
+    const outputReported = received.reported && !incredible.includes('output')
+    usage.output = reportedOrEstimatedOutput(usage.output, outputReported, received.outputChars)
     return { usage, estimated: true }
   }
 

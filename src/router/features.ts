@@ -1,4 +1,5 @@
 // What a request needs from a model, read once from the neutral request before ranking.
+import { estimateTokensFromChars } from '../exchange/token-estimate'
 import type { CatalogModel } from '../config/load'
 import type { RoutingMode } from '../config/schema'
 import type { ExchangeRequest, UserContentBlock } from '../exchange/types'
@@ -63,7 +64,6 @@ export interface RequestFeatures {
 /** The catalog's models, those of the request's profile checked against its size. */
 type RankedModels = readonly Pick<CatalogModel, 'profiles' | 'contextWindow' | 'maxOutputTokens'>[]
 
-const charsPerToken = 4
 const pdfType = 'application/pdf'
 
 /**
@@ -138,7 +138,7 @@ export function readRequestFeatures(req: ExchangeRequest, mode?: RoutingMode, mo
     : req.openaiTools?.length
       ? { type: req.openaiTools[0]!, of: 'OpenAI' }
       : undefined
-  const rough = Math.ceil(chars / charsPerToken) + mediaTokens
+  const rough = estimateTokensFromChars(chars) + mediaTokens
   return {
     tools:
       req.tools.length > 0 ||

@@ -210,6 +210,30 @@ describe('a database that refuses writes', () => {
     ledger.close()
   })
 
+  // A read-only connection refuses every write at once (SQLITE_READONLY), as a full disk refuses some.
+  test('an admin’s write it refuses is a 503 to retry later, with the Retry-After the model routes give', async () => {
+    const h = await gateway()
+    h.db.run('PRAGMA query_only = ON')
+    const grant = await h.call('/v1/admin/grants', {
+      method: 'POST',
+      headers: { authorization: 'Bearer admin-secret' },
+      key: null,
+      json: { account: 'default', usd: 1, source: 'on-a-full-disk' },
+    })
+    expect([grant.status, grant.headers.get('retry-after'), await grant.json()]).toEqual([
+      503,
+      '5',
+      {
+        type: 'error',
+        error: {
+          type: 'api_error',
+          message: "svc's database refuses writes right now (is the disk full?): retry later",
+        },
+      },
+    ])
+    h.db.run('PRAGMA query_only = OFF')
+  })
+
   test('the refusals that hold requests are the database’s, not a record’s', () => {
     const sqliteError = (code: string) => Object.assign(new Error(code), { code })
     for (const code of [

@@ -213,6 +213,24 @@ describe('a stream that ends in response.failed', () => {
     expect(detail.provider_ranks.map((r: { status: string }) => r.status)).toEqual(['chosen', 'not_tried'])
   })
 
+  test('after content, with its usage: the leg billed the output the upstream reported, as the client was told', async () => {
+    const h = await gateway()
+    const reported = { input_tokens: 10, output_tokens: 500, total_tokens: 510 }
+    const failedWithUsage = event('response.failed', 5, {
+      response: response('failed', { error: modelFailed, usage: reported }),
+    })
+    scriptedUpstream(h, (body) => ({
+      sse: body.model === 'first-up' ? [...opening, ...content, failedWithUsage] : whole,
+    }))
+    const res = await call(h, bodies.stream)
+    const requestId = res.headers.get('x-request-id')!
+    const frames = parseFrames(await res.text())
+    expect(frames.at(-1)!.data).toMatchObject({ response: { status: 'failed', usage: reported } })
+    // 500 output tokens as reported, not 'aaaa bbbb' at ≈ 4 characters a token; 1 USD/Mtok.
+    const detail = await requestDetail(h, requestId)
+    expect(detail).toMatchObject({ total_input_tokens: 10, total_output_tokens: 500, charged_nanos: 510 * 1000 })
+  })
+
   test('gathered for a JSON client, after content: the second model serves, the failed leg free', async () => {
     const h = await gateway()
     scriptedUpstream(h, (body) => ({ sse: body.model === 'first-up' ? [...opening, ...content, failed(5)] : whole }))

@@ -20,7 +20,8 @@
 
 type Json = Record<string, unknown>
 
-export interface SseFrame {
+/** A frame's data as text and as JSON (sse-frames.ts's SseFrame keeps its bytes instead). */
+export interface ParsedSseFrame {
   event: string | undefined
   data: string
   /** The data parsed, undefined where it is not JSON (or the `[DONE]` sentinel). */
@@ -28,8 +29,8 @@ export interface SseFrame {
 }
 
 /** The frames of an SSE body; comments (`:` lines) are skipped as every parser skips them [sse]. */
-export function parseSse(text: string): SseFrame[] {
-  const frames: SseFrame[] = []
+export function parseSse(text: string): ParsedSseFrame[] {
+  const frames: ParsedSseFrame[] = []
   for (const block of text.split(/\r\n\r\n|\n\n|\r\r/)) {
     let event: string | undefined
     const data: string[] = []
@@ -61,7 +62,7 @@ class Problems {
 // ---- Anthropic Messages --------------------------------------------------------------------------
 
 /** Anthropic's stream order, one block open at a time, every data line JSON [a-stream]. */
-export function anthropicStreamProblems(frames: SseFrame[]): string[] {
+export function anthropicStreamProblems(frames: ParsedSseFrame[]): string[] {
   const p = new Problems()
   const events = frames.filter((f) => f.event !== 'ping')
   frames.forEach((f, i) => {
@@ -140,7 +141,7 @@ function finalWhole(item: Json, key: string): string | undefined {
  * [r-stream] [r-text]. An item's `.done` whole is checked against its deltas only where it had
  * any: a backend may send the whole alone (wire-formats §2.6).
  */
-export function responsesStreamProblems(frames: SseFrame[]): string[] {
+export function responsesStreamProblems(frames: ParsedSseFrame[]): string[] {
   const p = new Problems()
   const items = new Map<number, ItemTrack>()
   let terminal: Json | undefined

@@ -3,10 +3,10 @@
 // thinking it replays with what signs it. For the conversation properties: what the client sent
 // must reach each upstream whole, whatever dialect the upstream speaks.
 import type { ProviderKind } from '../../src/config/schema'
+import { isObject } from './is-object'
 
 type Json = Record<string, unknown>
 
-const isObject = (v: unknown): v is Json => typeof v === 'object' && v !== null && !Array.isArray(v)
 const objects = (v: unknown): Json[] => (Array.isArray(v) ? v.filter(isObject) : [])
 
 /** A string, or the text of each text part of a list (Anthropic's, Chat's and Responses' part types alike). */

@@ -13,7 +13,7 @@
 //   [svc]       README "Fallback happens only before the client received a byte": after it, a failure is
 //               an `error` event (messages) or an `error` event / `response.failed` (responses)
 import { isAnthropicError } from '../reliability/helpers'
-import { anthropicStreamProblems, responsesStreamProblems, type SseFrame } from './answer-invariants'
+import { anthropicStreamProblems, responsesStreamProblems, type ParsedSseFrame } from './answer-invariants'
 import type { DialectName, Frame } from './simulator-plan'
 
 type Json = Record<string, unknown>
@@ -24,7 +24,7 @@ const anthropicTerminal = new Set(['message_stop', 'error'])
 const responsesTerminal = new Set(['response.completed', 'response.incomplete', 'response.failed', 'error'])
 
 /** How the stream ended: its surface's normal end, its error event, or neither (a broken stream). */
-export function endingOf(surface: 'messages' | 'responses', frames: SseFrame[]): Ending {
+export function endingOf(surface: 'messages' | 'responses', frames: ParsedSseFrame[]): Ending {
   const last = frames.at(-1)?.json?.type
   if (surface === 'messages') return last === 'message_stop' ? 'clean' : last === 'error' ? 'error' : 'none'
   if (last === 'response.completed' || last === 'response.incomplete') return 'clean'
@@ -32,7 +32,7 @@ export function endingOf(surface: 'messages' | 'responses', frames: SseFrame[]):
 }
 
 /** The problems of a stream that must end with exactly one terminal event, its last frame [svc]. */
-export function faultedStreamProblems(surface: 'messages' | 'responses', frames: SseFrame[]): string[] {
+export function faultedStreamProblems(surface: 'messages' | 'responses', frames: ParsedSseFrame[]): string[] {
   const terminal = surface === 'messages' ? anthropicTerminal : responsesTerminal
   const problems: string[] = []
   const ends = frames.flatMap((f, i) => (terminal.has(String(f.json?.type ?? f.event)) ? [i] : []))
@@ -51,7 +51,7 @@ export function faultedStreamProblems(surface: 'messages' | 'responses', frames:
 }
 
 /** An Anthropic stream cut by an error event: a well-formed start, then the error [a-stream]. */
-function anthropicPrefixProblems(frames: SseFrame[]): string[] {
+function anthropicPrefixProblems(frames: ParsedSseFrame[]): string[] {
   const problems: string[] = []
   const events = frames.filter((f) => f.event !== 'ping')
   frames.forEach((f, i) => {
@@ -80,7 +80,7 @@ function anthropicPrefixProblems(frames: SseFrame[]): string[] {
 }
 
 /** A Responses stream that failed: numbered without a gap, items in order, then the failure [r-stream]. */
-function responsesPrefixProblems(frames: SseFrame[]): string[] {
+function responsesPrefixProblems(frames: ParsedSseFrame[]): string[] {
   const problems: string[] = []
   const added = new Map<number, string>()
   const done = new Set<number>()

@@ -10,6 +10,7 @@ import {
   reportedUsage,
   sseFrame,
 } from './simulator-plan'
+import { isObject } from './is-object'
 
 const errorTypes: Record<number, string> = {
   400: 'invalid_request_error',
@@ -196,8 +197,6 @@ function encodeFrames(plan: Plan): Frame[] {
   )
   return frames
 }
-
-const isObject = (v: unknown): v is Record<string, unknown> => v !== null && typeof v === 'object' && !Array.isArray(v)
 
 type Block = Record<string, unknown>
 

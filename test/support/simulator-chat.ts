@@ -13,6 +13,7 @@ import {
   sseFrame,
 } from './simulator-plan'
 import { badFunctionName, insufficientQuota, openaiAuthorized, openaiErrorBody, refuse } from './simulator-openai'
+import { isObject } from './is-object'
 
 const finishReason = (plan: Plan): string =>
   plan.stop === 'tool_use' ? 'tool_calls' : plan.stop === 'max_tokens' ? 'length' : 'stop'
@@ -168,8 +169,6 @@ function encodeBody(plan: Plan) {
     system_fingerprint: 'fp_sim',
   }
 }
-
-const isObject = (v: unknown): v is Record<string, unknown> => v !== null && typeof v === 'object' && !Array.isArray(v)
 
 /**
  * OpenAI's tool-call pairing (§3.1): a `tool` message answers a call of the assistant message its

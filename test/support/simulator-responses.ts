@@ -12,6 +12,7 @@ import {
   reportedUsage,
   sseFrame,
 } from './simulator-plan'
+import { isObject } from './is-object'
 
 /** Responses' input_tokens includes cache reads and writes; Anthropic's input_tokens does not (§4.7). */
 function usageOf(plan: Plan) {
@@ -276,8 +277,6 @@ function encodeFrames(plan: Plan): Frame[] {
   })
   return frames
 }
-
-const isObject = (v: unknown): v is Record<string, unknown> => v !== null && typeof v === 'object' && !Array.isArray(v)
 
 /** What OpenAI's Responses refuses before generating (§2.2–2.4, §2.8): each a 400 invalid_request_error unless said. */
 function validate(body: Record<string, unknown>): Refusal | undefined {

@@ -44,6 +44,7 @@ import {
 } from './simulator-plan'
 import { responsesCodec } from './simulator-responses'
 import { sleep, sseHeaders, streamFrames, truncatedStream } from './simulator-stream'
+import { isObject } from './is-object'
 
 export type { Refusal, Scenario, SimFault, SimSplit, SimUsage } from './simulator-plan'
 export { countRequestTokens } from './simulator-plan'
@@ -123,8 +124,6 @@ const statusMessages: Record<number, string> = {
   503: 'Service unavailable (simulated)',
   529: 'Overloaded',
 }
-
-const isObject = (v: unknown): v is Record<string, unknown> => v !== null && typeof v === 'object' && !Array.isArray(v)
 
 export function startSimulator(opts: SimulatorOptions = {}): Simulator {
   const requests: RecordedRequest[] = []

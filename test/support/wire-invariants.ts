@@ -70,9 +70,10 @@
 //                 verified. Reason: Encrypted content could not be decrypted or parsed." for a blob
 //                 another organisation (or anyone else) issued (QuantumNous/new-api#4662, Wei-Shaw/sub2api#2863)
 
+import { isObject } from './is-object'
+
 type Json = Record<string, unknown>
 
-const isObject = (v: unknown): v is Json => typeof v === 'object' && v !== null && !Array.isArray(v)
 const asArray = (v: unknown): unknown[] => (Array.isArray(v) ? v : [])
 const objects = (v: unknown): Json[] => asArray(v).filter(isObject)
 const isBlank = (v: unknown): boolean => typeof v !== 'string' || v.trim() === ''

@@ -2,6 +2,7 @@
 
 import type { UpstreamErrorInfo } from '../../exchange/types'
 import type { ErrorKind, GatewayError } from '../../lib/errors'
+import { describeUpstreamBody } from '../upstream-error-body'
 import { isObject, parseJson, readObject, readString } from '../wire-values'
 import { ownEntry } from '../../lib/own-entry'
 
@@ -55,6 +56,22 @@ const typeByKind: Record<ErrorKind, string> = {
   timeout: 'timeout_error',
 }
 
+const kindByType: Record<string, ErrorKind> = {
+  invalid_request_error: 'invalid_request',
+  authentication_error: 'authentication',
+  billing_error: 'billing',
+  permission_error: 'permission',
+  not_found_error: 'not_found',
+  request_too_large: 'request_too_large',
+  rate_limit_error: 'rate_limit',
+  api_error: 'api_error',
+  overloaded_error: 'overloaded',
+  timeout_error: 'timeout',
+}
+
+/** The kind of a failure named in the neutral (Anthropic) vocabulary; a type outside it is an api_error. */
+export const errorKindForAnthropicType = (type: string): ErrorKind => ownEntry(kindByType, type) ?? 'api_error'
+
 // Anthropic's words for a prompt over the context window (the prompt alone; the prompt and
 // max_tokens), by which Claude Code knows to compact the conversation or to ask for less output.
 const anthropicContextWording = /prompt is too long|exceed context limit/i
@@ -75,14 +92,8 @@ export function decodeAnthropicError(status: number, bodyText: string): Upstream
   const parsed = parseJson(bodyText)
   const error = parsed.ok && isObject(parsed.value) ? readObject(parsed.value, 'error') : undefined
   const type = (error && readString(error, 'type')) || anthropicErrorTypeForStatus(status)
-  const message = (error && readString(error, 'message')) || describeBody(status, bodyText)
+  const message = (error && readString(error, 'message')) || describeUpstreamBody(status, bodyText)
   return { status, type, message }
-}
-
-// Proxies in front of the API answer with HTML or plain text; keep a short, readable excerpt.
-function describeBody(status: number, bodyText: string): string {
-  const text = bodyText.trim().slice(0, 500)
-  return text === '' ? `upstream returned HTTP ${status}` : `upstream returned HTTP ${status}: ${text}`
 }
 
 export const encodeAnthropicError = (type: string, message: string): AnthropicErrorBody => ({

@@ -1,6 +1,10 @@
-// Usage accounting for the Anthropic byte pass-through relay: frames are forwarded untouched,
-// and only the few that carry usage, ids or errors are parsed.
+// Usage accounting for the Anthropic byte pass-through relay, and the frames it changes. Only the
+// few frames that carry usage, ids or errors are parsed. message_start goes under the gateway's
+// message id (with the usage svc bills where it had none), a message_delta's usage is replaced
+// where svc bills other counts, and a message_stop is made up for a stream that ended cleanly after
+// its stop reason; every other frame is forwarded untouched.
 
+import { reportedOrEstimatedOutput } from '../../exchange/token-estimate'
 import { emptyUsage, overwriteUsage, type UpstreamErrorInfo } from '../../exchange/types'
 import { encodeSse, type SseEvent } from '../sse'
 import { isObject, parseJson, readObject, readString, replaceStringMember } from '../wire-values'
@@ -26,7 +30,6 @@ export interface AnthropicPassThroughMeter extends PassThroughMeter {
 
 // The JSON around a delta's text, e.g. {"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":""}}
 const deltaEnvelopeChars = 80
-const charsPerToken = 4
 
 const messageStop = encodeSse('message_stop', { type: 'message_stop' })
 
@@ -101,17 +104,16 @@ export function createAnthropicPassThroughMeter(): AnthropicPassThroughMeter {
       return messageStop
     },
     generated: () => contentCame || stopped,
-    estimatedOutputTokens: () =>
-      reported ? usage.output : Math.max(usage.output, Math.ceil(deltaChars / charsPerToken)),
+    estimatedOutputTokens: () => reportedOrEstimatedOutput(usage.output, reported, deltaChars),
     outputChars: () => deltaChars,
     error: () => upstreamError,
   }
 }
 
 /**
- * The one frame the pass-through relay changes: message_start under the gateway's message id, put
- * in place of the upstream's (serialized again only where that cannot be done). The model stays
- * as the upstream said. A frame that isn't JSON is forwarded unchanged.
+ * message_start under the gateway's message id, put in place of the upstream's (serialized again
+ * only where that cannot be done). The model stays as the upstream said. A frame that isn't JSON is
+ * forwarded unchanged.
  */
 export function rewriteMessageStart(
   event: SseEvent,

@@ -1,8 +1,9 @@
-// Chat Completions error bodies (OpenAI, OpenRouter, vLLM shapes) → UpstreamErrorInfo in
-// Anthropic's error vocabulary, classified by HTTP status (wire-formats §3.4, §4.12).
+// OpenAI's error envelope (Chat Completions and Responses; OpenRouter's and vLLM's shapes) →
+// UpstreamErrorInfo in Anthropic's error vocabulary, classified by HTTP status (wire-formats §3.4, §4.12).
 
 import type { UpstreamErrorInfo } from '../../exchange/types'
 import { anthropicErrorTypeForStatus } from '../anthropic/errors'
+import { describeUpstreamBody } from '../upstream-error-body'
 import { isObject, type JsonObject, parseJson, readNumber, readObject, readString } from '../wire-values'
 
 export function decodeChatError(status: number, bodyText: string): UpstreamErrorInfo {
@@ -11,9 +12,7 @@ export function decodeChatError(status: number, bodyText: string): UpstreamError
     const info = decodeChatErrorPayload(status, parsed.value)
     if (info) return info
   }
-  const text = bodyText.trim().slice(0, 500)
-  const message = text === '' ? `upstream returned HTTP ${status}` : `upstream returned HTTP ${status}: ${text}`
-  return { status, type: anthropicErrorTypeForStatus(status), message }
+  return { status, type: anthropicErrorTypeForStatus(status), message: describeUpstreamBody(status, bodyText) }
 }
 
 /**

@@ -128,8 +128,8 @@ describe('decodeResponsesResponse', () => {
       },
     ])
     expect(decoded.stopReason).toBe('end_turn')
-    // Billed per call that did not fail, open_page included, as before.
-    expect(decoded.usage.webSearches).toBe(3)
+    // Billed per search action that did not fail: an open_page is a call of the tool, not a search.
+    expect(decoded.usage.webSearches).toBe(2)
   })
 
   test('url_citation annotations become citations of the joined text: offset, clamped, empty spans dropped', () => {

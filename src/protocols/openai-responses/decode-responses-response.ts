@@ -28,14 +28,24 @@ export const responsesUsage = (u: unknown): Usage => {
 }
 
 /**
+ * Whether an output item is a search OpenAI bills: a `web_search_call` that did not fail and whose
+ * action is a search. Its web search guide bills search actions only ("Search actions incur a tool
+ * call cost"); the model's open_page and find_in_page are calls of the tool too, and were billed
+ * as searches (three where one was run). An item naming no action (an older server's) is a search.
+ */
+export const isBilledSearch = (item: unknown): boolean => {
+  if (!isObject(item) || item['type'] !== 'web_search_call' || item['status'] === 'failed') return false
+  const action = isObject(item['action']) ? item['action']['type'] : undefined
+  return action === undefined || action === 'search'
+}
+
+/**
  * A Response object's usage, with the searches its hosted web search tool ran: Responses usage has
- * no count of them, but each is a `web_search_call` item in the output, billed per call.
+ * no count of them, but each is a `web_search_call` item in the output.
  */
 export const usageOfResponse = (response: JsonObject): Usage => {
   const usage = responsesUsage(response['usage'])
-  const searches = asArray(response['output']).filter(
-    (item) => isObject(item) && item['type'] === 'web_search_call' && item['status'] !== 'failed',
-  ).length
+  const searches = asArray(response['output']).filter(isBilledSearch).length
   if (searches > 0) usage.webSearches = searches
   return usage
 }

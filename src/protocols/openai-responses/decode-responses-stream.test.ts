@@ -587,8 +587,8 @@ describe('responsesStreamDecoder', () => {
       { type: 'block_start', index: 4, block: { kind: 'text' } },
       { type: 'text_delta', index: 4, text: 'Found' },
       { type: 'block_stop', index: 4 },
-      // Billed per call that did not fail: the search and the page it opened.
-      { type: 'usage', usage: { input: 50, cacheRead: 0, cacheWrite: 0, output: 9, reasoning: 0, webSearches: 2 } },
+      // Billed per search action that did not fail: the page it opened is no search.
+      { type: 'usage', usage: { input: 50, cacheRead: 0, cacheWrite: 0, output: 9, reasoning: 0, webSearches: 1 } },
       { type: 'finish', reason: 'end_turn', stopSequence: null },
     ] satisfies ExchangeEvent[])
   })

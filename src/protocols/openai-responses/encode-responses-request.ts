@@ -157,7 +157,8 @@ const encodeToolOutput = (content: UserContentBlock[], isError: boolean | undefi
  * llama.cpp's server reads a reasoning item's `content` as the turn's reasoning_content (and refuses
  * one without it: "item['content'] is not an array"), vLLM its `content` too (and refuses any
  * `encrypted_content`), Ollama only its `encrypted_content`, where it writes its thinking as plain
- * text (`reasoningInEncryptedContent`, config.ts); none reads OpenAI's blobs. And
+ * text (`reasoningInEncryptedContent`: a provider's reasoning_in_encrypted_content, on by default
+ * for Ollama, config/load.ts); none reads OpenAI's blobs. And
  * an assistant message item carries an id and a status: vLLM before 0.21 refuses one without
  * ("Field required: status"); the others ignore both.
  */

@@ -424,6 +424,16 @@ describe('responsesStreamEncoder', () => {
     })
   })
 
+  test('a thrown failure is coded by its kind, as an OpenAI error body is', async () => {
+    async function* idle(): AsyncGenerator<ExchangeEvent> {
+      yield { type: 'start', id: 'x', model: 'm' }
+      throw new GatewayError('timeout', 'upstream sent nothing for 30000 ms')
+    }
+    expect((await frames(idle())).at(-1)).toMatchObject({
+      response: { status: 'failed', error: { code: 'timeout', message: 'upstream sent nothing for 30000 ms' } },
+    })
+  })
+
   test('a source that ends without finish fails, and the SDK reports the failed response', async () => {
     const events: ExchangeEvent[] = [
       { type: 'start', id: 'x', model: 'm' },

@@ -19,8 +19,10 @@
 // they go out as completed, so nothing waits on a server tool's run or a slow next block.
 import { encoderOf, type StreamEncoder } from '../../exchange/stream-codec'
 import type { Citation, ExchangeEvent, StopReason, Usage, WebSearchBlock } from '../../exchange/types'
-import { GatewayError } from '../../lib/errors'
+import { type ErrorKind, GatewayError } from '../../lib/errors'
+import { errorKindForAnthropicType } from '../anthropic/errors'
 import { encodeSse } from '../sse'
+import { mapErrorKindToOpenAI } from './errors'
 import {
   buildCustomToolCallItem,
   buildFunctionCallItem,
@@ -122,8 +124,12 @@ const noFrames: string[] = []
 const cutItemStatus = (finish: StopReason, declined: boolean): ItemStatus =>
   mapStopReasonToStatus(finish, declined).status === 'incomplete' ? 'incomplete' : 'completed'
 
-/** Neutral error vocabulary → the `response.error.code` enum (§2.5). */
-const failureCode = (type: string): string => (type === 'rate_limit_error' ? 'rate_limit_exceeded' : 'server_error')
+/**
+ * The `response.error.code` (§2.5) of a failure: the upstream's own code where it gave one, else the
+ * code every OpenAI error body svc writes gives its kind (errors.ts), server_error where that is none.
+ */
+const failureCode = (kind: ErrorKind, ownCode: string | undefined): string =>
+  ownCode ?? mapErrorKindToOpenAI(kind).code ?? 'server_error'
 
 export function responsesStreamEncoder(opts: EncodeResponsesStreamOptions): StreamEncoder {
   let sequence = 0
@@ -488,7 +494,9 @@ export function responsesStreamEncoder(opts: EncodeResponsesStreamOptions): Stre
         break
       }
       case 'error':
-        frames.push(...fail(failureCode(event.error.type), event.error.message))
+        frames.push(
+          ...fail(failureCode(errorKindForAnthropicType(event.error.type), event.error.code), event.error.message),
+        )
         return { frames, ended: true }
     }
     return { frames, ended: false }
@@ -514,9 +522,8 @@ export function responsesStreamEncoder(opts: EncodeResponsesStreamOptions): Stre
   }
 
   const failed = (error: unknown): string[] => {
-    const code = error instanceof GatewayError && error.kind === 'rate_limit' ? 'rate_limit_exceeded' : 'server_error'
-    const message = error instanceof GatewayError ? error.message : 'the upstream stream failed'
-    return fail(code, message)
+    if (!(error instanceof GatewayError)) return fail('server_error', 'the upstream stream failed')
+    return fail(failureCode(error.kind, error.code), error.message)
   }
 
   return encoderOf({ encode, close, failed, flush: closeEnded })

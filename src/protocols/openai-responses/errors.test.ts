@@ -35,12 +35,14 @@ describe('decodeResponsesError', () => {
       { type: 'not_found_error', message: 'no model', code: 'model_not_found' },
     ],
     [500, '{"error":{"message":"oops","type":"server_error"}}', { type: 'api_error', message: 'oops' }],
+    // A proxy's: the message alone, or a body that is no JSON at all (in the words Chat's errors get).
+    [503, '{"error":"no healthy upstream"}', { type: 'overloaded_error', message: 'no healthy upstream' }],
     [
       503,
       '<html>Service Unavailable</html>',
-      { type: 'overloaded_error', message: '<html>Service Unavailable</html>' },
+      { type: 'overloaded_error', message: 'upstream returned HTTP 503: <html>Service Unavailable</html>' },
     ],
-    [504, '', { type: 'timeout_error', message: 'upstream answered HTTP 504' }],
+    [504, '', { type: 'timeout_error', message: 'upstream returned HTTP 504' }],
   ])('%i %s', (status, body, info) => {
     expect(decodeResponsesError(status, body)).toEqual({ status, ...info })
   })

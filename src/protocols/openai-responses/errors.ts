@@ -1,43 +1,13 @@
 // OpenAI error bodies: upstream errors → neutral info, gateway errors → `{error:{message,type,param,code}}`
 // (wire-formats §2.7, §4.12).
-import type { UpstreamErrorInfo } from '../../exchange/types'
 import type { ErrorKind, GatewayError } from '../../lib/errors'
-import { anthropicErrorTypeForStatus } from '../anthropic/errors'
-import { asString, isObject } from '../wire-values'
+import { decodeChatError } from '../openai-chat/errors'
 
-/** Upstream HTTP status → the neutral (Anthropic) error type; 429 with insufficient_quota is billing. */
-const typeForStatus = (status: number, code: string | undefined): string =>
-  code === 'insufficient_quota' ? 'billing_error' : anthropicErrorTypeForStatus(status)
-
-export const decodeResponsesError = (status: number, bodyText: string): UpstreamErrorInfo => {
-  let message: string | undefined
-  let code: string | undefined
-  let type: string | undefined
-  let param: string | undefined
-  try {
-    const json: unknown = JSON.parse(bodyText)
-    const error = isObject(json) ? json['error'] : undefined
-    if (isObject(error)) {
-      message = asString(error['message'])
-      code = asString(error['code'])
-      type = asString(error['type'])
-      param = asString(error['param'])
-    } else if (isObject(json)) {
-      message = asString(json['message'])
-    }
-  } catch {
-    // Proxies in front of upstreams answer with HTML or plain text.
-  }
-  const info: UpstreamErrorInfo = {
-    status,
-    type: typeForStatus(status, code ?? type),
-    message: message ?? (bodyText.trim().slice(0, 500) || `upstream answered HTTP ${status}`),
-  }
-  // Whether a 403 or 404 is the client's turns on these (call-upstream.ts).
-  if (param) info.param = param
-  if (code) info.code = code
-  return info
-}
+/**
+ * A Responses upstream's error body: OpenAI's one envelope, `{error:{message,type,param,code}}`,
+ * read as Chat's is (a proxy's `{"error":"…"}` and a body that is none included).
+ */
+export const decodeResponsesError = decodeChatError
 
 export interface OpenAIErrorBody {
   error: { message: string; type: string; param: string | null; code: string | null }

@@ -8,9 +8,10 @@
 // which cannot occur inside a JSON string value (its quotes would be escaped), so the replacement
 // is exact; frames where the id appears in any other form fall back to a full parse. Everything
 // else (function-call and reasoning frames, unknown events) is forwarded byte-for-byte.
+import { reportedOrEstimatedOutput } from '../../exchange/token-estimate'
 import { emptyUsage, type UpstreamErrorInfo } from '../../exchange/types'
-import { encodeSse, type SseEvent } from '../sse'
-import { usageOfResponse } from './decode-responses-response'
+import { encodeSse, encodeSseText, type SseEvent } from '../sse'
+import { isBilledSearch, usageOfResponse } from './decode-responses-response'
 import { readResponsesFailure, responsesEventType } from './decode-responses-stream'
 import { messageItemId } from './encode-responses-response'
 import { isReported, markUnreported } from '../unreported-usage'
@@ -66,12 +67,6 @@ const messageScopedTypes = new Set([
   'response.refusal.delta',
   'response.refusal.done',
 ])
-
-const formatFrame = (event: string | undefined, data: string): string =>
-  `${event === undefined ? '' : `event: ${event}\n`}${data
-    .split('\n')
-    .map((line) => `data: ${line}`)
-    .join('\n')}\n\n`
 
 export const createResponsesPassThroughMeter = (): ResponsesPassThroughMeter => {
   let usage = emptyUsage()
@@ -160,9 +155,11 @@ export const createResponsesPassThroughMeter = (): ResponsesPassThroughMeter => 
         deltaChars += asString(parse(event)?.['delta'])?.length ?? 0
         return
       }
-      // Billed per search that ran: counted for a stream cut before the terminal response lists them.
-      if (type === 'response.web_search_call.completed') {
-        searchesRun++
+      // Billed per search that ran, told by its done item's action (an open_page is no search):
+      // counted for a stream cut before the terminal response lists them.
+      if (type === 'response.output_item.done') {
+        // Parsed only where it can be a search: most done items are messages and calls.
+        if (event.data.includes('"web_search_call"') && isBilledSearch(parse(event)?.['item'])) searchesRun++
         return
       }
       // The upstream's own terminal failure has reached the client as relayed; recording it here
@@ -196,7 +193,7 @@ export const createResponsesPassThroughMeter = (): ResponsesPassThroughMeter => 
 
     generated: () => contentCame || done,
 
-    estimatedOutputTokens: () => Math.ceil(deltaChars / 4),
+    estimatedOutputTokens: () => reportedOrEstimatedOutput(usage.output, reported, deltaChars),
 
     outputChars: () => deltaChars,
 
@@ -217,7 +214,7 @@ export const createResponsesPassThroughMeter = (): ResponsesPassThroughMeter => 
           if (!event.data.includes(upstream)) continue
           mentioned = true
           const data = replaceStringMember(event.data, 'item_id', upstream, gateway)
-          if (data !== undefined) return formatFrame(event.event, data)
+          if (data !== undefined) return encodeSseText(event.event, data)
         }
         if (!mentioned) return event.raw
         const json = parse(event)

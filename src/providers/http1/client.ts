@@ -25,8 +25,6 @@ export interface Http1ClientOptions {
    * is retried once (StaleConnection).
    */
   idleTimeoutMs?: number
-  /** Idle connections kept per origin beyond which a finished one is closed. */
-  maxIdlePerOrigin?: number
   /** Used for what this client does not do (a proxy from the environment, credentials in the URL). */
   fallback?: typeof fetch
   /** Where proxy variables are looked up; the process's environment unless given. */
@@ -50,7 +48,7 @@ export function createHttp1Client(opts: Http1ClientOptions = {}): typeof fetch {
   const fallback = opts.fallback ?? fetch
   const env = opts.env ?? process.env
   if (proxyVariables.some((name) => env[name])) return fallback
-  const pool = new ConnectionPool(opts.idleTimeoutMs ?? 50_000, opts.maxIdlePerOrigin ?? 256)
+  const pool = new ConnectionPool(opts.idleTimeoutMs ?? 50_000)
   const targets = createTargetCache()
 
   const client = async (input: string | URL | Request, init: RequestInit = {}): Promise<Response> => {

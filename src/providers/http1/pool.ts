@@ -6,14 +6,14 @@ import { closeSync, openSync, readFileSync } from 'node:fs'
 import { Connection, socketHandlers, staleWindowFor, TlsFailure } from './connection'
 import type { Target } from './wire'
 
+/** Idle connections kept per origin beyond which a finished one is closed. */
+const maxIdlePerOrigin = 256
+
 /** The kept-alive connections of every origin, newest first: a warm one is most likely alive. */
 export class ConnectionPool {
   private readonly idle = new Map<string, Connection[]>()
 
-  constructor(
-    private readonly idleTimeoutMs: number,
-    private readonly maxIdlePerOrigin: number,
-  ) {}
+  constructor(private readonly idleTimeoutMs: number) {}
 
   take(target: Target): Connection | undefined {
     const list = this.idle.get(target.origin)
@@ -72,7 +72,7 @@ export class ConnectionPool {
       list = []
       this.idle.set(key, list)
     }
-    if (list.length >= this.maxIdlePerOrigin) connection.close('graceful')
+    if (list.length >= maxIdlePerOrigin) connection.close('graceful')
     else list.push(connection)
   }
 

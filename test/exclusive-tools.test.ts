@@ -15,6 +15,8 @@ import {
 } from './support/translation-gateway'
 
 const sim = translationSimulator()
+/** The simulator's Anthropic provider taken for Anthropic itself, as api.anthropic.com is. */
+const anthropicItself = { anthropic: { anthropic_signatures: true } }
 
 const editor = { type: 'text_editor_20250728', name: 'str_replace_based_edit_tool' }
 const bash = { type: 'bash_20250124', name: 'bash' }
@@ -42,10 +44,14 @@ describe('an Anthropic client offering tools only Anthropic has', () => {
     ['tool search over deferred tools', { tools: [toolSearch, deferred] }],
     ['an MCP toolset of the MCP connector', { tools: [mcpToolset], mcp_servers: mcpServers }],
   ])('%s: a Chat model ranked above is passed over; the Claude model gets the tools as sent', async (_, extra) => {
-    const h = await rankedProGateway(sim, [
-      { id: 'best-chat', kind: 'openai-chat', quality: 95 },
-      { id: 'claude', kind: 'anthropic', quality: 80 },
-    ])
+    const h = await rankedProGateway(
+      sim,
+      [
+        { id: 'best-chat', kind: 'openai-chat', quality: 95 },
+        { id: 'claude', kind: 'anthropic', quality: 80 },
+      ],
+      anthropicItself,
+    )
     sim.queue(upstreamModelFor.anthropic, { text: 'Done.' })
     const res = await h.call('/compat-a/v1/messages', {
       method: 'POST',
@@ -62,7 +68,7 @@ describe('an Anthropic client offering tools only Anthropic has', () => {
       expect.objectContaining({
         model_id: 'best-chat',
         status: 'skipped',
-        reason: `request offers ${type}, a tool only Anthropic's API has; only an Anthropic provider serves it`,
+        reason: `request offers ${type}, a tool only Anthropic's API has; only Anthropic itself serves it`,
       }),
     )
   })
@@ -81,7 +87,7 @@ describe('an Anthropic client offering tools only Anthropic has', () => {
       error: {
         type: 'invalid_request_error',
         message:
-          "this request offers text_editor_20250728, a tool only Anthropic's API has, and no model of an Anthropic provider under svc-pro can serve it",
+          "this request offers text_editor_20250728, a tool only Anthropic's API has, and no model of Anthropic itself under svc-pro can serve it",
       },
     })
     expect(sim.requests).toHaveLength(0)

@@ -147,7 +147,16 @@ describe('an Anthropic client on a Claude 5.x model (pass-through)', () => {
   // Anthropic's docs: a turn that stopped with pause_turn is continued by sending its content back
   // as the last assistant turn; that resumes the server tools' loop, and is no prefill.
   test('a turn paused in its server tools, sent back to continue, goes to the model ranked first', async () => {
-    const h = await gateway([claudeNew, claudeOld])
+    // Anthropic itself resumes it; to a server speaking its dialect it would be a prefill (rank.ts).
+    const h = await createHarness({
+      grantUsd: 5,
+      env: { SIM_KEY },
+      config: {
+        catalog: { builtin: false },
+        providers: { ...providers, anth: { ...providers!.anth!, anthropic_signatures: true } },
+        models: [claudeNew, claudeOld],
+      },
+    })
     const paused: Anthropic.MessageParam = {
       role: 'assistant',
       content: [

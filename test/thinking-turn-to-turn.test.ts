@@ -5,7 +5,7 @@
 // switch made the whole conversation a cache write instead of a read (an audit of prompt caching).
 // With a budget, a tool loop whose last turn does not open with thinking is still sent with thinking
 // off (Anthropic refuses it otherwise); should Anthropic refuse such a turn under adaptive thinking,
-// the request goes again with thinking off, once.
+// the request goes again with thinking off, once, in the model's own form of off.
 import { afterAll, beforeEach, expect, test } from 'bun:test'
 import { createHarness } from './support/harness'
 import { scriptedUpstream } from './support/scripted-upstream'
@@ -113,7 +113,7 @@ test('Codex on Claude: its reasoning goes as adaptive thinking on every turn', a
 test('a tool turn Anthropic refuses without thinking goes again once with thinking off', async () => {
   const h = await gateway()
   const sent = scriptedUpstream(h, (body) =>
-    body.thinking
+    (body.thinking as { type?: string } | undefined)?.type === 'adaptive'
       ? {
           status: 400,
           json: {
@@ -158,6 +158,7 @@ test('a tool turn Anthropic refuses without thinking goes again once with thinki
   expect((await res.json()).content).toEqual([{ type: 'text', text: 'done' }])
   expect(sent.map((body) => [body.thinking, body.context_management])).toEqual([
     [{ type: 'adaptive' }, { edits: [{ type: 'clear_thinking_20251015' }] }],
-    [undefined, undefined],
+    // Sonnet 5.5's rules: without `thinking` it would think; `between_tools` is its off.
+    [{ type: 'between_tools' }, undefined],
   ])
 })

@@ -9,6 +9,7 @@ import { decodeAnthropicError, statusForAnthropicErrorType } from '../protocols/
 import { decodeAnthropicResponse } from '../protocols/anthropic/decode-anthropic-response'
 import { anthropicStreamDecoder } from '../protocols/anthropic/decode-anthropic-stream'
 import { encodeAnthropicRequest } from '../protocols/anthropic/encode-anthropic-request'
+import { fitToModel } from '../protocols/anthropic/model-fit'
 import {
   refusesThinkingSignature,
   refusesTurnWithoutThinking,
@@ -54,7 +55,11 @@ export interface ProviderCodec {
    * The body to send once more after the upstream refused this one for something svc can take out
    * (Anthropic refusing thinking another server signed), or undefined: the refusal stands.
    */
-  resendAfter?(error: GatewayError, body: Record<string, unknown>): Record<string, unknown> | undefined
+  resendAfter?(
+    error: GatewayError,
+    body: Record<string, unknown>,
+    model: CatalogModel,
+  ): Record<string, unknown> | undefined
 }
 
 /**
@@ -125,12 +130,13 @@ export const codecs: Record<ProviderKind, ProviderCodec> = {
     inBandError: readAnthropicInBandError,
     // Thinking another server signed in Claude's own form, which svc cannot tell apart, refused:
     // the same request without the thinking history (one round trip more, and no tokens). A tool
-    // turn without thinking refused under adaptive thinking: the same request with thinking off.
-    resendAfter: (error, body) =>
+    // turn without thinking refused under adaptive thinking: the same request with thinking off, in
+    // the model's own form of off (Sonnet 5.5 thinks unless told `between_tools`: model-fit.ts).
+    resendAfter: (error, body, model) =>
       refusesThinkingSignature(error.message)
         ? withoutThinkingHistory(body)
         : refusesTurnWithoutThinking(error.message)
-          ? withoutThinking(body)
+          ? fitToModel({ ...withoutThinking(body), thinking: { type: 'disabled' } }, model.capabilities)
           : undefined,
   },
   'openai-chat': {

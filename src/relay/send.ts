@@ -69,7 +69,7 @@ export async function send(
   try {
     return await callUpstream(deps.fetch, request)
   } catch (err) {
-    const again = err instanceof GatewayError ? codec.resendAfter(err, payload) : undefined
+    const again = err instanceof GatewayError ? codec.resendAfter(err, payload, model) : undefined
     if (!again) throw err
     return callUpstream(deps.fetch, { ...request, body: JSON.stringify(again) })
   }

@@ -195,6 +195,10 @@ test('a prefill is read past instructions given last', () => {
   expect(prefill(said)).toBe(true)
   expect(prefill(said, instructions)).toBe(true)
   expect(prefill(instructions)).toBe(false)
-  // A turn Anthropic paused in its server tools, sent back to resume them (the decoder marks it).
-  expect(readRequestFeatures({ ...asking(), messages: [said], continuesPausedTurn: true }).assistantPrefill).toBe(false)
+  // A turn Anthropic paused in its server tools, sent back to resume them (the decoder marks it):
+  // still a prefill to a model it is translated for, which gets no server-tool blocks (rank.ts).
+  expect(readRequestFeatures({ ...asking(), messages: [said], continuesPausedTurn: true })).toMatchObject({
+    assistantPrefill: true,
+    continuesPausedTurn: true,
+  })
 })

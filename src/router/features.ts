@@ -40,11 +40,13 @@ export interface RequestFeatures {
   webSearch: 'any' | 'anthropic' | undefined
   /** The client asks Anthropic to judge its tool calls (Claude Code's `safeguards`): only Anthropic does. */
   anthropicSafeguards: boolean
-  /**
-   * The conversation ends with the client's own assistant turn, for the model to continue (a
-   * prefill); not the turn Anthropic paused in its server tools, sent back to resume their loop.
-   */
+  /** The conversation ends with the client's own assistant turn, for the model to continue (a prefill). */
   assistantPrefill: boolean
+  /**
+   * That turn is one Anthropic paused in its server tools, sent back to resume their loop: no
+   * prefill to Anthropic itself; translated for another, the server-tool blocks are gone and it is.
+   */
+  continuesPausedTurn: boolean
   /**
    * The conversation ends with a user turn of blank text only. Anthropic refuses blank text, and
    * without that turn the conversation would end on the assistant's, which Claude would continue
@@ -154,8 +156,8 @@ export function readRequestFeatures(req: ExchangeRequest, mode?: RoutingMode, mo
     anthropicSafeguards: req.anthropicSafeguards === true,
     // Instructions given last (a Responses client's developer message) go into Anthropic's system
     // prompt, so the conversation Claude sees ends on the turn before them.
-    assistantPrefill:
-      req.continuesPausedTurn !== true && req.messages.findLast((m) => m.role !== 'system')?.role === 'assistant',
+    assistantPrefill: req.messages.findLast((m) => m.role !== 'system')?.role === 'assistant',
+    continuesPausedTurn: req.continuesPausedTurn === true,
     endsOnBlankText: endsOnBlankText(req),
     estimatedInputTokens: promptTokens(req, rough, mode, models),
     maxTokens: req.maxTokens,

@@ -82,6 +82,7 @@ const features = (over: Partial<RequestFeatures> = {}): RequestFeatures => ({
   forcedToolChoice: false,
   webSearch: undefined,
   assistantPrefill: false,
+  continuesPausedTurn: false,
   endsOnBlankText: false,
   openOutput: false,
   estimatedInputTokens: 1000,
@@ -420,6 +421,38 @@ describe('eligibility: every skip says why', () => {
       expect(order(r)).toEqual(['chat-m', 'resp-m'])
       expect(entryOf(r, 'chat-m')?.reason).toContain('no Anthropic model could serve it')
     })
+  })
+
+  // A server speaking Anthropic's dialect is not Anthropic: DeepSeek's documents mcp_servers as ignored.
+  test('a tool only Anthropic has goes to Anthropic itself, not to a server that speaks its dialect', () => {
+    const withCompatible = {
+      ...providers,
+      'compat-anthropic': { ...provider('compat-anthropic', 'k'), anthropicSignatures: false },
+    }
+    const r = rank({
+      models: [model('compat-m', { provider: 'compat-anthropic', quality: 97 }), model('claude-m', { quality: 90 })],
+      providers: withCompatible,
+      features: features({ exclusiveTool: { type: 'web_fetch_20250910', of: 'Anthropic' } }),
+    })
+    expect(r.candidates.map((c) => c.model.id)).toEqual(['claude-m'])
+    expect(entryOf(r, 'compat-m').reason).toBe(
+      "request offers web_fetch_20250910, a tool only Anthropic's API has; only Anthropic itself serves it",
+    )
+  })
+
+  // Resumed by Anthropic as sent; translated for any other, the server-tool blocks are gone and
+  // what is left ends on the assistant: a prefill, which a model that refuses one refuses.
+  test('a turn Anthropic paused in its server tools is no prefill to Anthropic itself only', () => {
+    const noPrefill = { tools: true, vision: true, thinking: true, promptCaching: true, assistantPrefill: false }
+    const r = rank({
+      models: [
+        model('claude-m', { quality: 90, capabilities: noPrefill }),
+        model('chat-m', { provider: 'chat', quality: 99, capabilities: noPrefill }),
+      ],
+      features: features({ assistantPrefill: true, continuesPausedTurn: true }),
+    })
+    expect(r.candidates.map((c) => c.model.id)).toEqual(['claude-m'])
+    expect(entryOf(r, 'chat-m').reason).toContain('prefill')
   })
 
   test('the context check uses max_tokens clamped to the model: exactly full still fits', () => {

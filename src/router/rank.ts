@@ -179,18 +179,22 @@ const isHealthy = (h: HealthView) => h.state === 'closed' || h.state === 'half_o
 
 const round2 = (n: number) => Math.round(n * 100) / 100
 
+/** Anthropic's own API (`anthropic_signatures`), not a server that speaks its dialect (DeepSeek's, Kimi's). */
+const isAnthropicItself = (provider: ProviderConfig): boolean =>
+  provider.kind === 'anthropic' && provider.anthropicSignatures !== false
+
 /**
- * Whether the provider runs a tool only its API has: any Anthropic-dialect server for Anthropic's
- * (as sent, the pass-through), OpenAI itself for OpenAI's (a Responses-compatible server has
- * functions only).
+ * Whether the provider runs a tool only its API has: Anthropic itself for Anthropic's, OpenAI itself
+ * for OpenAI's. A server that speaks the dialect does not: DeepSeek's `/anthropic` documents
+ * `mcp_servers` as ignored, and a Responses-compatible server takes functions only.
  */
 const runsExclusiveTool = (provider: ProviderConfig, tool: ExclusiveTool): boolean =>
   tool.of === 'Anthropic'
-    ? provider.kind === 'anthropic'
+    ? isAnthropicItself(provider)
     : provider.kind === 'openai-responses' && provider.openaiItself !== false
 
 export const exclusiveToolServers: Record<ExclusiveTool['of'], string> = {
-  Anthropic: 'an Anthropic provider',
+  Anthropic: 'Anthropic itself',
   OpenAI: 'OpenAI itself',
 }
 
@@ -236,7 +240,7 @@ function keepSafeguardJudges(eligible: Candidate[], skipped: RankEntry[]): void 
   keepBestFits(
     eligible,
     skipped,
-    (c) => (c.provider.kind === 'anthropic' && c.provider.anthropicSignatures !== false ? 1 : 0),
+    (c) => (isAnthropicItself(c.provider) ? 1 : 0),
     ['request asks Anthropic to judge its tool calls (Claude Code’s safeguards), which only Anthropic does'],
     [
       'Claude Code’s safeguards asked; no Anthropic model could serve it, so Claude Code gets no verdicts and refuses the actions',
@@ -350,7 +354,11 @@ export function rankCandidates(input: RankInput): Ranking {
       skip('request forces a tool call; model refuses forced tool choice')
       continue
     }
-    if (features.assistantPrefill && model.capabilities.assistantPrefill === false) {
+    if (
+      features.assistantPrefill &&
+      model.capabilities.assistantPrefill === false &&
+      !(features.continuesPausedTurn && isAnthropicItself(provider))
+    ) {
       skip('request ends with an assistant turn to continue (a prefill); model refuses prefills')
       continue
     }

@@ -90,6 +90,7 @@ export function translationGateway(sim: Simulator, options: ProviderOptions = {}
 export function rankedProGateway(
   sim: Simulator,
   models: { id: string; kind: ProviderKind; quality: number; prices?: { input: number; output: number } }[],
+  options: ProviderOptions = {},
 ): Promise<Harness> {
   return simGateway(
     sim,
@@ -97,6 +98,7 @@ export function rankedProGateway(
       ...simModel(m.id, m.kind, 'pro', m.quality),
       ...(m.prices ? { input_usd_per_mtok: m.prices.input, output_usd_per_mtok: m.prices.output } : {}),
     })),
+    options,
   )
 }
 

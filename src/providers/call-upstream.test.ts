@@ -276,6 +276,19 @@ describe('upstreamFailure: other upstream errors keep their status and are not p
       },
     ],
     [
+      // Anthropic's catch-all type says nothing its status does not: a proxy's 503 naming it is an overload.
+      'a 503 naming api_error is an overload (529), as a 503 naming nothing',
+      decodeAnthropicError(503, anthropicBody('api_error', 'Service Unavailable')),
+      {
+        kind: 'overloaded',
+        status: 529,
+        message: 'Service Unavailable',
+        retryable: true,
+        permanent: false,
+        retryAfterSeconds: 30,
+      },
+    ],
+    [
       'a 409 keeps its status: the SDKs retry it',
       decodeChatError(409, openaiBody('conflict', 'invalid_request_error', null)),
       {

@@ -146,9 +146,10 @@ export function upstreamFailure(info: UpstreamErrorInfo, retryAfterSeconds?: num
   // its provider never sends: a FastAPI server's 422 is a 400, a proxy's 408 a 504 timeout, a 502
   // or 503 an overload (529; 503 on the responses route). A 409 and a 425 keep theirs: the SDKs
   // retry those, and would not a 400. An error type the upstream names outside Anthropic's is read
-  // from its status.
-  const kind =
-    ownEntry(kindForType, info.type) ?? ownEntry(kindForType, anthropicErrorTypeForStatus(info.status)) ?? 'api_error'
+  // from its status, and so is the catch-all `api_error` (a proxy's 503 naming it is an overload).
+  const byStatus = ownEntry(kindForType, anthropicErrorTypeForStatus(info.status))
+  const byType = ownEntry(kindForType, info.type)
+  const kind = (byType === 'api_error' ? byStatus : byType) ?? byStatus ?? 'api_error'
   return new GatewayError(kind, info.message, {
     code: info.code,
     upstreamStatus: info.status,

@@ -318,7 +318,7 @@ function warnOfProvidersWithoutKey(deps: Deps, log: Logger) {
 
 /**
  * A [[models]] entry whose provider nothing configures is never routed to: a misspelt provider id
- * otherwise lost the model without a word. Built-in rows of such providers are not named (config/load.ts).
+ * otherwise lost the model without a word. Built-in rows of such providers are not named (config/models.ts).
  */
 function warnOfModelsWithoutProvider(deps: Deps, log: Logger) {
   for (const { id, provider } of deps.config.modelsWithoutProvider) {

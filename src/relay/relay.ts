@@ -6,23 +6,16 @@ import type { Deps } from '../deps'
 import { errorResponse } from '../http/errors'
 import { GatewayError, invalidRequest } from '../lib/errors'
 import { newUlid } from '../lib/ids'
-import { errorWithoutSecrets, withoutSecrets } from '../lib/redact'
-import { refusingWritesError } from '../ledger/write-refusals'
-import { applicableCreditNanos, byokFeeNanos, type ChargeScope } from '../ledger/credit'
-import type { GrantRecord } from '../ledger/ledger'
+import { withoutSecrets } from '../lib/redact'
 import { readRequestFeatures } from '../router/features'
 import { keyOwnerOf } from '../router/health'
 import { profileNames, routingModeOf } from '../router/profiles'
-import {
-  type Candidate,
-  type ContextOverflow,
-  exclusiveToolServers,
-  type Ranking,
-  rankCandidates,
-} from '../router/rank'
+import { rankCandidates } from '../router/rank'
 import { providerKeyFor } from '../router/provider-key'
 import type { Admission } from './admission'
+import { creditCeiling, holdCredit, holdForFallback } from './credit-hold-policy'
 import type { CreditHold } from './credit-holds'
+import { creditHeld, ledgerRefusingWrites, nothingServes, upstreamWords } from './refusals'
 import { promptCacheKeyOf, readSessionAttributes } from './session'
 import type { ClientIds, InboundSurface } from './surface'
 import { assembledAnswer } from './assembled-answer'
@@ -280,156 +273,6 @@ function failedAs(
 const longestClientWaitSeconds = 60
 
 /**
- * The most a candidate can charge the account's credit: its estimated prompt and whole max_tokens,
- * or, served with the account's own key, the fee on that.
- */
-const creditCeiling = (deps: Deps, candidate: Candidate) =>
-  candidate.byok ? byokFeeNanos(candidate.mostCostNanos, deps.config.billing.byokFeePercent) : candidate.mostCostNanos
-
-/** What a hold holds, over its grants. */
-const heldNanos = (hold: CreditHold | undefined) => hold?.parts.reduce((sum, part) => sum + part.amountNanos, 0) ?? 0
-
-const chargeScopeOf = (candidate: Candidate, mode: string, now: number): ChargeScope => ({
-  routingMode: mode,
-  modelId: candidate.model.id,
-  providerId: candidate.provider.id,
-  costType: candidate.byok ? 'byok_fee' : 'model_usage',
-  now,
-})
-
-/**
- * Holds the most the first candidate can charge on the grants that would pay it, or what they have
- * left if less: requests started together cannot each spend the same credit, so overspend stays
- * within one request's cost. Released when the request is recorded; a fallback holds anew
- * (holdForFallback).
- */
-function holdCredit(deps: Deps, available: GrantRecord[], first: Candidate, mode: string, now: number) {
-  const amountNanos = creditCeiling(deps, first)
-  if (amountNanos <= 0) return undefined
-  return deps.holds.hold(available, chargeScopeOf(first, mode, now), amountNanos)
-}
-
-/**
- * The request's hold made what the fallback candidate can charge, on the grants that would pay it
- * (as they are now), or, if it cannot be, the error a request gets at the gate: the 429 when others
- * hold the credit, the 402 when none is left (the candidate is then not tried; relay() answers a
- * 402 with the failure before it).
- *
- * A request held only what its first candidate could charge: with the account's own key, the fee.
- * Its fallback to the platform's key then cost the full price, so 30 requests at once on a 0.05 USD
- * grant, each holding a 0.003 USD fee while its own key was refused, were each served at 0.06 USD
- * (an audit: 17 served, 1.02 USD). The hold is topped up before such a leg instead. In full where
- * the credit is there; in part (what is left, as the gate admits a request) only where no other
- * request holds that credit, or where it leaves unheld no more than the request's admission did
- * (its first cost less what it could hold then). Otherwise the credit others hold may be theirs to
- * spend, each a fee-holder that falls back in its turn. Judged on the admission's cost instead,
- * requests held in full on a grant scoped to their first model each took a small general grant
- * whole as they fell back, all served in full beyond it (an audit: 20 requests at once, two
- * requests' cost unpaid, where README promises about one).
- */
-function holdForFallback(
-  deps: Deps,
-  a: {
-    grants: GrantRecord[]
-    previous: CreditHold | undefined
-    candidate: Candidate
-    admission: { ceilingNanos: number; hold: CreditHold | undefined }
-    mode: string
-    now: number
-  },
-): CreditHold | undefined | GatewayError {
-  deps.holds.release(a.previous)
-  const amountNanos = creditCeiling(deps, a.candidate)
-  if (amountNanos <= 0) return undefined
-  const scope = chargeScopeOf(a.candidate, a.mode, a.now)
-  const available = deps.holds.available(a.grants)
-  const left = applicableCreditNanos(available, scope)
-  const total = applicableCreditNanos(a.grants, scope)
-  const nobodyElseHolds = left === total
-  // What the gate let the request start without holding (its hold's parts outlive its release).
-  const admittedShortNanos = a.admission.ceilingNanos - heldNanos(a.admission.hold)
-  if (left >= amountNanos || (left > 0 && (nobodyElseHolds || amountNanos - left <= admittedShortNanos))) {
-    return deps.holds.hold(available, scope, amountNanos)
-  }
-  // Spent since the request was admitted (by its own first attempt or the account's others): the
-  // gate's answer for no credit. Otherwise others hold what is left, for now.
-  if (total === 0) {
-    return new GatewayError(
-      'billing',
-      `no credit is left for ${a.candidate.model.id}, the next model to try: add a grant that covers it`,
-    )
-  }
-  return creditHeld()
-}
-
-/**
- * The account's credit is taken, for now, by what its requests in flight are expected to cost: a
- * 429 that the SDKs and agents retry after a pause, by when those may have ended and left some.
- */
-const creditHeld = () =>
-  new GatewayError(
-    'rate_limit',
-    "this account's remaining credit is held by its requests in flight; retry when they have finished",
-    { retryAfterSeconds: 1 },
-  )
-
-const ledgerRefusingWrites = () =>
-  refusingWritesError(
-    'svc cannot record usage right now (its database refuses writes: is the disk full?), so it serves no model requests until it can; retry later',
-  )
-
-/**
- * Why no model can serve, in the error the client gets. None of these changes on a retry (no
- * credit, a prompt too long, files only Claude reads, no vision…): each is permanent, so SDKs do
- * not back off and resend the request.
- */
-function nothingServes(ranking: Ranking, profile: string): GatewayError {
-  if (ranking.contextExceeded) return contextExceeded(ranking.contextExceeded)
-  if (ranking.blockedByCredit) {
-    const message = `no credit applies to this request under ${profile}: add a grant that covers it`
-    return new GatewayError('billing', message, { permanent: true })
-  }
-  if (ranking.blockedByFiles) {
-    return new GatewayError(
-      'invalid_request',
-      `this request names files stored with Anthropic (file_id), which only an Anthropic model served with your own Anthropic key (BYOK) can read, and none under ${profile} can serve it: send the file's content instead, or add your Anthropic key`,
-      { permanent: true },
-    )
-  }
-  if (ranking.blockedByExclusiveTool) {
-    const { type, of } = ranking.blockedByExclusiveTool
-    return new GatewayError(
-      'invalid_request',
-      `this request offers ${type}, a tool only ${of}'s API has, and no model of ${exclusiveToolServers[of]} under ${profile} can serve it`,
-      { permanent: true, param: 'tools' },
-    )
-  }
-  // Not `overloaded`: Claude Code retries any error whose body says overloaded_error for minutes,
-  // whatever x-should-retry says (a coding-agent audit: 11 requests over 3 minutes).
-  return new GatewayError(
-    'api_error',
-    `no model can serve this request under ${profile}: ${summarizeSkips(ranking.ranks) || 'no model on this gateway can serve it (the operator’s startup log says why)'}`,
-    { status: 503, permanent: true },
-  )
-}
-
-/**
- * A prompt no model under the profile can take, in Anthropic's very words for it: Claude Code
- * matches them, reads the counts and compacts the conversation (the prompt alone too long) or
- * asks for less output (the prompt and max_tokens). A Responses client gets OpenAI's code for it,
- * on which Codex stops and says the context is full (errors.ts). The counts are the router's
- * estimate against the profile's largest window; provider_ranks has each model's reason.
- */
-function contextExceeded(overflow: ContextOverflow): GatewayError {
-  const { inputTokens, outputTokens, contextWindow } = overflow
-  const message =
-    inputTokens > contextWindow
-      ? `prompt is too long: ${inputTokens} tokens > ${contextWindow} maximum`
-      : `input length and \`max_tokens\` exceed context limit: ${inputTokens} + ${outputTokens} > ${contextWindow}, decrease input length or \`max_tokens\` and try again`
-  return new GatewayError('context_exceeded', message, { permanent: true })
-}
-
-/**
  * Books a failed attempt: the leg, the provider's health and the metrics. Providers and codecs
  * raise GatewayErrors; anything else is the gateway's own bug, a 500 that is neither retried
  * elsewhere nor counted against the provider.
@@ -501,45 +344,3 @@ function settleFailedAttempt(
  */
 const refusesTheRequest = new Set(['context_exceeded', 'not_found', 'permission'])
 const notImplemented = (error: GatewayError) => error.kind === 'invalid_request' && error.upstreamStatus === 501
-
-/**
- * A provider's failure in the words the client and the ledger get (the log keeps the provider's
- * own, settleFailedAttempt): never the key that called it (a compatible server may quote the
- * request's headers in its error), and, for a refused key, whose key it was.
- */
-function upstreamWords(error: GatewayError, providerId: string, byok: boolean, apiKey: string): GatewayError {
-  // A rate limit of the platform's key is told in svc's words: the provider's name the gateway's
-  // organization (OpenAI's org-…, Anthropic's id), its limits and what every account on the key used
-  // together, and send the reader to a console that is not theirs.
-  if (error.kind === 'rate_limit' && !byok) return error.withMessage(platformRateLimit(providerId))
-  const said = errorWithoutSecrets(error, apiKey)
-  return error.keyRefused ? error.withMessage(keyRefusal(providerId, byok, said.message)) : said
-}
-
-const platformRateLimit = (providerId: string) =>
-  `${providerId} is rate-limiting the gateway's own account there (a limit its users share, not your svc key's): retry shortly`
-
-/**
- * Whose key the provider refused, said before the provider's words: its "invalid x-api-key" alone
- * reads, to a client that just sent svc an x-api-key, as if svc refused the client's own.
- */
-const keyRefusal = (providerId: string, byok: boolean, said: string) => {
-  // Claude Code reads any error that says "x-api-key" (Anthropic's "invalid x-api-key") as its own
-  // sign-in gone and tells the user to log in to Anthropic: the very thing svc claude spares them.
-  // Anthropic's "Your credit balance is too low…" (call-upstream.ts) is the key's account's, not the
-  // client's svc credit. Clients match the phrase (Claude Code shows "Credit balance too low · Add
-  // funds" and Anthropic's billing page), which for the platform's key is an account not the user's.
-  const words = said
-    .replace(/x-api-key/gi, 'API key')
-    .replace(/\byour credit balance is too low/gi, 'its credit balance ran too low')
-  return byok
-    ? `${providerId} refused the key stored for this account (BYOK; the stored key needs replacing): ${words}`
-    : `${providerId} refused the gateway's own account there (for the gateway's operator to fix; your svc key is fine): ${words}`
-}
-
-function summarizeSkips(ranks: { model_id: string; provider_id: string; reason: string }[]): string {
-  return ranks
-    .slice(0, 6)
-    .map((r) => `${r.model_id} via ${r.provider_id}: ${r.reason}`)
-    .join('; ')
-}

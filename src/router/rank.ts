@@ -33,8 +33,8 @@ export interface Candidate {
   estimatedCostNanos: number
   /**
    * The most it can cost: the estimated prompt and the whole max_tokens. What a request holds on
-   * the credit while it runs (relay.ts): holding the 1,000-token estimate let many long answers
-   * started at once spend many times a small grant.
+   * the credit while it runs (credit-hold-policy.ts): holding the 1,000-token estimate let many
+   * long answers started at once spend many times a small grant.
    */
   mostCostNanos: number
   rank: RankEntry

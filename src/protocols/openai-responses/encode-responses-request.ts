@@ -158,7 +158,7 @@ const encodeToolOutput = (content: UserContentBlock[], isError: boolean | undefi
  * one without it: "item['content'] is not an array"), vLLM its `content` too (and refuses any
  * `encrypted_content`), Ollama only its `encrypted_content`, where it writes its thinking as plain
  * text (`reasoningInEncryptedContent`: a provider's reasoning_in_encrypted_content, on by default
- * for Ollama, config/load.ts); none reads OpenAI's blobs. And
+ * for Ollama, config/provider-hosts.ts); none reads OpenAI's blobs. And
  * an assistant message item carries an id and a status: vLLM before 0.21 refuses one without
  * ("Field required: status"); the others ignore both.
  */

@@ -5,7 +5,7 @@
 // instead of a model answering with the tools (and a forced tool_choice) gone, as if it had fetched
 // the page or called the server.
 import { describe, expect, test } from 'bun:test'
-import { requestDetail } from './support/harness'
+import { type Harness, requestDetail } from './support/harness'
 import {
   profileFor,
   rankedProGateway,
@@ -15,6 +15,26 @@ import {
 } from './support/translation-gateway'
 
 const sim = translationSimulator()
+/**
+ * The answer came from `served`, which got the client's fields as sent, with `passedOver` skipped
+ * for `reason` in the request's record.
+ */
+async function expectServedAsSent(
+  h: Harness,
+  res: Response,
+  sent: Record<string, unknown>,
+  want: { path: string; served: string; passedOver: string; reason: string },
+) {
+  expect(res.status).toBe(200)
+  expect(sim.requests.map((r) => r.path)).toEqual([want.path])
+  expect(sim.requests[0]!.body).toMatchObject(sent)
+  const record = await requestDetail(h, res.headers.get('x-request-id')!)
+  expect(record.selected_model_id).toBe(want.served)
+  expect(record.provider_ranks).toContainEqual(
+    expect.objectContaining({ model_id: want.passedOver, status: 'skipped', reason: want.reason }),
+  )
+}
+
 /** The simulator's Anthropic provider taken for Anthropic itself, as api.anthropic.com is. */
 const anthropicItself = { anthropic: { anthropic_signatures: true } }
 
@@ -58,19 +78,13 @@ describe('an Anthropic client offering tools only Anthropic has', () => {
       headers: { 'anthropic-version': '2023-06-01' },
       json: asking('svc-pro', extra),
     })
-    expect(res.status).toBe(200)
-    expect(sim.requests.map((r) => r.path)).toEqual(['/v1/messages'])
-    expect(sim.requests[0]!.body).toMatchObject(extra)
-    const record = await requestDetail(h, res.headers.get('x-request-id')!)
-    expect(record.selected_model_id).toBe('claude')
     const type = (extra.tools[0] as { type: string }).type
-    expect(record.provider_ranks).toContainEqual(
-      expect.objectContaining({
-        model_id: 'best-chat',
-        status: 'skipped',
-        reason: `request offers ${type}, a tool only Anthropic's API has; only Anthropic itself serves it`,
-      }),
-    )
+    await expectServedAsSent(h, res, extra, {
+      path: '/v1/messages',
+      served: 'claude',
+      passedOver: 'best-chat',
+      reason: `request offers ${type}, a tool only Anthropic's API has; only Anthropic itself serves it`,
+    })
   })
 
   test('a profile without an Anthropic model answers 400, not to be retried, and asks no upstream', async () => {
@@ -140,18 +154,12 @@ describe('a Responses client offering tools only OpenAI has', () => {
     ])
     sim.queue(upstreamModelFor['openai-responses'], { text: 'Done.' })
     const res = await h.call('/compat-b/v1/responses', { method: 'POST', json: { model: 'svc-pro', ...extra } })
-    expect(res.status).toBe(200)
-    expect(sim.requests.map((r) => r.path)).toEqual(['/v1/responses'])
-    expect(sim.requests[0]!.body).toMatchObject(extra)
-    const record = await requestDetail(h, res.headers.get('x-request-id')!)
-    expect(record.selected_model_id).toBe('gpt')
-    expect(record.provider_ranks).toContainEqual(
-      expect.objectContaining({
-        model_id: 'claude',
-        status: 'skipped',
-        reason: `request offers ${type}, a tool only OpenAI's API has; only OpenAI itself serves it`,
-      }),
-    )
+    await expectServedAsSent(h, res, extra, {
+      path: '/v1/responses',
+      served: 'gpt',
+      passedOver: 'claude',
+      reason: `request offers ${type}, a tool only OpenAI's API has; only OpenAI itself serves it`,
+    })
   })
 
   test('a profile without OpenAI itself answers 400 in OpenAI’s shape, and asks no upstream', async () => {

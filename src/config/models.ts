@@ -125,24 +125,13 @@ function mergeModel(entry: ModelSection, base: CatalogRow | undefined, where: st
     cacheWrite1hUsdPerMtok: entry.cache_write_1h_usd_per_mtok ?? base?.cacheWrite1hUsdPerMtok,
     webSearchUsdPer1k: entry.web_search_usd_per_1k ?? base?.webSearchUsdPer1k,
     longPrompt: entry.long_prompt
-      ? {
-          aboveTokens: entry.long_prompt.above_tokens,
-          inputUsdPerMtok: entry.long_prompt.input_usd_per_mtok,
-          outputUsdPerMtok: entry.long_prompt.output_usd_per_mtok,
-          cacheReadUsdPerMtok: entry.long_prompt.cache_read_usd_per_mtok ?? entry.long_prompt.input_usd_per_mtok,
-          cacheWriteUsdPerMtok: entry.long_prompt.cache_write_usd_per_mtok ?? entry.long_prompt.input_usd_per_mtok,
-          cacheWrite1hUsdPerMtok: entry.long_prompt.cache_write_1h_usd_per_mtok,
-        }
+      ? { aboveTokens: entry.long_prompt.above_tokens, ...tierPricesOf(entry.long_prompt) }
       : base?.longPrompt,
     peak: entry.peak
       ? {
           hoursUtc: entry.peak.hours_utc,
           weekdaysOnly: entry.peak.weekdays_only ?? false,
-          inputUsdPerMtok: entry.peak.input_usd_per_mtok,
-          outputUsdPerMtok: entry.peak.output_usd_per_mtok,
-          cacheReadUsdPerMtok: entry.peak.cache_read_usd_per_mtok ?? entry.peak.input_usd_per_mtok,
-          cacheWriteUsdPerMtok: entry.peak.cache_write_usd_per_mtok ?? entry.peak.input_usd_per_mtok,
-          cacheWrite1hUsdPerMtok: entry.peak.cache_write_1h_usd_per_mtok,
+          ...tierPricesOf(entry.peak),
         }
       : base?.peak,
     contextWindow: entry.context_window ?? base?.contextWindow ?? 128_000,
@@ -173,6 +162,23 @@ const tokenPricesOf = (usd: TokenPricesUsd): TokenPrices => ({
 })
 
 /** "HH:MM-HH:MM" → [start, end) in minutes after UTC midnight; a span that is no span is an error. */
+/** A price tier of the file (`long_prompt`, `peak`): unset cache prices cost what its input costs. */
+function tierPricesOf(tier: {
+  input_usd_per_mtok: number
+  output_usd_per_mtok: number
+  cache_read_usd_per_mtok?: number
+  cache_write_usd_per_mtok?: number
+  cache_write_1h_usd_per_mtok?: number
+}): TokenPricesUsd {
+  return {
+    inputUsdPerMtok: tier.input_usd_per_mtok,
+    outputUsdPerMtok: tier.output_usd_per_mtok,
+    cacheReadUsdPerMtok: tier.cache_read_usd_per_mtok ?? tier.input_usd_per_mtok,
+    cacheWriteUsdPerMtok: tier.cache_write_usd_per_mtok ?? tier.input_usd_per_mtok,
+    cacheWrite1hUsdPerMtok: tier.cache_write_1h_usd_per_mtok,
+  }
+}
+
 function minutesOfSpan(span: string): [number, number] {
   const [start, end] = span.split('-').map((time) => {
     const [hours, minutes] = time.split(':').map(Number)

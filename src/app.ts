@@ -108,6 +108,19 @@ function nestedDeeperThan(value: unknown, limit: number): boolean {
 /** Past this, a body is read only for a model route, and only once its key is known. */
 const smallBodyBytes = 64 * 1024
 const modelRoute = /^\/(compat-a|anthropic|compat-b|openai)\//
+/** The routes that call a model, whose requests take a place in the memory budget (relay/admission.ts). */
+const modelCall = /^\/(compat-a|anthropic|compat-b|openai)\/v1\/(messages|responses)$/
+/** What an onRequest hook returns to let the request go on. */
+const noAnswer = (): undefined => undefined
+
+/**
+ * modelCall on a full URL without parsing it: its path starts at the slash after the host and ends
+ * at a query (the Anthropic SDK's beta calls add `?beta=true`).
+ */
+function isModelCall(url: string): boolean {
+  const query = url.indexOf('?')
+  return modelCall.test(url.slice(url.indexOf('/', url.indexOf('//') + 2), query === -1 ? undefined : query))
+}
 
 /**
  * A body too large to be read for free: the model routes take it from a known account only (its
@@ -133,6 +146,7 @@ async function screenLargeBody(
   }
   try {
     await requirePrincipalBeforeBody(deps, request, surface === 'anthropic')
+    if (length > 0 && modelCall.test(path)) await deps.admission.admitBeforeBody(request, length)
   } catch (err) {
     return refusal(deps, err, surface)
   }
@@ -262,9 +276,15 @@ export function createApp(deps: Deps) {
           surfaceOf(path),
         )
       }
-      // Small bodies (nearly every request) go on at no cost; large or unsized ones are screened.
+      // Small bodies (nearly every request) go on at no cost; large or unsized ones are screened
+      // (a chunked one is read there and handled again at its size, admitted then).
       if (length > smallBodyBytes || (length === 0 && request.headers.has('transfer-encoding'))) {
         return screenLargeBody(deps, request, length, handleSized)
+      }
+      if (request.method === 'POST' && isModelCall(request.url)) {
+        const waiting = deps.admission.admitBeforeBody(request, length)
+        if (waiting)
+          return waiting.then(noAnswer, (err) => refusal(deps, err, surfaceOf(new URL(request.url).pathname)))
       }
     })
     .onTransform({ as: 'global' }, ({ body }) => {
@@ -273,6 +293,8 @@ export function createApp(deps: Deps) {
       }
     })
     .onError(({ code, error, request, path, body }) => {
+      // Refused before a relay claimed its place in the memory budget (auth, the body, the route).
+      deps.admission.releaseUnclaimed(request)
       const surface = surfaceOf(path)
       switch (code) {
         case 'NOT_FOUND': {

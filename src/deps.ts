@@ -172,7 +172,10 @@ export function createDeps(config: Config, opts: DepsOptions = {}): Deps {
     metrics: createGatewayMetrics({ openCircuits: health.openCircuits, ledgerRefusing: ledger.refusesWrites }),
     running: new RunningRequests(),
     holds: new CreditHolds(),
-    admission: new RequestAdmission(config.server.requestMemoryBytes ?? defaultRequestBudget(memoryLimit())),
+    admission: new RequestAdmission(
+      config.server.requestMemoryBytes ?? defaultRequestBudget(memoryLimit()),
+      config.server.requestWaitMs,
+    ),
     deviceLogin: createDeviceLogin({
       ledger,
       clock,

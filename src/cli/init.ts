@@ -19,8 +19,10 @@ master_key_env = "SVC_MASTER_KEY"
 # Largest request body accepted (bytes); bigger ones get 413.
 max_body_bytes = 33554432
 # What the model requests in flight may hold together, by estimate (MB); past it, 529 overloaded.
-# Unset: the memory limit (the cgroup's, else the machine's RAM) less 128 MB.
-# request_memory_mb = 128
+# Unset: the memory limit (the cgroup's, else the machine's RAM) less 160 MB.
+# request_memory_mb = 96
+# How long a request past it waits for room (its body unread) before its 529.
+request_wait_seconds = 10
 # On SIGTERM, how long in-flight streams may take to finish.
 shutdown_grace_seconds = 30
 

@@ -106,6 +106,8 @@ export interface Config {
     maxBodyBytes: number
     /** What the model requests in flight may hold together (relay/admission.ts); unset: from the memory limit. */
     requestMemoryBytes?: number
+    /** How long a request past that budget waits for room before its 529 (relay/admission.ts). */
+    requestWaitMs: number
     shutdownGraceSeconds: number
     devicePollIntervalSeconds: number
   }
@@ -268,6 +270,7 @@ export function resolveConfig(raw: unknown, opts: LoadOptions & { source?: strin
       masterKeyEnv,
       maxBodyBytes: server.max_body_bytes ?? 32 * 1024 * 1024,
       requestMemoryBytes: server.request_memory_mb === undefined ? undefined : server.request_memory_mb * 1024 ** 2,
+      requestWaitMs: (server.request_wait_seconds ?? 10) * 1000,
       shutdownGraceSeconds: server.shutdown_grace_seconds ?? 30,
       devicePollIntervalSeconds: server.device_poll_interval_seconds ?? 5,
     },

@@ -229,6 +229,8 @@ export const ConfigFile = T.Object(
           max_body_bytes: T.Optional(T.Integer({ minimum: 1024 })),
           /** What the model requests in flight may hold together, by estimate (relay/admission.ts). */
           request_memory_mb: T.Optional(T.Integer({ minimum: 1 })),
+          /** How long a request past that budget waits, its body unread, for room before its 529. */
+          request_wait_seconds: T.Optional(T.Number({ minimum: 0, maximum: 600 })),
           shutdown_grace_seconds: T.Optional(T.Number({ minimum: 0 })),
           /** How often `svc login` may poll for approval (RFC 8628 interval). */
           device_poll_interval_seconds: T.Optional(T.Integer({ minimum: 0, maximum: 60 })),

@@ -93,6 +93,7 @@ const messagesSurface = (deps: Deps, prefix: string) =>
           headers: request.headers,
           principal,
           signal: request.signal,
+          admission: deps.admission.claim(request),
         })
       },
       { body: AnthropicMessagesBody },

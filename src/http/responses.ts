@@ -59,6 +59,7 @@ const responsesSurfaceAt = (deps: Deps, prefix: string) =>
           headers: request.headers,
           principal,
           signal: request.signal,
+          admission: deps.admission.claim(request),
         }),
       { body: ResponsesBody },
     )

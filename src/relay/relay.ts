@@ -32,6 +32,8 @@ export interface RelayInput {
   principal: Principal
   /** Aborts when the client goes away. */
   signal?: AbortSignal
+  /** Its place in the memory budget, taken before its body was read (admission.ts). */
+  admission?: Admission
 }
 
 export async function relay(deps: Deps, input: RelayInput): Promise<Response> {
@@ -49,8 +51,8 @@ export async function relay(deps: Deps, input: RelayInput): Promise<Response> {
     // Serving while nothing can be recorded would serve unbilled, and the usage API would never
     // show it: the requests already answered wait for the database, new ones are turned away.
     if (deps.ledger.refusesWrites()) throw ledgerRefusingWrites()
-    // Turned away before it costs anything more when the requests in flight fill svc's memory.
-    admission = deps.admission.admit(Number(input.headers.get('content-length')) || 0)
+    // Admitted by its size before its body was read (app.ts); a caller that did not, here.
+    admission = input.admission ?? deps.admission.admit(Number(input.headers.get('content-length')) || 0)
     const profile = typeof body.model === 'string' ? body.model : ''
     const mode = routingModeOf(profile)
     if (!mode) {

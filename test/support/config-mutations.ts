@@ -93,6 +93,7 @@ const integerKeys = new Set([
 ])
 /** Numbers the schema bounds above: a huge one there is refused (prices too, isPriceKey); elsewhere the README sets no bound. */
 const boundedKeys = new Set([
+  'request_wait_seconds',
   'port',
   'quality',
   'price_weight',

@@ -173,6 +173,7 @@ const serverSection = fc.record(
     admin_token_env: fc.constant('MY_ADMIN_TOKEN'),
     max_body_bytes: fc.integer({ min: 65_536, max: 64 * 1024 * 1024 }),
     request_memory_mb: fc.integer({ min: 1, max: 64 * 1024 }),
+    request_wait_seconds: fc.integer({ min: 0, max: 600 }),
     shutdown_grace_seconds: fc.integer({ min: 0, max: 120 }),
     device_poll_interval_seconds: fc.integer({ min: 0, max: 60 }),
   },

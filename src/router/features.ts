@@ -91,8 +91,9 @@ export function jsonLength(value: unknown): number {
   return length
 }
 
+// Past instructions given last, as the prefill rule reads (they join Claude's system prompt).
 const endsOnBlankText = (req: ExchangeRequest): boolean => {
-  const last = req.messages.at(-1)
+  const last = req.messages.findLast((m) => m.role !== 'system')
   return last?.role === 'user' && last.content.every((block) => block.type === 'text' && block.text.trim() === '')
 }
 

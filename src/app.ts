@@ -107,9 +107,10 @@ function nestedDeeperThan(value: unknown, limit: number): boolean {
 
 /** Past this, a body is read only for a model route, and only once its key is known. */
 const smallBodyBytes = 64 * 1024
-const modelRoute = /^\/(compat-a|anthropic|compat-b|openai)\//
+const modelRoute = /^\/+(compat-a|anthropic|compat-b|openai)\//
 /** The routes that call a model, whose requests take a place in the memory budget (relay/admission.ts). */
-const modelCall = /^\/(compat-a|anthropic|compat-b|openai)\/v1\/(messages|responses)$/
+// Elysia routes a trailing slash and leading slashes doubled to the same handler.
+const modelCall = /^\/+(compat-a|anthropic|compat-b|openai)\/v1\/(messages|responses)\/?$/
 /** What an onRequest hook returns to let the request go on. */
 const noAnswer = (): undefined => undefined
 

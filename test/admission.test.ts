@@ -141,13 +141,16 @@ async function answerToHeadersAlone(url: string, path: string, key: string, decl
 // A burst of 1,000 bodies of 1 MB killed svc in 256 MiB with the budget checked only once each body
 // was read and parsed (an audit): the place is taken by the declared size, before any is read.
 test.each([
-  ['a small body', 30_000],
-  ['a large body, whose key is checked first', 2_000_000],
-])('past the budget, %s is refused by its Content-Length before the body is sent', async (_, declared) => {
+  ['a small body', '/compat-a/v1/messages', 30_000],
+  ['a large body, whose key is checked first', '/compat-a/v1/messages', 2_000_000],
+  // Elysia routes these to the same handler.
+  ['a path with a trailing slash', '/compat-a/v1/messages/', 2_000_000],
+  ['a path with its slash doubled', '//compat-a/v1/messages', 30_000],
+])('past the budget, %s is refused by its Content-Length before the body is sent', async (_, path, declared) => {
   const g = await gateway()
   await using _server = g.server
   const open = await openStream(g.anthropic)
-  expect(await answerToHeadersAlone(g.url, '/compat-a/v1/messages', g.h.key, declared, 10)).toStartWith('HTTP/1.1 529')
+  expect(await answerToHeadersAlone(g.url, path, g.h.key, declared, 10)).toStartWith('HTTP/1.1 529')
   await open.rest()
 })
 
@@ -236,6 +239,14 @@ test('every way a request ends gives its place back: failed, refused, aborted, g
   expect((await post({}, `${bigBody.slice(0, -1)},`)).status).toBe(400)
   expect((await post({}, JSON.stringify({ ...bigRequest, max_tokens: 'many' }))).status).toBe(400)
   expect((await post({ 'anthropic-version': '' }, bigBody)).status).toBe(400)
+  await next()
+
+  // Refused while the database refuses writes (a full disk): every such request held its place,
+  // and once 15 had, every request was refused until a restart (a review).
+  const refusesWrites = g.h.deps.ledger.refusesWrites
+  g.h.deps.ledger.refusesWrites = () => true
+  for (let i = 0; i < 3; i++) expect((await post({}, bigBody)).status).toBe(503)
+  g.h.deps.ledger.refusesWrites = refusesWrites
   await next()
 
   // A client that leaves while sending its body.

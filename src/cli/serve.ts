@@ -192,6 +192,9 @@ type Signal = keyof typeof signalNumbers
  */
 async function drain(server: ReturnType<typeof Bun.serve>, deps: Deps, graceSeconds: number): Promise<boolean> {
   void server.stop(false)
+  // Requests waiting for room in the memory budget would start streams the drain may cut: told
+  // to retry now, as any that comes to wait meanwhile is before the cut (admission.ts).
+  deps.admission.refuseWaiting()
   const settled = async (ms: number) => {
     // Monotonic: a wall clock stepped during the drain neither cuts it short nor stretches it.
     const deadline = performance.now() + ms
@@ -200,6 +203,7 @@ async function drain(server: ReturnType<typeof Bun.serve>, deps: Deps, graceSeco
   }
   const drained = await settled(graceSeconds * 1000)
   if (!drained) {
+    deps.admission.refuseWaiting()
     const cut = deps.running.cutAll(shuttingDown())
     deps.log.warn('the grace period is over: streams still running are ended with an overloaded error', { cut })
     await settled(cutWaitMs)

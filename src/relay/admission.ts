@@ -27,6 +27,7 @@ interface Waiter {
   /** Its body's declared size: Bun reads a waiting request's body into memory all the same. */
   bodyBytes: number
   admitted: (admission: Admission) => void
+  refused: (error: GatewayError) => void
   timer: ReturnType<typeof setTimeout>
 }
 
@@ -91,7 +92,8 @@ export class RequestAdmission {
       this.taken.set(request, this.take(bytes))
       return undefined
     }
-    if (!this.mayWait(bodyBytes)) return Promise.reject(this.full())
+    // A client gone already (a large body's key was looked up first) takes no turn.
+    if (request.signal.aborted || !this.mayWait(bodyBytes)) return Promise.reject(this.full())
     return new Promise<void>((resolve, reject) => {
       const waiter: Waiter = {
         bytes,
@@ -100,6 +102,10 @@ export class RequestAdmission {
           request.signal.removeEventListener('abort', leave)
           this.taken.set(request, admission)
           resolve()
+        },
+        refused: (error) => {
+          request.signal.removeEventListener('abort', leave)
+          reject(error)
         },
         timer: setTimeout(() => {
           this.leave(waiter)
@@ -126,12 +132,35 @@ export class RequestAdmission {
     )
   }
 
+  /** Takes the waiter out of the line; a head that leaves (timed out, its client gone) lets the next go. */
   private leave(waiter: Waiter): void {
+    this.dequeue(waiter)
+    this.admitWaiting()
+  }
+
+  private dequeue(waiter: Waiter): void {
     clearTimeout(waiter.timer)
     const at = this.waiting.indexOf(waiter)
     if (at === -1) return
     this.waiting.splice(at, 1)
     this.waitingBodyBytes -= waiter.bodyBytes
+  }
+
+  /** Those waiting go, in their order, while the next fits. */
+  private admitWaiting(): void {
+    while (this.waiting.length > 0 && this.fits(this.waiting[0]!.bytes)) {
+      const next = this.waiting[0]!
+      this.dequeue(next)
+      next.admitted(this.take(next.bytes))
+    }
+  }
+
+  /** At shutdown: every request waiting gets its 529 now (no new upstream call as the drain ends). */
+  refuseWaiting(): void {
+    for (const waiter of [...this.waiting]) {
+      this.dequeue(waiter)
+      waiter.refused(this.full())
+    }
   }
 
   /** The place admitBeforeBody took for the request, now the caller's to give back. */
@@ -152,11 +181,7 @@ export class RequestAdmission {
     this.inFlight--
     admission.bytes = 0
     // The room it leaves goes to those waiting, in their order.
-    while (this.waiting.length > 0 && this.fits(this.waiting[0]!.bytes)) {
-      const next = this.waiting[0]!
-      this.leave(next)
-      next.admitted(this.take(next.bytes))
-    }
+    this.admitWaiting()
   }
 
   private full(): GatewayError {

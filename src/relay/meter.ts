@@ -106,4 +106,5 @@ function observe(meter: StreamMeter, event: ExchangeEvent): void {
   meter.started = true
 }
 
-const brokeOff: UpstreamErrorInfo = { status: 502, type: 'api_error', message: 'upstream answer ended in an error' }
+// svc's own words for a broken answer, a fault of the gateway's kind (500), not an upstream's overload.
+const brokeOff: UpstreamErrorInfo = { status: 500, type: 'api_error', message: 'upstream answer ended in an error' }

@@ -46,13 +46,14 @@ export async function relay(deps: Deps, input: RelayInput): Promise<Response> {
       ? { 'x-request-id': requestId, 'request-id': requestId }
       : { 'x-request-id': requestId }
   let held: CreditHold | undefined
-  let admission: Admission | undefined
+  // Given back by the catch below whatever throws, the ledger's refusal first among them.
+  let admission: Admission | undefined = input.admission
   try {
     // Serving while nothing can be recorded would serve unbilled, and the usage API would never
     // show it: the requests already answered wait for the database, new ones are turned away.
     if (deps.ledger.refusesWrites()) throw ledgerRefusingWrites()
     // Admitted by its size before its body was read (app.ts); a caller that did not, here.
-    admission = input.admission ?? deps.admission.admit(Number(input.headers.get('content-length')) || 0)
+    admission ??= deps.admission.admit(Number(input.headers.get('content-length')) || 0)
     const profile = typeof body.model === 'string' ? body.model : ''
     const mode = routingModeOf(profile)
     if (!mode) {

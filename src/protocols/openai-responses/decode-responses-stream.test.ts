@@ -736,7 +736,7 @@ describe('responsesStreamDecoder', () => {
     expect(events.at(-1)).toEqual({
       type: 'error',
       error: {
-        status: 502,
+        status: 500,
         type: 'api_error',
         message: 'upstream Responses stream ended before the response finished',
       },

@@ -515,7 +515,8 @@ export function responsesStreamDecoder(
       if (done) return []
       done = true
       const message = 'upstream Responses stream ended before the response finished'
-      return [{ type: 'error', error: { status: 502, type: 'api_error', message } }]
+      // A fault of the gateway's kind (500), as before upstream errors were read by status.
+      return [{ type: 'error', error: { status: 500, type: 'api_error', message } }]
     },
     get done() {
       return done

@@ -248,50 +248,26 @@ describe('K10: an OpenAI-only tool is not sent to a Responses-compatible server'
   })
 })
 
-describe('endsOnBlankText: a blank last user turn followed by a developer message', () => {
-  test('Claude is not sent a conversation ending on the assistant turn (a prefill)', async () => {
+// As without the developer message, Claude is skipped (README, Routing: "A conversation that ends
+// on a user message of blank text ... skips the Anthropic models"); before the fix Claude got a
+// conversation ending on its own turn ("Blue."), which it continued.
+describe('endsOnBlankText: a blank last user turn, read past a developer message after it', () => {
+  const conversation = [
+    { role: 'user', content: 'Name a colour.' },
+    { role: 'assistant', content: 'Blue.' },
+    { role: 'user', content: '   ' },
+  ]
+  test.each([
+    ['followed by a developer message', [...conversation, { role: 'developer', content: 'Be brief.' }]],
+    ['alone', conversation],
+  ])('%s: Claude is passed over, not sent a conversation ending on its own turn', async (_, input) => {
     const h = await gateway([modelIn('claude', 'anth', 95), modelIn('gpt', 'chat', 80)], {
       anth: { kind: 'anthropic', base_url: sim.url, api_key_env: 'SIM_KEY' },
       chat: { kind: 'openai-chat', base_url: `${sim.url}/v1`, api_key_env: 'SIM_KEY' },
     })
     sim.queue('claude-up', { text: 'continued' })
     sim.queue('gpt-up', { text: 'answered' })
-    const res = await h.call('/compat-b/v1/responses', {
-      method: 'POST',
-      json: {
-        model: 'svc-pro',
-        input: [
-          { role: 'user', content: 'Name a colour.' },
-          { role: 'assistant', content: 'Blue.' },
-          { role: 'user', content: '   ' },
-          { role: 'developer', content: 'Be brief.' },
-        ],
-      },
-    })
-    expect(res.status).toBe(200)
-    // As without the developer message, Claude is skipped (README, Routing: "A conversation that
-    // ends on a user message of blank text ... skips the Anthropic models"); before the fix Claude
-    // got a conversation ending on its own turn ("Blue."), which it continued.
-    expect(upstreamModels()).toEqual(['gpt-up'])
-  })
-  test('control: the same conversation without the developer message skips Claude', async () => {
-    const h = await gateway([modelIn('claude', 'anth', 95), modelIn('gpt', 'chat', 80)], {
-      anth: { kind: 'anthropic', base_url: sim.url, api_key_env: 'SIM_KEY' },
-      chat: { kind: 'openai-chat', base_url: `${sim.url}/v1`, api_key_env: 'SIM_KEY' },
-    })
-    sim.queue('claude-up', { text: 'continued' })
-    sim.queue('gpt-up', { text: 'answered' })
-    const res = await h.call('/compat-b/v1/responses', {
-      method: 'POST',
-      json: {
-        model: 'svc-pro',
-        input: [
-          { role: 'user', content: 'Name a colour.' },
-          { role: 'assistant', content: 'Blue.' },
-          { role: 'user', content: '   ' },
-        ],
-      },
-    })
+    const res = await h.call('/compat-b/v1/responses', { method: 'POST', json: { model: 'svc-pro', input } })
     expect(res.status).toBe(200)
     expect(upstreamModels()).toEqual(['gpt-up'])
   })

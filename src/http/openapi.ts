@@ -106,7 +106,8 @@ const anthropicStatuses: Record<number, string> = {
   400:
     'invalid_request_error: the body or a parameter is wrong (the message names it). On the messages route also: ' +
     'the prompt fits no model under the profile ("prompt is too long: …"), the request needs what no model ' +
-    "under the profile can serve (files stored with Anthropic, a client tool only Anthropic's models have), or " +
+    "under the profile can serve (files stored with Anthropic, a tool only Anthropic's API has: one the client " +
+    'runs such as bash, or one Anthropic runs such as web fetch, tool search or the MCP connector), or ' +
     "an upstream's own 400, 422 or 501; x-should-retry: false where the same request cannot succeed",
   401: 'authentication_error: missing, unknown or revoked API key (or admin token)',
   402: 'billing_error: no credit grant covers this request; x-should-retry: false',
@@ -147,7 +148,9 @@ const openAIStatuses: Record<number, string> = {
     'invalid_request_error (param names the field), with code context_length_exceeded when the prompt fits no ' +
     "model under the profile; an upstream's own 400, 422 or 501 too. server_error (code server_error) for " +
     'what the same request sent again cannot fix: no model can serve it under the profile (the reasons are ' +
-    "in the message), or every candidate's provider refused the platform's key or account there (the " +
+    "in the message). invalid_request_error for a tool only OpenAI's Responses API has (local_shell, " +
+    'apply_patch, remote mcp…) where the profile has no model of OpenAI itself. server_error also where ' +
+    "every candidate's provider refused the platform's key or account there (the " +
     "operator's to fix). x-should-retry: false where the same request sent again cannot succeed",
   401: 'invalid_request_error, code invalid_api_key',
   403: "permission_error: an upstream's refusal of something the request referenced (a file)",
@@ -1681,8 +1684,8 @@ export const openApiDocument: OpenApiDocument = {
       'Retry-After': {
         description:
           "seconds to wait before trying again: an upstream's own (one over 60 s is not passed on), 1 while the " +
-          "account's credit is held by its requests in flight, 5 while svc's database refuses writes; on the " +
-          'sign-in routes, until a limit lifts',
+          "account's credit is held by its requests in flight, 1 while the requests in flight fill svc's memory " +
+          "budget, 5 while svc's database refuses writes; on the sign-in routes, until a limit lifts",
         schema: { type: 'integer', minimum: 0 },
       },
       Allow: { description: 'the method this path takes', schema: { type: 'string' } },

@@ -32,8 +32,8 @@ interface Waiter {
 }
 
 /**
- * At most this many wait at once, their bodies together at most a quarter of the budget; more are
- * refused at once. Bun reads a waiting request's body as it arrives, unasked: a burst of 1,000
+ * At most this many wait at once, their bodies together at most a quarter of the budget (or one
+ * body of any size); more are refused at once. Bun reads a waiting request's body as it arrives, unasked: a burst of 1,000
  * bodies of 1 MB left waiting filled a 256 MiB container and froze svc, where refused at once it
  * served 31 and refused the rest within its limit (measured in a cgroup).
  */
@@ -128,7 +128,8 @@ export class RequestAdmission {
     return (
       this.waitMs > 0 &&
       this.waiting.length < mostWaiting &&
-      this.waitingBodyBytes + bodyBytes <= this.budgetBytes * waitingShareOfBudget
+      // One waits whatever its size, as one is served whatever its size.
+      (this.waiting.length === 0 || this.waitingBodyBytes + bodyBytes <= this.budgetBytes * waitingShareOfBudget)
     )
   }
 

@@ -108,8 +108,10 @@ function nestedDeeperThan(value: unknown, limit: number): boolean {
 /** Past this, a body is read only for a model route, and only once its key is known. */
 const smallBodyBytes = 64 * 1024
 const modelRoute = /^\/+(compat-a|anthropic|compat-b|openai)\//
-/** The routes that call a model, whose requests take a place in the memory budget (relay/admission.ts). */
-// Elysia routes a trailing slash and leading slashes doubled to the same handler.
+/**
+ * The routes that call a model, whose requests take a place in the memory budget
+ * (relay/admission.ts); Elysia routes a trailing slash and doubled leading slashes to them too.
+ */
 const modelCall = /^\/+(compat-a|anthropic|compat-b|openai)\/v1\/(messages|responses)\/?$/
 /** What an onRequest hook returns to let the request go on. */
 const noAnswer = (): undefined => undefined

@@ -6,6 +6,7 @@
 // whole, so a failure anywhere in it still falls back to the next candidate, as a JSON call's would.
 import type { Deps } from '../deps'
 import { responseAssembler } from '../exchange/assemble-response'
+import { anthropicMessageAssembler } from '../protocols/anthropic/assemble-message'
 import { pipe } from '../exchange/stream-codec'
 import type { SseEvent } from '../protocols/sse'
 import { GatewayError } from '../lib/errors'
@@ -19,7 +20,7 @@ import { deliverPassThrough, deliverTranslated, jsonAnswer } from './json-answer
 import { hasMediaType } from './send'
 import { meterStep, newStreamMeter } from './meter'
 import { withinFirstByte } from './stream-answer'
-import { upstreamFrames } from './upstream-frames'
+import { streamFailure, type UpstreamFrames, upstreamFrames } from './upstream-frames'
 
 export async function assembledAnswer(deps: Deps, a: AnsweredAttempt): Promise<Response> {
   // An upstream (or a compatible server's model) that cannot stream answers JSON all the same:
@@ -33,12 +34,16 @@ export async function assembledAnswer(deps: Deps, a: AnsweredAttempt): Promise<R
     const first = await withinFirstByte(upstream.next(), left, a.controller, firstByteTimeoutMs)
     const upstreamTtfbMs = performance.now() - a.sentAt
     /**
-     * Feeds every read to `take` until it says the answer is whole or the body ends. Held whole
-     * until then, the answer is bounded as a JSON one is.
+     * Feeds every read of `frames` (from its first, `read`) to `take` until it says the answer is
+     * whole or the body ends. Held whole until then, the answer is bounded as a JSON one is.
      */
     let size = 0
-    const readAll = async (take: (event: SseEvent) => boolean) => {
-      for (let events = first; events !== undefined; events = await upstream.next()) {
+    const readAll = async (
+      frames: UpstreamFrames,
+      read: readonly SseEvent[] | undefined,
+      take: (event: SseEvent) => boolean,
+    ) => {
+      for (let events = read; events !== undefined; events = await frames.next()) {
         for (const event of events) {
           size += event.data.length
           if (size > maxAnswerBytes) throw answerTooLarge()
@@ -51,7 +56,7 @@ export async function assembledAnswer(deps: Deps, a: AnsweredAttempt): Promise<R
       // Metered as the streamed relay meters it (a message that finishes without its usage is estimated).
       const meter = a.surface.passThroughStream(a.ids)
       const assembly = a.surface.passThroughAssembly()
-      await readAll((event) => {
+      await readAll(upstream, first, (event) => {
         meter.frame(event)
         assembly.push(event)
         const error = meter.error()
@@ -67,23 +72,53 @@ export async function assembledAnswer(deps: Deps, a: AnsweredAttempt): Promise<R
       return deliverPassThrough(deps, a, received, answer, upstreamTtfbMs)
     }
 
-    const meter = newStreamMeter()
-    const assembler = responseAssembler()
-    const decoder = codecs[a.leg.candidate.provider.kind].streamDecoder(
-      requestToolNames(a.body),
-      a.leg.candidate.provider,
-    )
-    const chain = pipe(pipe(decoder, meterStep(meter)), assembler)
-    await readAll((event) => {
-      chain.push(event)
+    /** One upstream message, whole: decoded, metered, and as sent where its turn may be sent back. */
+    const gather = async (frames: UpstreamFrames, read: readonly SseEvent[] | undefined) => {
+      const meter = newStreamMeter()
+      const assembler = responseAssembler()
+      const sent = a.pausedTurn && anthropicMessageAssembler()
+      const decoder = codecs[a.leg.candidate.provider.kind].streamDecoder(
+        requestToolNames(a.body),
+        a.leg.candidate.provider,
+      )
+      const chain = pipe(pipe(decoder, meterStep(meter)), assembler)
+      await readAll(frames, read, (event) => {
+        sent?.push(event)
+        chain.push(event)
+        if (meter.error) throw upstreamFailure(meter.error)
+        return chain.done
+      })
+      chain.end()
       if (meter.error) throw upstreamFailure(meter.error)
-      return chain.done
-    })
-    chain.end()
-    if (meter.error) throw upstreamFailure(meter.error)
-    if (!meter.finished) throw endedEarly()
-    const response = { ...assembler.response(), usage: meter.usage }
-    return deliverTranslated(deps, a, response, meter, upstreamTtfbMs)
+      if (!meter.finished) throw endedEarly()
+      return { response: { ...assembler.response(), usage: meter.usage }, meter, sent }
+    }
+    let part = await gather(upstream, first)
+    const content = part.response.content
+    // A turn the upstream paused, sent back until it ends (paused-turn.ts): its messages' blocks in
+    // one answer. A message that fails then ends the answer at the pause before it.
+    while (part.response.stopReason === 'pause_turn' && a.pausedTurn) {
+      const paused = a.leg
+      a.trace.settleLeg(paused, 'ok', part.meter)
+      const resumed = await a.pausedTurn.resume(
+        (part.sent?.json(0) as { content?: unknown[] } | undefined)?.content ?? [],
+      )
+      if (!resumed) break
+      a.leg = resumed.leg
+      const frames = upstreamFrames(resumed.upstream, idleTimeoutMs, () => a.controller.abort())
+      try {
+        part = await gather(frames, await withinFirstByte(frames.next(), firstByteTimeoutMs, a.controller))
+        content.push(...part.response.content)
+      } catch (err) {
+        a.trace.failLeg(a.leg, streamFailure(err), 'failed', true)
+        a.leg = paused
+        break
+      } finally {
+        await frames.close()
+      }
+    }
+    const earlier = a.pausedTurn?.billedBefore(a.leg)
+    return deliverTranslated(deps, a, { ...part.response, content }, part.meter, upstreamTtfbMs, earlier)
   } finally {
     await upstream.close()
   }

@@ -1,4 +1,6 @@
 // One attempt whose upstream answered 2xx: what the JSON, streamed and gathered answers all work from.
+import type { ResumePausedTurn } from './paused-turn'
+import type { Usage } from '../exchange/types'
 import type { ClientIds, InboundSurface } from './surface'
 import type { LegDraft, RequestTrace } from './trace'
 
@@ -7,7 +9,10 @@ export interface AnsweredAttempt {
   /** The client's body, as parsed. */
   body: Record<string, unknown>
   trace: RequestTrace
-  /** This attempt's leg; its candidate names the model and provider. */
+  /**
+   * This attempt's leg; its candidate names the model and provider. A turn the upstream paused and
+   * svc sent back goes on in a leg of its own, which takes this place (paused-turn.ts).
+   */
   leg: LegDraft
   upstream: Response
   ids: ClientIds
@@ -19,4 +24,9 @@ export interface AnsweredAttempt {
   apiKey: string
   /** When the upstream request went out (performance.now()): a non-streaming answer is due first_byte_timeout_ms after. */
   sentAt: number
+  /**
+   * Where svc goes on with a turn the upstream pauses (paused-turn.ts): sends it back, and tells
+   * what the answer's legs before one were billed.
+   */
+  pausedTurn?: { resume: ResumePausedTurn; billedBefore: (leg: LegDraft) => Usage }
 }

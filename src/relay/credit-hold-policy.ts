@@ -90,3 +90,29 @@ export function holdForFallback(
   }
   return creditHeld()
 }
+
+/**
+ * Before svc sends a paused turn back for its model to go on (paused-turn.ts): the request's hold
+ * made what its answer's legs so far were billed and the most the next can charge, where the
+ * account's credit has that beside what others hold. Otherwise it keeps what it held, and the
+ * answer ends at the pause (`enough` false): it may not run past the credit as a new request may not.
+ */
+export function holdForContinuation(
+  deps: Deps,
+  a: {
+    grants: GrantRecord[]
+    previous: CreditHold | undefined
+    candidate: Candidate
+    spentNanos: number
+    mode: string
+    now: number
+  },
+): { hold: CreditHold | undefined; enough: boolean } {
+  const scope = chargeScopeOf(a.candidate, a.mode, a.now)
+  const amountNanos = a.spentNanos + creditCeiling(deps, a.candidate)
+  deps.holds.release(a.previous)
+  const available = deps.holds.available(a.grants)
+  const enough = applicableCreditNanos(available, scope) >= amountNanos
+  const keep = enough ? amountNanos : heldNanos(a.previous)
+  return { hold: keep > 0 ? deps.holds.hold(available, scope, keep) : undefined, enough }
+}

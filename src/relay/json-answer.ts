@@ -1,6 +1,7 @@
 // A non-streaming answer: the upstream's JSON relayed under our ids, or decoded and encoded in
 // the client's shape, with the leg settled from the usage the upstream reported.
 import type { Deps } from '../deps'
+import { addedUsage } from '../exchange/joined-legs'
 import type { ExchangeResponse, Usage } from '../exchange/types'
 import { GatewayError } from '../lib/errors'
 import { maxAnswerBytes, readAnswerText } from '../providers/bounded-body'
@@ -128,6 +129,8 @@ export function deliverTranslated(
   response: ExchangeResponse,
   metered: { reported: boolean; outputChars: number },
   upstreamTtfbMs?: number,
+  /** What the answer's earlier messages were billed, where the upstream paused its turn (paused-turn.ts). */
+  earlier?: Usage,
 ): Response {
   if (response.stopReason === 'error') {
     throw new GatewayError('api_error', 'upstream answer ended in an error', { status: 502, retryable: true })
@@ -135,9 +138,10 @@ export function deliverTranslated(
   const received = { usage: response.usage, ...metered }
   // Usage the upstream never reported, or reported as no count can be, reaches the client as svc
   // bills it (an estimate), not as zeros or the incredible count.
-  const told = billedAsReported(response.usage, metered.reported)
+  const billed = billedAsReported(response.usage, metered.reported)
     ? response
     : { ...response, usage: a.trace.billedUsage(received) }
+  const told = earlier ? { ...billed, usage: addedUsage(earlier, billed.usage) } : billed
   const encoded = a.surface.encodeResponse(told, a.ids, {
     upstreamModel: a.leg.candidate.model.upstreamModel,
     body: a.body,

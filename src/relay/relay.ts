@@ -21,6 +21,7 @@ import type { ClientIds, InboundSurface } from './surface'
 import { assembledAnswer } from './assembled-answer'
 import { jsonAnswer } from './json-answer'
 import { loggableUpstreamError, record } from './outcome'
+import { pausedTurnResumer, resumesPausedTurns } from './paused-turn'
 import { send } from './send'
 import { streamAnswer } from './stream-answer'
 import { type LegDraft, RequestTrace } from './trace'
@@ -185,20 +186,23 @@ export async function relay(deps: Deps, input: RelayInput): Promise<Response> {
       const apiKey = providerKeyFor(candidate.provider, byokKeys)!
       try {
         probe = deps.health.claimProbe(candidate.provider.id, candidate.model.id, keyOwnerOf(candidate.byok, accountId))
-        // A long answer's client gets JSON, but svc streams it from the upstream (assembled-answer.ts).
-        const gathered = !exchange.stream && candidate.maxTokens > deps.config.routing.streamUpstreamAboveMaxTokens
+        const pauses = resumesPausedTurns(surface, candidate, exchange)
+        // A long answer's client gets JSON, but svc streams it from the upstream (assembled-answer.ts),
+        // as it does one whose turn svc may send back (paused-turn.ts: gathered, a message at a time).
+        const gathered =
+          !exchange.stream && (pauses || candidate.maxTokens > deps.config.routing.streamUpstreamAboveMaxTokens)
+        const call = { surface, body, exchange, candidate, apiKey, headers: input.headers, controller }
         const sentAt = performance.now()
-        const upstream = await send(deps, {
-          surface,
-          body,
-          exchange,
-          candidate,
-          apiKey,
-          headers: input.headers,
-          controller,
-          stream: exchange.stream || gathered,
-        })
-        const attempt = { surface, body, trace, leg, upstream, ids, controller, idHeader, apiKey, sentAt }
+        const upstream = await send(deps, { ...call, stream: exchange.stream || gathered })
+        const pausedTurn = pauses
+          ? pausedTurnResumer(deps, {
+              trace,
+              first: leg,
+              mode,
+              sendBack: (content) => send(deps, { ...call, stream: true, pausedTurn: content }),
+            })
+          : undefined
+        const attempt = { surface, body, trace, leg, upstream, ids, controller, idHeader, apiKey, sentAt, pausedTurn }
         if (exchange.stream) return await streamAnswer(deps, attempt, probe)
         const answer = gathered ? await assembledAnswer(deps, attempt) : await jsonAnswer(deps, attempt)
         record(deps, trace, { status: 'completed', httpStatus: 200 })

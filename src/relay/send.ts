@@ -21,6 +21,11 @@ export async function send(
     controller: AbortController
     /** Ask the upstream for a stream: the client's own choice, or the relay's for a long answer. */
     stream: boolean
+    /**
+     * An Anthropic turn paused in its server tools' loop: its blocks as sent, the last assistant
+     * turn of the request, for the model to go on (paused-turn.ts).
+     */
+    pausedTurn?: unknown[]
   },
 ): Promise<Response> {
   const { provider, model } = call.candidate
@@ -32,6 +37,10 @@ export async function send(
     : codec.encodeRequest({ ...call.exchange, maxTokens: call.candidate.maxTokens, stream }, model, provider)
   // A non-streaming client's request streamed from the upstream (assembled-answer.ts).
   if (passThrough && stream && payload.stream !== true) payload.stream = true
+  if (call.pausedTurn) {
+    const messages = Array.isArray(payload.messages) ? payload.messages : []
+    payload.messages = [...messages, { role: 'assistant', content: call.pausedTurn }]
+  }
   const headers: Record<string, string> = { 'content-type': 'application/json', ...provider.headers }
   for (const name of codec.forwardedHeaders) {
     const value = call.headers.get(name)

@@ -2,8 +2,10 @@
 // way, with the first frame produced before the Response exists so that a candidate failing
 // before it still falls back.
 import type { Deps } from '../deps'
+import { type JoinedLegs, joinedLegs } from '../exchange/joined-legs'
 import { pipe, type StreamCodec, type StreamEncoder } from '../exchange/stream-codec'
-import type { UpstreamErrorInfo, Usage } from '../exchange/types'
+import type { ExchangeEvent, UpstreamErrorInfo, Usage } from '../exchange/types'
+import { anthropicMessageAssembler } from '../protocols/anthropic/assemble-message'
 import { GatewayError } from '../lib/errors'
 import type { SseEvent } from '../protocols/sse'
 import { upstreamFailure } from '../providers/call-upstream'
@@ -35,7 +37,8 @@ export async function streamAnswer(
   probe: boolean,
 ): Promise<Response> {
   const { idleTimeoutMs, pingIntervalMs } = deps.config.routing
-  const upstream = upstreamFrames(a.upstream, idleTimeoutMs, () => a.controller.abort(), pingIntervalMs)
+  /** The upstream being relayed: a turn svc sends back goes on in another (paused-turn.ts). */
+  let upstream = upstreamFrames(a.upstream, idleTimeoutMs, () => a.controller.abort(), pingIntervalMs)
 
   const passThrough = passesThrough(a.leg.candidate.provider, a.surface)
   /** The client's next piece of the stream; done once the upstream's body has ended. */
@@ -93,31 +96,61 @@ export async function streamAnswer(
       }
     }
   } else {
-    const meter = newStreamMeter()
+    let meter = newStreamMeter()
     const encoder = a.surface.streamEncoder(a.ids, {
       upstreamModel: a.leg.candidate.model.upstreamModel,
       body: a.body,
       now: () => a.trace.since(a.ids.createdAt),
     })
-    const decoder = codecs[a.leg.candidate.provider.kind].streamDecoder(
-      requestToolNames(a.body),
-      a.leg.candidate.provider,
-    )
     let broken: GatewayError | undefined
     const estimate = (m: typeof meter) =>
       a.trace.billedUsage({ usage: m.usage, reported: m.reported, outputChars: m.outputChars })
+    // A turn svc may send back on a pause goes on through the same encoder (paused-turn.ts).
+    const joint = a.pausedTurn ? joinedLegs(encoder) : undefined
+    const last: StreamCodec<ExchangeEvent, string> = joint ?? encoder
+    const legOf = (frames: UpstreamFrames): TranslatedLeg => ({
+      upstream: frames,
+      translate: pipe(
+        pipe(
+          codecs[a.leg.candidate.provider.kind].streamDecoder(requestToolNames(a.body), a.leg.candidate.provider),
+          meterStep(meter, estimate),
+        ),
+        last,
+      ),
+      // The paused message's blocks as Anthropic sent them, for the turn sent back.
+      sent: joint && anthropicMessageAssembler(),
+    })
+    const pausedTurn = a.pausedTurn
+    const nextLeg =
+      joint && pausedTurn
+        ? async (paused: TranslatedLeg): Promise<TranslatedLeg | undefined> => {
+            a.trace.settleLeg(a.leg, 'ok', meter)
+            const content = (paused.sent?.json(0) as { content?: unknown[] } | undefined)?.content ?? []
+            const resumed = await pausedTurn.resume(content)
+            if (!resumed) return undefined
+            joint.nextLeg(pausedTurn.billedBefore(resumed.leg))
+            a.leg = resumed.leg
+            meter = newStreamMeter()
+            a.leg.progress = received
+            const frames = upstreamFrames(resumed.upstream, idleTimeoutMs, () => a.controller.abort(), pingIntervalMs)
+            frames.onQuiet = upstream.onQuiet
+            upstream = frames
+            return legOf(frames)
+          }
+        : undefined
     clientFrames = translatedText(
-      upstream,
-      pipe(pipe(decoder, meterStep(meter, estimate)), encoder),
+      legOf(upstream),
       encoder,
       (error) => {
         broken = error
         // The encoder's failure tells the client the usage billed for what flowed.
-        for (const event of standInUsage(meter, estimate)) encoder.push(event)
+        for (const event of standInUsage(meter, estimate)) last.push(event)
       },
+      joint,
+      nextLeg,
     )
     // A stream the encoder ended with an error event failed, whatever the upstream had said before.
-    complete = () => meter.finished && !meter.error && !broken
+    complete = () => meter.finished && !meter.error && !broken && !joint?.paused
     generated = () => meter.started
     received = () => ({ ...meter, clean: complete(), broken })
     // Checked on the pieces held before the client's first byte (the first, and the opening's hold):
@@ -363,29 +396,56 @@ function passThroughText(
   }
 }
 
+/** One upstream message of a translated answer: its frames, their translation, and a copy of it as sent where needed. */
+interface TranslatedLeg {
+  upstream: UpstreamFrames
+  translate: StreamCodec<SseEvent, string>
+  /** The message gathered as the upstream sent it (a turn that may pause is sent back so). */
+  sent?: ReturnType<typeof anthropicMessageAssembler>
+}
+
 /**
  * The translated relay's pieces: what one read of the upstream completed, decoded, metered and
  * encoded in one synchronous step, as one write. A failure anywhere (a read, a timeout, a
- * malformed frame) becomes the encoder's in-stream error, after the frames before it.
+ * malformed frame) becomes the encoder's in-stream error, after the frames before it. A message
+ * that ends paused (`joint`) goes on in the next leg, `nextLeg` sending the turn back, once the
+ * pause's own frames have gone out; without one, the pause ends the answer.
  */
 function translatedText(
-  upstream: UpstreamFrames,
-  translate: StreamCodec<SseEvent, string>,
+  first: TranslatedLeg,
   encoder: StreamEncoder,
   onBroken: (error: GatewayError) => void,
+  joint?: JoinedLegs<string>,
+  nextLeg?: (paused: TranslatedLeg) => Promise<TranslatedLeg | undefined>,
 ): AsyncIterator<string> {
   const ended = { done: true, value: undefined } as const
+  let leg = first
   let finished = false
+  /** The leg before ended paused: the next pull goes on with another. */
+  let paused = false
   return {
     async next() {
       while (!finished) {
         let text = ''
+        if (paused) {
+          paused = false
+          const resumed = await nextLeg!(leg)
+          if (resumed) leg = resumed
+          else {
+            finished = true
+            text = joint!.endPaused().join('')
+            if (text !== '') return { done: false, value: text }
+            continue
+          }
+        }
+        const { upstream, translate, sent } = leg
         try {
           const events = await upstream.next()
           if (events === undefined) {
             text = translate.end().join('')
           } else {
             for (const event of events) {
+              sent?.push(event)
               text += translate.push(event).join('')
               if (translate.done) break
             }
@@ -398,8 +458,9 @@ function translatedText(
           finished = true
         }
         if (translate.done || finished) {
-          finished = true
           await upstream.close()
+          if (!finished && joint?.paused && nextLeg) paused = true
+          else finished = true
         }
         if (text !== '') return { done: false, value: text }
       }
@@ -407,7 +468,7 @@ function translatedText(
     },
     async return() {
       finished = true
-      await upstream.close()
+      await leg.upstream.close()
       return ended
     },
   }

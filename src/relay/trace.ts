@@ -187,6 +187,12 @@ export class RequestTrace {
     return latest
   }
 
+  /** What these legs, as they stand, charge the account's credit (a paused turn's, before it goes on). */
+  chargeOf(legs: LegDraft[]): number {
+    const now = this.since(this.latestTime())
+    return legs.reduce((sum, leg) => sum + this.legRecord(leg, now).charge.amountNanos, 0)
+  }
+
   markChosen(leg: LegDraft) {
     leg.candidate.rank.status = 'chosen'
   }

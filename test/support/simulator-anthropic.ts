@@ -248,7 +248,9 @@ function thinkingRefusal(body: Record<string, unknown>, headers: Headers): strin
   // the words are the simulator's own.
   const messages = Array.isArray(body['messages']) ? body['messages'] : []
   const last = messages.at(-1)
-  if (isObject(last) && last['role'] === 'assistant')
+  // A turn paused in the server tools' loop, sent back to go on, is no prefill (Anthropic's pause_turn docs).
+  const paused = isObject(last) && blocksOf(last['content']).some((block) => block['type'] === 'server_tool_use')
+  if (isObject(last) && last['role'] === 'assistant' && !paused)
     return 'messages: a final `assistant` message (a prefill) is not supported when thinking is enabled'
   return undefined
 }

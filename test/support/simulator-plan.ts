@@ -2,6 +2,8 @@
 // and stop reason one simulated answer carries. Each dialect encoder renders the same Plan, so a
 // scenario means the same thing whichever protocol the gateway speaks upstream.
 
+import { isObject } from './is-object'
+
 export interface SimUsage {
   input: number
   cacheRead?: number
@@ -113,11 +115,19 @@ export interface Scenario {
    * ignores it.
    */
   refusal?: string
+  /**
+   * Anthropic only: its server tools' loop pauses after this many searches (ten iterations by
+   * default at Anthropic). An answer of more searches (`usage.webSearches`) stops with `pause_turn`
+   * after these, with no text, for the client to send the turn back; a request whose final
+   * assistant turn holds searches (the paused turn sent back) goes on with the searches left, and
+   * then the answer. Each part reports its own usage.
+   */
+  searchesPerTurn?: number
 }
 
 export type DialectName = 'anthropic' | 'chat' | 'responses'
 
-export type StopReason = 'end_turn' | 'max_tokens' | 'stop_sequence' | 'tool_use'
+export type StopReason = 'end_turn' | 'max_tokens' | 'stop_sequence' | 'tool_use' | 'pause_turn'
 
 export interface Plan {
   dialect: DialectName
@@ -256,12 +266,32 @@ const wantsEncryptedReasoning = (body: Record<string, unknown>): boolean =>
 /** Every call of the answer, in order. */
 export const planTools = (plan: Plan): PlanTool[] => (plan.tool ? [plan.tool, ...(plan.moreTools ?? [])] : [])
 
+/** The searches a paused turn sent back has made: the server tool calls of the request's final assistant turn. */
+function searchesSentBack(body: Record<string, unknown>): number {
+  const messages = Array.isArray(body['messages']) ? body['messages'] : []
+  const last = messages.at(-1)
+  if (!isObject(last) || last['role'] !== 'assistant' || !Array.isArray(last['content'])) return 0
+  return last['content'].filter((block) => isObject(block) && block['type'] === 'server_tool_use').length
+}
+
+/** Of the scenario's searches, those this answer makes, the first one's number, and whether it pauses after them. */
+function searchesOfThisPart(dialect: DialectName, scenario: Scenario, body: Record<string, unknown>) {
+  const total = scenario.usage?.webSearches ?? 0
+  const perTurn = dialect === 'anthropic' ? scenario.searchesPerTurn : undefined
+  if (perTurn === undefined) return { first: 0, count: total, pauses: false }
+  const done = Math.min(total, searchesSentBack(body))
+  const left = total - done
+  return { first: done, count: Math.min(left, perTurn), pauses: left > perTurn }
+}
+
 export function buildPlan(
   dialect: DialectName,
   model: string,
   scenario: Scenario,
   body: Record<string, unknown>,
 ): Plan {
+  const part = searchesOfThisPart(dialect, scenario, body)
+  if (part.pauses) scenario = { ...scenario, text: '', toolCall: undefined, stopReason: undefined }
   const refusal = scenario.refusal !== undefined && dialect !== 'anthropic' ? scenario.refusal : undefined
   const failure = scenario.failure !== undefined && dialect === 'responses' ? scenario.failure : undefined
   const text =
@@ -271,8 +301,11 @@ export function buildPlan(
   const args = scenario.toolCall && failure === undefined ? JSON.stringify(scenario.toolCall.arguments) : ''
   const thinking = failure === undefined ? (scenario.thinking ?? '') : ''
 
-  const stop: StopReason =
-    scenario.toolCall && scenario.stopReason !== 'max_tokens' ? 'tool_use' : (scenario.stopReason ?? 'end_turn')
+  const stop: StopReason = part.pauses
+    ? 'pause_turn'
+    : scenario.toolCall && scenario.stopReason !== 'max_tokens'
+      ? 'tool_use'
+      : (scenario.stopReason ?? 'end_turn')
   const streamOptions = body['stream_options'] as { include_usage?: unknown } | undefined
   const given = scenario.usage
 
@@ -327,11 +360,11 @@ export function buildPlan(
           ? 0
           : Math.max(1, tokensOf(text) + tokensOf(thinking) + tokensOf(args) + tokensOf(refusal ?? ''))),
       reasoning: given?.reasoning ?? tokensOf(thinking),
-      webSearches: given?.webSearches ?? 0,
+      webSearches: part.count,
     },
     ...(scenario.usageReport ? { usageReport: scenario.usageReport } : {}),
-    searches: Array.from({ length: given?.webSearches ?? 0 }, (_, i) => ({
-      query: `simulated search ${i + 1}`,
+    searches: Array.from({ length: part.count }, (_, i) => ({
+      query: `simulated search ${part.first + i + 1}`,
       id: newId(dialect === 'anthropic' ? 'srvtoolu_sim' : 'ws_sim'),
     })),
     reasoningGiven: given?.reasoning !== undefined,

@@ -43,9 +43,10 @@ function simGateway(
   sim: Simulator,
   models: ReturnType<typeof simModel>[],
   options: ProviderOptions = {},
+  grantUsd = 5,
 ): Promise<Harness> {
   return createHarness({
-    grantUsd: 5,
+    grantUsd,
     env: { SIM_KEY: simKey },
     config: {
       catalog: { builtin: false },
@@ -70,7 +71,8 @@ function simGateway(
   })
 }
 
-export function translationGateway(sim: Simulator, options: ProviderOptions = {}): Promise<Harness> {
+/** `grantUsd`: the account's starter credit. */
+export function translationGateway(sim: Simulator, options: ProviderOptions = {}, grantUsd = 5): Promise<Harness> {
   return simGateway(
     sim,
     [
@@ -79,6 +81,7 @@ export function translationGateway(sim: Simulator, options: ProviderOptions = {}
       simModel('gpt-resp-t', 'openai-responses', 'ultra_saver'),
     ],
     options,
+    grantUsd,
   )
 }
 

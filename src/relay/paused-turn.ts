@@ -1,0 +1,108 @@
+// A turn Anthropic paused in its server tools' loop (`stop_reason: "pause_turn"`), sent back by svc
+// for the model to go on, where the client cannot: a Responses client (Codex with live web search)
+// routed to Claude has no such stop, and took the searches so far, without an answer, for the turn's
+// end. An Anthropic client gets the pause as Anthropic sends it, and sends the turn back itself.
+//
+// Each message of the turn is a leg of the request, billed as the upstream reports it; the client
+// gets one answer (exchange/joined-legs.ts joins them). Up to `mostResumes` times (Anthropic pauses
+// after ten searches by default, so that is sixty in all); past that, or when the account's credit
+// would not cover another message, or when sending the turn back fails, the answer ends at the pause
+// as before: the searches made, no text.
+import type { Deps } from '../deps'
+import { addedUsage } from '../exchange/joined-legs'
+import { emptyUsage, type ExchangeRequest, type Usage } from '../exchange/types'
+import { GatewayError } from '../lib/errors'
+import type { Candidate } from '../router/rank'
+import { holdForContinuation } from './credit-hold-policy'
+import { expectContentType } from './send'
+import { type InboundSurface, passesThrough } from './surface'
+import type { LegDraft, RequestTrace } from './trace'
+
+/** Times one answer's turn is sent back. */
+export const mostResumes = 5
+
+/** The next message of a paused turn, under way. */
+export interface ResumedLeg {
+  leg: LegDraft
+  upstream: Response
+  sentAt: number
+}
+
+/**
+ * Sends the turn back with `content`, the paused message's blocks as Anthropic sent them (its
+ * searches' sealed results and its thinking's signatures are what the model goes on from) after
+ * those of the messages paused before it, once the legs so far are settled. Undefined where the
+ * answer ends at the pause instead.
+ */
+export type ResumePausedTurn = (content: unknown[]) => Promise<ResumedLeg | undefined>
+
+/**
+ * Whether svc goes on with a turn this attempt's answer pauses: Anthropic's server tools (web search,
+ * the one a Responses client's request brings) translated for a client of another dialect.
+ */
+export const resumesPausedTurns = (surface: InboundSurface, candidate: Candidate, exchange: ExchangeRequest): boolean =>
+  candidate.provider.kind === 'anthropic' &&
+  exchange.webSearch !== undefined &&
+  !passesThrough(candidate.provider, surface)
+
+export function pausedTurnResumer(
+  deps: Deps,
+  r: {
+    trace: RequestTrace
+    /** The leg whose answer may pause. */
+    first: LegDraft
+    mode: string
+    /** The same request to the same model, as a stream, with the paused turn at its end. */
+    sendBack: (content: unknown[]) => Promise<Response>
+  },
+): { resume: ResumePausedTurn; billedBefore: (leg: LegDraft) => Usage } {
+  const legs = [r.first]
+  /** The turn so far: every paused message's blocks, sent back whole each time, as a conversation holds them. */
+  const turn: unknown[] = []
+  const candidate = r.first.candidate
+  const billedBefore = (leg: LegDraft) =>
+    legs.slice(0, legs.indexOf(leg)).reduce((sum, before) => addedUsage(sum, before.usage), emptyUsage())
+  const resume: ResumePausedTurn = async (content) => {
+    if (legs.length > mostResumes) return undefined
+    const grants = await deps.credit.get(r.trace.ctx.accountId)
+    const { hold, enough } = holdForContinuation(deps, {
+      grants,
+      previous: r.trace.creditHold,
+      candidate,
+      spentNanos: r.trace.chargeOf(legs),
+      mode: r.mode,
+      now: deps.clock(),
+    })
+    r.trace.creditHold = hold
+    if (!enough) {
+      deps.log.info('paused turn not resumed: the credit would not cover another message', {
+        request_id: r.trace.ctx.id,
+      })
+      return undefined
+    }
+    for (const block of content) turn.push(block)
+    const leg = r.trace.startLeg(candidate)
+    const sentAt = performance.now()
+    try {
+      const upstream = await r.sendBack(turn)
+      expectContentType(upstream, 'text/event-stream')
+      legs.push(leg)
+      return { leg, upstream, sentAt }
+    } catch (err) {
+      const error =
+        err instanceof GatewayError
+          ? err
+          : new GatewayError('api_error', 'internal error in the gateway', { status: 500, cause: err })
+      // Served: the answer stays the one its first leg began.
+      r.trace.failLeg(leg, error, 'failed', true)
+      deps.log.warn('paused turn not resumed: sending it back failed', {
+        request_id: r.trace.ctx.id,
+        model: candidate.model.id,
+        status: error.upstreamStatus ?? error.status,
+        kind: error.kind,
+      })
+      return undefined
+    }
+  }
+  return { resume, billedBefore }
+}

@@ -1,0 +1,173 @@
+// A turn Anthropic pauses in its web search loop (`stop_reason: "pause_turn"`, after ten searches by
+// default), for a Responses client: Codex has no such stop, and took the searches so far, with no
+// answer, for the turn's end. svc sends the turn back itself, as Anthropic's docs tell a client to,
+// and the client gets one answer; each upstream message is a leg of the request, billed as reported.
+// The simulator pauses after `searchesPerTurn` searches and goes on from a turn sent back.
+import { describe, expect, test } from 'bun:test'
+import { endedRequestDetail, requestDetail, sdkClients } from './support/harness'
+import { profileFor, translationGateway, translationSimulator, upstreamModelFor } from './support/translation-gateway'
+
+const sim = translationSimulator()
+const claude = upstreamModelFor.anthropic
+
+/** Codex with live search on, as the openai SDK sends it. */
+const searching = {
+  model: profileFor.anthropic,
+  input: 'What changed in bun 1.4?',
+  tools: [{ type: 'web_search' as const }],
+}
+
+/** Each upstream message reports this usage; the searches are the scenario's in all. */
+const perMessage = { input: 100, output: 20 }
+
+const upstreamBodies = () => sim.requests.map((r) => r.body as { messages: { role: string; content: unknown }[] })
+
+/** The blocks of the turn each request sent back (its final assistant message), by type. */
+const sentBack = () =>
+  upstreamBodies().map((body) => {
+    const last = body.messages.at(-1)!
+    return last.role === 'assistant' ? (last.content as { type: string }[]).map((b) => b.type) : []
+  })
+
+describe('a Responses client whose Claude turn pauses in its searches', () => {
+  test.each([false, true])('stream %p: svc sends the turn back until it ends, one answer', async (stream) => {
+    const h = await translationGateway(sim)
+    sim.setScenario(claude, {
+      text: 'Bun 1.4 ships a new bundler.',
+      usage: { ...perMessage, webSearches: 5 },
+      searchesPerTurn: 2,
+    })
+    const { openai } = sdkClients(h)
+    const response = stream
+      ? await openai.responses.stream(searching).finalResponse()
+      : await openai.responses.create(searching)
+
+    // Three messages: 2 searches and a pause, 2 more and a pause, the last one and the answer.
+    expect(sim.requests).toHaveLength(3)
+    // Each time the whole turn so far goes back, its sealed results as Anthropic sent them.
+    const search = ['server_tool_use', 'web_search_tool_result']
+    expect(sentBack()).toEqual([[], [...search, ...search], [...search, ...search, ...search, ...search]])
+    const turn = upstreamBodies()[2]!.messages.at(-1)!.content as Record<string, unknown>[]
+    expect(turn[1]).toMatchObject({
+      type: 'web_search_tool_result',
+      content: [{ encrypted_content: 'c2ltLXJlc3VsdA==' }],
+    })
+    expect(turn.filter((b) => b.type === 'server_tool_use').map((b) => (b.input as { query: string }).query)).toEqual([
+      'simulated search 1',
+      'simulated search 2',
+      'simulated search 3',
+      'simulated search 4',
+    ])
+
+    expect(response.status).toBe('completed')
+    expect(response.output.map((item) => item.type)).toEqual([...Array(5).fill('web_search_call'), 'message'])
+    expect(response.output_text).toBe('Bun 1.4 ships a new bundler.')
+    // Item ids stay unique across the messages.
+    expect(new Set(response.output.map((item) => item.id)).size).toBe(6)
+    // The answer's usage is the three messages'.
+    expect(response.usage).toMatchObject({ input_tokens: 300, output_tokens: 60 })
+
+    const id = response.id.replace(/^resp_/, '')
+    const detail = await endedRequestDetail(h, id)
+    expect(detail.status).toBe('completed')
+    expect(detail.usage_events).toHaveLength(3)
+    for (const [i, searches] of [2, 2, 1].entries()) {
+      expect(detail.usage_events[i]).toMatchObject({
+        outcome: 'ok',
+        input_tokens: 100,
+        output_tokens: 20,
+        web_search_requests: searches,
+        estimated: false,
+      })
+    }
+    const legCosts = detail.usage_events.reduce((sum: number, e: { cost_nanos: number }) => sum + e.cost_nanos, 0)
+    expect(detail.total_cost_nanos).toBe(legCosts)
+    expect(detail.total_input_tokens).toBe(300)
+    expect(detail.selected_model_id).toBe('claude-t')
+  })
+
+  test('past five times sent back, the answer ends at the pause: the searches made, no text', async () => {
+    const h = await translationGateway(sim)
+    sim.setScenario(claude, { text: 'Never reached.', usage: { ...perMessage, webSearches: 20 }, searchesPerTurn: 1 })
+    const response = await sdkClients(h).openai.responses.stream(searching).finalResponse()
+
+    expect(sim.requests).toHaveLength(6)
+    expect(response.status).toBe('completed')
+    expect(response.output.map((item) => item.type)).toEqual(Array(6).fill('web_search_call'))
+    expect(response.output_text).toBe('')
+    const detail = await endedRequestDetail(h, response.id.replace(/^resp_/, ''))
+    expect(detail.usage_events).toHaveLength(6)
+    expect(detail.status).toBe('completed')
+  })
+
+  test.each([false, true])(
+    'stream %p: a message sent back that fails ends the answer at the pause, its leg failed and free',
+    async (stream) => {
+      const h = await translationGateway(sim)
+      sim.queue(
+        claude,
+        { text: 'Not reached.', usage: { ...perMessage, webSearches: 3 }, searchesPerTurn: 2 },
+        { fault: { kind: 'status', status: 529 } },
+      )
+      const { openai } = sdkClients(h)
+      const response = stream
+        ? await openai.responses.stream(searching).finalResponse()
+        : await openai.responses.create(searching)
+
+      expect(sim.requests).toHaveLength(2)
+      expect(response.status).toBe('completed')
+      expect(response.output.map((item) => item.type)).toEqual(['web_search_call', 'web_search_call'])
+      expect(response.usage).toMatchObject({ input_tokens: 100, output_tokens: 20 })
+      const detail = await endedRequestDetail(h, response.id.replace(/^resp_/, ''))
+      expect(detail.status).toBe('completed')
+      expect(detail.usage_events.map((e: { outcome: string }) => e.outcome)).toEqual(['ok', 'failed'])
+      expect(detail.usage_events[1]).toMatchObject({ input_tokens: 0, output_tokens: 0, cost_nanos: 0 })
+      expect(detail.total_cost_nanos).toBe(detail.usage_events[0].cost_nanos)
+    },
+  )
+
+  // Each message here costs 10,140,000 nanos (a search at 10 USD a thousand, 100 tokens in and 20
+  // out at 1 and 2 USD/Mtok); the most another can cost, ~2 million (its 1,000 output tokens and the
+  // prompt; what it will search is not known). Before the second: 12.15 million; the third: 22.3.
+  test.each([
+    [0.011, 1],
+    [0.015, 2],
+    [0.025, 3],
+  ])(
+    'with %p USD of credit, the turn goes back only while the credit covers another message: %p',
+    async (grantUsd, messages) => {
+      const h = await translationGateway(sim, {}, grantUsd)
+      sim.setScenario(claude, { text: 'Answered.', usage: { ...perMessage, webSearches: 3 }, searchesPerTurn: 1 })
+      const response = await sdkClients(h).openai.responses.create({ ...searching, max_output_tokens: 1000 })
+
+      expect(sim.requests).toHaveLength(messages)
+      expect(response.output_text).toBe(messages === 3 ? 'Answered.' : '')
+      const detail = await endedRequestDetail(h, response.id.replace(/^resp_/, ''))
+      expect(detail.usage_events).toHaveLength(messages)
+      expect(detail.status).toBe('completed')
+    },
+  )
+
+  test('an Anthropic client gets the pause as Anthropic sends it, and sends the turn back itself', async () => {
+    const h = await translationGateway(sim)
+    sim.setScenario(claude, { text: 'Done.', usage: { ...perMessage, webSearches: 3 }, searchesPerTurn: 2 })
+    const { anthropic } = sdkClients(h)
+    const params = {
+      model: profileFor.anthropic,
+      max_tokens: 1024,
+      messages: [{ role: 'user' as const, content: 'What changed in bun 1.4?' }],
+      tools: [{ type: 'web_search_20250305' as const, name: 'web_search' as const }],
+    }
+    const paused = await anthropic.messages.create(params)
+    expect(sim.requests).toHaveLength(1)
+    expect(paused.stop_reason).toBe('pause_turn')
+
+    const resumed = await anthropic.messages.create({
+      ...params,
+      messages: [...params.messages, { role: 'assistant', content: paused.content }],
+    })
+    expect(resumed.stop_reason).toBe('end_turn')
+    expect(resumed.content.at(-1)).toMatchObject({ type: 'text', text: 'Done.' })
+    expect((await requestDetail(h, resumed.id.replace(/^msg_/, ''))).usage_events).toHaveLength(1)
+  })
+})

@@ -163,6 +163,8 @@ test('past the budget a request waits for room and is served when a stream ends'
   const g = await gateway(10)
   await using _ = g.server
   const open = await openStream(g.anthropic)
+  // The open stream's answer is planned already; set after it ends, the waiter's raced its start.
+  sim.setScenario('claude-up', { text: 'after the wait' })
   const started = performance.now()
   const waited = g.anthropic.messages.create({
     model: 'svc-pro',
@@ -170,7 +172,6 @@ test('past the budget a request waits for room and is served when a stream ends'
     messages: [{ role: 'user', content: waiting }],
   })
   expect((await open.rest()).content).toMatchObject([{ type: 'text', text: 'word '.repeat(20).trim() }])
-  sim.setScenario('claude-up', { text: 'after the wait' })
   expect((await waited).content).toMatchObject([{ type: 'text', text: 'after the wait' }])
   expect(performance.now() - started).toBeGreaterThan(1_000)
 })

@@ -5,7 +5,7 @@ import { type Authenticator, createAuthenticator } from './accounts/api-keys'
 import { createDeviceLogin, type DeviceLogin } from './accounts/device-login'
 import type { Config } from './config/load'
 import { type Db, openDatabase } from './db/open'
-import type { GrantRecord, Ledger, SessionLane } from './ledger/ledger'
+import type { GrantRecord, Ledger, SessionLane, SessionServed } from './ledger/ledger'
 import { createSqliteLedger } from './ledger/sqlite-ledger'
 import { type AccountCache, accountCache } from './lib/account-cache'
 import { createLogger, type Logger } from './lib/log'
@@ -35,8 +35,9 @@ export interface Deps {
   nudges: AccountCache<Map<string, number>>
   /** Which model served each session last under each routing mode, for session stickiness. */
   sessions: {
-    lastServed(lane: SessionLane): Promise<{ modelId: string; providerId: string } | undefined>
-    served(lane: SessionLane, choice: { modelId: string; providerId: string }): void
+    lastServed(lane: SessionLane): Promise<SessionServed | undefined>
+    /** The session's request went to this model; with `prompt`, its answer has ended, the prompt reported. */
+    served(lane: SessionLane, choice: SessionServed): void
   }
   health: Health
   metrics: GatewayMetrics
@@ -132,7 +133,7 @@ export function createDeps(config: Config, opts: DepsOptions = {}): Deps {
   const nudges = accountCache(async (accountId) =>
     computeNudges(await ledger.recentFeedbackSignals(accountId, nudgeWindow)),
   )
-  const lastServed = new Map<string, { modelId: string; providerId: string }>()
+  const lastServed = new Map<string, SessionServed>()
   /** Agent sessions come and go by the thousand; memory must not grow with every one ever seen. */
   const sessionsRemembered = 10_000
   /**
@@ -140,9 +141,12 @@ export function createDeps(config: Config, opts: DepsOptions = {}): Deps {
    * cap (the ledger still knows it, one query away). Both ways in: a session found in the ledger
    * but not served (its request refused, say) counts too, or the cap was passed for good.
    */
-  const remember = (key: string, choice: { modelId: string; providerId: string }) => {
+  const remember = (key: string, choice: SessionServed) => {
+    const known = lastServed.get(key)
     lastServed.delete(key)
-    lastServed.set(key, choice)
+    // The prompt the session's last answer reported stays known until another answer reports one.
+    const samePlace = known?.modelId === choice.modelId && known.providerId === choice.providerId
+    lastServed.set(key, choice.prompt || !samePlace || !known?.prompt ? choice : { ...choice, prompt: known.prompt })
     if (lastServed.size > sessionsRemembered) lastServed.delete(lastServed.keys().next().value!)
   }
   const laneKey = (lane: SessionLane) => `${lane.accountId}\u0000${lane.sessionId}\u0000${lane.routingMode}`

@@ -30,6 +30,18 @@ export interface SessionLane {
   routingMode: string
 }
 
+/** The model a session's last request went to (routing keeps a session on it: its cache is there). */
+export interface SessionServed {
+  modelId: string
+  providerId: string
+  /**
+   * The prompt that request's answer reported, in tokens, and when its leg began: about that much of
+   * the session's next prompt is in the upstream's cache (trace.ts). Known only to the process
+   * that served it.
+   */
+  prompt?: { tokens: number; at: number }
+}
+
 export interface GrantRecord extends GrantState {
   accountId: string
   source: string
@@ -288,7 +300,7 @@ export interface Ledger {
   /** Spend per bucket and group, aggregated by the database (the dashboard's charts). */
   spendSeries(accountId: string, query: SpendQuery): Promise<SpendSeries>
   /** The model and provider that last served a session under one routing mode (completed requests only). */
-  lastServedInSession(lane: SessionLane): Promise<{ modelId: string; providerId: string } | undefined>
+  lastServedInSession(lane: SessionLane): Promise<SessionServed | undefined>
 
   // device sign-in
   insertDeviceCode(row: DeviceCodeRecord): Promise<void>

@@ -140,7 +140,7 @@ export function deliverTranslated(
   // bills it (an estimate), not as zeros or the incredible count.
   const billed = billedAsReported(response.usage, metered.reported)
     ? response
-    : { ...response, usage: a.trace.billedUsage(received) }
+    : { ...response, usage: a.trace.billedUsage(received, a.leg) }
   const told = earlier ? { ...billed, usage: addedUsage(earlier, billed.usage) } : billed
   const encoded = a.surface.encodeResponse(told, a.ids, {
     upstreamModel: a.leg.candidate.model.upstreamModel,
@@ -163,7 +163,7 @@ export function deliverPassThrough(
 ): Response {
   const told = billedAsReported(received.usage, received.reported)
     ? body
-    : a.surface.withBilledUsage(body, a.trace.billedUsage(received))
+    : a.surface.withBilledUsage(body, a.trace.billedUsage(received, a.leg))
   return deliver(deps, a, received, told, upstreamTtfbMs)
 }
 

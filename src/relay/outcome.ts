@@ -42,6 +42,28 @@ export function record(deps: Deps, trace: RequestTrace, result: Parameters<Reque
   deps.ledger.queueRequest(finished)
   // Queued, so every ledger read finds it: the usage API stops looking among the running ones.
   deps.running.remove(trace)
+  if (trace.ctx.session.sessionId && finished.request.status === 'completed') rememberPrompt(deps, trace, finished)
+}
+
+/**
+ * The prompt a session's answer reported, for the estimate of the next one's cached part should it
+ * be cut before its usage comes (trace.ts, likelyCachedTokens): the served leg's, where reported.
+ */
+function rememberPrompt(deps: Deps, trace: RequestTrace, finished: FinishedRequest) {
+  const served = finished.legs.findLast((leg) => leg.outcome === 'ok')
+  if (!served || served.estimated) return
+  const { accountId, routingMode, session } = trace.ctx
+  deps.sessions.served(
+    { accountId, sessionId: session.sessionId!, routingMode },
+    {
+      modelId: served.modelId,
+      providerId: served.providerId,
+      prompt: {
+        tokens: served.inputTokens + served.cachedInputTokens + served.cacheCreationInputTokens,
+        at: served.createdAt,
+      },
+    },
+  )
 }
 
 /**

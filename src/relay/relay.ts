@@ -107,6 +107,7 @@ export async function relay(deps: Deps, input: RelayInput): Promise<Response> {
       routingMode: mode,
       stream: exchange.stream,
       session,
+      sessionServed: sticky,
       ranks: ranking.ranks,
       exchange,
       createdAt: now,

@@ -62,7 +62,7 @@ export async function streamAnswer(
   /** Whether the answer has begun: content or the finish, not only the message's opening. */
   let generated: () => boolean
   if (passThrough) {
-    const stream = a.surface.passThroughStream(a.ids, (received) => a.trace.billedUsage(received))
+    const stream = a.surface.passThroughStream(a.ids, (received) => a.trace.billedUsage(received, a.leg))
     errorFrame = stream.errorFrame
     // The upstream's terminal event (or its error) ends what the client gets: a frame after it is not the client's.
     clientFrames = passThroughText(
@@ -104,7 +104,7 @@ export async function streamAnswer(
     })
     let broken: GatewayError | undefined
     const estimate = (m: typeof meter) =>
-      a.trace.billedUsage({ usage: m.usage, reported: m.reported, outputChars: m.outputChars })
+      a.trace.billedUsage({ usage: m.usage, reported: m.reported, outputChars: m.outputChars }, a.leg)
     // A turn svc may send back on a pause goes on through the same encoder (paused-turn.ts).
     const joint = a.pausedTurn ? joinedLegs(encoder) : undefined
     const last: StreamCodec<ExchangeEvent, string> = joint ?? encoder

@@ -3,7 +3,14 @@
 import type { Config } from '../config/load'
 import { emptyUsage, type ExchangeRequest, type Usage } from '../exchange/types'
 import { byokFeeNanos } from '../ledger/credit'
-import type { FinishedRequest, LegOutcome, LegRecord, RequestRecord, RequestStatus } from '../ledger/ledger'
+import type {
+  FinishedRequest,
+  LegOutcome,
+  LegRecord,
+  RequestRecord,
+  RequestStatus,
+  SessionServed,
+} from '../ledger/ledger'
 import { costNanos } from '../ledger/pricing'
 import type { GatewayError } from '../lib/errors'
 import type { Logger } from '../lib/log'
@@ -49,6 +56,9 @@ export interface Received {
   outputChars: number
 }
 
+/** How long an upstream's automatic prompt cache is taken to keep a prompt (OpenAI: 5 to 10 minutes unused). */
+const cacheKeptMs = 5 * 60_000
+
 export class RequestTrace {
   readonly legs: LegDraft[] = []
   firstByteAt: number | null = null
@@ -69,6 +79,8 @@ export class RequestTrace {
       routingMode: string
       stream: boolean
       session: SessionAttributes
+      /** The model the session's last request went to, and the prompt it reported (likelyCachedTokens). */
+      sessionServed?: SessionServed
       ranks: RankEntry[]
       exchange: ExchangeRequest
       createdAt: number
@@ -119,7 +131,7 @@ export class RequestTrace {
     const flowed = leg.progress?.()
     this.failLeg(leg, error, 'aborted')
     if (flowed === undefined) return
-    const counted = this.countReceived(flowed)
+    const counted = this.countReceived(flowed, leg)
     leg.usage = counted.usage
     leg.estimated = counted.estimated
   }
@@ -142,7 +154,7 @@ export class RequestTrace {
         counts: Object.fromEntries(incredible.map((name) => [name, String(received.usage[name])])),
       })
     }
-    const counted = this.countReceived(received, incredible)
+    const counted = this.countReceived(received, leg, incredible)
     leg.usage = counted.usage
     leg.estimated = counted.estimated
     leg.progress = undefined
@@ -153,22 +165,49 @@ export class RequestTrace {
    * upstream never reported it or reported counts no usage can have, the estimate the ledger
    * records (not zeros, not the incredible counts).
    */
-  billedUsage(received: Received): Usage {
-    return this.countReceived(received).usage
+  billedUsage(received: Received, leg: LegDraft): Usage {
+    return this.countReceived(received, leg).usage
   }
 
   private countReceived(
     received: Received,
+    leg: LegDraft,
     incredible = incredibleCounts(received.usage),
   ): { usage: Usage; estimated: boolean } {
     const usage = { ...received.usage }
     if (billedAsReported(usage, received.reported)) return { usage, estimated: false }
     for (const name of incredible) usage[name] = 0
     const prompt = usage.input + usage.cacheRead + usage.cacheWrite
-    if (prompt === 0) usage.input = this.estimatedPromptTokens()
+    if (prompt === 0) {
+      const estimated = this.estimatedPromptTokens()
+      usage.cacheRead = this.likelyCachedTokens(leg, estimated)
+      usage.input = estimated - usage.cacheRead
+    }
     const outputReported = received.reported && !incredible.includes('output')
     usage.output = reportedOrEstimatedOutput(usage.output, outputReported, received.outputChars)
     return { usage, estimated: true }
+  }
+
+  /**
+   * Of a prompt the upstream never counted (an OpenAI stream cut before its usage, which comes only
+   * at the end), what its automatic prompt cache likely read, billed at the cache price: OpenAI keeps
+   * a prompt's prefix 5 to 10 minutes and reads it for the next prompt that begins with it, and an
+   * agent's next request is its last one's prompt and more. So where the session's last request went
+   * to this model and reported a prompt of N tokens within the last 5 minutes, the first N tokens of
+   * this one count as cached, in OpenAI's steps (nothing under 1,024, then 128 at a time); else none,
+   * the whole prompt at the input price, as before (a cut stream of a 100,000-token Codex
+   * conversation was billed ~8 × what OpenAI bills for it). Anthropic reports its prompt's counts
+   * when its stream opens, and caches only what a request marks: never estimated so.
+   */
+  private likelyCachedTokens(leg: LegDraft, promptTokens: number): number {
+    const { model, provider } = leg.candidate
+    const last = this.ctx.sessionServed
+    if (!last?.prompt || !model.capabilities.promptCaching || provider.kind === 'anthropic') return 0
+    if (last.modelId !== model.id || last.providerId !== provider.id) return 0
+    const age = leg.startedAt - last.prompt.at
+    if (age < 0 || age > cacheKeptMs) return 0
+    const cached = Math.min(last.prompt.tokens, promptTokens)
+    return cached < 1024 ? 0 : cached - (cached % 128)
   }
 
   /**
@@ -242,7 +281,8 @@ export class RequestTrace {
 
   // Built in one object each (no spreads): finish() runs for every request.
   private legRecord(leg: LegDraft, now: number): FinishedRequest['legs'][number] {
-    const { usage, estimated } = leg.outcome === undefined && leg.progress ? this.countReceived(leg.progress()) : leg
+    const { usage, estimated } =
+      leg.outcome === undefined && leg.progress ? this.countReceived(leg.progress(), leg) : leg
     const cost = costNanos(usage, leg.candidate.model.price!, leg.startedAt)
     const byok = leg.candidate.byok
     return {

@@ -1,0 +1,98 @@
+// An OpenAI stream reports its usage only at its end: one its client cuts (Codex's Esc) is billed a
+// prompt svc counts itself. Counted all at the input price, a long agent conversation's cut turn
+// cost ~8 × what OpenAI bills for it, most of that prompt being the last request's, which OpenAI's
+// automatic cache holds for 5 to 10 minutes and bills at a tenth. Now the session's last reported
+// prompt on the same model, within 5 minutes, is billed as cached.
+import { describe, expect, test } from 'bun:test'
+import { createHarness, endedRequestDetail, type Harness } from './support/harness'
+import { startSimulator } from './support/simulator'
+import { afterAll, beforeEach } from 'bun:test'
+
+const sim = startSimulator({ apiKey: 'sim-key-cache' })
+afterAll(() => sim.stop())
+beforeEach(() => sim.reset())
+
+const gateway = (promptCaching = true) =>
+  createHarness({
+    grantUsd: 5,
+    env: { SIM_KEY: 'sim-key-cache' },
+    config: {
+      catalog: { builtin: false },
+      providers: { oai: { kind: 'openai-responses', base_url: `${sim.url}/v1`, api_key_env: 'SIM_KEY' } },
+      models: [
+        {
+          id: 'gpt-cache',
+          provider: 'oai',
+          upstream_model: 'gpt-cache-up',
+          profiles: ['pro'],
+          quality: 80,
+          prompt_caching: promptCaching,
+          input_usd_per_mtok: 1,
+          cache_read_usd_per_mtok: 0.1,
+          output_usd_per_mtok: 2,
+        },
+      ],
+    },
+  })
+
+/** A Codex turn: the conversation so far, some 5,000 tokens of it. */
+const conversation = 'The agent read a file and wrote a patch for it. '.repeat(400)
+
+/** A completed turn whose answer reported a prompt of 3,000 tokens. */
+async function reportedTurn(h: Harness, session: string) {
+  sim.setScenario('gpt-cache-up', { text: 'Done.', usage: { input: 3000, output: 10 } })
+  const res = await h.call('/compat-b/v1/responses', {
+    method: 'POST',
+    headers: { 'x-session-id': session },
+    json: { model: 'svc-pro', input: conversation },
+  })
+  expect(res.status).toBe(200)
+}
+
+/** The next turn, streamed and cut by its client after its first words: its leg as billed. */
+async function cutTurn(h: Harness, session: string) {
+  sim.setScenario('gpt-cache-up', { text: 'one two three four five six', chunks: 6, chunkDelayMs: 100 })
+  const controller = new AbortController()
+  const res = await h.call('/compat-b/v1/responses', {
+    method: 'POST',
+    headers: { 'x-session-id': session },
+    json: { model: 'svc-pro', stream: true, input: `${conversation} And then?` },
+    signal: controller.signal,
+  })
+  expect(res.status).toBe(200)
+  const reader = res.body!.getReader()
+  let text = ''
+  while (!text.includes('response.output_text.delta')) text += new TextDecoder().decode((await reader.read()).value)
+  controller.abort()
+  await reader.cancel().catch(() => {})
+  const detail = await endedRequestDetail(h, res.headers.get('x-request-id')!)
+  expect(detail.status).toBe('aborted')
+  return detail.usage_events[0]
+}
+
+describe('an OpenAI stream its client cuts before its usage came', () => {
+  test("is billed the session's last prompt as cached: 3,000 tokens in OpenAI's steps of 128", async () => {
+    const h = await gateway()
+    await reportedTurn(h, 'codex-1')
+    h.clock.advance(60_000)
+    const leg = await cutTurn(h, 'codex-1')
+    expect(leg).toMatchObject({ estimated: true, outcome: 'aborted', cached_input_tokens: 2944 })
+    expect(leg.input_tokens).toBeGreaterThan(1000)
+    // 1 USD/Mtok uncached, 0.1 cached, 2 out: 1,000 nanos a token in, 100 cached.
+    const output = leg.output_tokens * 2000
+    expect(leg.cost_nanos).toBe(leg.input_tokens * 1000 + 2944 * 100 + output)
+  })
+
+  test.each([
+    ['another session', 'codex-2', 60_000, true],
+    ['the same session, past the 5 minutes a cache is sure to last', 'codex-1', 6 * 60_000, true],
+    ['a model that does not cache prompts', 'codex-1', 60_000, false],
+  ])('%s: the whole prompt at the input price', async (_, session, wait, promptCaching) => {
+    const h = await gateway(promptCaching)
+    await reportedTurn(h, 'codex-1')
+    h.clock.advance(wait)
+    const leg = await cutTurn(h, session)
+    expect(leg).toMatchObject({ estimated: true, cached_input_tokens: 0 })
+    expect(leg.input_tokens).toBeGreaterThan(4000)
+  })
+})

@@ -4,7 +4,10 @@
 // and the client gets one answer; each upstream message is a leg of the request, billed as reported.
 // The simulator pauses after `searchesPerTurn` searches and goes on from a turn sent back.
 import { describe, expect, test } from 'bun:test'
+import { GatewayError } from '../src/lib/errors'
+import { parseSse } from './support/answer-invariants'
 import { endedRequestDetail, requestDetail, sdkClients } from './support/harness'
+import { anthropicEvent, anthropicMessageStart, scriptedPair, scriptedUpstream } from './support/scripted-upstream'
 import { profileFor, translationGateway, translationSimulator, upstreamModelFor } from './support/translation-gateway'
 
 const sim = translationSimulator()
@@ -148,6 +151,128 @@ describe('a Responses client whose Claude turn pauses in its searches', () => {
     },
   )
 
+  test("the client's max_output_tokens bounds the whole answer: each message gets what is left", async () => {
+    const h = await translationGateway(sim)
+    sim.setScenario(claude, {
+      text: 'Answered.',
+      usage: { input: 100, output: 600, webSearches: 3 },
+      searchesPerTurn: 1,
+    })
+    const response = await sdkClients(h).openai.responses.create({ ...searching, max_output_tokens: 1000 })
+
+    expect(upstreamBodies().map((body) => (body as { max_tokens?: number }).max_tokens)).toEqual([1000, 400])
+    // 1,200 spent (the simulator answers its 600 whatever the limit): none left for a third.
+    expect(response.status).toBe('incomplete')
+    expect(response.incomplete_details).toEqual({ reason: 'max_output_tokens' })
+  })
+
+  test.each(['the client leaves', 'svc drains'])(
+    'stream: %s while the turn is being sent back: the answer ends as any cut stream, the leg sent back free',
+    async (what) => {
+      const h = await translationGateway(sim)
+      sim.queue(
+        claude,
+        { text: 'x', usage: { ...perMessage, webSearches: 2 }, searchesPerTurn: 1 },
+        { fault: { kind: 'hang' } },
+      )
+      const res = await h.call('/compat-b/v1/responses', { method: 'POST', json: { ...searching, stream: true } })
+      const body = res.body!.getReader()
+      const text = readAll(body)
+      await until(() => sim.requests.length === 2)
+      if (what === 'svc drains')
+        h.deps.running.cutAll(new GatewayError('overloaded', 'svc is shutting down', { status: 529 }))
+      else await body.cancel()
+
+      const detail = await endedRequestDetail(h, res.headers.get('x-request-id')!)
+      expect(detail.status).toBe(what === 'svc drains' ? 'failed' : 'aborted')
+      expect(detail.usage_events.map((e: { outcome: string }) => e.outcome)).toEqual([
+        'ok',
+        what === 'svc drains' ? 'failed' : 'aborted',
+      ])
+      expect(detail.usage_events[1].cost_nanos).toBe(0)
+      // Retried by the client, not taken for an answer with no words (Codex's turn ended there).
+      if (what === 'svc drains') expect(parseSse(await text).at(-1)!.event).toBe('response.failed')
+    },
+  )
+
+  test('non-streaming: the client leaving during a later message is recorded aborted, that leg free', async () => {
+    const h = await translationGateway(sim)
+    sim.queue(
+      claude,
+      { text: 'x', usage: { ...perMessage, webSearches: 2 }, searchesPerTurn: 1 },
+      {
+        text: 'slow words and more words',
+        usage: { ...perMessage, webSearches: 2 },
+        searchesPerTurn: 1,
+        chunks: 10,
+        chunkDelayMs: 100,
+      },
+    )
+    const controller = new AbortController()
+    const answer = h.call('/compat-b/v1/responses', { method: 'POST', json: searching, signal: controller.signal })
+    await until(() => sim.requests.length === 2)
+    await Bun.sleep(150)
+    controller.abort()
+    const res = await answer
+    const detail = await endedRequestDetail(h, res.headers.get('x-request-id')!)
+    expect(detail).toMatchObject({ status: 'aborted', http_status: 499 })
+    expect(detail.usage_events.map((e: { outcome: string }) => e.outcome)).toEqual(['ok', 'aborted'])
+  })
+
+  test('a pause between a search and its result: the result is named by the search sent back', async () => {
+    const h = await scriptedPair('anthropic')
+    const end = (reason: string) => [
+      anthropicEvent('message_delta', {
+        delta: { stop_reason: reason, stop_sequence: null },
+        usage: { output_tokens: 5, server_tool_use: { web_search_requests: 1 } },
+      }),
+      anthropicEvent('message_stop'),
+    ]
+    const sent = scriptedUpstream(h, (body) => {
+      const sentBack = (body.messages as { role: string }[]).at(-1)!.role === 'assistant'
+      const blocks = sentBack
+        ? [
+            {
+              type: 'web_search_tool_result',
+              tool_use_id: 'srvtoolu_1',
+              content: [
+                {
+                  type: 'web_search_result',
+                  url: 'https://bun.sh/',
+                  title: 'Bun',
+                  encrypted_content: 'e',
+                  page_age: null,
+                },
+              ],
+            },
+          ]
+        : [{ type: 'server_tool_use', id: 'srvtoolu_1', name: 'web_search', input: {} }]
+      return {
+        sse: [
+          anthropicMessageStart('first-up'),
+          anthropicEvent('content_block_start', { index: 0, content_block: blocks[0] }),
+          ...(sentBack
+            ? []
+            : [
+                anthropicEvent('content_block_delta', {
+                  index: 0,
+                  delta: { type: 'input_json_delta', partial_json: '{"query":"bun 1.4"}' },
+                }),
+              ]),
+          anthropicEvent('content_block_stop', { index: 0 }),
+          ...end(sentBack ? 'end_turn' : 'pause_turn'),
+        ],
+      }
+    })
+    const response = await sdkClients(h).openai.responses.create({
+      model: 'svc-pro',
+      input: 'q',
+      tools: [{ type: 'web_search' }],
+    })
+    expect(sent).toHaveLength(2)
+    expect(response.output[0]).toMatchObject({ type: 'web_search_call', action: { type: 'search', query: 'bun 1.4' } })
+  })
+
   test('an Anthropic client gets the pause as Anthropic sends it, and sends the turn back itself', async () => {
     const h = await translationGateway(sim)
     sim.setScenario(claude, { text: 'Done.', usage: { ...perMessage, webSearches: 3 }, searchesPerTurn: 2 })
@@ -171,3 +296,22 @@ describe('a Responses client whose Claude turn pauses in its searches', () => {
     expect((await requestDetail(h, resumed.id.replace(/^msg_/, ''))).usage_events).toHaveLength(1)
   })
 })
+
+/** Waits (bounded) until `done` holds. */
+async function until(done: () => boolean, ms = 3_000) {
+  const deadline = performance.now() + ms
+  while (!done() && performance.now() < deadline) await Bun.sleep(2)
+  expect(done()).toBe(true)
+}
+
+/** A stream's text read in the background, whatever becomes of it. */
+async function readAll(reader: { read(): Promise<{ done: boolean; value?: Uint8Array }> }): Promise<string> {
+  let text = ''
+  const decoder = new TextDecoder()
+  try {
+    for (let read = await reader.read(); !read.done; read = await reader.read()) text += decoder.decode(read.value)
+  } catch {
+    // The test cancelled it.
+  }
+  return text
+}

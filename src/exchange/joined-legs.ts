@@ -7,15 +7,18 @@
 // earlier ones were billed, its opening dropped, and the pause's finish held until it is known
 // whether another message follows.
 import type { StreamCodec } from './stream-codec'
-import { emptyUsage, type ExchangeEvent, overwriteUsage, type Usage } from './types'
+import { emptyUsage, type ExchangeEvent, overwriteUsage, type StopReason, type Usage } from './types'
 
 export interface JoinedLegs<T> extends StreamCodec<ExchangeEvent, T> {
   /** The message ended paused: its finish is held, and the stream's end did not reach the encoder. */
   readonly paused: boolean
   /** The next message's events follow; the messages before it were billed `billed` in all. */
   nextLeg(billed: Usage): void
-  /** No message follows the pause: the held finish, then the end, as the upstream paused the answer. */
-  endPaused(): T[]
+  /**
+   * No message follows the pause: the held finish, then the end, as the upstream paused the answer,
+   * or as `reason` says (the output limit the messages have spent).
+   */
+  endPaused(reason?: StopReason): T[]
 }
 
 export function joinedLegs<T>(inner: StreamCodec<ExchangeEvent, T>): JoinedLegs<T> {
@@ -69,10 +72,11 @@ export function joinedLegs<T>(inner: StreamCodec<ExchangeEvent, T>): JoinedLegs<
       earlier = billed
       usage = emptyUsage()
     },
-    endPaused() {
+    endPaused(reason) {
       const finish = held
       held = undefined
-      return finish ? [...inner.push(finish), ...inner.end()] : []
+      if (!finish) return []
+      return [...inner.push(reason ? { type: 'finish', reason } : finish), ...inner.end()]
     },
   }
 }

@@ -43,8 +43,15 @@ export interface ProviderCodec {
    * server's `encrypted_content` is not OpenAI's).
    */
   decodeResponse(json: unknown, toolNames: RequestToolNames, provider: ProviderConfig): ExchangeResponse
-  /** A fresh decoder for one stream: upstream SSE frames → neutral events. */
-  streamDecoder(toolNames: RequestToolNames, provider: ProviderConfig): StreamCodec<SseEvent, ExchangeEvent>
+  /**
+   * A fresh decoder for one stream: upstream SSE frames → neutral events. `pausedTurn`: Anthropic's
+   * turn as svc sent it back to go on (relay/paused-turn.ts), whose searches the stream may answer.
+   */
+  streamDecoder(
+    toolNames: RequestToolNames,
+    provider: ProviderConfig,
+    pausedTurn?: unknown[],
+  ): StreamCodec<SseEvent, ExchangeEvent>
   decodeError(status: number, bodyText: string): UpstreamErrorInfo
   /**
    * The error a 200 JSON answer carries instead of an answer, where the dialect's servers send one
@@ -125,7 +132,7 @@ export const codecs: Record<ProviderKind, ProviderCodec> = {
         model.maxOutputTokens,
       ),
     decodeResponse: decodeAnthropicResponse,
-    streamDecoder: anthropicStreamDecoder,
+    streamDecoder: (_toolNames, _provider, pausedTurn) => anthropicStreamDecoder(pausedTurn),
     decodeError: decodeAnthropicError,
     inBandError: readAnthropicInBandError,
     // Thinking another server signed in Claude's own form, which svc cannot tell apart, refused:

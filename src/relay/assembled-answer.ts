@@ -73,13 +73,14 @@ export async function assembledAnswer(deps: Deps, a: AnsweredAttempt): Promise<R
     }
 
     /** One upstream message, whole: decoded, metered, and as sent where its turn may be sent back. */
-    const gather = async (frames: UpstreamFrames, read: readonly SseEvent[] | undefined) => {
+    const gather = async (frames: UpstreamFrames, read: readonly SseEvent[] | undefined, pausedTurn?: unknown[]) => {
       const meter = newStreamMeter()
       const assembler = responseAssembler()
       const sent = a.pausedTurn && anthropicMessageAssembler()
       const decoder = codecs[a.leg.candidate.provider.kind].streamDecoder(
         requestToolNames(a.body),
         a.leg.candidate.provider,
+        pausedTurn,
       )
       const chain = pipe(pipe(decoder, meterStep(meter)), assembler)
       await readAll(frames, read, (event) => {
@@ -95,22 +96,37 @@ export async function assembledAnswer(deps: Deps, a: AnsweredAttempt): Promise<R
     }
     let part = await gather(upstream, first)
     const content = part.response.content
+    /** How the answer ends where the upstream paused it and it was not sent back (paused-turn.ts). */
+    let stopReason = part.response.stopReason
     // A turn the upstream paused, sent back until it ends (paused-turn.ts): its messages' blocks in
-    // one answer. A message that fails then ends the answer at the pause before it.
-    while (part.response.stopReason === 'pause_turn' && a.pausedTurn) {
+    // one answer. A message that fails then ends the answer at the pause before it; the client's
+    // leaving (or the drain's cut) ends the request as it would any other (relay.ts).
+    while (stopReason === 'pause_turn' && a.pausedTurn) {
       const paused = a.leg
       a.trace.settleLeg(paused, 'ok', part.meter)
       const resumed = await a.pausedTurn.resume(
         (part.sent?.json(0) as { content?: unknown[] } | undefined)?.content ?? [],
       )
-      if (!resumed) break
+      if (a.controller.signal.aborted) {
+        // The leg the client left is the one sent back, if it was: the relay books it aborted.
+        a.leg = a.trace.legs.at(-1)!
+        throw streamFailure(a.controller.signal.reason)
+      }
+      if (typeof resumed === 'string') {
+        stopReason = resumed
+        break
+      }
       a.leg = resumed.leg
       const frames = upstreamFrames(resumed.upstream, idleTimeoutMs, () => a.controller.abort())
       try {
-        part = await gather(frames, await withinFirstByte(frames.next(), firstByteTimeoutMs, a.controller))
+        const read = await withinFirstByte(frames.next(), firstByteTimeoutMs, a.controller)
+        part = await gather(frames, read, resumed.turn)
         content.push(...part.response.content)
+        stopReason = part.response.stopReason
       } catch (err) {
-        a.trace.failLeg(a.leg, streamFailure(err), 'failed', true)
+        const error = streamFailure(err)
+        if (a.controller.signal.aborted && error.kind !== 'timeout') throw error
+        a.trace.failLeg(a.leg, error, 'failed', true)
         a.leg = paused
         break
       } finally {
@@ -118,7 +134,8 @@ export async function assembledAnswer(deps: Deps, a: AnsweredAttempt): Promise<R
       }
     }
     const earlier = a.pausedTurn?.billedBefore(a.leg)
-    return deliverTranslated(deps, a, { ...part.response, content }, part.meter, upstreamTtfbMs, earlier)
+    const answer = { ...part.response, content, stopReason }
+    return deliverTranslated(deps, a, answer, part.meter, upstreamTtfbMs, earlier)
   } finally {
     await upstream.close()
   }

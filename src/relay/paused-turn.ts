@@ -7,7 +7,8 @@
 // gets one answer (exchange/joined-legs.ts joins them). Up to `mostResumes` times (Anthropic pauses
 // after ten searches by default, so that is sixty in all); past that, or when the account's credit
 // would not cover another message, or when sending the turn back fails, the answer ends at the pause
-// as before: the searches made, no text.
+// as before: the searches made, no text. The client's output limit is the whole answer's: each
+// message gets what the ones before left of it, and the answer ends `max_tokens` when none is left.
 import type { Deps } from '../deps'
 import { addedUsage } from '../exchange/joined-legs'
 import { emptyUsage, type ExchangeRequest, type Usage } from '../exchange/types'
@@ -26,15 +27,23 @@ export interface ResumedLeg {
   leg: LegDraft
   upstream: Response
   sentAt: number
+  /** The turn as sent back: its searches name what the next message's results answer. */
+  turn: unknown[]
 }
+
+/**
+ * How an answer whose turn is not sent back ends: at the pause, or at the output limit, which the
+ * messages so far have spent (the client's `max_output_tokens` bounds the whole answer).
+ */
+export type PausedEnd = 'pause_turn' | 'max_tokens'
 
 /**
  * Sends the turn back with `content`, the paused message's blocks as Anthropic sent them (its
  * searches' sealed results and its thinking's signatures are what the model goes on from) after
- * those of the messages paused before it, once the legs so far are settled. Undefined where the
- * answer ends at the pause instead.
+ * those of the messages paused before it, once the legs so far are settled; or how the answer ends
+ * instead.
  */
-export type ResumePausedTurn = (content: unknown[]) => Promise<ResumedLeg | undefined>
+export type ResumePausedTurn = (content: unknown[]) => Promise<ResumedLeg | PausedEnd>
 
 /**
  * Whether svc goes on with a turn this attempt's answer pauses: Anthropic's server tools (web search,
@@ -52,8 +61,8 @@ export function pausedTurnResumer(
     /** The leg whose answer may pause. */
     first: LegDraft
     mode: string
-    /** The same request to the same model, as a stream, with the paused turn at its end. */
-    sendBack: (content: unknown[]) => Promise<Response>
+    /** The same request to the same model, as a stream, with the paused turn at its end and this output limit. */
+    sendBack: (content: unknown[], maxTokens: number) => Promise<Response>
   },
 ): { resume: ResumePausedTurn; billedBefore: (leg: LegDraft) => Usage } {
   const legs = [r.first]
@@ -63,7 +72,9 @@ export function pausedTurnResumer(
   const billedBefore = (leg: LegDraft) =>
     legs.slice(0, legs.indexOf(leg)).reduce((sum, before) => addedUsage(sum, before.usage), emptyUsage())
   const resume: ResumePausedTurn = async (content) => {
-    if (legs.length > mostResumes) return undefined
+    if (legs.length > mostResumes) return 'pause_turn'
+    const outputLeft = candidate.maxTokens - legs.reduce((sum, leg) => sum + leg.usage.output, 0)
+    if (outputLeft < 1) return 'max_tokens'
     const grants = await deps.credit.get(r.trace.ctx.accountId)
     const { hold, enough } = holdForContinuation(deps, {
       grants,
@@ -78,16 +89,16 @@ export function pausedTurnResumer(
       deps.log.info('paused turn not resumed: the credit would not cover another message', {
         request_id: r.trace.ctx.id,
       })
-      return undefined
+      return 'pause_turn'
     }
     for (const block of content) turn.push(block)
     const leg = r.trace.startLeg(candidate)
     const sentAt = performance.now()
     try {
-      const upstream = await r.sendBack(turn)
+      const upstream = await r.sendBack(turn, outputLeft)
       expectContentType(upstream, 'text/event-stream')
       legs.push(leg)
-      return { leg, upstream, sentAt }
+      return { leg, upstream, sentAt, turn }
     } catch (err) {
       const error =
         err instanceof GatewayError
@@ -101,7 +112,7 @@ export function pausedTurnResumer(
         status: error.upstreamStatus ?? error.status,
         kind: error.kind,
       })
-      return undefined
+      return 'pause_turn'
     }
   }
   return { resume, billedBefore }

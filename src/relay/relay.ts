@@ -13,6 +13,7 @@ import { profileNames, routingModeOf } from '../router/profiles'
 import { rankCandidates } from '../router/rank'
 import { providerKeyFor } from '../router/provider-key'
 import type { Admission } from './admission'
+import type { AnsweredAttempt } from './attempt'
 import { creditCeiling, holdCredit, holdForFallback } from './credit-hold-policy'
 import type { CreditHold } from './credit-holds'
 import { creditHeld, ledgerRefusingWrites, nothingServes, upstreamWords } from './refusals'
@@ -180,6 +181,8 @@ export async function relay(deps: Deps, input: RelayInput): Promise<Response> {
         held = trace.creditHold = rehold
       }
       const leg = trace.startLeg(candidate)
+      /** The attempt once its upstream answered: its leg is the one under way (a paused turn goes on in another). */
+      let attempt: AnsweredAttempt | undefined
       const controller = new AbortController()
       current = controller
       let probe = false
@@ -200,10 +203,12 @@ export async function relay(deps: Deps, input: RelayInput): Promise<Response> {
               trace,
               first: leg,
               mode,
-              sendBack: (content) => send(deps, { ...call, stream: true, pausedTurn: content }),
+              // The output limit is the answer's: each message gets what the ones before left of it.
+              sendBack: (content, maxTokens) =>
+                send(deps, { ...call, candidate: { ...candidate, maxTokens }, stream: true, pausedTurn: content }),
             })
           : undefined
-        const attempt = { surface, body, trace, leg, upstream, ids, controller, idHeader, apiKey, sentAt, pausedTurn }
+        attempt = { surface, body, trace, leg, upstream, ids, controller, idHeader, apiKey, sentAt, pausedTurn }
         if (exchange.stream) return await streamAnswer(deps, attempt, probe)
         const answer = gathered ? await assembledAnswer(deps, attempt) : await jsonAnswer(deps, attempt)
         record(deps, trace, { status: 'completed', httpStatus: 200 })
@@ -213,13 +218,14 @@ export async function relay(deps: Deps, input: RelayInput): Promise<Response> {
         // The drain's end closed the connection (running.ts): svc ended it, not its client, and
         // none of it reached the client: recorded failed, charged nothing.
         const cut = clientGone ? deps.running.cutting : undefined
+        const failed = attempt?.leg ?? leg
         if (cut) {
-          trace.failLeg(leg, cut)
+          trace.failLeg(failed, cut)
           if (probe)
             deps.health.releaseProbe(candidate.provider.id, candidate.model.id, keyOwnerOf(candidate.byok, accountId))
           return failedAs(deps, trace, cut, surface, idHeader)
         }
-        const error = settleFailedAttempt(deps, { trace, leg, err, clientGone, probe, apiKey })
+        const error = settleFailedAttempt(deps, { trace, leg: failed, err, clientGone, probe, apiKey })
         lastError = error
         everyFailurePermanent &&= error.permanent
         if (clientGone) {

@@ -3,6 +3,7 @@
 // before it still falls back.
 import type { Deps } from '../deps'
 import { type JoinedLegs, joinedLegs } from '../exchange/joined-legs'
+import type { PausedEnd } from './paused-turn'
 import { pipe, type StreamCodec, type StreamEncoder } from '../exchange/stream-codec'
 import type { ExchangeEvent, UpstreamErrorInfo, Usage } from '../exchange/types'
 import { anthropicMessageAssembler } from '../protocols/anthropic/assemble-message'
@@ -108,11 +109,15 @@ export async function streamAnswer(
     // A turn svc may send back on a pause goes on through the same encoder (paused-turn.ts).
     const joint = a.pausedTurn ? joinedLegs(encoder) : undefined
     const last: StreamCodec<ExchangeEvent, string> = joint ?? encoder
-    const legOf = (frames: UpstreamFrames): TranslatedLeg => ({
+    const legOf = (frames: UpstreamFrames, pausedTurn?: unknown[]): TranslatedLeg => ({
       upstream: frames,
       translate: pipe(
         pipe(
-          codecs[a.leg.candidate.provider.kind].streamDecoder(requestToolNames(a.body), a.leg.candidate.provider),
+          codecs[a.leg.candidate.provider.kind].streamDecoder(
+            requestToolNames(a.body),
+            a.leg.candidate.provider,
+            pausedTurn,
+          ),
           meterStep(meter, estimate),
         ),
         last,
@@ -123,11 +128,13 @@ export async function streamAnswer(
     const pausedTurn = a.pausedTurn
     const nextLeg =
       joint && pausedTurn
-        ? async (paused: TranslatedLeg): Promise<TranslatedLeg | undefined> => {
+        ? async (paused: TranslatedLeg): Promise<TranslatedLeg | PausedEnd> => {
             a.trace.settleLeg(a.leg, 'ok', meter)
             const content = (paused.sent?.json(0) as { content?: unknown[] } | undefined)?.content ?? []
             const resumed = await pausedTurn.resume(content)
-            if (!resumed) return undefined
+            // Not sent back for the client's leaving or the drain's cut: the stream ends as they do.
+            if (a.controller.signal.aborted) throw streamFailure(a.controller.signal.reason)
+            if (typeof resumed === 'string') return resumed
             joint.nextLeg(pausedTurn.billedBefore(resumed.leg))
             a.leg = resumed.leg
             meter = newStreamMeter()
@@ -135,7 +142,7 @@ export async function streamAnswer(
             const frames = upstreamFrames(resumed.upstream, idleTimeoutMs, () => a.controller.abort(), pingIntervalMs)
             frames.onQuiet = upstream.onQuiet
             upstream = frames
-            return legOf(frames)
+            return legOf(frames, resumed.turn)
           }
         : undefined
     clientFrames = translatedText(
@@ -243,10 +250,18 @@ export async function streamAnswer(
     done = true
     const error = upstreamError && errorWithoutSecrets(upstreamError, a.apiKey)
     deps.metrics.streamEnded()
-    // A leg that failed before its answer began produced nothing: it costs nothing, as one that
-    // failed before its first event (Anthropic does not bill an overloaded_error).
-    if (outcome === 'failed' && error && !generated()) a.trace.failLeg(a.leg, error, 'failed', true)
-    else a.trace.settleLeg(a.leg, outcome, received(), error)
+    // A turn sent back whose next message had not begun (paused-turn.ts): that leg produced nothing,
+    // and the one before it is settled already (its answer had ended, paused).
+    const pending = a.trace.legs.at(-1)!
+    if (pending !== a.leg && pending.outcome === undefined) {
+      a.trace.failLeg(pending, error ?? streamFailure(a.controller.signal.reason), 'aborted', true)
+    } else if (a.leg.outcome !== undefined) {
+      // Settled when it paused; the answer ended there.
+    } else if (outcome === 'failed' && error && !generated()) {
+      // A leg that failed before its answer began produced nothing: it costs nothing, as one that
+      // failed before its first event (Anthropic does not bill an overloaded_error).
+      a.trace.failLeg(a.leg, error, 'failed', true)
+    } else a.trace.settleLeg(a.leg, outcome, received(), error)
     judgeStream(deps, a.trace, a.leg, probe, outcome, error)
     if (outcome === 'failed' && error) {
       deps.metrics.upstreamError(a.leg.candidate.provider.id, a.leg.candidate.model.id, error.kind)
@@ -416,7 +431,7 @@ function translatedText(
   encoder: StreamEncoder,
   onBroken: (error: GatewayError) => void,
   joint?: JoinedLegs<string>,
-  nextLeg?: (paused: TranslatedLeg) => Promise<TranslatedLeg | undefined>,
+  nextLeg?: (paused: TranslatedLeg) => Promise<TranslatedLeg | PausedEnd>,
 ): AsyncIterator<string> {
   const ended = { done: true, value: undefined } as const
   let leg = first
@@ -427,19 +442,18 @@ function translatedText(
     async next() {
       while (!finished) {
         let text = ''
-        if (paused) {
-          paused = false
-          const resumed = await nextLeg!(leg)
-          if (resumed) leg = resumed
-          else {
-            finished = true
-            text = joint!.endPaused().join('')
-            if (text !== '') return { done: false, value: text }
-            continue
-          }
-        }
-        const { upstream, translate, sent } = leg
+        let { upstream, translate, sent } = leg
         try {
+          if (paused) {
+            paused = false
+            const resumed = await nextLeg!(leg)
+            if (typeof resumed === 'string') {
+              finished = true
+              return { done: false, value: joint!.endPaused(resumed).join('') }
+            }
+            leg = resumed
+            ;({ upstream, translate, sent } = leg)
+          }
           const events = await upstream.next()
           if (events === undefined) {
             text = translate.end().join('')

@@ -23,11 +23,20 @@ const handled = new Set([
   'error',
 ])
 
-export function anthropicStreamDecoder(): StreamCodec<SseEvent, ExchangeEvent> {
+/**
+ * `pausedTurn`: the turn sent back to go on after a pause (relay/paused-turn.ts). A pause may fall
+ * between a search's call and its result: the result, in this stream, is named by the call there.
+ */
+export function anthropicStreamDecoder(pausedTurn?: unknown[]): StreamCodec<SseEvent, ExchangeEvent> {
   // Upstream index → our index; a missing entry means the block was skipped, and so are its deltas.
   const indices = new Map<number, number>()
-  // Upstream index → a web search call held back: its id and the input JSON streamed so far.
+  // Upstream index → a web search call held back: its id and the input JSON streamed so far (the
+  // paused turn's calls under negative indices, which no block of this stream has).
   const searchCalls = new Map<number, { id: string; input: string }>()
+  for (const [i, block] of (pausedTurn ?? []).entries()) {
+    if (isObject(block) && block.type === 'server_tool_use' && typeof block.id === 'string')
+      searchCalls.set(-1 - i, { id: block.id, input: JSON.stringify(block.input ?? {}) })
+  }
   // Our index → a tool call's whole input, sent in its content_block_start by some compatible
   // servers (Anthropic's is `{}`). Held until the block stops: as in the SDK, input_json_delta
   // text, once any arrives, replaces it, so it goes out only if none did.

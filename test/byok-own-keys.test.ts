@@ -419,11 +419,12 @@ describe('a stored own key is one line of visible ASCII, at most 1,024 character
     body: { type: 'error', error: { type: 'invalid_request_error', message } },
   })
 
-  test('the admin API refuses a key with a second line, a zero-width space or a megabyte, saying what is wrong, never the key', async () => {
+  test('the admin API refuses a key with a second line, a space, a zero-width space or a megabyte, saying what is wrong, never the key', async () => {
     const h = await gateway([gamma, alpha])
     const oneLine = 'a key is visible ASCII characters only, on one line (store the key alone)'
     const cases: [string, ReturnType<typeof refusal>][] = [
       [`${OWN}\nx-extra: injected`, refusal(`the provider key holds a line break at character 29 of 46: ${oneLine}`)],
+      [OWN.replace('-good', ' good'), refusal(`the provider key holds a space at character 7 of 28: ${oneLine}`)],
       [
         `\u200b${OWN}`,
         refusal(`the provider key holds a character outside ASCII (U+200B) at character 1 of 29: ${oneLine}`),

@@ -455,10 +455,15 @@ test('serve warns of a master key of short text, not of 32 random bytes', async 
 })
 
 describe('admin HTTP API', () => {
+  /** Calls on `h` with the admin token. */
+  const adminOf =
+    (h: Awaited<ReturnType<typeof createHarness>>) =>
+    (path: string, init: RequestInit & { json?: unknown } = {}): Promise<TestResponse> =>
+      h.call(path, { ...init, key: null, headers: { authorization: 'Bearer admin-secret' } })
+
   test('guarded by the admin token; same verbs as the CLI', async () => {
     const h = await createHarness()
-    const admin = (path: string, init: RequestInit & { json?: unknown } = {}): Promise<TestResponse> =>
-      h.call(path, { ...init, key: null, headers: { authorization: 'Bearer admin-secret' } })
+    const admin = adminOf(h)
     expect((await h.call('/v1/admin/accounts', { key: null })).status).toBe(401)
     expect((await h.call('/v1/admin/accounts', { key: null, headers: { authorization: 'Bearer wrong' } })).status).toBe(
       401,
@@ -512,6 +517,76 @@ describe('admin HTTP API', () => {
     expect(wrong.headers.get('allow')).toBe('GET,POST')
     expect((await wrong.json()).error.message).toBe('PUT is not allowed on /v1/admin/accounts; use GET or POST')
     expect((await admin('/v1/admin/keys/key_x/revoke', { method: 'GET' })).status).toBe(405)
+  })
+
+  test('an account is named by its id as well as by its name', async () => {
+    const h = await createHarness()
+    const admin = adminOf(h)
+    const key = await admin('/v1/admin/keys', { method: 'POST', json: { account: h.accountId, name: 'by-id' } })
+    expect(key.status).toBe(201)
+    expect(await key.json()).toMatchObject({ account_id: h.accountId, name: 'by-id' })
+    expect((await admin(`/v1/admin/usage?account=${h.accountId}`)).status).toBe(200)
+  })
+
+  test('keys listed for an account are its own; an account that does not exist is a 404', async () => {
+    const h = await createHarness()
+    const admin = adminOf(h)
+    expect((await admin('/v1/admin/accounts', { method: 'POST', json: { name: 'bob' } })).status).toBe(201)
+    const created = await admin('/v1/admin/keys', { method: 'POST', json: { account: 'bob', name: 'laptop' } })
+    const bobsKey = await created.json()
+    const ids = async (query: string) =>
+      (await (await admin(`/v1/admin/keys${query}`)).json()).map((k: { id: string }) => k.id)
+    expect(await ids('?account=bob')).toEqual([bobsKey.id])
+    expect(await ids('?account=default')).not.toContain(bobsKey.id)
+    expect(await ids('')).toHaveLength(2)
+    const nobody = await admin('/v1/admin/keys?account=nobody')
+    expect(nobody.status).toBe(404)
+    expect((await nobody.json()).error.message).toBe('no account named "nobody"')
+  })
+
+  test('a key revoked again keeps the time it was first revoked', async () => {
+    const h = await createHarness()
+    const admin = adminOf(h)
+    const created = await (await admin('/v1/admin/keys', { method: 'POST', json: { account: 'default' } })).json()
+    const revoke = async () => (await admin(`/v1/admin/keys/${created.id}/revoke`, { method: 'POST' })).json()
+    const first = await revoke()
+    expect(first.revoked_at).toBe('2026-11-22T10:00:00.000Z')
+    h.clock.advance(60_000)
+    expect(await revoke()).toEqual(first)
+  })
+
+  test('a provider key for a provider this gateway has not configured is refused, and nothing is stored', async () => {
+    const h = await createHarness({ env: { ANTHROPIC_API_KEY: 'platform-key' } })
+    const admin = adminOf(h)
+    const res = await admin('/v1/admin/provider-keys', {
+      method: 'POST',
+      json: { account: 'default', provider: 'anthropc', key: 'sk-ant-own-0123456789' },
+    })
+    expect(res.status).toBe(400)
+    expect((await res.json()).error.message).toStartWith('provider anthropc is not configured (known: ')
+    expect(await (await admin('/v1/admin/provider-keys')).json()).toEqual([])
+  })
+
+  test("removing one account's provider key leaves another account's key for that provider", async () => {
+    const h = await createHarness({ env: { ANTHROPIC_API_KEY: 'platform-key' } })
+    const admin = adminOf(h)
+    expect((await admin('/v1/admin/accounts', { method: 'POST', json: { name: 'bob' } })).status).toBe(201)
+    for (const [account, key] of [
+      ['default', 'sk-ant-default-0001'],
+      ['bob', 'sk-ant-bob-0002'],
+    ]) {
+      const stored = await admin('/v1/admin/provider-keys', {
+        method: 'POST',
+        json: { account, provider: 'anthropic', key },
+      })
+      expect(stored.status).toBe(201)
+    }
+    const removed = await admin('/v1/admin/provider-keys?account=default&provider=anthropic', { method: 'DELETE' })
+    expect(removed.status).toBe(200)
+    const left = await (await admin('/v1/admin/provider-keys')).json()
+    expect(left.map((k: { account_id: string; hint: string }) => [k.account_id, k.hint])).toEqual([
+      [(await h.deps.admin.findAccount('bob')).id, '…0002'],
+    ])
   })
 
   test('off without a configured token', async () => {

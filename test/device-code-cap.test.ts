@@ -1,6 +1,7 @@
 // POST /v1/auth/device/code needs no credentials, so the codes waiting for approval are capped:
 // past the cap a 429 in the route's error shape says when to come back, and expiry or approval
-// (not denial, which needs no credentials either) frees a place. Expired codes are deleted in time.
+// (not denial, which needs no credentials either) frees a place. Expired codes are deleted in time;
+// neither they nor used ones can be approved.
 // The user codes are short, so wrong ones on /login are rate-limited gateway-wide (RFC 8628 §5.1).
 import { describe, expect, test } from 'bun:test'
 import { createDeviceLogin, wrongCodeBurst, wrongCodesPerSecond } from '../src/accounts/device-login'
@@ -84,6 +85,37 @@ describe('device sign-in: the cap on waiting codes', () => {
     h.clock.advance(600_000)
     await newCode(h)
     expect(await poll(h, old.device_code)).toMatchObject({ error: 'invalid_grant' })
+  })
+})
+
+describe('device sign-in: a code that can no longer be approved', () => {
+  test('once its 10 minutes are up: /login says it is unknown or expired, approves nothing, and the device hears expired_token', async () => {
+    const h = await gatewayWithCap(3)
+    const late = await newCode(h)
+    h.clock.advance(600_000)
+    for (const res of [
+      await h.call(`/login?code=${late.user_code}`, { key: null }),
+      await decide(h, { user_code: late.user_code, api_key: h.key, decision: 'approve' }),
+    ]) {
+      expect(res.status).toBe(404)
+      expect(await res.text()).toContain('unknown or expired code: run `svc login` again')
+    }
+    expect(await poll(h, late.device_code)).toMatchObject({ error: 'expired_token' })
+  })
+
+  test('already approved or denied: its link says the code was used, not which device asked', async () => {
+    const h = await gatewayWithCap(3)
+    const approved = await newCode(h)
+    expect((await decide(h, { user_code: approved.user_code, api_key: h.key, decision: 'approve' })).status).toBe(200)
+    const denied = await newCode(h)
+    expect((await decide(h, { user_code: denied.user_code, decision: 'deny' })).status).toBe(200)
+    for (const { user_code } of [approved, denied]) {
+      const page = await h.call(`/login?code=${user_code}`, { key: null })
+      expect(page.status).toBe(400)
+      const html = await page.text()
+      expect(html).toContain('this code was already used')
+      expect(html).not.toContain('laptop')
+    }
   })
 })
 

@@ -160,6 +160,19 @@ describe('the built-in OpenAI rows', () => {
     expect(JSON.stringify(sim.requests.map((r) => r.body))).not.toContain('session-a')
   })
 
+  test("another account's session of the same id has a prompt_cache_key of its own", async () => {
+    const h = await gateway(afterRetirement)
+    await h.deps.admin.createAccount('bob')
+    const { key } = await h.deps.admin.createKey({ account: 'bob' })
+    await h.deps.admin.addGrant({ account: 'bob', usd: 5 })
+    const inSession = { headers: { 'x-claude-code-session-id': 'session-a' } }
+    await sdkClients(h).anthropic.messages.create(claudeCodeTurn('svc-ultra-saver'), inSession)
+    await sdkClients({ ...h, key }).anthropic.messages.create(claudeCodeTurn('svc-ultra-saver'), inSession)
+    const keys = sim.requests.map((r) => (r.body as { prompt_cache_key?: string }).prompt_cache_key)
+    expect(keys).toEqual([expect.stringMatching(/^svc-[0-9a-z]+$/), expect.stringMatching(/^svc-[0-9a-z]+$/)])
+    expect(keys[1]).not.toBe(keys[0])
+  })
+
   test.each([
     // USD/Mtok 0.1 in, 0.01 cache read, 0.125 cache write, 0.5 out: 100 / 10 / 125 / 500 nanos a token.
     [

@@ -35,6 +35,28 @@ async function codeFrom(err: string[]): Promise<string> {
 const approve = (fields: Record<string, string>) =>
   fetch(`${gateway}/login`, { method: 'POST', body: new URLSearchParams(fields) })
 
+type StartedCode = { device_code: string; user_code: string } & Record<string, unknown>
+
+/** A code pair, as the CLI asks for one. */
+async function startCode(device_name?: string): Promise<StartedCode> {
+  const res = await fetch(`${gateway}/v1/auth/device/code`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify(device_name === undefined ? {} : { device_name }),
+  })
+  return (await res.json()) as StartedCode
+}
+
+/** One poll of the device token endpoint, as the CLI makes it. */
+async function pollToken(device_code: string) {
+  const r = await fetch(`${gateway}/v1/auth/device/token`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ device_code }),
+  })
+  return { status: r.status, body: (await r.json()) as Record<string, string> }
+}
+
 describe('svc login (device flow)', () => {
   test('approve with an existing key: the CLI gets its own new key, stored 0600, and whoami works', async () => {
     const c = cli()
@@ -142,28 +164,42 @@ describe('svc login (device flow)', () => {
     expect(JSON.parse(readFileSync(join(c.home, '.config', 'svc', 'credentials.json'), 'utf8')).account).toBe('erin')
   })
 
+  test('a wrong admin token approves nothing, for no account: the device keeps waiting', async () => {
+    const { device_code, user_code } = await startCode()
+    const wrong = await approve({ user_code, admin_token: 'admin-guess', account: 'default', decision: 'approve' })
+    expect(wrong.status).toBe(401)
+    expect(await wrong.text()).toContain('give an API key of your account (or the admin token and an account name)')
+    expect(await pollToken(device_code)).toMatchObject({ status: 400, body: { error: 'authorization_pending' } })
+  })
+
   test('device token endpoint follows RFC 8628: pending, slow_down, expired, invalid', async () => {
-    const start = (await (
-      await fetch(`${gateway}/v1/auth/device/code`, {
-        method: 'POST',
-        headers: { 'content-type': 'application/json' },
-        body: '{}',
-      })
-    ).json()) as Record<string, string>
+    const start = await startCode()
     expect(start).toMatchObject({ verification_uri: `${gateway}/login`, expires_in: 600, interval: 0 })
-    const poll = async (device_code: string) => {
-      const r = await fetch(`${gateway}/v1/auth/device/token`, {
-        method: 'POST',
-        headers: { 'content-type': 'application/json' },
-        body: JSON.stringify({ device_code }),
-      })
-      return { status: r.status, body: (await r.json()) as Record<string, string> }
-    }
-    expect(await poll(start.device_code!)).toMatchObject({ status: 400, body: { error: 'authorization_pending' } })
-    expect(await poll('nonsense')).toMatchObject({ status: 400, body: { error: 'invalid_grant' } })
+    expect(await pollToken(start.device_code)).toMatchObject({
+      status: 400,
+      body: { error: 'authorization_pending' },
+    })
+    expect(await pollToken('nonsense')).toMatchObject({ status: 400, body: { error: 'invalid_grant' } })
     h.clock.advance(601_000)
-    expect(await poll(start.device_code!)).toMatchObject({ status: 400, body: { error: 'expired_token' } })
+    expect(await pollToken(start.device_code)).toMatchObject({ status: 400, body: { error: 'expired_token' } })
     h.clock.advance(-601_000)
+  })
+
+  test('two polls racing on one approved code: exactly one gets a key', async () => {
+    const { device_code, user_code } = await startCode('racing')
+    expect((await approve({ user_code, api_key: h.key, decision: 'approve' })).status).toBe(200)
+    // In process, both polls read the approved code before either takes it, as on a busy gateway.
+    const poll = async () => {
+      const res = await h.call('/v1/auth/device/token', { method: 'POST', key: null, json: { device_code } })
+      return { status: res.status, body: await res.json() }
+    }
+    const answers = await Promise.all([poll(), poll()])
+    expect(answers.map((a) => [a.status, a.body.error]).toSorted()).toEqual([
+      [200, undefined],
+      [400, 'invalid_grant'],
+    ])
+    const keys = await h.deps.ledger.listApiKeys(h.accountId)
+    expect(keys.filter((k) => k.name === 'device: racing')).toHaveLength(1)
   })
 
   test('behind a proxy that strips a path prefix, the CLI links under the base it was given, and the page works there', async () => {
@@ -392,6 +428,29 @@ describe('svc login (device flow)', () => {
     const bad = cli('svc-nonsensenonsensenonsense\n')
     expect(await bad.run('login', gateway, '--with-token')).toBe(2)
     expect(bad.err.join('')).toContain('refused the key')
+  })
+})
+
+describe('whoami and logout', () => {
+  test('logout revokes the key it was sent with at once, also where the gateway had it in memory', async () => {
+    const { key, record } = await h.deps.admin.createKey({ account: 'default', name: 'logging out' })
+    expect((await h.call('/v1/usage', { key })).status).toBe(200)
+    const out = await h.call('/v1/auth/logout', { method: 'POST', key })
+    expect(await out.json()).toEqual({ revoked: true, key_id: record.id })
+    expect((await h.call('/v1/usage', { key })).status).toBe(401)
+    expect((await h.call('/v1/auth/whoami', { key })).status).toBe(401)
+  })
+
+  test('both take the key in x-api-key too, as the messages routes do', async () => {
+    const whoami = await h.call('/v1/auth/whoami', { key: null, headers: { 'x-api-key': h.key } })
+    expect(whoami.status).toBe(200)
+    expect(await whoami.json()).toMatchObject({
+      account: { id: h.accountId, name: 'default' },
+      key: { prefix: h.key.slice(0, 12) },
+    })
+    const { key, record } = await h.deps.admin.createKey({ account: 'default', name: 'x-api-key' })
+    const out = await h.call('/v1/auth/logout', { method: 'POST', key: null, headers: { 'x-api-key': key } })
+    expect(await out.json()).toEqual({ revoked: true, key_id: record.id })
   })
 })
 

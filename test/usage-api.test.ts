@@ -97,6 +97,14 @@ describe('GET /v1/usage', () => {
     }
   })
 
+  test('the Bearer scheme is read in any case, as HTTP has it', async () => {
+    const h = await createHarness({ now: T0 })
+    for (const scheme of ['bearer', 'BEARER', 'bEaReR']) {
+      const res = await h.call('/v1/usage', { key: null, headers: { authorization: `${scheme} ${h.key}` } })
+      expect(res.status).toBe(200)
+    }
+  })
+
   test('a revoked key stops working at once, also when the CLI (another connection) revokes it', async () => {
     const h = await createHarness({ now: T0 })
     expect((await h.call('/v1/usage')).status).toBe(200)
@@ -322,6 +330,16 @@ describe('sessions', () => {
       expect((await r.json()).error.message).toContain('from 1 to 100')
     }
   })
+
+  test('without a limit the list gives the 30 most recent sessions', async () => {
+    const h = await createHarness({ grantUsd: 1, now: T0 })
+    for (let i = 0; i < 35; i++)
+      await seedRequest(h.deps.ledger, { accountId: h.accountId, at: T0 + i, sessionId: `s${i}` })
+    const list = await (await h.call('/v1/usage/sessions/list')).json()
+    expect(list.map((s: { session_id: string }) => s.session_id)).toEqual(
+      Array.from({ length: 30 }, (_, i) => `s${34 - i}`),
+    )
+  })
 })
 
 describe('POST /v1/usage/requests/{id}/feedback', () => {
@@ -382,6 +400,14 @@ describe('POST /v1/usage/requests/{id}/feedback', () => {
     ).toBe(404)
     expect((await h.call('/v1/usage/requests/reqF')).status).toBe(200)
     expect((await (await h.call('/v1/usage/requests/reqF')).json()).feedback).toHaveLength(2)
+  })
+
+  test('a reason alone is feedback enough', async () => {
+    const h = await createHarness({ grantUsd: 1, now: T0 })
+    await seedRequest(h.deps.ledger, { accountId: h.accountId, at: T0, id: 'reqR' })
+    const res = await h.call('/v1/usage/requests/reqR/feedback', { method: 'POST', json: { reason: 'too_slow' } })
+    expect(res.status).toBe(201)
+    expect(await res.json()).toMatchObject({ rating: null, reason: 'too_slow', comment: null })
   })
 })
 

@@ -55,6 +55,16 @@ describe('createAuthenticator', () => {
     expect(state.lookups).toBe(2)
   })
 
+  test('a key that shares a real key’s prefix but not the rest is refused', async () => {
+    // The prefix finds the row, and it is no secret: `svc keys list`, the admin API and whoami show it.
+    const { ledger } = keyLedger({})
+    const auth = createAuthenticator(ledger)
+    const forged = `${apiKeyPrefix(key)}${'b'.repeat(key.length - apiKeyPrefix(key).length)}`
+    expect(await auth.authenticate(forged)).toBeUndefined()
+    expect((await auth.authenticate(key))?.keyId).toBe('key_1')
+    expect(await auth.authenticate(forged)).toBeUndefined()
+  })
+
   test('a failed lookup fails its waiters and is not kept', async () => {
     const { ledger, state } = keyLedger({ fail: true })
     const auth = createAuthenticator(ledger)

@@ -8,11 +8,12 @@ import { createHarness, endedRequestDetail, type Harness } from './support/harne
 import { startSimulator } from './support/simulator'
 import { afterAll, beforeEach } from 'bun:test'
 
-const sim = startSimulator({ apiKey: 'sim-key-cache' })
+// Any key is taken: the account's own key serves a turn below.
+const sim = startSimulator({})
 afterAll(() => sim.stop())
 beforeEach(() => sim.reset())
 
-const gateway = (promptCaching = true) =>
+const gateway = (promptCaching = true, upstreamModel = 'gpt-cache-up') =>
   createHarness({
     grantUsd: 5,
     env: { SIM_KEY: 'sim-key-cache' },
@@ -23,7 +24,7 @@ const gateway = (promptCaching = true) =>
         {
           id: 'gpt-cache',
           provider: 'oai',
-          upstream_model: 'gpt-cache-up',
+          upstream_model: upstreamModel,
           profiles: ['pro'],
           quality: 80,
           prompt_caching: promptCaching,
@@ -38,25 +39,29 @@ const gateway = (promptCaching = true) =>
 /** A Codex turn: the conversation so far, some 5,000 tokens of it. */
 const conversation = 'The agent read a file and wrote a patch for it. '.repeat(400)
 
+const firstTurn = [{ role: 'user', content: conversation }]
+/** The next turn: the first, its answer and a new question, as an agent sends it. */
+const nextTurn = [...firstTurn, { role: 'assistant', content: 'Done.' }, { role: 'user', content: 'And then?' }]
+
 /** A completed turn whose answer reported a prompt of 3,000 tokens. */
-async function reportedTurn(h: Harness, session: string) {
-  sim.setScenario('gpt-cache-up', { text: 'Done.', usage: { input: 3000, output: 10 } })
+async function reportedTurn(h: Harness, session: string, upstream = 'gpt-cache-up') {
+  sim.setScenario(upstream, { text: 'Done.', usage: { input: 3000, output: 10 } })
   const res = await h.call('/compat-b/v1/responses', {
     method: 'POST',
     headers: { 'x-session-id': session },
-    json: { model: 'svc-pro', input: conversation },
+    json: { model: 'svc-pro', input: firstTurn },
   })
   expect(res.status).toBe(200)
 }
 
-/** The next turn, streamed and cut by its client after its first words: its leg as billed. */
-async function cutTurn(h: Harness, session: string) {
-  sim.setScenario('gpt-cache-up', { text: 'one two three four five six', chunks: 6, chunkDelayMs: 100 })
+/** The next turn (`input`), streamed and cut by its client after its first words: its leg as billed. */
+async function cutTurn(h: Harness, session: string, input: unknown = nextTurn, upstream = 'gpt-cache-up') {
+  sim.setScenario(upstream, { text: 'one two three four five six', chunks: 6, chunkDelayMs: 100 })
   const controller = new AbortController()
   const res = await h.call('/compat-b/v1/responses', {
     method: 'POST',
     headers: { 'x-session-id': session },
-    json: { model: 'svc-pro', stream: true, input: `${conversation} And then?` },
+    json: { model: 'svc-pro', stream: true, input },
     signal: controller.signal,
   })
   expect(res.status).toBe(200)
@@ -94,5 +99,42 @@ describe('an OpenAI stream its client cuts before its usage came', () => {
     const leg = await cutTurn(h, session)
     expect(leg).toMatchObject({ estimated: true, cached_input_tokens: 0 })
     expect(leg.input_tokens).toBeGreaterThan(4000)
+  })
+
+  // OpenAI's cache reads an exact prefix only: a prompt as long as the last one is not cached for that.
+  test.each([
+    ['a compacted conversation', [{ role: 'user', content: `Summary: ${conversation.slice(0, 8000)}` }]],
+    [
+      'another system prompt (a subagent under the same session id)',
+      [{ role: 'system', content: 'You review code.' }, ...nextTurn],
+    ],
+    ['a first message changed', [{ role: 'user', content: `${conversation}!` }, ...nextTurn.slice(1)]],
+  ])('a prompt that does not begin with the last one (%s): none cached', async (_, input) => {
+    const h = await gateway()
+    await reportedTurn(h, 'codex-1')
+    const leg = await cutTurn(h, 'codex-1', input)
+    expect(leg).toMatchObject({ estimated: true, cached_input_tokens: 0 })
+  })
+
+  test("the account's own key served the last turn, the platform's this one: none cached (OpenAI caches per organization)", async () => {
+    const h = await gateway()
+    const ownKey = (method: string, query = '', json?: unknown) =>
+      h.call(`/v1/admin/provider-keys${query}`, { method, key: 'admin-secret', json })
+    expect(
+      (await ownKey('POST', '', { account: 'default', provider: 'oai', key: 'sk-own-org-key-1234567' })).status,
+    ).toBe(201)
+    await reportedTurn(h, 'codex-1')
+    expect(sim.requests.at(-1)!.headers.authorization).toBe('Bearer sk-own-org-key-1234567')
+    expect((await ownKey('DELETE', '?account=default&provider=oai')).status).toBe(200)
+    const leg = await cutTurn(h, 'codex-1')
+    expect(sim.requests.at(-1)!.headers.authorization).toBe('Bearer sim-key-cache')
+    expect(leg).toMatchObject({ estimated: true, cached_input_tokens: 0 })
+  })
+
+  test('Claude behind a router, which caches only what a request marks: none cached', async () => {
+    const h = await gateway(true, 'anthropic/claude-cache')
+    await reportedTurn(h, 'codex-1', 'anthropic/claude-cache')
+    const leg = await cutTurn(h, 'codex-1', nextTurn, 'anthropic/claude-cache')
+    expect(leg).toMatchObject({ estimated: true, cached_input_tokens: 0 })
   })
 })

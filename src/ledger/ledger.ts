@@ -1,5 +1,6 @@
 // The ledger's narrow interface. Everything that reads or writes the database goes through it, so
 // a PostgreSQL twin for several gateway instances implements this one interface and nothing else.
+import type { PromptPrefix } from '../exchange/prompt-prefix'
 import type { FeedbackSignal } from '../router/nudges'
 import type { CostType, GrantState } from './credit'
 
@@ -35,11 +36,11 @@ export interface SessionServed {
   modelId: string
   providerId: string
   /**
-   * The prompt that request's answer reported, in tokens, and when its leg began: about that much of
-   * the session's next prompt is in the upstream's cache (trace.ts). Known only to the process
-   * that served it.
+   * The prompt that request's answer reported, in tokens, when its leg began, whose key served it
+   * and its fingerprint: where the session's next prompt begins with it, that much of it is in the
+   * upstream's automatic cache (trace.ts). Known only to the process that served it.
    */
-  prompt?: { tokens: number; at: number }
+  prompt?: { tokens: number; at: number; byok: boolean; prefix: PromptPrefix }
 }
 
 export interface GrantRecord extends GrantState {

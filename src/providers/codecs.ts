@@ -84,7 +84,7 @@ export const requestToolNames =
 const anthropicVersion = '2023-06-01'
 
 /** A Claude model, by the name a router like OpenRouter gives it (`anthropic/…`). */
-const isRoutedClaude = (model: CatalogModel) => model.upstreamModel.startsWith('anthropic/')
+export const isRoutedClaude = (model: CatalogModel) => model.upstreamModel.startsWith('anthropic/')
 
 /** A Claude model behind a router that caches. */
 const isCachingClaude = (model: CatalogModel) => model.capabilities.promptCaching && isRoutedClaude(model)

@@ -5,7 +5,9 @@ import type { GatewayError } from '../lib/errors'
 import { keyOwnerOf } from '../router/health'
 import type { FinishedRequest } from '../ledger/ledger'
 import type { AnsweredAttempt } from './attempt'
-import type { LegDraft, RequestTrace } from './trace'
+import { promptPrefix } from '../exchange/prompt-prefix'
+import { totalInput } from '../exchange/types'
+import { cachesAutomatically, type LegDraft, type RequestTrace } from './trace'
 
 /**
  * Books the request: trace, metrics, log line, and its ledger write, queued. The write commits
@@ -42,25 +44,28 @@ export function record(deps: Deps, trace: RequestTrace, result: Parameters<Reque
   deps.ledger.queueRequest(finished)
   // Queued, so every ledger read finds it: the usage API stops looking among the running ones.
   deps.running.remove(trace)
-  if (trace.ctx.session.sessionId && finished.request.status === 'completed') rememberPrompt(deps, trace, finished)
+  if (trace.ctx.session.sessionId && finished.request.status === 'completed') rememberPrompt(deps, trace)
 }
 
 /**
  * The prompt a session's answer reported, for the estimate of the next one's cached part should it
- * be cut before its usage comes (trace.ts, likelyCachedTokens): the served leg's, where reported.
+ * be cut before its usage comes (trace.ts, likelyCachedTokens): the served leg's, where reported,
+ * on an upstream that caches by itself.
  */
-function rememberPrompt(deps: Deps, trace: RequestTrace, finished: FinishedRequest) {
-  const served = finished.legs.findLast((leg) => leg.outcome === 'ok')
-  if (!served || served.estimated) return
-  const { accountId, routingMode, session } = trace.ctx
+function rememberPrompt(deps: Deps, trace: RequestTrace) {
+  const served = trace.legs.findLast((leg) => leg.outcome === 'ok')
+  if (!served || served.estimated || !cachesAutomatically(served.candidate)) return
+  const { accountId, routingMode, session, exchange } = trace.ctx
   deps.sessions.served(
     { accountId, sessionId: session.sessionId!, routingMode },
     {
-      modelId: served.modelId,
-      providerId: served.providerId,
+      modelId: served.candidate.model.id,
+      providerId: served.candidate.provider.id,
       prompt: {
-        tokens: served.inputTokens + served.cachedInputTokens + served.cacheCreationInputTokens,
-        at: served.createdAt,
+        tokens: totalInput(served.usage),
+        at: served.startedAt,
+        byok: served.candidate.byok,
+        prefix: promptPrefix(exchange),
       },
     },
   )

@@ -1,6 +1,7 @@
 // The record of one routed request while it runs: its legs, their usage and cost, and the
 // ranking as dispatch updated it. finish() turns it into the one ledger write.
 import type { Config } from '../config/load'
+import { promptPrefix } from '../exchange/prompt-prefix'
 import { emptyUsage, type ExchangeRequest, type Usage } from '../exchange/types'
 import { byokFeeNanos } from '../ledger/credit'
 import type {
@@ -14,6 +15,7 @@ import type {
 import { costNanos } from '../ledger/pricing'
 import type { GatewayError } from '../lib/errors'
 import type { Logger } from '../lib/log'
+import { isRoutedClaude } from '../providers/codecs'
 import { estimateRequestTokens } from '../router/count-tokens'
 import type { Candidate, RankEntry } from '../router/rank'
 import type { Admission } from './admission'
@@ -58,6 +60,16 @@ export interface Received {
 
 /** How long an upstream's automatic prompt cache is taken to keep a prompt (OpenAI: 5 to 10 minutes unused). */
 const cacheKeptMs = 5 * 60_000
+
+/**
+ * An upstream that caches a prompt's prefix by itself (OpenAI and the servers of its dialects that
+ * say so): not Anthropic, nor Claude behind a router, which cache only what a request marks, and
+ * from 1,024 to 4,096 tokens on, at 1.25 × the input price for a write.
+ */
+export const cachesAutomatically = (candidate: Candidate): boolean =>
+  candidate.model.capabilities.promptCaching &&
+  candidate.provider.kind !== 'anthropic' &&
+  !isRoutedClaude(candidate.model)
 
 export class RequestTrace {
   readonly legs: LegDraft[] = []
@@ -193,19 +205,22 @@ export class RequestTrace {
    * at the end), what its automatic prompt cache likely read, billed at the cache price: OpenAI keeps
    * a prompt's prefix 5 to 10 minutes and reads it for the next prompt that begins with it, and an
    * agent's next request is its last one's prompt and more. So where the session's last request went
-   * to this model and reported a prompt of N tokens within the last 5 minutes, the first N tokens of
-   * this one count as cached, in OpenAI's steps (nothing under 1,024, then 128 at a time); else none,
-   * the whole prompt at the input price, as before (a cut stream of a 100,000-token Codex
-   * conversation was billed ~8 × what OpenAI bills for it). Anthropic reports its prompt's counts
-   * when its stream opens, and caches only what a request marks: never estimated so.
+   * to this model with the same key, reported a prompt of N tokens within the last 5 minutes, and
+   * this prompt begins with that one (the same system, tools and first messages: prompt-prefix.ts),
+   * its first N tokens count as cached, in OpenAI's steps (nothing under 1,024, then 128 at a time);
+   * else none, the whole prompt at the input price, as before (a cut stream of a 100,000-token Codex
+   * conversation was billed ~8 × what OpenAI bills for it).
    */
   private likelyCachedTokens(leg: LegDraft, promptTokens: number): number {
-    const { model, provider } = leg.candidate
+    const { model, provider, byok } = leg.candidate
     const last = this.ctx.sessionServed
-    if (!last?.prompt || !model.capabilities.promptCaching || provider.kind === 'anthropic') return 0
-    if (last.modelId !== model.id || last.providerId !== provider.id) return 0
+    if (!last?.prompt || !cachesAutomatically(leg.candidate)) return 0
+    if (last.modelId !== model.id || last.providerId !== provider.id || last.prompt.byok !== byok) return 0
     const age = leg.startedAt - last.prompt.at
     if (age < 0 || age > cacheKeptMs) return 0
+    const { prefix } = last.prompt
+    if (this.ctx.exchange.messages.length < prefix.messages) return 0
+    if (promptPrefix(this.ctx.exchange, prefix.messages).hash !== prefix.hash) return 0
     const cached = Math.min(last.prompt.tokens, promptTokens)
     return cached < 1024 ? 0 : cached - (cached % 128)
   }

@@ -39,7 +39,8 @@ const idsFor = (ids: ClientIds) => ({
 
 const sequencePattern = /"sequence_number":(\d+)/
 
-const terminalEvents = new Set(['response.completed', 'response.incomplete'])
+/** The events whose response is the last the client reads: its usage is what svc bills. */
+const terminalEvents = new Set(['response.completed', 'response.incomplete', 'response.failed'])
 
 /** A relayed terminal frame with its response's usage replaced; any other frame as it was. */
 function withTerminalUsage(frame: string, usage: Record<string, unknown>): string {
@@ -125,8 +126,16 @@ export const responsesSurface: InboundSurface = {
         const match = sequencePattern.exec(event.data)
         if (match) lastSequence = Number(match[1])
         const text = meter.rewriteResponsesFrame(event, rewrite)
+        if (!billed) return text
+        // A response that failed here: the client is told what svc bills for what flowed, as the
+        // relay bills a stream that did not finish (stream-answer.ts): its output estimated. Relayed
+        // as it came, it said no usage (or OpenAI's partial one) where svc billed hundreds of tokens.
+        if (!erredBefore && meter.error() !== undefined && !meter.finished()) {
+          const usage = { ...meter.usage(), output: meter.estimatedOutputTokens() }
+          return withTerminalUsage(text, encodeResponsesUsage(billed({ usage, reported: false, outputChars: 0 })))
+        }
         // The final response without a usage svc can bill: the client is told the estimate it bills.
-        if (!billed || !meter.finished()) return text
+        if (!meter.finished()) return text
         const usage = meter.usage()
         const reported = isReported(usage)
         // A proxy that keeps a Chat server's usage names: the client reads Responses' (Codex

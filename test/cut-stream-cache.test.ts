@@ -4,7 +4,7 @@
 // automatic cache holds for 5 to 10 minutes and bills at a tenth. Now the session's last reported
 // prompt on the same model, within 5 minutes, is billed as cached.
 import { describe, expect, test } from 'bun:test'
-import { createHarness, endedRequestDetail, type Harness } from './support/harness'
+import { createHarness, cutResponsesStream, type Harness } from './support/harness'
 import { startSimulator } from './support/simulator'
 import { afterAll, beforeEach } from 'bun:test'
 
@@ -57,20 +57,7 @@ async function reportedTurn(h: Harness, session: string, upstream = 'gpt-cache-u
 /** The next turn (`input`), streamed and cut by its client after its first words: its leg as billed. */
 async function cutTurn(h: Harness, session: string, input: unknown = nextTurn, upstream = 'gpt-cache-up') {
   sim.setScenario(upstream, { text: 'one two three four five six', chunks: 6, chunkDelayMs: 100 })
-  const controller = new AbortController()
-  const res = await h.call('/compat-b/v1/responses', {
-    method: 'POST',
-    headers: { 'x-session-id': session },
-    json: { model: 'svc-pro', stream: true, input },
-    signal: controller.signal,
-  })
-  expect(res.status).toBe(200)
-  const reader = res.body!.getReader()
-  let text = ''
-  while (!text.includes('response.output_text.delta')) text += new TextDecoder().decode((await reader.read()).value)
-  controller.abort()
-  await reader.cancel().catch(() => {})
-  const detail = await endedRequestDetail(h, res.headers.get('x-request-id')!)
+  const detail = await cutResponsesStream(h, { model: 'svc-pro', stream: true, input }, { 'x-session-id': session })
   expect(detail.status).toBe('aborted')
   return detail.usage_events[0]
 }

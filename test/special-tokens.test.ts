@@ -3,7 +3,7 @@
 // refuses such text by default: count_tokens and long prompts were answered 500, and a stream
 // interrupted before the upstream counted its prompt was never recorded while its credit stayed held.
 import { expect, test } from 'bun:test'
-import { endedRequestDetail } from './support/harness'
+import { cutResponsesStream } from './support/harness'
 import { profileFor, translationGateway, translationSimulator, upstreamModelFor } from './support/translation-gateway'
 
 const sim = translationSimulator()
@@ -25,20 +25,11 @@ test('a Responses stream interrupted before its usage is recorded, its prompt es
   const h = await translationGateway(sim)
   const upstream = upstreamModelFor['openai-responses']
   sim.setScenario(upstream, { text: 'one two three four five six', chunks: 6, chunkDelayMs: 100 })
-  const controller = new AbortController()
-  const res = await h.call('/compat-b/v1/responses', {
-    method: 'POST',
-    json: { model: profileFor['openai-responses'], stream: true, input: aboutTokenizers.repeat(20) },
-    signal: controller.signal,
+  const detail = await cutResponsesStream(h, {
+    model: profileFor['openai-responses'],
+    stream: true,
+    input: aboutTokenizers.repeat(20),
   })
-  expect(res.status).toBe(200)
-  const reader = res.body!.getReader()
-  let text = ''
-  while (!text.includes('response.output_text.delta')) text += new TextDecoder().decode((await reader.read()).value)
-  controller.abort()
-  await reader.cancel().catch(() => {})
-
-  const detail = await endedRequestDetail(h, res.headers.get('x-request-id')!)
   expect(detail.status).toBe('aborted')
   expect(detail.usage_events[0]).toMatchObject({ estimated: true, outcome: 'aborted' })
   expect(detail.usage_events[0].input_tokens).toBeGreaterThan(100)

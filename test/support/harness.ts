@@ -90,6 +90,26 @@ export async function endedRequestDetail(h: Harness, id: string, timeoutMs = 1_0
 }
 
 /**
+ * A Responses stream its client cuts once the first words came (Codex's Esc): sent with `json` and
+ * `headers`, read to its first text delta, then aborted. The request's record, once it has ended.
+ */
+export async function cutResponsesStream(
+  h: Harness,
+  json: unknown,
+  headers: Record<string, string> = {},
+): ReturnType<typeof endedRequestDetail> {
+  const controller = new AbortController()
+  const res = await h.call('/compat-b/v1/responses', { method: 'POST', headers, json, signal: controller.signal })
+  expect(res.status).toBe(200)
+  const reader = res.body!.getReader()
+  let text = ''
+  while (!text.includes('response.output_text.delta')) text += new TextDecoder().decode((await reader.read()).value)
+  controller.abort()
+  await reader.cancel().catch(() => {})
+  return endedRequestDetail(h, res.headers.get('x-request-id')!)
+}
+
+/**
  * The official SDKs on `h`, each answer's raw body teed off before the SDK reads it: `lastRaw()`
  * is the text of the last answer (the SSE bytes a stream's SDK parsed), for checks the SDK hides.
  */

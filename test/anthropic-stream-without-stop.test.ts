@@ -227,4 +227,32 @@ describe('an Anthropic stream of data lines only', () => {
     const detail = await endedRequestDetail(h, row.request_id)
     expect(detail.usage_events.map((e: { outcome: string }) => e.outcome)).toEqual(['ok'])
   })
+
+  test('a Responses client, streamed: each frame is read by its type, the answer and its usage come through', async () => {
+    const h = await scriptedPair('anthropic')
+    scriptedUpstream(h, () => ({ sse: answer }))
+    const response = await sdkClients(h).openai.responses.stream({ model: 'svc-pro', input: 'hi' }).finalResponse()
+    expect(response).toMatchObject({
+      status: 'completed',
+      output_text: 'Hello there.',
+      usage: { input_tokens: 20, output_tokens: 3 },
+    })
+    expect((await lastRecord(h)).usage_events).toEqual([
+      expect.objectContaining({ model_id: 'first', outcome: 'ok', estimated: false, output_tokens: 3 }),
+    ])
+  })
+
+  test('a proxy that splits its JSON over data lines: each frame goes out named, every line of it a data line', async () => {
+    const h = await scriptedPair('anthropic')
+    // A line end between two members: the frame's data is still one JSON value, over two lines.
+    scriptedUpstream(h, () => ({ sse: answer.map((frame) => frame.replace(',', ',\ndata: ')) }))
+    const { clients, lastRaw } = teedSdkClients(h)
+    const message = await clients.anthropic.messages
+      .stream({ model: 'svc-pro', max_tokens: 100, messages: [{ role: 'user', content: 'hi' }] })
+      .finalMessage()
+    expect(message.content).toMatchObject([{ type: 'text', text: 'Hello there.' }])
+    const raw = await lastRaw()
+    expect(raw).toContain('event: message_start\ndata: {"type":"message_start",\ndata: "message":')
+    expect((await lastRecord(h)).usage_events).toEqual([expect.objectContaining({ outcome: 'ok' })])
+  })
 })

@@ -429,6 +429,36 @@ describe('gathered from exact upstream bytes', () => {
     })
   })
 
+  test('a tool call whose block a compatible server never closes (no content_block_stop) keeps its arguments', async () => {
+    const h = await translationGateway(sim)
+    scriptedStream(
+      h,
+      anthropicStream(
+        [
+          sseFrame('content_block_start', {
+            type: 'content_block_start',
+            index: 0,
+            content_block: { type: 'tool_use', id: 'toolu_1', name: 'get_weather', input: {} },
+          }),
+          sseFrame('content_block_delta', {
+            type: 'content_block_delta',
+            index: 0,
+            delta: { type: 'input_json_delta', partial_json: '{"city":"Zürich"}' },
+          }),
+        ],
+        'tool_use',
+        { input_tokens: 10, output_tokens: 1 },
+        { output_tokens: 5 },
+      ),
+    )
+    const call = request('responses', 'anthropic')
+    const res = await h.call(call.path, { method: 'POST', ...call })
+    expect(res.status).toBe(200)
+    expect((await res.json()).output).toMatchObject([
+      { type: 'function_call', call_id: 'toolu_1', name: 'get_weather', arguments: '{"city":"Zürich"}' },
+    ])
+  })
+
   test('message_delta usage with nulls (the SDK types allow them) keeps the counts message_start gave', async () => {
     const h = await translationGateway(sim)
     scriptedStream(

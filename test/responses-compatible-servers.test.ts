@@ -339,6 +339,23 @@ test("usage under Chat's names reaches a Responses client under Responses' names
   }
 })
 
+test("passed through (a proxy in front of OpenAI), Chat-named usage reaches the client under Responses' names, in response.incomplete too", async () => {
+  const chatNamed = { prompt_tokens: 20, completion_tokens: 4, total_tokens: 24 }
+  const cut = ev('response.incomplete', {
+    response: {
+      ...response('incomplete', [message('Hello')], chatNamed),
+      incomplete_details: { reason: 'max_output_tokens' },
+    },
+    sequence_number: 9,
+  })
+  for (const terminal of [completed('Hello', chatNamed), cut]) {
+    const h = await passThroughGateway()
+    byModel(h, { 'first-up': { sse: openaiText('Hello', [terminal]) } })
+    const answer = await sdkClients(h).openai.responses.stream({ model: 'svc-pro', input: 'hi' }).finalResponse()
+    expect(answer.usage).toMatchObject({ input_tokens: 20, output_tokens: 4, total_tokens: 24 })
+  }
+})
+
 test("OpenRouter's bare error frame reaches a Responses client as a typed event, which Codex reads", async () => {
   const bare = sseFrame(undefined, { error: { code: 502, message: 'Provider disconnected' } })
   const lastFrame = async (h: Harness) => {

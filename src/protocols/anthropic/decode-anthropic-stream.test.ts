@@ -338,6 +338,32 @@ describe('anthropicStreamDecoder', () => {
     ])
   })
 
+  test("text or thinking a compatible server puts in its content_block_start is kept, as the block's first delta", async () => {
+    const start = (index: number, block: unknown) =>
+      encodeSse('content_block_start', { type: 'content_block_start', index, content_block: block })
+    const stop = (index: number) => encodeSse('content_block_stop', { type: 'content_block_stop', index })
+    const text = [
+      start(0, { type: 'thinking', thinking: 'Pondering.', signature: '' }),
+      stop(0),
+      start(1, { type: 'text', text: 'Hello ' }),
+      encodeSse('content_block_delta', {
+        type: 'content_block_delta',
+        index: 1,
+        delta: { type: 'text_delta', text: 'there.' },
+      }),
+      stop(1),
+    ].join('')
+    expect(await decodeText(text)).toEqual([
+      { type: 'block_start', index: 0, block: { kind: 'thinking' } },
+      { type: 'thinking_delta', index: 0, thinking: 'Pondering.' },
+      { type: 'block_stop', index: 0 },
+      { type: 'block_start', index: 1, block: { kind: 'text' } },
+      { type: 'text_delta', index: 1, text: 'Hello ' },
+      { type: 'text_delta', index: 1, text: 'there.' },
+      { type: 'block_stop', index: 1 },
+    ])
+  })
+
   test('a stop sequence is carried through', async () => {
     const text = encodeSse('message_delta', {
       type: 'message_delta',

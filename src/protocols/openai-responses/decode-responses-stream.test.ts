@@ -77,6 +77,26 @@ describe('responsesStreamDecoder', () => {
     ])
   })
 
+  test("response.incomplete for OpenAI's content filter finishes as a refusal, not as max_tokens", async () => {
+    const events = await decodeFrames([
+      created(),
+      { type: 'response.output_item.added', output_index: 0, item: { id: 'msg_1', type: 'message', content: [] } },
+      { type: 'response.output_text.delta', item_id: 'msg_1', output_index: 0, content_index: 0, delta: 'I can' },
+      {
+        type: 'response.incomplete',
+        response: {
+          id: 'resp_1',
+          status: 'incomplete',
+          model: 'gpt-5',
+          output: [],
+          incomplete_details: { reason: 'content_filter' },
+          usage: { input_tokens: 20, output_tokens: 3, total_tokens: 23 },
+        },
+      },
+    ])
+    expect(events.at(-1)).toEqual({ type: 'finish', reason: 'refusal', stopSequence: null })
+  })
+
   test('response.failed becomes an error event and ends the stream', async () => {
     expect(await decodeFixture('failed.sse')).toEqual([
       { type: 'start', id: 'resp_golden_failed_01', model: 'gpt-5-mini' },
@@ -84,6 +104,29 @@ describe('responsesStreamDecoder', () => {
       { type: 'text_delta', index: 0, text: 'Partial' },
       { type: 'error', error: { status: 500, type: 'api_error', message: 'The model produced invalid output.' } },
     ] satisfies ExchangeEvent[])
+  })
+
+  test("response.failed's own usage comes before its error: the failed leg is billed as it reports, not estimated", async () => {
+    const events = await decodeFrames([
+      created(),
+      { type: 'response.output_item.added', output_index: 0, item: { id: 'msg_1', type: 'message', content: [] } },
+      { type: 'response.output_text.delta', item_id: 'msg_1', output_index: 0, content_index: 0, delta: 'Partial' },
+      {
+        type: 'response.failed',
+        response: {
+          id: 'resp_1',
+          status: 'failed',
+          model: 'gpt-5',
+          output: [],
+          error: { code: 'server_error', message: 'boom' },
+          usage: { input_tokens: 20, output_tokens: 500, total_tokens: 520 },
+        },
+      },
+    ])
+    expect(events.slice(-2)).toEqual([
+      { type: 'usage', usage: { input: 20, cacheRead: 0, cacheWrite: 0, output: 500, reasoning: 0 } },
+      { type: 'error', error: { status: 500, type: 'api_error', message: 'boom' } },
+    ])
   })
 
   test('a top-level error event maps its code', async () => {
@@ -493,6 +536,29 @@ describe('responsesStreamDecoder', () => {
       { type: 'block_start', index: 0, block: { kind: 'text' } },
       { type: 'text_delta', index: 0, text: 'A' },
       { type: 'block_stop', index: 0 },
+    ])
+  })
+
+  test('a reasoning item with only its encrypted blob (no summary asked for) is a thinking block carrying it', async () => {
+    const reasoning = { id: 'rs_0', type: 'reasoning', summary: [] }
+    const message = { id: 'msg_1', type: 'message', role: 'assistant', status: 'completed', content: [] }
+    const events = await decodeFrames([
+      created(),
+      { type: 'response.output_item.added', output_index: 0, item: reasoning },
+      { type: 'response.output_item.done', output_index: 0, item: { ...reasoning, encrypted_content: 'gAAAAblob' } },
+      { type: 'response.output_item.added', output_index: 1, item: { ...message, status: 'in_progress' } },
+      { type: 'response.output_text.delta', item_id: 'msg_1', output_index: 1, content_index: 0, delta: 'Hi' },
+      { type: 'response.output_item.done', output_index: 1, item: message },
+      completed(),
+    ])
+    // The blob is what the next turn sends back to OpenAI, in the thinking block's signature.
+    expect(events.filter((e) => e.type.startsWith('block') || e.type.endsWith('delta'))).toEqual([
+      { type: 'block_start', index: 0, block: { kind: 'thinking' } },
+      { type: 'signature_delta', index: 0, signature: tagResponsesSignature('gAAAAblob') },
+      { type: 'block_stop', index: 0 },
+      { type: 'block_start', index: 1, block: { kind: 'text' } },
+      { type: 'text_delta', index: 1, text: 'Hi' },
+      { type: 'block_stop', index: 1 },
     ])
   })
 

@@ -454,6 +454,22 @@ describe('responsesStreamEncoder', () => {
     expect(final.output_text).toBe('half')
   })
 
+  test('an answer the upstream ends as broken off (finish reason "error", from a Chat server) is response.failed, not completed', async () => {
+    const data = await frames([
+      { type: 'start', id: 'x', model: 'm' },
+      { type: 'block_start', index: 0, block: { kind: 'text' } },
+      { type: 'text_delta', index: 0, text: 'Half an ans' },
+      { type: 'block_stop', index: 0 },
+      { type: 'finish', reason: 'error' },
+      { type: 'usage', usage: { input: 20, output: 5 } },
+    ])
+    expect(data.map((d) => d['type'])).not.toContain('response.completed')
+    expect(data.at(-1)).toMatchObject({
+      type: 'response.failed',
+      response: { status: 'failed', error: { code: 'server_error' }, usage: { input_tokens: 20, output_tokens: 5 } },
+    })
+  })
+
   test('blocks left open at the end are closed before response.completed; later text items get suffixed ids', async () => {
     const data = await frames([
       { type: 'block_start', index: 0, block: { kind: 'text' } },
@@ -477,6 +493,22 @@ describe('responsesStreamEncoder', () => {
     // An argument-less call still carries parseable arguments.
     expect(completed.response.output[2]?.['arguments']).toBe('{}')
   })
+
+  test("an argument-less call's function_call_arguments.done carries {}, as its item does: clients JSON.parse both", async () => {
+    const data = await frames([
+      { type: 'block_start', index: 0, block: { kind: 'tool_use', id: 'call_9', name: 'noop' } },
+      { type: 'block_stop', index: 0 },
+      { type: 'finish', reason: 'tool_use' },
+    ])
+    const byType = (type: string) => data.filter((d) => d['type'] === type)
+    expect(byType('response.function_call_arguments.done')).toEqual([
+      expect.objectContaining({ item_id: 'fc_01JGATEWAY_0', name: 'noop', arguments: '{}' }),
+    ])
+    expect(byType('response.output_item.done')).toEqual([
+      expect.objectContaining({ item: expect.objectContaining({ call_id: 'call_9', arguments: '{}' }) }),
+    ])
+  })
+
   test("thinking with no words (Anthropic's omitted display) is a reasoning item with an empty summary, no summary part", async () => {
     const data = await frames(
       [

@@ -5,7 +5,7 @@ import { type Authenticator, createAuthenticator } from './accounts/api-keys'
 import { createDeviceLogin, type DeviceLogin } from './accounts/device-login'
 import type { Config } from './config/load'
 import { type Db, openDatabase } from './db/open'
-import type { GrantRecord, Ledger, SessionLane, SessionServed } from './ledger/ledger'
+import type { GrantRecord, Ledger, RememberedPrompt, SessionLane, SessionServed } from './ledger/ledger'
 import { createSqliteLedger } from './ledger/sqlite-ledger'
 import { type AccountCache, accountCache } from './lib/account-cache'
 import { createLogger, type Logger } from './lib/log'
@@ -36,8 +36,10 @@ export interface Deps {
   /** Which model served each session last under each routing mode, for session stickiness. */
   sessions: {
     lastServed(lane: SessionLane): Promise<SessionServed | undefined>
-    /** The session's request went to this model; with `prompt`, its answer has ended, the prompt reported. */
-    served(lane: SessionLane, choice: SessionServed): void
+    /** The session's request went to this model. */
+    served(lane: SessionLane, choice: { modelId: string; providerId: string }): void
+    /** A session's answer reported this prompt (trace.ts, likelyCachedTokens). */
+    prompted(lane: SessionLane, prompt: RememberedPrompt): void
   }
   health: Health
   metrics: GatewayMetrics
@@ -136,6 +138,8 @@ export function createDeps(config: Config, opts: DepsOptions = {}): Deps {
   const lastServed = new Map<string, SessionServed>()
   /** Agent sessions come and go by the thousand; memory must not grow with every one ever seen. */
   const sessionsRemembered = 10_000
+  /** A session's last reported prompts, kept for the estimate of a cut one's cached part. */
+  const promptsRemembered = 3
   /**
    * Re-inserted so the Map's order is most recent last; the oldest session is forgotten past the
    * cap (the ledger still knows it, one query away). Both ways in: a session found in the ledger
@@ -144,9 +148,8 @@ export function createDeps(config: Config, opts: DepsOptions = {}): Deps {
   const remember = (key: string, choice: SessionServed) => {
     const known = lastServed.get(key)
     lastServed.delete(key)
-    // The prompt the session's last answer reported stays known until another answer reports one.
-    const samePlace = known?.modelId === choice.modelId && known.providerId === choice.providerId
-    lastServed.set(key, choice.prompt || !samePlace || !known?.prompt ? choice : { ...choice, prompt: known.prompt })
+    // The prompts the session's answers reported stay known when a request moves it (each names its model).
+    lastServed.set(key, choice.prompts || !known?.prompts ? choice : { ...choice, prompts: known.prompts })
     if (lastServed.size > sessionsRemembered) lastServed.delete(lastServed.keys().next().value!)
   }
   const laneKey = (lane: SessionLane) => `${lane.accountId}\u0000${lane.sessionId}\u0000${lane.routingMode}`
@@ -170,6 +173,13 @@ export function createDeps(config: Config, opts: DepsOptions = {}): Deps {
       },
       served(lane, choice) {
         remember(laneKey(lane), choice)
+      },
+      prompted(lane, prompt) {
+        const key = laneKey(lane)
+        const known = lastServed.get(key) ?? { modelId: prompt.modelId, providerId: prompt.providerId }
+        // A few, not one: a side request (Codex's compaction, a subagent under the session's id)
+        // must not hide the prompt the conversation's next request begins with.
+        remember(key, { ...known, prompts: [prompt, ...(known.prompts ?? [])].slice(0, promptsRemembered) })
       },
     },
     health,

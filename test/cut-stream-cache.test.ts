@@ -103,6 +103,34 @@ describe('an OpenAI stream its client cuts before its usage came', () => {
     expect(leg).toMatchObject({ estimated: true, cached_input_tokens: 0 })
   })
 
+  // Codex compacts a long turn with a side request of no tools (the conversation and a prompt to
+  // summarise it); its next request has the tools again, the first request's items, and the summary
+  // as a user item after the first (svc joins the two into one message). That request begins with
+  // the first, which OpenAI still holds, though not with the compaction the session sent last.
+  test("after Codex's compaction, the request that goes on is billed the first one's prompt as cached", async () => {
+    const h = await gateway()
+    const tools = [{ type: 'function', name: 'shell', description: 'Runs a command.', parameters: { type: 'object' } }]
+    const first = [{ role: 'developer', content: 'You are Codex.' }, ...firstTurn]
+    const completed = async (json: Record<string, unknown>, input: number) => {
+      sim.setScenario('gpt-cache-up', { text: 'Done.', usage: { input, output: 10 } })
+      const res = await h.call('/compat-b/v1/responses', {
+        method: 'POST',
+        headers: { 'x-session-id': 'codex-1' },
+        json: { model: 'svc-pro', ...json },
+      })
+      expect(res.status).toBe(200)
+    }
+    await completed({ input: first, tools }, 3000)
+    await completed({ input: [...first, { role: 'user', content: 'Summarise the conversation.' }], tools: [] }, 3100)
+    sim.setScenario('gpt-cache-up', { text: 'one two three four five six', chunks: 6, chunkDelayMs: 100 })
+    const detail = await cutResponsesStream(
+      h,
+      { model: 'svc-pro', stream: true, tools, input: [...first, { role: 'user', content: 'Summary: a patch.' }] },
+      { 'x-session-id': 'codex-1' },
+    )
+    expect(detail.usage_events[0]).toMatchObject({ estimated: true, cached_input_tokens: 2944 })
+  })
+
   test("the account's own key served the last turn, the platform's this one: none cached (OpenAI caches per organization)", async () => {
     const h = await gateway()
     const ownKey = (method: string, query = '', json?: unknown) =>

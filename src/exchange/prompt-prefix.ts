@@ -5,9 +5,14 @@
 // prompt under the same session id, a prompt made up to look so) has nothing cached.
 import type { ContentBlock, ExchangeRequest } from './types'
 
-/** A prompt's system, tools and first `messages` messages, hashed together. */
+/**
+ * A prompt's system, tools, first `messages` − 1 messages and first `blocks` blocks of the next,
+ * hashed together. Blocks, not only messages: svc joins a client's consecutive user items into one
+ * message, so the next request's first message may hold a block more (Codex after a compaction).
+ */
 export interface PromptPrefix {
   messages: number
+  blocks: number
   hash: bigint
 }
 
@@ -19,8 +24,20 @@ const key = crypto.getRandomValues(new BigUint64Array(1))[0]!
 
 const hashed = (text: string, seed: bigint): bigint => Bun.hash.wyhash(text, seed)
 
-/** The fingerprint of `exchange`'s prompt up to its `messages`-th message (all of them by default). */
-export function promptPrefix(exchange: ExchangeRequest, messages = exchange.messages.length): PromptPrefix {
+/** The fingerprint of `exchange`'s whole prompt. */
+export function promptPrefix(exchange: ExchangeRequest): PromptPrefix {
+  const last = exchange.messages.at(-1)
+  return fingerprint(exchange, exchange.messages.length, last?.content.length ?? 0)
+}
+
+/** Whether `exchange`'s prompt begins with the one `prefix` fingerprints. */
+export function beginsWith(exchange: ExchangeRequest, prefix: PromptPrefix): boolean {
+  const through = exchange.messages[prefix.messages - 1]
+  if (prefix.messages > 0 && (!through || through.content.length < prefix.blocks)) return false
+  return fingerprint(exchange, prefix.messages, prefix.blocks).hash === prefix.hash
+}
+
+function fingerprint(exchange: ExchangeRequest, messages: number, blocks: number): PromptPrefix {
   let hash = key
   for (const block of exchange.system) hash = hashed(block.text, hashed('system', hash))
   for (const tool of exchange.tools) {
@@ -29,11 +46,13 @@ export function promptPrefix(exchange: ExchangeRequest, messages = exchange.mess
     hash = hashed(JSON.stringify(tool.inputSchema), hash)
   }
   if (exchange.webSearch) hash = hashed(JSON.stringify(exchange.webSearch), hashed('web_search', hash))
-  for (const message of exchange.messages.slice(0, messages)) {
+  for (let i = 0; i < messages; i++) {
+    const message = exchange.messages[i]!
     hash = hashed(message.role, hash)
-    for (const block of message.content) hash = blockHash(block, hash)
+    const count = i === messages - 1 ? blocks : message.content.length
+    for (let j = 0; j < count; j++) hash = blockHash(message.content[j]!, hash)
   }
-  return { messages, hash }
+  return { messages, blocks, hash }
 }
 
 /** A block's words or data; a text block's (most of a conversation) without serializing it. */

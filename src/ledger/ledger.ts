@@ -36,11 +36,21 @@ export interface SessionServed {
   modelId: string
   providerId: string
   /**
-   * The prompt that request's answer reported, in tokens, when its leg began, whose key served it
-   * and its fingerprint: where the session's next prompt begins with it, that much of it is in the
-   * upstream's automatic cache (trace.ts). Known only to the process that served it.
+   * The prompts its last answers reported (the latest first, a few): where the session's next
+   * prompt begins with one, that much of it is in the upstream's automatic cache (trace.ts). Known
+   * only to the process that served them.
    */
-  prompt?: { tokens: number; at: number; byok: boolean; prefix: PromptPrefix }
+  prompts?: RememberedPrompt[]
+}
+
+/** A prompt an answer reported: its tokens, when its leg began, who served it, and its fingerprint. */
+export interface RememberedPrompt {
+  modelId: string
+  providerId: string
+  byok: boolean
+  tokens: number
+  at: number
+  prefix: PromptPrefix
 }
 
 export interface GrantRecord extends GrantState {

@@ -56,17 +56,15 @@ function rememberPrompt(deps: Deps, trace: RequestTrace) {
   const served = trace.legs.findLast((leg) => leg.outcome === 'ok')
   if (!served || served.estimated || !cachesAutomatically(served.candidate)) return
   const { accountId, routingMode, session, exchange } = trace.ctx
-  deps.sessions.served(
+  deps.sessions.prompted(
     { accountId, sessionId: session.sessionId!, routingMode },
     {
       modelId: served.candidate.model.id,
       providerId: served.candidate.provider.id,
-      prompt: {
-        tokens: totalInput(served.usage),
-        at: served.startedAt,
-        byok: served.candidate.byok,
-        prefix: promptPrefix(exchange),
-      },
+      byok: served.candidate.byok,
+      tokens: totalInput(served.usage),
+      at: served.startedAt,
+      prefix: promptPrefix(exchange),
     },
   )
 }

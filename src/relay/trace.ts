@@ -1,7 +1,7 @@
 // The record of one routed request while it runs: its legs, their usage and cost, and the
 // ranking as dispatch updated it. finish() turns it into the one ledger write.
 import type { Config } from '../config/load'
-import { promptPrefix } from '../exchange/prompt-prefix'
+import { beginsWith } from '../exchange/prompt-prefix'
 import { emptyUsage, type ExchangeRequest, type Usage } from '../exchange/types'
 import { byokFeeNanos } from '../ledger/credit'
 import type {
@@ -206,22 +206,24 @@ export class RequestTrace {
    * a prompt's prefix 5 to 10 minutes and reads it for the next prompt that begins with it, and an
    * agent's next request is its last one's prompt and more. So where the session's last request went
    * to this model with the same key, reported a prompt of N tokens within the last 5 minutes, and
-   * this prompt begins with that one (the same system, tools and first messages: prompt-prefix.ts),
+   * this prompt begins with that one (the same system, tools and first messages: prompt-prefix.ts;
+   * one of its last few, the longest: a side request such as Codex's compaction comes between),
    * its first N tokens count as cached, in OpenAI's steps (nothing under 1,024, then 128 at a time);
    * else none, the whole prompt at the input price, as before (a cut stream of a 100,000-token Codex
    * conversation was billed ~8 × what OpenAI bills for it).
    */
   private likelyCachedTokens(leg: LegDraft, promptTokens: number): number {
     const { model, provider, byok } = leg.candidate
-    const last = this.ctx.sessionServed
-    if (!last?.prompt || !cachesAutomatically(leg.candidate)) return 0
-    if (last.modelId !== model.id || last.providerId !== provider.id || last.prompt.byok !== byok) return 0
-    const age = leg.startedAt - last.prompt.at
-    if (age < 0 || age > cacheKeptMs) return 0
-    const { prefix } = last.prompt
-    if (this.ctx.exchange.messages.length < prefix.messages) return 0
-    if (promptPrefix(this.ctx.exchange, prefix.messages).hash !== prefix.hash) return 0
-    const cached = Math.min(last.prompt.tokens, promptTokens)
+    const prompts = this.ctx.sessionServed?.prompts
+    if (!prompts || !cachesAutomatically(leg.candidate)) return 0
+    let cached = 0
+    for (const last of prompts) {
+      if (last.modelId !== model.id || last.providerId !== provider.id || last.byok !== byok) continue
+      const age = leg.startedAt - last.at
+      if (age < 0 || age > cacheKeptMs || last.tokens <= cached) continue
+      if (beginsWith(this.ctx.exchange, last.prefix)) cached = last.tokens
+    }
+    cached = Math.min(cached, promptTokens)
     return cached < 1024 ? 0 : cached - (cached % 128)
   }
 

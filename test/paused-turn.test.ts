@@ -151,6 +151,47 @@ describe('a Responses client whose Claude turn pauses in its searches', () => {
     },
   )
 
+  // 900 output tokens and a search: 11.9 million nanos; another message of the 100 tokens left
+  // might cost ~0.2 million more, within 13 million; one of the whole limit's 1,000 would not be.
+  test('the credit is judged on what the next message may take of the output limit, not the whole limit', async () => {
+    const h = await translationGateway(sim, {}, 0.013)
+    sim.setScenario(claude, {
+      text: 'Answered.',
+      usage: { input: 100, output: 900, webSearches: 2 },
+      searchesPerTurn: 1,
+    })
+    const response = await sdkClients(h).openai.responses.create({ ...searching, max_output_tokens: 1000 })
+    expect(upstreamBodies().map((body) => (body as { max_tokens?: number }).max_tokens)).toEqual([1000, 100])
+    expect(response.output.map((item) => item.type)).toEqual(['web_search_call', 'web_search_call', 'message'])
+  })
+
+  test.each([false, true])(
+    'stream %p: a message sent back that fails right after its opening ends the answer at the pause, its leg failed, free and counted',
+    async (stream) => {
+      const h = await translationGateway(sim)
+      sim.queue(
+        claude,
+        { text: 'Not reached.', usage: { ...perMessage, webSearches: 3 }, searchesPerTurn: 2 },
+        { text: 'Not reached.', usage: perMessage, fault: { kind: 'error_event', afterFrames: 1 } },
+      )
+      const { openai } = sdkClients(h)
+      const response = stream
+        ? await openai.responses.stream(searching).finalResponse()
+        : await openai.responses.create(searching)
+
+      expect(response.status).toBe('completed')
+      expect(response.output.map((item) => item.type)).toEqual(['web_search_call', 'web_search_call'])
+      expect(response.usage).toMatchObject({ input_tokens: 100, output_tokens: 20 })
+      const detail = await endedRequestDetail(h, response.id.replace(/^resp_/, ''))
+      expect(detail.status).toBe('completed')
+      expect(detail.usage_events.map((e: { outcome: string }) => e.outcome)).toEqual(['ok', 'failed'])
+      expect(detail.usage_events[1].cost_nanos).toBe(0)
+      // Counted as any failed leg is, by the metrics and the provider's health.
+      const metrics = await (await h.call('/metrics')).text()
+      expect(metrics).toMatch(/svc_upstream_errors_total\{provider="anthropic",model="claude-t",kind="\w+"\} 1/)
+    },
+  )
+
   test("the client's max_output_tokens bounds the whole answer: each message gets what is left", async () => {
     const h = await translationGateway(sim)
     sim.setScenario(claude, {

@@ -7,22 +7,42 @@
 // earlier ones were billed, its opening dropped, and the pause's finish held until it is known
 // whether another message follows.
 import type { StreamCodec } from './stream-codec'
-import { emptyUsage, type ExchangeEvent, overwriteUsage, type StopReason, type Usage } from './types'
+import {
+  emptyUsage,
+  type ExchangeEvent,
+  overwriteUsage,
+  type StopReason,
+  type UpstreamErrorInfo,
+  type Usage,
+} from './types'
 
 export interface JoinedLegs<T> extends StreamCodec<ExchangeEvent, T> {
   /** The message ended paused: its finish is held, and the stream's end did not reach the encoder. */
   readonly paused: boolean
+  /**
+   * A later message failed before its first block (an overloaded_error after its opening): its
+   * error, held with its usage, so that the answer may end at the pause before it instead.
+   */
+  readonly failedBeforeContent: UpstreamErrorInfo | undefined
   /** The next message's events follow; the messages before it were billed `billed` in all. */
   nextLeg(billed: Usage): void
   /**
-   * No message follows the pause: the held finish, then the end, as the upstream paused the answer,
-   * or as `reason` says (the output limit the messages have spent).
+   * No message follows the pause (or the one that did failed before its content): the pause's
+   * finish, then the end, as the upstream paused the answer, or as `reason` says (the output limit
+   * the messages have spent).
    */
   endPaused(reason?: StopReason): T[]
 }
 
 export function joinedLegs<T>(inner: StreamCodec<ExchangeEvent, T>): JoinedLegs<T> {
   let held: ExchangeEvent | undefined
+  /** The last pause's finish, kept past the next message's start should that one fail. */
+  let pause: ExchangeEvent | undefined
+  let failed: UpstreamErrorInfo | undefined
+  /** A later message's usage before its first block: told only once it has one. */
+  let usageHeld = false
+  /** This message's finish (not a pause) has gone to the encoder. */
+  let finished = false
   /** Blocks of the messages before this one: its block indices follow theirs. */
   let offset = 0
   /** This message's blocks so far (its highest index + 1). */
@@ -32,8 +52,10 @@ export function joinedLegs<T>(inner: StreamCodec<ExchangeEvent, T>): JoinedLegs<
   /** This message's cumulative usage (later messages only). */
   let usage = emptyUsage()
 
+  const laterUsage = (): ExchangeEvent => ({ type: 'usage', usage: addedUsage(earlier!, usage) })
+
   const push = (event: ExchangeEvent): T[] => {
-    if (held) return []
+    if (held || failed) return []
     switch (event.type) {
       case 'start':
         if (earlier === undefined) return inner.push(event)
@@ -42,28 +64,61 @@ export function joinedLegs<T>(inner: StreamCodec<ExchangeEvent, T>): JoinedLegs<
       case 'usage':
         if (earlier === undefined) return inner.push(event)
         overwriteUsage(usage, event.usage)
-        return inner.push({ type: 'usage', usage: addedUsage(earlier, usage) })
-      case 'finish':
-        if (event.reason !== 'pause_turn') return inner.push(event)
-        held = event
-        return []
+        if (blocks === 0) {
+          usageHeld = true
+          return []
+        }
+        return inner.push(laterUsage())
+      case 'finish': {
+        // A later message of no blocks at all: its usage is told with its finish.
+        const told = usageHeld ? inner.push(laterUsage()) : []
+        usageHeld = false
+        if (event.reason === 'pause_turn') {
+          held = event
+          pause = event
+        } else {
+          finished = true
+          for (const frame of inner.push(event)) told.push(frame)
+        }
+        return told
+      }
       case 'error':
+        if (earlier !== undefined && blocks === 0 && !finished) {
+          failed = event.error
+          return []
+        }
         return inner.push(event)
-      default:
+      default: {
+        const told = usageHeld ? inner.push(laterUsage()) : []
+        usageHeld = false
         blocks = Math.max(blocks, event.index + 1)
-        return inner.push(offset === 0 ? event : { ...event, index: event.index + offset })
+        for (const frame of inner.push(offset === 0 ? event : { ...event, index: event.index + offset }))
+          told.push(frame)
+        return told
+      }
     }
   }
 
   return {
     push,
-    end: () => (held ? [] : inner.end()),
-    flush: () => (held ? [] : (inner.flush?.() ?? [])),
+    end: () => {
+      if (held || failed) return []
+      // A later message whose body ended before its content (and its finish) failed as one whose error said so.
+      if (earlier !== undefined && blocks === 0) {
+        failed = endedBeforeContent
+        return []
+      }
+      return inner.end()
+    },
+    flush: () => (held || failed ? [] : (inner.flush?.() ?? [])),
     get done() {
       return inner.done
     },
     get paused() {
       return held !== undefined
+    },
+    get failedBeforeContent() {
+      return failed
     },
     nextLeg(billed) {
       held = undefined
@@ -71,14 +126,23 @@ export function joinedLegs<T>(inner: StreamCodec<ExchangeEvent, T>): JoinedLegs<
       blocks = 0
       earlier = billed
       usage = emptyUsage()
+      usageHeld = false
+      finished = false
     },
     endPaused(reason) {
-      const finish = held
+      const finish = reason ? ({ type: 'finish', reason } as const) : pause
       held = undefined
+      failed = undefined
       if (!finish) return []
-      return [...inner.push(reason ? { type: 'finish', reason } : finish), ...inner.end()]
+      return [...inner.push(finish), ...inner.end()]
     },
   }
+}
+
+const endedBeforeContent: UpstreamErrorInfo = {
+  status: 502,
+  type: 'api_error',
+  message: 'upstream stream ended before its answer began',
 }
 
 /** Two usages added count by count: the messages of one answer, billed each on its own. */

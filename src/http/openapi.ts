@@ -1292,7 +1292,12 @@ const schemas: Record<string, Schema> = {
       stream: { type: 'boolean' },
       selected_model_id: nullable('string', { description: 'the model that answered' }),
       selected_provider_id: nullable('string'),
-      attempts: { type: 'integer', minimum: 0 },
+      attempts: {
+        type: 'integer',
+        minimum: 0,
+        description:
+          'upstream calls made (its legs): one per candidate tried, and one per message of a paused turn svc sent back',
+      },
       total_cost_nanos: nanos('full cost of all legs'),
       charged_nanos: nanos('what was taken from credit; total_cost_nanos − charged_nanos went unpaid or was BYOK'),
       total_input_tokens: tokens(),

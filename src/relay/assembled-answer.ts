@@ -19,6 +19,7 @@ import { passesThrough } from './surface'
 import { deliverPassThrough, deliverTranslated, jsonAnswer } from './json-answer'
 import { hasMediaType } from './send'
 import { meterStep, newStreamMeter } from './meter'
+import { resumedLegFailed } from './paused-turn'
 import { withinFirstByte } from './stream-answer'
 import { streamFailure, type UpstreamFrames, upstreamFrames } from './upstream-frames'
 
@@ -126,7 +127,7 @@ export async function assembledAnswer(deps: Deps, a: AnsweredAttempt): Promise<R
       } catch (err) {
         const error = streamFailure(err)
         if (a.controller.signal.aborted && error.kind !== 'timeout') throw error
-        a.trace.failLeg(a.leg, error, 'failed', true)
+        resumedLegFailed(deps, a.trace, a.leg, error)
         a.leg = paused
         break
       } finally {

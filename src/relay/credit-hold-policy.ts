@@ -9,11 +9,13 @@ import type { CreditHold } from './credit-holds'
 import { creditHeld } from './refusals'
 
 /**
- * The most a candidate can charge the account's credit: its estimated prompt and whole max_tokens,
- * or, served with the account's own key, the fee on that.
+ * The most a candidate can charge the account's credit: its estimated prompt and whole max_tokens
+ * (or `outputTokens` of it), or, served with the account's own key, the fee on that.
  */
-export const creditCeiling = (deps: Deps, candidate: Candidate) =>
-  candidate.byok ? byokFeeNanos(candidate.mostCostNanos, deps.config.billing.byokFeePercent) : candidate.mostCostNanos
+export function creditCeiling(deps: Deps, candidate: Candidate, outputTokens = candidate.maxTokens): number {
+  const cost = candidate.mostCostNanos - (candidate.maxTokens - outputTokens) * candidate.outputNanosPerToken
+  return candidate.byok ? byokFeeNanos(cost, deps.config.billing.byokFeePercent) : cost
+}
 
 /** What a hold holds, over its grants. */
 const heldNanos = (hold: CreditHold | undefined) => hold?.parts.reduce((sum, part) => sum + part.amountNanos, 0) ?? 0
@@ -104,12 +106,14 @@ export function holdForContinuation(
     previous: CreditHold | undefined
     candidate: Candidate
     spentNanos: number
+    /** The output the next message may take: what the ones before left of the limit. */
+    outputTokens: number
     mode: string
     now: number
   },
 ): { hold: CreditHold | undefined; enough: boolean } {
   const scope = chargeScopeOf(a.candidate, a.mode, a.now)
-  const amountNanos = a.spentNanos + creditCeiling(deps, a.candidate)
+  const amountNanos = a.spentNanos + creditCeiling(deps, a.candidate, a.outputTokens)
   deps.holds.release(a.previous)
   const available = deps.holds.available(a.grants)
   const enough = applicableCreditNanos(available, scope) >= amountNanos

@@ -70,6 +70,22 @@ function rememberPrompt(deps: Deps, trace: RequestTrace) {
 }
 
 /**
+ * Whether a failed leg counts against its model's health. A refusal of the request itself (a prompt
+ * too long for this model, an item or file it names that this provider does not hold; a 501, this
+ * server does not do what the request asks) says nothing of the provider: another model may serve
+ * it. Nor does the gateway's own failure (its egress proxy, its file descriptors). A 409 or 425,
+ * invalid_request too, is the provider's and counts.
+ */
+export const countsAgainstProvider = (error: GatewayError): boolean =>
+  error.retryable &&
+  !requestRefusals.has(error.kind) &&
+  !(error.kind === 'invalid_request' && error.upstreamStatus === 501) &&
+  !error.gatewayFault
+
+/** Retryable failures that are the request's, not the provider's (call-upstream.ts). */
+const requestRefusals = new Set(['context_exceeded', 'not_found', 'permission'])
+
+/**
  * Kinds of an upstream's refusal of the request itself. Its words may quote the request: vLLM's
  * 400 for a field it does not take echoes the whole input, prompt and all.
  */

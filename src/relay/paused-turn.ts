@@ -14,7 +14,9 @@ import { addedUsage } from '../exchange/joined-legs'
 import { emptyUsage, type ExchangeRequest, type Usage } from '../exchange/types'
 import { GatewayError } from '../lib/errors'
 import type { Candidate } from '../router/rank'
+import { keyOwnerOf } from '../router/health'
 import { holdForContinuation } from './credit-hold-policy'
+import { countsAgainstProvider } from './outcome'
 import { expectContentType } from './send'
 import { type InboundSurface, passesThrough } from './surface'
 import type { LegDraft, RequestTrace } from './trace'
@@ -81,6 +83,7 @@ export function pausedTurnResumer(
       previous: r.trace.creditHold,
       candidate,
       spentNanos: r.trace.chargeOf(legs),
+      outputTokens: outputLeft,
       mode: r.mode,
       now: deps.clock(),
     })
@@ -104,16 +107,31 @@ export function pausedTurnResumer(
         err instanceof GatewayError
           ? err
           : new GatewayError('api_error', 'internal error in the gateway', { status: 500, cause: err })
-      // Served: the answer stays the one its first leg began.
-      r.trace.failLeg(leg, error, 'failed', true)
-      deps.log.warn('paused turn not resumed: sending it back failed', {
-        request_id: r.trace.ctx.id,
-        model: candidate.model.id,
-        status: error.upstreamStatus ?? error.status,
-        kind: error.kind,
-      })
+      resumedLegFailed(deps, r.trace, leg, error)
       return 'pause_turn'
     }
   }
   return { resume, billedBefore }
+}
+
+/**
+ * A message sent back that failed before its content (refused, an error right after its opening, a
+ * body that ended empty): its leg failed and free, and the answer ends at the pause before it. The
+ * provider is told of it as of any failed leg (its metrics and its health).
+ */
+export function resumedLegFailed(deps: Deps, trace: RequestTrace, leg: LegDraft, error: GatewayError) {
+  // Served: the answer stays the one its first leg began.
+  trace.failLeg(leg, error, 'failed', true)
+  const { provider, model, byok } = leg.candidate
+  if (!error.gatewayFault) deps.metrics.upstreamError(provider.id, model.id, error.kind)
+  if (countsAgainstProvider(error)) {
+    const keyOwner = keyOwnerOf(byok, trace.ctx.accountId)
+    deps.health.recordFailure(provider.id, model.id, { retryAfterSeconds: error.retryAfterSeconds }, keyOwner)
+  }
+  deps.log.warn('paused turn not resumed: the message sent back failed', {
+    request_id: trace.ctx.id,
+    model: model.id,
+    status: error.upstreamStatus ?? error.status,
+    kind: error.kind,
+  })
 }

@@ -21,7 +21,7 @@ import { promptCacheKeyOf, readSessionAttributes } from './session'
 import type { ClientIds, InboundSurface } from './surface'
 import { assembledAnswer } from './assembled-answer'
 import { jsonAnswer } from './json-answer'
-import { loggableUpstreamError, record } from './outcome'
+import { countsAgainstProvider, loggableUpstreamError, record } from './outcome'
 import { pausedTurnResumer, resumesPausedTurns } from './paused-turn'
 import { send } from './send'
 import { streamAnswer } from './stream-answer'
@@ -332,16 +332,7 @@ function settleFailedAttempt(
     })
   }
   if (!a.clientGone && !internal && !error.gatewayFault) deps.metrics.upstreamError(provider.id, model.id, error.kind)
-  // A refusal of the request itself (a prompt too long for this model, an item or file it names
-  // that this provider does not hold) says nothing of the provider's health: another model may
-  // serve it. Nor does the gateway's own failure (its egress proxy, its file descriptors).
-  if (
-    !a.clientGone &&
-    error.retryable &&
-    !refusesTheRequest.has(error.kind) &&
-    !notImplemented(error) &&
-    !error.gatewayFault
-  ) {
+  if (!a.clientGone && countsAgainstProvider(error)) {
     deps.health.recordFailure(provider.id, model.id, { retryAfterSeconds: error.retryAfterSeconds }, keyOwner)
   } else if (a.probe) {
     // A probe with no verdict (client gone, the client's own 4xx) says nothing about the
@@ -350,11 +341,3 @@ function settleFailedAttempt(
   }
   return error
 }
-
-/**
- * Retryable failures that are the request's, not the provider's (call-upstream.ts), and so is an
- * upstream's 501 (this server does not do what the request asks). A 409 or 425, invalid_request
- * too, is the provider's and counts.
- */
-const refusesTheRequest = new Set(['context_exceeded', 'not_found', 'permission'])
-const notImplemented = (error: GatewayError) => error.kind === 'invalid_request' && error.upstreamStatus === 501

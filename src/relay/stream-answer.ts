@@ -3,7 +3,7 @@
 // before it still falls back.
 import type { Deps } from '../deps'
 import { type JoinedLegs, joinedLegs } from '../exchange/joined-legs'
-import type { PausedEnd } from './paused-turn'
+import { type PausedEnd, resumedLegFailed } from './paused-turn'
 import { pipe, type StreamCodec, type StreamEncoder } from '../exchange/stream-codec'
 import type { ExchangeEvent, UpstreamErrorInfo, Usage } from '../exchange/types'
 import { anthropicMessageAssembler } from '../protocols/anthropic/assemble-message'
@@ -13,10 +13,11 @@ import { upstreamFailure } from '../providers/call-upstream'
 import { codecs, requestToolNames } from '../providers/codecs'
 import { isReported } from '../protocols/unreported-usage'
 import { errorWithoutSecrets, frameWithoutKey } from '../lib/redact'
-import { meterStep, newStreamMeter, standInUsage } from './meter'
+import { meterStep, newStreamMeter, type StreamMeter, standInUsage } from './meter'
 import { judgeStream, record, servedFirstByte } from './outcome'
 import type { AnsweredAttempt } from './attempt'
 import { passesThrough } from './surface'
+import type { LegDraft } from './trace'
 import { streamFailure, type UpstreamFrames, upstreamFrames } from './upstream-frames'
 
 const sseHeaders = {
@@ -126,10 +127,13 @@ export async function streamAnswer(
       sent: joint && anthropicMessageAssembler(),
     })
     const pausedTurn = a.pausedTurn
+    /** The leg that paused and its meter, while the next one has produced nothing yet. */
+    let pausedAt: { leg: LegDraft; meter: StreamMeter } | undefined
     const nextLeg =
       joint && pausedTurn
         ? async (paused: TranslatedLeg): Promise<TranslatedLeg | PausedEnd> => {
             a.trace.settleLeg(a.leg, 'ok', meter)
+            pausedAt = { leg: a.leg, meter }
             const content = (paused.sent?.json(0) as { content?: unknown[] } | undefined)?.content ?? []
             const resumed = await pausedTurn.resume(content)
             // Not sent back for the client's leaving or the drain's cut: the stream ends as they do.
@@ -145,6 +149,18 @@ export async function streamAnswer(
             return legOf(frames, resumed.turn)
           }
         : undefined
+    // A message sent back that fails before its content ends the answer at the pause before it, as
+    // a failed send does (paused-turn.ts): not the client's leaving, nor the drain's cut.
+    const abandonResumed =
+      joint &&
+      ((error: GatewayError): string | undefined => {
+        if (!pausedAt || meter.started || a.controller.signal.aborted) return undefined
+        resumedLegFailed(deps, a.trace, a.leg, error)
+        a.leg = pausedAt.leg
+        meter = pausedAt.meter
+        pausedAt = undefined
+        return joint.endPaused().join('')
+      })
     clientFrames = translatedText(
       legOf(upstream),
       encoder,
@@ -155,6 +171,7 @@ export async function streamAnswer(
       },
       joint,
       nextLeg,
+      abandonResumed,
     )
     // A stream the encoder ended with an error event failed, whatever the upstream had said before.
     complete = () => meter.finished && !meter.error && !broken && !joint?.paused
@@ -432,6 +449,8 @@ function translatedText(
   onBroken: (error: GatewayError) => void,
   joint?: JoinedLegs<string>,
   nextLeg?: (paused: TranslatedLeg) => Promise<TranslatedLeg | PausedEnd>,
+  /** A resumed leg that failed before its content: the frames that end the answer at the pause, if so. */
+  abandonResumed?: (error: GatewayError) => string | undefined,
 ): AsyncIterator<string> {
   const ended = { done: true, value: undefined } as const
   let leg = first
@@ -467,13 +486,28 @@ function translatedText(
             if (!translate.done) text += translate.flush?.().join('') ?? ''
           }
         } catch (error) {
-          onBroken(streamFailure(error))
-          text += encoder.fail(error).join('')
+          const failure = streamFailure(error)
+          const ended = abandonResumed?.(failure)
+          if (ended !== undefined) text += ended
+          else {
+            onBroken(failure)
+            text += encoder.fail(error).join('')
+          }
           finished = true
         }
         if (translate.done || finished) {
           await upstream.close()
-          if (!finished && joint?.paused && nextLeg) paused = true
+          const failedBeforeContent = finished ? undefined : joint?.failedBeforeContent
+          if (failedBeforeContent) {
+            const failure = upstreamFailure(failedBeforeContent)
+            const ended = abandonResumed?.(failure)
+            if (ended !== undefined) text += ended
+            else {
+              onBroken(failure)
+              text += encoder.fail(failure).join('')
+            }
+            finished = true
+          } else if (!finished && joint?.paused && nextLeg) paused = true
           else finished = true
         }
         if (text !== '') return { done: false, value: text }

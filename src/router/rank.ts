@@ -37,6 +37,8 @@ export interface Candidate {
    * long answers started at once spend many times a small grant.
    */
   mostCostNanos: number
+  /** Its price of an output token, at the prompt's tier: what the most it can cost scales by. */
+  outputNanosPerToken: number
   rank: RankEntry
 }
 
@@ -439,7 +441,18 @@ export function rankCandidates(input: RankInput): Ranking {
         `ranked last: circuit ${entry.health.state}${entry.health.until ? ` until ${entry.health.until}` : ''}`,
       )
     entry.reason = notes.join('; ')
-    eligible.push({ model, provider, byok, maxTokens, score, estimatedCostNanos, mostCostNanos, rank: entry })
+    const { outputNanosPerToken } = tokenPrices
+    eligible.push({
+      model,
+      provider,
+      byok,
+      maxTokens,
+      score,
+      estimatedCostNanos,
+      mostCostNanos,
+      outputNanosPerToken,
+      rank: entry,
+    })
   }
 
   if (features.webSearch) keepBestSearchers(eligible, skipped, features.webSearch)

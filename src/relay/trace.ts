@@ -91,7 +91,7 @@ export class RequestTrace {
       routingMode: string
       stream: boolean
       session: SessionAttributes
-      /** The model the session's last request went to, and the prompt it reported (likelyCachedTokens). */
+      /** The model the session's last request went to, and the prompts its answers reported (likelyCachedTokens). */
       sessionServed?: SessionServed
       ranks: RankEntry[]
       exchange: ExchangeRequest

@@ -147,6 +147,8 @@ describe('a Responses client offering tools only OpenAI has', () => {
     ['a local shell', { tools: [localShell], input: 'list the files' }, 'local_shell'],
     ['remote MCP beside a function', { tools: [mcp, { type: 'function', name: 'f' }], input: 'my tickets?' }, 'mcp'],
     ['a local shell call in the history', { tools: [localShell], input: shellTurn }, 'local_shell'],
+    // Its call and output in the history alone (the tool no longer offered) still name it.
+    ['a local shell call in the history, the tool not offered', { input: shellTurn }, 'local_shell_call'],
   ])('%s: a Claude model ranked above is passed over; OpenAI gets the tools as sent', async (_, extra, type) => {
     const h = await rankedProGateway(sim, [
       { id: 'claude', kind: 'anthropic', quality: 95 },

@@ -830,7 +830,7 @@ describe('messages: stream bytes', () => {
   })
 
   test('anthropic-beta without the 1M-context beta for a 200K model, where Anthropic bills it above list price', async () => {
-    const h = await gateway()
+    const h = await gateway({ models: [{ ...claudeX, context_window: 200_000 }] })
     sim.setScenario('claude-x-up', { text: 'ok', usage: { input: 2, output: 2 } })
     for (const [sent, forwarded] of [
       ['context-1m-2025-08-07,interleaved-thinking-2025-05-14', 'interleaved-thinking-2025-05-14'],

@@ -244,7 +244,7 @@ describe('Responses pass-through: what OpenAI bills above list price is left out
     })
   })
 
-  test('hosted tools other than web search are left out; client-run tools and web search stay', async () => {
+  test('hosted tools other than web search are left out (a shell in any of OpenAI’s containers too); client-run tools and web search stay', async () => {
     const kept = [
       { type: 'function', name: 'get_weather', parameters: { type: 'object', properties: {} } },
       { type: 'custom', name: 'apply_patch' },
@@ -258,6 +258,7 @@ describe('Responses pass-through: what OpenAI bills above list price is left out
         { type: 'image_generation' },
         { type: 'file_search', vector_store_ids: ['vs_1'] },
         { type: 'shell', environment: { type: 'container_auto' } },
+        { type: 'shell', environment: { type: 'container_reference', container_id: 'cntr_1' } },
         ...kept,
       ],
       tool_choice: { type: 'file_search' },
@@ -268,7 +269,7 @@ describe('Responses pass-through: what OpenAI bills above list price is left out
     expect(body.include).toEqual(['reasoning.encrypted_content'])
   })
 
-  test('allowed_tools keeps the tools that stay; a function choice goes as sent', async () => {
+  test('allowed_tools keeps the tools that stay, and is auto when none stays; a function choice goes as sent', async () => {
     const fn = { type: 'function', name: 'f', parameters: { type: 'object', properties: {} } }
     const allowed = await responsesUpstreamBody({
       tools: [fn, { type: 'image_generation' }],
@@ -284,6 +285,13 @@ describe('Responses pass-through: what OpenAI bills above list price is left out
       mode: 'auto',
       tools: [{ type: 'function', name: 'f' }],
     })
+    sim.reset()
+    const noneLeft = await responsesUpstreamBody({
+      tools: [fn, { type: 'code_interpreter', container: { type: 'auto' } }],
+      tool_choice: { type: 'allowed_tools', mode: 'auto', tools: [{ type: 'code_interpreter' }] },
+    })
+    expect(noneLeft.tools).toEqual([fn])
+    expect(noneLeft.tool_choice).toBe('auto')
     sim.reset()
     const named = await responsesUpstreamBody({
       tools: [fn, { type: 'code_interpreter', container: { type: 'auto' } }],

@@ -902,6 +902,27 @@ test("a Claude-served conversation sent on to an OpenAI-Responses upstream leave
   expect(forwarded.map((item) => item.type ?? 'message')).toEqual(['message', 'function_call', 'function_call_output'])
 })
 
+// A reasoning item with no blob is a reference OpenAI looks up among the responses it stored: under
+// store:false there is none, and OpenAI would answer 404 "Item with id 'rs_…' not found".
+test('a reasoning item that is only an id reaches OpenAI when the conversation is stored, and is left out when not', async () => {
+  const u = byKind('openai-responses')
+  const { openai } = await setup()
+  const input: ResponseInputItem[] = [
+    { role: 'user', content: 'hi' },
+    { type: 'reasoning', id: 'rs_abc', summary: [] },
+    { role: 'assistant', content: 'hello' },
+    { role: 'user', content: 'again' },
+  ]
+  const forwardedTypes = async (store: boolean) => {
+    sim.reset()
+    sim.setScenario(u.upstreamModel, { text: 'Hello again.', usage })
+    await openai.responses.create({ model: u.profile, input, store })
+    return (sim.requests[0]!.body as { input: { type?: string }[] }).input.map((item) => item.type ?? 'message')
+  }
+  expect(await forwardedTypes(true)).toEqual(['message', 'reasoning', 'message', 'message'])
+  expect(await forwardedTypes(false)).toEqual(['message', 'message', 'message'])
+})
+
 describe('session attributes', () => {
   test('x-session-id, x-agent-id and x-session-source land on the ledger row', async () => {
     const u = byKind('openai-chat')

@@ -1,5 +1,5 @@
 import { describe, expect, test } from 'bun:test'
-import { effortWithin, effortWithoutThinking, isReasoningEffort } from './thinking-budget'
+import { budgetUnder, effortWithin, effortWithoutThinking, isReasoningEffort } from './thinking-budget'
 
 describe('effortWithin', () => {
   const gpt51 = ['low', 'medium', 'high'] as const
@@ -41,5 +41,14 @@ describe('effortWithoutThinking', () => {
     expect(effortWithoutThinking(['high', 'max'])).toBeUndefined()
     expect(effortWithoutThinking([])).toBeUndefined()
     expect(effortWithoutThinking(undefined)).toBeUndefined()
+  })
+})
+
+describe('budgetUnder', () => {
+  test('a budget under max_tokens as asked; else max_tokens − 1, down to 1,024, the least Anthropic takes; below it, none', () => {
+    expect(budgetUnder(2000, 4000)).toBe(2000)
+    expect(budgetUnder(4000, 4000)).toBe(3999)
+    expect(budgetUnder(2000, 1025)).toBe(1024)
+    expect(budgetUnder(2000, 1024)).toBeUndefined()
   })
 })

@@ -312,6 +312,27 @@ describe('encodeChatRequest', () => {
     expect(body.reasoning_effort).toBe('medium')
   })
 
+  // GPT-5.1 refuses xhigh and max (Claude Code's), the GPT-6 generation minimal (Codex's): a 400 each.
+  test("an effort outside the model's list goes as the nearest it takes; any effort where no list is known", () => {
+    const effortFor = (
+      effort: 'minimal' | 'high' | 'xhigh' | 'max',
+      reasoningEfforts?: readonly ('low' | 'medium' | 'high')[],
+    ) =>
+      encodeChatRequest({ ...base, thinking: { type: 'adaptive', effort } }, 'm', { reasoningEfforts }).reasoning_effort
+    expect(effortFor('xhigh', ['low', 'medium', 'high'])).toBe('high')
+    expect(effortFor('max', ['low', 'medium', 'high'])).toBe('high')
+    expect(effortFor('minimal', ['low', 'medium', 'high'])).toBe('low')
+    expect(effortFor('high', ['low', 'medium', 'high'])).toBe('high')
+    expect(effortFor('xhigh')).toBe('xhigh')
+  })
+
+  // OpenAI refuses a `user` over 64 characters; Claude Code's metadata.user_id is longer.
+  test('an end-user id over 64 characters goes hashed to 64; a shorter one as it is', () => {
+    const user = (id: string) => encodeChatRequest({ ...base, user: id }, 'm').user
+    expect(user('u'.repeat(120))).toMatch(/^[0-9a-f]{64}$/)
+    expect(user('u'.repeat(64))).toBe('u'.repeat(64))
+  })
+
   test('thinking turned off → the least reasoning the model takes, where its list is known', () => {
     const off = { ...base, thinking: { type: 'disabled' as const } }
     const effortFor = (reasoningEfforts?: readonly ('none' | 'minimal' | 'low' | 'high' | 'max')[]) =>
@@ -657,7 +678,7 @@ describe('encodeChatRequest: a Claude model behind a router', () => {
     expect(topK({ ...base, topK: 5, thinking: { type: 'disabled' } })).toBe(5)
   })
 
-  test('thinking as OpenRouter’s reasoning: a budget as max_tokens, room above it; an effort as itself, max as xhigh', () => {
+  test('thinking as OpenRouter’s reasoning: a budget as max_tokens (1,024 at least), room above it; an effort as itself, max as xhigh', () => {
     expect(sent({ ...base, thinking: { type: 'enabled', budgetTokens: 2_000 } })).toEqual({
       temperature: undefined,
       top_p: undefined,
@@ -670,6 +691,11 @@ describe('encodeChatRequest: a Claude model behind a router', () => {
       max_tokens: 64,
     })
     expect(sent({ ...base, thinking: { type: 'adaptive', effort: 'max' } }).reasoning).toEqual({ effort: 'xhigh' })
+    // Claude refuses a budget under 1,024.
+    expect(sent({ ...base, maxTokens: 4_000, thinking: { type: 'enabled', budgetTokens: 500 } })).toMatchObject({
+      reasoning: { max_tokens: 1_024 },
+      max_tokens: 4_000,
+    })
     expect(sent({ ...base, thinking: { type: 'adaptive' } }).reasoning).toEqual({ enabled: true })
     expect(sent({ ...base, thinking: { type: 'disabled' } }).reasoning).toBeUndefined()
     // A router that does not take OpenRouter's reasoning: as before (an effort within the model's list).

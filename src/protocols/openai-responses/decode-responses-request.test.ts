@@ -250,6 +250,25 @@ describe('decodeResponsesRequest', () => {
     })
   })
 
+  test('a reasoning item with both a summary and its raw text becomes thinking of the summary alone', () => {
+    const thinkingOf = (item: Record<string, unknown>) =>
+      decode({
+        input: [
+          { role: 'user', content: 'q' },
+          { type: 'reasoning', id: 'rs_1', ...item },
+          { role: 'user', content: 'go on' },
+        ],
+      }).messages[1]?.content
+    const summary = [{ type: 'summary_text', text: 'short' }]
+    const content = [{ type: 'reasoning_text', text: 'long raw' }]
+    expect(thinkingOf({ summary, content, encrypted_content: 'blob' })).toEqual([
+      { type: 'thinking', thinking: 'short', signature: tagResponsesSignature('blob') },
+    ])
+    expect(thinkingOf({ summary: [], content, encrypted_content: 'blob' })).toEqual([
+      { type: 'thinking', thinking: 'long raw', signature: tagResponsesSignature('blob') },
+    ])
+  })
+
   describe('reasoning items carrying an Anthropic blob', () => {
     const signature = 'EqQBCkYIBxgCKkBsig'
     const blob = encodeAnthropicReasoning({ type: 'thinking', signature })
@@ -352,6 +371,8 @@ describe('decodeResponsesRequest', () => {
     [undefined, false, { type: 'auto', disableParallel: true }],
     [undefined, undefined, undefined],
     [{ type: 'allowed_tools', mode: 'required', tools: [] }, undefined, { type: 'any' }],
+    // A hosted tool cannot be forced elsewhere: the model chooses, still one call at a time.
+    [{ type: 'file_search' }, false, { type: 'auto', disableParallel: true }],
   ])('tool_choice %j with parallel_tool_calls %j → %j', (choice, parallel, expected) => {
     expect(decode({ tool_choice: choice, parallel_tool_calls: parallel }).toolChoice).toEqual(expected as never)
   })

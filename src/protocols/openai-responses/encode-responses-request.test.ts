@@ -145,6 +145,50 @@ describe('encodeResponsesRequest', () => {
     expect(encodeResponsesRequest(request({ thinking }), 'm')['reasoning']).toEqual({ effort, summary: 'auto' })
   })
 
+  test('a tool the client marked strict goes strict; any other goes strict:false', () => {
+    const schema = {
+      type: 'object',
+      properties: { city: { type: 'string' } },
+      required: ['city'],
+      additionalProperties: false,
+    }
+    const body = encodeResponsesRequest(
+      request({
+        tools: [
+          { name: 'strict_one', inputSchema: schema, strict: true },
+          { name: 'loose_one', inputSchema: schema },
+        ],
+      }),
+      'm',
+    )
+    expect((body['tools'] as { strict: boolean }[]).map((tool) => tool.strict)).toEqual([true, false])
+  })
+
+  // The next turn's blob is what keeps OpenAI's reasoning going through a tool loop.
+  test('a turn replaying OpenAI reasoning asks for the next blob, even with no thinking asked for', () => {
+    const body = encodeResponsesRequest(
+      request({
+        messages: [
+          { role: 'user', content: [{ type: 'text', text: 'weather?' }] },
+          {
+            role: 'assistant',
+            content: [
+              { type: 'thinking', thinking: 'look it up', signature: tagResponsesSignature('blob') },
+              { type: 'tool_use', id: 'call_1', name: 'get_weather', input: {} },
+            ],
+          },
+          {
+            role: 'user',
+            content: [{ type: 'tool_result', toolUseId: 'call_1', content: [{ type: 'text', text: 'sunny' }] }],
+          },
+        ],
+      }),
+      'm',
+    )
+    expect(body['reasoning']).toBeUndefined()
+    expect(body['include']).toEqual(['reasoning.encrypted_content'])
+  })
+
   test('disabled thinking sends no reasoning; tool results with images keep parts; long user ids are hashed', () => {
     const body = encodeResponsesRequest(
       request({
@@ -200,7 +244,7 @@ describe('encodeResponsesRequest', () => {
     expect(encodeResponsesRequest(request({}), 'm')).not.toHaveProperty('text')
   })
 
-  test('documents: a PDF is an input_file with file_data, a link one with file_url, a text document text', () => {
+  test('documents: a PDF is an input_file with file_data, a link one with file_url (its title the filename), a text document text', () => {
     const body = encodeResponsesRequest(
       request({
         messages: [
@@ -213,6 +257,7 @@ describe('encodeResponsesRequest', () => {
                 source: { kind: 'base64', mediaType: 'application/pdf', data: 'JVBER' },
               },
               { type: 'document', source: { kind: 'url', url: 'https://example.com/spec.pdf' } },
+              { type: 'document', title: 'Q3 report.pdf', source: { kind: 'url', url: 'https://example.com/q3.pdf' } },
               { type: 'document', title: 'Notes', source: { kind: 'text', text: 'Body.' } },
             ],
           },
@@ -238,6 +283,7 @@ describe('encodeResponsesRequest', () => {
         content: [
           { type: 'input_file', filename: 'Q3', file_data: 'data:application/pdf;base64,JVBER' },
           { type: 'input_file', file_url: 'https://example.com/spec.pdf' },
+          { type: 'input_file', filename: 'Q3 report.pdf', file_url: 'https://example.com/q3.pdf' },
           { type: 'input_text', text: 'Notes\n\nBody.' },
         ],
       },

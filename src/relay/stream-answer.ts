@@ -455,6 +455,16 @@ function translatedText(
   const ended = { done: true, value: undefined } as const
   let leg = first
   let finished = false
+  /**
+   * The frames that end the answer for `failure`: at the pause before a message sent back that
+   * failed before its content, else the encoder's error (for `cause`, what was thrown).
+   */
+  const failedFrames = (failure: GatewayError, cause: unknown = failure): string => {
+    const ended = abandonResumed?.(failure)
+    if (ended !== undefined) return ended
+    onBroken(failure)
+    return encoder.fail(cause).join('')
+  }
   /** The leg before ended paused: the next pull goes on with another. */
   let paused = false
   return {
@@ -486,26 +496,14 @@ function translatedText(
             if (!translate.done) text += translate.flush?.().join('') ?? ''
           }
         } catch (error) {
-          const failure = streamFailure(error)
-          const ended = abandonResumed?.(failure)
-          if (ended !== undefined) text += ended
-          else {
-            onBroken(failure)
-            text += encoder.fail(error).join('')
-          }
+          text += failedFrames(streamFailure(error), error)
           finished = true
         }
         if (translate.done || finished) {
           await upstream.close()
           const failedBeforeContent = finished ? undefined : joint?.failedBeforeContent
           if (failedBeforeContent) {
-            const failure = upstreamFailure(failedBeforeContent)
-            const ended = abandonResumed?.(failure)
-            if (ended !== undefined) text += ended
-            else {
-              onBroken(failure)
-              text += encoder.fail(failure).join('')
-            }
+            text += failedFrames(upstreamFailure(failedBeforeContent))
             finished = true
           } else if (!finished && joint?.paused && nextLeg) paused = true
           else finished = true

@@ -171,6 +171,60 @@ describe('a Responses client whose Claude turn pauses in its searches', () => {
     },
   )
 
+  // The message sent back has its own timeouts: one that passes is its failure, not the client's
+  // leaving (which the attempt's abort meant, and the request fell back or failed whole).
+  test.each([false, true])(
+    'stream %p: a message sent back whose headers never come ends the answer at the pause',
+    async (stream) => {
+      const h = await translationGateway(sim)
+      h.deps.config.routing.connectTimeoutMs = 200
+      h.deps.config.routing.firstByteTimeoutMs = 200
+      sim.queue(
+        claude,
+        { text: 'Not reached.', usage: { ...perMessage, webSearches: 3 }, searchesPerTurn: 2 },
+        { fault: { kind: 'hang' } },
+      )
+      const { openai } = sdkClients(h)
+      const response = stream
+        ? await openai.responses.stream(searching).finalResponse()
+        : await openai.responses.create(searching)
+      expect(response.status).toBe('completed')
+      expect(response.output.map((item) => item.type)).toEqual(['web_search_call', 'web_search_call'])
+      const detail = await endedRequestDetail(h, response.id.replace(/^resp_/, ''))
+      expect(detail.usage_events.map((e: { outcome: string }) => e.outcome)).toEqual(['ok', 'failed'])
+      const metrics = await (await h.call('/metrics')).text()
+      expect(metrics).toContain('svc_upstream_errors_total{provider="anthropic",model="claude-t",kind="timeout"} 1')
+    },
+  )
+
+  // Anthropic: a turn may end with no content at all (end_turn after server tool results).
+  test('stream: a message sent back that ends with no blocks completes the answer', async () => {
+    const h = await translationGateway(sim)
+    sim.queue(
+      claude,
+      { text: 'Not reached.', usage: { ...perMessage, webSearches: 3 }, searchesPerTurn: 2 },
+      { text: '', usage: { input: 100, output: 3 } },
+    )
+    const response = await sdkClients(h).openai.responses.stream(searching).finalResponse()
+    expect(response.status).toBe('completed')
+    expect(response.usage).toMatchObject({ input_tokens: 200, output_tokens: 23 })
+    const detail = await endedRequestDetail(h, response.id.replace(/^resp_/, ''))
+    expect(detail.usage_events.map((e: { outcome: string }) => e.outcome)).toEqual(['ok', 'ok'])
+  })
+
+  test('a model that refuses every message sent back has its circuit opened, as one refusing requests does', async () => {
+    const h = await translationGateway(sim)
+    for (let i = 0; i < 3; i++) {
+      sim.queue(
+        claude,
+        { text: 'Not reached.', usage: { ...perMessage, webSearches: 3 }, searchesPerTurn: 2 },
+        { fault: { kind: 'status', status: 529 } },
+      )
+      await sdkClients(h).openai.responses.stream(searching).finalResponse()
+    }
+    expect(h.deps.health.view('anthropic', 'claude-t').state).toBe('open')
+  })
+
   test("the client's max_output_tokens bounds the whole answer: each message gets what is left", async () => {
     const h = await translationGateway(sim)
     sim.setScenario(claude, {

@@ -83,7 +83,7 @@ export function joinedLegs<T>(inner: StreamCodec<ExchangeEvent, T>): JoinedLegs<
         return told
       }
       case 'error':
-        if (earlier !== undefined && blocks === 0 && !finished) {
+        if (earlier !== undefined && blocks === 0) {
           failed = event.error
           return []
         }
@@ -104,7 +104,7 @@ export function joinedLegs<T>(inner: StreamCodec<ExchangeEvent, T>): JoinedLegs<
     end: () => {
       if (held || failed) return []
       // A later message whose body ended before its content (and its finish) failed as one whose error said so.
-      if (earlier !== undefined && blocks === 0) {
+      if (earlier !== undefined && blocks === 0 && !finished) {
         failed = endedBeforeContent
         return []
       }

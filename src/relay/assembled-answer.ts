@@ -118,15 +118,17 @@ export async function assembledAnswer(deps: Deps, a: AnsweredAttempt): Promise<R
         break
       }
       a.leg = resumed.leg
-      const frames = upstreamFrames(resumed.upstream, idleTimeoutMs, () => a.controller.abort())
+      const frames = upstreamFrames(resumed.upstream, idleTimeoutMs, () => resumed.controller.abort())
       try {
-        const read = await withinFirstByte(frames.next(), firstByteTimeoutMs, a.controller)
+        const read = await withinFirstByte(frames.next(), firstByteTimeoutMs, resumed.controller)
         part = await gather(frames, read, resumed.turn)
         content.push(...part.response.content)
         stopReason = part.response.stopReason
       } catch (err) {
         const error = streamFailure(err)
-        if (a.controller.signal.aborted && error.kind !== 'timeout') throw error
+        // The attempt's controller is aborted only by the client's leaving or the drain (the
+        // message's own timeouts abort its own): the relay ends the request as it would any other.
+        if (a.controller.signal.aborted) throw error
         resumedLegFailed(deps, a.trace, a.leg, error)
         a.leg = paused
         break

@@ -147,7 +147,7 @@ export function servedFirstByte(
   const keyOwner = keyOwnerOf(leg.candidate.byok, trace.ctx.accountId)
   // Timed on the monotonic clock: a wall clock stepped back (NTP) made it -600,000 ms (an audit).
   const ttfbMs = upstreamTtfbMs ?? performance.now() - a.sentAt
-  deps.health.recordFirstByte(provider.id, model.id, ttfbMs, keyOwner, whole)
+  deps.health.recordFirstByte(provider.id, model.id, ttfbMs, keyOwner, whole && !sentBackFailed(trace, leg))
   const { accountId, routingMode, session } = trace.ctx
   if (session.sessionId) {
     deps.sessions.served(
@@ -174,10 +174,20 @@ export function judgeStream(
 ) {
   const { provider, model } = leg.candidate
   const keyOwner = keyOwnerOf(leg.candidate.byok, trace.ctx.accountId)
-  if (outcome === 'ok') deps.health.recordSuccess(provider.id, model.id, keyOwner)
+  if (outcome === 'ok' && !sentBackFailed(trace, leg)) deps.health.recordSuccess(provider.id, model.id, keyOwner)
   else if (outcome === 'failed' && error && isProvidersFault(error))
     deps.health.recordFailure(provider.id, model.id, { retryAfterSeconds: error.retryAfterSeconds }, keyOwner)
   else if (probe) deps.health.releaseProbe(provider.id, model.id, keyOwner)
+}
+
+/**
+ * A message of a paused turn sent back after `leg` failed (paused-turn.ts): that failure is the
+ * model's verdict, told already. A success booked after it reset the count of failures in a row,
+ * and a model that refused every send-back never had its circuit opened.
+ */
+const sentBackFailed = (trace: RequestTrace, leg: LegDraft): boolean => {
+  const last = trace.legs.at(-1)!
+  return last !== leg && last.outcome === 'failed' && last.candidate === leg.candidate
 }
 
 const isProvidersFault = (error: GatewayError) => error.status >= 500 || error.status === 408 || error.status === 429

@@ -31,6 +31,11 @@ export interface ResumedLeg {
   sentAt: number
   /** The turn as sent back: its searches name what the next message's results answer. */
   turn: unknown[]
+  /**
+   * Aborts this message's call (its timeouts), and is aborted with the attempt's (the client's
+   * leaving, the drain): a timeout of the message sent back is not the client's leaving.
+   */
+  controller: AbortController
 }
 
 /**
@@ -64,7 +69,9 @@ export function pausedTurnResumer(
     first: LegDraft
     mode: string
     /** The same request to the same model, as a stream, with the paused turn at its end and this output limit. */
-    sendBack: (content: unknown[], maxTokens: number) => Promise<Response>
+    sendBack: (content: unknown[], maxTokens: number, controller: AbortController) => Promise<Response>
+    /** The attempt's: aborted when the client leaves or the drain cuts the request. */
+    attempt: AbortSignal
   },
 ): { resume: ResumePausedTurn; billedBefore: (leg: LegDraft) => Usage } {
   const legs = [r.first]
@@ -96,12 +103,15 @@ export function pausedTurnResumer(
     }
     for (const block of content) turn.push(block)
     const leg = r.trace.startLeg(candidate)
+    const controller = new AbortController()
+    if (r.attempt.aborted) controller.abort(r.attempt.reason)
+    else r.attempt.addEventListener('abort', () => controller.abort(r.attempt.reason), { once: true })
     const sentAt = performance.now()
     try {
-      const upstream = await r.sendBack(turn, outputLeft)
+      const upstream = await r.sendBack(turn, outputLeft, controller)
       expectContentType(upstream, 'text/event-stream')
       legs.push(leg)
-      return { leg, upstream, sentAt, turn }
+      return { leg, upstream, sentAt, turn, controller }
     } catch (err) {
       const error =
         err instanceof GatewayError

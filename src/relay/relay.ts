@@ -204,8 +204,15 @@ export async function relay(deps: Deps, input: RelayInput): Promise<Response> {
               first: leg,
               mode,
               // The output limit is the answer's: each message gets what the ones before left of it.
-              sendBack: (content, maxTokens) =>
-                send(deps, { ...call, candidate: { ...candidate, maxTokens }, stream: true, pausedTurn: content }),
+              sendBack: (content, maxTokens, ownController) =>
+                send(deps, {
+                  ...call,
+                  candidate: { ...candidate, maxTokens },
+                  controller: ownController,
+                  stream: true,
+                  pausedTurn: content,
+                }),
+              attempt: controller.signal,
             })
           : undefined
         attempt = { surface, body, trace, leg, upstream, ids, controller, idHeader, apiKey, sentAt, pausedTurn }

@@ -143,7 +143,12 @@ export async function streamAnswer(
             a.leg = resumed.leg
             meter = newStreamMeter()
             a.leg.progress = received
-            const frames = upstreamFrames(resumed.upstream, idleTimeoutMs, () => a.controller.abort(), pingIntervalMs)
+            const frames = upstreamFrames(
+              resumed.upstream,
+              idleTimeoutMs,
+              () => resumed.controller.abort(),
+              pingIntervalMs,
+            )
             frames.onQuiet = upstream.onQuiet
             upstream = frames
             return legOf(frames, resumed.turn)

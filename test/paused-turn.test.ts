@@ -266,8 +266,44 @@ describe('a Responses client whose Claude turn pauses in its searches', () => {
       expect(detail.usage_events[1].cost_nanos).toBe(0)
       // Retried by the client, not taken for an answer with no words (Codex's turn ended there).
       if (what === 'svc drains') expect(parseSse(await text).at(-1)!.event).toBe('response.failed')
+      // The client's leaving is no upstream's failure: not in the metrics of upstream errors.
+      await Bun.sleep(20)
+      if (what === 'the client leaves')
+        expect(await (await h.call('/metrics')).text()).not.toContain('svc_upstream_errors_total{')
     },
   )
+
+  test('stream: while the turn is sent back, the client gets its keep-alives', async () => {
+    const h = await translationGateway(sim)
+    h.deps.config.routing.pingIntervalMs = 50
+    sim.queue(
+      claude,
+      { text: 'x', usage: { ...perMessage, webSearches: 2 }, searchesPerTurn: 1 },
+      { text: 'Answered.', usage: { ...perMessage, webSearches: 2 }, searchesPerTurn: 1, firstByteDelayMs: 400 },
+    )
+    const res = await h.call('/compat-b/v1/responses', { method: 'POST', json: { ...searching, stream: true } })
+    const text = await res.text()
+    const keepAlive = text.indexOf(': keep-alive')
+    expect(keepAlive).toBeGreaterThan(text.indexOf('web_search_call'))
+    expect(parseSse(text).at(-1)!.event).toBe('response.completed')
+  })
+
+  // A half-open circuit lets one request through as its probe. A refusal of the message sent back
+  // for the request's own reasons (a 400) is no verdict on the model: the probe must be freed.
+  test('non-streaming: a probe whose message sent back is refused 400 leaves the circuit half open', async () => {
+    const h = await translationGateway(sim)
+    for (let i = 0; i < 3; i++) h.deps.health.recordFailure('anthropic', 'claude-t')
+    h.clock.advance(31_000)
+    expect(h.deps.health.view('anthropic', 'claude-t').state).toBe('half_open')
+    sim.queue(
+      claude,
+      { text: 'x', usage: { ...perMessage, webSearches: 2 }, searchesPerTurn: 1 },
+      { fault: { kind: 'status', status: 400 } },
+    )
+    const response = await sdkClients(h).openai.responses.create(searching)
+    expect(response.output.map((item) => item.type)).toEqual(['web_search_call'])
+    expect(h.deps.health.view('anthropic', 'claude-t').state).toBe('half_open')
+  })
 
   test('non-streaming: the client leaving during a later message is recorded aborted, that leg free', async () => {
     const h = await translationGateway(sim)

@@ -120,7 +120,9 @@ export async function assembledAnswer(deps: Deps, a: AnsweredAttempt): Promise<R
       a.leg = resumed.leg
       const frames = upstreamFrames(resumed.upstream, idleTimeoutMs, () => resumed.controller.abort())
       try {
-        const read = await withinFirstByte(frames.next(), firstByteTimeoutMs, resumed.controller)
+        // Its headers took some of the first byte's time, as the first message's did.
+        const left = Math.max(1, resumed.sentAt + firstByteTimeoutMs - performance.now())
+        const read = await withinFirstByte(frames.next(), left, resumed.controller, firstByteTimeoutMs)
         part = await gather(frames, read, resumed.turn)
         content.push(...part.response.content)
         stopReason = part.response.stopReason

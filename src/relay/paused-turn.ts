@@ -113,6 +113,8 @@ export function pausedTurnResumer(
       legs.push(leg)
       return { leg, upstream, sentAt, turn, controller }
     } catch (err) {
+      // The client's leaving or the drain: the caller books the leg aborted, no upstream's failure.
+      if (r.attempt.aborted) return 'pause_turn'
       const error =
         err instanceof GatewayError
           ? err

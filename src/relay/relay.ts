@@ -218,6 +218,10 @@ export async function relay(deps: Deps, input: RelayInput): Promise<Response> {
         attempt = { surface, body, trace, leg, upstream, ids, controller, idHeader, apiKey, sentAt, pausedTurn }
         if (exchange.stream) return await streamAnswer(deps, attempt, probe)
         const answer = gathered ? await assembledAnswer(deps, attempt) : await jsonAnswer(deps, attempt)
+        // A probe the answer gave no verdict on (a paused turn's message sent back refused for its
+        // own reasons, outcome.ts sentBackFailed) is free for the next request; after one it did, a no-op.
+        if (probe)
+          deps.health.releaseProbe(candidate.provider.id, candidate.model.id, keyOwnerOf(candidate.byok, accountId))
         record(deps, trace, { status: 'completed', httpStatus: 200 })
         return answer
       } catch (err) {

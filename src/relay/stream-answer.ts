@@ -135,7 +135,15 @@ export async function streamAnswer(
             a.trace.settleLeg(a.leg, 'ok', meter)
             pausedAt = { leg: a.leg, meter }
             const content = (paused.sent?.json(0) as { content?: unknown[] } | undefined)?.content ?? []
-            const resumed = await pausedTurn.resume(content)
+            // The client keeps its keep-alives while the turn is sent back (no upstream is read).
+            const quiet = upstream.onQuiet
+            const keepAlive = quiet ? setInterval(quiet, pingIntervalMs) : undefined
+            let resumed: Awaited<ReturnType<typeof pausedTurn.resume>>
+            try {
+              resumed = await pausedTurn.resume(content)
+            } finally {
+              clearInterval(keepAlive)
+            }
             // Not sent back for the client's leaving or the drain's cut: the stream ends as they do.
             if (a.controller.signal.aborted) throw streamFailure(a.controller.signal.reason)
             if (typeof resumed === 'string') return resumed
@@ -151,7 +159,11 @@ export async function streamAnswer(
             )
             frames.onQuiet = upstream.onQuiet
             upstream = frames
-            return legOf(frames, resumed.turn)
+            // Its first event is due within first_byte_timeout_ms, as the first message's was.
+            const first = withinFirstByte(frames.next(), deps.config.routing.firstByteTimeoutMs, resumed.controller)
+            // Awaited by the next pull; should the client leave first, its failure is no one's.
+            first.catch(() => {})
+            return { ...legOf(frames, resumed.turn), first }
           }
         : undefined
     // A message sent back that fails before its content ends the answer at the pause before it, as
@@ -276,7 +288,8 @@ export async function streamAnswer(
     // and the one before it is settled already (its answer had ended, paused).
     const pending = a.trace.legs.at(-1)!
     if (pending !== a.leg && pending.outcome === undefined) {
-      a.trace.failLeg(pending, error ?? streamFailure(a.controller.signal.reason), 'aborted', true)
+      const why = error ?? streamFailure(a.controller.signal.reason)
+      a.trace.failLeg(pending, why, outcome === 'aborted' ? 'aborted' : 'failed', true)
     } else if (a.leg.outcome !== undefined) {
       // Settled when it paused; the answer ended there.
     } else if (outcome === 'failed' && error && !generated()) {
@@ -439,6 +452,8 @@ interface TranslatedLeg {
   translate: StreamCodec<SseEvent, string>
   /** The message gathered as the upstream sent it (a turn that may pause is sent back so). */
   sent?: ReturnType<typeof anthropicMessageAssembler>
+  /** Its first read, started under the first event's bound (a message sent back). */
+  first?: Promise<readonly SseEvent[] | undefined>
 }
 
 /**
@@ -488,7 +503,8 @@ function translatedText(
             leg = resumed
             ;({ upstream, translate, sent } = leg)
           }
-          const events = await upstream.next()
+          const events = await (leg.first ?? upstream.next())
+          leg.first = undefined
           if (events === undefined) {
             text = translate.end().join('')
           } else {

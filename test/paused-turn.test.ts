@@ -25,6 +25,9 @@ const perMessage = { input: 100, output: 20 }
 
 const upstreamBodies = () => sim.requests.map((r) => r.body as { messages: { role: string; content: unknown }[] })
 
+/** The output limit each upstream request asked for. */
+const maxTokensSent = () => upstreamBodies().map((body) => (body as { max_tokens?: number }).max_tokens)
+
 /** The blocks of the turn each request sent back (its final assistant message), by type. */
 const sentBack = () =>
   upstreamBodies().map((body) => {
@@ -135,7 +138,7 @@ describe('a Responses client whose Claude turn pauses in its searches', () => {
       searchesPerTurn: 1,
     })
     const response = await sdkClients(h).openai.responses.create({ ...searching, max_output_tokens: 1000 })
-    expect(upstreamBodies().map((body) => (body as { max_tokens?: number }).max_tokens)).toEqual([1000, 100])
+    expect(maxTokensSent()).toEqual([1000, 100])
     expect(response.output.map((item) => item.type)).toEqual(['web_search_call', 'web_search_call', 'message'])
   })
 
@@ -234,7 +237,7 @@ describe('a Responses client whose Claude turn pauses in its searches', () => {
     })
     const response = await sdkClients(h).openai.responses.create({ ...searching, max_output_tokens: 1000 })
 
-    expect(upstreamBodies().map((body) => (body as { max_tokens?: number }).max_tokens)).toEqual([1000, 400])
+    expect(maxTokensSent()).toEqual([1000, 400])
     // 1,200 spent (the simulator answers its 600 whatever the limit): none left for a third.
     expect(response.status).toBe('incomplete')
     expect(response.incomplete_details).toEqual({ reason: 'max_output_tokens' })

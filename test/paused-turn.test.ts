@@ -276,6 +276,32 @@ describe('a Responses client whose Claude turn pauses in its searches', () => {
     },
   )
 
+  test('stream: the client leaving once the message sent back has its headers, before its first event: that leg free', async () => {
+    const h = await translationGateway(sim)
+    sim.setScenario(claude, { text: 'x', usage: { ...perMessage, webSearches: 2 }, searchesPerTurn: 1 })
+    // The turn sent back: its headers at once, as Anthropic sends them, then nothing until the call ends.
+    const simulator = h.deps.fetch
+    let calls = 0
+    h.deps.fetch = ((url: string, init: RequestInit) => {
+      if (calls++ === 0) return simulator(url, init)
+      const body = new ReadableStream({
+        start: (controller) => init.signal?.addEventListener('abort', () => controller.error(init.signal!.reason)),
+      })
+      return Promise.resolve(new Response(body, { headers: { 'content-type': 'text/event-stream' } }))
+    }) as typeof fetch
+    const res = await h.call('/compat-b/v1/responses', { method: 'POST', json: { ...searching, stream: true } })
+    const reader = res.body!.getReader()
+    let text = ''
+    while (!text.includes('web_search_call')) text += new TextDecoder().decode((await reader.read()).value)
+    await until(() => calls === 2)
+    await Bun.sleep(50)
+    await reader.cancel()
+    const detail = await endedRequestDetail(h, res.headers.get('x-request-id')!)
+    expect(detail.status).toBe('aborted')
+    expect(detail.usage_events.map((e: { outcome: string }) => e.outcome)).toEqual(['ok', 'aborted'])
+    expect(detail.usage_events[1]).toMatchObject({ input_tokens: 0, output_tokens: 0, cost_nanos: 0 })
+  })
+
   test('stream: while the turn is sent back, the client gets its keep-alives', async () => {
     const h = await translationGateway(sim)
     h.deps.config.routing.pingIntervalMs = 50

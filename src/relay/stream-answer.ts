@@ -63,6 +63,8 @@ export async function streamAnswer(
   let complete: () => boolean
   /** Whether the answer has begun: content or the finish, not only the message's opening. */
   let generated: () => boolean
+  /** A message of a paused turn sent back whose opening has not come: it has received nothing. */
+  let sentBackUnopened: () => boolean = () => false
   if (passThrough) {
     const stream = a.surface.passThroughStream(a.ids, (received) => a.trace.billedUsage(received, a.leg))
     errorFrame = stream.errorFrame
@@ -193,6 +195,7 @@ export async function streamAnswer(
     // A stream the encoder ended with an error event failed, whatever the upstream had said before.
     complete = () => meter.finished && !meter.error && !broken && !joint?.paused
     generated = () => meter.started
+    sentBackUnopened = () => pausedAt !== undefined && !meter.opened
     received = () => ({ ...meter, clean: complete(), broken })
     // Checked on the pieces held before the client's first byte (the first, and the opening's hold):
     // a failure anywhere in them, even after the message's opening or some of its content, still
@@ -292,6 +295,10 @@ export async function streamAnswer(
       a.trace.failLeg(pending, why, outcome === 'aborted' ? 'aborted' : 'failed', true)
     } else if (a.leg.outcome !== undefined) {
       // Settled when it paused; the answer ended there.
+    } else if (sentBackUnopened()) {
+      // Its headers came, nothing else: the upstream answered nothing, as before a first byte.
+      const why = error ?? streamFailure(a.controller.signal.reason)
+      a.trace.failLeg(a.leg, why, outcome === 'aborted' ? 'aborted' : 'failed', true)
     } else if (outcome === 'failed' && error && !generated()) {
       // A leg that failed before its answer began produced nothing: it costs nothing, as one that
       // failed before its first event (Anthropic does not bill an overloaded_error).

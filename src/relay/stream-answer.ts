@@ -287,18 +287,16 @@ export async function streamAnswer(
     done = true
     const error = upstreamError && errorWithoutSecrets(upstreamError, a.apiKey)
     deps.metrics.streamEnded()
-    // A turn sent back whose next message had not begun (paused-turn.ts): that leg produced nothing,
-    // and the one before it is settled already (its answer had ended, paused).
+    // A message of a paused turn sent back that received nothing (paused-turn.ts): still being
+    // sent, or its headers in and nothing else. That leg is free, as one before a first byte is;
+    // the one before it was settled when it paused.
     const pending = a.trace.legs.at(-1)!
-    if (pending !== a.leg && pending.outcome === undefined) {
+    const unanswered = pending !== a.leg ? pending : sentBackUnopened() ? a.leg : undefined
+    if (unanswered && unanswered.outcome === undefined) {
       const why = error ?? streamFailure(a.controller.signal.reason)
-      a.trace.failLeg(pending, why, outcome === 'aborted' ? 'aborted' : 'failed', true)
+      a.trace.failLeg(unanswered, why, outcome === 'aborted' ? 'aborted' : 'failed', true)
     } else if (a.leg.outcome !== undefined) {
       // Settled when it paused; the answer ended there.
-    } else if (sentBackUnopened()) {
-      // Its headers came, nothing else: the upstream answered nothing, as before a first byte.
-      const why = error ?? streamFailure(a.controller.signal.reason)
-      a.trace.failLeg(a.leg, why, outcome === 'aborted' ? 'aborted' : 'failed', true)
     } else if (outcome === 'failed' && error && !generated()) {
       // A leg that failed before its answer began produced nothing: it costs nothing, as one that
       // failed before its first event (Anthropic does not bill an overloaded_error).

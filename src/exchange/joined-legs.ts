@@ -35,12 +35,9 @@ export interface JoinedLegs<T> extends StreamCodec<ExchangeEvent, T> {
 }
 
 export function joinedLegs<T>(inner: StreamCodec<ExchangeEvent, T>): JoinedLegs<T> {
-  let held: ExchangeEvent | undefined
-  /** The last pause's finish, kept past the next message's start should that one fail. */
-  let pause: ExchangeEvent | undefined
+  /** The message ended paused: its finish is held (a pause's carries nothing but its reason). */
+  let held = false
   let failed: UpstreamErrorInfo | undefined
-  /** A later message's usage before its first block: told only once it has one. */
-  let usageHeld = false
   /** This message's finish (not a pause) has gone to the encoder. */
   let finished = false
   /** Blocks of the messages before this one: its block indices follow theirs. */
@@ -52,6 +49,8 @@ export function joinedLegs<T>(inner: StreamCodec<ExchangeEvent, T>): JoinedLegs<
   /** This message's cumulative usage (later messages only). */
   let usage = emptyUsage()
 
+  /** A later message's usage is told once it has content (its first block, or its finish). */
+  const withheld = () => earlier !== undefined && blocks === 0
   const laterUsage = (): ExchangeEvent => ({ type: 'usage', usage: addedUsage(earlier!, usage) })
 
   const push = (event: ExchangeEvent): T[] => {
@@ -64,33 +63,25 @@ export function joinedLegs<T>(inner: StreamCodec<ExchangeEvent, T>): JoinedLegs<
       case 'usage':
         if (earlier === undefined) return inner.push(event)
         overwriteUsage(usage, event.usage)
-        if (blocks === 0) {
-          usageHeld = true
-          return []
-        }
-        return inner.push(laterUsage())
+        return withheld() ? [] : inner.push(laterUsage())
       case 'finish': {
         // A later message of no blocks at all: its usage is told with its finish.
-        const told = usageHeld ? inner.push(laterUsage()) : []
-        usageHeld = false
-        if (event.reason === 'pause_turn') {
-          held = event
-          pause = event
-        } else {
+        const told = withheld() ? inner.push(laterUsage()) : []
+        if (event.reason === 'pause_turn') held = true
+        else {
           finished = true
           for (const frame of inner.push(event)) told.push(frame)
         }
         return told
       }
       case 'error':
-        if (earlier !== undefined && blocks === 0) {
+        if (withheld()) {
           failed = event.error
           return []
         }
         return inner.push(event)
       default: {
-        const told = usageHeld ? inner.push(laterUsage()) : []
-        usageHeld = false
+        const told = withheld() ? inner.push(laterUsage()) : []
         blocks = Math.max(blocks, event.index + 1)
         for (const frame of inner.push(offset === 0 ? event : { ...event, index: event.index + offset }))
           told.push(frame)
@@ -104,7 +95,7 @@ export function joinedLegs<T>(inner: StreamCodec<ExchangeEvent, T>): JoinedLegs<
     end: () => {
       if (held || failed) return []
       // A later message whose body ended before its content (and its finish) failed as one whose error said so.
-      if (earlier !== undefined && blocks === 0 && !finished) {
+      if (withheld() && !finished) {
         failed = endedBeforeContent
         return []
       }
@@ -115,26 +106,23 @@ export function joinedLegs<T>(inner: StreamCodec<ExchangeEvent, T>): JoinedLegs<
       return inner.done
     },
     get paused() {
-      return held !== undefined
+      return held
     },
     get failedBeforeContent() {
       return failed
     },
     nextLeg(billed) {
-      held = undefined
+      held = false
       offset += blocks
       blocks = 0
       earlier = billed
       usage = emptyUsage()
-      usageHeld = false
       finished = false
     },
-    endPaused(reason) {
-      const finish = reason ? ({ type: 'finish', reason } as const) : pause
-      held = undefined
+    endPaused(reason = 'pause_turn') {
+      held = false
       failed = undefined
-      if (!finish) return []
-      return [...inner.push(finish), ...inner.end()]
+      return [...inner.push({ type: 'finish', reason, stopSequence: null }), ...inner.end()]
     },
   }
 }

@@ -7,29 +7,16 @@
 import { afterAll, beforeEach, describe, expect, test } from 'bun:test'
 import type { ModelSection } from '../src/config/schema'
 import { createHarness, type Harness, requestDetail } from './support/harness'
+import { fixedUpstream } from './support/fixed-upstream'
 import { startSimulator } from './support/simulator'
 
 const SIM_KEY = 'sim-key'
 const sim = startSimulator({ apiKey: SIM_KEY })
 
 /** What the fake upstream answers every request with, and the bodies it was sent. */
-let answer: { status: number; body: unknown } = { status: 500, body: {} }
-const received: Record<string, unknown>[] = []
-const fake = Bun.serve({
-  port: 0,
-  fetch: async (req) => {
-    received.push((await req.json()) as Record<string, unknown>)
-    return Response.json(answer.body, { status: answer.status })
-  },
-})
-afterAll(() => {
-  sim.stop()
-  fake.stop(true)
-})
-beforeEach(() => {
-  sim.reset()
-  received.length = 0
-})
+const fake = fixedUpstream()
+afterAll(() => sim.stop())
+beforeEach(() => sim.reset())
 
 const model = (id: string, provider: string, quality: number): ModelSection => ({
   id,
@@ -52,7 +39,7 @@ const gateway = (kind: 'anthropic' | 'openai-responses', opts: { alone?: boolean
       providers: {
         fake: {
           kind,
-          base_url: kind === 'anthropic' ? fake.url.origin : `${fake.url.origin}/v1`,
+          base_url: kind === 'anthropic' ? fake.origin : `${fake.origin}/v1`,
           api_key_env: 'SIM_KEY',
         },
         anth: { kind: 'anthropic', base_url: sim.url, api_key_env: 'SIM_KEY' },
@@ -104,7 +91,7 @@ describe('an upstream 404 about what the request referenced is the request’s',
 
   test('OpenAI’s 404 for a replayed reasoning item: Claude serves the turn, the model’s health untouched', async () => {
     const h = await gateway('openai-responses')
-    answer = itemGoneAnswer
+    fake.answer = itemGoneAnswer
     // Three clients replaying such items would once have opened the circuit for everyone.
     for (let i = 0; i < 3; i++) {
       sim.queue('claude-up', { text: 'Here.' })
@@ -117,13 +104,13 @@ describe('an upstream 404 about what the request referenced is the request’s',
       ])
       expect(record.usage_events[0]).toMatchObject({ model_id: 'first', error: itemGone, cost_nanos: 0 })
     }
-    expect(received).toHaveLength(3)
+    expect(fake.received).toHaveLength(3)
     expect(h.deps.health.view('fake', 'first')).toMatchObject({ state: 'closed', error_rate: 0 })
   })
 
   test('the same with no other candidate: a 404 in OpenAI’s shape, in the provider’s words', async () => {
     const h = await gateway('openai-responses', { alone: true })
-    answer = itemGoneAnswer
+    fake.answer = itemGoneAnswer
     const res = await responses(h, replay)
     expect(res.status).toBe(404)
     expect(res.headers.get('x-should-retry')).toBeNull()
@@ -139,11 +126,11 @@ describe('an upstream 404 about what the request referenced is the request’s',
     const h = await gateway('anthropic', { alone: true })
     // A file id is read with the account's own key only (its workspace holds the account's files).
     await h.deps.admin.addProviderKey({ account: 'default', provider: 'fake', key: 'sk-ant-own-0123456789' })
-    answer = { status: 404, body: { type: 'error', error: { type: 'not_found_error', message: fileGone } } }
+    fake.answer = { status: 404, body: { type: 'error', error: { type: 'not_found_error', message: fileGone } } }
     const res = await messages(h, aboutFile)
     expect(res.status).toBe(404)
     expect(await res.json()).toEqual({ type: 'error', error: { type: 'not_found_error', message: fileGone } })
-    expect(received).toHaveLength(1)
+    expect(fake.received).toHaveLength(1)
     expect(h.deps.health.view('fake', 'first', h.accountId)).toMatchObject({ state: 'closed', error_rate: 0 })
   })
 })
@@ -156,7 +143,7 @@ test('an upstream 501: the next model serves, the model’s health untouched; al
     body: { error: { message: 'logprobs is not implemented', type: 'server_error', param: null, code: null } },
   }
   const h = await gateway('openai-responses')
-  answer = notImplemented
+  fake.answer = notImplemented
   for (let i = 0; i < 3; i++) {
     sim.queue('claude-up', { text: 'Here.' })
     expect((await responses(h, { model: 'svc-pro', input: 'hi' })).status).toBe(200)
@@ -172,7 +159,7 @@ test('an upstream 501: the next model serves, the model’s health untouched; al
 
   // A 501 whose Anthropic body says the key is refused is the account's failure, and counts like any.
   const refusedKey = await gateway('anthropic')
-  answer = { status: 501, body: { type: 'error', error: { type: 'authentication_error', message: 'bad key' } } }
+  fake.answer = { status: 501, body: { type: 'error', error: { type: 'authentication_error', message: 'bad key' } } }
   sim.queue('claude-up', { text: 'Here.' })
   expect(
     (await messages(refusedKey, { model: 'svc-pro', max_tokens: 10, messages: [{ role: 'user', content: 'hi' }] }))
@@ -182,7 +169,7 @@ test('an upstream 501: the next model serves, the model’s health untouched; al
 
   // A 409 (an invalid_request too) is the provider's: it counts, as it did.
   const conflicted = await gateway('openai-responses')
-  answer = {
+  fake.answer = {
     status: 409,
     body: { error: { message: 'conflict', type: 'invalid_request_error', param: null, code: null } },
   }
@@ -194,7 +181,10 @@ test('an upstream 501: the next model serves, the model’s health untouched; al
 describe('an upstream 403 or 404 about the model or the key is still the gateway’s account failure', () => {
   test('Anthropic’s 404 naming the model falls back to the next candidate and counts against the model', async () => {
     const h = await gateway('anthropic')
-    answer = { status: 404, body: { type: 'error', error: { type: 'not_found_error', message: 'model: first-up' } } }
+    fake.answer = {
+      status: 404,
+      body: { type: 'error', error: { type: 'not_found_error', message: 'model: first-up' } },
+    }
     sim.queue('claude-up', { text: 'Here.' })
     const res = await messages(h, { ...aboutFile, messages: [{ role: 'user', content: 'hi' }] })
     expect(res.status).toBe(200)
@@ -208,7 +198,7 @@ describe('an upstream 403 or 404 about the model or the key is still the gateway
 
   test('OpenAI’s model_not_found falls back too, the leg saying whose account was refused', async () => {
     const h = await gateway('openai-responses')
-    answer = {
+    fake.answer = {
       status: 404,
       body: {
         error: {

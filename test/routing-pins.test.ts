@@ -5,29 +5,14 @@ import type { ConfigFile, ModelSection } from '../src/config/schema'
 import { RequestAdmission, expectedBytes } from '../src/relay/admission'
 import { createHealth } from '../src/router/health'
 import { createHarness, requestDetail } from './support/harness'
+import { fixedUpstream } from './support/fixed-upstream'
 import { startSimulator } from './support/simulator'
 
 const KEY = 'sim-key-mutation3'
 const sim = startSimulator({ apiKey: KEY })
-let answer: { status: number; body: unknown } = { status: 500, body: {} }
-let fakeCalls = 0
-const fake = Bun.serve({
-  hostname: '127.0.0.1',
-  port: 0,
-  fetch: async (req) => {
-    await req.text()
-    fakeCalls++
-    return Response.json(answer.body, { status: answer.status })
-  },
-})
-afterAll(() => {
-  sim.stop()
-  fake.stop(true)
-})
-beforeEach(() => {
-  sim.reset()
-  fakeCalls = 0
-})
+const fake = fixedUpstream()
+afterAll(() => sim.stop())
+beforeEach(() => sim.reset())
 const model = (
   id: string,
   provider: string,
@@ -72,13 +57,13 @@ describe('RL12: a 403 about what the request referenced says nothing of the mode
       config: {
         catalog: { builtin: false },
         providers: {
-          fake: { kind: 'anthropic', base_url: `http://127.0.0.1:${fake.port}`, api_key_env: 'SIM_KEY' },
+          fake: { kind: 'anthropic', base_url: fake.origin, api_key_env: 'SIM_KEY' },
           anth: { kind: 'anthropic', base_url: sim.url, api_key_env: 'SIM_KEY' },
         },
         models: [model('first', 'fake', 95), model('claude', 'anth', 80)],
       },
     })
-    answer = {
+    fake.answer = {
       status: 403,
       body: { type: 'error', error: { type: 'permission_error', message: 'The file file_abc123 is not accessible' } },
     }
@@ -93,7 +78,7 @@ describe('RL12: a 403 about what the request referenced says nothing of the mode
       return requestDetail(h, res.headers.get('x-request-id')!)
     }
     for (let i = 0; i < 3; i++) await ask()
-    expect(fakeCalls).toBe(3)
+    expect(fake.received.length).toBe(3)
     const fourth = await ask()
     expect(
       fourth.provider_ranks.map((r: { model_id: string; status: string; health: { state: string } }) => [
@@ -105,7 +90,7 @@ describe('RL12: a 403 about what the request referenced says nothing of the mode
       ['first', 'failed', 'closed'],
       ['claude', 'chosen', 'closed'],
     ])
-    expect(fakeCalls).toBe(4)
+    expect(fake.received.length).toBe(4)
   })
 })
 

@@ -23,6 +23,11 @@ const searching = {
 /** Each upstream message reports this usage; the searches are the scenario's in all. */
 const perMessage = { input: 100, output: 20 }
 
+/** A first message that pauses after two of three searches: the turn sent back has one left, then the answer. */
+const pausesAfterTwo = { text: 'Not reached.', usage: { ...perMessage, webSearches: 3 }, searchesPerTurn: 2 }
+/** A first message that pauses after one of two searches. */
+const pausesAfterOne = { text: 'x', usage: { ...perMessage, webSearches: 2 }, searchesPerTurn: 1 }
+
 const upstreamBodies = () => sim.requests.map((r) => r.body as { messages: { role: string; content: unknown }[] })
 
 /** The output limit each upstream request asked for. */
@@ -151,11 +156,7 @@ describe('a Responses client whose Claude turn pauses in its searches', () => {
     'stream %p: a message sent back that fails, %s, ends the answer at the pause, its leg failed, free and counted',
     async (stream, _, fault) => {
       const h = await translationGateway(sim)
-      sim.queue(
-        claude,
-        { text: 'Not reached.', usage: { ...perMessage, webSearches: 3 }, searchesPerTurn: 2 },
-        { text: 'Not reached.', usage: perMessage, fault },
-      )
+      sim.queue(claude, pausesAfterTwo, { text: 'Not reached.', usage: perMessage, fault })
       const { openai } = sdkClients(h)
       const response = stream
         ? await openai.responses.stream(searching).finalResponse()
@@ -182,11 +183,7 @@ describe('a Responses client whose Claude turn pauses in its searches', () => {
       const h = await translationGateway(sim)
       h.deps.config.routing.connectTimeoutMs = 200
       h.deps.config.routing.firstByteTimeoutMs = 200
-      sim.queue(
-        claude,
-        { text: 'Not reached.', usage: { ...perMessage, webSearches: 3 }, searchesPerTurn: 2 },
-        { fault: { kind: 'hang' } },
-      )
+      sim.queue(claude, pausesAfterTwo, { fault: { kind: 'hang' } })
       const { openai } = sdkClients(h)
       const response = stream
         ? await openai.responses.stream(searching).finalResponse()
@@ -203,11 +200,7 @@ describe('a Responses client whose Claude turn pauses in its searches', () => {
   // Anthropic: a turn may end with no content at all (end_turn after server tool results).
   test('stream: a message sent back that ends with no blocks completes the answer', async () => {
     const h = await translationGateway(sim)
-    sim.queue(
-      claude,
-      { text: 'Not reached.', usage: { ...perMessage, webSearches: 3 }, searchesPerTurn: 2 },
-      { text: '', usage: { input: 100, output: 3 } },
-    )
+    sim.queue(claude, pausesAfterTwo, { text: '', usage: { input: 100, output: 3 } })
     const response = await sdkClients(h).openai.responses.stream(searching).finalResponse()
     expect(response.status).toBe('completed')
     expect(response.usage).toMatchObject({ input_tokens: 200, output_tokens: 23 })
@@ -218,11 +211,7 @@ describe('a Responses client whose Claude turn pauses in its searches', () => {
   test('a model that refuses every message sent back has its circuit opened, as one refusing requests does', async () => {
     const h = await translationGateway(sim)
     for (let i = 0; i < 3; i++) {
-      sim.queue(
-        claude,
-        { text: 'Not reached.', usage: { ...perMessage, webSearches: 3 }, searchesPerTurn: 2 },
-        { fault: { kind: 'status', status: 529 } },
-      )
+      sim.queue(claude, pausesAfterTwo, { fault: { kind: 'status', status: 529 } })
       await sdkClients(h).openai.responses.stream(searching).finalResponse()
     }
     expect(h.deps.health.view('anthropic', 'claude-t').state).toBe('open')
@@ -247,11 +236,7 @@ describe('a Responses client whose Claude turn pauses in its searches', () => {
     'stream: %s while the turn is being sent back: the answer ends as any cut stream, the leg sent back free',
     async (what) => {
       const h = await translationGateway(sim)
-      sim.queue(
-        claude,
-        { text: 'x', usage: { ...perMessage, webSearches: 2 }, searchesPerTurn: 1 },
-        { fault: { kind: 'hang' } },
-      )
+      sim.queue(claude, pausesAfterOne, { fault: { kind: 'hang' } })
       const res = await h.call('/compat-b/v1/responses', { method: 'POST', json: { ...searching, stream: true } })
       const body = res.body!.getReader()
       const text = readAll(body)
@@ -278,7 +263,7 @@ describe('a Responses client whose Claude turn pauses in its searches', () => {
 
   test('stream: the client leaving once the message sent back has its headers, before its first event: that leg free', async () => {
     const h = await translationGateway(sim)
-    sim.setScenario(claude, { text: 'x', usage: { ...perMessage, webSearches: 2 }, searchesPerTurn: 1 })
+    sim.setScenario(claude, pausesAfterOne)
     // The turn sent back: its headers at once, as Anthropic sends them, then nothing until the call ends.
     const simulator = h.deps.fetch
     let calls = 0
@@ -305,11 +290,12 @@ describe('a Responses client whose Claude turn pauses in its searches', () => {
   test('stream: while the turn is sent back, the client gets its keep-alives', async () => {
     const h = await translationGateway(sim)
     h.deps.config.routing.pingIntervalMs = 50
-    sim.queue(
-      claude,
-      { text: 'x', usage: { ...perMessage, webSearches: 2 }, searchesPerTurn: 1 },
-      { text: 'Answered.', usage: { ...perMessage, webSearches: 2 }, searchesPerTurn: 1, firstByteDelayMs: 400 },
-    )
+    sim.queue(claude, pausesAfterOne, {
+      text: 'Answered.',
+      usage: { ...perMessage, webSearches: 2 },
+      searchesPerTurn: 1,
+      firstByteDelayMs: 400,
+    })
     const res = await h.call('/compat-b/v1/responses', { method: 'POST', json: { ...searching, stream: true } })
     const text = await res.text()
     const keepAlive = text.indexOf(': keep-alive')
@@ -324,11 +310,7 @@ describe('a Responses client whose Claude turn pauses in its searches', () => {
     for (let i = 0; i < 3; i++) h.deps.health.recordFailure('anthropic', 'claude-t')
     h.clock.advance(31_000)
     expect(h.deps.health.view('anthropic', 'claude-t').state).toBe('half_open')
-    sim.queue(
-      claude,
-      { text: 'x', usage: { ...perMessage, webSearches: 2 }, searchesPerTurn: 1 },
-      { fault: { kind: 'status', status: 400 } },
-    )
+    sim.queue(claude, pausesAfterOne, { fault: { kind: 'status', status: 400 } })
     const response = await sdkClients(h).openai.responses.create(searching)
     expect(response.output.map((item) => item.type)).toEqual(['web_search_call'])
     expect(h.deps.health.view('anthropic', 'claude-t').state).toBe('half_open')
@@ -336,17 +318,13 @@ describe('a Responses client whose Claude turn pauses in its searches', () => {
 
   test('non-streaming: the client leaving during a later message is recorded aborted, that leg free', async () => {
     const h = await translationGateway(sim)
-    sim.queue(
-      claude,
-      { text: 'x', usage: { ...perMessage, webSearches: 2 }, searchesPerTurn: 1 },
-      {
-        text: 'slow words and more words',
-        usage: { ...perMessage, webSearches: 2 },
-        searchesPerTurn: 1,
-        chunks: 10,
-        chunkDelayMs: 100,
-      },
-    )
+    sim.queue(claude, pausesAfterOne, {
+      text: 'slow words and more words',
+      usage: { ...perMessage, webSearches: 2 },
+      searchesPerTurn: 1,
+      chunks: 10,
+      chunkDelayMs: 100,
+    })
     const controller = new AbortController()
     const answer = h.call('/compat-b/v1/responses', { method: 'POST', json: searching, signal: controller.signal })
     await until(() => sim.requests.length === 2)

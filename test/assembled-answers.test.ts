@@ -351,6 +351,20 @@ const askMessages = (max_tokens = 1000) => ({
   json: { model: profileFor.anthropic, max_tokens, messages: [{ role: 'user', content: 'write the file' }] },
 })
 
+/** A tool call's block opening and its arguments in one delta, as Anthropic streams them (index 0). */
+const toolCallFrames = (name: string, partialJson: string) => [
+  sseFrame('content_block_start', {
+    type: 'content_block_start',
+    index: 0,
+    content_block: { type: 'tool_use', id: 'toolu_1', name, input: {} },
+  }),
+  sseFrame('content_block_delta', {
+    type: 'content_block_delta',
+    index: 0,
+    delta: { type: 'input_json_delta', partial_json: partialJson },
+  }),
+]
+
 describe('gathered from exact upstream bytes', () => {
   const cutInput = '{"file_path":"/a.txt","content":"lorem ipsum dol'
 
@@ -360,16 +374,7 @@ describe('gathered from exact upstream bytes', () => {
       h,
       anthropicStream(
         [
-          sseFrame('content_block_start', {
-            type: 'content_block_start',
-            index: 0,
-            content_block: { type: 'tool_use', id: 'toolu_1', name: 'Write', input: {} },
-          }),
-          sseFrame('content_block_delta', {
-            type: 'content_block_delta',
-            index: 0,
-            delta: { type: 'input_json_delta', partial_json: cutInput },
-          }),
+          ...toolCallFrames('Write', cutInput),
           sseFrame('content_block_stop', { type: 'content_block_stop', index: 0 }),
         ],
         'max_tokens',
@@ -434,18 +439,7 @@ describe('gathered from exact upstream bytes', () => {
     scriptedStream(
       h,
       anthropicStream(
-        [
-          sseFrame('content_block_start', {
-            type: 'content_block_start',
-            index: 0,
-            content_block: { type: 'tool_use', id: 'toolu_1', name: 'get_weather', input: {} },
-          }),
-          sseFrame('content_block_delta', {
-            type: 'content_block_delta',
-            index: 0,
-            delta: { type: 'input_json_delta', partial_json: '{"city":"Zürich"}' },
-          }),
-        ],
+        [...toolCallFrames('get_weather', '{"city":"Zürich"}')],
         'tool_use',
         { input_tokens: 10, output_tokens: 1 },
         { output_tokens: 5 },

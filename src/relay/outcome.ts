@@ -2,7 +2,7 @@
 // commits to the client (its first byte), after which there is no fallback.
 import type { Deps } from '../deps'
 import type { GatewayError } from '../lib/errors'
-import { keyOwnerOf } from '../router/health'
+import { keyOwnerOf, type ProbeClaim } from '../router/health'
 import type { FinishedRequest } from '../ledger/ledger'
 import type { AnsweredAttempt } from './attempt'
 import { promptPrefix } from '../exchange/prompt-prefix'
@@ -168,7 +168,7 @@ export function judgeStream(
   deps: Deps,
   trace: RequestTrace,
   leg: LegDraft,
-  probe: boolean,
+  probe: ProbeClaim,
   outcome: 'ok' | 'failed' | 'aborted',
   error?: GatewayError,
 ) {
@@ -177,7 +177,7 @@ export function judgeStream(
   if (outcome === 'ok' && !sentBackFailed(trace, leg)) deps.health.recordSuccess(provider.id, model.id, keyOwner)
   else if (outcome === 'failed' && error && isProvidersFault(error))
     deps.health.recordFailure(provider.id, model.id, { retryAfterSeconds: error.retryAfterSeconds }, keyOwner)
-  else if (probe) deps.health.releaseProbe(provider.id, model.id, keyOwner)
+  else if (probe) deps.health.releaseProbe(provider.id, model.id, probe, keyOwner)
 }
 
 /**

@@ -8,7 +8,7 @@ import { GatewayError, invalidRequest } from '../lib/errors'
 import { newUlid } from '../lib/ids'
 import { withoutSecrets } from '../lib/redact'
 import { readRequestFeatures } from '../router/features'
-import { keyOwnerOf } from '../router/health'
+import { keyOwnerOf, type ProbeClaim } from '../router/health'
 import { profileNames, routingModeOf } from '../router/profiles'
 import { rankCandidates } from '../router/rank'
 import { providerKeyFor } from '../router/provider-key'
@@ -185,7 +185,7 @@ export async function relay(deps: Deps, input: RelayInput): Promise<Response> {
       let attempt: AnsweredAttempt | undefined
       const controller = new AbortController()
       current = controller
-      let probe = false
+      let probe: ProbeClaim = 0
       // The ranking passed over every provider without a key this account may use.
       const apiKey = providerKeyFor(candidate.provider, byokKeys)!
       try {
@@ -221,7 +221,7 @@ export async function relay(deps: Deps, input: RelayInput): Promise<Response> {
         // A probe the answer gave no verdict on (a paused turn's message sent back refused for its
         // own reasons, outcome.ts sentBackFailed) is free for the next request; after one it did, a no-op.
         if (probe)
-          deps.health.releaseProbe(candidate.provider.id, candidate.model.id, keyOwnerOf(candidate.byok, accountId))
+          deps.health.releaseProbe(candidate.provider.id, candidate.model.id, probe, keyOwnerOf(candidate.byok, accountId))
         record(deps, trace, { status: 'completed', httpStatus: 200 })
         return answer
       } catch (err) {
@@ -233,7 +233,7 @@ export async function relay(deps: Deps, input: RelayInput): Promise<Response> {
         if (cut) {
           trace.failLeg(failed, cut)
           if (probe)
-            deps.health.releaseProbe(candidate.provider.id, candidate.model.id, keyOwnerOf(candidate.byok, accountId))
+            deps.health.releaseProbe(candidate.provider.id, candidate.model.id, probe, keyOwnerOf(candidate.byok, accountId))
           return failedAs(deps, trace, cut, surface, idHeader)
         }
         const error = settleFailedAttempt(deps, { trace, leg: failed, err, clientGone, probe, apiKey })
@@ -304,7 +304,7 @@ const longestClientWaitSeconds = 60
  */
 function settleFailedAttempt(
   deps: Deps,
-  a: { trace: RequestTrace; leg: LegDraft; err: unknown; clientGone: boolean; probe: boolean; apiKey: string },
+  a: { trace: RequestTrace; leg: LegDraft; err: unknown; clientGone: boolean; probe: ProbeClaim; apiKey: string },
 ): GatewayError {
   const { provider, model } = a.leg.candidate
   const keyOwner = keyOwnerOf(a.leg.candidate.byok, a.trace.ctx.accountId)
@@ -348,7 +348,7 @@ function settleFailedAttempt(
   } else if (a.probe) {
     // A probe with no verdict (client gone, the client's own 4xx) says nothing about the
     // provider: release it so the next request probes again.
-    deps.health.releaseProbe(provider.id, model.id, keyOwner)
+    deps.health.releaseProbe(provider.id, model.id, a.probe, keyOwner)
   }
   return error
 }

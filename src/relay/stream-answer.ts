@@ -18,6 +18,7 @@ import { judgeStream, record, servedFirstByte } from './outcome'
 import type { AnsweredAttempt } from './attempt'
 import { passesThrough } from './surface'
 import type { LegDraft } from './trace'
+import type { ProbeClaim } from '../router/health'
 import { streamFailure, type UpstreamFrames, upstreamFrames } from './upstream-frames'
 
 const sseHeaders = {
@@ -36,7 +37,7 @@ export async function streamAnswer(
   deps: Deps,
   a: AnsweredAttempt,
   /** This leg took a half-open circuit's probe: its verdict is owed at the stream's end. */
-  probe: boolean,
+  probe: ProbeClaim,
 ): Promise<Response> {
   const { idleTimeoutMs, pingIntervalMs } = deps.config.routing
   /** The upstream being relayed: a turn svc sends back goes on in another (paused-turn.ts). */

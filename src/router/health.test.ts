@@ -110,12 +110,12 @@ describe('circuit breaker', () => {
 
   test('only one probe at a time: a second claim gets nothing', () => {
     const { health, advance, fail, state } = setup()
-    expect(health.claimProbe('p1', 'm1')).toBe(false)
+    expect(health.claimProbe('p1', 'm1')).toBe(0)
     fail(3)
-    expect(health.claimProbe('p1', 'm1')).toBe(false)
+    expect(health.claimProbe('p1', 'm1')).toBe(0)
     advance(30_000)
-    expect(health.claimProbe('p1', 'm1')).toBe(true)
-    expect(health.claimProbe('p1', 'm1')).toBe(false)
+    expect(health.claimProbe('p1', 'm1')).toBeGreaterThan(0)
+    expect(health.claimProbe('p1', 'm1')).toBe(0)
     expect(state()).toBe('open')
   })
 
@@ -123,15 +123,35 @@ describe('circuit breaker', () => {
     const { health, advance, fail, state } = setup()
     fail(3)
     advance(30_000)
-    health.claimProbe('p1', 'm1')
-    health.releaseProbe('p1', 'm1')
+    health.releaseProbe('p1', 'm1', health.claimProbe('p1', 'm1'))
     expect(state()).toBe('half_open')
-    expect(health.claimProbe('p1', 'm1')).toBe(true)
+    const claim = health.claimProbe('p1', 'm1')
+    expect(claim).toBeGreaterThan(0)
     health.recordSuccess('p1', 'm1')
     expect(state()).toBe('closed')
     // Releasing an unknown or closed candidate changes nothing.
-    health.releaseProbe('p9', 'm9')
+    health.releaseProbe('p9', 'm9', claim)
     expect(health.view('p9', 'm9').state).toBe('closed')
+  })
+
+  test('a late release frees only its own probe, not one a later request claimed since', () => {
+    const { health, advance, fail, state } = setup()
+    fail(3)
+    advance(30_000)
+    // A long answer took the probe; its first message's success closed the circuit.
+    const early = health.claimProbe('p1', 'm1')
+    health.recordSuccess('p1', 'm1')
+    // A new outage, and after its cool-down another request probes.
+    fail(3)
+    advance(30_000)
+    const later = health.claimProbe('p1', 'm1')
+    expect(later).toBeGreaterThan(0)
+    // The long answer ends and releases what it claimed: the later probe stays in flight.
+    health.releaseProbe('p1', 'm1', early)
+    expect(state()).toBe('open')
+    expect(health.claimProbe('p1', 'm1')).toBe(0)
+    health.releaseProbe('p1', 'm1', later)
+    expect(state()).toBe('half_open')
   })
 
   test('health is kept per provider × model', () => {
@@ -261,6 +281,6 @@ describe('a wall clock stepped back (NTP)', () => {
     clock.elapsed += 21_000
     clock.wall += 21_000
     expect(health.view('p1', 'm1').state).toBe('half_open')
-    expect(health.claimProbe('p1', 'm1')).toBe(true)
+    expect(health.claimProbe('p1', 'm1')).toBeGreaterThan(0)
   })
 })

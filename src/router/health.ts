@@ -22,9 +22,17 @@ interface Entry {
   consecutiveFailures: number
   openUntil: number
   cooldownMs: number
-  probing: boolean
+  /** The claim holding the half-open circuit's probe; 0 while none is in flight. */
+  probe: ProbeClaim
   retryAfterUntil: number
 }
+
+/**
+ * A request's claim on a half-open circuit's probe, 0 for none. Each claim has its own number, so
+ * a request releasing its probe late (a long answer's end) cannot free a later request's probe of
+ * the same model: that would let a third request through to a model still suspect.
+ */
+export type ProbeClaim = number
 
 export interface HealthView {
   state: 'closed' | 'open' | 'half_open' | 'cooling'
@@ -54,6 +62,7 @@ export function createHealth({ elapsed: clock, wall }: HealthClocks, policy: Hea
   /** A deadline on the elapsed clock, as the wall-clock time the ranking shows. */
   const wallTime = (deadline: number, now: number) => new Date(wall() + (deadline - now)).toISOString()
   const entries = new Map<string, Entry>()
+  let claims = 0
   /** `keyOwner`: the account whose own key serves the model; undefined for the platform's key. */
   const keyOf = (providerId: string, modelId: string, keyOwner?: string) =>
     keyOwner === undefined ? `${providerId}\u0000${modelId}` : `${providerId}\u0000${modelId}\u0000${keyOwner}`
@@ -67,7 +76,7 @@ export function createHealth({ elapsed: clock, wall }: HealthClocks, policy: Hea
         consecutiveFailures: 0,
         openUntil: 0,
         cooldownMs: policy.cooldownMs,
-        probing: false,
+        probe: 0,
         retryAfterUntil: 0,
       }
       entries.set(key, e)
@@ -81,7 +90,7 @@ export function createHealth({ elapsed: clock, wall }: HealthClocks, policy: Hea
     e.openUntil = 0
     // An answer served says the rate limit is over, whatever retry-after asked (a proxy may ask an hour).
     e.retryAfterUntil = 0
-    e.probing = false
+    e.probe = 0
     e.cooldownMs = policy.cooldownMs
   }
 
@@ -98,30 +107,32 @@ export function createHealth({ elapsed: clock, wall }: HealthClocks, policy: Hea
       if (e.openUntil > now) return { ...base, state: 'open', until: wallTime(e.openUntil, now) }
       // The provider's own retry-after outlasts the breaker's wait: no probe before it has passed.
       if (e.retryAfterUntil > now) return { ...base, state: 'cooling', until: wallTime(e.retryAfterUntil, now) }
-      if (e.openUntil > 0 && !e.probing) return { ...base, state: 'half_open' }
-      if (e.openUntil > 0 && e.probing) return { ...base, state: 'open', until: 'after the probe in flight' }
+      if (e.openUntil > 0 && !e.probe) return { ...base, state: 'half_open' }
+      if (e.openUntil > 0 && e.probe) return { ...base, state: 'open', until: 'after the probe in flight' }
       return { ...base, state: 'closed' }
     },
 
     /**
      * A half-open circuit lets exactly one request through; the relay claims it before sending.
-     * True when this call took the probe: the caller then owes a verdict (success, failure or release).
+     * A claim (non-zero) when this call took the probe: the caller then owes a verdict (success,
+     * failure or a release with that claim).
      */
-    claimProbe(providerId: string, modelId: string, keyOwner?: string): boolean {
+    claimProbe(providerId: string, modelId: string, keyOwner?: string): ProbeClaim {
       const e = entry(providerId, modelId, keyOwner)
-      if (e.openUntil === 0 || e.openUntil > clock() || e.probing) return false
-      e.probing = true
-      return true
+      if (e.openUntil === 0 || e.openUntil > clock() || e.probe) return 0
+      e.probe = ++claims
+      return e.probe
     },
 
     /**
      * A probe that ended with no verdict on the provider (the client went away, or the upstream
      * rejected the client's own request): without this the circuit would stay "open after the
-     * probe in flight" for good. Back to half-open, so the next request probes again.
+     * probe in flight" for good. Back to half-open, so the next request probes again. A no-op once
+     * a verdict ended the claim, and so for a probe another request has claimed since.
      */
-    releaseProbe(providerId: string, modelId: string, keyOwner?: string) {
+    releaseProbe(providerId: string, modelId: string, claim: ProbeClaim, keyOwner?: string) {
       const e = entries.get(keyOf(providerId, modelId, keyOwner))
-      if (e) e.probing = false
+      if (e && claim && e.probe === claim) e.probe = 0
     },
 
     /**
@@ -145,11 +156,11 @@ export function createHealth({ elapsed: clock, wall }: HealthClocks, policy: Hea
       e.errorRate += alpha * (1 - e.errorRate)
       e.consecutiveFailures++
       if (opts.retryAfterSeconds !== undefined) e.retryAfterUntil = now + opts.retryAfterSeconds * 1000
-      if (e.probing) {
+      if (e.probe) {
         // The probe failed: stay open, and wait longer before the next one.
         e.cooldownMs = Math.min(e.cooldownMs * 2, policy.maxCooldownMs)
         e.openUntil = now + e.cooldownMs
-        e.probing = false
+        e.probe = 0
       } else if (e.consecutiveFailures >= policy.failuresToOpen && e.openUntil === 0) {
         e.openUntil = now + e.cooldownMs
       }
@@ -171,7 +182,7 @@ export function createHealth({ elapsed: clock, wall }: HealthClocks, policy: Hea
     openCircuits(): number {
       const now = clock()
       let n = 0
-      for (const e of entries.values()) if (e.openUntil > now || e.probing) n++
+      for (const e of entries.values()) if (e.openUntil > now || e.probe) n++
       return n
     },
   }

@@ -186,10 +186,11 @@ export async function relay(deps: Deps, input: RelayInput): Promise<Response> {
       const controller = new AbortController()
       current = controller
       let probe: ProbeClaim = 0
+      const keyOwner = keyOwnerOf(candidate.byok, accountId)
       // The ranking passed over every provider without a key this account may use.
       const apiKey = providerKeyFor(candidate.provider, byokKeys)!
       try {
-        probe = deps.health.claimProbe(candidate.provider.id, candidate.model.id, keyOwnerOf(candidate.byok, accountId))
+        probe = deps.health.claimProbe(candidate.provider.id, candidate.model.id, keyOwner)
         const pauses = resumesPausedTurns(surface, candidate, exchange)
         // A long answer's client gets JSON, but svc streams it from the upstream (assembled-answer.ts),
         // as it does one whose turn svc may send back (paused-turn.ts: gathered, a message at a time).
@@ -220,8 +221,7 @@ export async function relay(deps: Deps, input: RelayInput): Promise<Response> {
         const answer = gathered ? await assembledAnswer(deps, attempt) : await jsonAnswer(deps, attempt)
         // A probe the answer gave no verdict on (a paused turn's message sent back refused for its
         // own reasons, outcome.ts sentBackFailed) is free for the next request; after one it did, a no-op.
-        if (probe)
-          deps.health.releaseProbe(candidate.provider.id, candidate.model.id, probe, keyOwnerOf(candidate.byok, accountId))
+        if (probe) deps.health.releaseProbe(candidate.provider.id, candidate.model.id, probe, keyOwner)
         record(deps, trace, { status: 'completed', httpStatus: 200 })
         return answer
       } catch (err) {
@@ -232,8 +232,7 @@ export async function relay(deps: Deps, input: RelayInput): Promise<Response> {
         const failed = attempt?.leg ?? leg
         if (cut) {
           trace.failLeg(failed, cut)
-          if (probe)
-            deps.health.releaseProbe(candidate.provider.id, candidate.model.id, probe, keyOwnerOf(candidate.byok, accountId))
+          if (probe) deps.health.releaseProbe(candidate.provider.id, candidate.model.id, probe, keyOwner)
           return failedAs(deps, trace, cut, surface, idHeader)
         }
         const error = settleFailedAttempt(deps, { trace, leg: failed, err, clientGone, probe, apiKey })

@@ -114,10 +114,13 @@ describe('a Responses client whose Claude turn pauses in its searches', () => {
   // Each message here costs 10,140,000 nanos (a search at 10 USD a thousand, 100 tokens in and 20
   // out at 1 and 2 USD/Mtok); the most another can cost, ~2 million (its 1,000 output tokens and the
   // prompt; what it will search is not known). Before the second: 12.15 million; the third: 22.3.
+  // A message costs 10.14 million nanos (a search and its tokens); the next may cost its ten
+  // searches' 100 million and its tokens (~2 million): before the second, ~112 million in all, before
+  // the third ~122 million.
   test.each([
-    [0.011, 1],
-    [0.015, 2],
-    [0.025, 3],
+    [0.105, 1],
+    [0.117, 2],
+    [0.13, 3],
   ])(
     'with %p USD of credit, the turn goes back only while the credit covers another message: %p',
     async (grantUsd, messages) => {
@@ -134,9 +137,10 @@ describe('a Responses client whose Claude turn pauses in its searches', () => {
   )
 
   // 900 output tokens and a search: 11.9 million nanos; another message of the 100 tokens left
-  // might cost ~0.2 million more, within 13 million; one of the whole limit's 1,000 would not be.
+  // might cost 100 million for its searches and ~0.3 million more, within 113 million; one of the
+  // whole limit's 1,000 would not be.
   test('the credit is judged on what the next message may take of the output limit, not the whole limit', async () => {
-    const h = await translationGateway(sim, {}, 0.013)
+    const h = await translationGateway(sim, {}, 0.113)
     sim.setScenario(claude, {
       text: 'Answered.',
       usage: { input: 100, output: 900, webSearches: 2 },
@@ -146,6 +150,26 @@ describe('a Responses client whose Claude turn pauses in its searches', () => {
     expect(maxTokensSent()).toEqual([1000, 100])
     expect(response.output.map((item) => item.type)).toEqual(['web_search_call', 'web_search_call', 'message'])
   })
+
+  // A search's sealed page of 400,000 characters is ~100,000 tokens the next message reads again:
+  // 100 million nanos at 1 USD/Mtok, as much as its ten searches. Judged on the first prompt alone
+  // (~112 million with the first message's 10.14), 0.15 USD sent the turn back, and its prompt went
+  // unheld.
+  test.each([
+    [0.15, 1],
+    [0.25, 2],
+  ])(
+    'with %p USD of credit and a long page found, the turn sent back is held as its prompt has grown: %p',
+    async (grantUsd, messages) => {
+      const h = await translationGateway(sim, {}, grantUsd)
+      sim.setScenario(claude, { ...pausesAfterOne, searchResultChars: 400_000 })
+      const response = await sdkClients(h).openai.responses.create({ ...searching, max_output_tokens: 1000 })
+      expect(sim.requests).toHaveLength(messages)
+      expect(response.output.map((item) => item.type)).toEqual(
+        messages === 1 ? ['web_search_call'] : ['web_search_call', 'web_search_call', 'message'],
+      )
+    },
+  )
 
   test.each([
     [false, 'refused (529)', { kind: 'status', status: 529 }],

@@ -127,6 +127,48 @@ describe('web searches an upstream ran are metered and charged', () => {
   })
 })
 
+describe('a request offering web search holds what its searches may cost', () => {
+  // Three at once, each allowed three searches (30 million nanos) and 256 output tokens, on a grant
+  // of 35 million: the first holds ~31 million, the second what is left, the third finds it all
+  // held. Held for their tokens alone (~0.5 million each), all three ran, and could spend 90 million.
+  test.each([
+    ['max_uses: 3', 'anthropic', [{ type: 'web_search_20250305', name: 'web_search', max_uses: 3 }], 0.035],
+    ['no max_uses: ten', 'anthropic', [{ type: 'web_search_20250305', name: 'web_search' }], 0.105],
+  ] as const)('%s: started at once, the third is told the credit is held (429)', async (_, kind, tools, grantUsd) => {
+    const h = await translationGateway(sim, {}, grantUsd)
+    sim.setScenario(upstreamModelFor[kind], { text: 'Found it.', usage, firstByteDelayMs: 300 })
+    const send = () =>
+      h.call('/compat-a/v1/messages', {
+        method: 'POST',
+        headers: { 'anthropic-version': '2023-06-01' },
+        json: { model: profileFor[kind], max_tokens: 256, messages: [{ role: 'user', content: 'Search.' }], tools },
+      })
+    const [first, second] = [send(), send()]
+    await Bun.sleep(50)
+    const third = await send()
+    expect(third.status).toBe(429)
+    expect(await third.json()).toMatchObject({ type: 'error', error: { type: 'rate_limit_error' } })
+    expect([(await first).status, (await second).status]).toEqual([200, 200])
+  })
+
+  test('with search off, the same three run', async () => {
+    const h = await translationGateway(sim, {}, 0.035)
+    sim.setScenario(upstreamModelFor.anthropic, {
+      text: 'Found it.',
+      usage: { input: 100, output: 20 },
+      firstByteDelayMs: 300,
+    })
+    const send = () =>
+      h.call('/compat-a/v1/messages', {
+        method: 'POST',
+        headers: { 'anthropic-version': '2023-06-01' },
+        json: { model: profileFor.anthropic, max_tokens: 256, messages: [{ role: 'user', content: 'Search.' }] },
+      })
+    const statuses = await Promise.all([send(), send(), send()].map(async (r) => (await r).status))
+    expect(statuses).toEqual([200, 200, 200])
+  })
+})
+
 /** A Claude stream with one search (its results, or max_uses_exceeded) and a reply, reporting `reportedSearches`. */
 const searchStream = (reportedSearches: number, failed = false) => [
   anthropicMessageStart('first-up', 20),

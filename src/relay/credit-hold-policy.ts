@@ -9,12 +9,12 @@ import type { CreditHold } from './credit-holds'
 import { creditHeld } from './refusals'
 
 /**
- * The most a candidate can charge the account's credit: its estimated prompt and whole max_tokens
- * (or `outputTokens` of it), or, served with the account's own key, the fee on that.
+ * The most a candidate can charge the account's credit, of a leg that may cost `mostCostNanos`
+ * (by default its estimated prompt, whole max_tokens and searches: rank.ts), or, served with the
+ * account's own key, the fee on that.
  */
-export function creditCeiling(deps: Deps, candidate: Candidate, outputTokens = candidate.maxTokens): number {
-  const cost = candidate.mostCostNanos - (candidate.maxTokens - outputTokens) * candidate.outputNanosPerToken
-  return candidate.byok ? byokFeeNanos(cost, deps.config.billing.byokFeePercent) : cost
+export function creditCeiling(deps: Deps, candidate: Candidate, mostCostNanos = candidate.mostCostNanos): number {
+  return candidate.byok ? byokFeeNanos(mostCostNanos, deps.config.billing.byokFeePercent) : mostCostNanos
 }
 
 /** What a hold holds, over its grants. */
@@ -95,9 +95,10 @@ export function holdForFallback(
 
 /**
  * Before svc sends a paused turn back for its model to go on (paused-turn.ts): the request's hold
- * made what its answer's legs so far were billed and the most the next can charge, where the
- * account's credit has that beside what others hold. Otherwise it keeps what it held, and the
- * answer ends at the pause (`enough` false): it may not run past the credit as a new request may not.
+ * made what its answer's legs so far were billed and the most the next can charge (`nextNanos`),
+ * where the account's credit has that beside what others hold. Otherwise it keeps what it held,
+ * and the answer ends at the pause (`enough` false): it may not run past the credit as a new
+ * request may not.
  */
 export function holdForContinuation(
   deps: Deps,
@@ -106,14 +107,14 @@ export function holdForContinuation(
     previous: CreditHold | undefined
     candidate: Candidate
     spentNanos: number
-    /** The output the next message may take: what the ones before left of the limit. */
-    outputTokens: number
+    /** The most the next message can cost: the turn so far as its prompt, the output left, its searches. */
+    nextNanos: number
     mode: string
     now: number
   },
 ): { hold: CreditHold | undefined; enough: boolean } {
   const scope = chargeScopeOf(a.candidate, a.mode, a.now)
-  const amountNanos = a.spentNanos + creditCeiling(deps, a.candidate, a.outputTokens)
+  const amountNanos = a.spentNanos + creditCeiling(deps, a.candidate, a.nextNanos)
   deps.holds.release(a.previous)
   const available = deps.holds.available(a.grants)
   const enough = applicableCreditNanos(available, scope) >= amountNanos

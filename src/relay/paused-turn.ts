@@ -11,9 +11,10 @@
 // message gets what the ones before left of it, and the answer ends `max_tokens` when none is left.
 import type { Deps } from '../deps'
 import { addedUsage } from '../exchange/joined-legs'
+import { estimateTokensFromChars } from '../exchange/token-estimate'
 import { emptyUsage, type ExchangeRequest, type Usage } from '../exchange/types'
 import { GatewayError } from '../lib/errors'
-import type { Candidate } from '../router/rank'
+import { type Candidate, mostLegCostNanos } from '../router/rank'
 import { keyOwnerOf } from '../router/health'
 import { holdForContinuation } from './credit-hold-policy'
 import { countsAgainstProvider } from './outcome'
@@ -85,14 +86,21 @@ export function pausedTurnResumer(
     const outputLeft = candidate.maxTokens - legs.reduce((sum, leg) => sum + leg.usage.output, 0)
     if (outputLeft < 1) return 'max_tokens'
     const grants = await deps.credit.get(r.trace.ctx.accountId)
+    const now = deps.clock()
     const { hold, enough } = holdForContinuation(deps, {
       grants,
       previous: r.trace.creditHold,
       candidate,
       spentNanos: r.trace.chargeOf(legs),
-      outputTokens: outputLeft,
+      nextNanos: mostLegCostNanos(
+        candidate.model,
+        candidate.promptTokens + turnTokens(turn, content),
+        outputLeft,
+        candidate.searchesAtMost,
+        now,
+      ),
       mode: r.mode,
-      now: deps.clock(),
+      now,
     })
     r.trace.creditHold = hold
     if (!enough) {
@@ -125,6 +133,13 @@ export function pausedTurnResumer(
   }
   return { resume, billedBefore }
 }
+
+/**
+ * What the turn sent back adds to the request's prompt, by its JSON's length: its searches' sealed
+ * results are most of it (a page's text, encrypted), which the model reads as input again.
+ */
+const turnTokens = (turn: unknown[], content: unknown[]): number =>
+  estimateTokensFromChars(JSON.stringify(turn).length + JSON.stringify(content).length)
 
 /**
  * A message sent back that failed before its content (refused, an error right after its opening, a

@@ -2,7 +2,8 @@
 import { estimateTokensFromChars } from '../exchange/token-estimate'
 import type { CatalogModel } from '../config/load'
 import type { RoutingMode } from '../config/schema'
-import type { ExchangeRequest, UserContentBlock } from '../exchange/types'
+import type { ExchangeRequest, UserContentBlock, WebSearchTool } from '../exchange/types'
+import { maxCredibleSearches } from '../relay/credible-usage'
 import { estimateRequestTokens, mediaTokensOf, textOf } from './count-tokens'
 
 /** A tool only one provider's API has: its type, and whose. */
@@ -38,6 +39,12 @@ export interface RequestFeatures {
    * `anthropic` where it excludes domains, which only Anthropic's can.
    */
   webSearch: 'any' | 'anthropic' | undefined
+  /**
+   * The most searches one upstream message may run, as its credit hold counts them: the client's
+   * `max_uses`, else ten (Anthropic pauses its server tools' loop after ten; OpenAI sets no limit,
+   * and ten is taken for it too). 0 without web search.
+   */
+  searchesAtMost: number
   /** The client asks Anthropic to judge its tool calls (Claude Code's `safeguards`): only Anthropic does. */
   anthropicSafeguards: boolean
   /** The conversation ends with the client's own assistant turn, for the model to continue (a prefill). */
@@ -67,6 +74,16 @@ export interface RequestFeatures {
 type RankedModels = readonly Pick<CatalogModel, 'profiles' | 'contextWindow' | 'maxOutputTokens'>[]
 
 const pdfType = 'application/pdf'
+
+/**
+ * The client's `max_uses` (whole, at most the most searches svc bills a message: credible-usage.ts),
+ * else ten: where Anthropic pauses its server tools' loop.
+ */
+const searchesAtMost = (search: WebSearchTool): number => {
+  const asked = search.maxUses
+  if (asked === undefined || !Number.isFinite(asked)) return 10
+  return Math.min(Math.max(Math.ceil(asked), 0), maxCredibleSearches)
+}
 
 /**
  * The length JSON.stringify would give a parsed JSON value, escapes aside, without building the
@@ -154,6 +171,7 @@ export function readRequestFeatures(req: ExchangeRequest, mode?: RoutingMode, mo
     thinking: req.thinking !== undefined && req.thinking.type !== 'disabled',
     forcedToolChoice: req.toolChoice?.type === 'any' || req.toolChoice?.type === 'tool',
     webSearch: req.webSearch ? (req.webSearch.blockedDomains?.length ? 'anthropic' : 'any') : undefined,
+    searchesAtMost: req.webSearch ? searchesAtMost(req.webSearch) : 0,
     anthropicSafeguards: req.anthropicSafeguards === true,
     // Instructions given last (a Responses client's developer message) go into Anthropic's system
     // prompt, so the conversation Claude sees ends on the turn before them.

@@ -81,6 +81,7 @@ const features = (over: Partial<RequestFeatures> = {}): RequestFeatures => ({
   thinking: false,
   forcedToolChoice: false,
   webSearch: undefined,
+  searchesAtMost: 0,
   assistantPrefill: false,
   continuesPausedTurn: false,
   endsOnBlankText: false,

@@ -3,8 +3,9 @@
 import { type CatalogModel, isRetired, type ProviderConfig } from '../config/load'
 import type { RoutingMode } from '../config/schema'
 import { applicableCreditNanos, type ChargeScope, type GrantState } from '../ledger/credit'
-import { type TokenPrices, tokenPricesFor } from '../ledger/pricing'
+import { costNanos, type TokenPrices, tokenPricesFor } from '../ledger/pricing'
 import { budgetUnder, minThinkingBudget } from '../exchange/thinking-budget'
+import { emptyUsage } from '../exchange/types'
 import type { ExclusiveTool, RequestFeatures } from './features'
 import { type HealthView, keyOwnerOf } from './health'
 import { nudgeKey } from './nudges'
@@ -37,10 +38,25 @@ export interface Candidate {
    * long answers started at once spend many times a small grant.
    */
   mostCostNanos: number
-  /** Its price of an output token, at the prompt's tier: what the most it can cost scales by. */
-  outputNanosPerToken: number
+  /** The request's estimated prompt, which `mostCostNanos` holds (features.ts). */
+  promptTokens: number
+  /** The searches a message of it may run as its holds count them: the request's, if it runs the search; else 0. */
+  searchesAtMost: number
   rank: RankEntry
 }
+
+/**
+ * The most one upstream message can cost: its prompt, all at the input price, its whole output
+ * limit and every search it may run, at the prices of `now` (the prompt's tier, peak hours).
+ */
+export const mostLegCostNanos = (
+  model: CatalogModel,
+  promptTokens: number,
+  outputTokens: number,
+  searches: number,
+  now: number,
+): number =>
+  costNanos({ ...emptyUsage(), input: promptTokens, output: outputTokens, webSearches: searches }, model.price!, now)
 
 export interface RankEntry {
   model_id: string
@@ -421,7 +437,9 @@ export function rankCandidates(input: RankInput): Ranking {
     const tokenPrices = tokenPricesFor(model.price!, features.estimatedInputTokens, input.now)
     const promptCostNanos = features.estimatedInputTokens * tokenPrices.inputNanosPerToken
     const estimatedCostNanos = promptCostNanos + expectedOutputTokens(maxTokens) * tokenPrices.outputNanosPerToken
-    const mostCostNanos = promptCostNanos + maxTokens * tokenPrices.outputNanosPerToken
+    const searchesAtMost =
+      features.webSearch && searchFit(provider, features.webSearch) > 0 ? features.searchesAtMost : 0
+    const mostCostNanos = mostLegCostNanos(model, features.estimatedInputTokens, maxTokens, searchesAtMost, input.now)
     const score = scoreOf(input.mode, model.quality, tokenPrices, policy) + nudge
     entry.score = round2(score)
     entry.estimated_cost_nanos = estimatedCostNanos
@@ -441,7 +459,6 @@ export function rankCandidates(input: RankInput): Ranking {
         `ranked last: circuit ${entry.health.state}${entry.health.until ? ` until ${entry.health.until}` : ''}`,
       )
     entry.reason = notes.join('; ')
-    const { outputNanosPerToken } = tokenPrices
     eligible.push({
       model,
       provider,
@@ -450,7 +467,8 @@ export function rankCandidates(input: RankInput): Ranking {
       score,
       estimatedCostNanos,
       mostCostNanos,
-      outputNanosPerToken,
+      promptTokens: features.estimatedInputTokens,
+      searchesAtMost,
       rank: entry,
     })
   }

@@ -58,7 +58,7 @@ const searchBlocks = (search: Plan['searches'][number]) => [
         type: 'web_search_result',
         url: 'https://example.com/',
         title: search.query,
-        encrypted_content: 'c2ltLXJlc3VsdA==',
+        encrypted_content: search.sealedPage,
         page_age: null,
       },
     ],

@@ -123,6 +123,11 @@ export interface Scenario {
    * then the answer. Each part reports its own usage.
    */
   searchesPerTurn?: number
+  /**
+   * Anthropic only: the length of each search result's `encrypted_content` (a page's sealed text,
+   * several KB at Anthropic; a short stand-in by default).
+   */
+  searchResultChars?: number
 }
 
 export type DialectName = 'anthropic' | 'chat' | 'responses'
@@ -153,7 +158,7 @@ export interface Plan {
   usage: Required<SimUsage>
   usageReport?: SimUsageReport
   /** One per web search: the query, and the ids its blocks or item carry. */
-  searches: { query: string; id: string }[]
+  searches: { query: string; id: string; sealedPage: string }[]
   /** Anthropic reports thinking tokens only when the scenario named them. */
   reasoningGiven: boolean
   stop: StopReason
@@ -366,6 +371,7 @@ export function buildPlan(
     searches: Array.from({ length: part.count }, (_, i) => ({
       query: `simulated search ${part.first + i + 1}`,
       id: newId(dialect === 'anthropic' ? 'srvtoolu_sim' : 'ws_sim'),
+      sealedPage: scenario.searchResultChars ? 'A'.repeat(scenario.searchResultChars) : 'c2ltLXJlc3VsdA==',
     })),
     reasoningGiven: given?.reasoning !== undefined,
     stop,

@@ -464,3 +464,47 @@ describe('decodeAnthropicRequest', () => {
     expect(() => decodeAnthropicRequest({ ...base, messages: [], system: 7 })).toThrow('system:')
   })
 })
+
+describe("server tools' history, as text for another dialect", () => {
+  const assistant = (content: unknown[]) =>
+    decodeMessages([
+      { role: 'user', content: 'Go.' },
+      { role: 'assistant', content },
+    ]).messages[1]!.content
+
+  test('a fetched PDF is named, not shown; a failed fetch and a search leave nothing', () => {
+    expect(
+      assistant([
+        {
+          type: 'web_fetch_tool_result',
+          tool_use_id: 'srvtoolu_1',
+          content: {
+            type: 'web_fetch_result',
+            url: 'https://example.com/a.pdf',
+            content: { type: 'document', source: { type: 'base64', media_type: 'application/pdf', data: 'JVBERi0=' } },
+          },
+        },
+        {
+          type: 'web_fetch_tool_result',
+          tool_use_id: 'srvtoolu_2',
+          content: { type: 'web_fetch_tool_result_error', error_code: 'url_not_accessible' },
+        },
+        { type: 'web_search_tool_result', tool_use_id: 'srvtoolu_3', content: [] },
+      ]),
+    ).toEqual([{ type: 'text', text: 'Fetched https://example.com/a.pdf: application/pdf, not shown here.' }])
+  })
+
+  test("an MCP tool's failure says so; a result with no text and a call with no name leave nothing", () => {
+    expect(
+      assistant([
+        { type: 'mcp_tool_use', id: 'mcptoolu_1', name: 'lookup', input: { q: 'x' } },
+        { type: 'mcp_tool_result', tool_use_id: 'mcptoolu_1', is_error: true, content: 'server down' },
+        { type: 'mcp_tool_use', id: 'mcptoolu_2', input: {} },
+        { type: 'mcp_tool_result', tool_use_id: 'mcptoolu_2', content: [] },
+      ]),
+    ).toEqual([
+      { type: 'text', text: 'Called the tool lookup with {"q":"x"}.' },
+      { type: 'text', text: 'The tool failed:\n\nserver down' },
+    ])
+  })
+})

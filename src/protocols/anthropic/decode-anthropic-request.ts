@@ -135,10 +135,62 @@ function decodeBlock(block: JsonObject, path: string): ContentBlock[] {
     // definition; elsewhere the named tool is offered from then on (decodeTools), and the model told so.
     case 'tool_reference':
       return [{ type: 'text', text: `Tool ${requireString(block, 'tool_name', path)} loaded: it can be called now.` }]
+    case 'web_fetch_tool_result':
+      return fetchedPage(block)
+    case 'mcp_tool_use':
+      return mcpCall(block)
+    case 'mcp_tool_result':
+      return mcpResult(block)
     default:
       // server_tool_use, web_search_tool_result, container_upload… have no neutral form.
       return []
   }
+}
+
+// What Anthropic's server tools brought into an assistant turn that a model of another dialect can
+// read, as text: a fetched page, an MCP server's tool call and its result. Their blocks have no
+// neutral form; dropped, a later turn served elsewhere answered as though the page had never been
+// read, and the prompt's estimate (routing, the credit hold) left the page out. Search results
+// stay dropped: their pages are sealed (`encrypted_content`), and the answer's citations quote them.
+// These are the upstream's own blocks, sent back: what does not read as expected is left out, not
+// refused (Anthropic judges them where they pass through).
+
+function fetchedPage(block: JsonObject): TextBlock[] {
+  const result = readObject(block, 'content')
+  if (result?.type !== 'web_fetch_result') return []
+  const url = readString(result, 'url') ?? 'a page'
+  const document = readObject(result, 'content')
+  const source = document && readObject(document, 'source')
+  const title = document && readString(document, 'title')
+  const heading = `Fetched ${url}${title ? ` (${title})` : ''}`
+  const text = source?.type === 'text' ? readString(source, 'data') : undefined
+  if (text) return [{ type: 'text', text: `${heading}:\n\n${text}` }]
+  const mediaType = source && readString(source, 'media_type')
+  return [{ type: 'text', text: `${heading}: ${mediaType ?? 'a document'}, not shown here.` }]
+}
+
+function mcpCall(block: JsonObject): TextBlock[] {
+  const name = readString(block, 'name')
+  if (!name) return []
+  const server = readString(block, 'server_name')
+  const on = server ? ` on the MCP server ${server}` : ''
+  return [{ type: 'text', text: `Called the tool ${name}${on} with ${JSON.stringify(block.input ?? {})}.` }]
+}
+
+function mcpResult(block: JsonObject): TextBlock[] {
+  const content = block.content
+  const text =
+    typeof content === 'string'
+      ? content
+      : Array.isArray(content)
+        ? content
+            .map((b) => (isObject(b) ? readString(b, 'text') : undefined))
+            .filter(Boolean)
+            .join('\n\n')
+        : ''
+  const failed = readBoolean(block, 'is_error') === true
+  if (!text) return failed ? [{ type: 'text', text: 'The tool failed.' }] : []
+  return [{ type: 'text', text: failed ? `The tool failed:\n\n${text}` : `The tool returned:\n\n${text}` }]
 }
 
 function decodeToolResult(block: JsonObject, path: string, cacheControl: CacheControl | undefined): ContentBlock {

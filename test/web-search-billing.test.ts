@@ -128,26 +128,45 @@ describe('web searches an upstream ran are metered and charged', () => {
 })
 
 describe('a request offering web search holds what its searches may cost', () => {
-  // Three at once, each allowed three searches (30 million nanos) and 256 output tokens, on a grant
-  // of 35 million: the first holds ~31 million, the second what is left, the third finds it all
-  // held. Held for their tokens alone (~0.5 million each), all three ran, and could spend 90 million.
+  const messages = [{ role: 'user', content: 'Search.' }]
+  const claudeSearch = { type: 'web_search_20250305', name: 'web_search' }
+  // Three at once on a grant that pays for the first one's searches and a little: the first holds
+  // its searches (10 million nanos each) and 256 output tokens (~0.5 million), the second what is
+  // left, the third finds it all held. Held for their tokens alone (~0.5 million each), all three
+  // ran, and could spend three times the searches.
   test.each([
-    ['max_uses: 3', 'anthropic', [{ type: 'web_search_20250305', name: 'web_search', max_uses: 3 }], 0.035],
-    ['no max_uses: ten', 'anthropic', [{ type: 'web_search_20250305', name: 'web_search' }], 0.105],
-  ] as const)('%s: started at once, the third is told the credit is held (429)', async (_, kind, tools, grantUsd) => {
+    ['max_uses 3 on Claude: three', 'anthropic', { messages, tools: [{ ...claudeSearch, max_uses: 3 }] }, 0.035],
+    ['no max_uses on Claude: ten', 'anthropic', { messages, tools: [claudeSearch] }, 0.105],
+    // OpenAI takes no max_uses (it is left out there): its searches are not bounded by it.
+    ['max_uses 1 on OpenAI: ten', 'openai-responses', { messages, tools: [{ ...claudeSearch, max_uses: 1 }] }, 0.105],
+    // Codex's default: a search of OpenAI's cache, which only OpenAI itself runs (and bills).
+    [
+      "Codex's cached search on OpenAI: ten",
+      'openai-responses',
+      { input: 'Search.', tools: [{ type: 'web_search', external_web_access: false }] },
+      0.105,
+    ],
+  ] as const)('%s: started at once, the third is told the credit is held (429)', async (_, kind, body, grantUsd) => {
     const h = await translationGateway(sim, {}, grantUsd)
     sim.setScenario(upstreamModelFor[kind], { text: 'Found it.', usage, firstByteDelayMs: 300 })
+    const anthropicClient = 'messages' in body
     const send = () =>
-      h.call('/compat-a/v1/messages', {
+      h.call(anthropicClient ? '/compat-a/v1/messages' : '/compat-b/v1/responses', {
         method: 'POST',
         headers: { 'anthropic-version': '2023-06-01' },
-        json: { model: profileFor[kind], max_tokens: 256, messages: [{ role: 'user', content: 'Search.' }], tools },
+        json: {
+          model: profileFor[kind],
+          ...(anthropicClient ? { max_tokens: 256 } : { max_output_tokens: 256 }),
+          ...body,
+        },
       })
     const [first, second] = [send(), send()]
     await Bun.sleep(50)
     const third = await send()
     expect(third.status).toBe(429)
-    expect(await third.json()).toMatchObject({ type: 'error', error: { type: 'rate_limit_error' } })
+    const refusal = await third.json()
+    if (anthropicClient) expect(refusal).toMatchObject({ type: 'error', error: { type: 'rate_limit_error' } })
+    else expect(refusal.error).toMatchObject({ message: expect.any(String) })
     expect([(await first).status, (await second).status]).toEqual([200, 200])
   })
 
@@ -162,7 +181,7 @@ describe('a request offering web search holds what its searches may cost', () =>
       h.call('/compat-a/v1/messages', {
         method: 'POST',
         headers: { 'anthropic-version': '2023-06-01' },
-        json: { model: profileFor.anthropic, max_tokens: 256, messages: [{ role: 'user', content: 'Search.' }] },
+        json: { model: profileFor.anthropic, max_tokens: 256, messages },
       })
     const statuses = await Promise.all([send(), send(), send()].map(async (r) => (await r).status))
     expect(statuses).toEqual([200, 200, 200])

@@ -211,6 +211,11 @@ export interface ExchangeRequest {
   /** The upstream's own web search, where the client offered it. */
   webSearch?: WebSearchTool
   /**
+   * The client offered OpenAI's web search limited to its cache of pages (Codex's default): no
+   * other provider has it, so it is no `webSearch`, but OpenAI itself runs it, and bills it.
+   */
+  cachedWebSearch?: true
+  /**
    * The types of the tools only Anthropic's API has (text_editor_…, bash_…, memory_…, computer_…,
    * which the client runs; web_fetch_…, tool_search_tool_…, mcp_toolset and the MCP connector's
    * `mcp_servers`, which Anthropic runs), where an Anthropic client offered any.

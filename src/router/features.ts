@@ -39,12 +39,10 @@ export interface RequestFeatures {
    * `anthropic` where it excludes domains, which only Anthropic's can.
    */
   webSearch: 'any' | 'anthropic' | undefined
-  /**
-   * The most searches one upstream message may run, as its credit hold counts them: the client's
-   * `max_uses`, else ten (Anthropic pauses its server tools' loop after ten; OpenAI sets no limit,
-   * and ten is taken for it too). 0 without web search.
-   */
-  searchesAtMost: number
+  /** Anthropic's `max_uses`, the most searches a message may run there, where the client set one. */
+  searchLimit: number | undefined
+  /** OpenAI's web search limited to its cache (ExchangeRequest `cachedWebSearch`): OpenAI itself runs it. */
+  cachedWebSearch: boolean
   /** The client asks Anthropic to judge its tool calls (Claude Code's `safeguards`): only Anthropic does. */
   anthropicSafeguards: boolean
   /** The conversation ends with the client's own assistant turn, for the model to continue (a prefill). */
@@ -75,13 +73,10 @@ type RankedModels = readonly Pick<CatalogModel, 'profiles' | 'contextWindow' | '
 
 const pdfType = 'application/pdf'
 
-/**
- * The client's `max_uses` (whole, at most the most searches svc bills a message: credible-usage.ts),
- * else ten: where Anthropic pauses its server tools' loop.
- */
-const searchesAtMost = (search: WebSearchTool): number => {
+/** The client's `max_uses`, whole, at most the most searches svc bills a message (credible-usage.ts). */
+const searchLimit = (search: WebSearchTool): number | undefined => {
   const asked = search.maxUses
-  if (asked === undefined || !Number.isFinite(asked)) return 10
+  if (asked === undefined || !Number.isFinite(asked)) return undefined
   return Math.min(Math.max(Math.ceil(asked), 0), maxCredibleSearches)
 }
 
@@ -171,7 +166,8 @@ export function readRequestFeatures(req: ExchangeRequest, mode?: RoutingMode, mo
     thinking: req.thinking !== undefined && req.thinking.type !== 'disabled',
     forcedToolChoice: req.toolChoice?.type === 'any' || req.toolChoice?.type === 'tool',
     webSearch: req.webSearch ? (req.webSearch.blockedDomains?.length ? 'anthropic' : 'any') : undefined,
-    searchesAtMost: req.webSearch ? searchesAtMost(req.webSearch) : 0,
+    searchLimit: req.webSearch && searchLimit(req.webSearch),
+    cachedWebSearch: req.cachedWebSearch === true,
     anthropicSafeguards: req.anthropicSafeguards === true,
     // Instructions given last (a Responses client's developer message) go into Anthropic's system
     // prompt, so the conversation Claude sees ends on the turn before them.

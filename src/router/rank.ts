@@ -229,6 +229,18 @@ const searchFit = (provider: ProviderConfig, need: SearchNeed) => {
   return 0
 }
 
+/**
+ * The searches a message of a candidate may run, as its credit hold counts them. Anthropic's
+ * `max_uses` where the client set one, else ten, where Anthropic pauses its loop. OpenAI takes no
+ * limit (max_uses is left out there): ten is what svc holds for its searches, live or limited to
+ * its cache, which only OpenAI itself runs. A provider without the search runs none.
+ */
+const searchesHeld = (provider: ProviderConfig, features: RequestFeatures): number => {
+  if (features.webSearch && provider.kind === 'anthropic') return features.searchLimit ?? 10
+  const openaiItself = provider.kind === 'openai-responses' && provider.openaiItself !== false
+  return openaiItself && (features.webSearch || features.cachedWebSearch) ? 10 : 0
+}
+
 const searchSkipReason = [
   'request offers web search; this provider has none (an Anthropic model or OpenAI itself serves it)',
   'request offers web search with blocked domains, which only an Anthropic provider can exclude',
@@ -437,8 +449,7 @@ export function rankCandidates(input: RankInput): Ranking {
     const tokenPrices = tokenPricesFor(model.price!, features.estimatedInputTokens, input.now)
     const promptCostNanos = features.estimatedInputTokens * tokenPrices.inputNanosPerToken
     const estimatedCostNanos = promptCostNanos + expectedOutputTokens(maxTokens) * tokenPrices.outputNanosPerToken
-    const searchesAtMost =
-      features.webSearch && searchFit(provider, features.webSearch) > 0 ? features.searchesAtMost : 0
+    const searchesAtMost = searchesHeld(provider, features)
     const mostCostNanos = mostLegCostNanos(model, features.estimatedInputTokens, maxTokens, searchesAtMost, input.now)
     const score = scoreOf(input.mode, model.quality, tokenPrices, policy) + nudge
     entry.score = round2(score)

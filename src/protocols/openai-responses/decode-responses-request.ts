@@ -85,6 +85,7 @@ export const decodeResponsesRequest = (body: ResponsesBody, opts: DecodeResponse
   if (body.max_output_tokens === undefined || body.max_output_tokens === null) request.openOutput = true
   const webSearch = decodeWebSearchTool(offered.map(({ tool }) => tool))
   if (webSearch) request.webSearch = webSearch
+  else if (offered.some(({ tool }) => isWebSearchTool(tool))) request.cachedWebSearch = true
   const openaiTools = openaiOnlyTools(offered, body.input)
   if (openaiTools.length > 0) request.openaiTools = openaiTools
   const toolChoice = decodeToolChoice(body.tool_choice, body.parallel_tool_calls)

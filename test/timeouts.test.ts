@@ -167,3 +167,88 @@ for (const maxTokens of [100, 8000]) {
     expect(h.deps.health.view('p', 'first').error_rate).toBeGreaterThan(0)
   }, 10_000)
 }
+
+/**
+ * An Anthropic server on a raw socket that sends its headers at once and its first event 400 ms
+ * later, as a server reading a long prompt does (OpenAI's, Anthropic's, vLLM's). Bun.serve would
+ * hold the headers until the body's first bytes.
+ */
+function slowToBeginServer() {
+  const frame = (event: string, data: object) =>
+    `event: ${event}\ndata: ${JSON.stringify({ type: event, ...data })}\n\n`
+  const answer = (model: string) =>
+    [
+      frame('message_start', {
+        message: {
+          id: 'msg_up',
+          type: 'message',
+          role: 'assistant',
+          model,
+          content: [],
+          stop_reason: null,
+          stop_sequence: null,
+          usage: { input_tokens: 10, output_tokens: 1 },
+        },
+      }),
+      frame('content_block_start', { index: 0, content_block: { type: 'text', text: '' } }),
+      frame('content_block_delta', { index: 0, delta: { type: 'text_delta', text: 'hi' } }),
+      frame('content_block_stop', { index: 0 }),
+      frame('message_delta', { delta: { stop_reason: 'end_turn', stop_sequence: null }, usage: { output_tokens: 2 } }),
+      frame('message_stop', {}),
+    ].join('')
+  const received = new Map<unknown, string>()
+  const server = Bun.listen<undefined>({
+    hostname: '127.0.0.1',
+    port: 0,
+    socket: {
+      data(socket, data) {
+        const text = (received.get(socket) ?? '') + new TextDecoder().decode(data)
+        received.set(socket, text)
+        const headEnd = text.indexOf('\r\n\r\n')
+        const length = Number(/content-length: *(\d+)/i.exec(text.slice(0, headEnd))?.[1] ?? 0)
+        if (headEnd < 0 || Buffer.byteLength(text.slice(headEnd + 4)) < length) return
+        received.delete(socket)
+        const { model } = JSON.parse(text.slice(headEnd + 4)) as { model: string }
+        socket.write('HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\ntransfer-encoding: chunked\r\n\r\n')
+        setTimeout(() => {
+          const body = answer(model)
+          socket.write(`${Buffer.byteLength(body).toString(16)}\r\n${body}\r\n0\r\n\r\n`)
+        }, 400)
+      },
+    },
+  })
+  return { baseUrl: `http://127.0.0.1:${server.port}`, stop: () => server.stop(true) }
+}
+const slowToBegin = slowToBeginServer()
+afterAll(() => slowToBegin.stop())
+
+// Silence is counted from the first event: until then the wait is first_byte_timeout_ms's, which
+// an operator may set above idle_timeout_ms. Counted from the headers, the first model's answer was
+// cut at 100 ms, counted against it, and the next model served.
+for (const [stream, maxTokens] of [
+  [true, 100],
+  [false, 8000],
+] as const) {
+  test(`a first event within first_byte_timeout_ms is waited for, though idle_timeout_ms is shorter (stream ${stream}, max_tokens ${maxTokens})`, async () => {
+    const h = await twoModelGateway({
+      kind: 'anthropic',
+      routing: { first_byte_timeout_ms: 3000, idle_timeout_ms: 100 },
+      baseUrl: slowToBegin.baseUrl,
+      model: { max_output_tokens: 16_000 },
+    })
+    const res = await h.call('/compat-a/v1/messages', {
+      method: 'POST',
+      headers: { 'anthropic-version': '2023-06-01' },
+      json: { model: 'svc-pro', max_tokens: maxTokens, stream, messages: [{ role: 'user', content: 'hello' }] },
+    })
+    expect(res.status).toBe(200)
+    const body = await res.text()
+    expect(body).toContain('first-up')
+    const detail = await requestDetail(h, res.headers.get('x-request-id')!)
+    expect(detail.status).toBe('completed')
+    expect(
+      detail.usage_events.map((leg: { model_id: string; outcome: string }) => [leg.model_id, leg.outcome]),
+    ).toEqual([['first', 'ok']])
+    expect(h.deps.health.view('p', 'first').error_rate).toBe(0)
+  }, 10_000)
+}

@@ -47,6 +47,14 @@ export class UpstreamFrames {
   private quietSince: number | undefined
   private timedOut = false
   private ended = false
+  /**
+   * Whether a read has brought an event. Silence counts from the first: until then the wait is the
+   * caller's `first_byte_timeout_ms` (stream-answer.ts withinFirstByte), which an operator may set
+   * above the idle limit (120 s for a long prompt, streams cut after 30 s of silence). Counted from
+   * the headers, a first event due within the first was cut at the second, and counted against
+   * the model.
+   */
+  private eventSeen = false
   /** Called every `quietMs` of upstream silence, from when it is set. */
   onQuiet: (() => void) | undefined
 
@@ -94,7 +102,10 @@ export class UpstreamFrames {
           retryable: true,
         })
       }
-      if (events.length > 0) return events
+      if (events.length > 0) {
+        this.eventSeen = true
+        return events
+      }
     }
     return undefined
   }
@@ -111,7 +122,7 @@ export class UpstreamFrames {
 
   private readonly check = () => {
     const now = performance.now()
-    const silentFor = this.waitingSince === undefined ? 0 : now - this.waitingSince
+    const silentFor = this.waitingSince === undefined || !this.eventSeen ? 0 : now - this.waitingSince
     if (silentFor < this.idleMs) {
       const quietLeft =
         this.onQuiet && this.waitingSince !== undefined ? this.quietMs - (now - this.quietSince!) : this.quietMs

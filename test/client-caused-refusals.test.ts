@@ -220,3 +220,26 @@ describe('an upstream 403 or 404 about the model or the key is still the gateway
     expect(record.selected_model_id).toBe('claude')
   })
 })
+
+// The last model's refusal is not the request's answer where an earlier one failed for the moment:
+// answered 400, an SDK never sent it again (a README check: a 529, then a 501, answered 400).
+test('a 529, then the next model refuses the request (501): the client hears the 529, which it retries', async () => {
+  const h = await gateway('anthropic')
+  fake.answer = { status: 529, body: { type: 'error', error: { type: 'overloaded_error', message: 'Overloaded' } } }
+  sim.queue('claude-up', { fault: { kind: 'status', status: 501 } })
+  const res = await messages(h, { model: 'svc-pro', max_tokens: 10, messages: [{ role: 'user', content: 'hi' }] })
+  expect(res.status).toBe(529)
+  expect(await res.json()).toMatchObject({ type: 'error', error: { type: 'overloaded_error' } })
+  const detail = await requestDetail(h, res.headers.get('x-request-id')!)
+  expect(detail.usage_events.map((leg: { model_id: string }) => leg.model_id)).toEqual(['first', 'claude'])
+
+  // Refused by every model, the refusal stands.
+  const alone = await gateway('anthropic', { alone: true })
+  fake.answer = { status: 501, body: { type: 'error', error: { type: 'api_error', message: 'not implemented' } } }
+  const refused = await messages(alone, {
+    model: 'svc-pro',
+    max_tokens: 10,
+    messages: [{ role: 'user', content: 'hi' }],
+  })
+  expect(refused.status).toBe(400)
+})

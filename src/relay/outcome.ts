@@ -82,6 +82,14 @@ export const countsAgainstProvider = (error: GatewayError): boolean =>
   !(error.kind === 'invalid_request' && error.upstreamStatus === 501) &&
   !error.gatewayFault
 
+/**
+ * A refusal of the request by one model (above) that another may not refuse: answered with it once
+ * every model has been tried, a request that an earlier model failed only for the moment (a 529)
+ * was never sent again (relay.ts).
+ */
+export const refusesTheRequest = (error: GatewayError): boolean =>
+  error.retryable && !error.gatewayFault && !countsAgainstProvider(error)
+
 /** Retryable failures that are the request's, not the provider's (call-upstream.ts). */
 const requestRefusals = new Set(['context_exceeded', 'not_found', 'permission'])
 

@@ -21,7 +21,7 @@ import { promptCacheKeyOf, readSessionAttributes } from './session'
 import type { ClientIds, InboundSurface } from './surface'
 import { assembledAnswer } from './assembled-answer'
 import { jsonAnswer } from './json-answer'
-import { countsAgainstProvider, loggableUpstreamError, record } from './outcome'
+import { countsAgainstProvider, loggableUpstreamError, record, refusesTheRequest } from './outcome'
 import { pausedTurnResumer, resumesPausedTurns } from './paused-turn'
 import { send } from './send'
 import { streamAnswer } from './stream-answer'
@@ -139,6 +139,8 @@ export async function relay(deps: Deps, input: RelayInput): Promise<Response> {
     let current: AbortController | undefined
     input.signal?.addEventListener('abort', () => current?.abort())
     let lastError: GatewayError | undefined
+    /** The last failure that was its model's for the moment (a 529, a timeout): sent again, the request may be served. */
+    let lastTransient: GatewayError | undefined
     /** Attempts made, and whether each failed for good (GatewayError.permanent). */
     let attempts = 0
     let everyFailurePermanent = true
@@ -237,6 +239,7 @@ export async function relay(deps: Deps, input: RelayInput): Promise<Response> {
         }
         const error = settleFailedAttempt(deps, { trace, leg: failed, err, clientGone, probe, apiKey })
         lastError = error
+        if (countsAgainstProvider(error)) lastTransient = error
         everyFailurePermanent &&= error.permanent
         if (clientGone) {
           record(deps, trace, { status: 'aborted', httpStatus: 499, error })
@@ -245,7 +248,12 @@ export async function relay(deps: Deps, input: RelayInput): Promise<Response> {
         if (!error.retryable) break
       }
     }
-    const last = lastError ?? new GatewayError('overloaded', 'every candidate failed', { status: 503 })
+    // A refusal by the last model tried (a 501, its window too small, a file it does not hold) is not
+    // the request's answer where an earlier model failed for the moment: answered with the 400, the
+    // SDKs never sent it again, and Claude Code compacted a conversation the first model had room for.
+    const last =
+      (lastError && lastTransient && refusesTheRequest(lastError) ? lastTransient : lastError) ??
+      new GatewayError('overloaded', 'every candidate failed', { status: 503 })
     // The last failure speaks for the request, but it is permanent for the client only if every
     // candidate was tried and each failed for good: after a 429 elsewhere, or with a candidate left
     // untried (max_attempts), the same request sent again may be served.

@@ -131,7 +131,7 @@ export async function assembledAnswer(deps: Deps, a: AnsweredAttempt): Promise<R
         // The attempt's controller is aborted only by the client's leaving or the drain (the
         // message's own timeouts abort its own): the relay ends the request as it would any other.
         if (a.controller.signal.aborted) throw error
-        resumedLegFailed(deps, a.trace, a.leg, error)
+        resumedLegFailed(deps, a.trace, a.leg, error, a.probe)
         a.leg = paused
         break
       } finally {

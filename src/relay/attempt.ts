@@ -1,4 +1,5 @@
 // One attempt whose upstream answered 2xx: what the JSON, streamed and gathered answers all work from.
+import type { ProbeClaim } from '../router/health'
 import type { ResumePausedTurn } from './paused-turn'
 import type { Usage } from '../exchange/types'
 import type { ClientIds, InboundSurface } from './surface'
@@ -24,6 +25,8 @@ export interface AnsweredAttempt {
   apiKey: string
   /** When the upstream request went out (performance.now()): a non-streaming answer is due first_byte_timeout_ms after. */
   sentAt: number
+  /** The half-open circuit's probe this attempt took, if any (health.ts): its verdict is owed. */
+  probe: ProbeClaim
   /**
    * Where svc goes on with a turn the upstream pauses (paused-turn.ts): sends it back, and tells
    * what the answer's legs before one were billed.

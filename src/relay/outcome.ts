@@ -184,7 +184,7 @@ export function judgeStream(
   const keyOwner = keyOwnerOf(leg.candidate.byok, trace.ctx.accountId)
   if (outcome === 'ok' && !sentBackFailed(trace, leg)) deps.health.recordSuccess(provider.id, model.id, keyOwner)
   else if (outcome === 'failed' && error && isProvidersFault(error))
-    deps.health.recordFailure(provider.id, model.id, { retryAfterSeconds: error.retryAfterSeconds }, keyOwner)
+    deps.health.recordFailure(provider.id, model.id, { retryAfterSeconds: error.retryAfterSeconds }, keyOwner, probe)
   else if (probe) deps.health.releaseProbe(provider.id, model.id, probe, keyOwner)
 }
 

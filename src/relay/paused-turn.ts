@@ -15,7 +15,7 @@ import { estimateTokensFromChars } from '../exchange/token-estimate'
 import { emptyUsage, type ExchangeRequest, type Usage } from '../exchange/types'
 import { GatewayError } from '../lib/errors'
 import { type Candidate, mostLegCostNanos } from '../router/rank'
-import { keyOwnerOf } from '../router/health'
+import { keyOwnerOf, type ProbeClaim } from '../router/health'
 import { holdForContinuation } from './credit-hold-policy'
 import { countsAgainstProvider } from './outcome'
 import { expectContentType } from './send'
@@ -73,6 +73,8 @@ export function pausedTurnResumer(
     sendBack: (content: unknown[], maxTokens: number, controller: AbortController) => Promise<Response>
     /** The attempt's: aborted when the client leaves or the drain cuts the request. */
     attempt: AbortSignal
+    /** The half-open circuit's probe the attempt took, if any: a failed message is its verdict. */
+    probe: ProbeClaim
   },
 ): { resume: ResumePausedTurn; billedBefore: (leg: LegDraft) => Usage } {
   const legs = [r.first]
@@ -127,7 +129,7 @@ export function pausedTurnResumer(
         err instanceof GatewayError
           ? err
           : new GatewayError('api_error', 'internal error in the gateway', { status: 500, cause: err })
-      resumedLegFailed(deps, r.trace, leg, error)
+      resumedLegFailed(deps, r.trace, leg, error, r.probe)
       return 'pause_turn'
     }
   }
@@ -146,14 +148,20 @@ const turnTokens = (turn: unknown[], content: unknown[]): number =>
  * body that ended empty): its leg failed and free, and the answer ends at the pause before it. The
  * provider is told of it as of any failed leg (its metrics and its health).
  */
-export function resumedLegFailed(deps: Deps, trace: RequestTrace, leg: LegDraft, error: GatewayError) {
+export function resumedLegFailed(
+  deps: Deps,
+  trace: RequestTrace,
+  leg: LegDraft,
+  error: GatewayError,
+  probe: ProbeClaim,
+) {
   // Served: the answer stays the one its first leg began.
   trace.failLeg(leg, error, 'failed', true)
   const { provider, model, byok } = leg.candidate
   if (!error.gatewayFault) deps.metrics.upstreamError(provider.id, model.id, error.kind)
   if (countsAgainstProvider(error)) {
     const keyOwner = keyOwnerOf(byok, trace.ctx.accountId)
-    deps.health.recordFailure(provider.id, model.id, { retryAfterSeconds: error.retryAfterSeconds }, keyOwner)
+    deps.health.recordFailure(provider.id, model.id, { retryAfterSeconds: error.retryAfterSeconds }, keyOwner, probe)
   }
   deps.log.warn('paused turn not resumed: the message sent back failed', {
     request_id: trace.ctx.id,

@@ -216,10 +216,11 @@ export async function relay(deps: Deps, input: RelayInput): Promise<Response> {
                   pausedTurn: content,
                 }),
               attempt: controller.signal,
+              probe,
             })
           : undefined
-        attempt = { surface, body, trace, leg, upstream, ids, controller, idHeader, apiKey, sentAt, pausedTurn }
-        if (exchange.stream) return await streamAnswer(deps, attempt, probe)
+        attempt = { surface, body, trace, leg, upstream, ids, controller, idHeader, apiKey, sentAt, probe, pausedTurn }
+        if (exchange.stream) return await streamAnswer(deps, attempt)
         const answer = gathered ? await assembledAnswer(deps, attempt) : await jsonAnswer(deps, attempt)
         // A probe the answer gave no verdict on (a paused turn's message sent back refused for its
         // own reasons, outcome.ts sentBackFailed) is free for the next request; after one it did, a no-op.
@@ -351,7 +352,7 @@ function settleFailedAttempt(
   }
   if (!a.clientGone && !internal && !error.gatewayFault) deps.metrics.upstreamError(provider.id, model.id, error.kind)
   if (!a.clientGone && countsAgainstProvider(error)) {
-    deps.health.recordFailure(provider.id, model.id, { retryAfterSeconds: error.retryAfterSeconds }, keyOwner)
+    deps.health.recordFailure(provider.id, model.id, { retryAfterSeconds: error.retryAfterSeconds }, keyOwner, a.probe)
   } else if (a.probe) {
     // A probe with no verdict (client gone, the client's own 4xx) says nothing about the
     // provider: release it so the next request probes again.

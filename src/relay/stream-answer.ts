@@ -18,7 +18,6 @@ import { judgeStream, record, servedFirstByte } from './outcome'
 import type { AnsweredAttempt } from './attempt'
 import { passesThrough } from './surface'
 import type { LegDraft } from './trace'
-import type { ProbeClaim } from '../router/health'
 import { streamFailure, type UpstreamFrames, upstreamFrames } from './upstream-frames'
 
 const sseHeaders = {
@@ -33,12 +32,7 @@ const sseHeaders = {
  * candidate that fails before its first frame still falls back; after that, errors become
  * error events and the leg records what flowed.
  */
-export async function streamAnswer(
-  deps: Deps,
-  a: AnsweredAttempt,
-  /** This leg took a half-open circuit's probe: its verdict is owed at the stream's end. */
-  probe: ProbeClaim,
-): Promise<Response> {
+export async function streamAnswer(deps: Deps, a: AnsweredAttempt): Promise<Response> {
   const { idleTimeoutMs, pingIntervalMs } = deps.config.routing
   /** The upstream being relayed: a turn svc sends back goes on in another (paused-turn.ts). */
   let upstream = upstreamFrames(a.upstream, idleTimeoutMs, () => a.controller.abort(), pingIntervalMs)
@@ -175,7 +169,7 @@ export async function streamAnswer(
       joint &&
       ((error: GatewayError): string | undefined => {
         if (!pausedAt || meter.started || a.controller.signal.aborted) return undefined
-        resumedLegFailed(deps, a.trace, a.leg, error)
+        resumedLegFailed(deps, a.trace, a.leg, error, a.probe)
         a.leg = pausedAt.leg
         meter = pausedAt.meter
         pausedAt = undefined
@@ -303,7 +297,7 @@ export async function streamAnswer(
       // failed before its first event (Anthropic does not bill an overloaded_error).
       a.trace.failLeg(a.leg, error, 'failed', true)
     } else a.trace.settleLeg(a.leg, outcome, received(), error)
-    judgeStream(deps, a.trace, a.leg, probe, outcome, error)
+    judgeStream(deps, a.trace, a.leg, a.probe, outcome, error)
     if (outcome === 'failed' && error) {
       deps.metrics.upstreamError(a.leg.candidate.provider.id, a.leg.candidate.model.id, error.kind)
     }

@@ -14,8 +14,10 @@ function setup(policy = defaultHealthPolicy) {
   const fail = (times = 1, opts: { retryAfterSeconds?: number } = {}) => {
     for (let i = 0; i < times; i++) health.recordFailure('p1', 'm1', opts)
   }
+  /** The probe's own failure: the request that claimed it fails. */
+  const probeFails = () => health.recordFailure('p1', 'm1', {}, undefined, health.claimProbe('p1', 'm1'))
   const state = () => health.view('p1', 'm1').state
-  return { clock, health, advance, fail, state }
+  return { clock, health, advance, fail, probeFails, state }
 }
 
 describe('circuit breaker', () => {
@@ -63,7 +65,7 @@ describe('circuit breaker', () => {
   })
 
   test('a failed probe reopens with a doubled cooldown, capped at the maximum', () => {
-    const { health, advance, fail, state, clock } = setup()
+    const { health, advance, fail, probeFails, state, clock } = setup()
     fail(3)
     const cooldowns: number[] = []
     for (let i = 0; i < 6; i++) {
@@ -71,8 +73,7 @@ describe('circuit breaker', () => {
       cooldowns.push(until - clock.now)
       advance(until - clock.now)
       expect(state()).toBe('half_open')
-      health.claimProbe('p1', 'm1')
-      fail()
+      probeFails()
       expect(state()).toBe('open')
     }
     expect(cooldowns).toEqual([30_000, 60_000, 120_000, 240_000, 300_000, 300_000])
@@ -150,6 +151,11 @@ describe('circuit breaker', () => {
     health.releaseProbe('p1', 'm1', early)
     expect(state()).toBe('open')
     expect(health.claimProbe('p1', 'm1')).toBe(0)
+    // Nor does its failure end that probe, nor a request's that claimed none.
+    health.recordFailure('p1', 'm1', {}, undefined, early)
+    fail()
+    advance(300_000)
+    expect(health.claimProbe('p1', 'm1')).toBe(0)
     health.releaseProbe('p1', 'm1', later)
     expect(state()).toBe('half_open')
   })
@@ -163,12 +169,15 @@ describe('circuit breaker', () => {
   })
 
   test('the policy is configurable', () => {
-    const { health, advance, fail, state } = setup({ failuresToOpen: 1, cooldownMs: 1000, maxCooldownMs: 1500 })
+    const { health, advance, fail, probeFails, state } = setup({
+      failuresToOpen: 1,
+      cooldownMs: 1000,
+      maxCooldownMs: 1500,
+    })
     fail()
     expect(state()).toBe('open')
     advance(1000)
-    health.claimProbe('p1', 'm1')
-    fail()
+    probeFails()
     expect(health.view('p1', 'm1').until).toBe(iso(T0 + 1000 + 1500))
   })
 })

@@ -150,13 +150,24 @@ export function createHealth({ elapsed: clock, wall }: HealthClocks, policy: Hea
       succeeded(entry(providerId, modelId, keyOwner))
     },
 
-    recordFailure(providerId: string, modelId: string, opts: { retryAfterSeconds?: number } = {}, keyOwner?: string) {
+    /**
+     * `claim`: the probe the failed request took, if any. Only its own failure ends a probe: a
+     * request that claimed before a success closed the circuit, failing after a new outage
+     * reopened it, ended the probe in flight, and the next cool-down let a second one through.
+     */
+    recordFailure(
+      providerId: string,
+      modelId: string,
+      opts: { retryAfterSeconds?: number } = {},
+      keyOwner?: string,
+      claim: ProbeClaim = 0,
+    ) {
       const e = entry(providerId, modelId, keyOwner)
       const now = clock()
       e.errorRate += alpha * (1 - e.errorRate)
       e.consecutiveFailures++
       if (opts.retryAfterSeconds !== undefined) e.retryAfterUntil = now + opts.retryAfterSeconds * 1000
-      if (e.probe) {
+      if (e.probe && e.probe === claim) {
         // The probe failed: stay open, and wait longer before the next one.
         e.cooldownMs = Math.min(e.cooldownMs * 2, policy.maxCooldownMs)
         e.openUntil = now + e.cooldownMs

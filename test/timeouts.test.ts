@@ -1,6 +1,6 @@
 import { afterAll, expect, test } from 'bun:test'
 import { type Harness, requestDetail, sdkClients } from './support/harness'
-import { loopbackPair, twoModelGateway } from './support/scripted-upstream'
+import { anthropicEvent, anthropicMessageStart, loopbackPair, twoModelGateway } from './support/scripted-upstream'
 import { startSimulator } from './support/simulator'
 import { oneModelGateway } from './support/translation-gateway'
 
@@ -174,27 +174,17 @@ for (const maxTokens of [100, 8000]) {
  * hold the headers until the body's first bytes.
  */
 function slowToBeginServer() {
-  const frame = (event: string, data: object) =>
-    `event: ${event}\ndata: ${JSON.stringify({ type: event, ...data })}\n\n`
   const answer = (model: string) =>
     [
-      frame('message_start', {
-        message: {
-          id: 'msg_up',
-          type: 'message',
-          role: 'assistant',
-          model,
-          content: [],
-          stop_reason: null,
-          stop_sequence: null,
-          usage: { input_tokens: 10, output_tokens: 1 },
-        },
+      anthropicMessageStart(model, 10),
+      anthropicEvent('content_block_start', { index: 0, content_block: { type: 'text', text: '' } }),
+      anthropicEvent('content_block_delta', { index: 0, delta: { type: 'text_delta', text: 'hi' } }),
+      anthropicEvent('content_block_stop', { index: 0 }),
+      anthropicEvent('message_delta', {
+        delta: { stop_reason: 'end_turn', stop_sequence: null },
+        usage: { output_tokens: 2 },
       }),
-      frame('content_block_start', { index: 0, content_block: { type: 'text', text: '' } }),
-      frame('content_block_delta', { index: 0, delta: { type: 'text_delta', text: 'hi' } }),
-      frame('content_block_stop', { index: 0 }),
-      frame('message_delta', { delta: { stop_reason: 'end_turn', stop_sequence: null }, usage: { output_tokens: 2 } }),
-      frame('message_stop', {}),
+      anthropicEvent('message_stop'),
     ].join('')
   const received = new Map<unknown, string>()
   const server = Bun.listen<undefined>({

@@ -137,3 +137,36 @@ describe('1-hour cache marks to a model without a 1-hour price', () => {
     },
   )
 })
+
+// A 1-hour price on one tier only (a long-prompt tier without one) is no 1-hour price: the marks go
+// as 5-minute ones, and 1-hour writes an upstream reports anyway cost what the other writes cost,
+// in the leg and in the spend view's write premium. The base tier's own 1-hour price was charged.
+test('a 1-hour price on the base tier but not the long-prompt one: marks and writes at the 5-minute price', async () => {
+  const h = await createHarness({
+    grantUsd: 5,
+    env: { SIM_KEY },
+    config: {
+      catalog: { builtin: false },
+      providers: { anth: { kind: 'anthropic', base_url: sim.url, api_key_env: 'SIM_KEY' } },
+      models: [
+        simClaude({
+          id: 'tiered',
+          upstream_model: 'tiered-up',
+          profiles: ['max'],
+          cache_write_1h_usd_per_mtok: 6,
+          long_prompt: { above_tokens: 100_000, input_usd_per_mtok: 6, output_usd_per_mtok: 22.5 },
+        }),
+      ],
+    },
+  })
+  sim.setScenario('tiered-up', { text: 'Read.', usage: { input: 100, cacheWrite: 200, cacheWrite1h: 50, output: 10 } })
+  const message = await send(h, 'svc-max', false)
+  expect(upstreamMarks()).toEqual([{ type: 'ephemeral' }, { type: 'ephemeral' }])
+  const detail = await requestDetail(h, requestIdOf(message))
+  expect(detail.usage_events[0]).toMatchObject({
+    cache_creation_1h_input_tokens: 50,
+    cost_nanos: 100 * 3000 + 200 * 3750 + 10 * 15_000,
+  })
+  const spend = await (await h.call('/v1/usage/spend')).json()
+  expect(spend.cache_write_premium_nanos).toBe(200 * (3750 - 3000))
+})

@@ -84,9 +84,17 @@ export const pricesHourCacheWrites = (price: Price | null): boolean =>
   (price.peak === undefined || price.peak.cacheWrite1hNanosPerToken !== undefined)
 
 /**
+ * What a 1-hour cache write costs at `tokens`, one of `price`'s tiers: its 1-hour price where the
+ * model has one in every tier, else what the other cache writes cost. The requests of a model
+ * without one in every tier ask for none (list-price.ts); one tier's own 1-hour price charged the
+ * writes an upstream reported anyway at a price the model's requests never asked for.
+ */
+export const hourCacheWriteNanos = (price: Price, tokens: TokenPrices): number =>
+  pricesHourCacheWrites(price) ? tokens.cacheWrite1hNanosPerToken! : tokens.cacheWriteNanosPerToken
+
+/**
  * A leg's cost at the prices of `at`, when it started (peak hours are judged by it). The 1-hour
- * cache writes are a part of the cache writes; at a price without a 1-hour one they cost what the
- * rest do (the requests of such a model ask for none: list-price.ts).
+ * cache writes are a part of the cache writes (hourCacheWriteNanos).
  */
 export function costNanos(usage: Usage, price: Price, at: number): number {
   const tokens = tokenPricesFor(price, usage.input + usage.cacheRead + usage.cacheWrite, at)
@@ -95,7 +103,7 @@ export function costNanos(usage: Usage, price: Price, at: number): number {
     usage.input * tokens.inputNanosPerToken +
     usage.cacheRead * tokens.cacheReadNanosPerToken +
     (usage.cacheWrite - hourWrites) * tokens.cacheWriteNanosPerToken +
-    hourWrites * (tokens.cacheWrite1hNanosPerToken ?? tokens.cacheWriteNanosPerToken) +
+    hourWrites * hourCacheWriteNanos(price, tokens) +
     usage.output * tokens.outputNanosPerToken +
     (usage.webSearches ?? 0) * price.webSearchNanos
   )

@@ -1,7 +1,7 @@
 // GET /v1/usage/spend as the API shows it: series of bucketed points per group, totals, and what
 // prompt caching saved. Savings are priced from today's catalog, because a leg stores its cost but
 // not the prices that made it (README, "Spend and cache savings").
-import type { Price } from './pricing'
+import { hourCacheWriteNanos, type Price } from './pricing'
 import type { CacheTokens, SpendGroup, SpendSeries, SpendTotals } from './ledger'
 
 export interface CacheSavings {
@@ -29,7 +29,7 @@ export function priceCacheSavings(
     }
     out.savedNanos += row.cachedInputTokens * (price.inputNanosPerToken - price.cacheReadNanosPerToken)
     const hourWrites = row.cacheCreation1hInputTokens
-    const hourPrice = price.cacheWrite1hNanosPerToken ?? price.cacheWriteNanosPerToken
+    const hourPrice = hourCacheWriteNanos(price, price)
     out.writePremiumNanos +=
       (row.cacheCreationInputTokens - hourWrites) * (price.cacheWriteNanosPerToken - price.inputNanosPerToken) +
       hourWrites * (hourPrice - price.inputNanosPerToken)

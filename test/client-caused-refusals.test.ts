@@ -233,6 +233,17 @@ test('a 529, then the next model refuses the request (501): the client hears the
   const detail = await requestDetail(h, res.headers.get('x-request-id')!)
   expect(detail.usage_events.map((leg: { model_id: string }) => leg.model_id)).toEqual(['first', 'claude'])
 
+  // An earlier model that failed for good (the gateway's own key refused there) does not speak
+  // for it either: the refusal stands, which a client may act on (Claude Code compacts a prompt too long).
+  fake.answer = { status: 401, body: { type: 'error', error: { type: 'authentication_error', message: 'bad key' } } }
+  sim.queue('claude-up', { fault: { kind: 'status', status: 501 } })
+  const afterKeyRefused = await messages(h, {
+    model: 'svc-pro',
+    max_tokens: 10,
+    messages: [{ role: 'user', content: 'hi' }],
+  })
+  expect(afterKeyRefused.status).toBe(400)
+
   // Refused by every model, the refusal stands.
   const alone = await gateway('anthropic', { alone: true })
   fake.answer = { status: 501, body: { type: 'error', error: { type: 'api_error', message: 'not implemented' } } }

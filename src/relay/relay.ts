@@ -240,7 +240,7 @@ export async function relay(deps: Deps, input: RelayInput): Promise<Response> {
         }
         const error = settleFailedAttempt(deps, { trace, leg: failed, err, clientGone, probe, apiKey })
         lastError = error
-        if (countsAgainstProvider(error)) lastTransient = error
+        if (countsAgainstProvider(error) && !error.permanent) lastTransient = error
         everyFailurePermanent &&= error.permanent
         if (clientGone) {
           record(deps, trace, { status: 'aborted', httpStatus: 499, error })

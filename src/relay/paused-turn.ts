@@ -14,6 +14,7 @@ import { addedUsage } from '../exchange/joined-legs'
 import { estimateTokensFromChars } from '../exchange/token-estimate'
 import { emptyUsage, type ExchangeRequest, type Usage } from '../exchange/types'
 import { GatewayError } from '../lib/errors'
+import { jsonLength } from '../router/features'
 import { type Candidate, mostLegCostNanos } from '../router/rank'
 import { keyOwnerOf, type ProbeClaim } from '../router/health'
 import { holdForContinuation } from './credit-hold-policy'
@@ -141,7 +142,7 @@ export function pausedTurnResumer(
  * results are most of it (a page's text, encrypted), which the model reads as input again.
  */
 const turnTokens = (turn: unknown[], content: unknown[]): number =>
-  estimateTokensFromChars(JSON.stringify(turn).length + JSON.stringify(content).length)
+  estimateTokensFromChars(jsonLength(turn) + jsonLength(content))
 
 /**
  * A message sent back that failed before its content (refused, an error right after its opening, a

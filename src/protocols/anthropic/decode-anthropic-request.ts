@@ -179,15 +179,7 @@ function mcpCall(block: JsonObject): TextBlock[] {
 
 function mcpResult(block: JsonObject): TextBlock[] {
   const content = block.content
-  const text =
-    typeof content === 'string'
-      ? content
-      : Array.isArray(content)
-        ? content
-            .map((b) => (isObject(b) ? readString(b, 'text') : undefined))
-            .filter(Boolean)
-            .join('\n\n')
-        : ''
+  const text = typeof content === 'string' ? content : textsOf(content).join('\n\n')
   const failed = readBoolean(block, 'is_error') === true
   if (!text) return failed ? [{ type: 'text', text: 'The tool failed.' }] : []
   return [{ type: 'text', text: failed ? `The tool failed:\n\n${text}` : `The tool returned:\n\n${text}` }]
@@ -283,10 +275,14 @@ function decodeContentSource(
   return decodeBlocks(content, `${path}.content`).filter(isUserContent)
 }
 
+/** The texts of a list of text blocks (`[{type: "text", text}]`); nothing where it is not a list. */
+const textsOf = (blocks: unknown): string[] =>
+  Array.isArray(blocks)
+    ? blocks.map((b) => (isObject(b) ? readString(b, 'text') : undefined)).filter((t): t is string => Boolean(t))
+    : []
+
 function decodeSearchResult(block: JsonObject): TextBlock[] {
-  const texts = (readArray(block, 'content') ?? [])
-    .map((b) => (isObject(b) ? readString(b, 'text') : undefined))
-    .filter((t): t is string => Boolean(t))
+  const texts = textsOf(block.content)
   if (texts.length === 0) return []
   const header = [readString(block, 'title'), readString(block, 'source')].filter(Boolean).join('\n')
   return [{ type: 'text', text: header ? `${header}\n\n${texts.join('\n\n')}` : texts.join('\n\n') }]

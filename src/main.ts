@@ -4,7 +4,7 @@ import { runAccounts, runGrants, runKeys, runProviderKeys, runUsage } from './cl
 import { runClaude, runCodex } from './cli/agents'
 import { runBackup, runRestore } from './cli/backup'
 import { type Io, processIo, reportFailure, UsageError } from './cli/context'
-import { commandHelp, overview, version } from './cli/help'
+import { commandHelp, overview, runHelp, version } from './cli/help'
 import { runInit } from './cli/init'
 import { reexecWithServingHeap } from './cli/jsc-heap'
 import { runServe } from './cli/serve'
@@ -33,9 +33,7 @@ const commands: Record<string, (args: string[], io: Io) => Promise<number>> = {
 export async function main(argv: string[], io: Io = processIo()): Promise<number> {
   const [command, ...rest] = argv
   if (command === undefined || command === 'help' || command === '--help' || command === '-h') {
-    const topic = rest[0]
-    io.out((topic && ownEntry(commandHelp, topic)) || overview)
-    return 0
+    return runHelp(rest, io)
   }
   if (command === '--version' || command === 'version') {
     io.out(`svc ${version}`)

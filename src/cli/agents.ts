@@ -1,12 +1,12 @@
 // `svc claude` and `svc codex`: launch a coding agent with the gateway as its endpoint, using the
 // signed-in key. Arguments but svc's own pass through; the agent's exit code and signals pass back.
-import { readFileSync } from 'node:fs'
+import { accessSync, constants as fsConstants, readFileSync, type Stats, statSync } from 'node:fs'
 import { constants, hostname } from 'node:os'
 import { resolve } from 'node:path'
 import { isObject } from '../protocols/wire-values'
 import { catalogPath, codexCatalogFor } from './codex-catalog'
 import { type Io, UsageError } from './context'
-import { requireCredentials } from './credentials'
+import { type KeySource, requireCredentials } from './credentials'
 import { reach, refusedKey, Unreachable } from './reach'
 import { ownEntry } from '../lib/own-entry'
 
@@ -61,7 +61,10 @@ function splitArgs(args: string[]) {
  * model left that takes the prompt. Told the real one, the agent compacts in time. Undefined when
  * the gateway cannot say (too slow, or older than this): the agent's own assumption stands.
  */
-async function profileContextWindow(gateway: string, apiKey: string, profile: string): Promise<number | undefined> {
+async function profileContextWindow(
+  { gateway, api_key: apiKey, keyFrom }: { gateway: string; api_key: string; keyFrom: KeySource },
+  profile: string,
+): Promise<number | undefined> {
   let response: Response
   try {
     const headers = { authorization: `Bearer ${apiKey}`, 'anthropic-version': '2023-06-01' }
@@ -72,7 +75,7 @@ async function profileContextWindow(gateway: string, apiKey: string, profile: st
     if (err instanceof Unreachable && err.timedOut) return undefined
     throw err
   }
-  if (response.status === 401) throw refusedKey(gateway)
+  if (response.status === 401) throw refusedKey(gateway, keyFrom)
   if (!response.ok) return undefined
   const model: unknown = await response.json().catch(() => undefined)
   const window = isObject(model) ? model.max_input_tokens : undefined
@@ -81,8 +84,9 @@ async function profileContextWindow(gateway: string, apiKey: string, profile: st
 
 export async function claudeLaunch(io: Io, args: string[]): Promise<Launch> {
   const { profile, agentArgs, insecure } = splitArgs(args)
-  const { gateway, api_key } = requireCredentials(io, { insecure })
-  const contextWindow = await profileContextWindow(gateway, api_key, profile)
+  const credentials = requireCredentials(io, { insecure })
+  const { gateway, api_key } = credentials
+  const contextWindow = await profileContextWindow(credentials, profile)
   const routing = {
     ANTHROPIC_BASE_URL: `${gateway}/compat-a`,
     // An API key would win over the token and bypass the gateway's key; "" is none.
@@ -96,7 +100,7 @@ export async function claudeLaunch(io: Io, args: string[]): Promise<Launch> {
     ANTHROPIC_CUSTOM_HEADERS: `x-session-source: claude-code\nx-agent-id: claude-code@${hostname()}`,
   }
   return {
-    command: io.env.SVC_CLAUDE_BIN ?? 'claude',
+    command: io.env.SVC_CLAUDE_BIN || 'claude',
     args: withRoutingSettings(io, agentArgs, routing),
     env: {
       ...io.env,
@@ -164,11 +168,12 @@ function userSettings(io: Io, value: string): Record<string, unknown> {
  */
 export async function codexLaunch(io: Io, args: string[]): Promise<Launch> {
   const { profile, agentArgs, insecure } = splitArgs(args)
-  const { gateway, api_key } = requireCredentials(io, { insecure })
+  const credentials = requireCredentials(io, { insecure })
+  const { gateway, api_key } = credentials
   // One window for both: the catalog entry's and `model_context_window`, which also stands alone
   // when there is no catalog.
-  const contextWindow = await profileContextWindow(gateway, api_key, profile)
-  const command = io.env.SVC_CODEX_BIN ?? 'codex'
+  const contextWindow = await profileContextWindow(credentials, profile)
+  const command = io.env.SVC_CODEX_BIN || 'codex'
   const env = { ...io.env, SVC_API_KEY: api_key }
   const catalog = await profileCatalog(io, command, env, profile, contextWindow)
   const provider = [
@@ -208,7 +213,7 @@ async function profileCatalog(
   profile: string,
   contextWindow: number | undefined,
 ): Promise<string | undefined> {
-  const bin = resolveCommand(command, env)
+  const bin = locateAgent(command, env).bin
   if (!bin) return undefined
   const result = await codexCatalogFor({
     bin,
@@ -222,8 +227,36 @@ async function profileCatalog(
   return undefined
 }
 
-const resolveCommand = (command: string, env: Record<string, string | undefined>) =>
-  command.includes('/') ? command : (Bun.which(command, { PATH: env.PATH ?? '' }) ?? undefined)
+/**
+ * The agent's executable: a name is looked for on the PATH, a path (SVC_CLAUDE_BIN=/opt/…/claude)
+ * taken as it is. Else why it cannot run, and the shell's exit code for it: 127 not found, 126
+ * found but not executable (a directory, no x bit).
+ */
+function locateAgent(
+  command: string,
+  env: Record<string, string | undefined>,
+): { bin: string; problem?: undefined } | { bin?: undefined; problem: string; exitCode: 126 | 127 } {
+  if (!command.includes('/')) {
+    const bin = Bun.which(command, { PATH: env.PATH ?? '' })
+    return bin ? { bin } : { problem: 'is not on the PATH', exitCode: 127 }
+  }
+  let stats: Stats
+  try {
+    stats = statSync(command)
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code
+    return code === 'ENOENT' || code === 'ENOTDIR'
+      ? { problem: 'does not exist', exitCode: 127 }
+      : { problem: `cannot be read (${code ?? (err as Error).message})`, exitCode: 126 }
+  }
+  if (stats.isDirectory()) return { problem: 'is a directory', exitCode: 126 }
+  try {
+    accessSync(command, fsConstants.X_OK)
+  } catch {
+    return { problem: 'is not executable', exitCode: 126 }
+  }
+  return { bin: command }
+}
 
 const definedEnv = (env: Record<string, string | undefined>) =>
   Object.fromEntries(Object.entries(env).filter((e): e is [string, string] => e[1] !== undefined))
@@ -234,13 +267,22 @@ const installHints: Record<string, string> = {
   codex: 'The Codex CLI is not installed. Install it with `npm install -g @openai/codex`, then run `svc codex` again.',
 }
 
+/** The variable that names each agent's executable in place of the one on the PATH. */
+const binVariables = { claude: 'SVC_CLAUDE_BIN', codex: 'SVC_CODEX_BIN' } as const
+
 export async function runAgent(launch: Launch, io: Io, name: 'claude' | 'codex'): Promise<number> {
-  const resolved = resolveCommand(launch.command, launch.env)
-  if (!resolved) {
-    io.err(installHints[name]!)
-    return 127
+  const located = locateAgent(launch.command, launch.env)
+  if (located.problem !== undefined) {
+    // Named by the user: their variable is what to fix, not an install.
+    const variable = binVariables[name]
+    io.err(
+      launch.env[variable]
+        ? `svc: ${variable} names ${launch.command}, which ${located.problem}: point it at the ${name} executable, or unset it to run ${name} from the PATH`
+        : installHints[name]!,
+    )
+    return located.exitCode
   }
-  const child = Bun.spawn([resolved, ...launch.args], {
+  const child = Bun.spawn([located.bin, ...launch.args], {
     env: definedEnv(launch.env),
     stdio: ['inherit', 'inherit', 'inherit'],
   })

@@ -158,16 +158,19 @@ export function gatewayUrl(raw: string, opts: { insecure?: boolean; what?: strin
   return root
 }
 
+/** Where the key a verb sends came from, for what to say when the gateway refuses it. */
+export type KeySource = 'SVC_API_KEY' | 'sign-in'
+
 /**
  * $SVC_URL and $SVC_API_KEY win over the stored sign-in, for scripts and CI. $SVC_URL alone uses
  * the stored key only for the gateway it was made for: sent to another URL it would be given away.
  * `insecure`: the --insecure of the verb, for a plain-http $SVC_URL to another machine.
  */
-export function requireCredentials(io: Io, opts: { insecure?: boolean } = {}): Credentials {
+export function requireCredentials(io: Io, opts: { insecure?: boolean } = {}): Credentials & { keyFrom: KeySource } {
   const envUrl = io.env.SVC_URL || undefined
   const envKey = io.env.SVC_API_KEY || undefined
   const gateway = envUrl === undefined ? undefined : gatewayUrl(envUrl, { insecure: opts.insecure, what: 'SVC_URL' })
-  if (gateway !== undefined && envKey !== undefined) return { gateway, api_key: envKey }
+  if (gateway !== undefined && envKey !== undefined) return { gateway, api_key: envKey, keyFrom: 'SVC_API_KEY' }
   const stored = readCredentials(io)
   if (!stored) throw new UsageError('not signed in: run `svc login [URL]` (or set SVC_URL and SVC_API_KEY)')
   // Checked when it was stored; a file from before that check may hold what no request can use.
@@ -184,5 +187,7 @@ export function requireCredentials(io: Io, opts: { insecure?: boolean } = {}): C
       'authentication',
       `SVC_URL names ${gateway}, but this machine is signed in to ${storedGateway}: set SVC_API_KEY to a key for ${gateway} (the stored key is not sent to another gateway)`,
     )
-  return { ...stored, gateway: storedGateway, api_key: envKey ?? stored.api_key }
+  return envKey === undefined
+    ? { ...stored, gateway: storedGateway, keyFrom: 'sign-in' }
+    : { ...stored, gateway: storedGateway, api_key: envKey, keyFrom: 'SVC_API_KEY' }
 }

@@ -1,5 +1,7 @@
 // Help texts: one overview and one per verb, each with an example.
 import pkg from '../../package.json'
+import { ownEntry } from '../lib/own-entry'
+import { type Io, reportFailure, UsageError } from './context'
 
 export const version = pkg.version
 
@@ -48,8 +50,9 @@ its own new API key, named after the device, stored with the URL in ~/.config/sv
 
 URL is the gateway's root, with its scheme (https://svc.example.com, or a reverse proxy's path
 prefix: https://example.com/svc), not one of its routes (…/compat-a). Plain http:// is refused to
-any host but this machine (localhost, 127.0.0.0/8, ::1): the key would travel in clear. --insecure
-allows it, where the network between is yours alone.
+any host but this machine (localhost, 127.0.0.0/8, ::1, and the 0.0.0.0 or :: a server bound to
+every interface logs): the key would travel in clear. --insecure allows it, where the network
+between is yours alone.
 
 Examples:
   svc login https://svc.example.com
@@ -65,7 +68,8 @@ Example:
   whoami: `svc whoami [--json] [--insecure]
 
 Shows the signed-in account, gateway and remaining credit. Exits 1 when not signed in, when the
-sign-in file cannot be read, or when the gateway refuses the key (run svc login again).
+sign-in file cannot be read, or when the gateway refuses the key (run svc login again; or, for a key
+from $SVC_API_KEY, set a valid one).
 $SVC_URL and $SVC_API_KEY win over the sign-in; $SVC_URL alone is used with the stored key only
 when it names the gateway signed in to. --insecure: a plain http:// $SVC_URL to another machine.
 
@@ -113,8 +117,9 @@ Example:
   'systemd-unit': `svc systemd-unit [--binary PATH] [--user NAME] [--port N] [--config FILE] [--db PATH]
 
 Prints a systemd unit for \`svc serve\` to stdout. It runs as a throwaway DynamicUser (or --user
-NAME, which must exist), keeps the database in /var/lib/svc/svc.db (StateDirectory=svc; the first
-API key is written beside it), reads /etc/svc/svc.toml and the secrets from /etc/svc/env
+NAME, an account that must exist where the unit runs: warned of when this machine has none),
+keeps the database in /var/lib/svc/svc.db (StateDirectory=svc; the first API key is written
+beside it), reads /etc/svc/svc.toml and the secrets from /etc/svc/env
 (provider keys, SVC_ADMIN_TOKEN, SVC_MASTER_KEY), restarts always (a SIGHUP's drain exits 0), gives in-flight streams
 time to finish on stop, and locks the process down (no capabilities, read-only system, no home).
 --binary defaults to this executable when it is the compiled svc, else /usr/local/bin/svc.
@@ -190,4 +195,20 @@ Credit position and the most recent usage events of an account (--limit: 1–200
 
 Example:
   svc usage --account alice --json`,
+}
+
+/**
+ * `svc help [COMMAND]`: the overview, or one command's help. A topic that is no command is a
+ * mistake, said as `svc nosuch` says it (exit 2), not answered with the overview.
+ */
+export function runHelp(topics: string[], io: Io): number {
+  const topic = topics[0]
+  if (topic === undefined || topic === 'help') {
+    io.out(overview)
+    return 0
+  }
+  const help = ownEntry(commandHelp, topic)
+  if (help === undefined) return reportFailure(io, new UsageError(`unknown command ${JSON.stringify(topic)}`))
+  io.out(help)
+  return 0
 }

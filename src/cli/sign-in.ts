@@ -180,6 +180,7 @@ export async function runLogin(args: string[], io: Io): Promise<number> {
       )
       return 0
     }
+    // The command was right; the sign-in did not happen: exit 1, no usage hint.
     switch (poll.body.error) {
       case 'authorization_pending':
         continue
@@ -187,17 +188,21 @@ export async function runLogin(args: string[], io: Io): Promise<number> {
         interval += 5
         continue
       case 'access_denied':
-        throw new UsageError('the sign-in was denied on the gateway')
+        throw new GatewayError('authentication', 'the sign-in was denied on the gateway')
       case 'expired_token':
-        throw new UsageError('the code expired before it was approved: run `svc login` again')
+        throw codeExpired()
       default:
-        throw new UsageError(
+        throw new GatewayError(
+          'authentication',
           `sign-in failed: ${String(poll.body.error_description ?? poll.body.error ?? `HTTP ${poll.status}`)}`,
         )
     }
   }
-  throw new UsageError('the code expired before it was approved: run `svc login` again')
+  throw codeExpired()
 }
+
+const codeExpired = () =>
+  new GatewayError('authentication', 'the code expired before it was approved: run `svc login` again')
 
 /** Revokes a sign-in's key at its gateway; false when the gateway cannot be reached. */
 async function revoke(stored: Credentials): Promise<boolean> {
@@ -278,9 +283,10 @@ export async function runWhoami(args: string[], io: Io): Promise<number> {
       throw err instanceof UsageError ? new GatewayError('authentication', err.message) : err
     }
   })()
-  // A refused key is the sign-in's to renew, as the launchers say; anything else is the gateway's.
+  // A refused key is the sign-in's to renew (or $SVC_API_KEY's to change), as the launchers say;
+  // anything else is the gateway's.
   const me = await whoami(credentials.gateway, credentials.api_key, (why, status) =>
-    status === 401 ? refusedKey(credentials.gateway) : new GatewayError('api_error', why),
+    status === 401 ? refusedKey(credentials.gateway, credentials.keyFrom) : new GatewayError('api_error', why),
   )
   const credit = me.credit ?? { limit_nanos: 0, used_nanos: 0, remaining_nanos: 0 }
   print(io, values.json, { gateway: credentials.gateway, ...me, credentials_file: credentialsPath(io) }, () =>

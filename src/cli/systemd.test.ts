@@ -32,14 +32,25 @@ describe('svc systemd-unit', () => {
   test.each(['/home/ops/bin/svc', '/root/svc', '/tmp/build/svc'])(
     'warns of a binary at %s, which the hardening hides (203/EXEC), in the unit and on stderr',
     async (binary) => {
-      const { code, text, err } = await unit(['--binary', binary])
       const hidden = binary.split('/').slice(0, 2).join('/')
-      const warning = `${binary} is under ${hidden}, which ProtectHome=yes/PrivateTmp=yes hide from the service (it would fail with 203/EXEC): install it as /usr/local/bin/svc, or pass --binary`
-      expect({ code, err, comment: text.split('\n').filter((l) => l.startsWith('# WARNING')) }).toEqual({
-        code: 0,
-        err: `svc: warning: ${warning}`,
-        comment: [`# WARNING: ${warning}`],
-      })
+      const why = `${binary} is under ${hidden}, which ProtectHome=yes/PrivateTmp=yes hide from the service (it would fail with 203/EXEC)`
+      // Given with --binary, the fix is another path there; the running binary taken by default,
+      // installing it or passing --binary.
+      for (const [args, runtime, fix] of [
+        [
+          ['--binary', binary],
+          underBun,
+          `install it outside ${hidden} (as /usr/local/bin/svc, say) and give that path to --binary`,
+        ],
+        [[], { execPath: binary, main: '/$bunfs/root/svc' }, 'install it as /usr/local/bin/svc, or pass --binary'],
+      ] as const) {
+        const { code, text, err } = await unit([...args], runtime)
+        expect({ code, err, comment: text.split('\n').filter((l) => l.startsWith('# WARNING')) }).toEqual({
+          code: 0,
+          err: `svc: warning: ${why}: ${fix}`,
+          comment: [`# WARNING: ${why}: ${fix}`],
+        })
+      }
     },
   )
 

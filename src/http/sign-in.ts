@@ -96,8 +96,12 @@ async function approvingAccount(deps: Deps, form: Record<string, string | undefi
     if (!principal) throw new GatewayError('authentication', 'that API key is not valid')
     return principal.accountId
   }
-  const adminToken = deps.config.server.adminToken
-  if (form.admin_token && adminToken && tokenMatches(form.admin_token, adminToken)) {
+  if (form.admin_token) {
+    // Compared, and refused in the same words, whether or not this gateway has an admin token: a
+    // guess does not learn whether there is one to find.
+    const adminToken = deps.config.server.adminToken
+    if (!tokenMatches(form.admin_token, adminToken ?? '') || !adminToken)
+      throw new GatewayError('authentication', 'that admin token is not valid')
     if (!form.account) throw new GatewayError('invalid_request', 'name the account the new key is for')
     return (await deps.admin.findAccount(form.account.trim())).id
   }

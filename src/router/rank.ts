@@ -3,9 +3,8 @@
 import { type CatalogModel, isRetired, type ProviderConfig } from '../config/load'
 import type { RoutingMode } from '../config/schema'
 import { applicableCreditNanos, type ChargeScope, type GrantState } from '../ledger/credit'
-import { costNanos, type TokenPrices, tokenPricesFor } from '../ledger/pricing'
+import { type TokenPrices, tokenPricesFor } from '../ledger/pricing'
 import { budgetUnder, minThinkingBudget } from '../exchange/thinking-budget'
-import { emptyUsage } from '../exchange/types'
 import type { ExclusiveTool, RequestFeatures } from './features'
 import { type HealthView, keyOwnerOf } from './health'
 import { nudgeKey } from './nudges'
@@ -49,14 +48,21 @@ export interface Candidate {
  * The most one upstream message can cost: its prompt, all at the input price, its whole output
  * limit and every search it may run, at the prices of `now` (the prompt's tier, peak hours).
  */
-export const mostLegCostNanos = (
+export function mostLegCostNanos(
   model: CatalogModel,
   promptTokens: number,
   outputTokens: number,
   searches: number,
   now: number,
-): number =>
-  costNanos({ ...emptyUsage(), input: promptTokens, output: outputTokens, webSearches: searches }, model.price!, now)
+): number {
+  const price = model.price!
+  const tokens = tokenPricesFor(price, promptTokens, now)
+  return (
+    promptTokens * tokens.inputNanosPerToken +
+    outputTokens * tokens.outputNanosPerToken +
+    searches * price.webSearchNanos
+  )
+}
 
 export interface RankEntry {
   model_id: string

@@ -10,9 +10,9 @@ setup:
 	@command -v bun >/dev/null 2>&1 || npm install -g bun
 	@bun install --frozen-lockfile
 
-## run: start the gateway on the default database (.svc/svc.db)
+## run: start the gateway on the default database (.svc/svc.db); ARGS go to `svc serve` (ARGS='--port 9090')
 run: setup
-	BUN_CONFIG_MAX_HTTP_REQUESTS=$${BUN_CONFIG_MAX_HTTP_REQUESTS:-4096} bun src/main.ts serve
+	BUN_CONFIG_MAX_HTTP_REQUESTS=$${BUN_CONFIG_MAX_HTTP_REQUESTS:-4096} bun src/main.ts serve $(ARGS)
 
 ## test: the whole suite. The timeout is a flag because bunfig.toml has no setting for it: the
 ## tests that start servers and processes get 30 s on a slow machine instead of Bun's 5.

@@ -117,6 +117,8 @@ describe('admin CLI', () => {
     })
     const list = JSON.parse((await run('grants', 'list', '--account', 'alice', '--json')).out)
     expect(list).toHaveLength(1)
+    // Each narrowing named, not run together with the cost type (`all,pro,max,gpt-5.1`).
+    expect((await run('grants', 'list', '--account', 'alice')).out).toContain('all mode=pro,max model=gpt-5.1')
     const usage = JSON.parse((await run('usage', '--account', 'alice', '--json')).out)
     expect(usage).toMatchObject({ limit_nanos: 2_500_000_000, used_nanos: 0, recent_events: [] })
     expect((await run('usage', '--account', 'alice')).out).toContain('0 of 2.5 USD used')

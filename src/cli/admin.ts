@@ -109,12 +109,7 @@ export async function runGrants(args: string[], io: Io): Promise<number> {
             ...g,
             amount_usd: formatUsd(g.amount_nanos),
             remaining_usd: formatUsd(g.remaining_nanos),
-            scope: [
-              g.scope_cost_type,
-              ...(g.scope_routing_modes ?? []),
-              ...(g.scope_models ?? []),
-              ...(g.scope_providers ?? []),
-            ].join(','),
+            scope: scopeText(g),
           })),
           ['id', 'amount_usd', 'remaining_usd', 'scope', 'source', 'expires_at'],
         ),
@@ -248,4 +243,23 @@ function unknownScopes(config: Config, models: string[] = [], providers: string[
       .filter((id) => !config.providers[id])
       .map((id) => `no provider ${id} is configured: the grant pays for it only once one is`),
   ]
+}
+
+/**
+ * A grant's scope in words, each narrowing named: `all mode=pro,max model=gpt-5.1`. Run together as
+ * `all,pro,max,gpt-5.1`, a routing mode read as a cost type and a model as a mode.
+ */
+function scopeText(g: {
+  scope_cost_type: string
+  scope_routing_modes?: string[]
+  scope_models?: string[]
+  scope_providers?: string[]
+}): string {
+  const narrowed = (name: string, values: string[] | undefined) => (values ? [`${name}=${values.join(',')}`] : [])
+  return [
+    g.scope_cost_type,
+    ...narrowed('mode', g.scope_routing_modes),
+    ...narrowed('model', g.scope_models),
+    ...narrowed('provider', g.scope_providers),
+  ].join(' ')
 }

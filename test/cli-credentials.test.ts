@@ -316,7 +316,7 @@ describe('an unreadable credentials file', () => {
     const c = brokenFile(content)
     expect(await c.run('logout')).toBe(0)
     expect(c.err()).toBe(
-      `deleted the unreadable sign-in file ${c.path} (${reason}); a key it may hold could not be revoked: revoke it on its gateway (\`svc keys revoke ID\`)`,
+      `deleted the unreadable sign-in file ${c.path} (${reason}); a key it may hold could not be revoked: the gateway's operator revokes it with \`svc keys revoke ID\` on its machine`,
     )
     expect(c.out()).toBe('signed out')
     expect(existsSync(c.path)).toBe(false)

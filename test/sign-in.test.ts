@@ -103,7 +103,7 @@ describe('svc login (device flow)', () => {
     c.out.length = 0
     expect(await c.run('logout')).toBe(0)
     expect(c.out.join('')).toBe(
-      `signed out of ${gateway} (the key you gave was forgotten here and still works; revoke it there with \`svc keys revoke ${given.record.id}\` to end it)`,
+      `signed out of ${gateway} (the key you gave was forgotten here and still works; the gateway's operator revokes it with \`svc keys revoke ${given.record.id}\` on its machine to end it)`,
     )
     expect((await h.deps.ledger.getApiKey(given.record.id))?.revokedAt).toBeNull()
     expect(existsSync(join(c.home, '.config', 'svc', 'credentials.json'))).toBe(false)

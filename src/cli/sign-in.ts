@@ -214,7 +214,9 @@ async function revoke(stored: Credentials): Promise<boolean> {
   }
 }
 
-const revokeElsewhere = (stored: Credentials) => `revoke it there with \`svc keys revoke ${stored.key_id ?? 'ID'}\``
+/** `svc keys revoke` is an operator's verb, run where the gateway's database is: said as such. */
+const revokeElsewhere = (stored: Credentials) =>
+  `the gateway's operator revokes it with \`svc keys revoke ${stored.key_id ?? 'ID'}\` on its machine`
 
 /** The stored sign-in, none, or why its file is unreadable: for the verbs that replace or delete it. */
 function storedSignIn(io: Io): { stored?: Credentials; unreadable?: UnreadableCredentials } {
@@ -250,7 +252,7 @@ export async function runLogout(args: string[], io: Io): Promise<number> {
   if (unreadable) {
     forgetCredentials(io)
     io.err(
-      `deleted the unreadable sign-in file ${unreadable.path} (${unreadable.reason}); a key it may hold could not be revoked: revoke it on its gateway (\`svc keys revoke ID\`)`,
+      `deleted the unreadable sign-in file ${unreadable.path} (${unreadable.reason}); a key it may hold could not be revoked: the gateway's operator revokes it with \`svc keys revoke ID\` on its machine`,
     )
     print(io, values.json, { signed_in: false, revoked: false }, () => 'signed out')
     return 0

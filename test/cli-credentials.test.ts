@@ -2,12 +2,12 @@
 // gateway's root, no plain http to another machine without --insecure), the stored key never sent
 // to a gateway $SVC_URL names instead, a broken credentials file said as such, a refused key told.
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join, resolve } from 'node:path'
 import { gatewayUrl, isLoopback } from '../src/cli/credentials'
 import { runBounded } from './support/agents'
-import { cliUser, removeCliHomes } from './support/cli-user'
+import { cliRuns, fakeAgent, removeCliHomes } from './support/cli-user'
 import { createHarness, type Harness } from './support/harness'
 
 let h: Harness
@@ -35,24 +35,7 @@ afterAll(() => {
   removeCliHomes()
 })
 
-/** A user of the CLI whose output is read run by run: each run starts with nothing printed. */
-function cli(stdin = '') {
-  const user = cliUser(stdin)
-  const run = async (...argv: string[]) => {
-    user.out.length = 0
-    user.err.length = 0
-    return user.run(...argv)
-  }
-  return { ...user, out: () => user.out.join(''), err: () => user.err.join(''), run }
-}
-
-/** A fake agent that records that it started and its arguments, one a line. */
-function fakeAgent(home: string) {
-  const bin = join(home, 'agent.sh')
-  writeFileSync(bin, `#!/bin/sh\nprintf '%s\\n' "$@" > "${home}/agent-args.txt"\n`, { mode: 0o755 })
-  const started = () => existsSync(join(home, 'agent-args.txt'))
-  return { bin, started, args: () => readFileSync(join(home, 'agent-args.txt'), 'utf8').trimEnd().split('\n') }
-}
+const cli = cliRuns
 
 /** A server that is not the signed-in gateway, answering like svc's whoami, recording what reaches it. */
 function otherGateway() {

@@ -2,11 +2,11 @@
 // each message names what to fix (the variable, the flag, the token), and a failure that is no
 // mistyped command exits 1 without the usage hint.
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
-import { chmodSync, existsSync, mkdirSync, writeFileSync } from 'node:fs'
+import { chmodSync, mkdirSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import type { Io } from '../src/cli/context'
 import { runHelp } from '../src/cli/help'
-import { cliUser, removeCliHomes } from './support/cli-user'
+import { cliRuns, cliUser, fakeAgent, removeCliHomes } from './support/cli-user'
 import { createHarness, type Harness } from './support/harness'
 
 let h: Harness
@@ -23,23 +23,7 @@ afterAll(() => {
   removeCliHomes()
 })
 
-/** A user of the CLI whose output is read run by run: each run starts with nothing printed. */
-function cli(stdin = '') {
-  const user = cliUser(stdin)
-  const run = async (...argv: string[]) => {
-    user.out.length = 0
-    user.err.length = 0
-    return user.run(...argv)
-  }
-  return { ...user, out: () => user.out.join(''), err: () => user.err.join(''), run }
-}
-
-/** A fake agent that only records that it started. */
-function fakeAgent(home: string) {
-  const bin = join(home, 'agent.sh')
-  writeFileSync(bin, `#!/bin/sh\ntouch "${home}/agent-started"\n`, { mode: 0o755 })
-  return { bin, started: () => existsSync(join(home, 'agent-started')) }
-}
+const cli = cliRuns
 
 const usageHint = "Run 'svc help' for usage."
 

@@ -3,7 +3,7 @@
 import { expect, test } from 'bun:test'
 import { createDeviceLogin } from '../src/accounts/device-login'
 import { createHarness } from './support/harness'
-import { anthropicEvent, anthropicMessageStart, twoModelGateway } from './support/scripted-upstream'
+import { anthropicTextAnswer, twoModelGateway } from './support/scripted-upstream'
 
 const tenMinutes = 600_000
 
@@ -78,14 +78,7 @@ test('a stream the step lands in is recorded with times that never run backwards
       h.clock.now -= tenMinutes
       stepped = true
     }
-    const frames = [
-      anthropicMessageStart(model, 10),
-      anthropicEvent('content_block_start', { index: 0, content_block: { type: 'text', text: '' } }),
-      anthropicEvent('content_block_delta', { index: 0, delta: { type: 'text_delta', text: 'hi' } }),
-      anthropicEvent('content_block_stop', { index: 0 }),
-      anthropicEvent('message_delta', { delta: { stop_reason: 'end_turn' }, usage: { output_tokens: 2 } }),
-      anthropicEvent('message_stop'),
-    ]
+    const frames = anthropicTextAnswer(model)
     return new Response(frames.join(''), { headers: { 'content-type': 'text/event-stream' } })
   }) as typeof fetch
   const ask = () =>

@@ -1,6 +1,6 @@
 import { afterAll, expect, test } from 'bun:test'
 import { type Harness, requestDetail, sdkClients } from './support/harness'
-import { anthropicEvent, anthropicMessageStart, loopbackPair, twoModelGateway } from './support/scripted-upstream'
+import { anthropicTextAnswer, loopbackPair, twoModelGateway } from './support/scripted-upstream'
 import { startSimulator } from './support/simulator'
 import { oneModelGateway } from './support/translation-gateway'
 
@@ -174,18 +174,7 @@ for (const maxTokens of [100, 8000]) {
  * hold the headers until the body's first bytes.
  */
 function slowToBeginServer() {
-  const answer = (model: string) =>
-    [
-      anthropicMessageStart(model, 10),
-      anthropicEvent('content_block_start', { index: 0, content_block: { type: 'text', text: '' } }),
-      anthropicEvent('content_block_delta', { index: 0, delta: { type: 'text_delta', text: 'hi' } }),
-      anthropicEvent('content_block_stop', { index: 0 }),
-      anthropicEvent('message_delta', {
-        delta: { stop_reason: 'end_turn', stop_sequence: null },
-        usage: { output_tokens: 2 },
-      }),
-      anthropicEvent('message_stop'),
-    ].join('')
+  const answer = (model: string) => anthropicTextAnswer(model).join('')
   const received = new Map<unknown, string>()
   const server = Bun.listen<undefined>({
     hostname: '127.0.0.1',

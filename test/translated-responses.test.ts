@@ -2,7 +2,7 @@
 // gateway's clock (completed_at is when the answer completed, not when the request came, nor the
 // machine's own Date.now()), and its failure coded as every OpenAI error body svc writes codes it.
 import { expect, test } from 'bun:test'
-import { anthropicEvent, anthropicMessageStart, scriptedUpstream, twoModelGateway } from './support/scripted-upstream'
+import { anthropicEvent, anthropicTextAnswer, scriptedUpstream, twoModelGateway } from './support/scripted-upstream'
 
 const message = {
   id: 'msg_up',
@@ -15,17 +15,7 @@ const message = {
   usage: { input_tokens: 10, output_tokens: 2 },
 }
 
-const frames = [
-  anthropicMessageStart('first-up', 10),
-  anthropicEvent('content_block_start', { index: 0, content_block: { type: 'text', text: '' } }),
-  anthropicEvent('content_block_delta', { index: 0, delta: { type: 'text_delta', text: 'hi' } }),
-  anthropicEvent('content_block_stop', { index: 0 }),
-  anthropicEvent('message_delta', {
-    delta: { stop_reason: 'end_turn', stop_sequence: null },
-    usage: { output_tokens: 2 },
-  }),
-  anthropicEvent('message_stop'),
-]
+const frames = anthropicTextAnswer('first-up')
 
 /** An Anthropic upstream that takes 7 s (on the gateway's clock) to answer a Responses client. */
 async function slowUpstream(stream: boolean) {

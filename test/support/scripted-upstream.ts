@@ -28,6 +28,19 @@ export const anthropicMessageStart = (model: string, inputTokens: number | null 
     },
   })
 
+/** A whole Anthropic stream from `model` answering `text` in one delta, ended `end_turn`. */
+export const anthropicTextAnswer = (model: string, text = 'hi', inputTokens = 10): string[] => [
+  anthropicMessageStart(model, inputTokens),
+  anthropicEvent('content_block_start', { index: 0, content_block: { type: 'text', text: '' } }),
+  anthropicEvent('content_block_delta', { index: 0, delta: { type: 'text_delta', text } }),
+  anthropicEvent('content_block_stop', { index: 0 }),
+  anthropicEvent('message_delta', {
+    delta: { stop_reason: 'end_turn', stop_sequence: null },
+    usage: { output_tokens: 2 },
+  }),
+  anthropicEvent('message_stop'),
+]
+
 export interface ScriptedAnswer {
   /** The frames of a streamed answer, each one network write. */
   sse?: string[]

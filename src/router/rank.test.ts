@@ -7,7 +7,7 @@ import type { GrantState } from '../ledger/credit'
 import type { RequestFeatures } from './features'
 import type { HealthView } from './health'
 import { computeNudges, type FeedbackSignal, nudgeKey } from './nudges'
-import { type RankInput, type Ranking, rankCandidates } from './rank'
+import { mostLegCostNanos, type RankInput, type Ranking, rankCandidates } from './rank'
 
 const T0 = Date.parse('2026-11-22T10:00:00.000Z')
 
@@ -819,5 +819,14 @@ describe('health', () => {
   test('without a health source every candidate is closed', () => {
     const r = rank({ models: [model('x')] })
     expect(entryOf(r, 'x').health).toEqual({ state: 'closed', ttfb_ms: null, error_rate: 0 })
+  })
+})
+
+describe('the most a leg can cost (what a request holds)', () => {
+  test('a long prompt is priced at the long-prompt tier, output and searches included', () => {
+    const longPrompt = { ...price(5, 25), aboveTokens: 100_000 }
+    const tiered = model('tiered', { price: { ...price(1, 5), longPrompt } })
+    expect(mostLegCostNanos(tiered, 150_000, 1_000, 2, T0)).toBe(150_000 * 5_000 + 1_000 * 25_000 + 2 * 10_000_000)
+    expect(mostLegCostNanos(tiered, 50_000, 1_000, 0, T0)).toBe(50_000 * 1_000 + 1_000 * 5_000)
   })
 })

@@ -76,8 +76,10 @@ export async function countTokens(
       })
       if (!response.ok) await response.body?.cancel().catch(() => {})
       const json: unknown = response.ok ? JSON.parse(await readAnswerText(response)) : undefined
-      // Claude Code compacts by this number: a count no count can be is no answer (credible-usage.ts).
-      if (isObject(json) && isCredibleCount(json.input_tokens)) return { input_tokens: json.input_tokens }
+      // Claude Code compacts by this number: a count no count can be is no answer (credible-usage.ts),
+      // nor is 0, which Claude never says (it counts a message's framing) and a compatible stub does.
+      if (isObject(json) && isCredibleCount(json.input_tokens) && json.input_tokens > 0)
+        return { input_tokens: json.input_tokens }
       deps.log.warn('count_tokens upstream failed; counting locally', { status: response.status })
     } catch (err) {
       deps.log.warn('count_tokens upstream unreachable; counting locally', { error: String(err) })

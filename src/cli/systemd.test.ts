@@ -134,17 +134,21 @@ describe('svc systemd-unit', () => {
   // ReadWritePaths= cannot open /home again under ProtectHome=yes; PrivateTmp=yes gives the service a
   // /tmp of its own: the unit failed at start (226/NAMESPACE), or kept its ledger in a throwaway /tmp.
   test('refuses a database or config the sandbox hides from the service, even with a named user', async () => {
-    for (const [flag, path, hidden] of [
-      ['--db', '/home/alice/svc/svc.db', '/home'],
-      ['--db', '/root/svc.db', '/root'],
-      ['--db', '/tmp/svc/svc.db', '/tmp'],
-      ['--config', '/home/alice/svc.toml', '/home'],
-      ['--config', '/var/tmp/svc.toml', '/var/tmp'],
+    const database = 'put it under /var/lib (--db /var/lib/svc/svc.db), or under /srv with --user NAME'
+    const config = 'put it under /etc (--config /etc/svc/svc.toml)'
+    for (const [flag, path, hidden, wayOut] of [
+      ['--db', '/home/alice/svc/svc.db', '/home', database],
+      ['--db', '/root/svc.db', '/root', database],
+      ['--db', '/tmp/svc/svc.db', '/tmp', database],
+      ['--config', '/home/alice/svc.toml', '/home', config],
+      ['--config', '/var/tmp/svc.toml', '/var/tmp', config],
     ] as const) {
       await expect(unit([flag, path, '--user', 'alice'])).rejects.toThrow(
-        `${flag} ${path} is under ${hidden}, which the unit's sandbox (ProtectHome=yes, PrivateTmp=yes) hides from the service`,
+        `${flag} ${path} is under ${hidden}, which the unit's sandbox (ProtectHome=yes, PrivateTmp=yes) hides from the service: ${wayOut}`,
       )
     }
+    // Each way out named is taken: no --db under /etc, which a service without --user cannot write.
+    expect((await unit(['--db', '/var/lib/svc/svc.db', '--config', '/etc/svc/svc.toml'])).code).toBe(0)
     expect((await unit(['--db', '/srv/svc/svc.db', '--config', '/etc/svc/svc.toml', '--user', 'alice'])).code).toBe(0)
   })
 

@@ -225,7 +225,12 @@ export async function runSystemdUnit(args: string[], io: Io, runtime: Runtime = 
     )
   }
   // Refused, not warned of: the service could not open them (226/NAMESPACE, "config file does not
-  // exist"), or would keep its ledger in a /tmp thrown away at every stop.
+  // exist"), or would keep its ledger in a /tmp thrown away at every stop. The way out named is one
+  // the checks above accept: a database outside /var/lib only with a user who owns it.
+  const wayOut = {
+    '--db': `put it under /var/lib (--db ${unitDefaults.database}), or under /srv with --user NAME for an account that owns it`,
+    '--config': `put it under /etc (--config ${unitDefaults.config})`,
+  }
   for (const [flag, path] of [
     ['--db', database],
     ['--config', values.config],
@@ -233,7 +238,7 @@ export async function runSystemdUnit(args: string[], io: Io, runtime: Runtime = 
     const hidden = path === undefined ? undefined : hiddenDirectoryOf(path)
     if (hidden) {
       throw new UsageError(
-        `${flag} ${path} is under ${hidden}, which the unit's sandbox (ProtectHome=yes, PrivateTmp=yes) hides from the service: put it under /var/lib or /etc (or /srv, with --user NAME for an account that owns it)`,
+        `${flag} ${path} is under ${hidden}, which the unit's sandbox (ProtectHome=yes, PrivateTmp=yes) hides from the service: ${wayOut[flag]}`,
       )
     }
   }

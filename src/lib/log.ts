@@ -1,5 +1,5 @@
 // Structured JSON logs on stderr, one object per line. Callers pass fields, never secrets: keys
-// and prompts stay out unless the level is debug.
+// and prompts stay out at every level, debug included.
 export type LogLevel = 'debug' | 'info' | 'warn' | 'error' | 'silent'
 const order: Record<LogLevel, number> = { debug: 10, info: 20, warn: 30, error: 40, silent: 100 }
 

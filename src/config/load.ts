@@ -87,6 +87,9 @@ export interface CatalogModel {
   retiresAt?: number
 }
 
+/** A Claude model, by the name a router like OpenRouter gives it (`anthropic/…`). */
+export const isRoutedClaude = (model: CatalogModel) => model.upstreamModel.startsWith('anthropic/')
+
 /** Whether the model's provider has retired it by `now` (its catalog row's retires_on). */
 export const isRetired = (model: CatalogModel, now: number): boolean =>
   model.retiresAt !== undefined && now >= model.retiresAt

@@ -39,6 +39,9 @@ export const maxTokensAbove = (budget: number, maxTokens: number): number =>
 /** Anthropic's least thinking budget: a smaller one is refused with a 400. */
 export const minThinkingBudget = 1024
 
+/** A client's budget as svc sends it: whole, and at least the least Anthropic takes. */
+export const budgetAsSent = (budgetTokens: number): number => Math.max(minThinkingBudget, Math.floor(budgetTokens))
+
 /**
  * A thinking budget under max_tokens, as Anthropic requires (a 400, "`max_tokens` must be greater
  * than `thinking.budget_tokens`"): as asked when it fits, else max_tokens − 1; undefined where

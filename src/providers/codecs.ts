@@ -1,6 +1,6 @@
 // One codec per upstream kind: where requests go, how they authenticate, and how their bodies,
 // streams and errors map to the neutral exchange. No provider-name branches anywhere else.
-import type { CatalogModel, ProviderConfig } from '../config/load'
+import { type CatalogModel, isRoutedClaude, type ProviderConfig } from '../config/load'
 import type { ProviderKind } from '../config/schema'
 import type { StreamCodec } from '../exchange/stream-codec'
 import type { ExchangeEvent, ExchangeRequest, ExchangeResponse, UpstreamErrorInfo } from '../exchange/types'
@@ -82,9 +82,6 @@ export const requestToolNames =
       : []
 
 const anthropicVersion = '2023-06-01'
-
-/** A Claude model, by the name a router like OpenRouter gives it (`anthropic/…`). */
-export const isRoutedClaude = (model: CatalogModel) => model.upstreamModel.startsWith('anthropic/')
 
 /** A Claude model behind a router that caches. */
 const isCachingClaude = (model: CatalogModel) => model.capabilities.promptCaching && isRoutedClaude(model)

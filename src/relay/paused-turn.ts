@@ -15,7 +15,7 @@ import { estimateTokensFromChars } from '../exchange/token-estimate'
 import { emptyUsage, type ExchangeRequest, type Usage } from '../exchange/types'
 import { GatewayError } from '../lib/errors'
 import { jsonLength } from '../router/features'
-import { type Candidate, mostLegCostNanos } from '../router/rank'
+import { type Candidate, mostLegCostNanos, outputTokensAtMost } from '../router/rank'
 import { keyOwnerOf, type ProbeClaim } from '../router/health'
 import { holdForContinuation } from './credit-hold-policy'
 import { countsAgainstProvider } from './outcome'
@@ -98,7 +98,7 @@ export function pausedTurnResumer(
       nextNanos: mostLegCostNanos(
         candidate.model,
         candidate.promptTokens + turnTokens(turn, content),
-        outputLeft,
+        outputTokensAtMost(candidate.model, candidate.thinkingBudgetAbove, outputLeft),
         candidate.searchesAtMost,
         now,
       ),

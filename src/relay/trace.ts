@@ -1,6 +1,6 @@
 // The record of one routed request while it runs: its legs, their usage and cost, and the
 // ranking as dispatch updated it. finish() turns it into the one ledger write.
-import type { Config } from '../config/load'
+import { type Config, isRoutedClaude } from '../config/load'
 import { beginsWith } from '../exchange/prompt-prefix'
 import { emptyUsage, type ExchangeRequest, type Usage } from '../exchange/types'
 import { byokFeeNanos } from '../ledger/credit'
@@ -15,7 +15,6 @@ import type {
 import { costNanos } from '../ledger/pricing'
 import type { GatewayError } from '../lib/errors'
 import type { Logger } from '../lib/log'
-import { isRoutedClaude } from '../providers/codecs'
 import { estimateRequestTokens } from '../router/count-tokens'
 import type { Candidate, RankEntry } from '../router/rank'
 import type { Admission } from './admission'

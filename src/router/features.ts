@@ -1,8 +1,9 @@
 // What a request needs from a model, read once from the neutral request before ranking.
+import { budgetAsSent, budgetForEffort } from '../exchange/thinking-budget'
 import { estimateTokensFromChars } from '../exchange/token-estimate'
 import type { CatalogModel } from '../config/load'
 import type { RoutingMode } from '../config/schema'
-import type { ExchangeRequest, UserContentBlock, WebSearchTool } from '../exchange/types'
+import type { ExchangeRequest, Thinking, UserContentBlock, WebSearchTool } from '../exchange/types'
 import { maxCredibleSearches } from '../relay/credible-usage'
 import { estimateRequestTokens, mediaTokensOf, textOf } from './count-tokens'
 
@@ -32,6 +33,12 @@ export interface RequestFeatures {
    */
   otherFileType: string | undefined
   thinking: boolean
+  /**
+   * The thinking budget a model that thinks by budget is sent, where the client asked for thinking:
+   * an enabled request's own (at least the least Anthropic takes), an adaptive one's effort's. The
+   * encoders raise max_tokens above it, which the credit a request holds counts (rank.ts).
+   */
+  thinkingBudget: { form: 'enabled' | 'adaptive'; tokens: number } | undefined
   /** The client forces a tool call (Anthropic `any`/`tool`, OpenAI `required`/a named function). */
   forcedToolChoice: boolean
   /**
@@ -164,6 +171,7 @@ export function readRequestFeatures(req: ExchangeRequest, mode?: RoutingMode, mo
     exclusiveTool,
     otherFileType,
     thinking: req.thinking !== undefined && req.thinking.type !== 'disabled',
+    thinkingBudget: thinkingBudgetOf(req.thinking),
     forcedToolChoice: req.toolChoice?.type === 'any' || req.toolChoice?.type === 'tool',
     webSearch: req.webSearch ? (req.webSearch.blockedDomains?.length ? 'anthropic' : 'any') : undefined,
     searchLimit: req.webSearch && searchLimit(req.webSearch),
@@ -208,3 +216,10 @@ function promptTokens(req: ExchangeRequest, rough: number, mode?: RoutingMode, m
 }
 /** The open-output sizing keeps 5 % of the window back (rank.ts): the count matters from there. */
 const windowMargin = 0.95
+
+/** The budget the encoders send for the request's thinking, as encode-anthropic-request.ts and model-fit.ts make it. */
+function thinkingBudgetOf(thinking: Thinking | undefined): RequestFeatures['thinkingBudget'] {
+  if (thinking?.type === 'enabled') return { form: 'enabled', tokens: budgetAsSent(thinking.budgetTokens) }
+  if (thinking?.type === 'adaptive') return { form: 'adaptive', tokens: budgetForEffort(thinking.effort) }
+  return undefined
+}

@@ -79,6 +79,7 @@ const features = (over: Partial<RequestFeatures> = {}): RequestFeatures => ({
   exclusiveTool: undefined,
   anthropicSafeguards: false,
   thinking: false,
+  thinkingBudget: undefined,
   forcedToolChoice: false,
   webSearch: undefined,
   searchLimit: undefined,
@@ -824,9 +825,63 @@ describe('health', () => {
 
 describe('the most a leg can cost (what a request holds)', () => {
   test('a long prompt is priced at the long-prompt tier, output and searches included', () => {
-    const longPrompt = { ...price(5, 25), aboveTokens: 100_000 }
-    const tiered = model('tiered', { price: { ...price(1, 5), longPrompt } })
+    const longPrompt = { ...price(5, 25), cacheWriteNanosPerToken: 5_000, aboveTokens: 100_000 }
+    const tiered = model('tiered', { price: { ...price(1, 5), cacheWriteNanosPerToken: 1_000, longPrompt } })
     expect(mostLegCostNanos(tiered, 150_000, 1_000, 2, T0)).toBe(150_000 * 5_000 + 1_000 * 25_000 + 2 * 10_000_000)
     expect(mostLegCostNanos(tiered, 50_000, 1_000, 0, T0)).toBe(50_000 * 1_000 + 1_000 * 5_000)
+  })
+
+  test('a prompt is priced as the dearest cache write the model prices: an hour’s only where every tier has one', () => {
+    // price(): cache writes at 1.25 × input.
+    expect(mostLegCostNanos(model('five-minutes'), 1_000, 10, 0, T0)).toBe(1_000 * 1_250 + 10 * 5_000)
+    const hour = model('hour', { price: { ...price(1, 5), cacheWrite1hNanosPerToken: 2_000 } })
+    expect(mostLegCostNanos(hour, 1_000, 10, 0, T0)).toBe(1_000 * 2_000 + 10 * 5_000)
+    // A tier without an hour's price: no request to it asks for one (pricing.ts pricesHourCacheWrites).
+    const longPrompt = { ...price(2, 10), aboveTokens: 100_000 }
+    const partly = model('partly', { price: { ...price(1, 5), cacheWrite1hNanosPerToken: 2_000, longPrompt } })
+    expect(mostLegCostNanos(partly, 1_000, 10, 0, T0)).toBe(1_000 * 1_250 + 10 * 5_000)
+  })
+
+  describe('thinking svc sends above max_tokens is held as output', () => {
+    const held = (features_: Partial<RequestFeatures>, m: CatalogModel, providerId = 'p1') => {
+      const r = rank({ models: [{ ...m, provider: providerId }], features: features({ maxTokens: 16, ...features_ }) })
+      const c = r.candidates[0]!
+      return (c.mostCostNanos - 1000 * 1_250) / 5_000
+    }
+    const high = { thinking: true, thinkingBudget: { form: 'adaptive' as const, tokens: 4_096 } }
+    const enabled = { thinking: true, thinkingBudget: { form: 'enabled' as const, tokens: 2_000 } }
+    const byBudget = model('by-budget')
+    const adaptive = model('adaptive', {
+      capabilities: { ...byBudget.capabilities, adaptiveThinking: true, budgetThinking: false },
+    })
+
+    test('a Claude that thinks by budget: the budget and the answer, within the model’s output', () => {
+      expect(held(high, byBudget)).toBe(4_112)
+      expect(held(enabled, byBudget)).toBe(2_016)
+      // A budget the answer's max_tokens already exceeds is sent within them.
+      expect(held({ ...enabled, maxTokens: 3_000 }, byBudget)).toBe(3_000)
+      expect(held({ ...enabled, maxTokens: 7_000 }, byBudget)).toBe(7_000)
+      expect(held({ ...high, maxTokens: 4_000 }, byBudget)).toBe(8_000)
+    })
+
+    test('no budget above max_tokens where thinking counts within them, or none is asked', () => {
+      expect(held(high, adaptive)).toBe(16)
+      expect(held(enabled, adaptive)).toBe(16)
+      expect(held(high, byBudget, 'responses')).toBe(16)
+      expect(held(high, byBudget, 'chat')).toBe(16)
+      expect(held({}, byBudget)).toBe(16)
+      const noThinking = model('plain', { capabilities: { ...byBudget.capabilities, thinking: false } })
+      expect(held(high, noThinking)).toBe(16)
+    })
+
+    test('a routed Claude sent OpenRouter’s reasoning budget', () => {
+      const routed = model('routed', { upstreamModel: 'anthropic/claude-x' })
+      const r = rank({
+        models: [{ ...routed, provider: 'router' }],
+        providers: { ...providers, router: { ...providers.chat!, id: 'router', anthropicCacheControl: true } },
+        features: features({ maxTokens: 16, ...enabled }),
+      })
+      expect((r.candidates[0]!.mostCostNanos - 1000 * 1_250) / 5_000).toBe(2_016)
+    })
   })
 })

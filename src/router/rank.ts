@@ -1,10 +1,11 @@
 // Ranking: which concrete models may serve this request under this profile, best first, and a
 // record of every candidate considered (provider_ranks) so a user can read why.
-import { type CatalogModel, isRetired, type ProviderConfig } from '../config/load'
+import { type CatalogModel, isRetired, isRoutedClaude, type ProviderConfig } from '../config/load'
 import type { RoutingMode } from '../config/schema'
 import { applicableCreditNanos, type ChargeScope, type GrantState } from '../ledger/credit'
-import { type TokenPrices, tokenPricesFor } from '../ledger/pricing'
-import { budgetUnder, minThinkingBudget } from '../exchange/thinking-budget'
+import { hourCacheWriteNanos, type TokenPrices, tokenPricesFor } from '../ledger/pricing'
+import { budgetUnder, maxTokensAbove, minThinkingBudget } from '../exchange/thinking-budget'
+import { thinkingFormFor } from '../protocols/anthropic/model-fit'
 import type { ExclusiveTool, RequestFeatures } from './features'
 import { type HealthView, keyOwnerOf } from './health'
 import { nudgeKey } from './nudges'
@@ -39,14 +40,21 @@ export interface Candidate {
   mostCostNanos: number
   /** The request's estimated prompt, which `mostCostNanos` holds (features.ts). */
   promptTokens: number
+  /** The thinking budget this model is sent above max_tokens, if any (thinkingBudgetAbove). */
+  thinkingBudgetAbove: number | undefined
   /** The searches a message of it may run as its holds count them: the request's, if it runs the search; else 0. */
   searchesAtMost: number
   rank: RankEntry
 }
 
 /**
- * The most one upstream message can cost: its prompt, all at the input price, its whole output
- * limit and every search it may run, at the prices of `now` (the prompt's tier, peak hours).
+ * The most one upstream message can cost: its prompt, all at the dearest price a prompt token can
+ * be billed at, its whole output limit and every search it may run, at the prices of `now` (the
+ * prompt's tier, peak hours). A prompt token costs most as a cache write: 1.25 × input on Claude,
+ * 2 × for an hour's, written wherever the client or svc marks a breakpoint (an audit: 60 requests
+ * at once of a 10,000-token prompt marked for an hour, each held at the input price, spent twice a
+ * grant the holds kept within one request's cost). The models that write no cache price writes at
+ * the input price (models.ts).
  */
 export function mostLegCostNanos(
   model: CatalogModel,
@@ -57,11 +65,42 @@ export function mostLegCostNanos(
 ): number {
   const price = model.price!
   const tokens = tokenPricesFor(price, promptTokens, now)
-  return (
-    promptTokens * tokens.inputNanosPerToken +
-    outputTokens * tokens.outputNanosPerToken +
-    searches * price.webSearchNanos
+  const promptNanosPerToken = Math.max(
+    tokens.inputNanosPerToken,
+    tokens.cacheWriteNanosPerToken,
+    hourCacheWriteNanos(price, tokens),
   )
+  return (
+    promptTokens * promptNanosPerToken + outputTokens * tokens.outputNanosPerToken + searches * price.webSearchNanos
+  )
+}
+
+/**
+ * The most output a message of `model` may bill, asked for `maxTokens`: with a thinking budget sent
+ * above them, both, within the model's output limit (model-fit.ts clamps max_tokens to it).
+ */
+export const outputTokensAtMost = (model: CatalogModel, thinkingBudget: number | undefined, maxTokens: number) =>
+  thinkingBudget === undefined ? maxTokens : Math.min(model.maxOutputTokens, maxTokensAbove(thinkingBudget, maxTokens))
+
+/**
+ * The thinking budget svc sends this model above the answer's max_tokens, if any. Anthropic counts
+ * thinking within max_tokens and wants max_tokens above the budget, so the encoders raise it where
+ * the model is sent a budget (encode-anthropic-request.ts, model-fit.ts; a routed Claude's
+ * `reasoning`, encode-chat-request.ts). OpenAI counts reasoning within max_output_tokens. Holding
+ * only max_tokens, 20 requests at once of 16 tokens with high effort, each answered with 4,100,
+ * spent 600 × a 0.002 USD grant (an audit).
+ */
+function thinkingBudgetAbove(
+  features: RequestFeatures,
+  model: CatalogModel,
+  provider: ProviderConfig,
+): number | undefined {
+  const asked = features.thinkingBudget
+  if (asked === undefined || !model.capabilities.thinking) return undefined
+  if (provider.kind === 'anthropic')
+    return thinkingFormFor(asked.form, model.capabilities) === 'enabled' ? asked.tokens : undefined
+  const routedClaudeBudget = provider.kind === 'openai-chat' && provider.anthropicCacheControl && isRoutedClaude(model)
+  return routedClaudeBudget && asked.form === 'enabled' ? asked.tokens : undefined
 }
 
 export interface RankEntry {
@@ -456,7 +495,14 @@ export function rankCandidates(input: RankInput): Ranking {
     const promptCostNanos = features.estimatedInputTokens * tokenPrices.inputNanosPerToken
     const estimatedCostNanos = promptCostNanos + expectedOutputTokens(maxTokens) * tokenPrices.outputNanosPerToken
     const searchesAtMost = searchesHeld(provider, features)
-    const mostCostNanos = mostLegCostNanos(model, features.estimatedInputTokens, maxTokens, searchesAtMost, input.now)
+    const budgetAbove = thinkingBudgetAbove(features, model, provider)
+    const mostCostNanos = mostLegCostNanos(
+      model,
+      features.estimatedInputTokens,
+      outputTokensAtMost(model, budgetAbove, maxTokens),
+      searchesAtMost,
+      input.now,
+    )
     const score = scoreOf(input.mode, model.quality, tokenPrices, policy) + nudge
     entry.score = round2(score)
     entry.estimated_cost_nanos = estimatedCostNanos
@@ -485,6 +531,7 @@ export function rankCandidates(input: RankInput): Ranking {
       estimatedCostNanos,
       mostCostNanos,
       promptTokens: features.estimatedInputTokens,
+      thinkingBudgetAbove: budgetAbove,
       searchesAtMost,
       rank: entry,
     })

@@ -5,7 +5,7 @@
 // charged_nanos (README, "Money and credit"), and once the credit is gone a request gets 402.
 import { afterAll, describe, expect, test } from 'bun:test'
 import { createHarness, endedRequestDetail, type Harness } from '../support/harness'
-import { scriptedPair, scriptedUpstream } from '../support/scripted-upstream'
+import { scriptedPair, scriptedUpstream, twoModelGateway } from '../support/scripted-upstream'
 import { simClaude } from '../support/sim-models'
 import { startSimulator } from '../support/simulator'
 import { isAnthropicError, parseFrames, requestDetail } from './helpers'
@@ -299,6 +299,104 @@ describe('credit under concurrency', () => {
     const served = await requestDetail(h, first.find((r) => r.status === 200)!.headers.get('x-request-id')!)
     // What was served beyond the credit: one request's cost, less the credit it took.
     expect([served.total_cost_nanos, served.charged_nanos]).toEqual([8_010_000, 5_000_000])
+  })
+})
+
+/** n calls of `ask` at once; the served ones' total cost and charge, and every status, sorted. */
+async function atOnce(h: Harness, n: number, ask: () => Promise<Response>) {
+  const answers = await Promise.all(Array.from({ length: n }, ask))
+  let cost = 0
+  let charged = 0
+  for (const res of answers.filter((r) => r.status === 200)) {
+    await res.text()
+    const detail = await endedRequestDetail(h, res.headers.get('x-request-id')!)
+    cost += detail.total_cost_nanos
+    charged += detail.charged_nanos
+  }
+  return { statuses: answers.map((r) => r.status).sort(), cost, charged }
+}
+
+describe('what a request holds is what its answer can cost', () => {
+  test('16-token answers with high effort on a Claude that thinks by budget hold the budget svc adds to max_tokens', async () => {
+    // 0.002 USD; each answer bills 4,100 output tokens at 1 USD/Mtok (the budget's thinking and 4
+    // tokens of text), where the request asked for at most 16.
+    const h = await twoModelGateway({ kind: 'anthropic', grantUsd: 0.002, model: { thinking: true } })
+    const sent = scriptedUpstream(h, () => ({
+      headerDelayMs: 200,
+      json: {
+        id: 'msg_up',
+        type: 'message',
+        role: 'assistant',
+        model: 'first-up',
+        content: [{ type: 'text', text: 'Yes.' }],
+        stop_reason: 'end_turn',
+        stop_sequence: null,
+        usage: { input_tokens: 10, output_tokens: 4_100 },
+      },
+    }))
+    const ask = () =>
+      h.call('/compat-b/v1/responses', {
+        method: 'POST',
+        json: { model: 'svc-pro', input: 'is it?', max_output_tokens: 16, reasoning: { effort: 'high' } },
+      })
+    const { statuses, cost, charged } = await atOnce(h, 20, ask)
+    // The budget high effort is sent as, and the answer's 16 above it.
+    expect(sent[0]).toMatchObject({ max_tokens: 4_112, thinking: { type: 'enabled', budget_tokens: 4_096 } })
+    // Each held 4,112 output tokens, more than the grant: one served, the rest wait. Held at 16, all
+    // 20 were served, 41 times the grant (an audit).
+    expect(statuses).toEqual([200, ...Array(19).fill(429)])
+    expect([cost, charged]).toEqual([4_110_000, 2_000_000])
+  })
+
+  test('prompts marked for an hour’s cache hold their writes at the 1-hour price, twice the input', async () => {
+    // 1 USD/Mtok in, 2 for an hour's cache write; each ~10,000-token prompt written whole.
+    const h = await twoModelGateway({
+      kind: 'anthropic',
+      grantUsd: 0.03,
+      model: { prompt_caching: true, cache_write_usd_per_mtok: 1.25, cache_write_1h_usd_per_mtok: 2 },
+    })
+    scriptedUpstream(h, () => ({
+      headerDelayMs: 200,
+      json: {
+        id: 'msg_up',
+        type: 'message',
+        role: 'assistant',
+        model: 'first-up',
+        content: [{ type: 'text', text: 'ok' }],
+        stop_reason: 'end_turn',
+        stop_sequence: null,
+        usage: {
+          input_tokens: 3,
+          cache_creation_input_tokens: 10_000,
+          cache_creation: { ephemeral_5m_input_tokens: 0, ephemeral_1h_input_tokens: 10_000 },
+          output_tokens: 2,
+        },
+      },
+    }))
+    const oneRequest = 3 * 1000 + 10_000 * 2000 + 2 * 1000
+    let n = 0
+    const ask = () =>
+      h.call('/compat-a/v1/messages', {
+        method: 'POST',
+        headers: { 'anthropic-version': '2023-06-01' },
+        json: {
+          model: 'svc-pro',
+          max_tokens: 10,
+          system: [
+            {
+              type: 'text',
+              text: `${n++} ${'lorem ipsum '.repeat(3_333)}`,
+              cache_control: { type: 'ephemeral', ttl: '1h' },
+            },
+          ],
+          messages: [{ role: 'user', content: 'hi' }],
+        },
+      })
+    const { statuses, cost, charged } = await atOnce(h, 10, ask)
+    // Held at the input price, three were served at once on credit for one and a half.
+    expect(statuses).toEqual([200, 200, ...Array(8).fill(429)])
+    expect(charged).toBe(30_000_000)
+    expect(cost - charged).toBeLessThan(oneRequest)
   })
 })
 

@@ -16,7 +16,7 @@ import type {
   ToolChoice,
   WebSearchTool,
 } from '../../exchange/types'
-import { maxTokensAbove, minThinkingBudget } from '../../exchange/thinking-budget'
+import { budgetAsSent, maxTokensAbove } from '../../exchange/thinking-budget'
 import { isObject } from '../wire-values'
 import { addCacheBreakpoints, type WireBlock, type WireMessage } from './cache-breakpoints'
 import { type AnthropicModelRules, fitToModel, thinkingFormFor } from './model-fit'
@@ -80,7 +80,7 @@ export function encodeAnthropicRequest(
   const thinkingOn = thinking !== undefined && thinking.type !== 'disabled' && canThink(req, messages, anthropic, opts)
   const outputConfig: Record<string, unknown> = {}
   if (thinkingOn && thinking?.type === 'enabled') {
-    const budget = Math.max(minThinkingBudget, Math.floor(thinking.budgetTokens))
+    const budget = budgetAsSent(thinking.budgetTokens)
     body.thinking = { type: 'enabled', budget_tokens: budget }
     body.max_tokens = maxTokensAbove(budget, req.maxTokens)
   } else if (thinkingOn && thinking?.type === 'adaptive') {

@@ -284,7 +284,7 @@ describe('a gathered answer that breaks falls back, the broken leg uncharged', (
   }
 })
 
-test('a client that leaves while its answer is gathered stops the upstream; the request is recorded aborted, uncharged', async () => {
+test('a client that leaves while its answer is gathered stops the upstream; the request is recorded aborted, charged what came', async () => {
   const h = await slowModelGateway({})
   sim.setScenario('slow-up', { text: 'a b c d e f g h', chunks: 8, chunkDelayMs: 100 })
   const client = new AbortController()
@@ -299,12 +299,77 @@ test('a client that leaves while its answer is gathered stops the upstream; the 
   await answer.catch(() => {})
   expect(await sim.waitForAbort(0, 2000)).toBe(true)
   const [row] = (await (await h.call('/v1/usage/requests')).json()).items
-  expect(row).toMatchObject({
-    status: 'aborted',
-    http_status: 499,
-    charged_nanos: 0,
-    error: { message: 'client went away' },
-  })
+  expect(row).toMatchObject({ status: 'aborted', http_status: 499, error: { message: 'client went away' } })
+  // The prompt at least: the upstream had taken it (its message_start came at once).
+  expect(row.charged_nanos).toBeGreaterThan(0)
+})
+
+// The provider bills what it wrote before the client left, though svc held all of it: charged as a
+// stream cut there is (an audit: 25,000 tokens written, the client gone just before the end, cost
+// the account nothing).
+describe('a client that leaves a gathered answer near its end is charged what the upstream wrote', () => {
+  /** An Anthropic stream that writes `frames`, then waits for the end that never comes; `wrote` when written. */
+  function stallingUpstream(h: Harness, frames: string[]) {
+    h.deps.config.routing.streamUpstreamAboveMaxTokens = 0
+    const upstream = { wrote: Promise.withResolvers<void>(), aborted: Promise.withResolvers<void>() }
+    h.deps.fetch = (async (_url: string, init: RequestInit) => {
+      const body = new ReadableStream<Uint8Array>({
+        start(controller) {
+          for (const frame of frames) controller.enqueue(new TextEncoder().encode(frame))
+          upstream.wrote.resolve()
+          init.signal!.addEventListener('abort', () => {
+            upstream.aborted.resolve()
+            controller.error(new DOMException('aborted', 'AbortError'))
+          })
+        },
+      })
+      return new Response(body, { headers: { 'content-type': 'text/event-stream' } })
+    }) as unknown as typeof fetch
+    return upstream
+  }
+  // 2,000 characters of text after a prompt counted as 50 tokens: ~500 tokens at 4 characters a token.
+  const written = () => [
+    ...anthropicStream([], 'end_turn', { input_tokens: 50, output_tokens: 1 }, {}).slice(0, 1),
+    sseFrame('content_block_start', {
+      type: 'content_block_start',
+      index: 0,
+      content_block: { type: 'text', text: '' },
+    }),
+    ...Array.from({ length: 20 }, () =>
+      sseFrame('content_block_delta', {
+        type: 'content_block_delta',
+        index: 0,
+        delta: { type: 'text_delta', text: 'word '.repeat(20) },
+      }),
+    ),
+  ]
+  for (const [route, json] of [
+    ['/compat-a/v1/messages', { model: 'svc-pro', max_tokens: 8000, messages: [{ role: 'user', content: 'go' }] }],
+    ['/compat-b/v1/responses', { model: 'svc-pro', max_output_tokens: 8000, input: 'go' }],
+  ] as const) {
+    test(route.endsWith('messages') ? 'passed through' : 'translated', async () => {
+      const h = await slowModelGateway({})
+      const upstream = stallingUpstream(h, written())
+      const client = new AbortController()
+      const answer = h.call(route, {
+        method: 'POST',
+        json,
+        signal: client.signal,
+        headers: { 'anthropic-version': '2023-06-01' },
+      })
+      await upstream.wrote.promise
+      await Bun.sleep(50)
+      client.abort()
+      await answer.catch(() => {})
+      await upstream.aborted.promise
+      const [row] = (await (await h.call('/v1/usage/requests')).json()).items
+      const detail = await requestDetail(h, row.request_id)
+      expect(detail.usage_events.map((e: Json) => [e.outcome, e.estimated, e.input_tokens, e.output_tokens])).toEqual([
+        ['aborted', true, 50, 500],
+      ])
+      expect(detail).toMatchObject({ status: 'aborted', http_status: 499, charged_nanos: 550 * 1000 })
+    })
+  }
 })
 
 // ---- wire corners the simulator does not play, as exact upstream bytes --------------------------

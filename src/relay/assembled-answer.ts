@@ -4,6 +4,8 @@
 // a hung provider (first_byte_timeout_ms) and each silence a stalled one (idle_timeout_ms), while
 // a slow, steady answer takes as long as it needs. Nothing reaches the client until the answer is
 // whole, so a failure anywhere in it still falls back to the next candidate, as a JSON call's would.
+// A client that leaves is charged what the upstream had sent by then (the leg's progress, as for a
+// cut stream): the provider bills it, and long answers left near their end cost the account nothing.
 import type { Deps } from '../deps'
 import { responseAssembler } from '../exchange/assemble-response'
 import { anthropicMessageAssembler } from '../protocols/anthropic/assemble-message'
@@ -13,9 +15,8 @@ import { GatewayError } from '../lib/errors'
 import { upstreamFailure } from '../providers/call-upstream'
 import { answerTooLarge, maxAnswerBytes } from '../providers/bounded-body'
 import { codecs, requestToolNames } from '../providers/codecs'
-import { isReported } from '../protocols/unreported-usage'
 import type { AnsweredAttempt } from './attempt'
-import { passesThrough } from './surface'
+import { passesThrough, receivedSoFar } from './surface'
 import { deliverPassThrough, deliverTranslated, jsonAnswer } from './json-answer'
 import { hasMediaType } from './send'
 import { meterStep, newStreamMeter } from './meter'
@@ -57,6 +58,7 @@ export async function assembledAnswer(deps: Deps, a: AnsweredAttempt): Promise<R
       // Metered as the streamed relay meters it (a message that finishes without its usage is estimated).
       const meter = a.surface.passThroughStream(a.ids)
       const assembly = a.surface.passThroughAssembly()
+      a.leg.progress = () => receivedSoFar(meter)
       await readAll(upstream, first, (event) => {
         meter.frame(event)
         assembly.push(event)
@@ -68,14 +70,13 @@ export async function assembledAnswer(deps: Deps, a: AnsweredAttempt): Promise<R
       if (!meter.finished()) meter.closeCleanly()
       if (!meter.finished()) throw endedEarly()
       const { body: answer } = a.surface.passThroughJson(assembly.json(meter.estimatedOutputTokens()), a.ids)
-      const usage = meter.usage()
-      const received = { usage, reported: isReported(usage), outputChars: meter.outputChars() }
-      return deliverPassThrough(deps, a, received, answer, upstreamTtfbMs)
+      return deliverPassThrough(deps, a, receivedSoFar(meter), answer, upstreamTtfbMs)
     }
 
     /** One upstream message, whole: decoded, metered, and as sent where its turn may be sent back. */
     const gather = async (frames: UpstreamFrames, read: readonly SseEvent[] | undefined, pausedTurn?: unknown[]) => {
       const meter = newStreamMeter()
+      a.leg.progress = () => meter
       const assembler = responseAssembler()
       const sent = a.pausedTurn && anthropicMessageAssembler()
       const decoder = codecs[a.leg.candidate.provider.kind].streamDecoder(

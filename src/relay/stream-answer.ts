@@ -11,12 +11,11 @@ import { GatewayError } from '../lib/errors'
 import type { SseEvent } from '../protocols/sse'
 import { upstreamFailure } from '../providers/call-upstream'
 import { codecs, requestToolNames } from '../providers/codecs'
-import { isReported } from '../protocols/unreported-usage'
 import { errorWithoutSecrets, frameWithoutKey } from '../lib/redact'
 import { meterStep, newStreamMeter, type StreamMeter, standInUsage } from './meter'
 import { judgeStream, record, servedFirstByte } from './outcome'
 import type { AnsweredAttempt } from './attempt'
-import { passesThrough } from './surface'
+import { passesThrough, receivedSoFar } from './surface'
 import type { LegDraft } from './trace'
 import { streamFailure, type UpstreamFrames, upstreamFrames } from './upstream-frames'
 
@@ -79,21 +78,7 @@ export async function streamAnswer(deps: Deps, a: AnsweredAttempt): Promise<Resp
     }
     complete = () => stream.finished() && !stream.error()
     generated = stream.generated
-    received = () => {
-      const finished = stream.finished()
-      const usage = stream.usage()
-      if (!finished) usage.output = stream.estimatedOutputTokens()
-      return {
-        usage,
-        // A message can finish without its usage (no message_delta usage, no usage object): estimated.
-        reported: finished && isReported(usage),
-        // A cut stream's output is estimated above; a finished one's only if it was never reported
-        // or its count cannot be billed.
-        outputChars: finished ? stream.outputChars() : 0,
-        clean: complete(),
-        error: stream.error(),
-      }
-    }
+    received = () => ({ ...receivedSoFar(stream), clean: complete(), error: stream.error() })
   } else {
     let meter = newStreamMeter()
     const encoder = a.surface.streamEncoder(a.ids, {

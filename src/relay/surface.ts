@@ -7,6 +7,7 @@ import type { ExchangeRequest, ExchangeResponse, Usage } from '../exchange/types
 import type { Surface } from '../http/errors'
 import type { GatewayError } from '../lib/errors'
 import type { PassThroughMeter } from '../protocols/pass-through-meter'
+import { isReported } from '../protocols/unreported-usage'
 import type { SseEvent } from '../protocols/sse'
 
 export interface ClientIds {
@@ -54,6 +55,19 @@ export interface BilledFrom {
   usage: Usage
   reported: boolean
   outputChars: number
+}
+
+/**
+ * What a same-shape stream has received so far, as its leg is billed: a message cut before its end
+ * has its output estimated from what flowed, and one that finished without its usage (no
+ * message_delta usage, no usage object) is estimated where its counts are missing.
+ */
+export function receivedSoFar(stream: PassThroughMeter): BilledFrom {
+  const finished = stream.finished()
+  const usage = stream.usage()
+  if (!finished) usage.output = stream.estimatedOutputTokens()
+  // A finished stream's output is estimated only where it was never reported or cannot be billed.
+  return { usage, reported: finished && isReported(usage), outputChars: finished ? stream.outputChars() : 0 }
 }
 
 /**

@@ -166,7 +166,9 @@ export async function relay(deps: Deps, input: RelayInput): Promise<Response> {
           candidate,
           admission: { ceilingNanos: admittedNanos, hold: admittedHold },
           mode,
-          now,
+          // And at the time as it is now: a grant that expired meanwhile pays no leg that starts now
+          // (a leg's charge is judged at its start), and the fallback was served uncharged.
+          now: deps.clock(),
         })
         if (rehold instanceof GatewayError) {
           // Not tried: what it may cost cannot be held (others hold the credit, or it is spent).

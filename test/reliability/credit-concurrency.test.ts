@@ -442,6 +442,33 @@ describe('holds on the way to a fallback', () => {
     })
   })
 
+  test('a grant that expires while the first model fails pays for no fallback: the first model’s failure is the answer', async () => {
+    const h = await twoPricedModels('expired-fallback')
+    await addGrant(h, { amount_nanos: 10_000_000, expires_at: new Date(h.clock.now + 1_000).toISOString() })
+    sim.setScenario('expired-fallback-first', { fault: { kind: 'status', status: 529 } })
+    sim.setScenario('expired-fallback-second', { text: 'ok', usage: { input: 4, output: 2 } })
+    const upstream = h.deps.fetch
+    h.deps.fetch = (async (url: string, init: RequestInit) => {
+      const res = await upstream(url, init)
+      // Each answer takes two seconds: the first's 529 comes after the grant expired.
+      h.clock.advance(2_000)
+      return res
+    }) as typeof fetch
+    const res = await ask(h)
+    // Held on the grants of the request's admission, the fallback was served and charged nothing
+    // (its leg began after the expiry, which is when a leg's charge is judged).
+    expect(res.status).toBe(529)
+    const detail = await endedRequestDetail(h, res.headers.get('x-request-id')!)
+    expect(detail.usage_events.map((e: { model_id: string; outcome: string }) => [e.model_id, e.outcome])).toEqual([
+      ['first', 'failed'],
+    ])
+    expect(detail.provider_ranks.find((r: { model_id: string }) => r.model_id === 'second')).toMatchObject({
+      status: 'skipped',
+      reason:
+        'not tried as a fallback: no credit is left for second, the next model to try: add a grant that covers it',
+    })
+  })
+
   test('a fallback priced as the first model is tried beside another request’s hold: it needs no more unheld credit than the admission did', async () => {
     const h = await failingOver('same-price')
     // Another request of the account in flight holds a third of the grant.

@@ -275,6 +275,43 @@ describe.each(routes)('$route route', ({ ask, stops }) => {
     expect(record).toMatchObject({ status: 'failed' })
     expect(record.usage_events).toEqual([expect.objectContaining({ model_id: 'first', outcome: 'failed' })])
   })
+
+  // Both were read as an empty answer that ended well: billed, and the next model never tried.
+  test.each([
+    ['[DONE] before any chunk', [done]],
+    [
+      "llama.cpp's `error:` field (its model still loading)",
+      ['error: {"code":503,"message":"Loading model","type":"unavailable_error"}\n\n', done],
+    ],
+  ])('%s falls back to the next model, the failed leg uncharged', async (_, frames) => {
+    const h = await chatGateway()
+    byModel(h, {
+      'first-up': { sse: frames },
+      'second-up': { sse: [role, chunk({ content: 'From the second.' }), chunk({}, 'stop', usage(20, 4)), done] },
+    })
+    expect(await ask(h, true)).toEqual({ blocks: [{ text: 'From the second.' }], stop: stops.end_turn })
+    const record = await lastRecord(h)
+    expect(record.usage_events).toEqual([
+      expect.objectContaining({ model_id: 'first', outcome: 'failed', charged_nanos: 0 }),
+      expect.objectContaining({ model_id: 'second', outcome: 'ok', estimated: false, output_tokens: 4 }),
+    ])
+  })
+
+  test("llama.cpp's `error:` field after text: the client hears an error and the request failed", async () => {
+    const h = await chatGateway()
+    byModel(h, {
+      'first-up': {
+        sse: [role, chunk({ content: 'Half an ans' }), 'error: {"code":500,"message":"boom"}\n\n', done],
+      },
+    })
+    const seen = await ask(h, true).catch(() => 'the SDK threw')
+    expect(seen).toEqual(ask === askMessages ? 'the SDK threw' : { blocks: [{ text: 'Half an ans' }], stop: 'failed' })
+    const record = await lastRecord(h)
+    expect(record).toMatchObject({ status: 'failed' })
+    expect(record.usage_events).toEqual([
+      expect.objectContaining({ model_id: 'first', outcome: 'failed', error: expect.stringContaining('boom') }),
+    ])
+  })
 })
 
 describe('stream chunks', () => {

@@ -36,6 +36,15 @@ describe('SseDecoder', () => {
     ])
   })
 
+  test('llama.cpp\'s `error:` field is a frame whose data is {"error": …}', async () => {
+    const json = 'error: {"code":400,"message":"too long"}\n\n'
+    expect(await parse(json)).toEqual([{ data: '{"error":{"code":400,"message":"too long"}}', raw: json }])
+    // A value that is not JSON is the error's message.
+    expect((await parse('error: the slot died\n\n')).map((e) => e.data)).toEqual(['{"error":"the slot died"}'])
+    // Beside data, the data stands.
+    expect((await parse('error: x\ndata: {"a":1}\n\n')).map((e) => e.data)).toEqual(['{"a":1}'])
+  })
+
   test('yields nothing for comment-only streams', async () => {
     expect(await parse(': OPENROUTER PROCESSING\n\n: OPENROUTER PROCESSING\n\n')).toEqual([])
   })

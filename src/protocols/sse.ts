@@ -1,5 +1,7 @@
 // Server-sent events: upstream bytes → frames, and one frame ← (event name, JSON payload or text).
 
+import { isJson } from './wire-values'
+
 export interface SseEvent {
   event?: string
   data: string
@@ -132,6 +134,7 @@ const noEvents: readonly SseEvent[] = Object.freeze([])
 function readFrame(raw: string, general: boolean): SseEvent | undefined {
   let event: string | undefined
   let data: string | undefined
+  let error: string | undefined
   for (let pos = 0; pos < raw.length; ) {
     let end: number
     let next: number
@@ -145,7 +148,7 @@ function readFrame(raw: string, general: boolean): SseEvent | undefined {
       end = at < 0 ? raw.length : at
       next = end + 1
     }
-    // Blank lines and comments carry nothing; of the fields, only data and event matter here.
+    // Blank lines and comments carry nothing; of the fields, only data, event and error matter here.
     if (end > pos && raw.charCodeAt(pos) !== colon) {
       const at = raw.indexOf(':', pos)
       const nameEnd = at < 0 || at > end ? end : at
@@ -157,14 +160,24 @@ function readFrame(raw: string, general: boolean): SseEvent | undefined {
         data = data === undefined ? value : `${data}\n${value}`
       } else if (nameLength === 5 && raw.startsWith('event', pos)) {
         event = raw.slice(valueStart, end)
+      } else if (nameLength === 5 && raw.startsWith('error', pos)) {
+        error = raw.slice(valueStart, end)
       }
     }
     pos = next
   }
+  if (data === undefined && error !== undefined) data = errorData(error)
   // Per the SSE spec a frame without data is not dispatched; that also drops comment-only frames.
   if (data === undefined) return undefined
   return event === undefined ? { data, raw } : { event, data, raw }
 }
+
+/**
+ * llama.cpp's server reports a failure in a field of its own (`error: {"code":400,"message":…}`),
+ * which SSE would drop: the answer then read as an empty success, billed and never failed over.
+ * It becomes the `{"error": …}` data other servers send in-band, which decoders read as a failure.
+ */
+const errorData = (value: string): string => `{"error":${isJson(value) ? value : JSON.stringify(value)}}`
 
 /** A frame of `dataLines`, under `event` where it has a name. */
 const frame = (event: string | undefined, dataLines: string): string =>

@@ -336,6 +336,13 @@ describe('chatStreamDecoder', () => {
     expect(asked).toBe(0)
   })
 
+  // Read as an empty answer that ended well, it was billed and the next model never tried.
+  test('[DONE] before any chunk is a retryable 502, not an empty answer', async () => {
+    const error = await decodeText(done).catch((e: unknown) => e)
+    expect(error).toBeInstanceOf(GatewayError)
+    expect(error).toMatchObject({ kind: 'api_error', status: 502, retryable: true })
+  })
+
   test('malformed JSON is a 502 api_error', async () => {
     const error = await decodeText(`${chunk({ content: 'x' })}data: {"id":\n\n`).catch((e: unknown) => e)
     expect(error).toBeInstanceOf(GatewayError)

@@ -255,7 +255,9 @@ export function chatStreamDecoder(toolNames: RequestToolNames = noToolNames): St
   return {
     push(event) {
       if (done) return []
-      return event.data === '[DONE]' ? finishMessage() : decodeChunk(event.data)
+      if (event.data !== '[DONE]') return decodeChunk(event.data)
+      if (!started) throw endedEmpty()
+      return finishMessage()
     },
     // Cut off before both [DONE] and a finish_reason: no finish, so the encoder reports an error.
     end: () => (done || finishReason === undefined ? [] : finishMessage()),
@@ -273,6 +275,13 @@ function parseChunk(data: string): JsonObject {
   // The provider's fault: where the client has nothing yet, the next candidate is tried.
   throw new GatewayError('api_error', 'upstream sent a malformed JSON chunk', { status: 502, retryable: true })
 }
+
+/**
+ * [DONE] before any chunk: the server gave up without a word (llama.cpp after a failed prompt).
+ * Read as an empty answer it was billed and never fell back.
+ */
+const endedEmpty = () =>
+  new GatewayError('api_error', 'upstream ended its stream before any chunk', { status: 502, retryable: true })
 
 /** An id for a tool call the upstream sent without one: unique, so ids never repeat across a conversation's turns. */
 export const synthesizeCallId = (): string => `call_${crypto.randomUUID().replaceAll('-', '').slice(0, 24)}`

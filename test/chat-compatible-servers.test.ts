@@ -194,6 +194,20 @@ describe.each(routes)('$route route', ({ ask, stops }) => {
       expect(await ask(h, stream)).toEqual({ blocks: [{ text: 'Hel' }], stop: stops.max_tokens })
     })
 
+    test.each([
+      ['MAX_TOKENS', 'max_tokens'],
+      ['SAFETY', 'refusal'],
+    ] as const)("Gemini's upper-case finish %s ends the answer as %s", async (reason, stop) => {
+      const h = await chatGateway()
+      byModel(h, {
+        'first-up': {
+          sse: [role, chunk({ content: 'Hel' }), chunk({}, reason, usage(20, 1)), done],
+          json: completion({ content: 'Hel' }, reason),
+        },
+      })
+      expect(await ask(h, stream)).toEqual({ blocks: [{ text: 'Hel' }], stop: stops[stop] })
+    })
+
     test("GLM's sensitive finish is a refusal", async () => {
       const h = await chatGateway()
       byModel(h, {

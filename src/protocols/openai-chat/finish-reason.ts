@@ -3,17 +3,28 @@
 import type { StopReason } from '../../exchange/types'
 
 export function mapChatFinishReason(reason: unknown): StopReason {
-  switch (reason) {
+  // Gemini's compatible endpoint (and bridges from its own API) passes its reasons on in its own
+  // upper case: MAX_TOKENS, SAFETY, STOP.
+  switch (typeof reason === 'string' ? reason.toLowerCase() : reason) {
     case 'length':
     // Mistral's: the context window filled before the answer ended.
     case 'model_length':
+    // Gemini's MAX_TOKENS.
+    case 'max_tokens':
       return 'max_tokens'
     case 'tool_calls':
     case 'function_call':
       return 'tool_use'
-    // Nothing in Anthropic's vocabulary is closer than refusal. GLM says `sensitive`.
+    // Nothing in Anthropic's vocabulary is closer than refusal. GLM says `sensitive`; Gemini names
+    // the filter that stopped it (safety, recitation of a source, prohibited content, its block
+    // list, personal data).
     case 'content_filter':
     case 'sensitive':
+    case 'safety':
+    case 'recitation':
+    case 'prohibited_content':
+    case 'blocklist':
+    case 'spii':
       return 'refusal'
     // OpenRouter's mid-generation failure; vLLM's and SGLang's request aborted mid-answer; GLM's
     // inference failing mid-answer.

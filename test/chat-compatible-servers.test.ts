@@ -4,7 +4,13 @@
 // SDKs and its ledger record checked.
 import { describe, expect, test } from 'bun:test'
 import { endedRequestDetail, type Harness, sdkClients } from './support/harness'
-import { type ScriptedAnswer, scriptedPair, scriptedUpstream, sseFrame } from './support/scripted-upstream'
+import {
+  type ScriptedAnswer,
+  scriptedPair,
+  scriptedUpstream,
+  sseFrame,
+  twoModelGateway,
+} from './support/scripted-upstream'
 
 type Json = Record<string, unknown>
 
@@ -367,6 +373,36 @@ describe('stream chunks', () => {
     expect((await askMessages(h, true)).blocks).toEqual([{ text: 'Hi' }])
     expect((await lastRecord(h)).usage_events).toEqual([
       expect.objectContaining({ outcome: 'ok', estimated: false, input_tokens: 50, output_tokens: 2 }),
+    ])
+  })
+
+  // Moonshot's place for it, with its cache hits beside prompt_tokens: read nowhere, the answer was
+  // billed an estimate, its 4,000 cached tokens at the full input price.
+  test("Moonshot's usage in the finish chunk's choice is the reported usage, its cache hits cached", async () => {
+    const h = await twoModelGateway({ kind: 'openai-chat', model: { cache_read_usd_per_mtok: 0.1 } })
+    const moonshotUsage = { prompt_tokens: 5000, completion_tokens: 2, total_tokens: 5002, cached_tokens: 4000 }
+    const finish = { index: 0, delta: {}, finish_reason: 'stop', usage: moonshotUsage }
+    byModel(h, {
+      'first-up': {
+        sse: [
+          role,
+          chunk({ content: 'Hi' }),
+          sseFrame(undefined, { id: 'c', object: 'chat.completion.chunk', model: 'first-up', choices: [finish] }),
+          done,
+        ],
+      },
+    })
+    expect((await askMessages(h, true)).blocks).toEqual([{ text: 'Hi' }])
+    expect((await lastRecord(h)).usage_events).toEqual([
+      expect.objectContaining({
+        outcome: 'ok',
+        estimated: false,
+        input_tokens: 1000,
+        cached_input_tokens: 4000,
+        output_tokens: 2,
+        // 1,000 × 1,000 + 4,000 × 100 + 2 × 1,000 nanos.
+        charged_nanos: 1_402_000,
+      }),
     ])
   })
 

@@ -168,6 +168,15 @@ describe('chatStreamDecoder', () => {
     ])
   })
 
+  test("Moonshot's usage in the finish chunk's choice, its cache hits beside prompt_tokens", async () => {
+    const usage = { prompt_tokens: 50, completion_tokens: 2, total_tokens: 52, cached_tokens: 40 }
+    const moonshotFinish = `data: ${JSON.stringify({ id: 'c1', model: 'm', choices: [{ index: 0, delta: {}, finish_reason: 'stop', usage }] })}\n\n`
+    expect((await decodeText(chunk({ content: 'Hi' }) + moonshotFinish + done)).slice(-2)).toEqual([
+      { type: 'usage', usage: { input: 10, cacheRead: 40, cacheWrite: 0, output: 2, reasoning: 0 } },
+      { type: 'finish', reason: 'end_turn', stopSequence: null },
+    ])
+  })
+
   test('a usage event only for a usage with numeric counts: the last such chunk wins', async () => {
     const usageEvents = async (...usages: unknown[]) =>
       (

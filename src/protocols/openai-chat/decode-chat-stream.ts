@@ -175,25 +175,26 @@ export function chatStreamDecoder(toolNames: RequestToolNames = noToolNames): St
       started = true
       out.push({ type: 'start', id: readString(chunk, 'id') ?? '', model: readString(chunk, 'model') ?? '' })
     }
-    // Usually a separate chunk with empty choices after the finish; some providers attach it to
-    // the finish chunk or to every chunk. The last one with numeric counts wins: a usage event
-    // says the upstream reported its usage (relay/meter.ts), and one without is estimated.
-    // Groq's, where it sends its usage under `x_groq` only.
-    const chunkUsage = chunk.usage ?? readObject(chunk, 'x_groq')?.usage
-    if (isObject(chunkUsage)) {
-      const reported = chatUsage(chunkUsage)
-      if (isReported(reported)) usage = reported
-    }
     const choices = readArray(chunk, 'choices') ?? []
-    // OpenAI's usage chunk comes last, after the finish: the message is whole, whether or not the
-    // server goes on to send [DONE] (one that held the connection open kept the client waiting
-    // for the idle timeout, then told it the answer failed).
-    if (choices.length === 0 && finishReason !== undefined && usage !== undefined) return [...out, ...finishMessage()]
     // The first choice's: a server that sends several (a proxy echoing n > 1) keeps them apart by
     // index; one that numbers its only choice otherwise (1, null) has that one.
     let choice = choices.find((c) => isObject(c) && (c.index === 0 || c.index === undefined))
     if (choice !== undefined) sawFirstChoice ||= (choice as JsonObject).index === 0
     else if (!sawFirstChoice && choices.length === 1) choice = choices[0]
+    // Usually a separate chunk with empty choices after the finish; some providers attach it to
+    // the finish chunk or to every chunk. The last one with numeric counts wins: a usage event
+    // says the upstream reported its usage (relay/meter.ts), and one without is estimated.
+    // Groq's, where it sends its usage under `x_groq` only; Moonshot's, in the finish chunk's choice.
+    const chunkUsage =
+      chunk.usage ?? readObject(chunk, 'x_groq')?.usage ?? (isObject(choice) ? choice.usage : undefined)
+    if (isObject(chunkUsage)) {
+      const reported = chatUsage(chunkUsage)
+      if (isReported(reported)) usage = reported
+    }
+    // OpenAI's usage chunk comes last, after the finish: the message is whole, whether or not the
+    // server goes on to send [DONE] (one that held the connection open kept the client waiting
+    // for the idle timeout, then told it the answer failed).
+    if (choices.length === 0 && finishReason !== undefined && usage !== undefined) return [...out, ...finishMessage()]
     if (!isObject(choice)) return out
     const delta = readObject(choice, 'delta') ?? {}
 

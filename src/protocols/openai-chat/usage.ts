@@ -11,10 +11,12 @@ export function chatUsage(u: unknown): Usage {
   if (!isObject(u)) return markUnreported({ input: 0, cacheRead: 0, cacheWrite: 0, output: 0, reasoning: 0 })
   const promptDetails = readObject(u, 'prompt_tokens_details')
   const completionDetails = readObject(u, 'completion_tokens_details')
-  // DeepSeek reports prompt_cache_hit_tokens, sometimes beside a zero cached_tokens.
+  // DeepSeek reports prompt_cache_hit_tokens, sometimes beside a zero cached_tokens; Moonshot
+  // cached_tokens beside prompt_tokens, with no details.
   const cacheRead = firstPositive(
     promptDetails && readNumber(promptDetails, 'cached_tokens'),
     readNumber(u, 'prompt_cache_hit_tokens'),
+    readNumber(u, 'cached_tokens'),
   )
   const prompt = readNumber(u, 'prompt_tokens')
   const completion = readNumber(u, 'completion_tokens')

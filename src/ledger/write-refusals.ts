@@ -33,5 +33,5 @@ export function databaseRefusesWrites(err: unknown): boolean {
  * svc cannot do meanwhile.
  */
 export const refusingWritesError = (
-  message = "svc's database refuses writes right now (is the disk full?): retry later",
+  message = "svc's database refuses writes right now (a full disk, a read-only file or another process holding its lock): retry later",
 ): GatewayError => new GatewayError('api_error', message, { status: 503, retryAfterSeconds: 5 })

@@ -18,7 +18,7 @@ export const creditHeld = () =>
 
 export const ledgerRefusingWrites = () =>
   refusingWritesError(
-    'svc cannot record usage right now (its database refuses writes: is the disk full?), so it serves no model requests until it can; retry later',
+    'svc cannot record usage right now (its database refuses writes: a full disk, a read-only file or another process holding its lock), so it serves no model requests until it can; retry later',
   )
 
 /**

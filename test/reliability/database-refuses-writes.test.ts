@@ -85,7 +85,7 @@ describe('a database that refuses writes', () => {
       error: {
         type: 'api_error',
         message:
-          'svc cannot record usage right now (its database refuses writes: is the disk full?), so it serves no model requests until it can; retry later',
+          'svc cannot record usage right now (its database refuses writes: a full disk, a read-only file or another process holding its lock), so it serves no model requests until it can; retry later',
       },
     })
     const onResponses = await h.call('/compat-b/v1/responses', {
@@ -227,7 +227,7 @@ describe('a database that refuses writes', () => {
         type: 'error',
         error: {
           type: 'api_error',
-          message: "svc's database refuses writes right now (is the disk full?): retry later",
+          message: "svc's database refuses writes right now (a full disk, a read-only file or another process holding its lock): retry later",
         },
       },
     ])

@@ -363,6 +363,30 @@ describe('stream chunks', () => {
     }
   })
 
+  // Parsed as a chunk, it failed the answer as malformed JSON.
+  test('an empty `data:` keep-alive mid-answer is skipped', async () => {
+    const h = await chatGateway()
+    byModel(h, {
+      'first-up': {
+        sse: [
+          role,
+          chunk({ content: 'Hello ' }),
+          'data:\n\n',
+          chunk({ content: 'world' }),
+          chunk({}, 'stop', usage(20, 2)),
+          done,
+        ],
+      },
+    })
+    for (const ask of [askMessages, askResponses]) {
+      expect(await ask(h, true)).toEqual({
+        blocks: [{ text: 'Hello world' }],
+        stop: ask === askMessages ? 'end_turn' : 'completed',
+      })
+      expect(await lastRecord(h)).toMatchObject({ status: 'completed', total_output_tokens: 2 })
+    }
+  })
+
   test("Groq's usage under x_groq is the reported usage", async () => {
     const h = await chatGateway()
     byModel(h, {

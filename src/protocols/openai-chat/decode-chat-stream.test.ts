@@ -352,6 +352,17 @@ describe('chatStreamDecoder', () => {
     expect(error).toMatchObject({ kind: 'api_error', status: 502, retryable: true })
   })
 
+  test('an empty data frame (a keep-alive) is skipped, blank or not', async () => {
+    const events = await decodeText(
+      chunk({ content: 'Hello ' }) + 'data:\n\ndata:  \n\n' + chunk({ content: 'world' }) + done,
+    )
+    expect(events.filter((e) => e.type === 'text_delta').map((e) => (e.type === 'text_delta' ? e.text : ''))).toEqual([
+      'Hello ',
+      'world',
+    ])
+    expect(events.at(-1)).toEqual({ type: 'finish', reason: 'end_turn', stopSequence: null })
+  })
+
   test('malformed JSON is a 502 api_error', async () => {
     const error = await decodeText(`${chunk({ content: 'x' })}data: {"id":\n\n`).catch((e: unknown) => e)
     expect(error).toBeInstanceOf(GatewayError)

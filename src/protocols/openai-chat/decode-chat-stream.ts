@@ -255,7 +255,7 @@ export function chatStreamDecoder(toolNames: RequestToolNames = noToolNames): St
 
   return {
     push(event) {
-      if (done) return []
+      if (done || isBlank(event.data)) return []
       if (event.data !== '[DONE]') return decodeChunk(event.data)
       if (!started) throw endedEmpty()
       return finishMessage()
@@ -267,6 +267,13 @@ export function chatStreamDecoder(toolNames: RequestToolNames = noToolNames): St
     },
   }
 }
+
+/**
+ * An empty `data:` frame, which some servers send to keep a quiet stream alive: nothing to read.
+ * Parsed, it failed the answer as a malformed chunk. Tested on the first character first: a chunk
+ * is never copied for it.
+ */
+const isBlank = (data: string): boolean => data === '' || (data.charCodeAt(0) <= 32 && data.trim() === '')
 
 const isWholeObject = (text: string): boolean => text.trimStart().startsWith('{') && isJson(text)
 

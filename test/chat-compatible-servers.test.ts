@@ -363,6 +363,25 @@ describe('stream chunks', () => {
     }
   })
 
+  // llama.cpp builds and proxies in front of vLLM: refused for its label, every such answer failed.
+  test.each([
+    ['text/plain', 'text/plain; charset=utf-8'],
+    ['no content-type', undefined],
+  ])('a stream under %s is read as the stream it is', async (_, contentType) => {
+    const h = await chatGateway()
+    const frames = [role, chunk({ content: 'Hello' }), chunk({}, 'stop', usage(20, 1)), done]
+    h.deps.fetch = (async () =>
+      new Response(new Blob(frames).stream(), {
+        headers: contentType === undefined ? {} : { 'content-type': contentType },
+      })) as unknown as typeof fetch
+    for (const ask of [askMessages, askResponses]) {
+      expect((await ask(h, true)).blocks).toEqual([{ text: 'Hello' }])
+      expect((await lastRecord(h)).usage_events).toEqual([
+        expect.objectContaining({ model_id: 'first', outcome: 'ok', estimated: false, output_tokens: 1 }),
+      ])
+    }
+  })
+
   // Parsed as a chunk, it failed the answer as malformed JSON.
   test('an empty `data:` keep-alive mid-answer is skipped', async () => {
     const h = await chatGateway()

@@ -1,6 +1,6 @@
 import { describe, expect, test } from 'bun:test'
 import { GatewayError } from '../lib/errors'
-import { UpstreamFrames } from './upstream-frames'
+import { UpstreamFrames, upstreamFrames } from './upstream-frames'
 
 const frame = (i: number) => `event: e\ndata: {"i":${i}}\n\n`
 
@@ -164,5 +164,37 @@ describe('UpstreamFrames', () => {
     await frames.close()
     expect(first.cancelled()).toBe(true)
     expect(await frames.next()).toBeUndefined()
+  })
+})
+
+describe('upstreamFrames', () => {
+  const answer = (contentType?: string) =>
+    new Response(new TextEncoder().encode(frame(0)), {
+      headers: contentType === undefined ? {} : { 'content-type': contentType },
+    })
+
+  // Some compatible servers (llama.cpp builds, proxies) label their SSE so, or not at all: refused,
+  // every such answer failed.
+  test('a stream labelled text/plain or not at all is read as one', async () => {
+    for (const type of ['text/event-stream', 'Text/Plain; charset=utf-8', '', undefined]) {
+      expect(await drain(upstreamFrames(answer(type), 1000, () => {}))).toEqual([['{"i":0}']])
+    }
+  })
+
+  test('a body that says it is something else (an HTML page, JSON) is a retryable 502', () => {
+    for (const type of ['text/html; charset=utf-8', 'application/json']) {
+      let refusal: unknown
+      try {
+        upstreamFrames(answer(type), 1000, () => {})
+      } catch (error) {
+        refusal = error
+      }
+      expect(refusal).toBeInstanceOf(GatewayError)
+      expect(refusal).toMatchObject({
+        status: 502,
+        retryable: true,
+        message: `upstream answered 200 with content-type ${type}, expected text/event-stream`,
+      })
+    }
   })
 })

@@ -3,18 +3,28 @@
 // connection alive.
 import { GatewayError } from '../lib/errors'
 import { SseDecoder, type SseEvent } from '../protocols/sse'
-import { expectContentType } from './send'
+import { expectContentType, hasMediaType } from './send'
 
 /**
- * The frames of an upstream's 2xx answer, once it is a stream: another body type, or none at all,
- * is the provider's fault, found before any byte is relayed.
+ * The frames of an upstream's 2xx answer, once it is a stream: a body labelled another type, or no
+ * body at all, is the provider's fault, found before any byte is relayed.
  */
 export function upstreamFrames(upstream: Response, idleMs: number, onTimeout: () => void, quietMs?: number) {
-  expectContentType(upstream, 'text/event-stream')
+  if (!unlabelledStream(upstream)) expectContentType(upstream, 'text/event-stream')
   if (!upstream.body) {
     throw new GatewayError('api_error', 'upstream sent an empty stream', { status: 502, retryable: true })
   }
   return new UpstreamFrames(upstream.body, idleMs, onTimeout, quietMs)
+}
+
+/**
+ * A body asked for as a stream and labelled as no other type: some compatible servers and proxies
+ * send their SSE as text/plain or with no content-type at all. Refused, every such answer failed.
+ * One that says it is something else (an HTML error page, JSON) still is.
+ */
+const unlabelledStream = (upstream: Response): boolean => {
+  const type = upstream.headers.get('content-type')
+  return type === null || type === '' || hasMediaType(type, 'text/plain')
 }
 
 /**

@@ -189,6 +189,31 @@ describe.each(routes)('$route route', ({ ask, stops }) => {
       expect((await ask(h, stream)).blocks).toEqual([{ call: 'get_weather', input: { city: 'Oslo' } }])
     })
 
+    test('double-encoded arguments (a JSON string holding the JSON) are the call’s input', async () => {
+      const h = await chatGateway()
+      const args = JSON.stringify(JSON.stringify({ city: 'Oslo' }))
+      const call = { id: 'call_1', type: 'function', function: { name: 'get_weather', arguments: args } }
+      // Streamed in two pieces, cut inside the string.
+      const piece = (text: string) => ({ tool_calls: [{ index: 0, function: { arguments: text } }] })
+      byModel(h, {
+        'first-up': {
+          sse: [
+            role,
+            chunk({ tool_calls: [{ index: 0, ...call, function: { name: 'get_weather', arguments: '' } }] }),
+            chunk(piece(args.slice(0, 9))),
+            chunk(piece(args.slice(9))),
+            chunk({}, 'tool_calls', usage(20, 9)),
+            done,
+          ],
+          json: completion({ content: null, tool_calls: [call] }, 'tool_calls'),
+        },
+      })
+      expect(await ask(h, stream)).toEqual({
+        blocks: [{ call: 'get_weather', input: { city: 'Oslo' } }],
+        stop: stops.tool_use,
+      })
+    })
+
     test("Mistral's model_length (the window filled) ends the answer as cut by the limit", async () => {
       const h = await chatGateway()
       byModel(h, {

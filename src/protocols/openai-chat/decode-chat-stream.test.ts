@@ -253,6 +253,27 @@ describe('chatStreamDecoder', () => {
     expect([args(0), args(1), args(2)]).toEqual(['{"x":1}', '{"y":2}', '{"z":3}'])
   })
 
+  test('double-encoded arguments go out unwrapped as the call ends; plain ones stream as they come', async () => {
+    const quoted = JSON.stringify('{"x":1}')
+    const text =
+      chunk(tool(0, { id: 'a', name: 'f', args: '' })) +
+      chunk(tool(0, { args: quoted.slice(0, 4) })) +
+      chunk(tool(0, { args: quoted.slice(4) })) +
+      chunk(tool(1, { id: 'b', name: 'g', args: '{"y":' })) +
+      chunk(tool(1, { args: '2}' })) +
+      finish('tool_calls') +
+      done
+    expect((await decodeText(text)).slice(1, -1)).toEqual([
+      { type: 'block_start', index: 0, block: { kind: 'tool_use', id: 'a', name: 'f' } },
+      { type: 'tool_args_delta', index: 0, partialJson: '{"x":1}' },
+      { type: 'block_stop', index: 0 },
+      { type: 'block_start', index: 1, block: { kind: 'tool_use', id: 'b', name: 'g' } },
+      { type: 'tool_args_delta', index: 1, partialJson: '{"y":' },
+      { type: 'tool_args_delta', index: 1, partialJson: '2}' },
+      { type: 'block_stop', index: 1 },
+    ])
+  })
+
   test('a provider repeating index 0 with new ids yields separate calls', async () => {
     const text =
       chunk(tool(0, { id: 'a', name: 'f', args: '{}' })) +

@@ -5,6 +5,7 @@
 import type { StreamCodec } from '../../exchange/stream-codec'
 import type { ExchangeEvent, StopReason, Usage } from '../../exchange/types'
 import { GatewayError } from '../../lib/errors'
+import { parseToolArguments } from '../../exchange/tool-arguments'
 import type { SseEvent } from '../sse'
 import {
   isJson,
@@ -35,6 +36,11 @@ interface ToolCall {
   upstreamId: string | undefined
   name: string
   args: string
+  /**
+   * The arguments began as a JSON string: double-encoded (the JSON text inside a string), as some
+   * servers send them. Held, and sent unwrapped as the call's block closes.
+   */
+  quoted: boolean
   state: 'pending' | 'open' | 'closed'
 }
 
@@ -66,7 +72,10 @@ export function chatStreamDecoder(toolNames: RequestToolNames = noToolNames): St
 
   const closeOpen = (out: ExchangeEvent[]) => {
     if (!open) return
-    if (open.kind === 'tool_use') open.call.state = 'closed'
+    if (open.kind === 'tool_use') {
+      open.call.state = 'closed'
+      if (open.call.quoted) out.push({ type: 'tool_args_delta', index: open.index, partialJson: unwrapped(open.call) })
+    }
     out.push({ type: 'block_stop', index: open.index })
     open = undefined
   }
@@ -108,7 +117,7 @@ export function chatStreamDecoder(toolNames: RequestToolNames = noToolNames): St
     open = { kind: 'tool_use', index, call }
     sawTextOrTool = true
     out.push({ type: 'block_start', index, block: { kind: 'tool_use', id: call.id, name: call.name } })
-    if (call.args !== '') out.push({ type: 'tool_args_delta', index, partialJson: call.args })
+    if (call.args !== '' && !call.quoted) out.push({ type: 'tool_args_delta', index, partialJson: call.args })
   }
 
   const onToolFragment = (fragment: JsonObject, out: ExchangeEvent[]) => {
@@ -132,7 +141,7 @@ export function chatStreamDecoder(toolNames: RequestToolNames = noToolNames): St
       call.args.trimEnd().endsWith('}') &&
       isJson(call.args)
     if (!call || (id && call.upstreamId && id !== call.upstreamId) || nextUnmarkedCall) {
-      call = { id: id ?? synthesizeCallId(), upstreamId: id, name: '', args: '', state: 'pending' }
+      call = { id: id ?? synthesizeCallId(), upstreamId: id, name: '', args: '', quoted: false, state: 'pending' }
       callByIndex.set(upstreamIndex, call)
       calls.push(call)
     }
@@ -146,9 +155,11 @@ export function chatStreamDecoder(toolNames: RequestToolNames = noToolNames): St
       call.id = withThoughtSignature(withoutThoughtSignature(call.id), signature)
     // A fragment for a call whose block is closed can no longer be delivered.
     if (call.state === 'closed') return
+    // Told by its first character: arguments that open with `{` stream as they come.
+    if (call.args === '' && fragmentArgs.trimStart().startsWith('"')) call.quoted = true
     call.args += fragmentArgs
     if (call.state === 'open') {
-      if (fragmentArgs !== '' && open)
+      if (fragmentArgs !== '' && open && !call.quoted)
         out.push({ type: 'tool_args_delta', index: open.index, partialJson: fragmentArgs })
       return
     }
@@ -274,6 +285,12 @@ export function chatStreamDecoder(toolNames: RequestToolNames = noToolNames): St
  * is never copied for it.
  */
 const isBlank = (data: string): boolean => data === '' || (data.charCodeAt(0) <= 32 && data.trim() === '')
+
+/**
+ * A double-encoded call's input, as a JSON answer's is read (tool-arguments.ts). Streamed as sent,
+ * the client's tool got a string for its input.
+ */
+const unwrapped = (call: ToolCall): string => JSON.stringify(parseToolArguments(call.args))
 
 const isWholeObject = (text: string): boolean => text.trimStart().startsWith('{') && isJson(text)
 

@@ -342,6 +342,27 @@ describe.each(routes)('$route route', ({ ask, stops }) => {
     ])
   })
 
+  // With no data line, the body was dropped: the client heard "upstream stream failed before its
+  // first event", never why.
+  test.each(['text/event-stream', 'text/plain'])(
+    "a 200 stream under %s whose body is a bare JSON error: the client hears the upstream's message",
+    async (contentType) => {
+      const h = await chatGateway()
+      const message = 'Context length 40000 exceeds max 32768'
+      const bare = JSON.stringify({ error: { message, type: 'invalid_request_error', code: 400 } })
+      h.deps.fetch = (async () =>
+        new Response(bare, { headers: { 'content-type': contentType } })) as unknown as typeof fetch
+      const error = await ask(h, true).catch((e: unknown) => e)
+      const said = { type: 'invalid_request_error', message }
+      expect(error).toMatchObject({ status: 400, error: ask === askMessages ? { type: 'error', error: said } : said })
+      const record = await lastRecord(h)
+      expect(record).toMatchObject({ status: 'failed', error: { message } })
+      expect(record.usage_events).toEqual([
+        expect.objectContaining({ model_id: 'first', outcome: 'failed', charged_nanos: 0, error: message }),
+      ])
+    },
+  )
+
   test("llama.cpp's `error:` field after text: the client hears an error and the request failed", async () => {
     const h = await chatGateway()
     byModel(h, {

@@ -45,6 +45,19 @@ describe('SseDecoder', () => {
     expect((await parse('error: x\ndata: {"a":1}\n\n')).map((e) => e.data)).toEqual(['{"a":1}'])
   })
 
+  // A server answering a stream request with its error object alone: dropped, the client never
+  // heard why the stream failed.
+  test('a body that is a bare JSON object, not fields, is one frame of that data', async () => {
+    const json = '{"error":{"message":"too long",\n"code":400}}'
+    for (const end of ['', '\n', '\n\n']) {
+      for (let cut = 0; cut <= json.length; cut++) {
+        expect((await parse(json + end, [cut])).map((e) => e.data)).toEqual([json])
+      }
+    }
+    // Not an object: nothing, as before.
+    expect(await parse('{"error": cut off\n\n[1]\n\n')).toEqual([])
+  })
+
   test('yields nothing for comment-only streams', async () => {
     expect(await parse(': OPENROUTER PROCESSING\n\n: OPENROUTER PROCESSING\n\n')).toEqual([])
   })

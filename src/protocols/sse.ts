@@ -1,6 +1,6 @@
 // Server-sent events: upstream bytes → frames, and one frame ← (event name, JSON payload or text).
 
-import { isJson } from './wire-values'
+import { isJson, isObject, parseJson } from './wire-values'
 
 export interface SseEvent {
   event?: string
@@ -15,6 +15,7 @@ const frameEnd = /(?:\r\n|\r(?!\n)|\n)(?:\r\n|\r(?!\n)|\n)/g
 const lineEnd = /\r\n|\r|\n/g
 const endsWithLineEnd = /[\r\n]$/
 const colon = 58
+const openingBrace = 123
 const space = 32
 const carriageReturn = 13
 const lineFeed = 10
@@ -132,6 +133,10 @@ const noEvents: readonly SseEvent[] = Object.freeze([])
 
 /** One frame's event name and data; `general` when its lines may end in `\r`. */
 function readFrame(raw: string, general: boolean): SseEvent | undefined {
+  if (raw.charCodeAt(0) === openingBrace) {
+    const bare = bareJsonFrame(raw)
+    if (bare) return bare
+  }
   let event: string | undefined
   let data: string | undefined
   let error: string | undefined
@@ -170,6 +175,17 @@ function readFrame(raw: string, general: boolean): SseEvent | undefined {
   // Per the SSE spec a frame without data is not dispatched; that also drops comment-only frames.
   if (data === undefined) return undefined
   return event === undefined ? { data, raw } : { event, data, raw }
+}
+
+/**
+ * A frame that is a JSON object rather than fields: the body of a server that answered a stream
+ * request with a bare error object (`{"error": …}`, under text/event-stream or none), which SSE
+ * would drop: the client was told the stream failed, never why. Read as that object's data frame.
+ */
+function bareJsonFrame(raw: string): SseEvent | undefined {
+  const data = raw.trim()
+  const parsed = parseJson(data)
+  return parsed.ok && isObject(parsed.value) ? { data, raw } : undefined
 }
 
 /**

@@ -308,6 +308,20 @@ describe.each(routes)('$route route', ({ ask, stops }) => {
     }
   })
 
+  // Asked without `stream`, such a server answered SSE, which a JSON request cannot read: it failed.
+  test('a JSON request says stream: false, for servers that stream unless told not to', async () => {
+    const h = await chatGateway()
+    h.deps.fetch = (async (_url: string, init: RequestInit) => {
+      if (JSON.parse(String(init.body)).stream === false) return Response.json(completion({ content: 'Hello' }, 'stop'))
+      const frames = [role, chunk({ content: 'Hello' }), chunk({}, 'stop', usage(20, 4)), done]
+      return new Response(new Blob(frames).stream(), { headers: { 'content-type': 'text/event-stream' } })
+    }) as unknown as typeof fetch
+    expect(await ask(h, false)).toEqual({ blocks: [{ text: 'Hello' }], stop: stops.end_turn })
+    expect((await lastRecord(h)).usage_events).toEqual([
+      expect.objectContaining({ model_id: 'first', outcome: 'ok', estimated: false, output_tokens: 4 }),
+    ])
+  })
+
   test('finish_reason error after text (OpenRouter): the client hears an error and the request failed', async () => {
     const h = await chatGateway()
     byModel(h, {

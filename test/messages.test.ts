@@ -233,6 +233,7 @@ describe('messages: SDK happy paths with cache tokens, and the ledger', () => {
         { role: 'user', content: 'hello' },
       ],
       max_tokens: 100,
+      stream: false,
     })
     // 20×1000 + 40×100 + 8×1250 + 7×2000
     const cost = 20_000 + 4_000 + 10_000 + 14_000
@@ -548,6 +549,7 @@ describe('messages: tool use round trip', () => {
           },
         },
       ],
+      stream: false,
     })
   })
 })

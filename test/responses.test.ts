@@ -367,7 +367,7 @@ describe.each(upstreams)('responses route via a $kind upstream ($profile)', (u) 
             },
           ],
           tool_choice: 'auto',
-          ...(stream ? { stream: true, stream_options: { include_usage: true } } : {}),
+          ...(stream ? { stream: true, stream_options: { include_usage: true } } : { stream: false }),
         })
       } else {
         // Pass-through: the client's own body; only the model changes.

@@ -78,7 +78,8 @@ describe('encodeChatRequest', () => {
     })
   })
 
-  test('plain text turns become strings; max_tokens by default; no stream fields when not streaming', () => {
+  // Some servers stream unless told not to: a JSON request says so.
+  test('plain text turns become strings; max_tokens by default; stream: false when not streaming', () => {
     const body = encodeChatRequest(
       {
         ...base,
@@ -107,6 +108,7 @@ describe('encodeChatRequest', () => {
       max_tokens: 64,
       top_p: 0.5,
       stop: ['a', 'b', 'c', 'd'],
+      stream: false,
     })
   })
 

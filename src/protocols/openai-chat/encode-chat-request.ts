@@ -166,11 +166,11 @@ export function encodeChatRequest(
   }
   if (req.responseFormat) body.response_format = encodeResponseFormat(req.responseFormat)
   if (req.user) body.user = openAIUserId(req.user)
-  if (req.stream) {
-    body.stream = true
-    // Without include_usage a Chat stream carries no token counts at all.
-    body.stream_options = { include_usage: true }
-  }
+  // Said either way: some compatible servers stream unless told not to, and a JSON request then
+  // got SSE it could not read.
+  body.stream = req.stream
+  // Without include_usage a Chat stream carries no token counts at all.
+  if (req.stream) body.stream_options = { include_usage: true }
   return body
 }
 

@@ -1325,7 +1325,13 @@ describe('messages: models, HEAD, count_tokens', () => {
 
   test('count_tokens answered with a count no count can be: the tokenizer counts instead', async () => {
     // 0 too: Claude counts a message's framing, so a stub's 0 is no count.
-    const answers = [{ input_tokens: 0 }, { input_tokens: -5 }, { input_tokens: 1.5 }, { input_tokens: 1e300 }, { input_tokens: '12' }]
+    const answers = [
+      { input_tokens: 0 },
+      { input_tokens: -5 },
+      { input_tokens: 1.5 },
+      { input_tokens: 1e300 },
+      { input_tokens: '12' },
+    ]
     let next = 0
     const odd = Bun.serve({ port: 0, hostname: '127.0.0.1', fetch: () => Response.json(answers[next++]) })
     try {

@@ -227,7 +227,8 @@ describe('a database that refuses writes', () => {
         type: 'error',
         error: {
           type: 'api_error',
-          message: "svc's database refuses writes right now (a full disk, a read-only file or another process holding its lock): retry later",
+          message:
+            "svc's database refuses writes right now (a full disk, a read-only file or another process holding its lock): retry later",
         },
       },
     ])

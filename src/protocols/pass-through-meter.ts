@@ -9,10 +9,10 @@ export interface PassThroughMeter {
   finished(): boolean
   /** The answer has begun: content came (a block, an item, a delta) or it finished, not only its opening. */
   generated(): boolean
-  /** Reported output tokens, or ~chars/4 of the streamed deltas for a stream cut before its usage. */
+  /** Reported output tokens, or ~bytes/4 of the streamed deltas for a stream cut before its usage (token-estimate.ts). */
   estimatedOutputTokens(): number
-  /** Characters of the streamed deltas (~, their JSON less its usual envelope). */
-  outputChars(): number
+  /** UTF-8 bytes of the streamed deltas (~, their JSON less its usual envelope). */
+  outputBytes(): number
   /** The in-band error the upstream sent, if any. */
   error(): UpstreamErrorInfo | undefined
 }

@@ -86,7 +86,7 @@ export const anthropicSurface: InboundSurface = {
     const id = messageId(ids.requestId)
     /** What svc bills for the stream so far, in Anthropic's shape; only asked where a count is missing. */
     const billedUsage = billed
-      ? () => encodeAnthropicUsage(billed({ usage: meter.usage(), reported: false, outputChars: meter.outputChars() }))
+      ? () => encodeAnthropicUsage(billed({ usage: meter.usage(), reported: false, outputBytes: meter.outputBytes() }))
       : undefined
     return {
       frame(upstreamEvent) {
@@ -112,7 +112,7 @@ export const anthropicSurface: InboundSurface = {
           if (!billed || billedAsReported(usage, reported)) return event.raw
           return replaceMessageDeltaUsage(
             event,
-            encodeAnthropicUsage(billed({ usage, reported, outputChars: meter.outputChars() })),
+            encodeAnthropicUsage(billed({ usage, reported, outputBytes: meter.outputBytes() })),
           )
         }
         return event.raw
@@ -122,7 +122,7 @@ export const anthropicSurface: InboundSurface = {
       closeCleanly: meter.closeCleanly,
       generated: meter.generated,
       estimatedOutputTokens: meter.estimatedOutputTokens,
-      outputChars: meter.outputChars,
+      outputBytes: meter.outputBytes,
       error: meter.error,
       errorFrame: (error) => encodeSse('error', encodeGatewayErrorAsAnthropic(error)),
     }

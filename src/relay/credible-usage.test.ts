@@ -1,6 +1,6 @@
 import { describe, expect, test } from 'bun:test'
 import { emptyUsage } from '../exchange/types'
-import { answerChars, incredibleCounts, maxCredibleSearches, maxCredibleTokens } from './credible-usage'
+import { answerBytes, incredibleCounts, maxCredibleSearches, maxCredibleTokens } from './credible-usage'
 
 describe('incredibleCounts', () => {
   test('whole counts from zero to the bound are credible, web searches absent or counted', () => {
@@ -80,10 +80,10 @@ describe('incredibleCounts: the prompt stands or falls whole', () => {
   })
 })
 
-describe('answerChars', () => {
+describe('answerBytes', () => {
   test('counts text, thinking and tool input; not signatures, ids or searches', () => {
     expect(
-      answerChars([
+      answerBytes([
         { type: 'thinking', thinking: 'hmm', signature: 'sig-not-counted' },
         { type: 'text', text: 'hello' },
         { type: 'tool_use', id: 'toolu_1', name: 'get', input: { a: 1 } },

@@ -4,6 +4,7 @@
 // spend a whole grant on one answer (measured before this check: input_tokens -1,000,000 charged
 // nothing and recorded a negative cost; 1e300 took all $5 of a grant). Such a count is dropped and
 // estimated instead, as for an upstream that reported none (trace.ts), and the leg says estimated.
+import { utf8Length } from '../exchange/token-estimate'
 import type { ExchangeResponse, Usage } from '../exchange/types'
 
 /**
@@ -71,13 +72,13 @@ const noCounts: readonly UsageCount[] = []
 export const billedAsReported = (usage: Usage, reported: boolean): boolean =>
   reported && usage.input + usage.cacheRead + usage.cacheWrite > 0 && incredibleCounts(usage).length === 0
 
-/** What an answer's output came to in characters, for estimating the tokens of one whose count cannot be billed. */
-export function answerChars(content: ExchangeResponse['content']): number {
-  let chars = 0
+/** What an answer's output came to in UTF-8 bytes, for estimating the tokens of one whose count cannot be billed. */
+export function answerBytes(content: ExchangeResponse['content']): number {
+  let bytes = 0
   for (const block of content) {
-    if (block.type === 'text') chars += block.text.length
-    else if (block.type === 'thinking') chars += block.thinking.length
-    else if (block.type === 'tool_use') chars += JSON.stringify(block.input ?? {}).length
+    if (block.type === 'text') bytes += utf8Length(block.text)
+    else if (block.type === 'thinking') bytes += utf8Length(block.thinking)
+    else if (block.type === 'tool_use') bytes += utf8Length(JSON.stringify(block.input ?? {}))
   }
-  return chars
+  return bytes
 }

@@ -8,7 +8,7 @@ import { maxAnswerBytes, readAnswerText } from '../providers/bounded-body'
 import { upstreamFailure } from '../providers/call-upstream'
 import { codecs, requestToolNames } from '../providers/codecs'
 import { isReported } from '../protocols/unreported-usage'
-import { answerChars, billedAsReported } from './credible-usage'
+import { answerBytes, billedAsReported } from './credible-usage'
 import { servedFirstByte } from './outcome'
 import { expectContentType } from './send'
 import type { AnsweredAttempt } from './attempt'
@@ -27,11 +27,11 @@ const textFromBytes = 2048
 const jsonContentType = 'application/json;charset=utf-8'
 
 /**
- * The answer's output characters where its output is estimated (the trace uses them only then:
+ * The answer's output bytes where its output is estimated (the trace uses them only then:
  * usage never reported, or counts that cannot be billed), else 0.
  */
-const outputCharsIfNeeded = (usage: Usage, answer: () => ExchangeResponse) =>
-  billedAsReported(usage, isReported(usage)) ? 0 : answerChars(answer().content)
+const outputBytesIfNeeded = (usage: Usage, answer: () => ExchangeResponse) =>
+  billedAsReported(usage, isReported(usage)) ? 0 : answerBytes(answer().content)
 
 export async function jsonAnswer(deps: Deps, a: AnsweredAttempt): Promise<Response> {
   expectContentType(a.upstream, 'json')
@@ -82,17 +82,17 @@ export async function jsonAnswer(deps: Deps, a: AnsweredAttempt): Promise<Respon
     const reported = isReported(usage)
     if (!billedAsReported(usage, reported)) {
       // Decoded only to estimate output never reported, or whose count cannot be billed (credible-usage.ts): rare.
-      const outputChars = answerChars(decodeAnswer(a, json).content)
-      return deliverPassThrough(deps, a, { usage, reported, outputChars }, body)
+      const outputBytes = answerBytes(decodeAnswer(a, json).content)
+      return deliverPassThrough(deps, a, { usage, reported, outputBytes }, body)
     }
     const relayed = text === undefined ? undefined : a.surface.passThroughText?.(text, json, a.ids)
-    return deliver(deps, a, { usage, reported, outputChars: 0 }, relayed ?? body)
+    return deliver(deps, a, { usage, reported, outputBytes: 0 }, relayed ?? body)
   }
   const response = decodeAnswer(a, json)
   const reported = isReported(response.usage)
   return deliverTranslated(deps, a, response, {
     reported,
-    outputChars: outputCharsIfNeeded(response.usage, () => response),
+    outputBytes: outputBytesIfNeeded(response.usage, () => response),
   })
 }
 
@@ -127,7 +127,7 @@ export function deliverTranslated(
   deps: Deps,
   a: AnsweredAttempt,
   response: ExchangeResponse,
-  metered: { reported: boolean; outputChars: number },
+  metered: { reported: boolean; outputBytes: number },
   upstreamTtfbMs?: number,
   /** What the answer's earlier messages were billed, where the upstream paused its turn (paused-turn.ts). */
   earlier?: Usage,
@@ -157,7 +157,7 @@ export function deliverTranslated(
 export function deliverPassThrough(
   deps: Deps,
   a: AnsweredAttempt,
-  received: { usage: Usage; reported: boolean; outputChars: number },
+  received: { usage: Usage; reported: boolean; outputBytes: number },
   body: Record<string, unknown>,
   upstreamTtfbMs?: number,
 ): Response {
@@ -175,7 +175,7 @@ export function deliverPassThrough(
 export function deliver(
   deps: Deps,
   a: AnsweredAttempt,
-  received: { usage: Usage; reported: boolean; outputChars: number },
+  received: { usage: Usage; reported: boolean; outputBytes: number },
   body: unknown,
   upstreamTtfbMs?: number,
 ): Response {

@@ -2,6 +2,7 @@
 // cumulative usage (overwrite, never add), whether the upstream reported it, how much text flowed
 // and how many searches ran, so a cut stream can still be charged for what the client received.
 import type { StreamCodec } from '../exchange/stream-codec'
+import { utf8Length } from '../exchange/token-estimate'
 import { billedAsReported } from './credible-usage'
 import { emptyUsage, type ExchangeEvent, overwriteUsage, type UpstreamErrorInfo, type Usage } from '../exchange/types'
 
@@ -21,7 +22,7 @@ export interface StreamMeter {
    * may still fall back (stream-answer.ts).
    */
   started: boolean
-  outputChars: number
+  outputBytes: number
   /** Web searches whose results streamed: charged, whatever the usage says, once they ran. */
   searches: number
   error?: UpstreamErrorInfo
@@ -33,7 +34,7 @@ export const newStreamMeter = (): StreamMeter => ({
   finished: false,
   opened: false,
   started: false,
-  outputChars: 0,
+  outputBytes: 0,
   searches: 0,
 })
 
@@ -86,13 +87,13 @@ function observe(meter: StreamMeter, event: ExchangeEvent): void {
       }
       break
     case 'text_delta':
-      meter.outputChars += event.text.length
+      meter.outputBytes += utf8Length(event.text)
       break
     case 'thinking_delta':
-      meter.outputChars += event.thinking.length
+      meter.outputBytes += utf8Length(event.thinking)
       break
     case 'tool_args_delta':
-      meter.outputChars += event.partialJson.length
+      meter.outputBytes += utf8Length(event.partialJson)
       break
     case 'finish':
       // An answer that says it broke off (OpenRouter's finish_reason "error") failed, as an error would.

@@ -11,7 +11,7 @@
 // message gets what the ones before left of it, and the answer ends `max_tokens` when none is left.
 import type { Deps } from '../deps'
 import { addedUsage } from '../exchange/joined-legs'
-import { estimateTokensFromChars } from '../exchange/token-estimate'
+import { estimateTokensFromBytes } from '../exchange/token-estimate'
 import { emptyUsage, type ExchangeRequest, type Usage } from '../exchange/types'
 import { GatewayError } from '../lib/errors'
 import { jsonLength } from '../router/features'
@@ -142,7 +142,7 @@ export function pausedTurnResumer(
  * results are most of it (a page's text, encrypted), which the model reads as input again.
  */
 const turnTokens = (turn: unknown[], content: unknown[]): number =>
-  estimateTokensFromChars(jsonLength(turn) + jsonLength(content))
+  estimateTokensFromBytes(jsonLength(turn) + jsonLength(content))
 
 /**
  * A message sent back that failed before its content (refused, an error right after its opening, a

@@ -132,7 +132,7 @@ export const responsesSurface: InboundSurface = {
         // as it came, it said no usage (or OpenAI's partial one) where svc billed hundreds of tokens.
         if (!erredBefore && meter.error() !== undefined && !meter.finished()) {
           const usage = { ...meter.usage(), output: meter.estimatedOutputTokens() }
-          return withTerminalUsage(text, encodeResponsesUsage(billed({ usage, reported: false, outputChars: 0 })))
+          return withTerminalUsage(text, encodeResponsesUsage(billed({ usage, reported: false, outputBytes: 0 })))
         }
         // The final response without a usage svc can bill: the client is told the estimate it bills.
         if (!meter.finished()) return text
@@ -144,7 +144,7 @@ export const responsesSurface: InboundSurface = {
           return text.includes('"input_tokens"') ? text : withTerminalUsage(text, encodeResponsesUsage(usage))
         return withTerminalUsage(
           text,
-          encodeResponsesUsage(billed({ usage, reported, outputChars: meter.outputChars() })),
+          encodeResponsesUsage(billed({ usage, reported, outputBytes: meter.outputBytes() })),
         )
       },
       usage: meter.usage,
@@ -153,7 +153,7 @@ export const responsesSurface: InboundSurface = {
       closeCleanly: () => '',
       generated: meter.generated,
       estimatedOutputTokens: meter.estimatedOutputTokens,
-      outputChars: meter.outputChars,
+      outputBytes: meter.outputBytes,
       error: meter.error,
       errorFrame,
     }

@@ -45,7 +45,7 @@ export async function streamAnswer(deps: Deps, a: AnsweredAttempt): Promise<Resp
   let received: () => {
     usage: Usage
     reported: boolean
-    outputChars: number
+    outputBytes: number
     clean: boolean
     error?: UpstreamErrorInfo
     /** What broke the stream on our side of it (a malformed frame, a read that failed), if anything did. */
@@ -88,7 +88,7 @@ export async function streamAnswer(deps: Deps, a: AnsweredAttempt): Promise<Resp
     })
     let broken: GatewayError | undefined
     const estimate = (m: typeof meter) =>
-      a.trace.billedUsage({ usage: m.usage, reported: m.reported, outputChars: m.outputChars }, a.leg)
+      a.trace.billedUsage({ usage: m.usage, reported: m.reported, outputBytes: m.outputBytes }, a.leg)
     // A turn svc may send back on a pause goes on through the same encoder (paused-turn.ts).
     const joint = a.pausedTurn ? joinedLegs(encoder) : undefined
     const last: StreamCodec<ExchangeEvent, string> = joint ?? encoder

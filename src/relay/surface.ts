@@ -54,7 +54,7 @@ export interface PassThroughAssembly {
 export interface BilledFrom {
   usage: Usage
   reported: boolean
-  outputChars: number
+  outputBytes: number
 }
 
 /**
@@ -67,7 +67,7 @@ export function receivedSoFar(stream: PassThroughMeter): BilledFrom {
   const usage = stream.usage()
   if (!finished) usage.output = stream.estimatedOutputTokens()
   // A finished stream's output is estimated only where it was never reported or cannot be billed.
-  return { usage, reported: finished && isReported(usage), outputChars: finished ? stream.outputChars() : 0 }
+  return { usage, reported: finished && isReported(usage), outputBytes: finished ? stream.outputBytes() : 0 }
 }
 
 /**

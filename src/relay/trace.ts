@@ -49,12 +49,12 @@ export interface RunningRequestSnapshot {
   legs: (Omit<LegRecord, 'outcome'> & { outcome: LegOutcome | 'in_progress' })[]
 }
 
-/** What the client received of a leg: the usage reported (or counted so far), and the output's characters for estimates. */
+/** What the client received of a leg: the usage reported (or counted so far), and the output's UTF-8 bytes for estimates. */
 export interface Received {
   usage: Usage
   reported: boolean
   /** Needed where output is estimated: a leg cut short, or one whose reported output count cannot be billed. */
-  outputChars: number
+  outputBytes: number
 }
 
 /** How long an upstream's automatic prompt cache is taken to keep a prompt (OpenAI: 5 to 10 minutes unused). */
@@ -150,7 +150,7 @@ export class RequestTrace {
   /**
    * A leg that produced output. Reported usage is taken as is; what the upstream never reported,
    * or reported as no count can be (credible-usage.ts), is estimated from the prompt (tokenizer)
-   * and the output that flowed (≈ 4 characters a token).
+   * and the output that flowed (≈ 4 bytes of UTF-8 a token: token-estimate.ts).
    */
   settleLeg(leg: LegDraft, outcome: LegOutcome, received: Received, error?: GatewayError) {
     leg.outcome = outcome
@@ -195,7 +195,7 @@ export class RequestTrace {
       usage.input = estimated - usage.cacheRead
     }
     const outputReported = received.reported && !incredible.includes('output')
-    usage.output = reportedOrEstimatedOutput(usage.output, outputReported, received.outputChars)
+    usage.output = reportedOrEstimatedOutput(usage.output, outputReported, received.outputBytes)
     return { usage, estimated: true }
   }
 

@@ -130,25 +130,28 @@ describe('the prompt size the router checks windows against', () => {
     maxOutputTokens: 8192,
   })
   const ranked = (...models: ReturnType<typeof window>[]) => ['pro', models] as const
-  // ~3 tokens to o200k for each 4 characters' rough one.
+  // 3 bytes a character in UTF-8: ~0.75 of a token each, to o200k as to the rough size.
   const chinese = '这是一个很长的中文句子，用来测试令牌估计的准确性。'.repeat(2000)
+  const roughChinese = Math.ceil((chinese.length * 3) / 4)
 
-  test('characters ÷ 4 where even three times that and the output fit every window of the profile', () => {
-    const rough = Math.ceil(chinese.length / 4)
-    expect(readRequestFeatures(saying(chinese), ...ranked(window(200_000))).estimatedInputTokens).toBe(rough)
+  test('UTF-8 bytes ÷ 4 where even three times that and the output fit every window of the profile', () => {
+    // Counted in characters, a Chinese prompt was a quarter of its bytes' size, a third of o200k's count.
+    expect(readRequestFeatures(saying(chinese), ...ranked(window(500_000))).estimatedInputTokens).toBe(roughChinese)
     // No models to check against: the rough size.
-    expect(readRequestFeatures(saying(chinese)).estimatedInputTokens).toBe(rough)
+    expect(readRequestFeatures(saying(chinese)).estimatedInputTokens).toBe(roughChinese)
   })
 
   test('the tokenizer’s count where the prompt may come near a window, three times the rough size', () => {
-    const counted = estimateRequestTokens(saying(chinese))
-    expect(counted).toBeGreaterThan(2.5 * Math.ceil(chinese.length / 4))
-    expect(readRequestFeatures(saying(chinese), ...ranked(window(200_000), window(40_000))).estimatedInputTokens).toBe(
+    // JSON, which o200k counts at ~2 × its characters ÷ 4.
+    const json = JSON.stringify(Array.from({ length: 3000 }, (_, i) => ({ id: i, ok: i % 2 === 0, v: [i, -i] })))
+    const counted = estimateRequestTokens(saying(json))
+    expect(counted).toBeGreaterThan(1.5 * Math.ceil(json.length / 4))
+    expect(readRequestFeatures(saying(json), ...ranked(window(200_000), window(40_000))).estimatedInputTokens).toBe(
       counted,
     )
     // The output asked for takes room too.
     expect(
-      readRequestFeatures(saying(chinese, 160_000), ...ranked({ ...window(200_000), maxOutputTokens: 160_000 }))
+      readRequestFeatures(saying(json, 160_000), ...ranked({ ...window(200_000), maxOutputTokens: 160_000 }))
         .estimatedInputTokens,
     ).toBe(counted)
   })
@@ -162,7 +165,7 @@ describe('the prompt size the router checks windows against', () => {
 
   test('a small window in another profile does not matter', () => {
     const features = readRequestFeatures(saying(chinese), ...ranked(window(200_000), window(8_000, ['max'])))
-    expect(features.estimatedInputTokens).toBe(Math.ceil(chinese.length / 4))
+    expect(features.estimatedInputTokens).toBe(roughChinese)
   })
 })
 

@@ -1,6 +1,6 @@
 // What a request needs from a model, read once from the neutral request before ranking.
 import { budgetAsSent, budgetForEffort } from '../exchange/thinking-budget'
-import { estimateTokensFromChars } from '../exchange/token-estimate'
+import { estimateTokensFromBytes, utf8Length } from '../exchange/token-estimate'
 import type { CatalogModel } from '../config/load'
 import type { RoutingMode } from '../config/schema'
 import type { ExchangeRequest, Thinking, UserContentBlock, WebSearchTool } from '../exchange/types'
@@ -66,7 +66,7 @@ export interface RequestFeatures {
    */
   endsOnBlankText: boolean
   /**
-   * The prompt's size: ≈ 4 characters a token, raised to the tokenizer's count where the prompt
+   * The prompt's size: ≈ 4 bytes of its text a token (token-estimate.ts), raised to the tokenizer's count where the prompt
    * may come near a context window (promptTokens).
    */
   estimatedInputTokens: number
@@ -118,19 +118,20 @@ const endsOnBlankText = (req: ExchangeRequest): boolean => {
 
 /** `mode` and `models`: the profile the request names and the catalog, for its size (promptTokens). */
 export function readRequestFeatures(req: ExchangeRequest, mode?: RoutingMode, models?: RankedModels): RequestFeatures {
-  let chars = 0
+  /** The prompt's text in UTF-8 bytes, and its JSON (tool schemas, a call's input: mostly ASCII) in characters. */
+  let size = 0
   let mediaTokens = 0
   let anthropicFiles = false
   let otherFileType: string | undefined
   const countPart = (part: UserContentBlock) => {
-    chars += textOf(part).length
+    size += utf8Length(textOf(part))
     mediaTokens += mediaTokensOf(part)
     if (part.type === 'text') return
     if (part.source.kind === 'file') anthropicFiles = true
     else if (part.type === 'document' && part.source.kind === 'base64' && part.source.mediaType !== pdfType)
       otherFileType ??= part.source.mediaType
   }
-  for (const block of req.system) chars += block.text.length
+  for (const block of req.system) size += utf8Length(block.text)
   for (const message of req.messages) {
     for (const block of message.content) {
       switch (block.type) {
@@ -140,10 +141,10 @@ export function readRequestFeatures(req: ExchangeRequest, mode?: RoutingMode, mo
           countPart(block)
           break
         case 'thinking':
-          chars += block.thinking.length
+          size += utf8Length(block.thinking)
           break
         case 'tool_use':
-          chars += jsonLength(block.input ?? {}) + block.name.length
+          size += jsonLength(block.input ?? {}) + block.name.length
           break
         case 'tool_result':
           for (const part of block.content) countPart(part)
@@ -154,13 +155,13 @@ export function readRequestFeatures(req: ExchangeRequest, mode?: RoutingMode, mo
     }
   }
   for (const tool of req.tools)
-    chars += tool.name.length + (tool.description?.length ?? 0) + jsonLength(tool.inputSchema)
+    size += tool.name.length + utf8Length(tool.description ?? '') + jsonLength(tool.inputSchema)
   const exclusiveTool: ExclusiveTool | undefined = req.anthropicTools?.length
     ? { type: req.anthropicTools[0]!, of: 'Anthropic' }
     : req.openaiTools?.length
       ? { type: req.openaiTools[0]!, of: 'OpenAI' }
       : undefined
-  const rough = estimateTokensFromChars(chars) + mediaTokens
+  const rough = estimateTokensFromBytes(size) + mediaTokens
   return {
     tools:
       req.tools.length > 0 ||
@@ -189,8 +190,9 @@ export function readRequestFeatures(req: ExchangeRequest, mode?: RoutingMode, mo
 }
 
 /**
- * How far below the tokenizer's count characters ÷ 4 can fall: o200k counts JSON at ~2.1 × and
- * CJK text at ~3 × it (English prose and code at ~1).
+ * How far below the tokenizer's count the rough size can fall: o200k counts JSON at ~2.1 × its
+ * characters ÷ 4, and CJK text at ~1 × its bytes ÷ 4 (~3 × its characters', as it was counted
+ * before), English prose and code at ~1; Claude's tokenizer counts more.
  */
 const worstUnderestimate = 3
 

@@ -14,9 +14,14 @@ afterAll(() => sim.stop())
 beforeEach(() => sim.reset())
 
 const GRANT = 5_000_000_000
-/** 60 deltas of exactly 4 characters (one token each at ≈ 4 characters a token), 20 ms apart. */
+/** 60 deltas of exactly 4 bytes (one token each at ≈ 4 bytes of UTF-8 a token), 20 ms apart. */
 const DELTAS = 60
 const slowAnswer = { text: 'abcd'.repeat(DELTAS), chunks: DELTAS, chunkDelayMs: 20, usage: { input: 50, output: 60 } }
+/**
+ * The same in Chinese: a character of 3 bytes and a letter a delta, about a token. Counted in
+ * characters, a cut Chinese answer was billed half of that here, and a quarter of it in pure CJK.
+ */
+const slowChineseAnswer = { ...slowAnswer, text: '中a'.repeat(DELTAS) }
 /** Deltas the client reads before it goes away. */
 const READ = 3
 
@@ -42,9 +47,13 @@ const primary = {
 }
 
 describe('client aborts mid-stream', () => {
-  test.each(routes)(
-    '$name: upstream aborted, leg aborted and estimated, charged only for what flowed',
-    async (route) => {
+  const cases = routes.flatMap((route) => [
+    { ...route, answer: slowAnswer, language: 'English' },
+    { ...route, answer: slowChineseAnswer, language: 'Chinese' },
+  ])
+  test.each(cases)(
+    '$name, $language: upstream aborted, leg aborted and estimated, charged only for what flowed',
+    async ({ answer, ...route }) => {
       const h = await createHarness({
         grantUsd: 5,
         env: { SIM_KEY },
@@ -54,7 +63,7 @@ describe('client aborts mid-stream', () => {
           models: [primary],
         },
       })
-      sim.setScenario('primary-up', slowAnswer)
+      sim.setScenario('primary-up', answer)
       await using server = Bun.serve({ port: 0, hostname: '127.0.0.1', fetch: (request) => h.app.handle(request) })
       const controller = new AbortController()
       const body = bodyFor(route, true)
@@ -141,7 +150,7 @@ describe('client leaves a non-streamed request while the upstream works', () => 
   const cells = routes.flatMap((route) => (['json', 'gathered'] as const).map((delivery) => ({ route, delivery })))
 
   test.each(cells)(
-    '$route.name, $delivery: upstream aborted, no fallback, recorded aborted and charged nothing',
+    '$route.name, $delivery: upstream aborted, no fallback, recorded aborted and charged what reached svc',
     async ({ route, delivery }) => {
       const h = await createHarness({
         grantUsd: 5,
@@ -156,6 +165,7 @@ describe('client leaves a non-streamed request while the upstream works', () => 
       })
       // 1.2 s of writing: a JSON answer comes only then, a gathered one is read as it streams.
       sim.setScenario('primary-up', slowAnswer)
+      const firstBytes = upstreamFirstBytes(h)
       const client = new AbortController()
       const pending = h
         .call(pathFor(route), {
@@ -166,6 +176,11 @@ describe('client leaves a non-streamed request while the upstream works', () => 
         })
         .catch(() => undefined)
       await waitFor('the upstream call', () => (sim.requests.length > 0 ? true : undefined))
+      // Gathered, left once the upstream's first bytes (its opening) reached svc.
+      if (delivery === 'gathered') {
+        await firstBytes
+        await Bun.sleep(100)
+      }
       client.abort()
       await pending
 
@@ -176,27 +191,50 @@ describe('client leaves a non-streamed request while the upstream works', () => 
         return items.find((item) => item.status !== 'in_progress')?.request_id
       })
       const detail = await requestDetail(h, requestId)
+      // A JSON answer had sent svc nothing. A gathered one is charged what the upstream had sent, as
+      // a cut stream is: the prompt and the output so far (the provider bills them).
+      const input = delivery === 'json' ? 0 : route.reportsPrompt ? 50 : tokenizerCount(route, bodyFor(route, false))
+      const output = detail.usage_events[0].output_tokens
+      const cost = input * 3000 + output * 15000
+      expect(output).toBeLessThanOrEqual(delivery === 'json' ? 0 : DELTAS)
       expect(detail).toMatchObject({
         status: 'aborted',
         http_status: 499,
         stream: false,
         attempts: 1,
-        selected_model_id: null,
-        total_cost_nanos: 0,
-        charged_nanos: 0,
+        total_cost_nanos: cost,
+        charged_nanos: cost,
         error: { type: 'api_error', message: 'client went away' },
       })
       expect(detail.provider_ranks.map((r: { status: string }) => r.status)).toEqual(['aborted', 'not_tried'])
-      expect(detail.usage_events.map(legFigures)).toEqual([['aborted', false, 0, 0, 0, 0]])
-      expect(detail.grant_charges).toEqual([])
+      expect(detail.usage_events.map(legFigures)).toEqual([
+        ['aborted', delivery === 'gathered', input, output, cost, cost],
+      ])
       // No fallback once the client left, and its hold on the account's credit went with it.
       expect(sim.requests).toHaveLength(1)
       const grants = await h.deps.credit.get(h.accountId)
       expect(h.deps.holds.available(grants)).toBe(grants)
-      expect((await (await h.call('/v1/usage')).json()).remaining_nanos).toBe(GRANT)
+      expect((await (await h.call('/v1/usage')).json()).remaining_nanos).toBe(GRANT - cost)
     },
   )
 })
+
+/** Settles when the first bytes of h's first upstream answer reach svc. */
+function upstreamFirstBytes(h: Harness): Promise<void> {
+  const came = Promise.withResolvers<void>()
+  const upstream = h.deps.fetch
+  h.deps.fetch = (async (url: string, init: RequestInit) => {
+    const res = await upstream(url, init)
+    const seen = new TransformStream<Uint8Array, Uint8Array>({
+      transform(chunk, controller) {
+        came.resolve()
+        controller.enqueue(chunk)
+      },
+    })
+    return new Response(res.body!.pipeThrough(seen), res)
+  }) as typeof fetch
+  return came.promise
+}
 
 describe('a client that goes away once it has read the whole answer', () => {
   // An upstream that keeps its connection open a while after the message's end: the simulator's

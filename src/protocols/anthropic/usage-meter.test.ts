@@ -90,6 +90,19 @@ describe('createAnthropicPassThroughMeter', () => {
       raw: '',
     })
     expect(long.estimatedOutputTokens()).toBe(100)
+    // By UTF-8 bytes: 400 Chinese characters are 1,200 bytes, ~300 tokens (o200k ~0.75 a character,
+    // Claude more), where counting characters billed 100.
+    const chinese = createAnthropicPassThroughMeter()
+    chinese.observe({
+      event: 'content_block_delta',
+      data: JSON.stringify({
+        type: 'content_block_delta',
+        index: 0,
+        delta: { type: 'text_delta', text: '中文'.repeat(200) },
+      }),
+      raw: '',
+    })
+    expect(chinese.estimatedOutputTokens()).toBe(300)
   })
 
   test('other frames are not parsed, and bad JSON never throws', () => {

@@ -4,7 +4,7 @@
 // where svc bills other counts, and a message_stop is made up for a stream that ended cleanly after
 // its stop reason; every other frame is forwarded untouched.
 
-import { reportedOrEstimatedOutput } from '../../exchange/token-estimate'
+import { reportedOrEstimatedOutput, utf8Length } from '../../exchange/token-estimate'
 import { emptyUsage, overwriteUsage, type UpstreamErrorInfo } from '../../exchange/types'
 import { encodeSse, type SseEvent } from '../sse'
 import { isObject, parseJson, readObject, readString, replaceStringMember } from '../wire-values'
@@ -29,7 +29,7 @@ export interface AnthropicPassThroughMeter extends PassThroughMeter {
 }
 
 // The JSON around a delta's text, e.g. {"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":""}}
-const deltaEnvelopeChars = 80
+const deltaEnvelopeBytes = 80
 
 const messageStop = encodeSse('message_stop', { type: 'message_stop' })
 
@@ -42,7 +42,7 @@ export function createAnthropicPassThroughMeter(): AnthropicPassThroughMeter {
   let stopNamed = false
   /** A block started or a delta came (a compatible server may leave out content_block_start). */
   let contentCame = false
-  let deltaChars = 0
+  let deltaBytes = 0
   let searchResults = 0
   let upstreamError: UpstreamErrorInfo | undefined
 
@@ -51,7 +51,7 @@ export function createAnthropicPassThroughMeter(): AnthropicPassThroughMeter {
       switch (event.event) {
         case 'content_block_delta':
           contentCame = true
-          deltaChars += Math.max(0, event.data.length - deltaEnvelopeChars)
+          deltaBytes += Math.max(0, utf8Length(event.data) - deltaEnvelopeBytes)
           return
         case 'content_block_start':
           contentCame = true
@@ -104,8 +104,8 @@ export function createAnthropicPassThroughMeter(): AnthropicPassThroughMeter {
       return messageStop
     },
     generated: () => contentCame || stopped,
-    estimatedOutputTokens: () => reportedOrEstimatedOutput(usage.output, reported, deltaChars),
-    outputChars: () => deltaChars,
+    estimatedOutputTokens: () => reportedOrEstimatedOutput(usage.output, reported, deltaBytes),
+    outputBytes: () => deltaBytes,
     error: () => upstreamError,
   }
 }

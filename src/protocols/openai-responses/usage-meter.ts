@@ -8,7 +8,7 @@
 // which cannot occur inside a JSON string value (its quotes would be escaped), so the replacement
 // is exact; frames where the id appears in any other form fall back to a full parse. Everything
 // else (function-call and reasoning frames, unknown events) is forwarded byte-for-byte.
-import { reportedOrEstimatedOutput } from '../../exchange/token-estimate'
+import { reportedOrEstimatedOutput, utf8Length } from '../../exchange/token-estimate'
 import { emptyUsage, type UpstreamErrorInfo } from '../../exchange/types'
 import { encodeSse, encodeSseText, type SseEvent } from '../sse'
 import { isBilledSearch, usageOfResponse } from './decode-responses-response'
@@ -73,7 +73,7 @@ export const createResponsesPassThroughMeter = (): ResponsesPassThroughMeter => 
   let done = false
   /** An item was added or a delta came (a compatible server may leave out output_item.added). */
   let contentCame = false
-  let deltaChars = 0
+  let deltaBytes = 0
   let searchesRun = 0
   /** The terminal response's usage arrived with numeric counts: they are final. */
   let reported = false
@@ -152,7 +152,7 @@ export const createResponsesPassThroughMeter = (): ResponsesPassThroughMeter => 
       if (type === 'response.output_item.added') contentCame = true
       if (estimatedTypes.has(type)) {
         contentCame = true
-        deltaChars += asString(parse(event)?.['delta'])?.length ?? 0
+        deltaBytes += utf8Length(asString(parse(event)?.['delta']) ?? '')
         return
       }
       // Billed per search that ran, told by its done item's action (an open_page is no search):
@@ -193,9 +193,9 @@ export const createResponsesPassThroughMeter = (): ResponsesPassThroughMeter => 
 
     generated: () => contentCame || done,
 
-    estimatedOutputTokens: () => reportedOrEstimatedOutput(usage.output, reported, deltaChars),
+    estimatedOutputTokens: () => reportedOrEstimatedOutput(usage.output, reported, deltaBytes),
 
-    outputChars: () => deltaChars,
+    outputBytes: () => deltaBytes,
 
     error: () => upstreamError,
 

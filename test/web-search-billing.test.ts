@@ -262,6 +262,24 @@ describe('searches counted from the stream itself (scripted upstream)', () => {
     const detail = await (await h.call(`/v1/usage/requests/${res.headers.get('x-request-id')}`)).json()
     expect(detail.usage_events[0]).toMatchObject({ web_search_requests: 0, cost_nanos: 20 * 1000 + 10 * 1000 })
   })
+  test('pass-through: a search the client saw run is charged though the final usage lists none', async () => {
+    const h = await twoModelGateway({ kind: 'anthropic' })
+    scriptedUpstream(h, () => ({ sse: searchStream(0) }))
+    const res = await h.call('/compat-a/v1/messages', {
+      method: 'POST',
+      headers: { 'anthropic-version': '2023-06-01' },
+      json: { model: 'svc-pro', stream: true, max_tokens: 256, messages: [{ role: 'user', content: 'Search.' }] },
+    })
+    expect(res.status).toBe(200)
+    await res.text()
+    const detail = await (await h.call(`/v1/usage/requests/${res.headers.get('x-request-id')}`)).json()
+    // Reported all the same: the counts are the upstream's, the search the one its stream showed.
+    expect(detail.usage_events[0]).toMatchObject({
+      estimated: false,
+      web_search_requests: 1,
+      cost_nanos: 20 * 1000 + 10 * 1000 + 10_000_000,
+    })
+  })
   test('pass-through, cut after a failed search: the failed search is not charged', async () => {
     const h = await twoModelGateway({ kind: 'anthropic' })
     const frames = searchStream(0, true)
@@ -327,43 +345,60 @@ describe('OpenAI bills the search actions of its web search tool, not open_page 
     expect(detail.usage_events[0]).toMatchObject({ web_search_requests: 1, cost_nanos: 15 * 1000 + searchNanos })
   })
 
-  test('passed through, cut before its final response: the done items that searched are charged', async () => {
-    const h = await openai()
-    const frame = (type: string, data: Record<string, unknown>) =>
-      `event: ${type}\ndata: ${JSON.stringify({ type, ...data })}\n\n`
-    const response = {
-      id: 'resp_up',
-      object: 'response',
-      created_at: 1,
-      status: 'in_progress',
-      model: 'first-up',
-      output: [],
-    }
-    scriptedUpstream(h, () => ({
-      sse: [
-        frame('response.created', { sequence_number: 0, response }),
-        // Each call's own events, whatever its action, as OpenAI streams them.
-        ...items.flatMap((item, index) => [
-          frame('response.output_item.added', {
-            sequence_number: 1 + 3 * index,
-            output_index: index,
-            item: { ...item, status: 'in_progress' },
-          }),
-          frame('response.web_search_call.completed', {
-            sequence_number: 2 + 3 * index,
-            output_index: index,
-            item_id: item.id,
-          }),
-          frame('response.output_item.done', { sequence_number: 3 + 3 * index, output_index: index, item }),
-        ]),
-      ],
-    }))
-    const res = await h.call('/compat-b/v1/responses', {
-      method: 'POST',
-      json: { model: 'svc-pro', stream: true, input: 'Search bun.' },
+  for (const ending of ['cut before its final response', 'its final response’s output left empty'] as const)
+    test(`passed through, ${ending}: the done items that searched are charged`, async () => {
+      const h = await openai()
+      const frame = (type: string, data: Record<string, unknown>) =>
+        `event: ${type}\ndata: ${JSON.stringify({ type, ...data })}\n\n`
+      const response = {
+        id: 'resp_up',
+        object: 'response',
+        created_at: 1,
+        status: 'in_progress',
+        model: 'first-up',
+        output: [],
+      }
+      scriptedUpstream(h, () => ({
+        sse: [
+          frame('response.created', { sequence_number: 0, response }),
+          // Each call's own events, whatever its action, as OpenAI streams them.
+          ...items.flatMap((item, index) => [
+            frame('response.output_item.added', {
+              sequence_number: 1 + 3 * index,
+              output_index: index,
+              item: { ...item, status: 'in_progress' },
+            }),
+            frame('response.web_search_call.completed', {
+              sequence_number: 2 + 3 * index,
+              output_index: index,
+              item_id: item.id,
+            }),
+            frame('response.output_item.done', { sequence_number: 3 + 3 * index, output_index: index, item }),
+          ]),
+          // A compatible server's: the usage, and none of the items its events gave.
+          ...(ending === 'cut before its final response'
+            ? []
+            : [
+                frame('response.completed', {
+                  sequence_number: 10,
+                  response: {
+                    ...response,
+                    status: 'completed',
+                    usage: { input_tokens: 10, output_tokens: 5, total_tokens: 15 },
+                  },
+                }),
+              ]),
+        ],
+      }))
+      const res = await h.call('/compat-b/v1/responses', {
+        method: 'POST',
+        json: { model: 'svc-pro', stream: true, input: 'Search bun.' },
+      })
+      await res.text()
+      const detail = await requestDetail(h, res.headers.get('x-request-id')!)
+      expect(detail.usage_events[0]).toMatchObject({
+        estimated: ending === 'cut before its final response',
+        web_search_requests: 1,
+      })
     })
-    await res.text()
-    const detail = await requestDetail(h, res.headers.get('x-request-id')!)
-    expect(detail.usage_events[0]).toMatchObject({ estimated: true, web_search_requests: 1 })
-  })
 })

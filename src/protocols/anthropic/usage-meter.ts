@@ -91,10 +91,11 @@ export function createAnthropicPassThroughMeter(): AnthropicPassThroughMeter {
     },
     usage: () => {
       const counted = { ...usage }
-      if (reported) return counted
-      // Until message_delta reports the total, what ran so far (message_start may say 0).
+      // What ran so far, until message_delta reports the total (message_start may say 0), and after
+      // it where it lists fewer: a compatible server's may leave server_tool_use out, and each
+      // result block is a search the provider bills.
       if (searchResults > (counted.webSearches ?? 0)) counted.webSearches = searchResults
-      return markUnreported(counted)
+      return reported ? counted : markUnreported(counted)
     },
     finished: () => stopped,
     closeCleanly: () => {

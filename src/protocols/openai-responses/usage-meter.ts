@@ -183,10 +183,10 @@ export const createResponsesPassThroughMeter = (): ResponsesPassThroughMeter => 
 
     usage: () => {
       const counted = { ...usage }
-      if (reported) return counted
-      // Until the terminal response lists them, the searches that ran so far.
+      // The searches that ran so far, until the terminal response lists them, and after it where it
+      // lists fewer: a compatible server's may leave its output empty, and each done search ran.
       if (searchesRun > (counted.webSearches ?? 0)) counted.webSearches = searchesRun
-      return markUnreported(counted)
+      return reported ? counted : markUnreported(counted)
     },
 
     finished: () => done,

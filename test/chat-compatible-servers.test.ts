@@ -342,6 +342,13 @@ describe.each(routes)('$route route', ({ ask, stops }) => {
       "llama.cpp's `error:` field (its model still loading)",
       ['error: {"code":503,"message":"Loading model","type":"unavailable_error"}\n\n', done],
     ],
+    [
+      "llama.cpp's `error:` field (the prompt past its context: a model with a larger one may serve)",
+      [
+        'error: {"code":400,"message":"the request exceeds the available context size, try increasing it","type":"exceed_context_size_error"}\n\n',
+        done,
+      ],
+    ],
   ])('%s falls back to the next model, the failed leg uncharged', async (_, frames) => {
     const h = await chatGateway()
     byModel(h, {

@@ -68,6 +68,8 @@ test.each([
   ['GLM', 'Prompt exceeds max length', true],
   ['Kimi', 'Invalid request: Your request exceeded model token limit: 262144', true],
   ['DashScope', 'Range of input length should be [1, 129024]', true],
+  // llama.cpp's server, as an HTTP 400 or its stream's `error:` field.
+  ['llama.cpp', 'the request exceeds the available context size, try increasing it', true],
   ['DashScope, of max_tokens', 'Range of max_tokens should be [1, 8192]', false],
 ])('%s: "%s" is a context overflow: %p', async (_, words, overflow) => {
   const h = await translationGateway(sim)

@@ -86,7 +86,8 @@ const isProviderAccountFailure = (info: UpstreamErrorInfo) =>
  * window" (code context_length_exceeded), the "maximum context length" of OpenAI's Chat,
  * DeepSeek, OpenRouter and vLLM, GLM's "Prompt exceeds max length", Kimi's "exceeded model token
  * limit: 262144" and DashScope's "Range of input length should be [1, 129024]" (its "Range of
- * max_tokens should be …" is the request's own mistake, not the window's).
+ * max_tokens should be …" is the request's own mistake, not the window's), and llama.cpp's "the
+ * request exceeds the available context size".
  */
 const contextOverflowWording = new RegExp(
   [
@@ -97,6 +98,7 @@ const contextOverflowWording = new RegExp(
     'prompt exceeds max length',
     'exceeded model token limit',
     'range of input length',
+    'available context size',
   ].join('|'),
   'i',
 )

@@ -336,7 +336,7 @@ describe('expiry, as the usage routes and the charging see it', () => {
     const who = await (await h.call('/v1/auth/whoami')).json()
     const usage = await (await h.call('/v1/usage')).json()
     expect(usage.limit_nanos).toBe(1000)
-    expect(who.credit).toEqual({ limit_nanos: 1000, used_nanos: 0, remaining_nanos: 1000 })
+    expect(who.credit).toEqual({ limit_nanos: 1000, used_nanos: 0, remaining_nanos: 1000, scoped: [] })
   })
   test('a leg that outlasts its grant’s expiry is charged to it: expiry is judged when the leg started', async () => {
     const h = await createHarness({ now: T0 })

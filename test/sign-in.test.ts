@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { existsSync, readFileSync, statSync } from 'node:fs'
 import { join } from 'node:path'
+import type { GrantInput } from '../src/accounts/admin'
 import { createDeviceLogin } from '../src/accounts/device-login'
 import { linkUnderGateway } from '../src/cli/sign-in'
 import { cliUser, removeCliHomes } from './support/cli-user'
@@ -452,6 +453,37 @@ describe('whoami and logout', () => {
     const { key, record } = await h.deps.admin.createKey({ account: 'default', name: 'x-api-key' })
     const out = await h.call('/v1/auth/logout', { method: 'POST', key: null, headers: { 'x-api-key': key } })
     expect(await out.json()).toEqual({ revoked: true, key_id: record.id })
+  })
+})
+
+describe('whoami’s credit names what of it only some requests can spend', () => {
+  test('the scoped grants with credit left, in the API and in `svc whoami`’s words; spent and expired ones not', async () => {
+    await h.deps.admin.createAccount('scoped')
+    const { key } = await h.deps.admin.createKey({ account: 'scoped' })
+    const add = (grant: Omit<GrantInput, 'account'>) => h.deps.admin.addGrant({ account: 'scoped', ...grant })
+    await add({ usd: 1 })
+    const maxOnly = await add({ usd: 2, routingModes: ['max'] })
+    await add({ usd: '0.5', models: ['claude-x'], providers: ['anth'] })
+    await add({ usd: 4, routingModes: ['pro'], expiresAt: new Date(h.clock.now + 1000).toISOString() })
+    const spent = await add({ usd: 1, costType: 'byok_fee' })
+    h.db.run('UPDATE grants SET remaining_nanos = 0 WHERE id = ?', [spent.id])
+    h.clock.advance(2000)
+
+    const me = await (await h.call('/v1/auth/whoami', { key })).json()
+    expect(me.credit).toMatchObject({ limit_nanos: 4_500_000_000, remaining_nanos: 3_500_000_000 })
+    expect(me.credit.scoped).toEqual([
+      expect.objectContaining({ id: maxOnly.id, remaining_nanos: 2_000_000_000, scope_routing_modes: ['max'] }),
+      expect.objectContaining({ remaining_nanos: 500_000_000, scope_models: ['claude-x'], scope_providers: ['anth'] }),
+    ])
+
+    const c = cli()
+    Object.assign(c.io.env, { SVC_URL: gateway, SVC_API_KEY: key })
+    expect(await c.run('whoami')).toBe(0)
+    expect(c.out.join('').split('\n').slice(3, 6)).toEqual([
+      'credit   3.5 USD left of 4.5 (used 1)',
+      '         2 USD of it only for all mode=max',
+      '         0.5 USD of it only for all model=claude-x provider=anth',
+    ])
   })
 })
 

@@ -9,6 +9,7 @@ import { formatUsd } from '../ledger/pricing'
 import { grantView, usageSummaryView } from '../ledger/views'
 import { GatewayError } from '../lib/errors'
 import { type Io, parseFlags, print, table, UsageError, withAdmin } from './context'
+import { scopeText } from './grant-scope'
 
 const need = (value: string | undefined, what: string): string => {
   if (!value) throw new UsageError(`${what} is required`)
@@ -243,23 +244,4 @@ function unknownScopes(config: Config, models: string[] = [], providers: string[
       .filter((id) => !config.providers[id])
       .map((id) => `no provider ${id} is configured: the grant pays for it only once one is`),
   ]
-}
-
-/**
- * A grant's scope in words, each narrowing named: `all mode=pro,max model=gpt-5.1`. Run together as
- * `all,pro,max,gpt-5.1`, a routing mode read as a cost type and a model as a mode.
- */
-function scopeText(g: {
-  scope_cost_type: string
-  scope_routing_modes?: string[]
-  scope_models?: string[]
-  scope_providers?: string[]
-}): string {
-  const narrowed = (name: string, values: string[] | undefined) => (values ? [`${name}=${values.join(',')}`] : [])
-  return [
-    g.scope_cost_type,
-    ...narrowed('mode', g.scope_routing_modes),
-    ...narrowed('model', g.scope_models),
-    ...narrowed('provider', g.scope_providers),
-  ].join(' ')
 }

@@ -4,6 +4,7 @@ import { formatUsd } from '../ledger/pricing'
 import { GatewayError } from '../lib/errors'
 import { isObject } from '../protocols/wire-values'
 import { type Io, parseFlags, print, UsageError } from './context'
+import { type GrantScopeView, scopeText } from './grant-scope'
 import {
   type Credentials,
   credentialsPath,
@@ -67,7 +68,13 @@ async function whoami(gateway: string, key: string, refusal: (why: string, statu
   return body as {
     account?: { id: string; name: string }
     key?: { id: string; name: string; prefix: string }
-    credit?: { limit_nanos: number; used_nanos: number; remaining_nanos: number }
+    credit?: {
+      limit_nanos: number
+      used_nanos: number
+      remaining_nanos: number
+      /** Absent from a gateway older than the field. */
+      scoped?: (GrantScopeView & { remaining_nanos: number })[]
+    }
   }
 }
 
@@ -297,6 +304,10 @@ export async function runWhoami(args: string[], io: Io): Promise<number> {
       `gateway  ${credentials.gateway}`,
       `key      ${me.key?.name} (${me.key?.prefix}…)`,
       `credit   ${formatUsd(credit.remaining_nanos)} USD left of ${formatUsd(credit.limit_nanos)} (used ${formatUsd(credit.used_nanos)})`,
+      // What of it pays only some requests, as `svc grants list` words a scope.
+      ...(me.credit?.scoped ?? []).map(
+        (g) => `         ${formatUsd(g.remaining_nanos)} USD of it only for ${scopeText(g)}`,
+      ),
     ].join('\n'),
   )
   return 0

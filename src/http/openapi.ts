@@ -1472,6 +1472,10 @@ const schemas: Record<string, Schema> = {
       limit_nanos: nanos('sum of the unexpired grants'),
       used_nanos: nanos('what was charged to them'),
       remaining_nanos: nanos('limit_nanos − used_nanos'),
+      scoped: arrayOf(
+        ref('Grant'),
+        'the unexpired grants with credit left that pay only some requests (a cost type, routing modes, models or providers)',
+      ),
     }),
   }),
   Readiness: object({

@@ -3,7 +3,8 @@
 // for a key to see and revoke itself.
 import { Elysia, t } from 'elysia'
 import type { Deps } from '../deps'
-import { creditPosition } from '../ledger/credit'
+import { creditPosition, isExpired, isScoped } from '../ledger/credit'
+import { grantView } from '../ledger/views'
 import { GatewayError } from '../lib/errors'
 import { tokenMatches } from './admin'
 import { requirePrincipal } from './auth'
@@ -177,7 +178,8 @@ export const signInRoutes = (deps: Deps) =>
         deps.ledger.getApiKey(principal.keyId),
         deps.ledger.listGrants(principal.accountId),
       ])
-      const credit = creditPosition(grants, deps.clock())
+      const now = deps.clock()
+      const credit = creditPosition(grants, now)
       return {
         account: { id: account?.id, name: account?.name },
         key: { id: key?.id, name: key?.name, prefix: key?.prefix },
@@ -185,6 +187,9 @@ export const signInRoutes = (deps: Deps) =>
           limit_nanos: credit.limitNanos,
           used_nanos: credit.usedNanos,
           remaining_nanos: credit.remainingNanos,
+          // Of what is left, what pays only some requests: a signed-in agent on another profile or
+          // model cannot spend it, and the sum alone hid why such requests got a 402.
+          scoped: grants.filter((g) => !isExpired(g, now) && g.remainingNanos > 0 && isScoped(g)).map(grantView),
         },
       }
     })

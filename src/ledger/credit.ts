@@ -48,7 +48,8 @@ export function grantCovers(grant: GrantState, scope: ChargeScope): boolean {
   )
 }
 
-const isScoped = (g: GrantState) =>
+/** A grant that pays only some requests: one cost type, or named routing modes, models or providers (an empty list names none). */
+export const isScoped = (g: GrantState) =>
   (g.scopeRoutingModes?.length ?? 0) > 0 ||
   (g.scopeModels?.length ?? 0) > 0 ||
   (g.scopeProviders?.length ?? 0) > 0 ||

@@ -3,7 +3,7 @@
 // reports and charges it: the leg's web_search_requests, its cost and the grant's remaining amount.
 // Before, Claude Code's web searches through svc cost its operator money no user was charged.
 import { describe, expect, test } from 'bun:test'
-import { remainingNanos, requestDetail, sdkClients } from './support/harness'
+import { type Harness, remainingNanos, requestDetail, sdkClients } from './support/harness'
 import { anthropicEvent, anthropicMessageStart, scriptedUpstream, twoModelGateway } from './support/scripted-upstream'
 import { profileFor, translationGateway, translationSimulator, upstreamModelFor } from './support/translation-gateway'
 
@@ -225,6 +225,18 @@ const searchStream = (reportedSearches: number, failed = false) => [
   anthropicEvent('message_stop'),
 ]
 
+/** The ledger's record of a streamed search request passed through to an Anthropic upstream. */
+async function searchPassedThrough(h: Harness) {
+  const res = await h.call('/compat-a/v1/messages', {
+    method: 'POST',
+    headers: { 'anthropic-version': '2023-06-01' },
+    json: { model: 'svc-pro', stream: true, max_tokens: 256, messages: [{ role: 'user', content: 'Search.' }] },
+  })
+  expect(res.status).toBe(200)
+  await res.text()
+  return (await h.call(`/v1/usage/requests/${res.headers.get('x-request-id')}`)).json()
+}
+
 describe('searches counted from the stream itself (scripted upstream)', () => {
   test('translated: a search the client saw run is charged though the final usage lists none (the larger of the two)', async () => {
     const h = await twoModelGateway({ kind: 'anthropic' })
@@ -265,14 +277,7 @@ describe('searches counted from the stream itself (scripted upstream)', () => {
   test('pass-through: a search the client saw run is charged though the final usage lists none', async () => {
     const h = await twoModelGateway({ kind: 'anthropic' })
     scriptedUpstream(h, () => ({ sse: searchStream(0) }))
-    const res = await h.call('/compat-a/v1/messages', {
-      method: 'POST',
-      headers: { 'anthropic-version': '2023-06-01' },
-      json: { model: 'svc-pro', stream: true, max_tokens: 256, messages: [{ role: 'user', content: 'Search.' }] },
-    })
-    expect(res.status).toBe(200)
-    await res.text()
-    const detail = await (await h.call(`/v1/usage/requests/${res.headers.get('x-request-id')}`)).json()
+    const detail = await searchPassedThrough(h)
     // Reported all the same: the counts are the upstream's, the search the one its stream showed.
     expect(detail.usage_events[0]).toMatchObject({
       estimated: false,
@@ -285,14 +290,7 @@ describe('searches counted from the stream itself (scripted upstream)', () => {
     const frames = searchStream(0, true)
     // message_start, the search call, its error result, then the body ends (no message_delta).
     scriptedUpstream(h, () => ({ sse: frames.slice(0, 7) }))
-    const res = await h.call('/compat-a/v1/messages', {
-      method: 'POST',
-      headers: { 'anthropic-version': '2023-06-01' },
-      json: { model: 'svc-pro', stream: true, max_tokens: 256, messages: [{ role: 'user', content: 'Search.' }] },
-    })
-    expect(res.status).toBe(200)
-    await res.text()
-    const detail = await (await h.call(`/v1/usage/requests/${res.headers.get('x-request-id')}`)).json()
+    const detail = await searchPassedThrough(h)
     expect(detail.usage_events[0]).toMatchObject({ estimated: true, web_search_requests: 0 })
   })
 })

@@ -5,7 +5,7 @@
 // charged_nanos (README, "Money and credit"), and once the credit is gone a request gets 402.
 import { afterAll, describe, expect, test } from 'bun:test'
 import { createHarness, endedRequestDetail, type Harness } from '../support/harness'
-import { scriptedPair, scriptedUpstream, twoModelGateway } from '../support/scripted-upstream'
+import { anthropicJsonAnswer, scriptedPair, scriptedUpstream, twoModelGateway } from '../support/scripted-upstream'
 import { simClaude } from '../support/sim-models'
 import { startSimulator } from '../support/simulator'
 import { isAnthropicError, parseFrames, requestDetail } from './helpers'
@@ -268,16 +268,7 @@ describe('credit under concurrency', () => {
     // in the 5 ms between one's end and its charge's commit sees the credit it took).
     scriptedUpstream(h, () => ({
       headerDelayMs: 200,
-      json: {
-        id: 'msg_up',
-        type: 'message',
-        role: 'assistant',
-        model: 'first-up',
-        content: [{ type: 'text', text: 'A long answer.' }],
-        stop_reason: 'end_turn',
-        stop_sequence: null,
-        usage: { input_tokens: 10, output_tokens: 8_000 },
-      },
+      json: anthropicJsonAnswer('first-up', 'A long answer.', { input_tokens: 10, output_tokens: 8_000 }),
     }))
     const ask = () =>
       h.call('/compat-a/v1/messages', {
@@ -323,16 +314,7 @@ describe('what a request holds is what its answer can cost', () => {
     const h = await twoModelGateway({ kind: 'anthropic', grantUsd: 0.002, model: { thinking: true } })
     const sent = scriptedUpstream(h, () => ({
       headerDelayMs: 200,
-      json: {
-        id: 'msg_up',
-        type: 'message',
-        role: 'assistant',
-        model: 'first-up',
-        content: [{ type: 'text', text: 'Yes.' }],
-        stop_reason: 'end_turn',
-        stop_sequence: null,
-        usage: { input_tokens: 10, output_tokens: 4_100 },
-      },
+      json: anthropicJsonAnswer('first-up', 'Yes.', { input_tokens: 10, output_tokens: 4_100 }),
     }))
     const ask = () =>
       h.call('/compat-b/v1/responses', {
@@ -357,21 +339,12 @@ describe('what a request holds is what its answer can cost', () => {
     })
     scriptedUpstream(h, () => ({
       headerDelayMs: 200,
-      json: {
-        id: 'msg_up',
-        type: 'message',
-        role: 'assistant',
-        model: 'first-up',
-        content: [{ type: 'text', text: 'ok' }],
-        stop_reason: 'end_turn',
-        stop_sequence: null,
-        usage: {
-          input_tokens: 3,
-          cache_creation_input_tokens: 10_000,
-          cache_creation: { ephemeral_5m_input_tokens: 0, ephemeral_1h_input_tokens: 10_000 },
-          output_tokens: 2,
-        },
-      },
+      json: anthropicJsonAnswer('first-up', 'ok', {
+        input_tokens: 3,
+        cache_creation_input_tokens: 10_000,
+        cache_creation: { ephemeral_5m_input_tokens: 0, ephemeral_1h_input_tokens: 10_000 },
+        output_tokens: 2,
+      }),
     }))
     const oneRequest = 3 * 1000 + 10_000 * 2000 + 2 * 1000
     let n = 0

@@ -41,6 +41,18 @@ export const anthropicTextAnswer = (model: string, text = 'hi', inputTokens = 10
   anthropicEvent('message_stop'),
 ]
 
+/** A whole Anthropic message of one text block, as a JSON answer gives it. */
+export const anthropicJsonAnswer = (model: string, text: string, usage: Json) => ({
+  id: 'msg_up',
+  type: 'message',
+  role: 'assistant',
+  model,
+  content: [{ type: 'text', text }],
+  stop_reason: 'end_turn',
+  stop_sequence: null,
+  usage,
+})
+
 export interface ScriptedAnswer {
   /** The frames of a streamed answer, each one network write. */
   sse?: string[]
@@ -126,16 +138,7 @@ export function loopbackPair(first: () => Response): { baseUrl: string; stop: ()
     async fetch(request) {
       const { model } = (await request.json()) as { model: string }
       if (model === 'first-up') return first()
-      return Response.json({
-        id: 'msg_up',
-        type: 'message',
-        role: 'assistant',
-        model,
-        content: [{ type: 'text', text: 'hi' }],
-        stop_reason: 'end_turn',
-        stop_sequence: null,
-        usage: { input_tokens: 10, output_tokens: 2 },
-      })
+      return Response.json(anthropicJsonAnswer(model, 'hi', { input_tokens: 10, output_tokens: 2 }))
     },
   })
   return { baseUrl: server.url.href.replace(/\/$/, ''), stop: () => server.stop(true) }

@@ -870,8 +870,12 @@ describe('the most a leg can cost (what a request holds)', () => {
       expect(held(high, byBudget, 'responses')).toBe(16)
       expect(held(high, byBudget, 'chat')).toBe(16)
       expect(held({}, byBudget)).toBe(16)
+      expect(held({ ...high, forcedToolChoice: true }, byBudget)).toBe(16)
+    })
+
+    test('a model whose row does not say it thinks is sent the budget all the same: held', () => {
       const noThinking = model('plain', { capabilities: { ...byBudget.capabilities, thinking: false } })
-      expect(held(high, noThinking)).toBe(16)
+      expect(held(high, noThinking)).toBe(4_112)
     })
 
     test('a routed Claude sent OpenRouter’s reasoning budget', () => {

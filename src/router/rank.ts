@@ -95,10 +95,15 @@ function thinkingBudgetAbove(
   model: CatalogModel,
   provider: ProviderConfig,
 ): number | undefined {
+  // The encoders send thinking whatever the catalog row's `thinking` says (it defaults to false
+  // for a row of the operator's own): so is it held. A forced tool choice goes without it to
+  // Anthropic (encode-anthropic-request.ts canThink), which refuses the two together.
   const asked = features.thinkingBudget
-  if (asked === undefined || !model.capabilities.thinking) return undefined
+  if (asked === undefined) return undefined
   if (provider.kind === 'anthropic')
-    return thinkingFormFor(asked.form, model.capabilities) === 'enabled' ? asked.tokens : undefined
+    return !features.forcedToolChoice && thinkingFormFor(asked.form, model.capabilities) === 'enabled'
+      ? asked.tokens
+      : undefined
   const routedClaudeBudget = provider.kind === 'openai-chat' && provider.anthropicCacheControl && isRoutedClaude(model)
   return routedClaudeBudget && asked.form === 'enabled' ? asked.tokens : undefined
 }

@@ -4,7 +4,7 @@ import type { Deps } from '../deps'
 import { applicableCreditNanos, byokFeeNanos, type ChargeScope } from '../ledger/credit'
 import type { GrantRecord } from '../ledger/ledger'
 import { GatewayError } from '../lib/errors'
-import type { Candidate } from '../router/rank'
+import { type Candidate, candidateCostAtMost } from '../router/rank'
 import type { CreditHold } from './credit-holds'
 import { creditHeld } from './refusals'
 
@@ -70,7 +70,8 @@ export function holdForFallback(
   },
 ): CreditHold | undefined | GatewayError {
   deps.holds.release(a.previous)
-  const amountNanos = creditCeiling(deps, a.candidate)
+  // At the prices of when it starts, as its leg is charged (peak hours may have begun).
+  const amountNanos = creditCeiling(deps, a.candidate, candidateCostAtMost(a.candidate, a.now))
   if (amountNanos <= 0) return undefined
   const scope = chargeScopeOf(a.candidate, a.mode, a.now)
   const available = deps.holds.available(a.grants)

@@ -166,8 +166,9 @@ export async function relay(deps: Deps, input: RelayInput): Promise<Response> {
           candidate,
           admission: { ceilingNanos: admittedNanos, hold: admittedHold },
           mode,
-          // And at the time as it is now: a grant that expired meanwhile pays no leg that starts now
-          // (a leg's charge is judged at its start), and the fallback was served uncharged.
+          // And at the time as it is now, as a leg is charged at its start: a grant that expired
+          // meanwhile pays nothing (the fallback was served uncharged), and peak hours that began
+          // meanwhile price it (held at off-peak prices, ten at once spent five requests' cost unpaid).
           now: deps.clock(),
         })
         if (rehold instanceof GatewayError) {

@@ -76,6 +76,23 @@ export function mostLegCostNanos(
 }
 
 /**
+ * The most the candidate's leg can cost if it starts at `now`: its `mostCostNanos` at that time's
+ * prices. A fallback that starts in the provider's peak hours is charged at their prices, though
+ * the request was ranked before them.
+ */
+export const candidateCostAtMost = (
+  c: Pick<Candidate, 'model' | 'promptTokens' | 'thinkingBudgetAbove' | 'maxTokens' | 'searchesAtMost'>,
+  now: number,
+): number =>
+  mostLegCostNanos(
+    c.model,
+    c.promptTokens,
+    outputTokensAtMost(c.model, c.thinkingBudgetAbove, c.maxTokens),
+    c.searchesAtMost,
+    now,
+  )
+
+/**
  * The most output a message of `model` may bill, asked for `maxTokens`: with a thinking budget sent
  * above them, both, within the model's output limit (model-fit.ts clamps max_tokens to it).
  */
@@ -501,11 +518,9 @@ export function rankCandidates(input: RankInput): Ranking {
     const estimatedCostNanos = promptCostNanos + expectedOutputTokens(maxTokens) * tokenPrices.outputNanosPerToken
     const searchesAtMost = searchesHeld(provider, features)
     const budgetAbove = thinkingBudgetAbove(features, model, provider)
-    const mostCostNanos = mostLegCostNanos(
-      model,
-      features.estimatedInputTokens,
-      outputTokensAtMost(model, budgetAbove, maxTokens),
-      searchesAtMost,
+    const promptTokens = features.estimatedInputTokens
+    const mostCostNanos = candidateCostAtMost(
+      { model, promptTokens, thinkingBudgetAbove: budgetAbove, maxTokens, searchesAtMost },
       input.now,
     )
     const score = scoreOf(input.mode, model.quality, tokenPrices, policy) + nudge
@@ -535,7 +550,7 @@ export function rankCandidates(input: RankInput): Ranking {
       score,
       estimatedCostNanos,
       mostCostNanos,
-      promptTokens: features.estimatedInputTokens,
+      promptTokens,
       thinkingBudgetAbove: budgetAbove,
       searchesAtMost,
       rank: entry,

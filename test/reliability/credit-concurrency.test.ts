@@ -442,6 +442,36 @@ describe('holds on the way to a fallback', () => {
     })
   })
 
+  test('a fallback that starts in peak hours is held at their prices: overspend under one request', async () => {
+    const h = await twoModelGateway({
+      kind: 'anthropic',
+      grantUsd: 0.0101,
+      // 1 USD/Mtok off-peak, 2 from 10:01 UTC (the harness's clock starts at 10:00).
+      model: { peak: { hours_utc: ['10:01-11:00'], input_usd_per_mtok: 2, output_usd_per_mtok: 2 } },
+    })
+    const atPeak = 10 * 2000 + 1000 * 2000
+    h.deps.fetch = (async (_url: string, init: RequestInit) => {
+      await Bun.sleep(100)
+      if (JSON.parse(String(init.body)).model === 'first-up') {
+        // The first model's 529 comes 90 s on: the fallbacks start at 10:01:30, in peak hours.
+        h.clock.now = Math.max(h.clock.now, Date.parse('2026-11-22T10:01:30Z'))
+        return Response.json({ type: 'error', error: { type: 'overloaded_error', message: 'busy' } }, { status: 529 })
+      }
+      return Response.json(anthropicJsonAnswer('second-up', 'x', { input_tokens: 10, output_tokens: 1000 }))
+    }) as typeof fetch
+    const ask = () =>
+      h.call('/compat-a/v1/messages', {
+        method: 'POST',
+        headers: { 'anthropic-version': '2023-06-01' },
+        json: { model: 'svc-pro', max_tokens: 1000, messages: [{ role: 'user', content: 'hi' }] },
+      })
+    const { statuses, cost, charged } = await atOnce(h, 10, ask)
+    expect(statuses).toContain(200)
+    expect(charged).toBe(10_100_000)
+    // Held at off-peak prices, all ten were served: five requests' cost unpaid.
+    expect(cost - charged).toBeLessThanOrEqual(atPeak)
+  })
+
   test('a fallback priced as the first model is tried beside another request’s hold: it needs no more unheld credit than the admission did', async () => {
     const h = await failingOver('same-price')
     // Another request of the account in flight holds a third of the grant.

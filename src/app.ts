@@ -151,7 +151,7 @@ async function screenLargeBody(
     await requirePrincipalBeforeBody(deps, request, surface === 'anthropic')
     if (length > 0 && modelCall.test(path)) await deps.admission.admitBeforeBody(request, length)
   } catch (err) {
-    return refusal(deps, err, surface)
+    return thrownOnTheWayIn(deps, err, path, surface)
   }
   if (length > 0 || request.body === null) return undefined
   // Sent without a Content-Length (chunked): read here, up to the limit, and handled as the body
@@ -247,6 +247,16 @@ function gatewayBug(deps: Deps, error: unknown, path: string, surface: Surface):
   return errorResponse(error, surface, { 'x-request-id': id })
 }
 
+/**
+ * The answer to an error thrown on the way in: svc's refusal where it is one (or the database's
+ * refusing writes), else a bug, logged under the id its 500 carries.
+ */
+function thrownOnTheWayIn(deps: Deps, err: unknown, path: string, surface: Surface): Response {
+  return err instanceof GatewayError || databaseRefusesWrites(err)
+    ? refusal(deps, err, surface)
+    : gatewayBug(deps, err, path, surface)
+}
+
 /** svc's own error answer before any upstream is asked, counted: a wave of 401s is an operator's to see. */
 function refusal(deps: Deps, err: unknown, surface: Surface): Response {
   const error = toGatewayError(err)
@@ -287,7 +297,10 @@ export function createApp(deps: Deps) {
       if (request.method === 'POST' && isModelCall(request.url)) {
         const waiting = deps.admission.admitBeforeBody(request, length)
         if (waiting)
-          return waiting.then(noAnswer, (err) => refusal(deps, err, surfaceOf(new URL(request.url).pathname)))
+          return waiting.then(noAnswer, (err) => {
+            const path = new URL(request.url).pathname
+            return thrownOnTheWayIn(deps, err, path, surfaceOf(path))
+          })
       }
     })
     .onTransform({ as: 'global' }, ({ body }) => {
@@ -331,8 +344,7 @@ export function createApp(deps: Deps) {
           // A body nested too deep (onTransform), refused before its key too.
           if (error instanceof GatewayError && error.kind === 'invalid_request')
             return bodyRefusal(deps, request, path, error, surface)
-          if (error instanceof GatewayError || databaseRefusesWrites(error)) return refusal(deps, error, surface)
-          return gatewayBug(deps, error, path, surface)
+          return thrownOnTheWayIn(deps, error, path, surface)
       }
     })
     .use(healthRoutes(deps))

@@ -479,4 +479,41 @@ describe('errors on any route', () => {
     const line = JSON.parse(logged.find((l) => l.includes('unhandled error'))!)
     expect(line).toMatchObject({ level: 'error', msg: 'unhandled error', request_id: id, error: 'TypeError: a bug' })
   })
+
+  // A model request's key is checked, and its room in the memory budget taken, before its body is
+  // read where the body is large or has to wait: a bug there was a 500 with no id and no log line.
+  test('a gateway bug before a model request’s body is read: the same 500, id and log line', async () => {
+    const h = await createHarness({ now: T0 })
+    const logged: string[] = []
+    h.deps.log = (await import('../src/lib/log')).createLogger('info', (line) => logged.push(line))
+    const large = JSON.stringify({ model: 'svc-pro', input: 'x'.repeat(70 * 1024) })
+    const small = JSON.stringify({ model: 'svc-pro', input: 'hi' })
+    const post = (body: string) =>
+      h.call('/compat-b/v1/responses', {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', 'content-length': String(body.length) },
+        body,
+      })
+    const authenticate = h.deps.auth.authenticate
+    h.deps.auth.authenticate = () => Promise.reject(new TypeError('a bug in auth'))
+    const screened = await post(large)
+    h.deps.auth.authenticate = authenticate
+    h.deps.admission.admitBeforeBody = () => Promise.reject(new TypeError('a bug in admission'))
+    const admitted = await post(small)
+    for (const [res, bug] of [
+      [screened, 'TypeError: a bug in auth'],
+      [admitted, 'TypeError: a bug in admission'],
+    ] as const) {
+      expect(res.status).toBe(500)
+      expect((await res.json()).error).toMatchObject({
+        type: 'server_error',
+        message: expect.stringContaining('the request id identifies it in the logs'),
+      })
+      const id = res.headers.get('x-request-id')!
+      expect(id).toMatch(/^[0-9A-HJKMNP-TV-Z]{26}$/)
+      expect(logged.map((l) => JSON.parse(l))).toContainEqual(
+        expect.objectContaining({ msg: 'unhandled error', request_id: id, error: bug }),
+      )
+    }
+  })
 })

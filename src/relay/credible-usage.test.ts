@@ -91,4 +91,14 @@ describe('answerBytes', () => {
       ]),
     ).toBe(3 + 5 + '{"a":1}'.length)
   })
+
+  test('in UTF-8 bytes: a CJK character is three, in text, thinking and tool input alike', () => {
+    expect(
+      answerBytes([
+        { type: 'thinking', thinking: '想', signature: '' },
+        { type: 'text', text: '中文' },
+        { type: 'tool_use', id: 'toolu_1', name: 'write', input: { t: '字' } },
+      ]),
+    ).toBe(3 + 6 + '{"t":""}'.length + 3)
+  })
 })

@@ -163,6 +163,18 @@ describe('the prompt size the router checks windows against', () => {
     expect(readRequestFeatures(saying(english), ...ranked(window(100_000))).estimatedInputTokens).toBe(rough)
   })
 
+  test('system prompt and tool descriptions are counted in UTF-8 bytes too', () => {
+    const system = { ...saying('hi'), system: [{ type: 'text' as const, text: chinese }] }
+    expect(readRequestFeatures(system).estimatedInputTokens).toBe(roughChinese + 1)
+    const described = {
+      ...saying('hi'),
+      tools: [{ name: 't', description: chinese, inputSchema: {} }],
+    }
+    expect(readRequestFeatures(described).estimatedInputTokens).toBe(
+      Math.ceil((2 + chinese.length * 3 + 1 + '{}'.length) / 4),
+    )
+  })
+
   test('a small window in another profile does not matter', () => {
     const features = readRequestFeatures(saying(chinese), ...ranked(window(200_000), window(8_000, ['max'])))
     expect(features.estimatedInputTokens).toBe(roughChinese)

@@ -384,6 +384,29 @@ describe.each(routes)('$route route', ({ ask, stops }) => {
     },
   )
 
+  // Read as one chunk, it was an empty answer billed as a success, and the next model never tried.
+  test.each(['text/event-stream', 'text/plain'])(
+    'a stream request answered under %s with a whole chat.completion falls back, the leg uncharged',
+    async (contentType) => {
+      const h = await chatGateway()
+      const whole = JSON.stringify(completion({ content: 'The whole answer, unstreamed.' }, 'stop'))
+      h.deps.fetch = (async (_url: string, init: RequestInit) =>
+        JSON.parse(String(init.body)).model === 'first-up'
+          ? new Response(whole, { headers: { 'content-type': contentType } })
+          : new Response(
+              [role, chunk({ content: 'From the second.' }), chunk({}, 'stop', usage(20, 4)), done].join(''),
+              {
+                headers: { 'content-type': 'text/event-stream' },
+              },
+            )) as unknown as typeof fetch
+      expect(await ask(h, true)).toEqual({ blocks: [{ text: 'From the second.' }], stop: stops.end_turn })
+      expect((await lastRecord(h)).usage_events).toEqual([
+        expect.objectContaining({ model_id: 'first', outcome: 'failed', charged_nanos: 0 }),
+        expect.objectContaining({ model_id: 'second', outcome: 'ok', output_tokens: 4 }),
+      ])
+    },
+  )
+
   test("llama.cpp's `error:` field after text: the client hears an error and the request failed", async () => {
     const h = await chatGateway()
     byModel(h, {

@@ -58,6 +58,16 @@ describe('SseDecoder', () => {
     expect(await parse('{"error": cut off\n\n[1]\n\n')).toEqual([])
   })
 
+  // A server that ignored stream:true and sent its whole answer as JSON had it read as one chunk:
+  // an empty answer, billed as a success, never fallen back from.
+  test('a bare JSON object that is not an error is no frame', async () => {
+    const answer = '{"object":"chat.completion","choices":[{"message":{"content":"hi"}}]}'
+    expect(await parse(answer)).toEqual([])
+    // A whole Responses answer says `"error": null`.
+    expect(await parse('{"object":"response","error":null,"output":[]}\n\n')).toEqual([])
+    expect((await parse('{"error":"the slot died"}')).map((e) => e.data)).toEqual(['{"error":"the slot died"}'])
+  })
+
   test('yields nothing for comment-only streams', async () => {
     expect(await parse(': OPENROUTER PROCESSING\n\n: OPENROUTER PROCESSING\n\n')).toEqual([])
   })

@@ -178,15 +178,20 @@ function readFrame(raw: string, general: boolean): SseEvent | undefined {
 }
 
 /**
- * A frame that is a JSON object rather than fields: the body of a server that answered a stream
- * request with a bare error object (`{"error": …}`, under text/event-stream or none), which SSE
- * would drop: the client was told the stream failed, never why. Read as that object's data frame.
+ * A frame that is a JSON error object rather than fields: the body of a server that answered a
+ * stream request with a bare `{"error": …}` (under text/event-stream or none), which SSE would
+ * drop: the client was told the stream failed, never why. Read as that object's data frame. Only
+ * an error: a server that ignored stream:true and sent its whole answer as JSON was read as one
+ * chunk, an empty answer billed as a success; dropped, the stream has no events and falls back.
  */
 function bareJsonFrame(raw: string): SseEvent | undefined {
   const data = raw.trim()
   const parsed = parseJson(data)
-  return parsed.ok && isObject(parsed.value) ? { data, raw } : undefined
+  return parsed.ok && isObject(parsed.value) && isErrorMember(parsed.value.error) ? { data, raw } : undefined
 }
+
+/** An error object or its message alone; not a whole Responses answer's `"error": null`. */
+const isErrorMember = (error: unknown): boolean => isObject(error) || (typeof error === 'string' && error !== '')
 
 /**
  * llama.cpp's server reports a failure in a field of its own (`error: {"code":400,"message":…}`),

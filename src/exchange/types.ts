@@ -238,6 +238,11 @@ export interface ExchangeRequest {
    * (`pause_turn`), sent back for it to continue: not a prefill, though it ends on the assistant.
    */
   continuesPausedTurn?: boolean
+  /**
+   * Anthropic's top-level cache mark (its automatic caching) asks for an hour: a 1-hour cache write,
+   * priced dearer, as a block's `ttl: "1h"` mark is (cacheControl). The credit a request holds counts it.
+   */
+  hourCacheMark?: boolean
   toolChoice?: ToolChoice
   maxTokens: number
   /**

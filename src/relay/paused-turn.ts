@@ -97,7 +97,7 @@ export function pausedTurnResumer(
       spentNanos: r.trace.chargeOf(legs),
       nextNanos: mostLegCostNanos(
         candidate.model,
-        candidate.promptTokens + turnTokens(turn, content),
+        { tokens: candidate.promptTokens + turnTokens(turn, content), hourWrites: candidate.hourCacheWrites },
         outputTokensAtMost(candidate.model, candidate.thinkingBudgetAbove, outputLeft),
         candidate.searchesAtMost,
         now,

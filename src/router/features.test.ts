@@ -3,6 +3,7 @@ import type { RoutingMode } from '../config/schema'
 import type { DocumentBlock, ExchangeRequest, UserContentBlock } from '../exchange/types'
 import { estimateRequestTokens, pdfPages } from './count-tokens'
 import { jsonLength, readRequestFeatures } from './features'
+import { decodeAnthropicRequest } from '../protocols/anthropic/decode-anthropic-request'
 
 const pdf: DocumentBlock = {
   type: 'document',
@@ -215,5 +216,35 @@ test('a prefill is read past instructions given last', () => {
   expect(readRequestFeatures({ ...asking(), messages: [said], continuesPausedTurn: true })).toMatchObject({
     assistantPrefill: true,
     continuesPausedTurn: true,
+  })
+})
+
+describe('cache marks asking for an hour', () => {
+  const hour = { type: 'ephemeral' as const, ttl: '1h' as const }
+  const marked = (body: Record<string, unknown>) =>
+    readRequestFeatures(decodeAnthropicRequest({ model: 'svc-pro', max_tokens: 10, ...body })).hourCacheWrites
+  const ask = [{ role: 'user', content: 'hi' }]
+
+  test('anywhere a mark goes: the top level, system, a tool, a message block, a tool result’s part', () => {
+    expect(marked({ messages: ask, cache_control: hour })).toBe(true)
+    expect(marked({ messages: ask, system: [{ type: 'text', text: 's', cache_control: hour }] })).toBe(true)
+    expect(
+      marked({ messages: ask, tools: [{ name: 't', input_schema: { type: 'object' }, cache_control: hour }] }),
+    ).toBe(true)
+    expect(marked({ messages: [{ role: 'user', content: [{ type: 'text', text: 'hi', cache_control: hour }] }] })).toBe(
+      true,
+    )
+    expect(readRequestFeatures(inToolResult({ type: 'text', text: 'r', cacheControl: hour })).hourCacheWrites).toBe(
+      true,
+    )
+  })
+
+  test('none where every mark is of 5 minutes, or there is none', () => {
+    const fiveMinutes = { type: 'ephemeral' as const }
+    expect(marked({ messages: ask })).toBe(false)
+    expect(marked({ messages: ask, cache_control: fiveMinutes })).toBe(false)
+    expect(
+      marked({ messages: ask, system: [{ type: 'text', text: 's', cache_control: { ...fiveMinutes, ttl: '5m' } }] }),
+    ).toBe(false)
   })
 })

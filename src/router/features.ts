@@ -3,7 +3,7 @@ import { budgetAsSent, budgetForEffort } from '../exchange/thinking-budget'
 import { estimateTokensFromBytes, utf8Length } from '../exchange/token-estimate'
 import type { CatalogModel } from '../config/load'
 import type { RoutingMode } from '../config/schema'
-import type { ExchangeRequest, Thinking, UserContentBlock, WebSearchTool } from '../exchange/types'
+import type { CacheControl, ExchangeRequest, Thinking, UserContentBlock, WebSearchTool } from '../exchange/types'
 import { maxCredibleSearches } from '../relay/credible-usage'
 import { estimateRequestTokens, mediaTokensOf, textOf } from './count-tokens'
 
@@ -39,6 +39,8 @@ export interface RequestFeatures {
    * encoders raise max_tokens above it, which the credit a request holds counts (rank.ts).
    */
   thinkingBudget: { form: 'enabled' | 'adaptive'; tokens: number } | undefined
+  /** A cache mark asks for an hour (`ttl: "1h"`): the prompt may be written at the 1-hour price. */
+  hourCacheWrites: boolean
   /** The client forces a tool call (Anthropic `any`/`tool`, OpenAI `required`/a named function). */
   forcedToolChoice: boolean
   /**
@@ -120,10 +122,15 @@ const endsOnBlankText = (req: ExchangeRequest): boolean => {
 export function readRequestFeatures(req: ExchangeRequest, mode?: RoutingMode, models?: RankedModels): RequestFeatures {
   /** The prompt's text in UTF-8 bytes, and its JSON (tool schemas, a call's input: mostly ASCII) in characters. */
   let size = 0
+  let hourCacheWrites = req.hourCacheMark === true
+  const markedForAnHour = (block: object) => {
+    if ((block as { cacheControl?: CacheControl }).cacheControl?.ttl === '1h') hourCacheWrites = true
+  }
   let mediaTokens = 0
   let anthropicFiles = false
   let otherFileType: string | undefined
   const countPart = (part: UserContentBlock) => {
+    markedForAnHour(part)
     size += utf8Length(textOf(part))
     mediaTokens += mediaTokensOf(part)
     if (part.type === 'text') return
@@ -131,9 +138,13 @@ export function readRequestFeatures(req: ExchangeRequest, mode?: RoutingMode, mo
     else if (part.type === 'document' && part.source.kind === 'base64' && part.source.mediaType !== pdfType)
       otherFileType ??= part.source.mediaType
   }
-  for (const block of req.system) size += utf8Length(block.text)
+  for (const block of req.system) {
+    markedForAnHour(block)
+    size += utf8Length(block.text)
+  }
   for (const message of req.messages) {
     for (const block of message.content) {
+      markedForAnHour(block)
       switch (block.type) {
         case 'text':
         case 'image':
@@ -154,8 +165,10 @@ export function readRequestFeatures(req: ExchangeRequest, mode?: RoutingMode, mo
       }
     }
   }
-  for (const tool of req.tools)
+  for (const tool of req.tools) {
+    markedForAnHour(tool)
     size += tool.name.length + utf8Length(tool.description ?? '') + jsonLength(tool.inputSchema)
+  }
   const exclusiveTool: ExclusiveTool | undefined = req.anthropicTools?.length
     ? { type: req.anthropicTools[0]!, of: 'Anthropic' }
     : req.openaiTools?.length
@@ -173,6 +186,7 @@ export function readRequestFeatures(req: ExchangeRequest, mode?: RoutingMode, mo
     otherFileType,
     thinking: req.thinking !== undefined && req.thinking.type !== 'disabled',
     thinkingBudget: thinkingBudgetOf(req.thinking),
+    hourCacheWrites,
     forcedToolChoice: req.toolChoice?.type === 'any' || req.toolChoice?.type === 'tool',
     webSearch: req.webSearch ? (req.webSearch.blockedDomains?.length ? 'anthropic' : 'any') : undefined,
     searchLimit: req.webSearch && searchLimit(req.webSearch),

@@ -80,6 +80,7 @@ const features = (over: Partial<RequestFeatures> = {}): RequestFeatures => ({
   anthropicSafeguards: false,
   thinking: false,
   thinkingBudget: undefined,
+  hourCacheWrites: false,
   forcedToolChoice: false,
   webSearch: undefined,
   searchLimit: undefined,
@@ -827,19 +828,27 @@ describe('the most a leg can cost (what a request holds)', () => {
   test('a long prompt is priced at the long-prompt tier, output and searches included', () => {
     const longPrompt = { ...price(5, 25), cacheWriteNanosPerToken: 5_000, aboveTokens: 100_000 }
     const tiered = model('tiered', { price: { ...price(1, 5), cacheWriteNanosPerToken: 1_000, longPrompt } })
-    expect(mostLegCostNanos(tiered, 150_000, 1_000, 2, T0)).toBe(150_000 * 5_000 + 1_000 * 25_000 + 2 * 10_000_000)
-    expect(mostLegCostNanos(tiered, 50_000, 1_000, 0, T0)).toBe(50_000 * 1_000 + 1_000 * 5_000)
+    expect(mostLegCostNanos(tiered, { tokens: 150_000, hourWrites: true }, 1_000, 2, T0)).toBe(
+      150_000 * 5_000 + 1_000 * 25_000 + 2 * 10_000_000,
+    )
+    expect(mostLegCostNanos(tiered, { tokens: 50_000, hourWrites: true }, 1_000, 0, T0)).toBe(
+      50_000 * 1_000 + 1_000 * 5_000,
+    )
   })
 
   test('a prompt is priced as the dearest cache write the model prices: an hour’s only where every tier has one', () => {
     // price(): cache writes at 1.25 × input.
-    expect(mostLegCostNanos(model('five-minutes'), 1_000, 10, 0, T0)).toBe(1_000 * 1_250 + 10 * 5_000)
+    expect(mostLegCostNanos(model('five-minutes'), { tokens: 1_000, hourWrites: true }, 10, 0, T0)).toBe(
+      1_000 * 1_250 + 10 * 5_000,
+    )
     const hour = model('hour', { price: { ...price(1, 5), cacheWrite1hNanosPerToken: 2_000 } })
-    expect(mostLegCostNanos(hour, 1_000, 10, 0, T0)).toBe(1_000 * 2_000 + 10 * 5_000)
+    expect(mostLegCostNanos(hour, { tokens: 1_000, hourWrites: true }, 10, 0, T0)).toBe(1_000 * 2_000 + 10 * 5_000)
+    // No mark asks for an hour (a Responses request routed to Claude carries svc's own, of 5 minutes).
+    expect(mostLegCostNanos(hour, { tokens: 1_000, hourWrites: false }, 10, 0, T0)).toBe(1_000 * 1_250 + 10 * 5_000)
     // A tier without an hour's price: no request to it asks for one (pricing.ts pricesHourCacheWrites).
     const longPrompt = { ...price(2, 10), aboveTokens: 100_000 }
     const partly = model('partly', { price: { ...price(1, 5), cacheWrite1hNanosPerToken: 2_000, longPrompt } })
-    expect(mostLegCostNanos(partly, 1_000, 10, 0, T0)).toBe(1_000 * 1_250 + 10 * 5_000)
+    expect(mostLegCostNanos(partly, { tokens: 1_000, hourWrites: true }, 10, 0, T0)).toBe(1_000 * 1_250 + 10 * 5_000)
   })
 
   describe('thinking svc sends above max_tokens is held as output', () => {

@@ -42,6 +42,8 @@ export interface Candidate {
   promptTokens: number
   /** The thinking budget this model is sent above max_tokens, if any (thinkingBudgetAbove). */
   thinkingBudgetAbove: number | undefined
+  /** The request marks a cache for an hour: its prompt may be written at the 1-hour price. */
+  hourCacheWrites: boolean
   /** The searches a message of it may run as its holds count them: the request's, if it runs the search; else 0. */
   searchesAtMost: number
   rank: RankEntry
@@ -51,25 +53,23 @@ export interface Candidate {
  * The most one upstream message can cost: its prompt, all at the dearest price a prompt token can
  * be billed at, its whole output limit and every search it may run, at the prices of `now` (the
  * prompt's tier, peak hours). A prompt token costs most as a cache write: 1.25 × input on Claude,
- * 2 × for an hour's, written wherever the client or svc marks a breakpoint (an audit: 60 requests
- * at once of a 10,000-token prompt marked for an hour, each held at the input price, spent twice a
- * grant the holds kept within one request's cost). The models that write no cache price writes at
- * the input price (models.ts).
+ * written wherever the client or svc marks a breakpoint, and 2 × where a mark asks for an hour
+ * (`hourWrites`; an audit: 60 requests at once of a 10,000-token prompt marked for an hour, each
+ * held at the input price, spent twice a grant the holds kept within one request's cost). The
+ * models that write no cache price writes at the input price (models.ts).
  */
 export function mostLegCostNanos(
   model: CatalogModel,
-  promptTokens: number,
+  prompt: { tokens: number; hourWrites: boolean },
   outputTokens: number,
   searches: number,
   now: number,
 ): number {
   const price = model.price!
+  const promptTokens = prompt.tokens
   const tokens = tokenPricesFor(price, promptTokens, now)
-  const promptNanosPerToken = Math.max(
-    tokens.inputNanosPerToken,
-    tokens.cacheWriteNanosPerToken,
-    hourCacheWriteNanos(price, tokens),
-  )
+  const writeNanosPerToken = prompt.hourWrites ? hourCacheWriteNanos(price, tokens) : tokens.cacheWriteNanosPerToken
+  const promptNanosPerToken = Math.max(tokens.inputNanosPerToken, writeNanosPerToken)
   return (
     promptTokens * promptNanosPerToken + outputTokens * tokens.outputNanosPerToken + searches * price.webSearchNanos
   )
@@ -81,12 +81,15 @@ export function mostLegCostNanos(
  * the request was ranked before them.
  */
 export const candidateCostAtMost = (
-  c: Pick<Candidate, 'model' | 'promptTokens' | 'thinkingBudgetAbove' | 'maxTokens' | 'searchesAtMost'>,
+  c: Pick<
+    Candidate,
+    'model' | 'promptTokens' | 'hourCacheWrites' | 'thinkingBudgetAbove' | 'maxTokens' | 'searchesAtMost'
+  >,
   now: number,
 ): number =>
   mostLegCostNanos(
     c.model,
-    c.promptTokens,
+    { tokens: c.promptTokens, hourWrites: c.hourCacheWrites },
     outputTokensAtMost(c.model, c.thinkingBudgetAbove, c.maxTokens),
     c.searchesAtMost,
     now,
@@ -519,8 +522,9 @@ export function rankCandidates(input: RankInput): Ranking {
     const searchesAtMost = searchesHeld(provider, features)
     const budgetAbove = thinkingBudgetAbove(features, model, provider)
     const promptTokens = features.estimatedInputTokens
+    const hourCacheWrites = features.hourCacheWrites
     const mostCostNanos = candidateCostAtMost(
-      { model, promptTokens, thinkingBudgetAbove: budgetAbove, maxTokens, searchesAtMost },
+      { model, promptTokens, hourCacheWrites, thinkingBudgetAbove: budgetAbove, maxTokens, searchesAtMost },
       input.now,
     )
     const score = scoreOf(input.mode, model.quality, tokenPrices, policy) + nudge
@@ -551,6 +555,7 @@ export function rankCandidates(input: RankInput): Ranking {
       estimatedCostNanos,
       mostCostNanos,
       promptTokens,
+      hourCacheWrites,
       thinkingBudgetAbove: budgetAbove,
       searchesAtMost,
       rank: entry,

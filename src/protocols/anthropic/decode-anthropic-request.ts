@@ -50,6 +50,7 @@ export function decodeAnthropicRequest(body: unknown): ExchangeRequest {
   const request: ExchangeRequest = { system, messages, tools, maxTokens, stream: readBoolean(body, 'stream') ?? false }
   if (webSearch) request.webSearch = webSearch
   if (continuesServerTools(rawMessages)) request.continuesPausedTurn = true
+  if (decodeCacheControl(body.cache_control)?.ttl === '1h') request.hourCacheMark = true
   // The MCP connector: Anthropic calls the servers named here for the toolsets that name them.
   const mcpServers = readArray(body, 'mcp_servers')
   if (mcpServers && mcpServers.length > 0) anthropicTools.push('mcp_servers')

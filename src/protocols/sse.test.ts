@@ -37,8 +37,13 @@ describe('SseDecoder', () => {
   })
 
   test('llama.cpp\'s `error:` field is a frame whose data is {"error": …}', async () => {
-    const json = 'error: {"code":400,"message":"too long"}\n\n'
-    expect(await parse(json)).toEqual([{ data: '{"error":{"code":400,"message":"too long"}}', raw: json }])
+    // Its raw is that data's frame: a pass-through relay forwarding the field, the client's parser
+    // read nothing and never heard the stream fail.
+    const data = '{"error":{"code":400,"message":"too long"}}'
+    expect(await parse('error: {"code":400,"message":"too long"}\n\n')).toEqual([{ data, raw: `data: ${data}\n\n` }])
+    expect(await parse('event: x\nerror: {"code":400,"message":"too long"}')).toEqual([
+      { event: 'x', data, raw: `event: x\ndata: ${data}\n\n` },
+    ])
     // A value that is not JSON is the error's message.
     expect((await parse('error: the slot died\n\n')).map((e) => e.data)).toEqual(['{"error":"the slot died"}'])
     // Beside data, the data stands.
@@ -49,9 +54,11 @@ describe('SseDecoder', () => {
   // heard why the stream failed.
   test('a body that is a bare JSON object, not fields, is one frame of that data', async () => {
     const json = '{"error":{"message":"too long",\n"code":400}}'
+    // Its raw is that data's frame, which a pass-through relay forwards and a client's parser reads.
+    const raw = 'data: {"error":{"message":"too long",\ndata: "code":400}}\n\n'
     for (const end of ['', '\n', '\n\n']) {
       for (let cut = 0; cut <= json.length; cut++) {
-        expect((await parse(json + end, [cut])).map((e) => e.data)).toEqual([json])
+        expect(await parse(json + end, [cut])).toEqual([{ data: json, raw }])
       }
     }
     // Not an object: nothing, as before.
@@ -116,6 +123,8 @@ describe('SseDecoder', () => {
       { data: 'last', raw: 'data: last\n\n' },
     ])
     expect(await parse('data: last\r\n')).toEqual([{ data: 'last', raw: 'data: last\r\n\n' }])
+    // After a lone \r, a \n would only have made it \r\n: one line end, the frame left open.
+    expect(await parse('data: last\r')).toEqual([{ data: 'last', raw: 'data: last\r\n\n' }])
   })
 
   test('multi-byte characters survive a cut at every byte', async () => {

@@ -13,7 +13,6 @@ export interface SseEvent {
 // followed by `\n`, otherwise `data: a\r\ndata: b` would look like a frame end.
 const frameEnd = /(?:\r\n|\r(?!\n)|\n)(?:\r\n|\r(?!\n)|\n)/g
 const lineEnd = /\r\n|\r|\n/g
-const endsWithLineEnd = /[\r\n]$/
 const colon = 58
 const openingBrace = 123
 const space = 32
@@ -84,10 +83,11 @@ export class SseDecoder {
     this.tail = ''
     const events: SseEvent[] = []
     const consumed = this.takeFrames(buffer, 0, true, events)
-    // A last frame without its blank line still counts; give it one so a relay forwards a whole frame.
+    // A last frame without its blank line still counts; give it one so a relay forwards a whole
+    // frame (after a lone `\r`, `\n` would only complete its line end).
     const rest = buffer.slice(consumed)
-    const event = readFrame(rest, this.sawCarriageReturn)
-    if (event) events.push({ ...event, raw: rest + (endsWithLineEnd.test(rest) ? '\n' : '\n\n') })
+    const event = readFrame(rest + (rest.endsWith('\n') ? '\n' : '\n\n'), this.sawCarriageReturn)
+    if (event) events.push(event)
     return events
   }
 
@@ -171,9 +171,17 @@ function readFrame(raw: string, general: boolean): SseEvent | undefined {
     }
     pos = next
   }
-  if (data === undefined && error !== undefined) data = errorData(error)
   // Per the SSE spec a frame without data is not dispatched; that also drops comment-only frames.
-  if (data === undefined) return undefined
+  if (data === undefined) return error === undefined ? undefined : synthesised(event, errorData(error))
+  return event === undefined ? { data, raw } : { event, data, raw }
+}
+
+/**
+ * A frame svc reads where SSE would read none, under a raw of its own: pass-through relays forward
+ * `raw`, and the upstream's text (an `error:` field, a bare object) is one no client parser reads.
+ */
+const synthesised = (event: string | undefined, data: string): SseEvent => {
+  const raw = encodeSseText(event, data)
   return event === undefined ? { data, raw } : { event, data, raw }
 }
 
@@ -184,10 +192,12 @@ function readFrame(raw: string, general: boolean): SseEvent | undefined {
  * an error: a server that ignored stream:true and sent its whole answer as JSON was read as one
  * chunk, an empty answer billed as a success; dropped, the stream has no events and falls back.
  */
-function bareJsonFrame(raw: string): SseEvent | undefined {
-  const data = raw.trim()
+function bareJsonFrame(text: string): SseEvent | undefined {
+  const data = text.trim()
   const parsed = parseJson(data)
-  return parsed.ok && isObject(parsed.value) && isErrorMember(parsed.value.error) ? { data, raw } : undefined
+  return parsed.ok && isObject(parsed.value) && isErrorMember(parsed.value.error)
+    ? synthesised(undefined, data)
+    : undefined
 }
 
 /** An error object or its message alone; not a whole Responses answer's `"error": null`. */

@@ -14,9 +14,10 @@ import {
   rewriteMessageStart,
 } from '../protocols/anthropic/usage-meter'
 import { encodeAnthropicUsage } from '../protocols/anthropic/usage'
+import { decodeChatErrorPayload } from '../protocols/openai-chat/errors'
 import { encodeSse, encodeSseText, type SseEvent } from '../protocols/sse'
 import { isReported } from '../protocols/unreported-usage'
-import { isJson, isObject, parseJson, replaceStringMember } from '../protocols/wire-values'
+import { isJson, isObject, type JsonObject, parseJson, replaceStringMember } from '../protocols/wire-values'
 import { pricesHourCacheWrites } from '../ledger/pricing'
 import { GatewayError } from '../lib/errors'
 import { billedAsReported } from './credible-usage'
@@ -32,9 +33,23 @@ const messageId = (requestId: string) => `msg_${requestId}`
  */
 function namedByType(event: SseEvent): SseEvent {
   const parsed = parseJson(event.data)
-  const type = parsed.ok && isObject(parsed.value) ? parsed.value.type : undefined
+  const payload = parsed.ok && isObject(parsed.value) ? parsed.value : undefined
+  const type = payload?.type
+  if (payload && type === undefined) return asErrorEvent(payload) ?? event
   if (typeof type !== 'string' || !/^[a-z_]+$/.test(type)) return event
   return { event: type, data: event.data, raw: encodeSseText(type, event.data) }
+}
+
+/**
+ * A bare `{"error": …}` (a proxy's in-band failure, or llama.cpp's `error:` field as sse.ts reads
+ * it) as Anthropic's error event: the SDK reads events by name and skipped it, so the client never
+ * heard the upstream's message, and the meter, seeing no error, let the stream pass as merely cut.
+ */
+function asErrorEvent(payload: JsonObject): SseEvent | undefined {
+  const info = decodeChatErrorPayload(200, payload)
+  if (!info) return undefined
+  const data = JSON.stringify({ type: 'error', error: { type: info.type, message: info.message } })
+  return { event: 'error', data, raw: encodeSseText('error', data) }
 }
 
 export const anthropicSurface: InboundSurface = {

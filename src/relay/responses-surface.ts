@@ -52,6 +52,12 @@ function withTerminalUsage(frame: string, usage: Record<string, unknown>): strin
   return encodeSse(payload.type, { ...payload, response: { ...payload.response, usage } })
 }
 
+/** A frame whose JSON names its event by a top-level `type`, as every Responses event does. */
+function hasOwnType(data: string): boolean {
+  const parsed = parseJson(data)
+  return parsed.ok && isObject(parsed.value) && parsed.value.type !== undefined
+}
+
 export const responsesSurface: InboundSurface = {
   name: 'responses',
   errorShape: 'openai',
@@ -118,10 +124,11 @@ export const responsesSurface: InboundSurface = {
         const erredBefore = meter.error() !== undefined
         meter.observe(event)
         // OpenRouter's mid-stream failure is a bare {"error": …} with no type, which a client reading
-        // events by type (Codex) skips: it gets the typed error event svc writes in its place.
-        if (!erredBefore && event.event === undefined && !event.data.includes('"type"')) {
+        // events by type (Codex) skips: it gets the typed error event svc writes in its place. The
+        // type asked is the event's own: llama.cpp's error names one inside (`error.type`).
+        if (!erredBefore && event.event === undefined) {
           const failure = meter.error()
-          if (failure) return errorFrame(upstreamFailure(failure))
+          if (failure && !hasOwnType(event.data)) return errorFrame(upstreamFailure(failure))
         }
         const match = sequencePattern.exec(event.data)
         if (match) lastSequence = Number(match[1])

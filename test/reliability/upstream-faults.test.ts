@@ -7,7 +7,14 @@
 // charges, exactly.
 import { afterAll, beforeEach, describe, expect, test } from 'bun:test'
 import type { ConfigFile } from '../../src/config/schema'
-import { createHarness, type Harness } from '../support/harness'
+import { createHarness, endedRequestDetail, type Harness, sdkClients } from '../support/harness'
+import {
+  anthropicEvent,
+  anthropicMessageStart,
+  scriptedPair,
+  scriptedUpstream,
+  sseFrame,
+} from '../support/scripted-upstream'
 import { type Scenario, startSimulator } from '../support/simulator'
 import { closedPort, expectNoLeaks, parseFrames, requestDetail, ULID } from './helpers'
 import {
@@ -798,4 +805,62 @@ describe('a connection that dies after its headers, before a whole first event',
       expect(detail.usage_events[0].error).toMatch(/^upstream stream failed: .*before the body ended/)
     },
   )
+})
+
+describe('an upstream error sent as no SSE event, after content, on a pass-through stream', () => {
+  // llama.cpp's `error:` field and a proxy's bare JSON error object, which svc reads as a failure.
+  // Relayed as they came, no client parser read them: the OpenAI SDK's finalResponse() returned a
+  // response still in_progress with half its text, the Anthropic SDK never heard the message.
+  const tails = [
+    ["llama.cpp's `error:` field", 'error: {"code":500,"message":"the slot died","type":"server_error"}\n\n'],
+    ['a bare JSON error object', '{"error":{"message":"the slot died","type":"server_error"}}\n\n'],
+  ] as const
+  const words = 'Half an answer. '.repeat(8)
+  const responsesHead = () => {
+    const item = { id: 'msg_up', type: 'message', role: 'assistant', status: 'in_progress', content: [] }
+    const at = { item_id: 'msg_up', output_index: 0, content_index: 0 }
+    const events: [string, Record<string, unknown>][] = [
+      ['response.created', { response: { id: 'resp_up', object: 'response', status: 'in_progress', output: [] } }],
+      ['response.output_item.added', { output_index: 0, item }],
+      ['response.content_part.added', { ...at, part: { type: 'output_text', text: '' } }],
+      ['response.output_text.delta', { ...at, delta: words }],
+    ]
+    return events.map(([type, data], sequence) => sseFrame(type, { type, sequence_number: sequence, ...data }))
+  }
+  const anthropicHead = () => [
+    anthropicMessageStart('first-up'),
+    anthropicEvent('content_block_start', { index: 0, content_block: { type: 'text', text: '' } }),
+    anthropicEvent('content_block_delta', { index: 0, delta: { type: 'text_delta', text: words } }),
+  ]
+
+  test.each(tails)('responses → openai-responses, %s: the SDK throws the upstream’s message', async (_, tail) => {
+    const h = await scriptedPair('openai-responses', {}, 5, { openai_itself: true })
+    scriptedUpstream(h, () => ({ sse: [...responsesHead(), tail] }))
+    const { openai } = sdkClients(h)
+    const stream = openai.responses.stream({ model: 'svc-pro', input: 'hi' })
+    expect(await stream.finalResponse().catch((e: Error) => e.message)).toBe('the slot died')
+    await expectFailedWith(h, 'the slot died')
+  })
+
+  test.each(tails)('messages → anthropic, %s: the SDK throws the upstream’s message', async (_, tail) => {
+    const h = await scriptedPair('anthropic')
+    scriptedUpstream(h, () => ({ sse: [...anthropicHead(), tail] }))
+    const { anthropic } = sdkClients(h)
+    const params = { model: 'svc-pro', max_tokens: 100, messages: [{ role: 'user' as const, content: 'hi' }] }
+    const error = await anthropic.messages
+      .stream(params)
+      .finalMessage()
+      .catch((e: unknown) => e)
+    expect(error).toMatchObject({ error: { type: 'error', error: { type: 'api_error', message: 'the slot died' } } })
+    await expectFailedWith(h, 'the slot died')
+  })
+
+  async function expectFailedWith(h: Harness, message: string) {
+    const [row] = (await (await h.call('/v1/usage/requests')).json()).items
+    const detail = await endedRequestDetail(h, row.request_id)
+    expect(detail).toMatchObject({ status: 'failed', error: { message } })
+    expect(detail.usage_events).toEqual([
+      expect.objectContaining({ outcome: 'failed', estimated: true, error: message }),
+    ])
+  }
 })

@@ -132,7 +132,11 @@ describe('encodeResponsesRequest', () => {
     [{ type: 'none' }, { tool_choice: 'none' }],
     [{ type: 'tool', name: 'f' }, { tool_choice: { type: 'function', name: 'f' } }],
   ] as const)('tool choice %j', (toolChoice, expected) => {
-    expect(encodeResponsesRequest(request({ toolChoice }), 'm')).toMatchObject(expected)
+    const tools = [{ name: 'f', inputSchema: { type: 'object' } }]
+    expect(encodeResponsesRequest(request({ toolChoice, tools }), 'm')).toMatchObject(expected)
+    // No tools (an allowed_tools choice left none of those offered): no choice, which would be refused.
+    const bare = encodeResponsesRequest(request({ toolChoice }), 'm')
+    expect(['tools', 'tool_choice'].filter((key) => key in bare)).toEqual([])
   })
 
   test.each([

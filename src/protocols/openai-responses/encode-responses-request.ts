@@ -62,8 +62,12 @@ export const encodeResponsesRequest = (
     strict: tool.strict === true,
   }))
   if (req.webSearch) tools.push(encodeWebSearchTool(req.webSearch))
-  if (tools.length > 0) body['tools'] = tools
-  if (req.toolChoice) Object.assign(body, encodeToolChoice(req.toolChoice, forcesWebSearch(req)))
+  // A choice without tools is refused (OpenAI and compatible servers alike): where the client's
+  // allowed_tools left none of the tools offered, the model chooses nothing, as on Chat and Anthropic.
+  if (tools.length > 0) {
+    body['tools'] = tools
+    if (req.toolChoice) Object.assign(body, encodeToolChoice(req.toolChoice, forcesWebSearch(req)))
+  }
   // Responses refuses fewer than 16 ("integer below minimum value"), and Claude Code probes with
   // max_tokens 1: a few tokens more than asked, rather than a 400.
   body['max_output_tokens'] = Math.max(minOutputTokens, req.maxTokens)

@@ -453,6 +453,41 @@ describe('stream chunks', () => {
     }
   })
 
+  // Held until its block closed, a double-encoded call cut mid-arguments was lost: the client saw
+  // none of it, and the leg was billed 2 output tokens for the ~500 that flowed.
+  test('a double-encoded call cut mid-arguments: the client gets what flowed, the leg is billed for it', async () => {
+    const h = await chatGateway()
+    const quoted = JSON.stringify(JSON.stringify({ path: 'a.txt', text: 'x'.repeat(2000) }))
+    const piece = (text: string) => chunk({ tool_calls: [{ index: 0, function: { arguments: text } }] })
+    const opening = { index: 0, id: 'call_1', type: 'function', function: { name: 'get_weather', arguments: '' } }
+    byModel(h, {
+      'first-up': {
+        sse: [role, chunk({ tool_calls: [opening] }), piece(quoted.slice(0, 1000)), piece(quoted.slice(1000, 2000))],
+      },
+    })
+    const { anthropic, openai } = sdkClients(h)
+    const shown: string[] = []
+    const messages = anthropic.messages
+      .stream({ model: 'svc-pro', max_tokens: 4000, tools, messages: [{ role: 'user', content: 'hi' }] })
+      .on('streamEvent', (event) => {
+        if (event.type === 'content_block_delta' && event.delta.type === 'input_json_delta')
+          shown.push(event.delta.partial_json)
+      })
+    expect(await messages.finalMessage().catch(() => 'the SDK threw')).toBe('the SDK threw')
+    expect(shown).toEqual([quoted.slice(0, 2000)])
+    expect((await lastRecord(h)).usage_events).toEqual([
+      expect.objectContaining({ outcome: 'failed', estimated: true, output_tokens: 2000 / 4 }),
+    ])
+    const response = await openai.responses.stream({ model: 'svc-pro', input: 'hi' }).finalResponse()
+    expect(response).toMatchObject({
+      status: 'failed',
+      output: [{ type: 'function_call', arguments: quoted.slice(0, 2000) }],
+    })
+    expect((await lastRecord(h)).usage_events).toEqual([
+      expect.objectContaining({ outcome: 'failed', estimated: true, output_tokens: 2000 / 4 }),
+    ])
+  })
+
   // llama.cpp builds and proxies in front of vLLM: refused for its label, every such answer failed.
   test.each([
     ['text/plain', 'text/plain; charset=utf-8'],

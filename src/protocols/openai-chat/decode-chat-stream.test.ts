@@ -274,6 +274,26 @@ describe('chatStreamDecoder', () => {
     ])
   })
 
+  // Held to the end of a block that never closed, the arguments were lost: the client saw no
+  // partial_json, and the meter billed 2 output tokens for ~500 the model wrote.
+  test('double-encoded arguments still held as the answer ends go out as they came', async () => {
+    const quoted = JSON.stringify(JSON.stringify({ text: 'x'.repeat(40) }))
+    const opened = chunk(tool(0, { id: 'a', name: 'f', args: '' })) + chunk(tool(0, { args: quoted.slice(0, 30) }))
+    const held = (events: ExchangeEvent[]) => events.filter((e) => e.type === 'tool_args_delta' || e.type === 'error')
+    // Cut: no finish follows, so the encoder reports the error.
+    const cut = await decodeText(opened)
+    expect(held(cut)).toEqual([{ type: 'tool_args_delta', index: 0, partialJson: quoted.slice(0, 30) }])
+    expect(cut.at(-1)?.type).toBe('tool_args_delta')
+    // An in-band error: the arguments, then the error.
+    const erred = held(await decodeText(`${opened}data: {"error":{"message":"boom"}}\n\n`))
+    expect(erred.map((e) => e.type)).toEqual(['tool_args_delta', 'error'])
+    // At a finish, arguments that hold no object go as they came, not as {}.
+    for (const args of [quoted.slice(0, 30), '"just a string"']) {
+      const events = await decodeText(chunk(tool(0, { id: 'a', name: 'f', args })) + finish('length') + done)
+      expect(held(events)).toEqual([{ type: 'tool_args_delta', index: 0, partialJson: args }])
+    }
+  })
+
   test('a provider repeating index 0 with new ids yields separate calls', async () => {
     const text =
       chunk(tool(0, { id: 'a', name: 'f', args: '{}' })) +

@@ -5,7 +5,6 @@
 import type { StreamCodec } from '../../exchange/stream-codec'
 import type { ExchangeEvent, StopReason, Usage } from '../../exchange/types'
 import { GatewayError } from '../../lib/errors'
-import { parseToolArguments } from '../../exchange/tool-arguments'
 import type { SseEvent } from '../sse'
 import {
   isJson,
@@ -38,7 +37,8 @@ interface ToolCall {
   args: string
   /**
    * The arguments began as a JSON string: double-encoded (the JSON text inside a string), as some
-   * servers send them. Held, and sent unwrapped as the call's block closes.
+   * servers send them. Held, and sent (unwrapped where they hold an object) as the call's block
+   * closes, or as the answer ends before it does (releaseHeld).
    */
   quoted: boolean
   state: 'pending' | 'open' | 'closed'
@@ -73,11 +73,23 @@ export function chatStreamDecoder(toolNames: RequestToolNames = noToolNames): St
   const closeOpen = (out: ExchangeEvent[]) => {
     if (!open) return
     if (open.kind === 'tool_use') {
+      releaseHeld(out)
       open.call.state = 'closed'
-      if (open.call.quoted) out.push({ type: 'tool_args_delta', index: open.index, partialJson: unwrapped(open.call) })
     }
     out.push({ type: 'block_stop', index: open.index })
     open = undefined
+  }
+
+  /**
+   * The open call's held (double-encoded) arguments, as its block closes, or as the answer ends
+   * before that (cut, or an error): still held then, the client saw none of them and the meter
+   * billed none.
+   */
+  const releaseHeld = (out: ExchangeEvent[]) => {
+    if (open?.kind !== 'tool_use' || !open.call.quoted) return
+    open.call.quoted = false
+    if (open.call.args !== '')
+      out.push({ type: 'tool_args_delta', index: open.index, partialJson: unwrapped(open.call.args) })
   }
 
   const ensureBlock = (kind: 'thinking' | 'text' | 'refusal', out: ExchangeEvent[]): number => {
@@ -179,7 +191,10 @@ export function chatStreamDecoder(toolNames: RequestToolNames = noToolNames): St
     const error = decodeChatErrorPayload(200, chunk)
     if (error) {
       done = true
-      return [{ type: 'error', error }]
+      const out: ExchangeEvent[] = []
+      releaseHeld(out)
+      out.push({ type: 'error', error })
+      return out
     }
     const out: ExchangeEvent[] = []
     if (!started) {
@@ -271,8 +286,14 @@ export function chatStreamDecoder(toolNames: RequestToolNames = noToolNames): St
       if (!started) throw endedEmpty()
       return finishMessage()
     },
-    // Cut off before both [DONE] and a finish_reason: no finish, so the encoder reports an error.
-    end: () => (done || finishReason === undefined ? [] : finishMessage()),
+    end() {
+      if (done) return []
+      if (finishReason !== undefined) return finishMessage()
+      // Cut off before both [DONE] and a finish_reason: no finish, so the encoder reports an error.
+      const out: ExchangeEvent[] = []
+      releaseHeld(out)
+      return out
+    },
     get done() {
       return done
     },
@@ -287,10 +308,17 @@ export function chatStreamDecoder(toolNames: RequestToolNames = noToolNames): St
 const isBlank = (data: string): boolean => data === '' || (data.charCodeAt(0) <= 32 && data.trim() === '')
 
 /**
- * A double-encoded call's input, as a JSON answer's is read (tool-arguments.ts). Streamed as sent,
- * the client's tool got a string for its input.
+ * A double-encoded call's input, the JSON text its string holds, as a JSON answer's is read
+ * (tool-arguments.ts): streamed as sent, the client's tool got a string for its input. Arguments
+ * that hold no object (cut at the output limit, or a plain string) go as they came: sent as `{}`,
+ * what the model wrote was neither shown nor billed.
  */
-const unwrapped = (call: ToolCall): string => JSON.stringify(parseToolArguments(call.args))
+function unwrapped(args: string): string {
+  const outer = parseJson(args)
+  if (!outer.ok || typeof outer.value !== 'string') return args
+  const inner = parseJson(outer.value)
+  return inner.ok && isObject(inner.value) ? outer.value : args
+}
 
 const isWholeObject = (text: string): boolean => text.trimStart().startsWith('{') && isJson(text)
 

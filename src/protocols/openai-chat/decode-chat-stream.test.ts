@@ -40,6 +40,10 @@ describe('chatStreamDecoder', () => {
     expect(
       await calls(unmarked('get_weather', '{"city":"Oslo"}'), unmarked('get_weather', '{"city":"Paris"}')),
     ).toEqual(['start get_weather', '{"city":"Oslo"}', 'start get_weather', '{"city":"Paris"}'])
+    // Double-encoded, whole: the next one is still a call of its own.
+    expect(await calls(unmarked('get_weather', JSON.stringify('{"city":"Oslo"}')), unmarked('get_time', '{}'))).toEqual(
+      ['start get_weather', '{"city":"Oslo"}', 'start get_time', '{}'],
+    )
     // A server that repeats the name on every fragment, its last one a newline: one call.
     expect(await calls(unmarked('get_weather', '{"city":"Oslo"}'), unmarked('get_weather', '\n'))).toEqual([
       'start get_weather',

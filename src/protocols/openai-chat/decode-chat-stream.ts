@@ -142,16 +142,17 @@ export function chatStreamDecoder(toolNames: RequestToolNames = noToolNames): St
     let call = callByIndex.get(upstreamIndex)
     // Some providers repeat index 0 for every parallel call: a different id means a new call.
     // Gemini behind some proxies sends neither an index nor an id, each call whole in one
-    // fragment: a named fragment whose arguments are a whole object, after a whole call, is the
-    // next call. (The fragment is tested first: the call's text only when it could be whole.)
+    // fragment: a named fragment whose arguments are whole, after a whole call, is the next call.
+    // Whole is an object, or a string (double-encoded): a double-encoded call took the next call's
+    // arguments as its own. (The fragment is tested first: the call's text only when
+    // it could be whole.)
     const nextUnmarkedCall =
       givenIndex === undefined &&
       !id &&
       name &&
       call?.name &&
-      isWholeObject(fragmentArgs) &&
-      call.args.trimEnd().endsWith('}') &&
-      isJson(call.args)
+      isWholeArguments(fragmentArgs) &&
+      isWholeArguments(call.args)
     if (!call || (id && call.upstreamId && id !== call.upstreamId) || nextUnmarkedCall) {
       call = { id: id ?? synthesizeCallId(), upstreamId: id, name: '', args: '', quoted: false, state: 'pending' }
       callByIndex.set(upstreamIndex, call)
@@ -320,7 +321,18 @@ function unwrapped(args: string): string {
   return inner.ok && isObject(inner.value) ? outer.value : args
 }
 
-const isWholeObject = (text: string): boolean => text.trimStart().startsWith('{') && isJson(text)
+const openingBrace = 123
+const closingBrace = 125
+const quote = 34
+
+/** Arguments that are a whole object, or a whole string (double-encoded): told by their ends first. */
+function isWholeArguments(text: string): boolean {
+  const trimmed = text.trim()
+  const first = trimmed.charCodeAt(0)
+  const last = trimmed.charCodeAt(trimmed.length - 1)
+  const ends = (first === openingBrace && last === closingBrace) || (first === quote && last === quote)
+  return ends && isJson(trimmed)
+}
 
 function parseChunk(data: string): JsonObject {
   const parsed = parseJson(data)

@@ -14,5 +14,18 @@ describe('mapChatFinishReason', () => {
     expect(mapped(['SAFETY', 'RECITATION', 'PROHIBITED_CONTENT', 'BLOCKLIST', 'SPII', 'safety'])).toEqual(
       Array(6).fill('refusal'),
     )
+    // An image filter's stop ended the turn as if the answer were whole.
+    expect(mapped(['IMAGE_SAFETY', 'IMAGE_PROHIBITED_CONTENT'])).toEqual(['refusal', 'refusal'])
+  })
+
+  // Each ended the turn as if the answer were whole: billed, and the next model never tried.
+  test('an answer that broke off is an error: Gemini failing its tool calls, DeepSeek out of capacity', () => {
+    const brokeOff = [
+      'MALFORMED_FUNCTION_CALL',
+      'UNEXPECTED_TOOL_CALL',
+      'TOO_MANY_TOOL_CALLS',
+      'insufficient_system_resource',
+    ]
+    expect(brokeOff.map(mapChatFinishReason)).toEqual(Array(4).fill('error'))
   })
 })

@@ -17,7 +17,7 @@ export function mapChatFinishReason(reason: unknown): StopReason {
       return 'tool_use'
     // Nothing in Anthropic's vocabulary is closer than refusal. GLM says `sensitive`; Gemini names
     // the filter that stopped it (safety, recitation of a source, prohibited content, its block
-    // list, personal data).
+    // list, personal data, and its image filters).
     case 'content_filter':
     case 'sensitive':
     case 'safety':
@@ -25,12 +25,20 @@ export function mapChatFinishReason(reason: unknown): StopReason {
     case 'prohibited_content':
     case 'blocklist':
     case 'spii':
+    case 'image_safety':
+    case 'image_prohibited_content':
       return 'refusal'
-    // OpenRouter's mid-generation failure; vLLM's and SGLang's request aborted mid-answer; GLM's
-    // inference failing mid-answer.
+    // The answer broke off, a failed attempt: OpenRouter's mid-generation failure; vLLM's and
+    // SGLang's request aborted mid-answer; GLM's inference failing mid-answer; DeepSeek's servers
+    // running out of capacity; Gemini's tool calls it could not make (malformed, to a tool it was
+    // not given, or too many), which ended the turn with no call for the client to run.
     case 'error':
     case 'abort':
     case 'network_error':
+    case 'insufficient_system_resource':
+    case 'malformed_function_call':
+    case 'unexpected_tool_call':
+    case 'too_many_tool_calls':
       return 'error'
     default:
       // `stop` covers both a natural end and a matched stop sequence, which Chat doesn't tell apart.

@@ -199,6 +199,32 @@ describe('a Responses client whose Claude turn pauses in its searches', () => {
     },
   )
 
+  // The provider bills what a message sent back wrote before it broke, its search included: the
+  // stream is told `response.failed` and billed it; gathered for a JSON answer, it was recorded free.
+  test.each([false, true])(
+    'stream %p: a message sent back that breaks once its content began is billed what it sent',
+    async (stream) => {
+      const h = await translationGateway(sim)
+      const breaks = { kind: 'cut', afterFrames: 6 } as const
+      const next = { ...pausesAfterOne, text: 'some words and more words here', chunks: 5, fault: breaks }
+      sim.queue(claude, pausesAfterOne, next)
+      const res = await h.call('/compat-b/v1/responses', { method: 'POST', json: { ...searching, stream } })
+      expect(res.status).toBe(200)
+      const body = await res.text()
+      // Gathered, the answer ends at the pause; streamed, the client had some of it, and is told it failed.
+      expect(stream ? parseSse(body).at(-1)!.event : JSON.parse(body).status).toBe(
+        stream ? 'response.failed' : 'completed',
+      )
+      const detail = await endedRequestDetail(h, res.headers.get('x-request-id')!)
+      const broken = detail.usage_events[1]
+      expect(detail.usage_events.map((e: { outcome: string }) => e.outcome)).toEqual(['ok', 'failed'])
+      expect(broken).toMatchObject({ estimated: true, web_search_requests: 1 })
+      // The search it ran (10 USD per 1,000) and the tokens of what it wrote.
+      expect(broken.cost_nanos).toBeGreaterThan(10_000_000)
+      expect(detail.charged_nanos).toBe(detail.usage_events[0].cost_nanos + broken.cost_nanos)
+    },
+  )
+
   // The message sent back has its own timeouts: one that passes is its failure, not the client's
   // leaving (which the attempt's abort meant, and the request fell back or failed whole).
   test.each([false, true])(

@@ -19,7 +19,7 @@ import type { AnsweredAttempt } from './attempt'
 import { passesThrough, receivedSoFar } from './surface'
 import { deliverPassThrough, deliverTranslated, jsonAnswer } from './json-answer'
 import { hasMediaType } from './send'
-import { meterStep, newStreamMeter } from './meter'
+import { meterStep, newStreamMeter, type StreamMeter } from './meter'
 import { resumedLegFailed } from './paused-turn'
 import { withinFirstByte } from './stream-answer'
 import { streamFailure, type UpstreamFrames, upstreamFrames } from './upstream-frames'
@@ -73,9 +73,12 @@ export async function assembledAnswer(deps: Deps, a: AnsweredAttempt): Promise<R
       return deliverPassThrough(deps, a, receivedSoFar(meter), answer, upstreamTtfbMs)
     }
 
+    /** The meter of the message being gathered: what a message sent back had sent when it broke. */
+    let gathering: StreamMeter | undefined
     /** One upstream message, whole: decoded, metered, and as sent where its turn may be sent back. */
     const gather = async (frames: UpstreamFrames, read: readonly SseEvent[] | undefined, pausedTurn?: unknown[]) => {
       const meter = newStreamMeter()
+      gathering = meter
       a.leg.progress = () => meter
       const assembler = responseAssembler()
       const sent = a.pausedTurn && anthropicMessageAssembler()
@@ -132,7 +135,7 @@ export async function assembledAnswer(deps: Deps, a: AnsweredAttempt): Promise<R
         // The attempt's controller is aborted only by the client's leaving or the drain (the
         // message's own timeouts abort its own): the relay ends the request as it would any other.
         if (a.controller.signal.aborted) throw error
-        resumedLegFailed(deps, a.trace, a.leg, error, a.probe)
+        resumedLegFailed(deps, a.trace, a.leg, error, a.probe, gathering?.started ? gathering : undefined)
         a.leg = paused
         break
       } finally {

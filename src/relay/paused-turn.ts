@@ -21,7 +21,7 @@ import { holdForContinuation } from './credit-hold-policy'
 import { countsAgainstProvider } from './outcome'
 import { expectContentType } from './send'
 import { type InboundSurface, passesThrough } from './surface'
-import type { LegDraft, RequestTrace } from './trace'
+import type { LegDraft, Received, RequestTrace } from './trace'
 
 /** Times one answer's turn is sent back. */
 export const mostResumes = 5
@@ -155,9 +155,14 @@ export function resumedLegFailed(
   leg: LegDraft,
   error: GatewayError,
   probe: ProbeClaim,
+  /** What a message gathered for a JSON answer had sent before it broke, once its content began. */
+  flowed?: Received,
 ) {
-  // Served: the answer stays the one its first leg began.
-  trace.failLeg(leg, error, 'failed', true)
+  // Served: the answer stays the one its first leg began. A gathered message that broke after its
+  // content began is billed what it sent, its searches included, as a broken stream is: the client
+  // gets the answer at the pause, but the provider bills what it wrote.
+  if (flowed) trace.settleLeg(leg, 'failed', flowed, error)
+  else trace.failLeg(leg, error, 'failed', true)
   const { provider, model, byok } = leg.candidate
   if (!error.gatewayFault) deps.metrics.upstreamError(provider.id, model.id, error.kind)
   if (countsAgainstProvider(error)) {

@@ -274,17 +274,29 @@ describe('searches counted from the stream itself (scripted upstream)', () => {
     const detail = await (await h.call(`/v1/usage/requests/${res.headers.get('x-request-id')}`)).json()
     expect(detail.usage_events[0]).toMatchObject({ web_search_requests: 0, cost_nanos: 20 * 1000 + 10 * 1000 })
   })
-  test('pass-through: a search the client saw run is charged though the final usage lists none', async () => {
-    const h = await twoModelGateway({ kind: 'anthropic' })
-    scriptedUpstream(h, () => ({ sse: searchStream(0) }))
-    const detail = await searchPassedThrough(h)
-    // Reported all the same: the counts are the upstream's, the search the one its stream showed.
-    expect(detail.usage_events[0]).toMatchObject({
-      estimated: false,
-      web_search_requests: 1,
-      cost_nanos: 20 * 1000 + 10 * 1000 + 10_000_000,
-    })
-  })
+  test.each([true, false])(
+    'pass-through, stream %p: a search the stream showed run is charged and told though the final usage lists none',
+    async (stream) => {
+      const h = await twoModelGateway({ kind: 'anthropic' })
+      // Not streamed to the client: gathered from the upstream's stream.
+      h.deps.config.routing.streamUpstreamAboveMaxTokens = 0
+      scriptedUpstream(h, () => ({ sse: searchStream(0) }))
+      const { anthropic } = sdkClients(h)
+      const ask = { model: 'svc-pro', max_tokens: 256, messages: [{ role: 'user' as const, content: 'Search.' }] }
+      const message = stream
+        ? await anthropic.messages.stream(ask).finalMessage()
+        : await anthropic.messages.create(ask)
+      // Told the search it is billed, not the upstream's 0.
+      expect(message.usage.server_tool_use).toEqual({ web_search_requests: 1 })
+      const detail = await requestDetail(h, message.id.replace(/^msg_/, ''))
+      // Reported all the same: the counts are the upstream's, the search the one its stream showed.
+      expect(detail.usage_events[0]).toMatchObject({
+        estimated: false,
+        web_search_requests: 1,
+        cost_nanos: 20 * 1000 + 10 * 1000 + 10_000_000,
+      })
+    },
+  )
   test('pass-through, cut after a failed search: the failed search is not charged', async () => {
     const h = await twoModelGateway({ kind: 'anthropic' })
     const frames = searchStream(0, true)

@@ -15,4 +15,9 @@ export interface PassThroughMeter {
   outputBytes(): number
   /** The in-band error the upstream sent, if any. */
   error(): UpstreamErrorInfo | undefined
+  /**
+   * The stream showed more searches run than its reported usage lists (a compatible server's final
+   * usage may list none): the usage is billed with them, and the client must be told it so.
+   */
+  searchesUnlisted(): boolean
 }

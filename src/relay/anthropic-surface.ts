@@ -124,7 +124,7 @@ export const anthropicSurface: InboundSurface = {
           // Frames gathered into JSON are not the client's: that JSON is told its usage (json-answer.ts).
           const usage = meter.usage()
           const reported = isReported(usage)
-          if (!billed || billedAsReported(usage, reported)) return event.raw
+          if (!billed || (billedAsReported(usage, reported) && !meter.searchesUnlisted())) return event.raw
           return replaceMessageDeltaUsage(
             event,
             encodeAnthropicUsage(billed({ usage, reported, outputBytes: meter.outputBytes() })),
@@ -139,6 +139,7 @@ export const anthropicSurface: InboundSurface = {
       estimatedOutputTokens: meter.estimatedOutputTokens,
       outputBytes: meter.outputBytes,
       error: meter.error,
+      searchesUnlisted: meter.searchesUnlisted,
       errorFrame: (error) => encodeSse('error', encodeGatewayErrorAsAnthropic(error)),
     }
   },

@@ -70,7 +70,7 @@ export async function assembledAnswer(deps: Deps, a: AnsweredAttempt): Promise<R
       if (!meter.finished()) meter.closeCleanly()
       if (!meter.finished()) throw endedEarly()
       const { body: answer } = a.surface.passThroughJson(assembly.json(meter.estimatedOutputTokens()), a.ids)
-      return deliverPassThrough(deps, a, receivedSoFar(meter), answer, upstreamTtfbMs)
+      return deliverPassThrough(deps, a, receivedSoFar(meter), answer, upstreamTtfbMs, meter.searchesUnlisted())
     }
 
     /** The meter of the message being gathered: what a message sent back had sent when it broke. */

@@ -160,10 +160,13 @@ export function deliverPassThrough(
   received: { usage: Usage; reported: boolean; outputBytes: number },
   body: Record<string, unknown>,
   upstreamTtfbMs?: number,
+  /** The body's usage lists fewer searches than are billed (PassThroughMeter.searchesUnlisted). */
+  searchesUnlisted = false,
 ): Response {
-  const told = billedAsReported(received.usage, received.reported)
-    ? body
-    : a.surface.withBilledUsage(body, a.trace.billedUsage(received, a.leg))
+  const told =
+    billedAsReported(received.usage, received.reported) && !searchesUnlisted
+      ? body
+      : a.surface.withBilledUsage(body, a.trace.billedUsage(received, a.leg))
   return deliver(deps, a, received, told, upstreamTtfbMs)
 }
 

@@ -162,6 +162,7 @@ export const responsesSurface: InboundSurface = {
       estimatedOutputTokens: meter.estimatedOutputTokens,
       outputBytes: meter.outputBytes,
       error: meter.error,
+      searchesUnlisted: meter.searchesUnlisted,
       errorFrame,
     }
   },

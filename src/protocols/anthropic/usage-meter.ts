@@ -108,6 +108,7 @@ export function createAnthropicPassThroughMeter(): AnthropicPassThroughMeter {
     estimatedOutputTokens: () => reportedOrEstimatedOutput(usage.output, reported, deltaBytes),
     outputBytes: () => deltaBytes,
     error: () => upstreamError,
+    searchesUnlisted: () => reported && searchResults > (usage.webSearches ?? 0),
   }
 }
 

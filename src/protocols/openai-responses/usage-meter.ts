@@ -199,6 +199,9 @@ export const createResponsesPassThroughMeter = (): ResponsesPassThroughMeter => 
 
     error: () => upstreamError,
 
+    // Its usage has no search count: a client counts the search items it was sent.
+    searchesUnlisted: () => false,
+
     rewriteResponsesFrame(event, opts) {
       const type = typeOf(event)
       const needsParse =

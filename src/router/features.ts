@@ -68,8 +68,8 @@ export interface RequestFeatures {
    */
   endsOnBlankText: boolean
   /**
-   * The prompt's size: ≈ 4 bytes of its text a token (token-estimate.ts), raised to the tokenizer's count where the prompt
-   * may come near a context window (promptTokens).
+   * The prompt's size: ≈ 4 bytes of its text a token (token-estimate.ts), raised to the
+   * tokenizer's count where the prompt may come near a context window (promptTokens).
    */
   estimatedInputTokens: number
   maxTokens: number

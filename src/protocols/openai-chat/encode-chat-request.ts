@@ -14,7 +14,7 @@ import {
   type ToolChoice,
   type UserContentBlock,
 } from '../../exchange/types'
-import { effortWithin, effortWithoutThinking, maxTokensAbove, minThinkingBudget } from '../../exchange/thinking-budget'
+import { budgetAsSent, effortWithin, effortWithoutThinking, maxTokensAbove } from '../../exchange/thinking-budget'
 import {
   dataUrl,
   forcesWebSearch,
@@ -364,7 +364,7 @@ function encodeToolChoice(choice: ToolChoice): Record<string, unknown> {
 function claudeReasoning(
   thinking: Exclude<ExchangeRequest['thinking'], undefined | { type: 'disabled' }>,
 ): { max_tokens: number } | { effort: string } | { enabled: true } {
-  if (thinking.type === 'enabled') return { max_tokens: Math.max(minThinkingBudget, Math.floor(thinking.budgetTokens)) }
+  if (thinking.type === 'enabled') return { max_tokens: budgetAsSent(thinking.budgetTokens) }
   if (thinking.effort === undefined) return { enabled: true }
   return { effort: thinking.effort === 'max' ? 'xhigh' : thinking.effort }
 }

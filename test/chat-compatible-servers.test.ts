@@ -454,17 +454,21 @@ describe('stream chunks', () => {
   })
 
   // Held until its block closed, a double-encoded call cut mid-arguments was lost: the client saw
-  // none of it, and the leg was billed 2 output tokens for the ~500 that flowed.
-  test('a double-encoded call cut mid-arguments: the client gets what flowed, the leg is billed for it', async () => {
-    const h = await chatGateway()
-    const quoted = JSON.stringify(JSON.stringify({ path: 'a.txt', text: 'x'.repeat(2000) }))
+  // none of it, and the leg was billed 2 output tokens for the ~500 that flowed. So too where the
+  // upstream's connection broke instead of ending.
+  const quoted = JSON.stringify(JSON.stringify({ path: 'a.txt', text: 'x'.repeat(2000) }))
+  /** A double-encoded call, its first 2,000 characters: ~500 tokens at 4 bytes a token. */
+  const quotedCallBegun = () => {
     const piece = (text: string) => chunk({ tool_calls: [{ index: 0, function: { arguments: text } }] })
     const opening = { index: 0, id: 'call_1', type: 'function', function: { name: 'get_weather', arguments: '' } }
-    byModel(h, {
-      'first-up': {
-        sse: [role, chunk({ tool_calls: [opening] }), piece(quoted.slice(0, 1000)), piece(quoted.slice(1000, 2000))],
-      },
-    })
+    return [role, chunk({ tool_calls: [opening] }), piece(quoted.slice(0, 1000)), piece(quoted.slice(1000, 2000))]
+  }
+  test.each([
+    ['cut', undefined],
+    ['broken by a reset', 'reset' as const],
+  ])('a double-encoded call %s mid-arguments: the client gets what flowed, billed', async (_, after) => {
+    const h = await chatGateway()
+    byModel(h, { 'first-up': { sse: quotedCallBegun(), after } })
     const { anthropic, openai } = sdkClients(h)
     const shown: string[] = []
     const messages = anthropic.messages
@@ -486,6 +490,28 @@ describe('stream chunks', () => {
     expect((await lastRecord(h)).usage_events).toEqual([
       expect.objectContaining({ outcome: 'failed', estimated: true, output_tokens: 2000 / 4 }),
     ])
+  })
+
+  // A long answer gathered for JSON: the client that leaves is charged what the upstream wrote,
+  // held arguments included (they were billed nothing).
+  test('a client that leaves a gathered answer mid-call is charged the double-encoded arguments that came', async () => {
+    const h = await chatGateway()
+    h.deps.config.routing.streamUpstreamAboveMaxTokens = 0
+    byModel(h, { 'first-up': { sse: quotedCallBegun(), after: 'stall' } })
+    const client = new AbortController()
+    const answer = h.call('/compat-a/v1/messages', {
+      method: 'POST',
+      json: { model: 'svc-pro', max_tokens: 4000, tools, messages: [{ role: 'user', content: 'hi' }] },
+      signal: client.signal,
+      headers: { 'anthropic-version': '2023-06-01' },
+    })
+    await Bun.sleep(100)
+    client.abort()
+    await answer.catch(() => {})
+    expect(await lastRecord(h)).toMatchObject({
+      status: 'aborted',
+      usage_events: [expect.objectContaining({ outcome: 'aborted', estimated: true, output_tokens: 2000 / 4 })],
+    })
   })
 
   // llama.cpp builds and proxies in front of vLLM: refused for its label, every such answer failed.

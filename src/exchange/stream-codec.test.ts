@@ -63,4 +63,23 @@ describe('pipe', () => {
     expect(both.done).toBe(true)
     expect(both.end()).toEqual([])
   })
+
+  test('what a step holds is released through the next at a break, without ending either', () => {
+    let held = '7'
+    const holding: StreamCodec<string, number> = {
+      ...letters(),
+      release() {
+        const out = [...held].map(Number)
+        held = ''
+        return out
+      },
+    }
+    const second = doubler()
+    const both = pipe(holding, second.codec)
+    expect(both.push('1')).toEqual(['2'])
+    expect(both.release?.()).toEqual(['14'])
+    expect(both.release?.()).toEqual([])
+    expect(both.done).toBe(false)
+    expect(second.seen).toEqual([1, 7])
+  })
 })

@@ -20,6 +20,11 @@ export interface StreamCodec<In, Out> {
    * (nothing more may come for a while). A step that holds nothing has none.
    */
   flush?(): Out[]
+  /**
+   * Outputs a step still holds, for a source that broke (a read error, a timeout): what came
+   * before the break goes out, and is metered, ahead of its error. A step that holds nothing has none.
+   */
+  release?(): Out[]
 }
 
 /** The last step of a translated stream, which tells the client in-stream when its source broke. */
@@ -81,6 +86,13 @@ export function pipe<A, B, C>(first: StreamCodec<A, B>, second: StreamCodec<B, C
     }
     return out
   }
+  /** What the first step held, through the second, then what the second itself held. */
+  const heldThrough = (fromFirstStep: B[] | undefined, ofSecond: () => C[] | undefined): C[] => {
+    const fromFirst = fromFirstStep === undefined || fromFirstStep.length === 0 ? nothingHeld : feed(fromFirstStep)
+    const fromSecond = ofSecond() ?? nothingHeld
+    if (fromSecond.length === 0) return fromFirst
+    return fromFirst.length === 0 ? fromSecond : [...fromFirst, ...fromSecond]
+  }
   const endSecond = (out: C[]): C[] => {
     ended = true
     if (!second.done) for (const produced of second.end()) out.push(produced)
@@ -98,11 +110,11 @@ export function pipe<A, B, C>(first: StreamCodec<A, B>, second: StreamCodec<B, C
     },
     flush() {
       if (ended || second.done) return nothingHeld
-      const held = first.flush?.()
-      const fromFirst = held === undefined || held.length === 0 ? nothingHeld : feed(held)
-      const fromSecond = second.flush?.() ?? nothingHeld
-      if (fromSecond.length === 0) return fromFirst
-      return fromFirst.length === 0 ? fromSecond : [...fromFirst, ...fromSecond]
+      return heldThrough(first.flush?.(), () => second.flush?.())
+    },
+    release() {
+      if (ended || second.done) return nothingHeld
+      return heldThrough(first.release?.(), () => second.release?.())
     },
     get done() {
       return ended || second.done

@@ -88,12 +88,19 @@ export async function assembledAnswer(deps: Deps, a: AnsweredAttempt): Promise<R
         pausedTurn,
       )
       const chain = pipe(pipe(decoder, meterStep(meter)), assembler)
-      await readAll(frames, read, (event) => {
-        sent?.push(event)
-        chain.push(event)
-        if (meter.error) throw upstreamFailure(meter.error)
-        return chain.done
-      })
+      try {
+        await readAll(frames, read, (event) => {
+          sent?.push(event)
+          chain.push(event)
+          if (meter.error) throw upstreamFailure(meter.error)
+          return chain.done
+        })
+      } catch (error) {
+        // What the decoder held (a call's double-encoded arguments) flowed: the meter counts it
+        // for a client that left, or a message sent back that broke.
+        chain.release?.()
+        throw error
+      }
       chain.end()
       if (meter.error) throw upstreamFailure(meter.error)
       if (!meter.finished) throw endedEarly()

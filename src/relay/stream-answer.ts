@@ -502,6 +502,9 @@ function translatedText(
             if (!translate.done) text += translate.flush?.().join('') ?? ''
           }
         } catch (error) {
+          // What a step held for what was to follow (a call's double-encoded arguments) flowed:
+          // the client sees it, and the leg is billed for it, ahead of the error.
+          text += translate.release?.().join('') ?? ''
           text += failedFrames(streamFailure(error), error)
           finished = true
         }

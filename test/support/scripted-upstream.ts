@@ -62,6 +62,11 @@ export interface ScriptedAnswer {
   headerDelayMs?: number
   /** The JSON answer's status (200 unless given). */
   status?: number
+  /**
+   * How the stream goes on after its frames: it ends (unless given), breaks as a connection reset
+   * does, or stalls until the request is aborted.
+   */
+  after?: 'reset' | 'stall'
 }
 
 /**
@@ -81,7 +86,13 @@ export function scriptedUpstream(h: Harness, answer: (body: Json, url: URL) => S
     const stream = new ReadableStream<Uint8Array>({
       start(controller) {
         for (const frame of script.sse ?? []) controller.enqueue(new TextEncoder().encode(frame))
-        controller.close()
+        if (script.after === 'stall')
+          init.signal?.addEventListener('abort', () => controller.error(new DOMException('aborted', 'AbortError')))
+        else if (script.after !== 'reset') controller.close()
+      },
+      // Asked for more once the frames are read: a reset now is one the reader meets after them.
+      pull(controller) {
+        if (script.after === 'reset') controller.error(new Error('read ECONNRESET'))
       },
     })
     return new Response(stream, { headers: { 'content-type': 'text/event-stream' } })

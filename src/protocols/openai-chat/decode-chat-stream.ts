@@ -82,8 +82,8 @@ export function chatStreamDecoder(toolNames: RequestToolNames = noToolNames): St
 
   /**
    * The open call's held (double-encoded) arguments, as its block closes, or as the answer ends
-   * before that (cut, or an error): still held then, the client saw none of them and the meter
-   * billed none.
+   * before that (cut, an error in the stream, or a broken read): still held then, the client saw
+   * none of them and the meter billed none.
    */
   const releaseHeld = (out: ExchangeEvent[]) => {
     if (open?.kind !== 'tool_use' || !open.call.quoted) return
@@ -280,6 +280,14 @@ export function chatStreamDecoder(toolNames: RequestToolNames = noToolNames): St
     return out
   }
 
+  /** An answer that stops here without its finish: what it held goes out as it came. */
+  const cutShort = (): ExchangeEvent[] => {
+    if (done) return []
+    const out: ExchangeEvent[] = []
+    releaseHeld(out)
+    return out
+  }
+
   return {
     push(event) {
       if (done || isBlank(event.data)) return []
@@ -291,10 +299,9 @@ export function chatStreamDecoder(toolNames: RequestToolNames = noToolNames): St
       if (done) return []
       if (finishReason !== undefined) return finishMessage()
       // Cut off before both [DONE] and a finish_reason: no finish, so the encoder reports an error.
-      const out: ExchangeEvent[] = []
-      releaseHeld(out)
-      return out
+      return cutShort()
     },
+    release: cutShort,
     get done() {
       return done
     },

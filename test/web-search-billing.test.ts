@@ -137,6 +137,19 @@ describe('a request offering web search holds what its searches may cost', () =>
   test.each([
     ['max_uses 3 on Claude: three', 'anthropic', { messages, tools: [{ ...claudeSearch, max_uses: 3 }] }, 0.035],
     ['no max_uses on Claude: ten', 'anthropic', { messages, tools: [claudeSearch] }, 0.105],
+    // Out of the model's sight until its tool search loads it, which Anthropic does on its own.
+    [
+      'max_uses 3 on Claude, deferred behind a tool search: three',
+      'anthropic',
+      {
+        messages,
+        tools: [
+          { type: 'tool_search_tool_regex_20251119', name: 'tool_search_tool_regex' },
+          { ...claudeSearch, max_uses: 3, defer_loading: true },
+        ],
+      },
+      0.035,
+    ],
     // OpenAI takes no max_uses (it is left out there): its searches are not bounded by it.
     ['max_uses 1 on OpenAI: ten', 'openai-responses', { messages, tools: [{ ...claudeSearch, max_uses: 1 }] }, 0.105],
     // Codex's default: a search of OpenAI's cache, which only OpenAI itself runs (and bills).

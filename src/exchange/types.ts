@@ -211,6 +211,12 @@ export interface ExchangeRequest {
   /** The upstream's own web search, where the client offered it. */
   webSearch?: WebSearchTool
   /**
+   * Anthropic's web search marked `defer_loading`, not yet loaded by a tool search: out of the
+   * model's sight, so no search is routed for, but an Anthropic upstream, sent the client's tools,
+   * loads it when the model looks for it, runs it and bills it.
+   */
+  deferredWebSearch?: WebSearchTool
+  /**
    * The client offered OpenAI's web search limited to its cache of pages (Codex's default): no
    * other provider has it, so it is no `webSearch`, but OpenAI itself runs it, and bills it.
    */

@@ -48,6 +48,8 @@ export interface RequestFeatures {
    * `anthropic` where it excludes domains, which only Anthropic's can.
    */
   webSearch: 'any' | 'anthropic' | undefined
+  /** Anthropic's web search, deferred until a tool search loads it (ExchangeRequest `deferredWebSearch`). */
+  deferredWebSearch: boolean
   /** Anthropic's `max_uses`, the most searches a message may run there, where the client set one. */
   searchLimit: number | undefined
   /** OpenAI's web search limited to its cache (ExchangeRequest `cachedWebSearch`): OpenAI itself runs it. */
@@ -83,8 +85,8 @@ type RankedModels = readonly Pick<CatalogModel, 'profiles' | 'contextWindow' | '
 const pdfType = 'application/pdf'
 
 /** The client's `max_uses`, whole, at most the most searches svc bills a message (credible-usage.ts). */
-const searchLimit = (search: WebSearchTool): number | undefined => {
-  const asked = search.maxUses
+const searchLimit = (search: WebSearchTool | undefined): number | undefined => {
+  const asked = search?.maxUses
   if (asked === undefined || !Number.isFinite(asked)) return undefined
   return Math.min(Math.max(Math.ceil(asked), 0), maxCredibleSearches)
 }
@@ -189,7 +191,8 @@ export function readRequestFeatures(req: ExchangeRequest, mode?: RoutingMode, mo
     hourCacheWrites,
     forcedToolChoice: req.toolChoice?.type === 'any' || req.toolChoice?.type === 'tool',
     webSearch: req.webSearch ? (req.webSearch.blockedDomains?.length ? 'anthropic' : 'any') : undefined,
-    searchLimit: req.webSearch && searchLimit(req.webSearch),
+    deferredWebSearch: req.deferredWebSearch !== undefined,
+    searchLimit: searchLimit(req.webSearch ?? req.deferredWebSearch),
     cachedWebSearch: req.cachedWebSearch === true,
     anthropicSafeguards: req.anthropicSafeguards === true,
     // Instructions given last (a Responses client's developer message) go into Anthropic's system

@@ -83,6 +83,7 @@ const features = (over: Partial<RequestFeatures> = {}): RequestFeatures => ({
   hourCacheWrites: false,
   forcedToolChoice: false,
   webSearch: undefined,
+  deferredWebSearch: false,
   searchLimit: undefined,
   cachedWebSearch: false,
   assistantPrefill: false,

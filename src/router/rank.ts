@@ -301,12 +301,14 @@ const searchFit = (provider: ProviderConfig, need: SearchNeed) => {
 
 /**
  * The searches a message of a candidate may run, as its credit hold counts them. Anthropic's
- * `max_uses` where the client set one, else ten, where Anthropic pauses its loop. OpenAI takes no
+ * `max_uses` where the client set one, else ten, where Anthropic pauses its loop; a search deferred
+ * behind a tool search too, which Anthropic loads and runs once the model looks for it. OpenAI takes no
  * limit (max_uses is left out there): ten is what svc holds for its searches, live or limited to
  * its cache, which only OpenAI itself runs. A provider without the search runs none.
  */
 const searchesHeld = (provider: ProviderConfig, features: RequestFeatures): number => {
-  if (features.webSearch && provider.kind === 'anthropic') return features.searchLimit ?? 10
+  if ((features.webSearch || features.deferredWebSearch) && provider.kind === 'anthropic')
+    return features.searchLimit ?? 10
   const openaiItself = provider.kind === 'openai-responses' && provider.openaiItself !== false
   return openaiItself && (features.webSearch || features.cachedWebSearch) ? 10 : 0
 }

@@ -46,9 +46,10 @@ export function decodeAnthropicRequest(body: unknown): ExchangeRequest {
     else throw invalidRequest(`${path}.role: expected "user" or "assistant"`, `${path}.role`)
   })
 
-  const { tools, webSearch, anthropicTools } = decodeTools(body.tools, rawMessages)
+  const { tools, webSearch, deferredWebSearch, anthropicTools } = decodeTools(body.tools, rawMessages)
   const request: ExchangeRequest = { system, messages, tools, maxTokens, stream: readBoolean(body, 'stream') ?? false }
   if (webSearch) request.webSearch = webSearch
+  if (deferredWebSearch) request.deferredWebSearch = deferredWebSearch
   if (continuesServerTools(rawMessages)) request.continuesPausedTurn = true
   if (decodeCacheControl(body.cache_control)?.ttl === '1h') request.hourCacheMark = true
   // The MCP connector: Anthropic calls the servers named here for the toolsets that name them.
@@ -303,6 +304,7 @@ const anthropicOnlyToolType = /^(?:text_editor_|bash_|memory_|computer_|web_fetc
 interface DecodedTools {
   tools: ToolDefinition[]
   webSearch?: WebSearchTool
+  deferredWebSearch?: WebSearchTool
   /** The types of the tools only Anthropic has (anthropicOnlyToolType). */
   anthropicTools: string[]
 }
@@ -321,13 +323,17 @@ function decodeTools(tools: unknown, messages: unknown[]): DecodedTools {
   tools.forEach((raw, i) => {
     const path = `tools.${i}`
     if (!isObject(raw)) throw invalidRequest(`${path}: expected an object`, path)
-    if (raw.defer_loading === true) {
-      loaded ??= referencedToolNames(messages)
-      if (!loaded.has(String(raw.name))) return
-    }
     // Every version of the web search server tool (web_search_20250305, web_search_20260209…) is the
     // same search to the neutral form: an OpenAI Responses upstream has one too.
-    if (typeof raw.type === 'string' && raw.type.startsWith('web_search_')) {
+    const search = typeof raw.type === 'string' && raw.type.startsWith('web_search_')
+    if (raw.defer_loading === true) {
+      loaded ??= referencedToolNames(messages)
+      if (!loaded.has(String(raw.name))) {
+        if (search) out.deferredWebSearch = decodeWebSearchTool(raw, path)
+        return
+      }
+    }
+    if (search) {
       out.webSearch = decodeWebSearchTool(raw, path)
       return
     }

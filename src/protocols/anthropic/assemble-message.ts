@@ -6,6 +6,7 @@ import { parseToolArguments } from '../../exchange/tool-arguments'
 import { GatewayError } from '../../lib/errors'
 import type { SseEvent } from '../sse'
 import { isObject, type JsonObject, parseJson, readNumber, readObject, readString } from '../wire-values'
+import { startUsage } from './usage'
 
 /**
  * Far past any answer's blocks. The index places a block in an array: one frame naming index
@@ -65,8 +66,9 @@ export function anthropicMessageAssembler() {
       switch (event.event ?? readString(payload, 'type')) {
         case 'message_start': {
           const start = readObject(payload, 'message') ?? {}
-          message = { ...start, content }
-          const usage = readObject(start, 'usage')
+          // vLLM's leaves out the fields it did not set: a message is what the client is owed.
+          message = { type: 'message', role: 'assistant', ...start, content }
+          const usage = startUsage(payload, start)
           if (usage) message.usage = { ...usage }
           return
         }

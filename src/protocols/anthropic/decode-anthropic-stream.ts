@@ -11,7 +11,7 @@ import { isObject, type JsonObject, parseJson, readNumber, readObject, readStrin
 import { statusForAnthropicErrorType } from './errors'
 import { decodeAnthropicStopReason } from './stop-reason'
 import { decodeCitation, decodeWebSearchOutcome, isWebSearchCall, webSearchQuery } from './decode-anthropic-response'
-import { anthropicUsage, anthropicUsagePartial } from './usage'
+import { anthropicUsage, anthropicUsagePartial, startUsage } from './usage'
 
 const handled = new Set([
   'message_start',
@@ -79,7 +79,7 @@ export function anthropicStreamDecoder(pausedTurn?: unknown[]): StreamCodec<SseE
             type: 'start',
             id: readString(message, 'id') ?? '',
             model: readString(message, 'model') ?? '',
-            usage: anthropicUsage(message.usage),
+            usage: anthropicUsage(startUsage(payload, message)),
           },
         ]
       }

@@ -6,6 +6,8 @@ const known = new Set<string>(['end_turn', 'max_tokens', 'tool_use', 'stop_seque
 
 export function decodeAnthropicStopReason(reason: unknown): StopReason {
   if (reason === 'model_context_window_exceeded') return 'context_exceeded'
+  // GLM's Anthropic endpoint, as its Chat one (finish-reason.ts): its safety review cut the answer.
+  if (reason === 'sensitive') return 'refusal'
   if (typeof reason === 'string' && known.has(reason)) return reason as StopReason
   // null only appears before the end; unknown future values are treated as a natural stop.
   return 'end_turn'

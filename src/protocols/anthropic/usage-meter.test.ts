@@ -160,7 +160,8 @@ describe('rewriteMessageStart', () => {
   })
 
   test("our id goes in place of the upstream's: every other byte as sent", () => {
-    const data = '{"type":"message_start", "message":{"id":"msg_up","model":"m","usage":{"input_tokens":3}}}'
+    const data =
+      '{"type":"message_start", "message":{"id":"msg_up","type":"message","role":"assistant","model":"m","usage":{"input_tokens":3}}}'
     const event = { event: 'message_start', data, raw: `event: message_start\ndata: ${data}\n\n` }
     expect(rewriteMessageStart(event, { id: 'msg_gw_9' })).toBe(event.raw.replace('msg_up', 'msg_gw_9'))
   })

@@ -11,7 +11,7 @@ import { isObject, parseJson, readObject, readString, replaceStringMember } from
 import { statusForAnthropicErrorType } from './errors'
 import { markUnreported } from '../unreported-usage'
 import type { PassThroughMeter } from '../pass-through-meter'
-import { type AnthropicUsage, anthropicUsage, anthropicUsagePartial } from './usage'
+import { type AnthropicUsage, anthropicUsage, anthropicUsagePartial, startUsage } from './usage'
 
 /**
  * Usage is zeros until message_start, and unreported until a message_delta gives the output count
@@ -63,8 +63,9 @@ export function createAnthropicPassThroughMeter(): AnthropicPassThroughMeter {
           }
           return
         case 'message_start': {
-          const message = readObject(parseObject(event.data), 'message')
-          if (message) overwriteUsage(usage, anthropicUsage(message.usage))
+          const payload = parseObject(event.data)
+          const message = readObject(payload, 'message')
+          if (message) overwriteUsage(usage, anthropicUsage(startUsage(payload, message)))
           return
         }
         case 'message_delta': {
@@ -124,10 +125,16 @@ export function rewriteMessageStart(
   const payload = parseObject(event.data)
   const message = readObject(payload, 'message')
   if (!message) return event.raw
-  // A compatible server's message_start without usage: the SDK's stream throws at message_delta
-  // without one, and the client is told the prompt svc bills (an estimate).
-  if (!isObject(message.usage) && opts.estimatedUsage) {
-    return encodeSse(event.event, { ...payload, message: { ...message, id: opts.id, usage: opts.estimatedUsage() } })
+  // A compatible server's message_start without usage in its message: the SDK's stream throws at
+  // message_delta without one, so the client is told the count the server put beside the message
+  // (vLLM), or else the prompt svc bills (an estimate). vLLM's leaves out `type` and `role` as well,
+  // which the SDK's final message would lack.
+  if (!isObject(message.usage) || message.type === undefined || message.role === undefined) {
+    const usage = startUsage(payload, message) ?? opts.estimatedUsage?.()
+    return encodeSse(event.event, {
+      ...payload,
+      message: { type: 'message', role: 'assistant', ...message, id: opts.id, ...(usage ? { usage } : {}) },
+    })
   }
   const upstreamId = readString(message, 'id')
   const inPlace = upstreamId === undefined ? undefined : replaceStringMember(event.raw, 'id', upstreamId, opts.id)

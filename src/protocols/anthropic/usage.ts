@@ -2,7 +2,14 @@
 
 import type { Usage } from '../../exchange/types'
 import { markUnreported } from '../unreported-usage'
-import { isObject, readNumber, readObject } from '../wire-values'
+import { isObject, type JsonObject, readNumber, readObject } from '../wire-values'
+
+/**
+ * A message_start's usage: in its message, or beside it on the event, where vLLM's Anthropic
+ * endpoint puts it (its message is serialized without the fields it left unset).
+ */
+export const startUsage = (payload: JsonObject, message: JsonObject | undefined): JsonObject | undefined =>
+  readObject(message ?? {}, 'usage') ?? readObject(payload, 'usage')
 
 /** Only the counts the object actually carries: message_delta usage overwrites field by field. */
 export function anthropicUsagePartial(u: unknown): Partial<Usage> {
